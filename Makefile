@@ -1,0 +1,16 @@
+# The two commands of the README: `make run` (the default job) and `make test`.
+# Each installs what it needs first (scripts/setup.sh is idempotent).
+.PHONY: run test setup bench
+
+run:
+	@scripts/setup.sh
+	.venv/bin/storbench run
+
+test:
+	@scripts/setup.sh --test
+	.venv/bin/python -m pytest -q
+
+bench:
+	@scripts/setup.sh --test
+	.venv/bin/python benchmarks/compat_vs_default.py
+	.venv/bin/python benchmarks/collector_overhead.py

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything storbench needs on a fresh Debian-like machine; safe to run again.
+#   scripts/setup.sh          Java, a virtualenv in .venv with storbench and PySpark
+#   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio and sysstat
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+apt_packages=()
+command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jre-headless)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+if [ "$want_test" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
+  command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
+  [ -x /usr/lib/sysstat/sadc ] || apt_packages+=(sysstat)
+fi
+if [ "${#apt_packages[@]}" -gt 0 ]; then
+  echo "setup: installing ${apt_packages[*]} from Debian's packages" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
+fi
+
+# Reinstall the package only when its metadata changed; a no-op run takes a second.
+extras="."; [ "$want_test" = 1 ] && extras=".[test]"
+stamp=".venv/.storbench-installed"
+fingerprint="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qx "$fingerprint" "$stamp" 2>/dev/null; then
+  echo "setup: installing storbench and PySpark into .venv (first time: about 2 minutes)" >&2
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -e "$extras"
+  echo "$fingerprint" >> "$stamp"
+fi

@@ -1,0 +1,3 @@
+from storbench.cli import run_main
+
+run_main()

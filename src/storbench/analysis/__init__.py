@@ -1,0 +1,1 @@
+"""Statistics and comparison of stored runs."""

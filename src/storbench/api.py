@@ -1,0 +1,72 @@
+"""The library entry points; the CLI and the tests call these and nothing deeper."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import InputError
+from storbench.progress import Progress
+from storbench.results.model import Run
+from storbench.results.store import ResultStore
+from storbench.runner import RunOptions, RunOutcome, Runner
+from storbench.suites import builtin_suites, load_suite
+from storbench.workloads import all_workloads
+
+REPORT_FORMATS = ("table", "md", "json", "csv", "html")
+
+
+def run(options: RunOptions, store: ResultStore | None = None, progress: Progress | None = None) -> RunOutcome:
+    return Runner(options, store or ResultStore(), progress or Progress()).run()
+
+
+def list_runs(store: ResultStore | None = None, label: str | None = None) -> list[Run]:
+    return (store or ResultStore()).list_runs(label)
+
+
+def list_workloads() -> list[dict[str, Any]]:
+    return [{"name": name, "version": cls.version, "engine": cls.engine, "description": cls.description,
+             "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help,
+                         "choices": list(p.choices) if p.choices else None} for p in cls.params]}
+            for name, cls in sorted(all_workloads().items())]
+
+
+def list_suites() -> list[dict[str, Any]]:
+    suites = []
+    for name in builtin_suites():
+        suite = load_suite(name)
+        suites.append({"name": name, "paper": suite.paper, "description": suite.description,
+                       "repetitions": suite.repetitions, "scales": suite.scales,
+                       "workloads": [e.workload for e in suite.entries()]})
+    return suites
+
+
+def compare(refs: list[str], store: ResultStore | None = None) -> Any:
+    """Compare the runs named by ``refs`` (labels mean their latest run); the first is the baseline."""
+    from storbench.analysis.compare import compare_runs
+
+    store = store or ResultStore()
+    if not refs:
+        raise InputError("compare: name at least one label or run id (see `storbench runs`)")
+    return compare_runs([store.resolve(ref) for ref in refs])
+
+
+def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:
+    from storbench import report
+
+    if fmt not in REPORT_FORMATS:
+        raise InputError(f"--format {fmt!r}: allowed: {', '.join(REPORT_FORMATS)}")
+    store = store or ResultStore()
+    loader = (lambda run: (store.load_series(run), store.load_windows(run))) if fmt == "html" else None
+    return report.render(comparison, fmt, series_loader=loader)
+
+
+def write_run_report(run_id: str, store: ResultStore | None = None) -> Path:
+    """The HTML and Markdown report of one run, written into its run directory."""
+    store = store or ResultStore()
+    comparison = compare([run_id], store)
+    run_dir = store.runs_dir / run_id
+    (run_dir / "report.md").write_text(render(comparison, "md", store))
+    path = run_dir / "report.html"
+    path.write_text(render(comparison, "html", store))
+    return path

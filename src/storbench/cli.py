@@ -1,0 +1,189 @@
+"""Command line: parses, calls storbench.api, prints. Errors are one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from storbench import __version__, api
+from storbench.engines.spark import DEFAULT_MASTER, parse_conf
+from storbench.errors import InputError, StorbenchError
+from storbench.progress import Progress
+from storbench.results.store import ResultStore
+from storbench.runner import RunOptions
+
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
+        raise InputError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="storbench", description="Storage benchmarks for distributed-analytics workloads.")
+    parser.add_argument("--version", action="version", version=f"storbench {__version__}")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results home (runs and results.db); default $STORBENCH_HOME or ~/.storbench")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run a suite (default: spark-transforms at the tiny scale)")
+    run.add_argument("suite", nargs="?", help="built-in suite name or a suite .yaml file")
+    run.add_argument("--label", default="default", help="name of the configuration under test")
+    run.add_argument("--target", help="where the data goes: file:///path or a directory (default: a temp dir)")
+    run.add_argument("--scale", help="tiny, small, paper, or an explicit size (a row count, e.g. 5M)")
+    run.add_argument("--repeat", type=int, help="repetitions (default: the suite's)")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a parameter")
+    run.add_argument("--spark-master", default=DEFAULT_MASTER, help="Spark master URL (default local[*])")
+    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="Spark setting, repeatable")
+    run.add_argument("--devices", help="comma-separated block devices to measure (default: those behind --target)")
+    run.add_argument("--interval", type=float, default=1.0, help="telemetry interval in seconds (default 1)")
+    run.add_argument("--mode", default="default", choices=("default", "compat"),
+                     help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
+    run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
+    _output_flags(run)
+
+    compare = commands.add_parser("compare", help="compare stored runs; the first is the baseline")
+    compare.add_argument("refs", nargs="+", metavar="LABEL_OR_RUN_ID")
+    compare.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
+    compare.add_argument("--html", metavar="FILE", help="also write the HTML report to FILE")
+    compare.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
+
+    runs = commands.add_parser("runs", help="list stored runs")
+    runs.add_argument("--label", help="only runs with this label")
+    runs.add_argument("--json", action="store_true")
+
+    workloads = commands.add_parser("workloads", help="list workloads and their parameters")
+    workloads.add_argument("--json", action="store_true")
+    suites = commands.add_parser("suites", help="list built-in suites")
+    suites.add_argument("--json", action="store_true")
+    return parser
+
+
+def _output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON on stdout")
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    result = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"{flag} {item!r}: expected KEY=VALUE")
+        result[key.strip()] = value.strip()
+    return result
+
+
+def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
+    options = RunOptions(
+        suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat,
+        overrides=_pairs(args.set, "--set"), spark_master=args.spark_master,
+        spark_conf=parse_conf(args.spark_conf), devices=args.devices, interval=args.interval,
+        mode=args.mode, keep_data=args.keep_data, command_line=["storbench", *sys.argv[1:]])
+    progress = Progress(quiet=args.quiet or args.json)
+    outcome = api.run(options, store, progress)
+    report = api.write_run_report(outcome.run_id, store)
+    if args.json:
+        print(json.dumps({"run_id": outcome.run_id, "status": outcome.status, "path": str(outcome.path),
+                          "report": str(report), "errors": outcome.errors}, indent=2))
+    else:
+        if not args.quiet:
+            comparison = api.compare([outcome.run_id], store)
+            print(api.render(comparison, "table", store))
+        print(f"run {outcome.run_id}: {outcome.status}")
+        print(f"results: {outcome.path}")
+        print(f"report:  {report}")
+    if outcome.status == "interrupted":
+        return EXIT_INTERRUPTED
+    return 0 if outcome.status == "succeeded" else 4
+
+
+def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
+    comparison = api.compare(args.refs, store)
+    text = api.render(comparison, args.format, store)
+    if args.output:
+        Path(args.output).write_text(text)
+        print(f"wrote {args.output}")
+    else:
+        print(text)
+    if args.html:
+        Path(args.html).write_text(api.render(comparison, "html", store))
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
+    runs = api.list_runs(store, args.label)
+    if args.json:
+        print(json.dumps([{"run_id": r.run_id, "label": r.label, "suite": r.suite, "status": r.status,
+                           "started": r.started, "scale": r.manifest.get("scale"),
+                           "target": r.manifest.get("config", {}).get("target"), "path": r.path}
+                          for r in runs], indent=2))
+        return 0
+    if not runs:
+        print(f"no runs stored in {store.home}")
+        return 0
+    rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET")]
+    rows += [(r.run_id, r.label, r.suite, str(r.manifest.get("scale", "")), r.status, r.started,
+              r.manifest.get("config", {}).get("target", "")) for r in runs]
+    print(_columns(rows))
+    return 0
+
+
+def cmd_workloads(args: argparse.Namespace, store: ResultStore) -> int:
+    workloads = api.list_workloads()
+    if args.json:
+        print(json.dumps(workloads, indent=2))
+        return 0
+    for workload in workloads:
+        print(f"{workload['name']} (v{workload['version']}, {workload['engine']}): {workload['description']}")
+        for param in workload["params"]:
+            choices = f" [{'|'.join(map(str, param['choices']))}]" if param["choices"] else ""
+            print(f"    {param['name']} = {param['default']!r}{choices}  {param['help']}")
+    return 0
+
+
+def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
+    suites = api.list_suites()
+    if args.json:
+        print(json.dumps(suites, indent=2))
+        return 0
+    for suite in suites:
+        paper = f" (paper {suite['paper']})" if suite["paper"] else ""
+        print(f"{suite['name']}{paper}: {' → '.join(suite['workloads'])}; "
+              f"{suite['repetitions']} repetitions; scales {', '.join(suite['scales'])}")
+    return 0
+
+
+def _columns(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+COMMANDS = {"run": cmd_run, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
+            "suites": cmd_suites}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv or ["run"])
+        if args.command is None:
+            args = build_parser().parse_args(["run", *argv])
+        store = ResultStore(args.results) if args.results else ResultStore()
+        return COMMANDS[args.command](args, store)
+    except StorbenchError as exc:
+        print(f"storbench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("storbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def run_main() -> Any:  # pragma: no cover - console entry point
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""What a workload sees while it runs: the target, the engine, the timer and shared state."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from storbench.engines.spark import SparkEngine
+from storbench.targets import Target
+
+
+@dataclass
+class Window:
+    start: float  # time.monotonic()
+    end: float
+
+
+@dataclass
+class RunContext:
+    run_id: str
+    target: Target
+    run_root: Path
+    engine: SparkEngine
+    mode: str = "default"  # "default" or "compat" (reference-tool behaviour)
+    mark: Callable[[], float] = time.monotonic  # the collector's mark() when telemetry runs
+    shared: dict[str, Any] = field(default_factory=dict)  # e.g. the dataset written by datagen
+    last_window: Window | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def spark(self) -> Any:
+        return self.engine.start()
+
+    def data_uri(self, name: str) -> str:
+        return f"file://{self.run_root / name}"
+
+    @contextmanager
+    def measure(self) -> Iterator[None]:
+        """Wraps exactly the timed action; the runner reads ``last_window`` afterwards."""
+        start = self.mark()
+        try:
+            yield
+        finally:
+            self.last_window = Window(start, self.mark())

@@ -1,0 +1,1 @@
+"""Engines: where the work runs (PySpark today)."""

@@ -1,0 +1,63 @@
+"""The machine fingerprint recorded with every run: CPU, memory, kernel, devices, filesystem."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def filesystem_of(path: Path) -> dict[str, str]:
+    """Mount point, filesystem type and source of the mount holding ``path`` (from mountinfo)."""
+    path = path.resolve()
+    best: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, rest = left.split(), right.split()
+        if len(fields) < 5 or len(rest) < 2:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        inside = str(path) == mount or str(path).startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) >= len(best.get("mount", "")):
+            best = {"mount": mount, "type": rest[0], "source": rest[1], "options": fields[5]}
+    return best
+
+
+def fingerprint(target_path: Path, devices: list[str]) -> dict[str, Any]:
+    from storbench.telemetry import device_info
+
+    return {
+        "hostname": platform.node(),
+        "cpu_model": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gb": _memory_gb(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "filesystem": filesystem_of(target_path),
+        "devices": {name: device_info(name) for name in devices},
+    }

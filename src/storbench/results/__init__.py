@@ -1,0 +1,1 @@
+"""Run and sample model, on-disk run directories and the SQLite index."""

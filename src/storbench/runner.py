@@ -1,0 +1,224 @@
+"""The run lifecycle: check → claim → prepare steps → repetitions × workloads → cleanup.
+
+Telemetry samples the whole run; each timed operation gets the paper's device and
+CPU metrics over its own window. Samples are written after every workload, so a
+crash or Ctrl-C keeps what was measured and the run is marked interrupted or failed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from storbench import __version__
+from storbench.analysis.metrics import spec_for
+from storbench.context import RunContext
+from storbench.engines.spark import DEFAULT_MASTER, SparkEngine
+from storbench.errors import InputError, StorbenchError, WorkloadError
+from storbench.machine import fingerprint
+from storbench.progress import Progress
+from storbench.results.model import Sample
+from storbench.results.store import ResultStore, RunWriter
+from storbench.suites import Suite, load_suite
+from storbench.targets import Target, check_capacity, claim_run_root, parse_target, release_run_root
+from storbench.telemetry import Collector, devices_for_path, parse_devices_option, window_metrics
+from storbench.telemetry.window import to_csv
+from storbench.workloads.base import Workload
+
+LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+@dataclass
+class RunOptions:
+    suite: str | None = None
+    label: str = "default"
+    target: str | None = None  # None: a temporary directory, removed afterwards
+    scale: str | None = None
+    repeat: int | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    spark_master: str = DEFAULT_MASTER
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    devices: str | None = None
+    interval: float = 1.0
+    mode: str = "default"
+    keep_data: bool = False
+    command_line: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    status: str
+    path: Path
+    errors: list[dict[str, Any]]
+
+
+def validate_options(options: RunOptions) -> None:
+    if not options.label or not set(options.label) <= LABEL_CHARS:
+        raise InputError(f"--label {options.label!r}: use letters, digits, '.', '_' and '-' only")
+    if options.repeat is not None and options.repeat < 1:
+        raise InputError(f"--repeat {options.repeat}: must be at least 1")
+    if not 0.05 <= options.interval <= 60:
+        raise InputError(f"--interval {options.interval}: must be between 0.05 and 60 seconds")
+    if options.mode not in ("default", "compat"):
+        raise InputError(f"--mode {options.mode!r}: allowed: default, compat")
+
+
+def new_run_id(label: str) -> str:
+    return f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{label}-{secrets.token_hex(2)}"
+
+
+class Runner:
+    def __init__(self, options: RunOptions, store: ResultStore, progress: Progress):
+        self.options = options
+        self.store = store
+        self.progress = progress
+
+    def run(self) -> RunOutcome:
+        options = self.options
+        validate_options(options)
+        suite = load_suite(options.suite)
+        scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
+        repetitions = options.repeat or suite.repetitions
+        workloads = suite.instances()
+        temporary = options.target is None
+        target = parse_target(options.target or tempfile.mkdtemp(prefix="storbench-target-"))
+        try:
+            return self._run_checked(suite, scale, suite_params, per_workload, repetitions, workloads, target)
+        finally:
+            if temporary:
+                shutil.rmtree(target.path, ignore_errors=True)
+
+    def _run_checked(self, suite: Suite, scale: str, suite_params: dict[str, Any],
+                     per_workload: dict[str, dict[str, Any]], repetitions: int,
+                     workloads: dict[str, Workload], target: Target) -> RunOutcome:
+        options = self.options
+        check_capacity(target, sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items()))
+        if options.devices:
+            devices, how = parse_devices_option(options.devices), "--devices"
+        else:
+            resolution = devices_for_path(str(target.path))
+            devices, how = resolution.devices, resolution.how
+            if resolution.warning:
+                self.progress.warn(resolution.warning)
+        run_id = new_run_id(options.label)
+        run_root = claim_run_root(target, run_id)
+        engine = SparkEngine(options.spark_master, options.spark_conf, str(run_root / "spark-local"),
+                             app_name=f"storbench {suite.name} {options.label}")
+        ctx = RunContext(run_id=run_id, target=target, run_root=run_root, engine=engine, mode=options.mode)
+        for name, workload in workloads.items():
+            workload.check(ctx, per_workload[name])
+        writer = self.store.create_run(run_id, {
+            "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
+            "tool_version": __version__, "command_line": options.command_line or sys.argv,
+            "scale": scale, "repetitions": repetitions, "parameters": suite_params,
+            "workload_parameters": per_workload,
+            "workload_versions": {name: w.version for name, w in workloads.items()},
+            "config": {"target": target.uri, "spark_master": options.spark_master,
+                       "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
+                       "telemetry_interval_s": options.interval, "mode": options.mode,
+                       "run_root": str(run_root)},
+            "machine": fingerprint(target.path, devices), "errors": []})
+        self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
+                           f"target {target.uri}, devices {', '.join(devices) or 'none'}")
+        collector = Collector(devices, interval=options.interval)
+        ctx.mark = collector.mark
+        windows: list[dict[str, Any]] = []
+        status = "failed"
+        try:
+            collector.start()
+            with self.progress.step(f"starting Spark ({options.spark_master})"):
+                started = time.monotonic()
+                engine.start()
+                writer.update_manifest(
+                    software={"storbench": __version__, **engine.versions()},
+                    spark_settings=engine.settings(),
+                    spark_startup_s=round(time.monotonic() - started, 3))
+            for entry in suite.prepare:
+                self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
+                              per_workload[entry.workload], 0, 0)
+            for repetition in range(1, repetitions + 1):
+                for entry in suite.workloads:
+                    self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
+                                  per_workload[entry.workload], repetition, repetitions)
+            status = "succeeded"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            self.progress.warn("interrupted: what was measured so far is kept")
+        except StorbenchError as exc:
+            self._record_error(writer, *getattr(exc, "where", ("run", 0)), str(exc))
+        except Exception as exc:  # an engine or workload bug must still leave a readable run
+            self._record_error(writer, "run", 0, f"{type(exc).__name__}: {exc}")
+        finally:
+            collector.stop()
+            origin = collector.points()[0].time if collector.points() else 0.0
+            for window in windows:
+                window["t0"] -= origin
+                window["t1"] -= origin
+            writer.write_series(to_csv(collector.rates()), windows)
+            writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
+            self._cleanup(ctx, workloads, per_workload, writer)
+            engine.stop()
+            if not options.keep_data:
+                release_run_root(run_root, run_id)
+            writer.finish(status)
+        return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
+
+    def _run_one(self, ctx: RunContext, writer: RunWriter, collector: Collector, windows: list[dict[str, Any]],
+                 workload: Workload, params: dict[str, Any], repetition: int, repetitions: int) -> None:
+        label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
+        with self.progress.step(label) as outcome:
+            ctx.last_window = None
+            try:
+                workload.prepare(ctx, params)
+                extra = workload.run(ctx, params)
+            except StorbenchError as exc:
+                exc.where = (workload.name, repetition)  # type: ignore[attr-defined]
+                raise
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                error = WorkloadError(f"workload {workload.name} failed: {type(exc).__name__}: {first}")
+                error.where = (workload.name, repetition)  # type: ignore[attr-defined]
+                raise error from exc
+            window = ctx.last_window
+            if window is None:
+                raise WorkloadError(f"workload {workload.name} did not time its action (ctx.measure)")
+            samples = [Sample(workload.name, "completion_time", window.end - window.start, "s", repetition)]
+            for metric, value in window_metrics(collector.points(), window.start, window.end,
+                                                self.options.interval).items():
+                samples.append(Sample(workload.name, metric, value, spec_for(metric).unit, repetition))
+            writer.add_samples(samples + list(extra))
+            windows.append({"workload": workload.name, "repetition": repetition,
+                            "t0": window.start, "t1": window.end})
+            outcome["text"] = _short_summary(samples)
+
+    def _cleanup(self, ctx: RunContext, workloads: dict[str, Workload],
+                 per_workload: dict[str, dict[str, Any]], writer: RunWriter) -> None:
+        for name, workload in workloads.items():
+            try:
+                workload.cleanup(ctx, per_workload[name])
+            except Exception as exc:  # cleanup of one must not stop the others
+                self._record_error(writer, name, 0, f"cleanup: {exc}")
+
+    def _record_error(self, writer: RunWriter, workload: str, repetition: int, message: str) -> None:
+        errors = list(writer.manifest.get("errors", []))
+        errors.append({"workload": workload, "repetition": repetition, "error": message})
+        writer.update_manifest(errors=errors)
+        self.progress.warn(f"{workload}: {message}")
+
+
+def _short_summary(samples: list[Sample]) -> str:
+    values = {s.metric: s.value for s in samples}
+    parts = []
+    for metric, fmt in (("max_read_mbps", "read max {:.0f} MB/s"), ("max_write_mbps", "write max {:.0f} MB/s"),
+                        ("max_cpu_pct", "CPU max {:.0f}%")):
+        if values.get(metric) is not None:
+            parts.append(fmt.format(values[metric]))
+    return ", ".join(parts)

@@ -1,0 +1,91 @@
+"""The suite model and how a scale and overrides turn into each workload's parameters."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench.errors import InputError
+from storbench.workloads.base import Workload, get_workload
+
+_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+@dataclass
+class Entry:
+    workload: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Suite:
+    name: str
+    source: str  # the YAML file it came from, for error messages
+    description: str
+    repetitions: int
+    scales: dict[str, dict[str, Any]]
+    default_scale: str
+    scale_parameter: str
+    partition_rows: int | None
+    params: dict[str, Any]
+    prepare: list[Entry]
+    workloads: list[Entry]
+    paper: str = ""
+
+    def entries(self) -> list[Entry]:
+        return self.prepare + self.workloads
+
+    def instances(self) -> dict[str, Workload]:
+        return {entry.workload: get_workload(entry.workload, f"{self.source}: workloads")
+                for entry in self.entries()}
+
+    def scale_values(self, scale: str | None) -> tuple[str, dict[str, Any]]:
+        """The scale's name and the parameters it sets; a number sets ``scale_parameter``."""
+        scale = scale or self.default_scale
+        if scale in self.scales:
+            return scale, dict(self.scales[scale])
+        count = parse_count(scale)
+        if count is None:
+            raise InputError(f"--scale {scale!r}: unknown scale for suite {self.name}; allowed: "
+                             f"{', '.join(self.scales)} or a {self.scale_parameter} count such as 5000000 or 5M")
+        values = dict(self.scales[self.default_scale])
+        values[self.scale_parameter] = count
+        if self.partition_rows:
+            values["partitions"] = max(int(values.get("partitions", 1)), math.ceil(count / self.partition_rows))
+        return str(count), values
+
+    def resolve(self, scale: str | None, overrides: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
+        """(scale name, suite-wide parameters, per-workload parameters), all coerced and checked."""
+        scale_name, scale_values = self.scale_values(scale)
+        instances = self.instances()
+        declared = {p.name: p for w in instances.values() for p in w.params}
+        layered = {**self.params, **scale_values, **overrides}
+        for key in layered:
+            if key not in declared:
+                where = "--set" if key in overrides else self.source
+                raise InputError(f"{where}: unknown parameter {key!r} for suite {self.name}; "
+                                 f"allowed: {', '.join(sorted(declared))}")
+        per_workload: dict[str, dict[str, Any]] = {}
+        for entry in self.entries():
+            workload = instances[entry.workload]
+            values = {**layered, **entry.params, **overrides}  # the command line wins
+            params = {}
+            for param in workload.params:
+                where = "--set" if param.name in overrides else self.source
+                params[param.name] = param.coerce(values.get(param.name, param.default), where)
+            per_workload[entry.workload] = params
+        suite_params = {name: declared[name].coerce(layered.get(name, declared[name].default), self.source)
+                        for name in sorted(declared)}
+        return scale_name, suite_params, per_workload
+
+
+def parse_count(text: str) -> int | None:
+    """'5000000', '5_000_000', '5M', '1e6', '10B' -> int; anything else -> None."""
+    text = str(text).strip().lower().replace("_", "")
+    match = re.fullmatch(r"(\d+(?:\.\d+)?(?:e\d+)?)([kmbgt]?)", text)
+    if not match:
+        return None
+    value = float(match.group(1)) * _SUFFIXES.get(match.group(2), 1)
+    return int(value) if value >= 1 else None

@@ -1,0 +1,71 @@
+"""The workload lifecycle and the registry that finds workloads by name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from storbench.errors import InputError
+from storbench.results.model import Sample
+from storbench.workloads.params import Param
+
+if TYPE_CHECKING:
+    from storbench.context import RunContext
+
+
+class Workload:
+    """One timed operation with a fixed lifecycle.
+
+    ``check`` fails fast on bad input before anything starts; ``prepare`` runs before
+    each repetition outside the timed window; ``run`` wraps exactly the timed action in
+    ``ctx.measure()`` and returns extra samples; ``cleanup`` always runs once at the end.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    description: ClassVar[str] = ""
+    engine: ClassVar[str] = "spark"
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def check(self, ctx: "RunContext", params: dict[str, Any]) -> None:
+        """Raise InputError/TargetError for input that cannot work."""
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        """Space this workload needs on the target, for the check before a run starts."""
+        return 0
+
+    def prepare(self, ctx: "RunContext", params: dict[str, Any]) -> None:
+        """Untimed set-up before each repetition."""
+
+    def run(self, ctx: "RunContext", params: dict[str, Any]) -> list[Sample]:
+        raise NotImplementedError
+
+    def cleanup(self, ctx: "RunContext", params: dict[str, Any]) -> None:
+        """Remove what this workload created; runs even after a failure."""
+
+
+_REGISTRY: dict[str, type[Workload]] = {}
+
+
+def register(cls: type[Workload]) -> type[Workload]:
+    if cls.name in _REGISTRY:
+        raise RuntimeError(f"workload name {cls.name!r} registered twice "
+                           f"({_REGISTRY[cls.name].__module__} and {cls.__module__})")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_builtin() -> None:
+    # Importing the modules runs their @register lines; one line per workload family.
+    from storbench.workloads import spark_transforms  # noqa: F401
+
+
+def all_workloads() -> dict[str, type[Workload]]:
+    _load_builtin()
+    return dict(_REGISTRY)
+
+
+def get_workload(name: str, where: str = "workload") -> Workload:
+    workloads = all_workloads()
+    if name not in workloads:
+        raise InputError(f"{where}: unknown workload {name!r}; known: {', '.join(sorted(workloads))}")
+    return workloads[name]()

@@ -1,0 +1,68 @@
+"""Declared workload parameters: type, default, allowed values, and coercion with clear errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from storbench.errors import InputError
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list"}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    item_choices: tuple[str, ...] | None = None  # for lists: allowed items
+
+    def coerce(self, value: Any, where: str) -> Any:
+        """The value converted to this parameter's type; ``where`` names the source in errors."""
+        value = self._convert(value, where)
+        if self.choices is not None and value not in self.choices:
+            raise InputError(f"{where}: {self.name}={value!r} is not allowed; allowed: "
+                             + ", ".join(map(str, self.choices)))
+        if self.minimum is not None and value < self.minimum:
+            raise InputError(f"{where}: {self.name}={value!r} is below the minimum {self.minimum:g}")
+        if self.item_choices is not None:
+            bad = [item for item in value if item not in self.item_choices]
+            if bad:
+                raise InputError(f"{where}: {self.name} has unknown item(s) {', '.join(map(str, bad))}; "
+                                 f"allowed: {', '.join(self.item_choices)}")
+        return value
+
+    def _convert(self, value: Any, where: str) -> Any:
+        try:
+            if self.type is bool:
+                if isinstance(value, bool):
+                    return value
+                if str(value).lower() in ("true", "yes", "1", "on"):
+                    return True
+                if str(value).lower() in ("false", "no", "0", "off"):
+                    return False
+                raise ValueError
+            if self.type is int:
+                if isinstance(value, bool):
+                    raise ValueError
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                return int(str(value).replace("_", "")) if isinstance(value, str) else int(value)
+            if self.type is float:
+                return float(value)
+            if self.type is list:
+                if isinstance(value, str):
+                    return [item.strip() for item in value.split(",") if item.strip()]
+                if isinstance(value, (list, tuple)):
+                    return [str(item) for item in value]
+                raise ValueError
+            return str(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{where}: {self.name}={value!r} must be {_TYPE_NAMES[self.type]}") from None
+
+    def describe(self) -> str:
+        allowed = f" (one of: {', '.join(map(str, self.choices))})" if self.choices else ""
+        return f"{self.name}={self.default!r}: {self.help}{allowed}"

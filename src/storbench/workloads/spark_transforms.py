@@ -1,0 +1,172 @@
+"""Paper 000's Spark transforms (pyspark-benchmark semantics): datagen, group-by, repartition, joins.
+
+Default mode keeps Python out of the data path: the dataset is generated in the JVM
+and every timed operation ends with Spark's ``noop`` write, so no row is pickled to a
+Python worker. ``compat`` mode reproduces the reference tool (a Python UDF for the
+value column, CSV read without a schema, ``rdd.count()`` as the action) so results
+can be set beside it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.errors import WorkloadError
+from storbench.results.model import Sample
+from storbench.targets import evict_from_page_cache
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+
+# Shared by every workload of the family: they all read the one dataset datagen wrote.
+DATASET_PARAMS = (
+    Param("rows", int, 200_000, "rows in the generated dataset", minimum=1),
+    Param("partitions", int, 4, "partitions (files) of the generated dataset", minimum=1),
+    Param("format", str, "csv", "storage format of the dataset", choices=("csv", "parquet")),
+    Param("seed", int, 8675309, "seed of the deterministic generator"),
+    Param("cold_cache", bool, True,
+          "evict the dataset's own files from the page cache before each timed operation"),
+)
+REPARTITION_PARAMS = (Param("repartition_partitions", int, 200, "N in repartition(N, prefix4)", minimum=1),)
+
+# Bytes per row on disk, for the free-space check (CSV rows are ~75 bytes, per the reference).
+BYTES_PER_ROW = {"csv": 80, "parquet": 60}
+SCHEMA_DDL = ("value STRING, prefix2 STRING, prefix4 STRING, prefix8 STRING, "
+              "float_val DOUBLE, integer_val BIGINT")
+
+
+def _dataset(ctx: RunContext) -> dict[str, Any]:
+    if "dataset" not in ctx.shared:
+        raise WorkloadError("no dataset: the suite must run 'datagen' before the timed operations")
+    return ctx.shared["dataset"]
+
+
+def _dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@register
+class Datagen(Workload):
+    name = "datagen"
+    version = "1"
+    description = "Generate the dataset (value, prefix2/4/8, float_val, integer_val) and write it to the target"
+    params = DATASET_PARAMS
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        """Dataset plus shuffle space (repartition writes the whole dataset once more)."""
+        return int(params["rows"] * BYTES_PER_ROW[params["format"]] * 2.2)
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        from pyspark.sql import functions as F
+
+        spark = ctx.spark
+        rows = spark.range(0, params["rows"], 1, params["partitions"])
+        if ctx.mode == "compat":
+            value = F.udf(lambda: uuid.uuid4().hex, "string")()
+        else:
+            # md5 of (seed, id) gives 32 hex chars, deterministic and generated in the JVM.
+            value = F.md5(F.concat_ws(":", F.lit(str(params["seed"])), F.col("id").cast("string")))
+        frame = (rows.withColumn("value", value)
+                 .withColumn("prefix2", F.substring("value", 1, 2))
+                 .withColumn("prefix4", F.substring("value", 1, 4))
+                 .withColumn("prefix8", F.substring("value", 1, 8))
+                 .withColumn("float_val", F.rand(seed=params["seed"]) * 1_000_000)
+                 .withColumn("integer_val", F.col("float_val").cast("long"))
+                 .drop("id"))
+        path = ctx.run_root / "dataset"
+        writer = frame.write.mode("errorifexists")
+        with ctx.measure():
+            if params["format"] == "csv":
+                writer.option("header", True).csv(ctx.data_uri("dataset"))
+            else:
+                writer.parquet(ctx.data_uri("dataset"))
+        ctx.shared["dataset"] = {"uri": ctx.data_uri("dataset"), "path": path, "format": params["format"]}
+        return [Sample(self.name, "rows", float(params["rows"]), "rows", 0),
+                Sample(self.name, "dataset_mb", _dir_bytes(path) / 1e6, "MB", 0)]
+
+
+class _TimedTransform(Workload):
+    """Re-reads the dataset from storage (never cached) and times one transform."""
+
+    params = DATASET_PARAMS
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        dataset = _dataset(ctx)
+        if params["cold_cache"]:
+            evict_from_page_cache(dataset["path"])
+
+    def read(self, ctx: RunContext) -> Any:
+        dataset = _dataset(ctx)
+        reader = ctx.spark.read
+        if dataset["format"] == "parquet":
+            return reader.parquet(dataset["uri"])
+        if ctx.mode == "compat":
+            return reader.csv(dataset["uri"], header=True)  # all strings, as the reference reads it
+        return reader.csv(dataset["uri"], header=True, schema=SCHEMA_DDL)
+
+    def transform(self, frame: Any, params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        with ctx.measure():
+            result = self.transform(self.read(ctx), params)
+            if ctx.mode == "compat":
+                result.rdd.count()  # the reference's action: rows travel through Python
+            else:
+                result.write.format("noop").mode("overwrite").save()
+        return []
+
+
+def _group_counts(frame: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return frame.groupBy("prefix2").agg(F.count("*").alias("total_count"))
+
+
+@register
+class GroupBy(_TimedTransform):
+    name = "groupby"
+    description = "groupBy(prefix2) with count, countDistinct(prefix4/prefix8), sum(float_val/integer_val)"
+
+    def transform(self, frame: Any, params: dict[str, Any]) -> Any:
+        from pyspark.sql import functions as F
+
+        return frame.groupBy("prefix2").agg(
+            F.count("*").alias("total_count"),
+            F.countDistinct("prefix4").alias("prefix4_count"),
+            F.countDistinct("prefix8").alias("prefix8_count"),
+            F.sum("float_val").alias("float_val_sum"),
+            F.sum("integer_val").alias("integer_val_sum"))
+
+
+@register
+class Repartition(_TimedTransform):
+    name = "repartition"
+    description = "repartition(N, prefix4): a full shuffle of the dataset"
+    params = DATASET_PARAMS + REPARTITION_PARAMS
+
+    def transform(self, frame: Any, params: dict[str, Any]) -> Any:
+        return frame.repartition(params["repartition_partitions"], "prefix4")
+
+
+@register
+class InnerJoin(_TimedTransform):
+    name = "join"
+    description = "inner join of the dataset with groupBy(prefix2).count() on prefix2"
+
+    def transform(self, frame: Any, params: dict[str, Any]) -> Any:
+        return frame.join(_group_counts(frame), on="prefix2", how="inner")
+
+
+@register
+class BroadcastJoin(_TimedTransform):
+    name = "broadcast-join"
+    description = "the same inner join with the grouped side broadcast"
+
+    def transform(self, frame: Any, params: dict[str, Any]) -> Any:
+        from pyspark.sql import functions as F
+
+        return frame.join(F.broadcast(_group_counts(frame)), on="prefix2", how="inner")
+
