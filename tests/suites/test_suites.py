@@ -1,0 +1,95 @@
+import pytest
+
+from storbench.errors import InputError
+from storbench.suites import builtin_suites, load_suite
+from storbench.suites.loader import parse_suite
+from storbench.suites.model import parse_count
+
+GOOD = """
+name: mini
+repetitions: 2
+scales:
+  tiny: {rows: 100, partitions: 2}
+params: {format: parquet}
+prepare: [datagen]
+workloads:
+  - groupby
+  - {workload: repartition, params: {repartition_partitions: 7}}
+"""
+
+
+def test_every_builtin_suite_has_the_three_named_scales():
+    suites = builtin_suites()
+    assert "spark-transforms" in suites
+    for name in suites:
+        suite = load_suite(name)
+        assert {"tiny", "small", "paper"} <= set(suite.scales)
+
+
+def test_paper_scale_is_the_papers_own_size():
+    suite = load_suite("spark-transforms")
+    scale, params, _ = suite.resolve("paper", {})
+    assert (scale, params["rows"], params["partitions"]) == ("paper", 10_000_000_000, 1000)
+    assert [e.workload for e in suite.workloads] == ["groupby", "repartition", "join"]
+
+
+def test_resolve_layers_suite_scale_entry_and_overrides():
+    suite = parse_suite(GOOD, "mini.yaml")
+    scale, params, per = suite.resolve(None, {"seed": "7"})
+    assert scale == "tiny"
+    assert params["rows"] == 100 and params["format"] == "parquet" and params["seed"] == 7
+    assert per["repartition"]["repartition_partitions"] == 7
+    assert "repartition_partitions" not in per["groupby"]
+
+
+def test_explicit_scale_sets_rows_and_scales_partitions():
+    suite = load_suite("spark-transforms")
+    scale, params, _ = suite.resolve("50M", {})
+    assert scale == "50000000"
+    assert params["rows"] == 50_000_000 and params["partitions"] == 5
+
+
+@pytest.mark.parametrize("text,value", [("5000", 5000), ("5_000", 5000), ("5k", 5000), ("2M", 2_000_000),
+                                         ("1e6", 1_000_000), ("10B", 10_000_000_000), ("huge", None), ("0", None)])
+def test_parse_count(text, value):
+    assert parse_count(text) == value
+
+
+@pytest.mark.parametrize("text,message", [
+    ("name: x\nworkloads: [groupby]\nbogus: 1\n", "x.yaml: unknown key 'bogus'; allowed: name,"),
+    ("name: x\nworkloads: [nosuch]\n", "x.yaml: workloads: unknown workload 'nosuch'; known: broadcast-join,"),
+    ("name: x\nworkloads: [groupby]\nrepetitions: 0\n", "repetitions must be at least 1"),
+    ("name: x\nworkloads: [groupby]\nrepetitions: three\n", "key 'repetitions' must be a int"),
+    ("name: x\n", "missing required key 'workloads'"),
+    ("name: x\nworkloads: [groupby\n", "x.yaml:3: not valid YAML"),
+    ("name: x\nworkloads: [{workload: groupby, extra: 1}]\n", "workloads[0] must be a workload name"),
+])
+def test_bad_suite_files_name_file_key_and_allowed(text, message):
+    with pytest.raises(InputError) as info:
+        parse_suite(text, "x.yaml")
+    assert message in str(info.value)
+
+
+def test_unknown_parameter_names_the_allowed_ones():
+    suite = parse_suite(GOOD.replace("{format: parquet}", "{fromat: parquet}"), "mini.yaml")
+    with pytest.raises(InputError, match=r"mini.yaml: unknown parameter 'fromat'.*allowed: cold_cache, format"):
+        suite.resolve(None, {})
+
+
+@pytest.mark.parametrize("override,message", [
+    ({"format": "orc"}, "--set: format='orc' is not allowed; allowed: csv, parquet"),
+    ({"rows": "many"}, "--set: rows='many' must be an integer"),
+    ({"rows": "0"}, "--set: rows=0 is below the minimum 1"),
+    ({"nope": "1"}, "--set: unknown parameter 'nope'"),
+])
+def test_bad_overrides(override, message):
+    with pytest.raises(InputError) as info:
+        load_suite("spark-transforms").resolve(None, override)
+    assert message in str(info.value)
+
+
+def test_unknown_suite_and_scale():
+    with pytest.raises(InputError, match="unknown suite 'nope'; built-in suites: .*spark-transforms"):
+        load_suite("nope")
+    with pytest.raises(InputError, match="--scale 'medium'.*allowed: tiny, small, paper or a rows count"):
+        load_suite("spark-transforms").resolve("medium", {})
