@@ -37,6 +37,8 @@ class SparkEngine:
         conf = {
             "spark.ui.enabled": "false",  # no web UI port to collide with; nothing reads it
             "spark.sql.adaptive.enabled": "true",
+            "spark.ui.showConsoleProgress": "false",  # progress bars would garble our own lines
+            "spark.sql.execution.pythonUDF.arrow.enabled": "false",  # compat UDFs run as the reference ran them
         }
         if self.master.startswith("local"):
             # The host name does not resolve to loopback on many machines: bind the driver there.

@@ -1,0 +1,65 @@
+"""A real HDFS on loopback: one NameNode and N DataNodes in Hadoop's MiniDFSCluster.
+
+The JVM launcher (jvm/.../MiniHdfs.java) picks free ports and writes ``ready.json``
+with the ``hdfs://127.0.0.1:PORT`` URI and the DataNodes' storage directories, whose
+devices telemetry then measures.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import EngineError, InputError
+from storbench.services import process
+from storbench.services.jvm import java_binary, launcher_classpath
+
+MAIN_CLASS = "storbench.jvm.MiniHdfs"
+START_TIMEOUT_S = 120.0
+
+
+def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
+    if not 1 <= datanodes <= 16:
+        raise InputError(f"--datanodes {datanodes}: allowed 1 to 16")
+    state = status(workdir)
+    if state:
+        return state
+    if workdir.exists():
+        shutil.rmtree(workdir)  # a stopped cluster's leftovers: ours alone, under the service dir
+    workdir.mkdir(parents=True)
+    argv = [java_binary(), f"-Xmx{heap}", "-Djava.net.preferIPv4Stack=true", "-cp", launcher_classpath(),
+            MAIN_CLASS, str(workdir), str(datanodes)]
+    started = time.monotonic()
+    proc = process.spawn(argv, workdir, "hdfs.log")
+    ready = process.wait_for_file(workdir / "ready.json", proc, START_TIMEOUT_S, "HDFS (MiniDFSCluster)",
+                                  workdir / "hdfs.log")
+    state = {"service": "hdfs", "pid": proc.pid, "marker": MAIN_CLASS, "uri": ready["uri"],
+             "datanodes": datanodes, "datanode_dirs": ready["datanode_dirs"], "workdir": str(workdir),
+             "log": str(workdir / "hdfs.log"), "startup_s": round(time.monotonic() - started, 2)}
+    process.write_state(workdir, state)
+    return state
+
+
+def status(workdir: Path) -> dict[str, Any] | None:
+    state = process.read_state(workdir)
+    if state and process.alive(state["pid"], MAIN_CLASS):
+        return state
+    return None
+
+
+def down(workdir: Path) -> bool:
+    state = process.read_state(workdir)
+    if not state:
+        return False
+    stopped = process.stop_pid(state["pid"], MAIN_CLASS)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return stopped
+
+
+def require_running(workdir: Path) -> dict[str, Any]:
+    state = status(workdir)
+    if not state:
+        raise EngineError("HDFS is not running; start it with `storbench services up hdfs`")
+    return state

@@ -1,0 +1,25 @@
+"""The classpath of the repo's JVM launchers (jvm/), as built by scripts/setup.sh."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from storbench.errors import EngineError
+
+JVM_DIR = Path(__file__).resolve().parents[3] / "jvm"
+
+
+def launcher_classpath() -> str:
+    classes = JVM_DIR / "target" / "classes"
+    deps = JVM_DIR / "target" / "classpath.txt"
+    if not classes.is_dir() or not deps.is_file():
+        raise EngineError(f"the JVM launchers are not built ({JVM_DIR}/target); run scripts/setup.sh")
+    return f"{classes}:{deps.read_text().strip()}"
+
+
+def java_binary() -> str:
+    java = shutil.which("java")
+    if not java:
+        raise EngineError("java is not installed; run scripts/setup.sh")
+    return java

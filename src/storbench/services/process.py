@@ -1,0 +1,104 @@
+"""Start a service as a detached child and stop it by PID, checking that the PID is still ours.
+
+A service's state lives in its own directory (``state.json`` + logs); ``stop`` checks
+the process's command line against the recorded marker before signalling, so a
+recycled PID is never killed, and escalates SIGTERM → SIGKILL after a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import EngineError
+
+STATE = "state.json"
+
+
+def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    workdir.mkdir(parents=True, exist_ok=True)
+    log = open(workdir / log_name, "ab")
+    return subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float, what: str, log: Path) -> dict[str, Any]:
+    """The JSON a launcher writes once it is ready; fails fast if the process dies first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            return json.loads(path.read_text())
+        if proc.poll() is not None:
+            raise EngineError(f"{what} exited with code {proc.returncode} before it was ready; "
+                              f"last log line: {last_line(log)} (log: {log})")
+        time.sleep(0.1)
+    stop_pid(proc.pid, marker="")
+    raise EngineError(f"{what} was not ready after {timeout:.0f} s; log: {log}")
+
+
+def last_line(path: Path) -> str:
+    try:
+        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1][:300] if lines else "(empty log)"
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def alive(pid: int, marker: str) -> bool:
+    line = cmdline(pid)
+    return bool(line) and marker in line
+
+
+def stop_pid(pid: int, marker: str, timeout: float = 20.0) -> bool:
+    """SIGTERM, wait, then SIGKILL; only if the PID's command line still contains ``marker``."""
+    if not alive(pid, marker):
+        return False
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not alive(pid, marker) or _zombie(pid):
+                _reap(pid)
+                return True
+            time.sleep(0.1)
+    return not alive(pid, marker)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def read_state(workdir: Path) -> dict[str, Any] | None:
+    path = workdir / STATE
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def write_state(workdir: Path, state: dict[str, Any]) -> None:
+    tmp = workdir / (STATE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    os.replace(tmp, workdir / STATE)

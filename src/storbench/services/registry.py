@@ -1,0 +1,33 @@
+"""Service names → their modules; state lives under ``<results home>/services/<name>/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import InputError
+from storbench.services import hdfs
+
+SERVICES = {"hdfs": hdfs}
+
+
+def _module(name: str) -> Any:
+    if name not in SERVICES:
+        raise InputError(f"unknown service {name!r}; allowed: {', '.join(SERVICES)}")
+    return SERVICES[name]
+
+
+def service_dir(home: Path, name: str) -> Path:
+    return home / "services" / name
+
+
+def service_up(name: str, home: Path, **options: Any) -> dict[str, Any]:
+    return _module(name).up(service_dir(home, name), **options)
+
+
+def service_down(name: str, home: Path) -> bool:
+    return _module(name).down(service_dir(home, name))
+
+
+def service_status(name: str, home: Path) -> dict[str, Any] | None:
+    return _module(name).status(service_dir(home, name))
