@@ -61,6 +61,25 @@ def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:
     return report.render(comparison, fmt, series_loader=loader)
 
 
+def service_up(name: str, store: ResultStore | None = None, **options: Any) -> dict[str, Any]:
+    """Start a real local service (``hdfs``) under the results home; returns its state (URI, PID, dirs)."""
+    from storbench.services import service_up as up
+
+    return up(name, (store or ResultStore()).home, **options)
+
+
+def service_down(name: str, store: ResultStore | None = None) -> bool:
+    from storbench.services import service_down as down
+
+    return down(name, (store or ResultStore()).home)
+
+
+def service_status(name: str, store: ResultStore | None = None) -> dict[str, Any] | None:
+    from storbench.services import service_status as status
+
+    return status(name, (store or ResultStore()).home)
+
+
 def write_run_report(run_id: str, store: ResultStore | None = None) -> Path:
     """The HTML and Markdown report of one run, written into its run directory."""
     store = store or ResultStore()

@@ -14,6 +14,7 @@ from storbench.errors import InputError, StorbenchError
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.runner import RunOptions
+from storbench.services import SERVICES
 
 EXIT_INTERRUPTED = 130
 
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--interval", type=float, default=1.0, help="telemetry interval in seconds (default 1)")
     run.add_argument("--mode", default="default", choices=("default", "compat"),
                      help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
+    run.add_argument("--replication", type=int, help="HDFS replication factor (hdfs:// targets only)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
     _output_flags(run)
 
@@ -61,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     workloads.add_argument("--json", action="store_true")
     suites = commands.add_parser("suites", help="list built-in suites")
     suites.add_argument("--json", action="store_true")
+
+    services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1")
+    services.add_argument("action", choices=("up", "down", "status"))
+    services.add_argument("name", choices=sorted(SERVICES))
+    services.add_argument("--datanodes", type=int, default=2, help="HDFS DataNodes (default 2)")
     return parser
 
 
@@ -84,7 +91,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat,
         overrides=_pairs(args.set, "--set"), spark_master=args.spark_master,
         spark_conf=parse_conf(args.spark_conf), devices=args.devices, interval=args.interval,
-        mode=args.mode, keep_data=args.keep_data, command_line=["storbench", *sys.argv[1:]])
+        mode=args.mode, replication=args.replication, keep_data=args.keep_data, command_line=["storbench", *sys.argv[1:]])
     progress = Progress(quiet=args.quiet or args.json)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)
@@ -160,13 +167,29 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
+def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
+    if args.action == "up":
+        state = api.service_up(args.name, store, datanodes=args.datanodes)
+        print(state["uri"])
+        print(f"{args.name}: pid {state['pid']}, {state['datanodes']} DataNode(s), state in {state['workdir']}",
+              file=sys.stderr)
+    elif args.action == "down":
+        stopped = api.service_down(args.name, store)
+        print(f"{args.name}: {'stopped' if stopped else 'was not running'}")
+    else:
+        state = api.service_status(args.name, store)
+        print(state["uri"] if state else f"{args.name}: not running")
+        return 0 if state else 1
+    return 0
+
+
 def _columns(rows: list[tuple[str, ...]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
-            "suites": cmd_suites}
+            "suites": cmd_suites, "services": cmd_services}
 
 
 def main(argv: list[str] | None = None) -> int:

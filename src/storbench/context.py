@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from storbench.engines.spark import SparkEngine
 from storbench.targets import Target
+
+if TYPE_CHECKING:
+    from storbench.storage import HadoopStorage, LocalStorage
 
 
 @dataclass
@@ -22,7 +24,8 @@ class Window:
 class RunContext:
     run_id: str
     target: Target
-    run_root: Path
+    root_uri: str  # the run-owned directory on the target: file:///.../storbench-<id> or hdfs://...
+    storage: "LocalStorage | HadoopStorage"
     engine: SparkEngine
     mode: str = "default"  # "default" or "compat" (reference-tool behaviour)
     mark: Callable[[], float] = time.monotonic  # the collector's mark() when telemetry runs
@@ -35,7 +38,7 @@ class RunContext:
         return self.engine.start()
 
     def data_uri(self, name: str) -> str:
-        return f"file://{self.run_root / name}"
+        return f"{self.root_uri}/{name}"
 
     @contextmanager
     def measure(self) -> Iterator[None]:

@@ -12,7 +12,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,15 +20,17 @@ from typing import Any
 from storbench import __version__
 from storbench.analysis.metrics import spec_for
 from storbench.context import RunContext
+from storbench.engines.eventlog import job_group, read_event_logs, samples_from, stage_table
 from storbench.engines.spark import DEFAULT_MASTER, SparkEngine
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
+from storbench.placement import Placement
 from storbench.progress import Progress
 from storbench.results.model import Sample
-from storbench.results.store import ResultStore, RunWriter
+from storbench.results.store import STAGES_FILE, ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
-from storbench.targets import Target, check_capacity, claim_run_root, parse_target, release_run_root
-from storbench.telemetry import Collector, devices_for_path, parse_devices_option, window_metrics
+from storbench.targets import Target, parse_target
+from storbench.telemetry import Collector, window_metrics
 from storbench.telemetry.window import to_csv
 from storbench.workloads.base import Workload
 
@@ -48,6 +50,7 @@ class RunOptions:
     devices: str | None = None
     interval: float = 1.0
     mode: str = "default"
+    replication: int | None = None  # HDFS replication factor for hdfs:// targets
     keep_data: bool = False
     command_line: list[str] = field(default_factory=list)
 
@@ -93,28 +96,28 @@ class Runner:
         try:
             return self._run_checked(suite, scale, suite_params, per_workload, repetitions, workloads, target)
         finally:
-            if temporary:
+            if temporary and target.path:
                 shutil.rmtree(target.path, ignore_errors=True)
 
     def _run_checked(self, suite: Suite, scale: str, suite_params: dict[str, Any],
                      per_workload: dict[str, dict[str, Any]], repetitions: int,
                      workloads: dict[str, Workload], target: Target) -> RunOutcome:
         options = self.options
-        check_capacity(target, sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items()))
-        if options.devices:
-            devices, how = parse_devices_option(options.devices), "--devices"
-        else:
-            resolution = devices_for_path(str(target.path))
-            devices, how = resolution.devices, resolution.how
-            if resolution.warning:
-                self.progress.warn(resolution.warning)
+        need_bytes = sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items())
         run_id = new_run_id(options.label)
-        run_root = claim_run_root(target, run_id)
-        engine = SparkEngine(options.spark_master, options.spark_conf, str(run_root / "spark-local"),
-                             app_name=f"storbench {suite.name} {options.label}")
-        ctx = RunContext(run_id=run_id, target=target, run_root=run_root, engine=engine, mode=options.mode)
-        for name, workload in workloads.items():
-            workload.check(ctx, per_workload[name])
+        placement = Placement(target, run_id, self.store.home, options.replication)
+        devices, how = placement.devices(options.devices, self.progress.warn)
+        placement.precheck(need_bytes)
+        engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **options.spark_conf},
+                             placement.spark_local_dir(), app_name=f"storbench {suite.name} {options.label}")
+        ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
+                         storage=placement.storage, engine=engine, mode=options.mode)  # type: ignore[arg-type]
+        try:
+            for name, workload in workloads.items():
+                workload.check(ctx, per_workload[name])
+        except StorbenchError:
+            placement.release(keep_data=False)
+            raise
         writer = self.store.create_run(run_id, {
             "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
             "tool_version": __version__, "command_line": options.command_line or sys.argv,
@@ -123,11 +126,13 @@ class Runner:
             "workload_versions": {name: w.version for name, w in workloads.items()},
             "config": {"target": target.uri, "spark_master": options.spark_master,
                        "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
-                       "telemetry_interval_s": options.interval, "mode": options.mode,
-                       "run_root": str(run_root)},
+                       "replication": options.replication, "telemetry_interval_s": options.interval,
+                       "mode": options.mode, "run_root": placement.root_uri},
             "machine": fingerprint(target.path, devices), "errors": []})
         self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                            f"target {target.uri}, devices {', '.join(devices) or 'none'}")
+        engine.event_log_dir = str(writer.path / "spark-events")
+        Path(engine.event_log_dir).mkdir()
         collector = Collector(devices, interval=options.interval)
         ctx.mark = collector.mark
         windows: list[dict[str, Any]] = []
@@ -141,6 +146,9 @@ class Runner:
                     software={"storbench": __version__, **engine.versions()},
                     spark_settings=engine.settings(),
                     spark_startup_s=round(time.monotonic() - started, 3))
+                placement.attach(engine.session, need_bytes)
+                ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
+                writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
             for entry in suite.prepare:
                 self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
                               per_workload[entry.workload], 0, 0)
@@ -165,9 +173,13 @@ class Runner:
             writer.write_series(to_csv(collector.rates()), windows)
             writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
             self._cleanup(ctx, workloads, per_workload, writer)
-            engine.stop()
-            if not options.keep_data:
-                release_run_root(run_root, run_id)
+            try:
+                placement.release(options.keep_data)
+            except Exception as exc:  # the target went away: the measurements still stand
+                self._record_error(writer, "cleanup", 0, f"could not remove {placement.root_uri}: {exc}")
+            finally:
+                engine.stop()
+            self._add_spark_metrics(writer, Path(engine.event_log_dir))
             writer.finish(status)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
 
@@ -176,6 +188,7 @@ class Runner:
         label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
         with self.progress.step(label) as outcome:
             ctx.last_window = None
+            ctx.engine.set_job_group(job_group(workload.name, repetition))
             try:
                 workload.prepare(ctx, params)
                 extra = workload.run(ctx, params)
@@ -194,10 +207,20 @@ class Runner:
             for metric, value in window_metrics(collector.points(), window.start, window.end,
                                                 self.options.interval).items():
                 samples.append(Sample(workload.name, metric, value, spec_for(metric).unit, repetition))
-            writer.add_samples(samples + list(extra))
+            writer.add_samples(samples + [replace(s, repetition=repetition) for s in extra])
             windows.append({"workload": workload.name, "repetition": repetition,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
+
+    def _add_spark_metrics(self, writer: RunWriter, event_logs: Path) -> None:
+        """Spark's per-task metrics from the finished event log, as samples beside the telemetry."""
+        try:
+            groups = read_event_logs(event_logs)
+        except (OSError, ValueError) as exc:
+            self._record_error(writer, "spark-metrics", 0, f"could not read the Spark event log: {exc}")
+            return
+        writer.add_samples(samples_from(groups))
+        writer.write_json(STAGES_FILE, stage_table(groups))
 
     def _cleanup(self, ctx: RunContext, workloads: dict[str, Workload],
                  per_workload: dict[str, dict[str, Any]], writer: RunWriter) -> None:

@@ -1,13 +1,13 @@
-"""Where the data lives, and the run-owned directory that is all storbench ever writes there.
+"""Where the data lives: a ``file://`` directory or an ``hdfs://`` path.
 
 Every run claims ``<target>/storbench-<run-id>/`` with a marker file naming the run;
-cleanup removes that directory only when the marker is ours, and nothing else.
+cleanup removes that directory only when the marker is ours, and nothing else
+(see storbench.storage for the file-system operations behind each scheme).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -15,86 +15,62 @@ from urllib.parse import urlparse
 from storbench.errors import InputError, TargetError
 
 MARKER = ".storbench-owned"
-SUPPORTED_SCHEMES = ("file",)
+SUPPORTED_SCHEMES = ("file", "hdfs")
+CONNECT_TIMEOUT_S = 3.0
 
 
 @dataclass(frozen=True)
 class Target:
-    uri: str
-    path: Path  # the local directory behind a file:// target
+    uri: str  # normalised: file:///abs/dir or hdfs://host:port/dir
+    scheme: str
+    path: Path | None  # the local directory behind a file:// target; None for remote file systems
 
-    def run_root(self, run_id: str) -> Path:
-        return self.path / f"storbench-{run_id}"
+    def run_root_uri(self, run_id: str) -> str:
+        return f"{self.uri.rstrip('/')}/storbench-{run_id}"
+
+    @property
+    def is_local(self) -> bool:
+        return self.scheme == "file"
+
+    @property
+    def authority(self) -> tuple[str, int] | None:
+        parsed = urlparse(self.uri)
+        return (parsed.hostname, parsed.port) if parsed.hostname and parsed.port else None
 
 
 def parse_target(text: str) -> Target:
     parsed = urlparse(text)
     scheme = parsed.scheme or "file"
     if scheme not in SUPPORTED_SCHEMES:
-        raise InputError(f"--target {text!r}: scheme {scheme}:// is not supported yet; "
-                         f"supported: file:///path or a plain directory path")
+        raise InputError(f"--target {text!r}: scheme {scheme}:// is not supported; "
+                         f"supported: file:///path (or a plain directory), hdfs://host:port/path")
+    if scheme == "hdfs":
+        return _parse_hdfs(text, parsed)
     raw = parsed.path if parsed.scheme else text
     if not raw:
         raise InputError(f"--target {text!r}: no path; use file:///absolute/path or a directory")
     path = Path(raw).expanduser().absolute()
     if path.exists() and not path.is_dir():
         raise TargetError(f"--target {text!r}: {path} exists and is not a directory")
-    return Target(uri=f"file://{path}", path=path)
+    return Target(uri=f"file://{path}", scheme="file", path=path)
 
 
-def nearest_existing(path: Path) -> Path:
-    while not path.exists():
-        path = path.parent
-    return path
+def _parse_hdfs(text: str, parsed) -> Target:
+    if not parsed.hostname or not parsed.port:
+        raise InputError(f"--target {text!r}: an hdfs:// target needs host and port, "
+                         f"e.g. hdfs://127.0.0.1:8020/storbench (see `storbench services up hdfs`)")
+    path = parsed.path.rstrip("/") or ""
+    return Target(uri=f"hdfs://{parsed.hostname}:{parsed.port}{path}", scheme="hdfs", path=None)
 
 
-def check_capacity(target: Target, need_bytes: int) -> None:
-    """Refuse before starting when the target is not writable or too small."""
-    existing = nearest_existing(target.path)
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise TargetError(f"target {target.uri}: {existing} is not writable by this user")
-    free = shutil.disk_usage(existing).free
-    if need_bytes > free:
-        raise TargetError(f"target {target.uri}: needs about {need_bytes / 1e9:.2f} GB for this run "
-                          f"(dataset and shuffle space) but only {free / 1e9:.2f} GB are free; "
-                          f"use a smaller --scale or another --target")
-
-
-def claim_run_root(target: Target, run_id: str) -> Path:
-    root = target.run_root(run_id)
+def check_reachable(target: Target) -> None:
+    """A remote target's address answers within seconds, or the run is refused before Spark starts."""
+    if target.authority is None:
+        return
+    host, port = target.authority
     try:
-        root.mkdir(parents=True)
-    except FileExistsError:
-        raise TargetError(f"target {target.uri}: {root} already exists; refusing to reuse it") from None
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            pass
     except OSError as exc:
-        raise TargetError(f"target {target.uri}: cannot create {root}: {exc.strerror}") from None
-    (root / MARKER).write_text(run_id + "\n")
-    return root
-
-
-def release_run_root(root: Path, run_id: str) -> bool:
-    """Delete the run-owned directory if (and only if) its marker names this run."""
-    marker = root / MARKER
-    if not marker.is_file() or marker.read_text().strip() != run_id:
-        return False
-    shutil.rmtree(root)
-    return True
-
-
-def evict_from_page_cache(directory: Path) -> int:
-    """Drop our own dataset files from the page cache so each operation reads from the device.
-
-    Only the files under ``directory`` (which the run wrote) are touched, with
-    posix_fadvise(DONTNEED) after fsync; returns the number of files evicted.
-    """
-    count = 0
-    for dirpath, _dirs, files in os.walk(directory):
-        for name in files:
-            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                count += 1
-            finally:
-                os.close(fd)
-    return count
+        raise TargetError(f"target {target.uri}: cannot connect to {host}:{port} "
+                          f"({exc.strerror or exc}); is the NameNode running?") from None

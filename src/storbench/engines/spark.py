@@ -31,6 +31,7 @@ class SparkEngine:
         self.user_conf = dict(conf or {})
         self.local_dir = local_dir
         self.app_name = app_name
+        self.event_log_dir: str | None = None  # set by the runner: the run's own results directory
         self.session: Any = None
 
     def effective_conf(self) -> dict[str, str]:
@@ -45,6 +46,11 @@ class SparkEngine:
             conf["spark.driver.host"] = "127.0.0.1"
             conf["spark.driver.bindAddress"] = "127.0.0.1"
             conf["spark.driver.memory"] = "2g"
+        if self.event_log_dir:
+            # Spark's own per-task metrics (shuffle, spill, GC), read back after the session stops.
+            conf["spark.eventLog.enabled"] = "true"
+            conf["spark.eventLog.dir"] = f"file://{self.event_log_dir}"
+            conf["spark.eventLog.compress"] = "false"  # Spark 4 defaults to zstd, which Python 3.11 cannot read
         if self.local_dir:
             # Shuffle and spill go to the target's device, as on the paper's cluster nodes.
             conf["spark.local.dir"] = self.local_dir
@@ -84,6 +90,11 @@ class SparkEngine:
         """Spark's own view of its configuration, as recorded with the run."""
         session = self.start()
         return dict(sorted(session.sparkContext.getConf().getAll()))
+
+    def set_job_group(self, group: str) -> None:
+        """Tags the Spark jobs that follow, so the event log attributes them to one workload."""
+        if self.session is not None:
+            self.session.sparkContext.setJobGroup(group, group)
 
     def default_parallelism(self) -> int:
         return int(self.start().sparkContext.defaultParallelism)

@@ -24,6 +24,7 @@ MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SERIES = "telemetry.csv"
 WINDOWS = "windows.json"
+STAGES_FILE = "spark-stages.json"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -85,6 +86,9 @@ class RunWriter:
     def write_series(self, csv_text: str, windows: list[dict[str, Any]]) -> None:
         _write_atomic(self.path / SERIES, csv_text)
         _write_atomic(self.path / WINDOWS, json.dumps(windows, indent=1))
+
+    def write_json(self, name: str, data: Any) -> None:
+        _write_atomic(self.path / name, json.dumps(data, indent=1))
 
     def finish(self, status: str) -> None:
         self.update_manifest(status=status, finished=utc_now())

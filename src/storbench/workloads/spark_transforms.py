@@ -10,13 +10,11 @@ can be set beside it.
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
-from storbench.targets import evict_from_page_cache
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
 
@@ -41,10 +39,6 @@ def _dataset(ctx: RunContext) -> dict[str, Any]:
     if "dataset" not in ctx.shared:
         raise WorkloadError("no dataset: the suite must run 'datagen' before the timed operations")
     return ctx.shared["dataset"]
-
-
-def _dir_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 @register
@@ -75,16 +69,16 @@ class Datagen(Workload):
                  .withColumn("float_val", F.rand(seed=params["seed"]) * 1_000_000)
                  .withColumn("integer_val", F.col("float_val").cast("long"))
                  .drop("id"))
-        path = ctx.run_root / "dataset"
+        uri = ctx.data_uri("dataset")
         writer = frame.write.mode("errorifexists")
         with ctx.measure():
             if params["format"] == "csv":
-                writer.option("header", True).csv(ctx.data_uri("dataset"))
+                writer.option("header", True).csv(uri)
             else:
-                writer.parquet(ctx.data_uri("dataset"))
-        ctx.shared["dataset"] = {"uri": ctx.data_uri("dataset"), "path": path, "format": params["format"]}
+                writer.parquet(uri)
+        ctx.shared["dataset"] = {"uri": uri, "format": params["format"]}
         return [Sample(self.name, "rows", float(params["rows"]), "rows", 0),
-                Sample(self.name, "dataset_mb", _dir_bytes(path) / 1e6, "MB", 0)]
+                Sample(self.name, "dataset_mb", ctx.storage.size_bytes(uri) / 1e6, "MB", 0)]
 
 
 class _TimedTransform(Workload):
@@ -93,9 +87,8 @@ class _TimedTransform(Workload):
     params = DATASET_PARAMS
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        dataset = _dataset(ctx)
         if params["cold_cache"]:
-            evict_from_page_cache(dataset["path"])
+            ctx.storage.evict(_dataset(ctx)["uri"])
 
     def read(self, ctx: RunContext) -> Any:
         dataset = _dataset(ctx)

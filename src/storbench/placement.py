@@ -1,0 +1,100 @@
+"""Where one run puts its data: the target's storage, its run root, Spark's local dir, its devices.
+
+File targets are checked and claimed before Spark starts (bad input fails in a
+second); Hadoop targets are checked for reachability first, then claimed through
+the session's own Hadoop client once Spark is up.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from storbench.errors import InputError
+from storbench.services import service_status
+from storbench.storage import HadoopStorage, LocalStorage
+from storbench.targets import Target, check_reachable
+from storbench.telemetry import devices_for_path, parse_devices_option
+
+
+class Placement:
+    def __init__(self, target: Target, run_id: str, home: Path, replication: int | None):
+        if replication is not None and target.is_local:
+            raise InputError(f"--replication {replication}: applies to hdfs:// targets only; "
+                             f"the target is {target.uri}")
+        if replication is not None and replication < 1:
+            raise InputError(f"--replication {replication}: must be at least 1")
+        self.target = target
+        self.run_id = run_id
+        self.replication = replication
+        self.storage: LocalStorage | HadoopStorage | None = LocalStorage(target) if target.is_local else None
+        self.root_uri: str | None = None
+        self.service = self._our_hdfs(home)
+        self._scratch: str | None = None
+
+    def _our_hdfs(self, home: Path) -> dict[str, Any] | None:
+        """The state of storbench's own HDFS when the target is on it (its DataNode dirs are local)."""
+        if self.target.scheme != "hdfs":
+            return None
+        state = service_status("hdfs", home)
+        return state if state and self.target.uri.startswith(state["uri"]) else None
+
+    def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
+        if option:
+            return parse_devices_option(option), "--devices"
+        if self.target.is_local:
+            path = str(self.target.path)
+        elif self.service:
+            path = self.service["datanode_dirs"][0]  # all DataNodes of our cluster share one host directory
+        else:
+            warn(f"target {self.target.uri} is remote: no local device to measure; "
+                 f"pass --devices with the DataNodes' disks to measure them")
+            return [], "remote target"
+        resolution = devices_for_path(path)
+        if resolution.warning:
+            warn(resolution.warning)
+        return resolution.devices, resolution.how
+
+    def precheck(self, need_bytes: int) -> None:
+        """Before anything starts: capacity (file) or reachability (remote)."""
+        if isinstance(self.storage, LocalStorage):
+            self.storage.check_capacity(need_bytes)
+            self.root_uri = self.storage.claim(self.run_id)
+        else:
+            if self.service and (self.replication or 1) > self.service["datanodes"]:
+                raise InputError(f"--replication {self.replication}: above the {self.service['datanodes']} "
+                                 f"DataNode(s) of {self.service['uri']}; allowed: 1 to {self.service['datanodes']}")
+            check_reachable(self.target)
+
+    def spark_local_dir(self) -> str:
+        """Shuffle and spill go to the target's own device for file targets, as on the paper's nodes."""
+        if self.target.is_local:
+            return str(self.target.path / f"storbench-{self.run_id}" / "spark-local")
+        self._scratch = tempfile.mkdtemp(prefix=f"storbench-{self.run_id}-spark-")
+        return self._scratch
+
+    def spark_conf(self) -> dict[str, str]:
+        conf = {"spark.hadoop.ipc.client.connect.max.retries": "2",
+                "spark.hadoop.ipc.client.connect.timeout": "5000"}
+        if self.replication is not None:
+            conf["spark.hadoop.dfs.replication"] = str(self.replication)
+        return conf if not self.target.is_local else {}
+
+    def attach(self, spark: Any, need_bytes: int) -> None:
+        """Remote targets: check capacity and replication, then claim the run root, through Spark."""
+        if self.root_uri is not None:
+            return
+        local_dirs = self.service["datanode_dirs"] if self.service else []
+        storage = HadoopStorage(self.target, spark, local_dirs)
+        storage.check_capacity(need_bytes, self.replication or 1)
+        self.storage = storage
+        self.root_uri = storage.claim(self.run_id)
+
+    def release(self, keep_data: bool) -> None:
+        if self._scratch:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        if keep_data or self.storage is None or self.root_uri is None:
+            return
+        self.storage.release(self.run_id)

@@ -1,0 +1,194 @@
+"""TeraGen → TeraSort → TeraValidate (papers 001, 002), and TPCx-HS's HSGen/HSSort/HSValidate.
+
+Records are 100 bytes: a 10-byte random key and a 90-byte value carrying the row id,
+generated in the JVM from a seed. They are stored as uncompressed Parquet (key,
+value binary columns) in files of ``partition_mb``, so bytes on storage ≈ 100 × records.
+The checksum is TeraValidate's: the sum of every record's CRC32, order-independent,
+so TeraValidate can prove that the sort lost, duplicated or altered nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.errors import WorkloadError
+from storbench.results.model import Sample
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+
+RECORD_BYTES = 100
+TERA_PARAMS = (
+    Param("size_bytes", int, 100_000_000, "data set size in bytes (records = size / 100), e.g. 1G", minimum=100),
+    Param("partition_mb", int, 128, "size of each generated and sorted file in MB (paper 001: 128, 512, 1024)",
+          minimum=1),
+    Param("seed", int, 20260101, "seed of the record generator"),
+)
+PARQUET_OPTIONS = {"compression": "none", "parquet.enable.dictionary": "false"}
+
+
+def records_of(params: dict[str, Any]) -> int:
+    return params["size_bytes"] // RECORD_BYTES
+
+
+def partitions_of(params: dict[str, Any]) -> int:
+    return max(1, math.ceil(params["size_bytes"] / (params["partition_mb"] * 1_000_000)))
+
+
+def _checksum_and_count(frame: Any) -> tuple[int, int]:
+    from pyspark.sql import functions as F
+
+    row = frame.agg(F.sum(F.crc32(F.concat("key", "value")).cast("decimal(38,0)")).alias("checksum"),
+                    F.count("*").alias("records")).first()
+    return int(row["checksum"] or 0), int(row["records"])
+
+
+def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_samples: list[Sample]) -> list[Sample]:
+    seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
+    if not seconds:
+        return repetition_samples
+    records = records_of(params)
+    return repetition_samples + [
+        Sample(name, "records_per_s", records / seconds, "records/s"),
+        Sample(name, "data_mbps", records * RECORD_BYTES / 1e6 / seconds, "MB/s")]
+
+
+class _TeraPhase(Workload):
+    params = TERA_PARAMS
+    phase = ""  # "gen" | "sort" | "validate": the shared state keys are per phase, not per name
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return 0
+
+    def _record_phase_time(self, ctx: RunContext) -> None:
+        if ctx.last_window:
+            ctx.shared.setdefault("tera_phase_s", {})[self.phase] = ctx.last_window.end - ctx.last_window.start
+
+
+class _Gen(_TeraPhase):
+    phase = "gen"
+    description = "generate N 100-byte records (10-byte key, 90-byte value) and verify count and checksum"
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return params["size_bytes"] * 3  # input, sorted output, shuffle space
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        from pyspark.sql import functions as F
+
+        records, uri = records_of(params), ctx.data_uri("tera-in")
+        ids = ctx.spark.range(0, records, 1, partitions_of(params))
+        digest = F.unhex(F.md5(F.concat_ws(":", F.lit(str(params["seed"])), F.col("id").cast("string"))))
+        filler = F.repeat(F.substring(F.lit("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), (F.col("id") % 26 + 1).cast("int"), 1), 58)
+        frame = ids.select(F.substring(digest, 1, 10).alias("key"),
+                           F.concat(F.lpad(F.hex("id"), 32, "0"), filler).cast("binary").alias("value"))
+        with ctx.measure():
+            frame.write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(uri)
+        self._record_phase_time(ctx)
+        checksum, count = _checksum_and_count(ctx.spark.read.parquet(uri))  # TeraGen's verify stage
+        if count != records:
+            raise WorkloadError(f"{self.name}: wrote {count} records, expected {records}")
+        ctx.shared["tera"] = {"uri": uri, "checksum": checksum, "records": records}
+        return _throughput(self.name, ctx, params, [Sample(self.name, "records", float(records), "records")])
+
+
+class _Sort(_TeraPhase):
+    phase = "sort"
+    description = "sort the generated records into a total order by key (sampled range partitioning)"
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        if "tera" not in ctx.shared:
+            raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
+        ctx.storage.evict(ctx.shared["tera"]["uri"])
+        out = ctx.data_uri("tera-out")
+        with ctx.measure():
+            frame = ctx.spark.read.parquet(ctx.shared["tera"]["uri"])
+            (frame.repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
+             .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
+        self._record_phase_time(ctx)
+        ctx.shared["tera"]["sorted_uri"] = out
+        return _throughput(self.name, ctx, params, [])
+
+
+class _Validate(_TeraPhase):
+    phase = "validate"
+    description = "check global key order across files, the record count and the checksum against the generator's"
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        tera = ctx.shared.get("tera", {})
+        if "sorted_uri" not in tera:
+            raise WorkloadError(f"{self.name}: no sorted output; the suite must run the sort first")
+        ctx.storage.evict(tera["sorted_uri"])
+        with ctx.measure():
+            problems = validate_sorted(ctx.spark, tera["sorted_uri"], tera["records"], tera["checksum"])
+        self._record_phase_time(ctx)
+        if problems:
+            raise WorkloadError(f"{self.name}: {problems[0]}" + (f" (and {len(problems) - 1} more problems)"
+                                                                  if len(problems) > 1 else ""))
+        return _throughput(self.name, ctx, params, [])
+
+
+def validate_sorted(spark: Any, uri: str, records: int, checksum: int) -> list[str]:
+    """Problems found in a sorted output: order inside each file and across file boundaries, count, checksum.
+
+    Files are the partitions, in name order (part-00000, part-00001, ...); a position
+    inside a file is Parquet's own row index, so the message names partition and offset.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    frame = spark.read.parquet(uri).select(
+        "key", "value", F.col("_metadata.file_name").alias("file"), F.col("_metadata.row_index").alias("offset"))
+    in_file = Window.partitionBy("file").orderBy("offset")
+    problems = []
+    disorder = (frame.withColumn("previous", F.lag("key").over(in_file))
+                .where(F.col("previous") > F.col("key")).orderBy("file", "offset").select("file", "offset").first())
+    per_file = (frame.groupBy("file").agg(
+        F.min("key").alias("first"), F.max("key").alias("last"), F.count("*").alias("records"),
+        F.sum(F.crc32(F.concat("key", "value")).cast("decimal(38,0)")).alias("checksum"))
+        .orderBy("file").collect())
+    files = [row["file"] for row in per_file]
+    if disorder is not None:
+        problems.append(f"partition {files.index(disorder['file'])} ({disorder['file']}): the record at offset "
+                        f"{disorder['offset']} has a smaller key than the record before it")
+    for index in range(1, len(per_file)):
+        if per_file[index]["first"] < per_file[index - 1]["last"]:
+            problems.append(f"partition {index} ({files[index]}): its first key (offset 0) is smaller than the "
+                            f"last key of partition {index - 1}")
+    total = sum(row["records"] for row in per_file)
+    if total != records:
+        problems.append(f"{total} records in the sorted output, the generator wrote {records}")
+    found = int(sum((row["checksum"] or 0) for row in per_file))
+    if found != checksum:
+        problems.append(f"checksum {found:x} of the sorted output differs from the generator's {checksum:x}")
+    return problems
+
+
+def _phase(name: str, base: type[_TeraPhase], description: str) -> type[_TeraPhase]:
+    return register(type(name.title().replace("-", ""), (base,), {"name": name, "description": description}))
+
+
+TeraGen = _phase("teragen", _Gen, _Gen.description)
+TeraSort = _phase("terasort", _Sort, _Sort.description)
+TeraValidate = _phase("teravalidate", _Validate, _Validate.description)
+HSGen = _phase("hsgen", _Gen, "TPCx-HS HSGen: " + _Gen.description)
+HSSort = _phase("hssort", _Sort, "TPCx-HS HSSort: " + _Sort.description)
+
+
+@register
+class HSValidate(_Validate):
+    name = "hsvalidate"
+    description = "TPCx-HS HSValidate: " + _Validate.description + "; reports HSph@SF"
+    params = TERA_PARAMS + (Param("scale_factor_bytes", int, 10**12, "bytes per TPCx-HS scale factor unit (1 TB)",
+                                  minimum=1),)
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        samples = super().run(ctx, params)
+        phases = ctx.shared.get("tera_phase_s", {})
+        if set(phases) >= {"gen", "sort", "validate"}:
+            elapsed = sum(phases[p] for p in ("gen", "sort", "validate"))
+            scale_factor = params["size_bytes"] / params["scale_factor_bytes"]
+            samples += [Sample("tpcx-hs", "hs_elapsed_s", elapsed, "s"),
+                        Sample("tpcx-hs", "hsph", scale_factor / (elapsed / 3600), "HSph@SF",
+                               labels={"SF": f"{scale_factor:g}"})]
+        return samples
