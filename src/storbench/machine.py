@@ -48,7 +48,7 @@ def filesystem_of(path: Path) -> dict[str, str]:
     return best
 
 
-def fingerprint(target_path: Path, devices: list[str]) -> dict[str, Any]:
+def fingerprint(target_path: Path | None, devices: list[str]) -> dict[str, Any]:
     from storbench.telemetry import device_info
 
     return {
@@ -58,6 +58,6 @@ def fingerprint(target_path: Path, devices: list[str]) -> dict[str, Any]:
         "memory_gb": _memory_gb(),
         "kernel": platform.release(),
         "os": platform.platform(),
-        "filesystem": filesystem_of(target_path),
+        "filesystem": filesystem_of(target_path) if target_path else {},
         "devices": {name: device_info(name) for name in devices},
     }

@@ -41,18 +41,23 @@ class Placement:
         state = service_status("hdfs", home)
         return state if state and self.target.uri.startswith(state["uri"]) else None
 
+    def local_path(self) -> Path | None:
+        """The local directory whose device holds the data, when there is one on this host."""
+        if self.target.is_local:
+            return self.target.path
+        if self.service:
+            return Path(self.service["datanode_dirs"][0])  # all DataNodes of our cluster share one host directory
+        return None
+
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
         if option:
             return parse_devices_option(option), "--devices"
-        if self.target.is_local:
-            path = str(self.target.path)
-        elif self.service:
-            path = self.service["datanode_dirs"][0]  # all DataNodes of our cluster share one host directory
-        else:
+        path = self.local_path()
+        if path is None:
             warn(f"target {self.target.uri} is remote: no local device to measure; "
                  f"pass --devices with the DataNodes' disks to measure them")
             return [], "remote target"
-        resolution = devices_for_path(path)
+        resolution = devices_for_path(str(path))
         if resolution.warning:
             warn(resolution.warning)
         return resolution.devices, resolution.how

@@ -128,7 +128,7 @@ class Runner:
                        "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
                        "replication": options.replication, "telemetry_interval_s": options.interval,
                        "mode": options.mode, "run_root": placement.root_uri},
-            "machine": fingerprint(target.path, devices), "errors": []})
+            "machine": fingerprint(placement.local_path(), devices), "errors": []})
         self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                            f"target {target.uri}, devices {', '.join(devices) or 'none'}")
         engine.event_log_dir = str(writer.path / "spark-events")
