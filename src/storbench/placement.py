@@ -66,12 +66,16 @@ class Placement:
         """Before anything starts: capacity (file) or reachability (remote)."""
         if isinstance(self.storage, LocalStorage):
             self.storage.check_capacity(need_bytes)
-            self.root_uri = self.storage.claim(self.run_id)
         else:
             if self.service and (self.replication or 1) > self.service["datanodes"]:
                 raise InputError(f"--replication {self.replication}: above the {self.service['datanodes']} "
                                  f"DataNode(s) of {self.service['uri']}; allowed: 1 to {self.service['datanodes']}")
             check_reachable(self.target)
+
+    def claim_local(self) -> None:
+        """File targets: claim the run root now, before Spark starts (remote ones do it in attach)."""
+        if isinstance(self.storage, LocalStorage):
+            self.root_uri = self.storage.claim(self.run_id)
 
     def spark_local_dir(self) -> str:
         """Shuffle and spill go to the target's own device for file targets, as on the paper's nodes."""

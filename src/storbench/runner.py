@@ -106,8 +106,9 @@ class Runner:
         need_bytes = sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items())
         run_id = new_run_id(options.label)
         placement = Placement(target, run_id, self.store.home, options.replication)
-        devices, how = placement.devices(options.devices, self.progress.warn)
         placement.precheck(need_bytes)
+        devices, how = placement.devices(options.devices, self.progress.warn)
+        placement.claim_local()
         engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **options.spark_conf},
                              placement.spark_local_dir(), app_name=f"storbench {suite.name} {options.label}")
         ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
