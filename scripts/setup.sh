@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything storbench needs on a fresh Debian-like machine; safe to run again.
-#   scripts/setup.sh          Java, a virtualenv in .venv with storbench and PySpark
+#   scripts/setup.sh          Java + Maven, a virtualenv in .venv with storbench and PySpark,
+#                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`)
 #   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio and sysstat
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,8 @@ want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
 apt_packages=()
-command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jre-headless)
+command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
@@ -35,4 +37,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qx "$fingerpri
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e "$extras"
   echo "$fingerprint" >> "$stamp"
+fi
+
+# The JVM launchers (jvm/): rebuilt only when their sources change.
+jvm_stamp="jvm/target/.storbench-built"
+jvm_fingerprint="$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -c1-16)"
+if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
+  echo "setup: building the JVM launchers with Maven (first time: about a minute, ~130 MB of jars)" >&2
+  mvn -q -B -f jvm/pom.xml package dependency:build-classpath -DskipTests \
+      -Dmdep.outputFile=target/classpath.txt >/dev/null
+  echo "$jvm_fingerprint" > "$jvm_stamp"
 fi
