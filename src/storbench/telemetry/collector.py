@@ -1,0 +1,120 @@
+"""A background thread that snapshots host and device counters every ``interval`` seconds.
+
+``mark()`` snapshots on demand, so each timed window starts and ends on an exact
+snapshot instead of the nearest tick. The collector measures its own CPU time, so
+a run can report what observing it cost.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from storbench.telemetry import procfs
+from storbench.telemetry.procfs import CpuCounters, DiskCounters, NetCounters
+from storbench.telemetry.window import rate_rows
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Raw counters at one instant; None where the host does not expose them."""
+
+    time: float  # time.monotonic()
+    disks: dict[str, DiskCounters]  # measured devices only
+    cpu: CpuCounters | None
+    net: NetCounters | None  # summed over non-loopback interfaces
+    memory: tuple[int, int] | None  # (MemTotal, MemAvailable) bytes
+    energy_uj: int | None  # cumulative RAPL package energy since the collector started
+
+
+def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,
+                  energy: procfs.EnergyMeter | None = None) -> Snapshot:
+    """Reads every counter file once; the time is when the disk counters were read."""
+    before = time.monotonic()
+    disks = procfs.read_diskstats(files, devices) if devices else {}
+    after = time.monotonic()
+    return Snapshot(time=(before + after) / 2, disks=disks, cpu=procfs.read_cpu(files),
+                    net=procfs.read_net(files), memory=procfs.read_memory(files),
+                    energy_uj=energy.read() if energy is not None else None)
+
+
+class Collector:
+    def __init__(self, devices: list[str], interval: float = 1.0,
+                 proc_root: str = "/proc", sys_root: str = "/sys"):
+        self.devices = list(devices)
+        self.interval = interval
+        self._only = frozenset(devices)
+        self._files = procfs.CounterFiles(proc_root)
+        self._energy = procfs.EnergyMeter(sys_root)
+        self._points: list[Snapshot] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cpu_seconds = 0.0
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU time spent sampling: the thread's own plus what mark() cost its callers."""
+        with self._lock:
+            return self._cpu_seconds
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self.mark()  # points()[0] exists as soon as start() returns: it is the series' time origin
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="storbench-telemetry", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stops sampling and takes a final snapshot; safe to call twice or without start()."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.mark()
+        with self._lock:
+            self._files.close()  # a later mark() reopens what it needs
+
+    def mark(self) -> float:
+        """Snapshot now (from any thread) and return its time."""
+        used = time.thread_time()
+        snapshot = self._snapshot()
+        self._charge(used)
+        return snapshot.time
+
+    def points(self) -> list[Snapshot]:
+        with self._lock:
+            return list(self._points)
+
+    def rates(self) -> list[dict[str, Any]]:
+        """Rate rows per sampling interval, ``t`` relative to the first snapshot (see window.rate_rows)."""
+        return rate_rows(self.points(), self.interval)
+
+    def _snapshot(self) -> Snapshot:
+        # Under the lock, so list order is time order even when mark() races the thread.
+        with self._lock:
+            snapshot = read_snapshot(self._only, self._files, self._energy)
+            self._points.append(snapshot)
+            return snapshot
+
+    def _loop(self) -> None:
+        used = time.thread_time()
+        next_tick = time.monotonic() + self.interval
+        while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
+            self._snapshot()
+            next_tick += self.interval
+            now = time.monotonic()
+            if next_tick < now:  # fell behind (suspended, overloaded): skip ticks, keep the phase
+                next_tick += ((now - next_tick) // self.interval + 1) * self.interval
+            used = self._charge(used)
+        self._charge(used)
+
+    def _charge(self, since: float) -> float:
+        """Adds this thread's CPU time since ``since``; returns the new reading."""
+        now = time.thread_time()
+        with self._lock:
+            self._cpu_seconds += now - since
+        return now

@@ -1,0 +1,165 @@
+"""From raw snapshots to the paper's metrics over a timed window, and the rate series as CSV.
+
+Maxima are taken over sampling intervals; totals and averages (MB moved, latency,
+average CPU, energy) come straight from the window's first and last snapshots, so
+they are exact whatever the interval. Anything the host cannot measure is None.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from bisect import bisect_left, bisect_right
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Sequence
+
+from storbench.telemetry.procfs import SECTOR_BYTES
+
+if TYPE_CHECKING:
+    from storbench.telemetry.collector import Snapshot
+
+MB = 1e6
+METRICS = ("max_read_mbps", "max_write_mbps", "avg_read_latency_ms", "avg_write_latency_ms",
+           "max_cpu_pct", "avg_cpu_pct", "read_mb", "written_mb", "max_util_pct", "max_net_mbps", "energy_j")
+_DISK_FIELDS = ("reads", "read_sectors", "read_ms", "writes", "write_sectors", "write_ms", "io_ticks")
+
+
+def merge_slivers(points: Sequence[Snapshot], interval: float) -> list[Snapshot]:
+    """Drops interior snapshots that would bound an interval shorter than ``interval``/2.
+
+    mark() snapshots land anywhere between ticks; a 5 ms interval next to one would
+    turn a few stray sectors into a spiky maximum. The first and last snapshots
+    always stay, so totals over the merged intervals are unchanged.
+    """
+    if len(points) <= 2:
+        return list(points)
+    half = interval / 2
+    kept = [points[0]]
+    for point in points[1:-1]:
+        if point.time - kept[-1].time >= half:
+            kept.append(point)
+    if len(kept) > 1 and points[-1].time - kept[-1].time < half:
+        kept.pop()
+    kept.append(points[-1])
+    return kept
+
+
+def _disk_deltas(a: Snapshot, b: Snapshot) -> dict[str, dict[str, int]]:
+    """Counter increase per device seen in both snapshots (a counter that went back counts as 0)."""
+    deltas = {}
+    for name, before in a.disks.items():
+        after = b.disks.get(name)
+        if after is not None:
+            deltas[name] = {f: max(0, getattr(after, f) - getattr(before, f)) for f in _DISK_FIELDS}
+    return deltas
+
+
+def _total(deltas: dict[str, dict[str, int]], field: str) -> int:
+    return sum(d[field] for d in deltas.values())
+
+
+def _cpu_pct(a: Snapshot, b: Snapshot) -> tuple[float | None, float | None]:
+    """(busy %, iowait %) of all CPUs between two snapshots; busy excludes idle and iowait."""
+    if a.cpu is None or b.cpu is None or b.cpu.total <= a.cpu.total:
+        return None, None
+    total = b.cpu.total - a.cpu.total
+    return (100 * (b.cpu.busy - a.cpu.busy) / total, 100 * (b.cpu.iowait - a.cpu.iowait) / total)
+
+
+def interval_rates(a: Snapshot, b: Snapshot) -> dict[str, float | None]:
+    """Per-device and aggregate rates between two snapshots (one row of the series, without ``t``)."""
+    seconds = b.time - a.time
+    deltas = _disk_deltas(a, b)
+    row: dict[str, float | None] = {}
+    for name, d in deltas.items():
+        row[f"{name}.read_mbps"] = d["read_sectors"] * SECTOR_BYTES / MB / seconds
+        row[f"{name}.write_mbps"] = d["write_sectors"] * SECTOR_BYTES / MB / seconds
+        row[f"{name}.read_iops"] = d["reads"] / seconds
+        row[f"{name}.write_iops"] = d["writes"] / seconds
+        # io_ticks and the timestamps are read microseconds apart: clamp the overshoot.
+        row[f"{name}.util_pct"] = min(100.0, d["io_ticks"] / 10 / seconds)
+    measured = bool(deltas)
+    row["read_mbps"] = _total(deltas, "read_sectors") * SECTOR_BYTES / MB / seconds if measured else None
+    row["write_mbps"] = _total(deltas, "write_sectors") * SECTOR_BYTES / MB / seconds if measured else None
+    row["util_pct"] = max(row[f"{name}.util_pct"] for name in deltas) if measured else None  # busiest device
+    row["cpu_pct"], row["iowait_pct"] = _cpu_pct(a, b)
+    row["mem_used_pct"] = (100 * (b.memory[0] - b.memory[1]) / b.memory[0]
+                           if b.memory is not None and b.memory[0] > 0 else None)
+    row["net_mbps"] = ((b.net.rx_bytes - a.net.rx_bytes + b.net.tx_bytes - a.net.tx_bytes) / MB / seconds
+                       if a.net is not None and b.net is not None else None)
+    row["power_w"] = ((b.energy_uj - a.energy_uj) / 1e6 / seconds
+                      if a.energy_uj is not None and b.energy_uj is not None else None)
+    return row
+
+
+def _intervals(points: Sequence[Snapshot], interval: float) -> list[tuple[Snapshot, Snapshot]]:
+    return [(a, b) for a, b in pairwise(merge_slivers(points, interval)) if b.time > a.time]
+
+
+def rate_rows(points: Sequence[Snapshot], interval: float) -> list[dict[str, Any]]:
+    """The stored series: one row per (merged) interval, at its end, ``t`` relative to points[0]."""
+    if not points:
+        return []
+    origin = points[0].time
+    return [{"t": round(b.time - origin, 4),
+             **{k: None if v is None else round(v, 4) for k, v in interval_rates(a, b).items()}}
+            for a, b in _intervals(points, interval)]
+
+
+def _max(rows: list[dict[str, float | None]], key: str) -> float | None:
+    values = [row[key] for row in rows if row.get(key) is not None]
+    return max(values) if values else None
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def window_metrics(points: Sequence[Snapshot], start: float, end: float,
+                   interval: float) -> dict[str, float | None]:
+    """The paper's metrics between two snapshot times (mark() results).
+
+    If ``start``/``end`` fall between snapshots, the window widens to the snapshots
+    just outside them, so it never misses I/O that happened inside.
+    """
+    first_index = max(0, bisect_right(points, start, key=lambda p: p.time) - 1)
+    last_index = min(len(points) - 1, bisect_left(points, end, key=lambda p: p.time))
+    if last_index <= first_index or points[last_index].time <= points[first_index].time:
+        return dict.fromkeys(METRICS)
+    window = points[first_index:last_index + 1]
+    first, last = window[0], window[-1]
+    rows = [interval_rates(a, b) for a, b in _intervals(window, interval)]
+    deltas = _disk_deltas(first, last)
+    measured = bool(deltas)
+    sectors_mb = SECTOR_BYTES / MB
+    return {
+        "max_read_mbps": _max(rows, "read_mbps"),
+        "max_write_mbps": _max(rows, "write_mbps"),
+        "avg_read_latency_ms": _ratio(_total(deltas, "read_ms"), _total(deltas, "reads")),
+        "avg_write_latency_ms": _ratio(_total(deltas, "write_ms"), _total(deltas, "writes")),
+        "max_cpu_pct": _max(rows, "cpu_pct"),
+        "avg_cpu_pct": _cpu_pct(first, last)[0],
+        "read_mb": _total(deltas, "read_sectors") * sectors_mb if measured else None,
+        "written_mb": _total(deltas, "write_sectors") * sectors_mb if measured else None,
+        "max_util_pct": _max(rows, "util_pct"),
+        "max_net_mbps": _max(rows, "net_mbps"),
+        "energy_j": ((last.energy_uj - first.energy_uj) / 1e6
+                     if first.energy_uj is not None and last.energy_uj is not None else None),
+    }
+
+
+def to_csv(rates: list[dict[str, Any]]) -> str:
+    """The series as CSV: ``t`` first, then every column in first-seen order; None is an empty cell."""
+    columns = ["t"] + list(dict.fromkeys(key for row in rates for key in row if key != "t"))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rates:
+        writer.writerow(["" if row.get(c) is None else repr(float(row[c])) for c in columns])
+    return out.getvalue()
+
+
+def from_csv(text: str) -> list[dict[str, float | None]]:
+    """Rows back from :func:`to_csv`: every cell a float, or None where it was empty."""
+    return [{key: float(value) if value else None for key, value in row.items()}
+            for row in csv.DictReader(io.StringIO(text))]

@@ -1,0 +1,164 @@
+"""Window metrics and rate rows: exact answers on golden snapshots, sliver merging, None, CSV."""
+
+import dataclasses
+
+import pytest
+
+from storbench.telemetry import Snapshot, window_metrics
+from storbench.telemetry.collector import read_snapshot
+from storbench.telemetry.procfs import CounterFiles, CpuCounters, DiskCounters, NetCounters
+from storbench.telemetry.window import METRICS, from_csv, merge_slivers, rate_rows, to_csv
+
+MEASURED = frozenset({"sda", "nvme0n1"})
+
+
+@pytest.fixture
+def golden(data):
+    """The t0 and t1 /proc snapshots, one second apart."""
+    return [dataclasses.replace(read_snapshot(MEASURED, CounterFiles(str(data / "proc" / name))), time=time,
+                                energy_uj=energy)
+            for name, time, energy in (("t0", 100.0, 5_000_000), ("t1", 101.0, 90_000_000))]
+
+
+def test_golden_snapshots_give_exact_metrics(golden):
+    metrics = window_metrics(golden, 100.0, 101.0, 1.0)
+    assert set(metrics) == set(METRICS)
+    expected = {
+        "max_read_mbps": 1200.0,  # sda 390625 + nvme 1953125 sectors × 512 B
+        "max_write_mbps": 51.2,  # sda 100000 sectors; nvme wrote nothing
+        "avg_read_latency_ms": 2300 / 1400,  # (2000 + 300) ms over (400 + 1000) reads
+        "avg_write_latency_ms": 7.5,  # 1500 ms over 200 writes
+        "max_cpu_pct": 42.5,  # busy 120 user + 40 system + 10 softirq of 400 ticks
+        "avg_cpu_pct": 42.5,
+        "read_mb": 1200.0,
+        "written_mb": 51.2,
+        "max_util_pct": 95.0,  # nvme io_ticks +950 ms; sda is 80 %
+        "max_net_mbps": 15.5,  # eth0 12 + 3 MB, wlan0 0.4 + 0.1 MB; lo's 100 MB left out
+        "energy_j": 85.0,
+    }
+    assert metrics == pytest.approx(expected, rel=1e-12)
+
+
+def test_golden_rate_row(golden):
+    [row] = rate_rows(golden, 1.0)
+    assert row["t"] == 1.0
+    assert (row["sda.read_mbps"], row["sda.write_mbps"], row["sda.read_iops"], row["sda.write_iops"],
+            row["sda.util_pct"]) == (200.0, 51.2, 400.0, 200.0, 80.0)
+    assert (row["nvme0n1.read_mbps"], row["nvme0n1.util_pct"]) == (1000.0, 95.0)
+    assert (row["read_mbps"], row["write_mbps"], row["util_pct"]) == (1200.0, 51.2, 95.0)
+    assert (row["cpu_pct"], row["iowait_pct"], row["mem_used_pct"]) == (42.5, 7.5, 25.0)
+    assert (row["net_mbps"], row["power_w"]) == (15.5, 85.0)
+
+
+def test_device_without_writes_has_no_write_latency(golden):
+    only_nvme = [dataclasses.replace(p, disks={"nvme0n1": p.disks["nvme0n1"]}) for p in golden]
+    metrics = window_metrics(only_nvme, 100.0, 101.0, 1.0)
+    assert metrics["avg_write_latency_ms"] is None  # no writes: not measurable, not 0
+    assert metrics["written_mb"] == 0.0  # but nothing written is a measurement
+    assert metrics["avg_read_latency_ms"] == pytest.approx(0.3)
+
+
+# -- synthetic snapshots --------------------------------------------------------------------------
+
+def disk(read_sectors: int = 0, write_sectors: int = 0, reads: int = 0, read_ms: int = 0,
+         writes: int = 0, write_ms: int = 0, io_ticks: int = 0) -> DiskCounters:
+    return DiskCounters(reads, 0, read_sectors, read_ms, writes, 0, write_sectors, write_ms, 0, io_ticks, 0)
+
+
+def point(time: float, sectors: int, busy: int = 0, idle: int = 0, devices: tuple[str, ...] = ("vda",)) -> Snapshot:
+    """Only writes and CPU move; ``sectors`` is the cumulative count written."""
+    return Snapshot(time, {name: disk(write_sectors=sectors, writes=sectors // 8, write_ms=sectors // 4)
+                           for name in devices},
+                    CpuCounters(busy, 0, 0, idle, 0, 0, 0, 0), NetCounters(0, 0), (100, 50), None)
+
+
+MB_PER_SECTOR = 512 / 1e6
+
+
+def test_sliver_after_the_start_mark_is_merged():
+    # 2000 sectors/s steady, but 100 sectors land in the 5 ms between the start mark and the next tick.
+    points = [point(0.0, 0), point(0.005, 100), point(1.005, 2100), point(2.005, 4100), point(3.005, 6100)]
+    merged = window_metrics(points, 0.0, 3.005, 1.0)
+    assert merged["max_write_mbps"] == pytest.approx(2100 * MB_PER_SECTOR / 1.005)
+    unmerged = window_metrics(points, 0.0, 3.005, 0.001)  # a sliver is only shorter than interval/2
+    assert unmerged["max_write_mbps"] == pytest.approx(100 * MB_PER_SECTOR / 0.005)  # the spike avoided above
+
+
+def test_sliver_before_the_end_mark_is_merged_into_the_previous_interval():
+    points = [point(0.0, 0), point(1.0, 2000), point(2.0, 4000), point(2.004, 4200)]
+    assert [p.time for p in merge_slivers(points, 1.0)] == [0.0, 1.0, 2.004]
+    metrics = window_metrics(points, 0.0, 2.004, 1.0)
+    assert metrics["max_write_mbps"] == pytest.approx(2200 * MB_PER_SECTOR / 1.004)
+
+
+def test_window_of_two_marks_is_one_interval():
+    points = [point(10.0, 0), point(10.3, 600)]
+    metrics = window_metrics(points, 10.0, 10.3, 1.0)
+    assert metrics["max_write_mbps"] == pytest.approx(600 * MB_PER_SECTOR / 0.3)
+    assert metrics["written_mb"] == pytest.approx(600 * MB_PER_SECTOR)
+
+
+def test_totals_integrate_exactly_between_the_marks_and_ignore_outside_points():
+    points = [point(0.0, 0), point(1.0, 5000), point(1.2, 5100), point(2.2, 7000), point(2.25, 7777),
+              point(3.0, 99999)]
+    metrics = window_metrics(points, 1.0, 2.25, 1.0)
+    assert metrics["written_mb"] == pytest.approx((7777 - 5000) * MB_PER_SECTOR)
+    assert metrics["avg_write_latency_ms"] == pytest.approx((7777 // 4 - 5000 // 4) / (7777 // 8 - 5000 // 8))
+    assert metrics["read_mb"] == 0.0
+    assert metrics["avg_read_latency_ms"] is None  # no reads: not measurable, not 0
+
+
+def test_window_between_snapshots_widens_to_enclose():
+    points = [point(0.0, 0), point(1.0, 1000), point(2.0, 3000), point(3.0, 3500)]
+    assert window_metrics(points, 0.5, 1.5, 1.0)["written_mb"] == pytest.approx(3000 * MB_PER_SECTOR)
+
+
+def test_cpu_max_over_intervals_and_average_over_the_window():
+    points = [point(0.0, 0, busy=0, idle=0), point(1.0, 0, busy=90, idle=10), point(2.0, 0, busy=100, idle=110)]
+    metrics = window_metrics(points, 0.0, 2.0, 1.0)
+    assert metrics["max_cpu_pct"] == pytest.approx(90.0)
+    assert metrics["avg_cpu_pct"] == pytest.approx(100 / 210 * 100)
+
+
+def test_devices_sum_and_utilization_is_the_busiest_device():
+    def two(time: float, sectors: int, ticks_a: int, ticks_b: int) -> Snapshot:
+        return dataclasses.replace(point(time, sectors, devices=("sda", "sdb")), disks={
+            "sda": disk(write_sectors=sectors, io_ticks=ticks_a), "sdb": disk(write_sectors=sectors, io_ticks=ticks_b)})
+
+    metrics = window_metrics([two(0.0, 0, 0, 0), two(1.0, 1000, 300, 700)], 0.0, 1.0, 1.0)
+    assert metrics["written_mb"] == pytest.approx(2 * 1000 * MB_PER_SECTOR)
+    assert metrics["max_util_pct"] == pytest.approx(70.0)
+
+
+def test_unmeasurable_values_are_none_not_zero():
+    points = [dataclasses.replace(point(t, 0), disks={}, cpu=None, net=None, energy_uj=None) for t in (0.0, 1.0)]
+    assert window_metrics(points, 0.0, 1.0, 1.0) == dict.fromkeys(METRICS)
+    assert window_metrics(points[:1], 0.0, 0.0, 1.0) == dict.fromkeys(METRICS)
+    assert window_metrics([], 0.0, 1.0, 1.0) == dict.fromkeys(METRICS)
+
+
+def test_rate_rows_are_relative_to_the_first_snapshot():
+    points = [point(50.0, 0), point(50.002, 10), point(51.0, 2000), point(52.0, 4000)]
+    rows = rate_rows(points, 1.0)
+    assert [row["t"] for row in rows] == [1.0, 2.0]  # the 2 ms sliver merged into the first interval
+    assert rows[0]["vda.write_mbps"] == pytest.approx(2000 * MB_PER_SECTOR, abs=1e-4)
+
+
+# -- CSV ------------------------------------------------------------------------------------------
+
+def test_csv_roundtrip(golden):
+    rows = rate_rows(golden, 1.0) + [{"t": 2.5, "read_mbps": None, "cpu_pct": 3.25, "vdb.util_pct": 1e-4}]
+    text = to_csv(rows)
+    header = text.splitlines()[0].split(",")
+    assert header[0] == "t" and "vdb.util_pct" == header[-1]
+    assert ",," in text.splitlines()[2]  # None is an empty cell
+    back = from_csv(text)
+    expected = [{column: None if row.get(column) is None else float(row[column]) for column in header}
+                for row in rows]
+    assert back == expected
+    assert all(isinstance(v, float) or v is None for row in back for v in row.values())
+
+
+def test_csv_of_no_rows():
+    assert from_csv(to_csv([])) == []
+    assert from_csv("") == []
