@@ -140,16 +140,9 @@ class Runner:
         status = "failed"
         try:
             collector.start()
-            with self.progress.step(f"starting Spark ({options.spark_master})"):
-                started = time.monotonic()
-                engine.start()
-                writer.update_manifest(
-                    software={"storbench": __version__, **engine.versions()},
-                    spark_settings=engine.settings(),
-                    spark_startup_s=round(time.monotonic() - started, 3))
-                placement.attach(engine.session, need_bytes)
-                ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
-                writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
+            writer.update_manifest(software={"storbench": __version__})
+            if any(w.engine == "spark" for w in workloads.values()):
+                self._start_spark(engine, placement, ctx, writer, need_bytes)
             for entry in suite.prepare:
                 self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
                               per_workload[entry.workload], 0, 0)
@@ -180,9 +173,23 @@ class Runner:
                 self._record_error(writer, "cleanup", 0, f"could not remove {placement.root_uri}: {exc}")
             finally:
                 engine.stop()
-            self._add_spark_metrics(writer, Path(engine.event_log_dir))
+            if engine.event_log_dir and any(Path(engine.event_log_dir).iterdir()):
+                self._add_spark_metrics(writer, Path(engine.event_log_dir))
             writer.finish(status)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
+
+    def _start_spark(self, engine: SparkEngine, placement: Placement, ctx: RunContext, writer: RunWriter,
+                     need_bytes: int) -> None:
+        with self.progress.step(f"starting Spark ({engine.master})"):
+            started = time.monotonic()
+            engine.start()
+            writer.update_manifest(
+                software={**writer.manifest["software"], **engine.versions()},
+                spark_settings=engine.settings(),
+                spark_startup_s=round(time.monotonic() - started, 3))
+            placement.attach(engine.session, need_bytes)
+            ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
+            writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
 
     def _run_one(self, ctx: RunContext, writer: RunWriter, collector: Collector, windows: list[dict[str, Any]],
                  workload: Workload, params: dict[str, Any], repetition: int, repetitions: int) -> None:
@@ -205,9 +212,11 @@ class Runner:
             if window is None:
                 raise WorkloadError(f"workload {workload.name} did not time its action (ctx.measure)")
             samples = [Sample(workload.name, "completion_time", window.end - window.start, "s", repetition)]
+            sampled_every = {"interval_s": f"{self.options.interval:g}"}  # derived metrics state their interval
             for metric, value in window_metrics(collector.points(), window.start, window.end,
                                                 self.options.interval).items():
-                samples.append(Sample(workload.name, metric, value, spec_for(metric).unit, repetition))
+                samples.append(Sample(workload.name, metric, value, spec_for(metric).unit, repetition,
+                                      labels=sampled_every))
             writer.add_samples(samples + [replace(s, repetition=repetition) for s in extra])
             windows.append({"workload": workload.name, "repetition": repetition,
                             "t0": window.start, "t1": window.end})
