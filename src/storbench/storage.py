@@ -67,6 +67,16 @@ class LocalStorage:
     def evict(self, uri: str) -> int:
         return evict_from_page_cache(Path(uri.removeprefix("file://")))
 
+    def delete(self, uri: str) -> bool:
+        """Remove ``uri`` only if it lies inside a directory storbench marked as its own."""
+        path = Path(uri.removeprefix("file://"))
+        if not any((parent / MARKER).is_file() for parent in path.parents):
+            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
+        if not path.exists():
+            return False
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return True
+
 
 class HadoopStorage:
     """Any Hadoop FileSystem, reached through the Spark session's JVM."""
@@ -118,6 +128,16 @@ class HadoopStorage:
 
     def size_bytes(self, uri: str) -> int:
         return int(self._fs().getContentSummary(self._path(uri)).getLength())
+
+    def delete(self, uri: str) -> bool:
+        """Remove ``uri`` only if it lies inside a directory storbench marked as its own."""
+        fs, path = self._fs(), self._path(uri)
+        parent = path.getParent()
+        while parent is not None and not fs.exists(self._path(f"{parent.toString()}/{MARKER}")):
+            parent = parent.getParent()
+        if parent is None:
+            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
+        return bool(fs.delete(path, True))
 
     def evict(self, uri: str) -> int:
         # The blocks live in the DataNodes' directories; when those are ours, drop them from the cache.

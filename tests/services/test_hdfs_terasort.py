@@ -4,11 +4,9 @@ import json
 
 import pytest
 
-from storbench import api
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
-from storbench.results.store import ResultStore
 from storbench.storage import HadoopStorage
 from storbench.targets import parse_target
 from storbench.workloads import get_workload
@@ -16,18 +14,6 @@ from storbench.workloads.terasort import validate_sorted
 from tests.cli.helpers import storbench
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def hdfs(tmp_path_factory):
-    home = tmp_path_factory.mktemp("hdfs-home")
-    store = ResultStore(home)
-    state = api.service_up("hdfs", store, datanodes=2)
-    try:
-        yield home, state
-    finally:
-        assert api.service_down("hdfs", store)
-        assert api.service_status("hdfs", store) is None
 
 
 def test_service_is_on_loopback_with_two_datanodes(hdfs):

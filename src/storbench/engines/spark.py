@@ -7,6 +7,7 @@ import platform
 from typing import Any
 
 from storbench.errors import EngineError, InputError
+from storbench.services.jvm import launcher_jar
 
 DEFAULT_MASTER = "local[*]"
 
@@ -55,6 +56,9 @@ class SparkEngine:
             # Shuffle and spill go to the target's device, as on the paper's cluster nodes.
             conf["spark.local.dir"] = self.local_dir
         conf.update(self.user_conf)
+        jar = launcher_jar()
+        if jar:  # storbench's JVM-side workload code (dfsio), beside any jars the user adds
+            conf["spark.jars"] = ",".join(filter(None, [self.user_conf.get("spark.jars"), str(jar)]))
         return conf
 
     def start(self) -> Any:

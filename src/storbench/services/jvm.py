@@ -23,3 +23,9 @@ def java_binary() -> str:
     if not java:
         raise EngineError("java is not installed; run scripts/setup.sh")
     return java
+
+
+def launcher_jar() -> Path | None:
+    """storbench's own JVM classes (DfsIo, ...) for Spark's ``spark.jars``; None before the first build."""
+    jars = sorted((JVM_DIR / "target").glob("storbench-jvm-*.jar"))
+    return jars[-1] if jars else None

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.errors import InputError
 from storbench.workloads.base import Workload, get_workload
+from storbench.workloads.params import parse_count
 
-_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
-
+__all__ = ["Entry", "Suite", "parse_count"]
 
 @dataclass
 class Entry:
@@ -79,13 +78,3 @@ class Suite:
         suite_params = {name: declared[name].coerce(layered.get(name, declared[name].default), self.source)
                         for name in sorted(declared)}
         return scale_name, suite_params, per_workload
-
-
-def parse_count(text: str) -> int | None:
-    """'5000000', '5_000_000', '5M', '1e6', '10B' -> int; anything else -> None."""
-    text = str(text).strip().lower().replace("_", "")
-    match = re.fullmatch(r"(\d+(?:\.\d+)?(?:e\d+)?)([kmbgt]?)", text)
-    if not match:
-        return None
-    value = float(match.group(1)) * _SUFFIXES.get(match.group(2), 1)
-    return int(value) if value >= 1 else None

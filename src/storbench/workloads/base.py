@@ -56,7 +56,7 @@ def register(cls: type[Workload]) -> type[Workload]:
 
 def _load_builtin() -> None:
     # Importing the modules runs their @register lines; one line per workload family.
-    from storbench.workloads import spark_transforms, terasort  # noqa: F401
+    from storbench.workloads import dfsio, spark_transforms, terasort  # noqa: F401
 
 
 def all_workloads() -> dict[str, type[Workload]]:

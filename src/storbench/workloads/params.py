@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from storbench.errors import InputError
 
+_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list"}
 
 
@@ -50,7 +52,12 @@ class Param:
                     raise ValueError
                 if isinstance(value, float) and not value.is_integer():
                     raise ValueError
-                return int(str(value).replace("_", "")) if isinstance(value, str) else int(value)
+                if isinstance(value, str):
+                    count = parse_count(value)  # 5000, 5_000, 5k, 64M, 1G
+                    if count is None and value.strip() != "0":
+                        raise ValueError
+                    return count or 0
+                return int(value)
             if self.type is float:
                 return float(value)
             if self.type is list:
@@ -66,3 +73,13 @@ class Param:
     def describe(self) -> str:
         allowed = f" (one of: {', '.join(map(str, self.choices))})" if self.choices else ""
         return f"{self.name}={self.default!r}: {self.help}{allowed}"
+
+
+def parse_count(text: str) -> int | None:
+    """'5000000', '5_000_000', '5M', '1e6', '10B' -> int; anything else -> None."""
+    text = str(text).strip().lower().replace("_", "")
+    match = re.fullmatch(r"(\d+(?:\.\d+)?(?:e\d+)?)([kmbgt]?)", text)
+    if not match:
+        return None
+    value = float(match.group(1)) * _SUFFIXES.get(match.group(2), 1)
+    return int(value) if value >= 1 else None

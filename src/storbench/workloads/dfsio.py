@@ -1,0 +1,144 @@
+"""TestDFSIO (papers 002, 004): N files of a given size written, then read, in parallel, one task per file.
+
+Each file is one Spark task that calls storbench's JVM class ``storbench.jvm.DfsIo``
+through SQL's ``java_method`` (the Hadoop FileSystem API, so file://, hdfs:// and
+s3a:// all work, and no byte passes through Python). Every task reports its bytes
+and nanoseconds; the figures are TestDFSIO's own:
+
+- throughput = total bytes / sum of task times (TestDFSIO's "Throughput mb/sec"),
+- average I/O rate = mean of per-file rates, with its standard deviation,
+- elapsed = wall time of the whole phase.
+MB here is 10^6 bytes, as in all of storbench (TestDFSIO uses 2^20; the testdfsio
+driver converts).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.errors import WorkloadError
+from storbench.results.model import Sample
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+
+DFSIO_PARAMS = (
+    Param("files", int, 4, "number of files (one task each), TestDFSIO's -nrFiles", minimum=1),
+    Param("file_size", int, 16_000_000, "bytes per file, e.g. 64M or 5.4G", minimum=1),
+    Param("buffer_size", int, 1_000_000, "I/O buffer in bytes (TestDFSIO's default 1000000)", minimum=512),
+    Param("replication", int, 0, "replication of the files (0: the file system's default)", minimum=0),
+    Param("driver", str, "storbench", "storbench (Spark tasks) or testdfsio (Hadoop's own TestDFSIO, local mode)",
+          choices=("storbench", "testdfsio")),
+)
+
+
+def per_file_stats(results: list[tuple[int, int]]) -> dict[str, float]:
+    """TestDFSIO's figures from (bytes, nanoseconds) per file."""
+    if not results:
+        raise WorkloadError("dfsio: no file results")
+    total_bytes = sum(b for b, _ in results)
+    total_s = sum(ns for _, ns in results) / 1e9
+    rates = [b / 1e6 / (ns / 1e9) for b, ns in results if ns > 0]
+    mean = sum(rates) / len(rates)
+    variance = max(0.0, sum(r * r for r in rates) / len(rates) - mean * mean)  # TestDFSIO's formula
+    return {"throughput_mbps": total_bytes / 1e6 / total_s if total_s else math.nan,
+            "avg_io_rate_mbps": mean, "io_rate_stddev_mbps": math.sqrt(variance),
+            "total_mb": total_bytes / 1e6, "files": float(len(results))}
+
+
+def stats_samples(workload: str, stats: dict[str, float]) -> list[Sample]:
+    return [Sample(workload, "dfsio_throughput_mbps", stats["throughput_mbps"], "MB/s"),
+            Sample(workload, "dfsio_avg_io_rate_mbps", stats["avg_io_rate_mbps"], "MB/s"),
+            Sample(workload, "dfsio_io_rate_stddev_mbps", stats["io_rate_stddev_mbps"], "MB/s"),
+            Sample(workload, "dfsio_total_mb", stats["total_mb"], "MB")]
+
+
+class _DfsIo(Workload):
+    params = DFSIO_PARAMS
+    version = "1"
+
+    def data_dir(self, ctx: RunContext) -> str:
+        return ctx.data_uri("dfsio")
+
+    def file_uris(self, ctx: RunContext, params: dict[str, Any]) -> list[str]:
+        return [f"{self.data_dir(ctx)}/file_{index:05d}" for index in range(params["files"])]
+
+    def run_tasks(self, ctx: RunContext, expression: str, params: dict[str, Any]) -> list[tuple[int, int]]:
+        """One Spark task per file running ``expression`` (a java_method call on ``uri``)."""
+        spark = ctx.spark
+        files = spark.createDataFrame([(uri,) for uri in self.file_uris(ctx, params)], "uri string")
+        rows = files.repartition(params["files"]).selectExpr(f"{expression} AS result").collect()
+        results = []
+        for row in rows:
+            written, nanos = row["result"].split(",")
+            results.append((int(written), int(nanos)))
+        return results
+
+
+@register
+class DfsIoWrite(_DfsIo):
+    name = "dfsio-write"
+    description = "TestDFSIO -write: N files of a given size, one Spark task per file, Hadoop FileSystem API"
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return params["files"] * params["file_size"] * max(1, params["replication"])
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """Warm-up outside the timed window: load the class and the file system client in the executors."""
+        if params["driver"] == "storbench" and not ctx.shared.get("dfsio_warm"):
+            warm = ctx.data_uri("dfsio-warmup")
+            frame = ctx.spark.createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
+            frame.selectExpr(f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST(1048576 AS BIGINT), "
+                             f"{params['buffer_size']}, {params['replication']})").collect()
+            ctx.storage.delete(warm)
+            ctx.shared["dfsio_warm"] = True
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        if params["driver"] == "testdfsio":
+            from storbench.workloads.testdfsio import run_testdfsio
+
+            return run_testdfsio(ctx, self.name, "write", params)
+        expression = (f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST({params['file_size']} AS BIGINT), "
+                      f"{params['buffer_size']}, {params['replication']})")
+        with ctx.measure():
+            results = self.run_tasks(ctx, expression, params)
+        ctx.shared["dfsio_written"] = True
+        return stats_samples(self.name, per_file_stats(results))
+
+
+@register
+class DfsIoRead(_DfsIo):
+    name = "dfsio-read"
+    description = "TestDFSIO -read: read back the files dfsio-write wrote, one Spark task per file"
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        if params["driver"] == "storbench" and not ctx.shared.get("dfsio_written"):
+            raise WorkloadError("dfsio-read: no files to read; the suite must run dfsio-write first")
+        ctx.storage.evict(self.data_dir(ctx))
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        if params["driver"] == "testdfsio":
+            from storbench.workloads.testdfsio import run_testdfsio
+
+            return run_testdfsio(ctx, self.name, "read", params)
+        expression = f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})"
+        with ctx.measure():
+            results = self.run_tasks(ctx, expression, params)
+        expected = params["file_size"]
+        short = [b for b, _ in results if b != expected]
+        if short:
+            raise WorkloadError(f"dfsio-read: {len(short)} file(s) had {short[0]} bytes, expected {expected}")
+        return stats_samples(self.name, per_file_stats(results))
+
+
+@register
+class DfsIoClean(_DfsIo):
+    name = "dfsio-clean"
+    description = "TestDFSIO -clean: remove only the files this run wrote"
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        with ctx.measure():
+            ctx.storage.delete(self.data_dir(ctx))
+        ctx.shared.pop("dfsio_written", None)
+        return []

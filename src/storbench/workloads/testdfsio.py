@@ -1,0 +1,66 @@
+"""The cross-check driver: Hadoop's own TestDFSIO (hadoop-mapreduce-client-jobclient tests jar),
+run in MapReduce local mode against the same target, its result file parsed into the same samples.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.errors import WorkloadError
+from storbench.results.model import Sample
+from storbench.services.jvm import java_binary, launcher_classpath
+
+MIB = 1024 * 1024
+_FIELDS = {"Number of files": "files", "Total MBytes processed": "total_mib", "Throughput mb/sec": "throughput",
+           "Average IO rate mb/sec": "avg_io_rate", "IO rate std deviation": "io_rate_stddev",
+           "Test exec time sec": "exec_s"}
+
+
+def parse_result(text: str) -> dict[str, float]:
+    """The last TestDFSIO block of a result file (values in TestDFSIO's MiB units)."""
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        name = _FIELDS.get(key.strip())
+        if sep and name:
+            number = re.match(r"\s*([-+0-9.eE]+)", value)
+            if number:
+                values[name] = float(number.group(1))
+    missing = set(_FIELDS.values()) - set(values)
+    if missing:
+        raise WorkloadError(f"TestDFSIO result is missing {', '.join(sorted(missing))}")
+    return values
+
+
+def to_samples(workload: str, values: dict[str, float]) -> list[Sample]:
+    """TestDFSIO's MiB/s converted to storbench's MB/s (10^6 bytes)."""
+    scale = MIB / 1e6
+    return [Sample(workload, "dfsio_throughput_mbps", values["throughput"] * scale, "MB/s", labels={"driver": "testdfsio"}),
+            Sample(workload, "dfsio_avg_io_rate_mbps", values["avg_io_rate"] * scale, "MB/s",
+                   labels={"driver": "testdfsio"}),
+            Sample(workload, "dfsio_io_rate_stddev_mbps", values["io_rate_stddev"] * scale, "MB/s",
+                   labels={"driver": "testdfsio"}),
+            Sample(workload, "dfsio_total_mb", values["total_mib"] * scale, "MB", labels={"driver": "testdfsio"})]
+
+
+def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any]) -> list[Sample]:
+    scratch = Path(ctx.engine.local_dir or "/tmp")
+    scratch.mkdir(parents=True, exist_ok=True)
+    result_file = scratch / f"testdfsio-{mode}.txt"
+    argv = [java_binary(), "-Xmx1g", "-cp", launcher_classpath(), "org.apache.hadoop.fs.TestDFSIO",
+            "-D", f"fs.defaultFS={ctx.root_uri}", "-D", "mapreduce.framework.name=local",
+            "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
+            "-D", f"test.io.file.buffer.size={params['buffer_size']}",
+            *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
+            f"-{mode}", "-nrFiles", str(params["files"]), "-size", f"{params['file_size']}B",
+            "-resFile", str(result_file)]
+    with ctx.measure():
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=scratch)
+    if done.returncode != 0:
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
+        raise WorkloadError(f"{workload}: TestDFSIO exited with {done.returncode}: {last[0][:300]}")
+    return to_samples(workload, parse_result(result_file.read_text()))

@@ -1,0 +1,64 @@
+"""dfsio (TestDFSIO semantics) on file:// and on the real HDFS, plus Hadoop's own TestDFSIO as a cross-check."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from storbench.workloads.dfsio import per_file_stats
+from storbench.workloads.testdfsio import parse_result, to_samples
+from tests.cli.helpers import storbench
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "dfsio"
+
+
+def test_testdfsio_figures_from_per_file_results():
+    # two files: 100 MB in 1 s and 100 MB in 4 s
+    stats = per_file_stats([(100_000_000, 1_000_000_000), (100_000_000, 4_000_000_000)])
+    assert stats["throughput_mbps"] == pytest.approx(200 / 5)  # total bytes / total task time
+    assert stats["avg_io_rate_mbps"] == pytest.approx((100 + 25) / 2)
+    assert stats["io_rate_stddev_mbps"] == pytest.approx(math.sqrt((100**2 + 25**2) / 2 - 62.5**2))
+
+
+def test_hadoop_testdfsio_result_file_parses_and_converts_to_mb():
+    values = parse_result((DATA / "testdfsio-3.4.3-write.txt").read_text())
+    assert values["throughput"] == 1419.42 and values["files"] == 4
+    samples = {s.metric: s for s in to_samples("dfsio-write", values)}
+    assert samples["dfsio_throughput_mbps"].value == pytest.approx(1419.42 * 1.048576)
+    assert samples["dfsio_throughput_mbps"].labels == {"driver": "testdfsio"}
+
+
+def _run(home, target, label, *extra):
+    result = storbench(home, "run", "dfsio-002", "--label", label, "--target", target, "--repeat", "1",
+                       "--scale", "4M", "--interval", "0.25", "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    lines = (home / "runs" / outcome["run_id"] / "samples.jsonl").read_text().splitlines()
+    return {(s["workload"], s["metric"]): s for s in map(json.loads, lines)}
+
+
+@pytest.mark.spark
+def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
+    home, target = tmp_path / "home", tmp_path / "target"
+    target.mkdir()
+    ours = _run(home, str(target), "dfsio-ours")
+    for phase in ("dfsio-write", "dfsio-read"):
+        assert ours[(phase, "dfsio_throughput_mbps")]["value"] > 0
+        assert ours[(phase, "dfsio_total_mb")]["value"] == pytest.approx(4 * 4.0)
+        assert ours[(phase, "dfsio_io_rate_stddev_mbps")]["value"] >= 0
+    assert list(target.iterdir()) == []  # dfsio-clean and the run root are gone
+    hadoop = _run(home, str(target), "dfsio-hadoop", "--set", "driver=testdfsio")
+    assert hadoop[("dfsio-read", "dfsio_throughput_mbps")]["labels"] == {"driver": "testdfsio"}
+    table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
+    assert table.returncode == 0, table.stderr
+    assert "dfsio-write" in table.stdout and "stddev" in table.stdout.lower()
+
+
+@pytest.mark.spark
+def test_dfsio_on_real_hdfs(hdfs):
+    home, state = hdfs
+    samples = _run(home, f"{state['uri']}/dfsio", "dfsio-hdfs", "--replication", "2", "--set", "replication=2")
+    assert samples[("dfsio-read", "dfsio_throughput_mbps")]["value"] > 0
+    assert samples[("dfsio-write", "max_net_mbps")]["labels"]["interval_s"] == "0.25"
