@@ -13,7 +13,7 @@ from tests.cli.helpers import storbench
     (["run", "--set", "rows"], 2, "--set 'rows': expected KEY=VALUE"),
     (["run", "--label", "a b"], 2, "--label 'a b': use letters, digits"),
     (["run", "--repeat", "0"], 2, "--repeat 0: must be at least 1"),
-    (["run", "--target", "s3://bucket/x"], 2, "scheme s3:// is not supported yet; supported: file:///path"),
+    (["run", "--target", "s3://bucket/x"], 2, "scheme s3:// is not supported; supported: file:///path"),
     (["run", "--scale", "paper", "--target", "{tmp}"], 2, "needs about 1760.00 GB for this run"),
     (["run", "--spark-conf", "novalue"], 2, "--spark-conf 'novalue': expected key=value"),
     (["run", "--devices", "nosuchdisk0"], 2, "nosuchdisk0"),

@@ -36,7 +36,7 @@ def test_terasort_chain_then_compare_on_hdfs(hdfs):
         manifest = json.loads((home / "runs" / outcome["run_id"] / "manifest.json").read_text())
         assert manifest["config"]["replication"] == int(replication)
         assert manifest["config"]["devices"], "the DataNodes' local devices are measured"
-        samples = [json.loads(x) for x in (home / "runs" / outcome["run_id"] / "samples.jsonl").read_text().split()]
+        samples = [json.loads(x) for x in (home / "runs" / outcome["run_id"] / "samples.jsonl").read_text().splitlines()]
         shuffle = [s["value"] for s in samples if s["workload"] == "terasort" and s["metric"] == "shuffle_write_mb"]
         assert shuffle and shuffle[0] > 0
     table = storbench(home, "compare", "hdfs-r1", "hdfs-r2")

@@ -1,0 +1,185 @@
+"""Compare stored runs: per (workload, metric) statistics, deltas against the baseline in
+the papers' words, a significance verdict, headlines and a "not comparable" check.
+
+The first run is the baseline; every other run is compared with it. Deltas are
+``new / old - 1`` said as in paper 000 (see :mod:`storbench.analysis.wording`):
+"190% higher" throughput, "99% lower" latency, "17% faster" = 17% less time.
+
+Rows come in three phases: ``prepare`` (repetition 0, once-only steps such as
+datagen), ``timed`` (repetitions >= 1) and ``overall`` — one figure over all timed
+operations per repetition, for the metrics paper 000 summarises that way (maximum
+throughput and CPU, average latency; ``MetricSpec.overall``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from storbench.analysis import wording
+from storbench.analysis.comparison import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
+                                           Delta, Difference, Headline, Row, RunInfo)
+from storbench.analysis.metrics import CATALOG, MetricSpec, spec_for
+from storbench.analysis.stats import aggregate, summarize, welch_t_test
+from storbench.results.model import Run
+
+__all__ = ["compare_runs", "Comparison", "RunInfo", "Row", "Cell", "Delta", "Difference", "Headline",
+           "PREPARE", "TIMED", "OVERALL", "OVERALL_WORKLOAD"]
+
+MAX_HEADLINES_PER_RUN = 12
+_DIFFERENCE_KINDS = ("suite", "scale", "workload_version", "parameter", "workload_parameter")
+
+
+def _redact(uri: str | None) -> str | None:
+    """A target URI without any user:password@ part (credentials never reach reports)."""
+    return None if uri is None else re.sub(r"//[^/@]*@", "//***@", uri)
+
+
+def _run_info(index: int, run: Run, name: str) -> RunInfo:
+    m = run.manifest
+    machine = dict(m.get("machine") or {})
+    settings = m.get("spark_settings") or {}
+    config = m.get("config") or {}
+    return RunInfo(
+        index=index, run_id=run.run_id, label=run.label, name=name, suite=run.suite, paper=m.get("paper"),
+        status=run.status, started=run.started, finished=run.finished, scale=m.get("scale"),
+        repetitions=m.get("repetitions"), target=_redact(config.get("target")), parameters=run.parameters,
+        workload_versions=run.workload_versions,
+        machine={k: machine.get(k) for k in ("hostname", "cpu_model", "cores", "memory_gb", "kernel", "os",
+                                             "filesystem", "devices")},
+        software=dict(m.get("software") or {}),
+        # Only the settings a report shows: spark_settings can hold credentials (s3a keys).
+        spark={"master": config.get("spark_master") or settings.get("spark.master"),
+               "driver_memory": settings.get("spark.driver.memory"),
+               "executor_memory": settings.get("spark.executor.memory")},
+        errors=list(m.get("errors") or []))
+
+
+def _names(runs: list[Run]) -> list[str]:
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.label] = counts.get(run.label, 0) + 1
+    return [run.label if counts[run.label] == 1 else f"{run.label} ({run.run_id})" for run in runs]
+
+
+def _differences(runs: list[Run]) -> list[Difference]:
+    def facts(run: Run) -> dict[tuple[str, str], Any]:
+        out: dict[tuple[str, str], Any] = {("suite", ""): run.suite, ("scale", ""): run.manifest.get("scale")}
+        out.update({("workload_version", k): v for k, v in run.workload_versions.items()})
+        out.update({("parameter", k): v for k, v in run.parameters.items()})
+        for workload, params in (run.manifest.get("workload_parameters") or {}).items():
+            out.update({("workload_parameter", f"{workload}.{k}"): v for k, v in (params or {}).items()})
+        return out
+
+    per_run = [facts(run) for run in runs]
+    keys = list(dict.fromkeys(key for facts_ in per_run for key in facts_))
+    keys.sort(key=lambda k: (_DIFFERENCE_KINDS.index(k[0]), k[1]))
+    diffs = []
+    for kind, key in keys:
+        values = [facts_.get((kind, key)) for facts_ in per_run]
+        if any(v != values[0] for v in values[1:]):
+            diffs.append(Difference(kind, key or kind, values))
+    return diffs
+
+
+def _cell(index: int, points: list[tuple[int, float | None]], rule: str) -> Cell:
+    points = sorted(points, key=lambda p: p[0])
+    values = [v for _, v in points]
+    s = summarize(values)
+    return Cell(index, [r for r, _ in points], values, aggregate(values, rule), s.n, s.min, s.median, s.max,
+                s.mean, s.stdev)
+
+
+def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell) -> Delta:
+    rel = wording.relative_change(cell.aggregate, base.aggregate)
+    test = None
+    if cell.n >= wording.MIN_REPETITIONS and base.n >= wording.MIN_REPETITIONS:
+        test = welch_t_test(cell.values, base.values)
+    return Delta(index, rel, None if rel is None else rel * 100.0, wording.delta_words(spec, rel),
+                 wording.verdict(spec, rel), wording.factor_words(spec, cell.aggregate, base.aggregate),
+                 test.t if test else None, test.df if test else None, test.p_value if test else None,
+                 wording.significance(test, cell.n, base.n))
+
+
+def _build_rows(runs: list[Run]) -> list[Row]:
+    # (workload, phase, metric, labels) -> run index -> [(repetition, value)]
+    series: dict[tuple, dict[int, list[tuple[int, float | None]]]] = {}
+    units: dict[tuple, str] = {}
+    for index, run in enumerate(runs):
+        for s in run.samples:
+            key = (s.workload, PREPARE if s.repetition == 0 else TIMED, s.metric, tuple(sorted(s.labels.items())))
+            series.setdefault(key, {}).setdefault(index, []).append((s.repetition, s.value))
+            units.setdefault(key, s.unit)
+    workloads = list(dict.fromkeys((k[0], k[1]) for k in series))
+    catalog = list(CATALOG)
+    order = {m: i for i, m in enumerate(dict.fromkeys(catalog + [k[2] for k in series]))}
+    keys = sorted(series, key=lambda k: (workloads.index((k[0], k[1])), order[k[2]], k[3]))
+
+    for metric in [m for m in order if m in CATALOG and CATALOG[m].overall]:
+        timed = [k for k in keys if k[1] == TIMED and k[2] == metric and not k[3]]
+        if len({k[0] for k in timed}) < 2:
+            continue
+        key = (OVERALL_WORKLOAD, OVERALL, metric, ())
+        units[key] = units[timed[0]]
+        for index in range(len(runs)):
+            by_rep: dict[int, list[float | None]] = {}
+            for k in timed:
+                for rep, value in series[k].get(index, []):
+                    by_rep.setdefault(rep, []).append(value)
+            if by_rep:
+                rule = CATALOG[metric].aggregation
+                series.setdefault(key, {})[index] = [(r, aggregate(v, rule)) for r, v in by_rep.items()]
+        keys.append(key)
+
+    rows = []
+    for key in keys:
+        workload, phase, metric, labels = key
+        spec = spec_for(metric, units[key])
+        cells = [_cell(i, series[key].get(i, []), spec.aggregation) for i in range(len(runs))]
+        deltas = [None] + [_delta(i, spec, cells[0], cells[i]) for i in range(1, len(runs))]
+        rows.append(Row(workload, phase, metric, dict(labels), spec, units[key] or spec.unit, cells, deltas))
+    return rows
+
+
+def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
+    """Per compared run: each time-to-complete difference and, per other metric, its overall
+    figure (or its largest per-operation difference) — significant ones only; a pair of runs
+    with too few repetitions for a test gets its candidates marked "(too few repetitions)"."""
+    out: list[Headline] = []
+    for i in range(1, len(runs)):
+        picked: list[Row] = []
+        for metric in dict.fromkeys(r.metric for r in rows):
+            cands = [r for r in rows if r.metric == metric and r.phase != PREPARE and not r.labels
+                     and r.deltas[i] and r.deltas[i].verdict in ("better", "worse")]  # type: ignore[union-attr]
+            overall = [r for r in cands if r.phase == OVERALL]
+            if metric == "completion_time":
+                picked.extend(cands)
+            elif overall:
+                picked.append(overall[0])
+            elif cands:
+                picked.append(max(cands, key=lambda r: abs(r.deltas[i].rel or 0)))  # type: ignore[union-attr]
+        # The paper's snapshot first (figures over all operations), then per operation, catalog order.
+        rank = {m: k for k, m in enumerate(dict.fromkeys(list(CATALOG) + [r.metric for r in rows]))}
+        picked.sort(key=lambda r: (r.phase != OVERALL, rank[r.metric], rows.index(r)))
+        significant = [r for r in picked if r.deltas[i].significance == wording.SIGNIFICANT]  # type: ignore
+        few = [r for r in picked if r.deltas[i].significance == wording.TOO_FEW]  # type: ignore[union-attr]
+        chosen, suffix = (significant, "") if significant else (few, " (too few repetitions)")
+        for row in chosen[:MAX_HEADLINES_PER_RUN]:
+            delta = row.deltas[i]
+            assert delta is not None
+            subject = wording.lower_first(row.spec.title)
+            if row.phase != OVERALL:
+                subject = f"{row.workload} {subject}"
+            words = delta.words + suffix
+            text = f"{runs[i].name} vs {runs[0].name}: {subject} {words}"
+            out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance))
+    return out
+
+
+def compare_runs(runs: list[Run]) -> Comparison:
+    """Compare ``runs``; the first is the baseline. One run gives a summary without deltas."""
+    if not runs:
+        raise ValueError("compare_runs: no runs given")
+    infos = [_run_info(i, run, name) for i, (run, name) in enumerate(zip(runs, _names(runs)))]
+    rows = _build_rows(runs)
+    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs))

@@ -1,0 +1,184 @@
+"""The comparison data model that :func:`storbench.analysis.compare.compare_runs` builds
+and every report renders. Plain dataclasses; :meth:`Comparison.to_dict` is the JSON form."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from storbench.analysis import wording
+from storbench.analysis.metrics import CATALOG, MetricSpec
+from storbench.results.model import Run
+
+PREPARE, TIMED, OVERALL = "prepare", "timed", "overall"
+OVERALL_WORKLOAD = "all operations"
+
+
+@dataclass
+class RunInfo:
+    """What a report says about one run: identity, status and its configuration."""
+
+    index: int
+    run_id: str
+    label: str
+    name: str  # the label, with the run id added when two compared runs share a label
+    suite: str
+    paper: str | None
+    status: str
+    started: str
+    finished: str | None
+    scale: str | None
+    repetitions: int | None
+    target: str | None
+    parameters: dict[str, Any]
+    workload_versions: dict[str, Any]
+    machine: dict[str, Any]
+    software: dict[str, Any]
+    spark: dict[str, Any]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def problem(self) -> str | None:
+        """Why this run's figures may be incomplete (failed, interrupted, still running), else None."""
+        if self.status == "succeeded":
+            return None
+        first = f": {self.errors[0].get('error')}" if self.errors else ""
+        return f"run {self.name} ({self.run_id}) {self.status}; its results may be incomplete{first}"
+
+
+@dataclass
+class Cell:
+    """One run's values of one row, their aggregate by the metric's rule and their spread."""
+
+    run_index: int
+    repetitions: list[int]
+    values: list[float | None]
+    aggregate: float | None
+    n: int
+    min: float | None
+    median: float | None
+    max: float | None
+    mean: float | None
+    stdev: float | None
+
+
+@dataclass
+class Delta:
+    """A compared run against the baseline for one row."""
+
+    run_index: int
+    rel: float | None  # new / old - 1 of the aggregates
+    pct: float | None  # rel * 100
+    words: str  # "190% higher", "17% faster", "no change", "n/a"
+    verdict: str  # "better" | "worse" | "no change" | "n/a"
+    factor_words: str | None  # "2.9× higher" when one side is at least twice the other
+    t: float | None
+    df: float | None
+    p_value: float | None
+    significance: str  # "significant" | "may be noise" | "too few repetitions" | "n/a"
+
+    @property
+    def marker(self) -> str:
+        return wording.MARKERS[self.significance]
+
+
+@dataclass
+class Row:
+    workload: str
+    phase: str  # prepare | timed | overall
+    metric: str
+    labels: dict[str, str]
+    spec: MetricSpec
+    unit: str
+    cells: list[Cell]  # one per run, in run order
+    deltas: list[Delta | None]  # one per run; None for the baseline
+
+    @property
+    def group(self) -> str:
+        return f"{self.workload} (prepare)" if self.phase == PREPARE else self.workload
+
+    @property
+    def title(self) -> str:
+        extra = ", ".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
+        return f"{self.spec.title} [{extra}]" if extra else self.spec.title
+
+
+@dataclass
+class Difference:
+    """One key in which a compared run differs from the baseline (values in run order)."""
+
+    kind: str  # suite | scale | workload_version | parameter | workload_parameter
+    key: str
+    values: list[Any]
+
+
+@dataclass
+class Headline:
+    run_index: int
+    text: str  # "ssd-b vs ssd-a: groupby maximum read throughput 190% higher"
+    subject: str  # "groupby maximum read throughput"
+    words: str  # "190% higher" (plus " (too few repetitions)" when no test was possible)
+    workload: str
+    metric: str
+    significance: str
+
+
+@dataclass
+class Comparison:
+    runs: list[RunInfo]
+    rows: list[Row]
+    differences: list[Difference]
+    headlines: list[Headline]
+    source_runs: list[Run] = field(default_factory=list, repr=False)
+
+    @property
+    def baseline(self) -> RunInfo:
+        return self.runs[0]
+
+    @property
+    def comparable(self) -> bool:
+        return not self.differences
+
+    @property
+    def warnings(self) -> list[str]:
+        notes = []
+        if self.differences:
+            parts = [f"{d.kind.replace('_', ' ')} {d.key}: "
+                     + " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(d.values, self.runs))
+                     for d in self.differences]
+            notes.append("NOT COMPARABLE: the runs differ in " + "; ".join(parts))
+        notes.extend(run.problem for run in self.runs if run.problem)
+        return notes
+
+    def groups(self) -> list[tuple[str, list[Row]]]:
+        """Rows by workload (group title), in suite order; the overall group last."""
+        out: dict[str, list[Row]] = {}
+        for row in self.rows:
+            out.setdefault(row.group, []).append(row)
+        return list(out.items())
+
+    def metrics(self) -> list[str]:
+        """The metrics present, in catalog order (time, throughput, latency, CPU, ...), others after."""
+        order = {name: i for i, name in enumerate(CATALOG)}
+        present = list(dict.fromkeys(row.metric for row in self.rows))
+        return sorted(present, key=lambda m: (order.get(m, len(order)), present.index(m)))
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for row in self.rows:
+            rows.append({
+                "workload": row.workload, "phase": row.phase, "metric": row.metric, "labels": row.labels,
+                "title": row.title, "unit": row.unit, "direction": row.spec.direction,
+                "aggregation": row.spec.aggregation,
+                "cells": [asdict(c) for c in row.cells],
+                "deltas": [None if d is None else {**asdict(d), "marker": d.marker} for d in row.deltas]})
+        return {"schema": "storbench.comparison/1", "comparable": self.comparable,
+                "warnings": self.warnings, "baseline": self.baseline.run_id,
+                "runs": [{**asdict(r), "problem": r.problem} for r in self.runs],
+                "differences": [asdict(d) for d in self.differences],
+                "headlines": [asdict(h) for h in self.headlines],
+                "significance_legend": wording.MARKER_LEGEND, "rows": rows}
+
+
+def _show(value: Any) -> str:
+    return "(missing)" if value is None else str(value)

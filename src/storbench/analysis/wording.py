@@ -1,0 +1,105 @@
+"""Deltas in the papers' words, and the significance verdict attached to them.
+
+Definitions (one rule for every metric, chosen so paper 000's headlines come out as printed):
+
+* The relative change of a compared run against the baseline is ``rel = new / old - 1``.
+  Its size is said as a whole percent, **truncated** toward zero: paper 000 prints
+  6,369.34 vs 2,192.34 MB/s as "190% higher" (190.5%), 0.41 vs 45.05 ms as "99% lower"
+  (1 - new/old = 99.1%), 36.41 vs 210.87 ms as "82% lower" (82.7%) and 95 vs 80% CPU
+  as "18% better usage" (18.75%).
+* The word comes from the metric's direction: an increase of a higher-is-better metric
+  is its ``better_word`` ("higher"), a decrease its ``worse_word`` ("lower"); for a
+  lower-is-better metric a decrease is the better word. For completion time that makes
+  "faster" the reduction of time, ``1 - new/old`` (paper 000: 941.15 vs 1,136.80 s is
+  "17% faster"), and "slower" its increase, ``new/old - 1`` ("12% slower").
+* Below :data:`NO_CHANGE_PCT` (2%) either way the delta reads "no change".
+* Where one run is at least twice the other an extra factor is given: ``new/old`` for
+  an increase ("2.9× higher"), ``old/new`` for a decrease ("110× lower", "2.0× faster").
+* With no baseline value, a zero baseline or no compared value the delta is "n/a".
+"""
+
+from __future__ import annotations
+
+import math
+
+from storbench.analysis.metrics import MetricSpec
+from storbench.analysis.stats import TTest
+
+NO_CHANGE_PCT = 2.0
+ALPHA = 0.05
+MIN_REPETITIONS = 3
+
+SIGNIFICANT = "significant"
+NOISE = "may be noise"
+TOO_FEW = "too few repetitions"
+NOT_AVAILABLE = "n/a"
+
+MARKERS = {SIGNIFICANT: "*", NOISE: "~", TOO_FEW: "?", NOT_AVAILABLE: ""}
+MARKER_LEGEND = (f"* significant (Welch t-test p < {ALPHA:g}); ~ may be noise (p >= {ALPHA:g}); "
+                 f"? too few repetitions (< {MIN_REPETITIONS} on a side) for a test; "
+                 f"changes under {NO_CHANGE_PCT:g}% read \"no change\"")
+
+
+def relative_change(new: float | None, old: float | None) -> float | None:
+    """``new / old - 1``; ``None`` when either is missing or the baseline is zero."""
+    if new is None or old is None or old == 0:
+        return None
+    return new / old - 1.0
+
+
+def whole_percent(rel: float) -> int:
+    """The size of a relative change as a whole percent, truncated as paper 000 prints it."""
+    # The small guard keeps 1.17/1.00 - 1 = 0.16999999999999993 at 17, not 16.
+    return int(math.floor(abs(rel) * 100.0 + 1e-9))
+
+
+def verdict(spec: MetricSpec, rel: float | None) -> str:
+    """"better", "worse", "no change" or "n/a"."""
+    if rel is None:
+        return NOT_AVAILABLE
+    if abs(rel) * 100.0 < NO_CHANGE_PCT:
+        return "no change"
+    return "better" if (rel > 0) == spec.higher_is_better else "worse"
+
+
+def delta_words(spec: MetricSpec, rel: float | None) -> str:
+    """"190% higher", "17% faster", "12% slower", "no change" or "n/a"."""
+    kind = verdict(spec, rel)
+    if kind in (NOT_AVAILABLE, "no change"):
+        return kind
+    assert rel is not None
+    word = spec.better_word if kind == "better" else spec.worse_word
+    return f"{whole_percent(rel)}% {word}"
+
+
+def factor_words(spec: MetricSpec, new: float | None, old: float | None) -> str | None:
+    """"2.9× higher" / "110× lower" when one value is at least twice the other, else ``None``."""
+    rel = relative_change(new, old)
+    kind = verdict(spec, rel)
+    if rel is None or kind not in ("better", "worse") or new is None or old is None or new == 0:
+        return None
+    ratio = new / old
+    if ratio <= 0:
+        return None
+    factor = ratio if ratio >= 1 else 1.0 / ratio
+    if factor < 2.0:
+        return None
+    word = spec.better_word if kind == "better" else spec.worse_word
+    text = f"{factor:.1f}" if factor < 10 else f"{factor:,.0f}"
+    return f"{text}× {word}"
+
+
+def significance(test: TTest | None, n_new: int, n_old: int) -> str:
+    """The verdict on noise: a Welch t-test needs :data:`MIN_REPETITIONS` values on both sides."""
+    if n_new == 0 or n_old == 0:
+        return NOT_AVAILABLE
+    if n_new < MIN_REPETITIONS or n_old < MIN_REPETITIONS or test is None:
+        return TOO_FEW
+    return SIGNIFICANT if test.p_value < ALPHA else NOISE
+
+
+def lower_first(title: str) -> str:
+    """"Maximum read throughput" -> "maximum read throughput"; acronyms ("CPU ...") stay."""
+    if len(title) > 1 and title[1].isupper():
+        return title
+    return title[:1].lower() + title[1:]

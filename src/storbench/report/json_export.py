@@ -1,0 +1,25 @@
+"""The comparison as JSON: runs, differences, headlines and every row's values, aggregates,
+deltas and p-values (:meth:`Comparison.to_dict`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from storbench.analysis.comparison import Comparison
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity (a t statistic of two constant samples): they become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def render_json(comparison: Comparison) -> str:
+    return json.dumps(_finite(comparison.to_dict()), indent=2, default=str, allow_nan=False) + "\n"

@@ -1,0 +1,75 @@
+"""Aligned plain text for a terminal: configuration, warnings, headlines, one block per workload."""
+
+from __future__ import annotations
+
+import textwrap
+
+from storbench.analysis import wording
+from storbench.analysis.comparison import Comparison
+from storbench.report import _format as f
+
+
+def align(rows: list[list[str]], right: set[int] = frozenset(), indent: str = "  ") -> list[str]:  # type: ignore
+    """Columns padded to their widest cell; the first row is the header, underlined."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+
+    def line(cells: list[str]) -> str:
+        return indent + "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                                  for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(rows[0]), indent + "  ".join("-" * w for w in widths)] + [line(r) for r in rows[1:]]
+
+
+def _warning_lines(comparison: Comparison) -> list[str]:
+    out = []
+    for note in comparison.warnings:
+        out += textwrap.wrap(note, 100, initial_indent="!! ", subsequent_indent="   ")
+    return out + ([""] if out else [])
+
+
+def render_table(comparison: Comparison) -> str:
+    runs = comparison.runs
+    single = len(runs) == 1
+    lines = [f.title(comparison), ""]
+    lines += _warning_lines(comparison)
+
+    lines.append("Configuration")
+    config = [["", *[r.name + (" (baseline)" if r.index == 0 and not single else "") for r in runs]]]
+    config += [[name + (" *" if differs else ""), *values] for name, values, differs in f.configuration(comparison)
+               if name != "Label"]
+    lines += align(config) + [""]
+
+    if not single:
+        lines.append("Headlines")
+        lines += [f"  - {h.text}" for h in comparison.headlines] or ["  (no significant differences)"]
+        lines.append("")
+
+    base = runs[0].name
+    for group, rows in comparison.groups():
+        lines.append(group)
+        if single:
+            table = [["Metric", "Unit", "Value [min–max]", "Median", "n"]]
+            table += [[row.title, row.unit, f.cell_text(row.cells[0]), f.num(row.cells[0].median),
+                       str(row.cells[0].n)] for row in rows]
+            lines += align(table, right={2, 3, 4})
+        else:
+            header = ["Metric", "Unit", base]
+            for run in runs[1:]:
+                header += [run.name, f"{run.name} vs {base}"]
+            table = [header]
+            for row in rows:
+                cells = [row.title, row.unit, f.cell_text(row.cells[0])]
+                for cell, delta in zip(row.cells[1:], row.deltas[1:]):
+                    cells += [f.cell_text(cell), f.delta_text(delta)]
+                table.append(cells)
+            lines += align(table, right={2, *range(3, len(header), 2)})
+        lines.append("")
+
+    lines.append("Values: aggregate over repetitions (maximum for throughput and CPU, mean for latency and time)"
+                 " [min–max].")
+    if not single:
+        lines.append("Deltas: new/old − 1 of the aggregates; 'faster' = less time (1 − new/old).")
+        lines += textwrap.wrap(wording.MARKER_LEGEND, 100)
+    if not comparison.comparable:
+        lines.append("* in Configuration: differs between the runs.")
+    return "\n".join(lines).rstrip() + "\n"
