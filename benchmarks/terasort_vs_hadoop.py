@@ -12,21 +12,14 @@ Named peers, measured in this run on the same machine, filesystem and size:
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from storbench import api  # noqa: E402
-from storbench.results.store import ResultStore  # noqa: E402
-from storbench.runner import RunOptions  # noqa: E402
-from storbench.suites.model import parse_count  # noqa: E402
+from peers import fio_write_mbps, run_suite  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from storbench.workloads.params import parse_count  # noqa: E402
 
 PEER_POM = Path(__file__).resolve().parent / "hadoop-examples" / "pom.xml"
 LOCAL_MR = ["-D", "mapreduce.framework.name=local", "-D", "fs.defaultFS=file:///",
@@ -59,30 +52,10 @@ def hadoop_run(work: Path, size: int) -> dict[str, float]:
     return {"teragen": gen, "terasort": sort}
 
 
-def storbench_run(work: Path, size: int) -> tuple[dict[str, float], float]:
-    store = ResultStore(work / "home")
-    target = work / "storbench-target"
-    target.mkdir()
+def storbench_times(work: Path, size: int) -> tuple[dict[str, float], float]:
     started = time.monotonic()
-    outcome = api.run(RunOptions(suite="terasort", label="bench", target=str(target), scale=str(size), repeat=1,
-                                 overrides={"partition_mb": 128}), store)
-    wall = time.monotonic() - started
-    if outcome.status != "succeeded":
-        raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
-    samples = store.resolve(outcome.run_id).samples
-    times = {s.workload: s.value for s in samples if s.metric == "completion_time"}
-    return times, wall
-
-
-def fio_write_mbps(work: Path, size: int) -> float:
-    result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
-                             f"--size={min(size, 2 * 10**9)}", "--direct=1", "--ioengine=libaio", "--iodepth=16",
-                             "--end_fsync=1", "--output-format=json"], check=True, capture_output=True, text=True)
-    job = json.loads(result.stdout)["jobs"][0]
-    for name in os.listdir(work):
-        if name.startswith("seqwrite"):
-            os.unlink(work / name)
-    return job["write"]["bw_bytes"] / 1e6
+    samples = run_suite(work, "terasort", str(size), {"partition_mb": 128})
+    return {s.workload: s.value for s in samples if s.metric == "completion_time"}, time.monotonic() - started
 
 
 def main() -> None:
@@ -96,7 +69,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="storbench-terasort-bench-", dir=args.dir))
     try:
         hadoop = hadoop_run(work, size)
-        ours, wall = storbench_run(work, size)
+        ours, wall = storbench_times(work, size)
         fio = fio_write_mbps(work, size)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -48,11 +48,23 @@ _CATALOG = [
     MetricSpec("spark_output_mb", "Spark output", "MB", False, "mean", "less", "more"),
     MetricSpec("shuffle_read_mb", "Shuffle read", "MB", False, "mean", "less", "more"),
     MetricSpec("shuffle_write_mb", "Shuffle write", "MB", False, "mean", "less", "more"),
-    MetricSpec("shuffle_read_blocked_s", "Shuffle fetch wait", "s", False, "mean", "lower", "higher"),
+    MetricSpec("shuffle_read_blocked_s", "Shuffle read blocked time", "s", False, "mean", "lower", "higher"),
     MetricSpec("spill_memory_mb", "Spilled to memory", "MB", False, "mean", "less", "more"),
     MetricSpec("spill_disk_mb", "Spilled to disk", "MB", False, "mean", "less", "more"),
     MetricSpec("gc_time_s", "JVM GC time", "s", False, "mean", "lower", "higher"),
     MetricSpec("spark_tasks", "Spark tasks", "tasks", False, "mean", "fewer", "more"),
+    # TeraGen/TeraSort/TeraValidate and TPCx-HS (papers 001, 002)
+    MetricSpec("records", "Records", "records", True, "max", "more", "fewer"),
+    MetricSpec("records_per_s", "Records per second", "records/s", True, "mean", "higher", "lower"),
+    MetricSpec("data_mbps", "Data rate (size / time)", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("hs_elapsed_s", "TPCx-HS elapsed time", "s", False, "mean", "faster", "slower"),
+    MetricSpec("hsph", "HSph@SF", "HSph@SF", True, "mean", "higher", "lower"),
+    # TestDFSIO (papers 002, 004): the paper reports the mean and stddev across runs
+    MetricSpec("dfsio_throughput_mbps", "TestDFSIO throughput", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("dfsio_avg_io_rate_mbps", "TestDFSIO average I/O rate", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("dfsio_io_rate_stddev_mbps", "TestDFSIO I/O rate stddev", "MB/s", False, "mean", "more consistent",
+               "less consistent"),
+    MetricSpec("dfsio_total_mb", "TestDFSIO data processed", "MB", True, "max", "more", "less"),
 ]
 
 CATALOG: dict[str, MetricSpec] = {spec.name: spec for spec in _CATALOG}

@@ -1,0 +1,42 @@
+"""Shared pieces of the ratio benchmarks: fio as the device's ceiling, and one storbench run via the API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from storbench import api  # noqa: E402
+from storbench.results.model import Sample  # noqa: E402
+from storbench.results.store import ResultStore  # noqa: E402
+from storbench.runner import RunOptions  # noqa: E402
+
+
+def fio_write_mbps(work: Path, size: int, jobs: int = 1) -> float:
+    """fio sequential write, 1 MiB blocks, direct I/O, libaio, iodepth 16, fsync at the end: MB/s."""
+    result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
+                             f"--size={min(size, 2 * 10**9) // jobs}", f"--numjobs={jobs}", "--group_reporting",
+                             "--direct=1", "--ioengine=libaio", "--iodepth=16", "--end_fsync=1",
+                             "--output-format=json"], check=True, capture_output=True, text=True)
+    job = json.loads(result.stdout)["jobs"][0]
+    for name in os.listdir(work):
+        if name.startswith("seqwrite"):
+            os.unlink(work / name)
+    return job["write"]["bw_bytes"] / 1e6
+
+
+def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | None = None) -> list[Sample]:
+    """One repetition of a built-in suite on ``work``; returns its samples (exits on failure)."""
+    store = ResultStore(work / "home")
+    target = work / f"target-{suite}"
+    target.mkdir()
+    outcome = api.run(RunOptions(suite=suite, label="bench", target=str(target), scale=scale, repeat=1,
+                                 overrides=overrides or {}), store)
+    if outcome.status != "succeeded":
+        raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
+    return store.resolve(outcome.run_id).samples
