@@ -14,3 +14,5 @@ bench:
 	@scripts/setup.sh --test
 	.venv/bin/python benchmarks/compat_vs_default.py
 	.venv/bin/python benchmarks/collector_overhead.py
+	.venv/bin/python benchmarks/terasort_vs_hadoop.py
+	.venv/bin/python benchmarks/dfsio_vs_fio.py
