@@ -29,23 +29,15 @@ def _memory_gb() -> float | None:
 
 
 def filesystem_of(path: Path) -> dict[str, str]:
-    """Mount point, filesystem type and source of the mount holding ``path`` (from mountinfo)."""
-    path = path.resolve()
-    best: dict[str, str] = {}
+    """Mount point, filesystem type and source of the mount holding ``path``."""
+    from storbench.telemetry.devices import mount_of, parse_mountinfo
+
     try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+        mounts = parse_mountinfo(Path("/proc/self/mountinfo").read_text())
     except OSError:
         return {}
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields, rest = left.split(), right.split()
-        if len(fields) < 5 or len(rest) < 2:
-            continue
-        mount = fields[4].replace("\\040", " ")
-        inside = str(path) == mount or str(path).startswith(mount.rstrip("/") + "/")
-        if inside and len(mount) >= len(best.get("mount", "")):
-            best = {"mount": mount, "type": rest[0], "source": rest[1], "options": fields[5]}
-    return best
+    mount = mount_of(str(path.resolve()), mounts)
+    return {"mount": mount.point, "type": mount.fstype, "source": mount.source} if mount else {}
 
 
 def fingerprint(target_path: Path | None, devices: list[str]) -> dict[str, Any]:
