@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
     run.add_argument("--replication", type=int, help="HDFS replication factor (hdfs:// targets only)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
+    run.add_argument("--allow-device-overwrite", action="store_true",
+                     help="let fio workloads write a raw device target (refused if it holds a filesystem, "
+                          "partition table or any signature)")
     _output_flags(run)
 
     compare = commands.add_parser("compare", help="compare stored runs; the first is the baseline")
@@ -91,7 +94,8 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat,
         overrides=_pairs(args.set, "--set"), spark_master=args.spark_master,
         spark_conf=parse_conf(args.spark_conf), devices=args.devices, interval=args.interval,
-        mode=args.mode, replication=args.replication, keep_data=args.keep_data, command_line=["storbench", *sys.argv[1:]])
+        mode=args.mode, replication=args.replication, keep_data=args.keep_data, command_line=["storbench", *sys.argv[1:]],
+        allow_device_overwrite=args.allow_device_overwrite)
     progress = Progress(quiet=args.quiet or args.json)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)

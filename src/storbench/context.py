@@ -32,6 +32,11 @@ class RunContext:
     shared: dict[str, Any] = field(default_factory=dict)  # e.g. the dataset written by datagen
     last_window: Window | None = None
     notes: list[str] = field(default_factory=list)
+    # --allow-device-overwrite: a raw device target may be written (fio workloads check it is blank)
+    allow_device_overwrite: bool = False
+    # Records a workload wants kept with the run (e.g. fio job files and version); the runner
+    # writes them as artifacts.json in the run directory at the end.
+    artifacts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def spark(self) -> Any:

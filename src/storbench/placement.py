@@ -2,11 +2,13 @@
 
 File targets are checked and claimed before Spark starts (bad input fails in a
 second); Hadoop targets are checked for reachability first, then claimed through
-the session's own Hadoop client once Spark is up.
+the session's own Hadoop client once Spark is up. A raw device target has no run
+root and nothing to claim or release: its device is the one measured.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -41,8 +43,14 @@ class Placement:
         state = service_status("hdfs", home)
         return state if state and self.target.uri.startswith(state["uri"]) else None
 
+    @property
+    def is_device(self) -> bool:
+        return self.target.scheme == "device"
+
     def local_path(self) -> Path | None:
         """The local directory whose device holds the data, when there is one on this host."""
+        if self.is_device:
+            return None  # a raw device has no filesystem
         if self.target.is_local:
             return self.target.path
         if self.service:
@@ -52,6 +60,8 @@ class Placement:
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
         if option:
             return parse_devices_option(option), "--devices"
+        if self.is_device and self.target.path is not None:  # the device itself
+            return [Path(os.path.realpath(self.target.path)).name], f"raw device {self.target.path}"
         path = self.local_path()
         if path is None:
             warn(f"target {self.target.uri} is remote: no local device to measure; "
@@ -64,6 +74,8 @@ class Placement:
 
     def precheck(self, need_bytes: int) -> None:
         """Before anything starts: capacity (file) or reachability (remote)."""
+        if self.is_device:
+            return  # the workloads check the device (fio: safety and size; others refuse it)
         if isinstance(self.storage, LocalStorage):
             self.storage.check_capacity(need_bytes)
         else:
@@ -104,6 +116,8 @@ class Placement:
     def release(self, keep_data: bool) -> None:
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)
+        if self.is_device:
+            return  # no run root on a raw device
         if keep_data or self.storage is None or self.root_uri is None:
             return
         self.storage.release(self.run_id)

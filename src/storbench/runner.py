@@ -53,6 +53,7 @@ class RunOptions:
     replication: int | None = None  # HDFS replication factor for hdfs:// targets
     keep_data: bool = False
     command_line: list[str] = field(default_factory=list)
+    allow_device_overwrite: bool = False  # a raw device target may be overwritten by fio workloads
 
 
 @dataclass
@@ -107,18 +108,22 @@ class Runner:
         run_id = new_run_id(options.label)
         placement = Placement(target, run_id, self.store.home, options.replication)
         placement.precheck(need_bytes)
-        devices, how = placement.devices(options.devices, self.progress.warn)
+        deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
+        devices, how = placement.devices(options.devices, deferred.append)
         placement.claim_local()
         engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **options.spark_conf},
                              placement.spark_local_dir(), app_name=f"storbench {suite.name} {options.label}")
         ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
-                         storage=placement.storage, engine=engine, mode=options.mode)  # type: ignore[arg-type]
+                         storage=placement.storage, engine=engine, mode=options.mode,  # type: ignore[arg-type]
+                         allow_device_overwrite=options.allow_device_overwrite)
         try:
             for name, workload in workloads.items():
                 workload.check(ctx, per_workload[name])
         except StorbenchError:
             placement.release(keep_data=False)
             raise
+        for warning in deferred:
+            self.progress.warn(warning)
         writer = self.store.create_run(run_id, {
             "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
             "tool_version": __version__, "command_line": options.command_line or sys.argv,
@@ -175,6 +180,12 @@ class Runner:
                 engine.stop()
             if engine.event_log_dir and any(Path(engine.event_log_dir).iterdir()):
                 self._add_spark_metrics(writer, Path(engine.event_log_dir))
+            if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)
+                writer.write_json("artifacts.json", ctx.artifacts)
+            if ctx.notes:  # workload warnings (fio: I/O engine or O_DIRECT fallback)
+                writer.update_manifest(notes=list(ctx.notes))
+                for note in ctx.notes:
+                    self.progress.warn(note)
             writer.finish(status)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
 

@@ -6,7 +6,7 @@ from tests.cli.helpers import storbench
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["run", "nosuch"], 2, "unknown suite 'nosuch'; built-in suites: pyspark-benchmark, spark-transforms"),
+    (["run", "nosuch"], 2, "unknown suite 'nosuch'; built-in suites: dfsio-002, dfsio-004, fio-002, fio-basic, pyspark-benchmark, spark-transforms"),
     (["run", "--scale", "medium"], 2, "--scale 'medium': unknown scale for suite spark-transforms; allowed: tiny, small, paper"),
     (["run", "--set", "format=orc"], 2, "--set: format='orc' is not allowed; allowed: csv, parquet"),
     (["run", "--set", "bogus=1"], 2, "--set: unknown parameter 'bogus' for suite spark-transforms; allowed:"),

@@ -65,6 +65,25 @@ _CATALOG = [
     MetricSpec("dfsio_io_rate_stddev_mbps", "TestDFSIO I/O rate stddev", "MB/s", False, "mean", "more consistent",
                "less consistent"),
     MetricSpec("dfsio_total_mb", "TestDFSIO data processed", "MB", True, "max", "more", "less"),
+    # --- fio (papers 002, 004; storbench.workloads.fio) -- owned by the fio workloads ---
+    # fio's own figures for the whole job (group aggregate), MB = 10^6 bytes; samples carry
+    # ioengine/direct (and fallback) labels, per-job ones a job label.
+    MetricSpec("fio_bw_mbps", "fio bandwidth", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("fio_iops", "fio IOPS", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("fio_io_mb", "fio data transferred", "MB", True, "mean", "more", "less"),
+    MetricSpec("fio_runtime_s", "fio measured runtime", "s", False, "mean", "shorter", "longer"),
+    MetricSpec("fio_lat_mean_ms", "fio mean latency (submission + completion)", "ms", False, "mean", "lower",
+               "higher"),
+    MetricSpec("fio_clat_p50_ms", "fio completion latency p50", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("fio_clat_p90_ms", "fio completion latency p90", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("fio_clat_p99_ms", "fio completion latency p99", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("fio_clat_p99_9_ms", "fio completion latency p99.9", "ms", False, "mean", "lower", "higher"),
+    # consistency (paper 004): standard deviation of fio's per-second series
+    MetricSpec("fio_bw_stddev_mbps", "fio per-second bandwidth stddev", "MB/s", False, "mean", "more consistent",
+               "less consistent"),
+    MetricSpec("fio_iops_stddev", "fio per-second IOPS stddev", "IOPS", False, "mean", "more consistent",
+               "less consistent"),
+    # --- end of fio ---
 ]
 
 CATALOG: dict[str, MetricSpec] = {spec.name: spec for spec in _CATALOG}

@@ -28,6 +28,9 @@ class Workload:
 
     def check(self, ctx: "RunContext", params: dict[str, Any]) -> None:
         """Raise InputError/TargetError for input that cannot work."""
+        if ctx.target.scheme == "device" and self.engine != "fio":
+            raise InputError(f"workload {self.name} cannot use the raw device target {ctx.target.uri}; "
+                             f"only fio workloads can (use a directory on a filesystem)")
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         """Space this workload needs on the target, for the check before a run starts."""
@@ -57,6 +60,7 @@ def register(cls: type[Workload]) -> type[Workload]:
 def _load_builtin() -> None:
     # Importing the modules runs their @register lines; one line per workload family.
     from storbench.workloads import dfsio, spark_transforms, terasort  # noqa: F401
+    from storbench.workloads import fio  # noqa: F401
 
 
 def all_workloads() -> dict[str, type[Workload]]:

@@ -53,10 +53,12 @@ class Param:
                 if isinstance(value, float) and not value.is_integer():
                     raise ValueError
                 if isinstance(value, str):
-                    count = parse_count(value)  # 5000, 5_000, 5k, 64M, 1G
-                    if count is None and value.strip() != "0":
+                    if re.fullmatch(r"\s*[-+]?\d+\s*", value.replace("_", "")):
+                        return int(value.replace("_", ""))
+                    count = parse_count(value)  # 5k, 64M, 1.5G
+                    if count is None:
                         raise ValueError
-                    return count or 0
+                    return count
                 return int(value)
             if self.type is float:
                 return float(value)

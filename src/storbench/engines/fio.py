@@ -1,0 +1,524 @@
+"""Running fio: job files, the I/O-engine and O_DIRECT fallback, JSON and per-second log parsing.
+
+storbench writes fio's job file itself (INI text), runs ``fio --output-format=json
+--output=FILE JOBFILE`` and parses the result. Nothing here knows about the run
+lifecycle; ``storbench.workloads.fio`` drives it.
+
+- Sizes follow fio's own convention: ``4k`` = 4096 bytes, ``1m`` = 1 MiB, a bare
+  number is bytes (``kb_base=1024``, fio's default).
+- Units out: MB is 10^6 bytes and MB/s is 10^6 bytes per second, as everywhere in
+  storbench; latencies are in milliseconds.
+- Layouts: fio 3.x writes ``clat_ns``/``lat_ns`` (percentiles only under
+  ``clat_ns.percentile``), ``bw_bytes`` and ``io_bytes``; 3.16 has no ``N`` in the
+  latency blocks, 3.33 does. fio 2.x's microsecond blocks (``clat``/``lat``) and
+  KiB/s ``bw`` are read as a fallback when the 3.x keys are missing.
+- With ``group_reporting=1`` fio reports one entry per group (the aggregate);
+  without it one entry per job, and the aggregate is computed here: bandwidth, IOPS
+  and bytes add up, mean latency is weighted by I/O count and the percentiles are
+  taken from the merged latency histograms (``json+`` bins), exactly as fio does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from storbench.errors import EngineError, InputError, WorkloadError
+
+ENGINE_CHAIN = ("io_uring", "libaio", "psync")  # the order a missing engine falls back in
+DIRECTIONS = ("read", "write", "trim")
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
+SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
+
+
+# -- sizes -----------------------------------------------------------------------------
+
+def parse_size(text: Any) -> int | None:
+    """fio's size syntax (``4k``, ``1m``, ``512M``, ``1g``, ``1GiB``, ``65536``) in bytes, or None."""
+    match = SIZE_RE.match(str(text))
+    if not match:
+        return None
+    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
+    return value if value > 0 else None
+
+
+def human_bytes(value: float) -> str:
+    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= factor:
+            return f"{value / factor:.1f} {unit}"
+    return f"{value:.0f} B"
+
+
+# -- the fio binary ----------------------------------------------------------------------
+
+_VERSION: dict[str, str] = {}
+
+
+def fio_binary() -> str:
+    path = shutil.which("fio")
+    if not path:
+        raise EngineError("fio is not installed (on Debian/Ubuntu: apt-get install fio)")
+    return path
+
+
+def fio_version() -> str:
+    """``fio-3.33``; cached per process. fio older than 3.0 is refused (its JSON is different)."""
+    binary = fio_binary()
+    if binary not in _VERSION:
+        try:
+            out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise EngineError(f"cannot run {binary} --version: {exc}") from None
+        version = out.stdout.strip() or out.stderr.strip()
+        numbers = re.search(r"(\d+)\.(\d+)", version)
+        if not numbers:
+            raise EngineError(f"{binary} --version said {version!r}; is it fio?")
+        if int(numbers.group(1)) < 3:
+            raise EngineError(f"{binary} is {version}; storbench needs fio 3.0 or newer")
+        _VERSION[binary] = version
+    return _VERSION[binary]
+
+
+# -- job files -----------------------------------------------------------------------------
+
+@dataclass
+class JobSpec:
+    """One fio job section (repeated numjobs times by fio itself)."""
+
+    name: str
+    rw: str  # read | write | randread | randwrite
+    bs: str
+    size: str  # per job
+    numjobs: int = 1
+    iodepth: int = 1
+    ioengine: str = "libaio"
+    direct: bool = True
+    runtime_s: int = 0  # 0: not time based; the job ends after ``size`` bytes
+    ramp_time_s: int = 0
+    group_reporting: bool = True
+    directory: str | None = None  # file targets: the job's files go here
+    filename: str | None = None  # device targets: the raw device
+    log_prefix: str | None = None  # per-second bandwidth/IOPS logs
+    create_only: bool = False  # lay the files out and stop (untimed preparation)
+    comments: list[str] = field(default_factory=list)
+
+    @property
+    def output_format(self) -> str:
+        # Without group reporting the aggregate percentiles come from the merged histograms.
+        return "json" if self.group_reporting else "json+"
+
+
+def _escape(path: str) -> str:
+    return path.replace("\\", "\\\\").replace(":", "\\:")  # ':' separates file names in fio
+
+
+def job_text(spec: JobSpec) -> str:
+    """The INI job file for ``spec``; every option is written explicitly, nothing is left to defaults."""
+    lines = [f"; {line}" for line in spec.comments]
+    lines += ["[global]", f"ioengine={spec.ioengine}", f"direct={int(spec.direct)}", f"bs={spec.bs}",
+              f"size={spec.size}", f"numjobs={spec.numjobs}", f"iodepth={spec.iodepth}",
+              f"group_reporting={int(spec.group_reporting)}"]
+    if spec.filename:
+        lines.append(f"filename={_escape(spec.filename)}")
+        if spec.numjobs > 1:
+            lines.append(f"offset_increment={spec.size}")  # each job its own region of the device
+    else:
+        lines.append(f"directory={_escape(spec.directory or '.')}")
+    if spec.ramp_time_s:
+        lines.append(f"ramp_time={spec.ramp_time_s}")
+    if spec.runtime_s:
+        lines += [f"runtime={spec.runtime_s}", "time_based=1"]
+    if spec.log_prefix and not spec.create_only:
+        lines += [f"write_bw_log={_escape(spec.log_prefix)}", f"write_iops_log={_escape(spec.log_prefix)}",
+                  "log_avg_msec=1000", "per_job_logs=1"]
+    if spec.create_only:
+        lines.append("create_only=1")
+    lines += ["", f"[{spec.name}]", f"rw={spec.rw}", ""]
+    return "\n".join(lines)
+
+
+# -- running ------------------------------------------------------------------------------
+
+@dataclass
+class FioRun:
+    data: dict[str, Any]  # fio's JSON document
+    wall_s: float  # wall time of the fio process (spawn to exit)
+    output_path: Path
+
+
+def _fio_messages(*texts: str) -> list[str]:
+    """fio's own error lines, without the 'fio: ' prefix and without JSON."""
+    found = []
+    for text in texts:
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("fio:"):
+                line = line[4:].strip()
+            elif not line.lower().startswith(("error", "failed")):
+                continue
+            if line and line not in found:
+                found.append(line)
+    return found
+
+
+def load_json(text: str) -> dict[str, Any]:
+    """fio's JSON document; any notice fio printed before or after it is skipped."""
+    start = next((m.start() for m in re.finditer(r"(?m)^\{", text)), None)
+    if start is None:
+        raise ValueError("no JSON document in fio's output")
+    data, _end = json.JSONDecoder().raw_decode(text[start:])
+    if not isinstance(data, dict) or "jobs" not in data:
+        raise ValueError("fio's JSON has no 'jobs'")
+    return data
+
+
+def run_fio(job_file: Path, output_path: Path, output_format: str = "json",
+            timeout: float | None = None) -> FioRun:
+    """Run fio on ``job_file``; a failure is one WorkloadError line with fio's own reason."""
+    command = [fio_binary(), f"--output-format={output_format}", f"--output={output_path}", str(job_file)]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              cwd=str(job_file.parent))
+    except subprocess.TimeoutExpired:
+        raise WorkloadError(f"fio did not finish within {timeout:.0f} s ({job_file.name})") from None
+    wall = time.monotonic() - started
+    text = output_path.read_text() if output_path.exists() else ""
+    if done.returncode != 0:
+        reasons = _fio_messages(done.stderr, done.stdout, text)
+        raise WorkloadError(f"fio failed (exit {done.returncode}) on {job_file.name}: "
+                            + ("; ".join(reasons[:2]) or done.stderr.strip()[:200] or "no message"))
+    try:
+        data = load_json(text)
+    except ValueError as exc:
+        raise WorkloadError(f"fio's output for {job_file.name} is not readable: {exc}") from None
+    failed = [job for job in data["jobs"] if job.get("error")]
+    if failed:
+        raise WorkloadError(f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']} "
+                            f"({os.strerror(int(failed[0]['error']))})")
+    return FioRun(data, wall, output_path)
+
+
+# -- engine and O_DIRECT fallback -------------------------------------------------------
+
+@dataclass
+class IoChoice:
+    """The I/O engine and direct flag that will really be used, and why they differ from the request."""
+
+    requested_engine: str
+    requested_direct: bool
+    engine: str
+    direct: bool
+    reasons: list[str] = field(default_factory=list)  # one line per fallback, with fio's reason
+
+    @property
+    def fallback(self) -> str:
+        """Short text for sample labels; empty when nothing fell back."""
+        parts = []
+        if self.engine != self.requested_engine:
+            parts.append(f"ioengine {self.requested_engine}->{self.engine}")
+        if self.direct != self.requested_direct:
+            parts.append(f"direct {int(self.requested_direct)}->{int(self.direct)}")
+        return ", ".join(parts)
+
+    def labels(self) -> dict[str, str]:
+        labels = {"ioengine": self.engine, "direct": str(int(self.direct))}
+        if self.fallback:
+            labels["fallback"] = self.fallback
+        return labels
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"requested": {"ioengine": self.requested_engine, "direct": int(self.requested_direct)},
+                "effective": {"ioengine": self.engine, "direct": int(self.direct)},
+                "fallback": self.fallback, "reasons": list(self.reasons)}
+
+
+Probe = Callable[[str, bool, str, bool], tuple[bool, str]]
+_PROBES: dict[tuple[str, bool, str], tuple[bool, str]] = {}
+
+
+def _location_key(location: str, is_device: bool) -> str:
+    if is_device:
+        return os.path.realpath(location)
+    try:
+        return f"dev:{os.stat(location).st_dev}"  # one probe per filesystem, not per directory
+    except OSError:
+        return location
+
+
+def probe_fio(engine: str, direct: bool, location: str, is_device: bool) -> tuple[bool, str]:
+    """A tiny real fio run: (works, fio's reason when it does not). Cached per process and filesystem.
+
+    Directories get a 64 KiB write to a hidden file that is removed at once; a device
+    is only read (``--readonly``), so probing never changes a device.
+    """
+    key = (engine, direct, _location_key(location, is_device))
+    if key not in _PROBES:
+        _PROBES[key] = _probe_uncached(engine, direct, location, is_device)
+    return _PROBES[key]
+
+
+def _probe_uncached(engine: str, direct: bool, location: str, is_device: bool) -> tuple[bool, str]:
+    target = location if is_device else os.path.join(location, f".storbench-fio-probe-{os.getpid()}")
+    command = [fio_binary(), "--output-format=json", "--name=storbench-probe", f"--ioengine={engine}",
+               f"--direct={int(direct)}", "--bs=4k", "--size=64k", "--iodepth=1",
+               f"--filename={_escape(target)}"]
+    command += ["--rw=read", "--readonly"] if is_device else ["--rw=write"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"probe did not run: {exc}"
+    finally:
+        if not is_device:
+            try:
+                os.unlink(target)
+            except OSError:
+                pass
+    if done.returncode == 0:
+        try:
+            data = load_json(done.stdout)
+            if not any(job.get("error") for job in data["jobs"]):
+                return True, ""
+        except ValueError:
+            pass
+    reasons = _fio_messages(done.stderr, done.stdout)
+    return False, "; ".join(reasons[:2]) or f"fio exited with {done.returncode}"
+
+
+def clear_probe_cache() -> None:
+    _PROBES.clear()
+
+
+def resolve_io(engine: str, direct: bool, location: str, is_device: bool = False,
+               probe: Probe | None = None) -> IoChoice:
+    """The first working (engine, direct) pair: io_uring → libaio → psync, and direct=1 → 0.
+
+    A requested engine is tried as asked first; when it fails with direct=1 but works
+    buffered, the filesystem refused O_DIRECT and only ``direct`` falls back.
+    """
+    probe = probe or probe_fio
+    if engine not in ENGINE_CHAIN:
+        raise InputError(f"ioengine={engine!r} is not allowed; allowed: {', '.join(ENGINE_CHAIN)}")
+    choice = IoChoice(engine, direct, engine, direct)
+    failures = []
+    for candidate in ENGINE_CHAIN[ENGINE_CHAIN.index(engine):]:
+        works, why = probe(candidate, direct, location, is_device)
+        if works:
+            choice.engine = candidate
+            break
+        if direct:
+            buffered, _ = probe(candidate, False, location, is_device)
+            if buffered:
+                choice.engine, choice.direct = candidate, False
+                choice.reasons.append(f"direct=1 is refused on {location} ({why}); using buffered I/O (direct=0)")
+                break
+        failures.append(f"{candidate}: {why}")
+    else:
+        raise WorkloadError(f"no fio I/O engine works on {location}: " + "; ".join(failures))
+    if choice.engine != engine:
+        choice.reasons.insert(0, f"ioengine {engine} is unavailable ({'; '.join(failures)}); "
+                                 f"using {choice.engine}")
+    return choice
+
+
+# -- results -------------------------------------------------------------------------------
+
+@dataclass
+class DirectionStats:
+    """One direction (read/write/trim) of one fio job entry."""
+
+    io_bytes: int
+    bw_bytes: float
+    iops: float
+    runtime_ms: float
+    total_ios: int
+    lat_mean_ns: float | None
+    clat_mean_ns: float | None
+    clat_percentiles_ns: dict[float, float]
+    clat_bins: dict[int, int] | None = None  # json+ only: latency histogram (ns -> count)
+
+    def percentile_ms(self, percentile: float) -> float | None:
+        for key, value in self.clat_percentiles_ns.items():
+            if abs(key - percentile) < 1e-6:
+                return value / 1e6
+        return None
+
+
+@dataclass
+class JobStats:
+    name: str
+    groupid: int
+    directions: dict[str, DirectionStats]  # only directions that moved data
+    job_runtime_ms: float | None = None
+    usr_cpu: float | None = None
+    sys_cpu: float | None = None
+
+
+@dataclass
+class FioResult:
+    version: str
+    jobs: list[JobStats]
+    grouped: bool  # True: each entry is fio's own group aggregate (group_reporting)
+
+    def aggregate(self) -> dict[str, DirectionStats]:
+        if len(self.jobs) == 1:
+            return dict(self.jobs[0].directions)
+        merged: dict[str, DirectionStats] = {}
+        for direction in DIRECTIONS:
+            parts = [job.directions[direction] for job in self.jobs if direction in job.directions]
+            if parts:
+                merged[direction] = merge_directions(parts)
+        return merged
+
+
+def _block(stats: dict[str, Any], ns_key: str, us_key: str) -> tuple[dict[str, Any] | None, float]:
+    if isinstance(stats.get(ns_key), dict):
+        return stats[ns_key], 1.0
+    if isinstance(stats.get(us_key), dict):  # fio 2.x: microseconds
+        return stats[us_key], 1000.0
+    return None, 1.0
+
+
+def parse_direction(stats: dict[str, Any]) -> DirectionStats:
+    clat, clat_scale = _block(stats, "clat_ns", "clat")
+    lat, lat_scale = _block(stats, "lat_ns", "lat")
+    percentiles: dict[float, float] = {}
+    bins = None
+    if clat:
+        for key, value in (clat.get("percentile") or {}).items():
+            try:
+                percentiles[float(key)] = float(value) * clat_scale
+            except (TypeError, ValueError):
+                continue
+        if isinstance(clat.get("bins"), dict):
+            bins = {int(k): int(v) for k, v in clat["bins"].items()}
+    bw_bytes = stats.get("bw_bytes")
+    if bw_bytes is None:
+        bw_bytes = float(stats.get("bw", 0)) * 1024  # fio 2.x: KiB/s
+    total_ios = int(stats.get("total_ios", 0) or 0)
+    return DirectionStats(
+        io_bytes=int(stats.get("io_bytes", 0) or 0), bw_bytes=float(bw_bytes), iops=float(stats.get("iops", 0)),
+        runtime_ms=float(stats.get("runtime", 0) or 0), total_ios=total_ios,
+        lat_mean_ns=float(lat["mean"]) * lat_scale if lat and "mean" in lat else None,
+        clat_mean_ns=float(clat["mean"]) * clat_scale if clat and "mean" in clat else None,
+        clat_percentiles_ns=percentiles, clat_bins=bins)
+
+
+def parse_fio_json(data: dict[str, Any] | str) -> FioResult:
+    """fio's JSON (3.x layouts; 2.x microsecond blocks as a fallback) as typed per-job statistics."""
+    if isinstance(data, str):
+        data = load_json(data)
+    options = data.get("global options") or {}
+    grouped = str(options.get("group_reporting", "0")) not in ("0", "")
+    jobs = []
+    for job in data.get("jobs", []):
+        grouped = grouped or str((job.get("job options") or {}).get("group_reporting", "0")) not in ("0", "")
+        directions = {}
+        for direction in DIRECTIONS:
+            stats = job.get(direction)
+            if isinstance(stats, dict) and (stats.get("io_bytes") or stats.get("total_ios")):
+                directions[direction] = parse_direction(stats)
+        jobs.append(JobStats(str(job.get("jobname", "")), int(job.get("groupid", 0)), directions,
+                             _float(job.get("job_runtime")), _float(job.get("usr_cpu")),
+                             _float(job.get("sys_cpu"))))
+    return FioResult(str(data.get("fio version", "unknown")), jobs, grouped)
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def merge_directions(parts: list[DirectionStats]) -> DirectionStats:
+    """The aggregate of several jobs' statistics for one direction (what group_reporting would print)."""
+    total_ios = sum(p.total_ios for p in parts)
+
+    def weighted(values: list[float | None]) -> float | None:
+        if any(v is None for v in values) or not total_ios:
+            return None
+        return sum(v * p.total_ios for v, p in zip(values, parts)) / total_ios  # type: ignore[operator]
+
+    bins: dict[int, int] | None = None
+    if all(p.clat_bins is not None for p in parts):
+        bins = {}
+        for part in parts:
+            for value, count in part.clat_bins.items():  # type: ignore[union-attr]
+                bins[value] = bins.get(value, 0) + count
+    percentiles = {}
+    if bins:
+        wanted = sorted({k for p in parts for k in p.clat_percentiles_ns} | set(PERCENTILES.values()))
+        percentiles = percentiles_from_bins(bins, wanted)
+    return DirectionStats(
+        io_bytes=sum(p.io_bytes for p in parts), bw_bytes=sum(p.bw_bytes for p in parts),
+        iops=sum(p.iops for p in parts), runtime_ms=max(p.runtime_ms for p in parts), total_ios=total_ios,
+        lat_mean_ns=weighted([p.lat_mean_ns for p in parts]), clat_mean_ns=weighted([p.clat_mean_ns for p in parts]),
+        clat_percentiles_ns=percentiles, clat_bins=bins)
+
+
+def percentiles_from_bins(bins: dict[int, int], percentiles: list[float]) -> dict[float, float]:
+    """fio's own rule: the first bucket where the running count reaches p% of all I/Os."""
+    total = sum(bins.values())
+    out: dict[float, float] = {}
+    if not total:
+        return out
+    ordered = sorted(bins.items())
+    for percentile in percentiles:
+        need, running = percentile / 100.0 * total, 0
+        for value, count in ordered:
+            running += count
+            if running >= need:
+                out[percentile] = float(value)
+                break
+    return out
+
+
+# -- per-second logs -------------------------------------------------------------------------
+
+def read_log_series(prefix: str, kind: str) -> dict[str, list[float]]:
+    """Per-second series per direction from fio's ``<prefix>_<kind>.<job>.log`` files, summed over jobs.
+
+    Each line is ``msec, value, direction, bs, offset``; bandwidth values are KiB/s
+    (returned as MB/s), IOPS values are I/Os per second. A second counts only when
+    every job logged it, so a last partial window of some jobs does not dip the series.
+    """
+    directory, stem = os.path.split(prefix)
+    files = sorted(Path(directory or ".").glob(f"{stem}_{kind}.*.log"))
+    per_second: dict[str, dict[int, list[float]]] = {}
+    for path in files:
+        for line in path.read_text().splitlines():
+            fields = [f.strip() for f in line.split(",")]
+            if len(fields) < 3:
+                continue
+            try:
+                msec, value, ddir = int(fields[0]), float(fields[1]), int(fields[2])
+            except ValueError:
+                continue
+            direction = DIRECTIONS[ddir] if 0 <= ddir < len(DIRECTIONS) else str(ddir)
+            value = value * 1024 / 1e6 if kind == "bw" else value
+            per_second.setdefault(direction, {}).setdefault(max(1, round(msec / 1000)), []).append(value)
+    series = {}
+    for direction, seconds in per_second.items():
+        series[direction] = [round(sum(values), 6) for second, values in sorted(seconds.items())
+                             if len(values) == len(files)]
+    return series
+
+
+def stddev(values: list[float]) -> float | None:
+    """Sample standard deviation of a per-second series; None below two points."""
+    return statistics.stdev(values) if len(values) >= 2 else None
+
+
+def is_finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)

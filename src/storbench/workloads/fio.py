@@ -1,0 +1,274 @@
+"""fio workloads (papers 002 and 004): sequential and random write and read on the target.
+
+Paper 002 ran ``fio --rw=write|read --bs=512m --numjobs=4 --iodepth=16 --direct=1
+--runtime=300 --ramp_time=5 --time_based --ioengine=libaio --group_reporting`` on each
+server before any software; paper 004 judged consistency by the standard deviation of
+per-second throughput. storbench writes the job file itself into the run-owned
+directory (or points it at a raw device), runs fio, and reports fio's own figures:
+
+- ``fio_bw_mbps``, ``fio_iops``, ``fio_io_mb``, ``fio_runtime_s``;
+- ``fio_lat_mean_ms`` (submission + completion) and ``fio_clat_p50_ms`` / ``p90`` /
+  ``p99`` / ``p99_9`` (completion latency percentiles);
+- ``fio_bw_stddev_mbps`` and ``fio_iops_stddev`` over fio's per-second logs.
+
+Every sample carries labels ``ioengine`` and ``direct`` with what really ran, and
+``fallback`` when that differs from what was asked (io_uring → libaio → psync when an
+engine is missing, direct=1 → 0 when the filesystem refuses O_DIRECT), so a report
+never sets unlike runs side by side in one row. Aggregate samples have no ``job``
+label; with ``group_reporting=false`` each job also gets samples labelled ``job=N``.
+
+The job text, fio's version, the I/O choice and the per-second series are kept in
+``ctx.artifacts["fio"]`` (written as the run's artifacts.json) and in
+``ctx.shared["fio"]``; the job file and fio's JSON also sit next to the data.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.engines import fio as fio_engine
+from storbench.errors import InputError, TargetError
+from storbench.results.model import Sample
+from storbench.targets import check_device_overwrite, device_size
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+
+
+@dataclass(frozen=True)
+class SizeParam(Param):
+    """A fio size kept as text (``4k``, ``1m``, ``512m``, ``1g`` or bytes), checked against fio's syntax."""
+
+    def coerce(self, value: Any, where: str) -> Any:
+        text = str(super().coerce(value, where)).strip()
+        if fio_engine.parse_size(text) is None:
+            raise InputError(f"{where}: {self.name}={value!r} is not a fio size; use bytes or a number with "
+                             f"k, m or g (1024-based, as fio reads them), e.g. 4k, 1m, 512m")
+        return text
+
+
+FIO_PARAMS = (
+    SizeParam("bs", str, "1m", "block size per I/O, e.g. 4k, 1m, 512m"),
+    Param("numjobs", int, 1, "parallel fio jobs (each with its own file or device region)", minimum=1),
+    Param("iodepth", int, 16, "I/Os in flight per job (async engines)", minimum=1),
+    SizeParam("size", str, "256m", "bytes per job, e.g. 256m or 16g (a bare --scale number sets it in bytes)"),
+    Param("runtime_s", int, 0, "seconds to run, time based; 0: run until each job moved its size", minimum=0),
+    Param("ramp_time_s", int, 0, "seconds of I/O before measuring starts", minimum=0),
+    Param("ioengine", str, "libaio", "I/O engine; a missing one falls back io_uring → libaio → psync",
+          choices=fio_engine.ENGINE_CHAIN),
+    Param("direct", bool, True, "O_DIRECT (bypass the page cache); falls back to buffered where refused"),
+    Param("group_reporting", bool, True,
+          "fio reports the jobs as one aggregate (paper 002); false adds per-job samples"),
+)
+
+# The share of available memory fio's I/O buffers (bs × iodepth × numjobs) may take.
+BUFFER_MEMORY_SHARE = 0.8
+
+
+def available_memory() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class _Fio(Workload):
+    engine = "fio"
+    version = "1"
+    params = FIO_PARAMS
+    rw = ""
+
+    # -- where ------------------------------------------------------------------------
+
+    def _is_device(self, ctx: RunContext) -> bool:
+        return ctx.target.scheme == "device"
+
+    def _location(self, ctx: RunContext) -> str:
+        """The run-owned directory (file targets) or the device."""
+        if self._is_device(ctx):
+            return str(ctx.target.path)
+        return ctx.root_uri.removeprefix("file://")
+
+    def _workdir(self, ctx: RunContext) -> Path:
+        """Job files, fio's output and logs: next to the data, or in the run's scratch space for a device."""
+        if self._is_device(ctx):
+            return Path(tempfile.gettempdir()) / f"storbench-fio-{ctx.run_id}" / self.name
+        return Path(self._location(ctx)) / self.name
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return (fio_engine.parse_size(params["size"]) or 0) * params["numjobs"]
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        if ctx.target.scheme not in ("file", "device"):
+            raise InputError(f"{self.name}: fio needs a local directory or a raw device; "
+                             f"target {ctx.target.uri} is not one (use --target /path or /dev/NAME)")
+        bs, size = fio_engine.parse_size(params["bs"]), fio_engine.parse_size(params["size"])
+        if bs is None or size is None:
+            raise InputError(f"{self.name}: bs={params['bs']!r} and size={params['size']!r} must be fio sizes")
+        if size < bs:
+            raise InputError(f"{self.name}: size={params['size']} per job is smaller than bs={params['bs']}")
+        if params["direct"] and bs % 512:
+            raise InputError(f"{self.name}: bs={params['bs']} is not a multiple of 512 bytes, "
+                             f"which direct=1 needs; use e.g. 4k or set direct=false")
+        buffers = bs * params["iodepth"] * params["numjobs"]
+        memory = available_memory()
+        if memory and buffers > memory * BUFFER_MEMORY_SHARE:
+            raise InputError(f"{self.name}: bs {params['bs']} × iodepth {params['iodepth']} × numjobs "
+                             f"{params['numjobs']} needs {fio_engine.human_bytes(buffers)} of I/O buffers, but only "
+                             f"{fio_engine.human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs")
+        fio_engine.fio_version()  # fio missing or too old: fail before anything runs
+        if self._is_device(ctx):
+            check_device_overwrite(ctx.target.path, ctx.allow_device_overwrite)  # type: ignore[arg-type]
+            capacity = device_size(ctx.target.path)  # type: ignore[arg-type]
+            if capacity is not None and size * params["numjobs"] > capacity:
+                raise TargetError(f"{self.name}: numjobs {params['numjobs']} × size {params['size']} is more than "
+                                  f"the {fio_engine.human_bytes(capacity)} of {ctx.target.path}; lower size or numjobs")
+        self._choice(ctx, params)  # probe now: no engine at all fails before the run starts
+
+    def _choice(self, ctx: RunContext, params: dict[str, Any]) -> fio_engine.IoChoice:
+        """The engine/direct pair that works here, probed once per run and workload."""
+        cache = ctx.shared.setdefault("fio_io", {})
+        key = (self.name, params["ioengine"], params["direct"])
+        if key not in cache:
+            choice = fio_engine.resolve_io(params["ioengine"], params["direct"], self._location(ctx),
+                                       self._is_device(ctx))
+            cache[key] = choice
+            for reason in choice.reasons:
+                ctx.notes.append(f"{self.name}: {reason}")
+        return cache[key]
+
+    def _spec(self, ctx: RunContext, params: dict[str, Any], create_only: bool = False,
+              log_prefix: str | None = None) -> fio_engine.JobSpec:
+        choice = self._choice(ctx, params)
+        comments = [f"storbench {self.name} (run {ctx.run_id})"]
+        if choice.fallback:
+            comments.append(f"fallback: {choice.fallback} (asked: ioengine={choice.requested_engine}, "
+                            f"direct={int(choice.requested_direct)})")
+        device = self._is_device(ctx)
+        return fio_engine.JobSpec(
+            name=self.name, rw=self.rw, bs=params["bs"], size=params["size"], numjobs=params["numjobs"],
+            iodepth=params["iodepth"], ioengine=choice.engine, direct=choice.direct,
+            runtime_s=0 if create_only else params["runtime_s"],
+            ramp_time_s=0 if create_only else params["ramp_time_s"],
+            group_reporting=params["group_reporting"],
+            directory=None if device else self._location(ctx), filename=str(ctx.target.path) if device else None,
+            log_prefix=log_prefix, create_only=create_only, comments=comments)
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """Untimed: lay out the job's files (reads need data to read; writes get their files allocated)."""
+        if self._is_device(ctx):
+            return  # a device is already there; laying it out would only write it once more
+        workdir = self._workdir(ctx)
+        workdir.mkdir(parents=True, exist_ok=True)
+        spec = self._spec(ctx, params, create_only=True)
+        job_file = workdir / f"{self.name}-layout.fio"
+        job_file.write_text(fio_engine.job_text(spec))
+        fio_engine.run_fio(job_file, workdir / f"{self.name}-layout.json")
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        version = fio_engine.fio_version()
+        runs = ctx.shared.setdefault("fio_runs", {})
+        number = runs[self.name] = runs.get(self.name, 0) + 1
+        workdir = self._workdir(ctx)
+        workdir.mkdir(parents=True, exist_ok=True)
+        logs = workdir / f"logs-{number}"
+        logs.mkdir(exist_ok=True)
+        spec = self._spec(ctx, params, log_prefix=str(logs / self.name))
+        text = fio_engine.job_text(spec)
+        job_file = workdir / f"{self.name}.fio"
+        job_file.write_text(text)
+        (workdir / "fio-version.txt").write_text(version + "\n")
+        output = workdir / f"{self.name}-{number}.json"
+        timeout = params["runtime_s"] + params["ramp_time_s"] + 600 if params["runtime_s"] else None
+        with ctx.measure():
+            done = fio_engine.run_fio(job_file, output, spec.output_format, timeout=timeout)
+        result = fio_engine.parse_fio_json(done.data)
+        bw_series = fio_engine.read_log_series(str(logs / self.name), "bw")
+        iops_series = fio_engine.read_log_series(str(logs / self.name), "iops")
+        choice = self._choice(ctx, params)
+        self._keep(ctx, version, text, choice, number, done, bw_series, iops_series)
+        return samples_for(self.name, result, choice.labels(), bw_series, iops_series)
+
+    def _keep(self, ctx: RunContext, version: str, text: str, choice: fio_engine.IoChoice, number: int,
+              done: fio_engine.FioRun, bw: dict[str, list[float]], iops: dict[str, list[float]]) -> None:
+        record = ctx.artifacts.setdefault("fio", {"version": version, "workloads": {}})
+        ctx.shared["fio"] = record
+        entry = record["workloads"].setdefault(self.name, {"job_file": text, "io": choice.to_dict(), "runs": []})
+        entry["job_file"] = text
+        entry["runs"].append({"run": number, "fio_wall_s": round(done.wall_s, 6),
+                              "per_second": {"bw_mbps": bw, "iops": iops}, "fio_json": done.data})
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """The data files go with the run root (the runner removes it); device runs leave only scratch."""
+        if self._is_device(ctx):
+            shutil.rmtree(self._workdir(ctx).parent, ignore_errors=True)
+
+
+def _value(value: float | None) -> float | None:
+    return value if fio_engine.is_finite(value) else None
+
+
+def direction_samples(workload: str, stats: fio_engine.DirectionStats, labels: dict[str, str]) -> list[Sample]:
+    samples = [
+        Sample(workload, "fio_bw_mbps", stats.bw_bytes / 1e6, "MB/s", labels=labels),
+        Sample(workload, "fio_iops", stats.iops, "IOPS", labels=labels),
+        Sample(workload, "fio_io_mb", stats.io_bytes / 1e6, "MB", labels=labels),
+        Sample(workload, "fio_runtime_s", stats.runtime_ms / 1000, "s", labels=labels),
+        Sample(workload, "fio_lat_mean_ms",
+               _value(stats.lat_mean_ns / 1e6 if stats.lat_mean_ns is not None else None), "ms", labels=labels),
+    ]
+    for suffix, percentile in fio_engine.PERCENTILES.items():
+        samples.append(Sample(workload, f"fio_clat_{suffix}_ms", _value(stats.percentile_ms(percentile)), "ms",
+                              labels=labels))
+    return samples
+
+
+def samples_for(workload: str, result: fio_engine.FioResult, labels: dict[str, str],
+                bw_series: dict[str, list[float]] | None = None,
+                iops_series: dict[str, list[float]] | None = None) -> list[Sample]:
+    """fio's figures as samples: the aggregate, per job when fio reported jobs separately, per-second spread."""
+    aggregate = result.aggregate()
+    several = len(aggregate) > 1  # mixed read/write: say which direction
+    samples: list[Sample] = []
+    for direction, stats in aggregate.items():
+        tagged = {**labels, "dir": direction} if several else dict(labels)
+        samples += direction_samples(workload, stats, tagged)
+        bw = (bw_series or {}).get(direction, [])
+        iops = (iops_series or {}).get(direction, [])
+        samples.append(Sample(workload, "fio_bw_stddev_mbps", _value(fio_engine.stddev(bw)), "MB/s",
+                              labels={**tagged, "interval_s": "1"}))
+        samples.append(Sample(workload, "fio_iops_stddev", _value(fio_engine.stddev(iops)), "IOPS",
+                              labels={**tagged, "interval_s": "1"}))
+    if not result.grouped and len(result.jobs) > 1:
+        for index, job in enumerate(result.jobs):
+            for direction, stats in job.directions.items():
+                tagged = {**labels, "job": str(index)}
+                if several:
+                    tagged["dir"] = direction
+                samples += direction_samples(workload, stats, tagged)
+    return samples
+
+
+def _fio_workload(name: str, rw: str, description: str) -> type[_Fio]:
+    cls = type(re.sub(r"\W", "", name.title()), (_Fio,), {"name": name, "rw": rw, "description": description,
+                                                         "__module__": __name__})
+    return register(cls)
+
+
+FioWrite = _fio_workload("fio-write", "write", "fio sequential write (paper 002's raw device test)")
+FioRead = _fio_workload("fio-read", "read", "fio sequential read of files laid out untimed first (paper 002)")
+FioRandWrite = _fio_workload("fio-randwrite", "randwrite", "fio random write")
+FioRandRead = _fio_workload("fio-randread", "randread", "fio random read of files laid out untimed first")
+
+__all__ = ["FIO_PARAMS", "FioRandRead", "FioRandWrite", "FioRead", "FioWrite", "SizeParam", "samples_for"]
