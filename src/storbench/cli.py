@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1")
     services.add_argument("action", choices=("up", "down", "status"))
     services.add_argument("name", choices=sorted(SERVICES))
-    services.add_argument("--datanodes", type=int, default=2, help="HDFS DataNodes (default 2)")
+    services.add_argument("--datanodes", type=int, help="hdfs: number of DataNodes (default 2)")
     return parser
 
 
@@ -171,12 +171,15 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
+SERVICE_OPTIONS = ("datanodes",)  # flags of `services up`, passed on when given
+
+
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
     if args.action == "up":
-        state = api.service_up(args.name, store, datanodes=args.datanodes)
-        print(state["uri"])
-        print(f"{args.name}: pid {state['pid']}, {state['datanodes']} DataNode(s), state in {state['workdir']}",
-              file=sys.stderr)
+        options = {name: getattr(args, name) for name in SERVICE_OPTIONS if getattr(args, name) is not None}
+        state = api.service_up(args.name, store, **options)
+        print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
+        print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
     elif args.action == "down":
         stopped = api.service_down(args.name, store)
         print(f"{args.name}: {'stopped' if stopped else 'was not running'}")

@@ -18,6 +18,7 @@ from storbench.services.jvm import java_binary, launcher_classpath
 
 MAIN_CLASS = "storbench.jvm.MiniHdfs"
 START_TIMEOUT_S = 120.0
+UP_OPTIONS = ("datanodes",)
 
 
 def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
@@ -37,7 +38,8 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
                                   workdir / "hdfs.log")
     state = {"service": "hdfs", "pid": proc.pid, "marker": MAIN_CLASS, "uri": ready["uri"],
              "datanodes": datanodes, "datanode_dirs": ready["datanode_dirs"], "workdir": str(workdir),
-             "log": str(workdir / "hdfs.log"), "startup_s": round(time.monotonic() - started, 2)}
+             "log": str(workdir / "hdfs.log"), "startup_s": round(time.monotonic() - started, 2),
+             "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s"}
     process.write_state(workdir, state)
     return state
 

@@ -22,7 +22,13 @@ def service_dir(home: Path, name: str) -> Path:
 
 
 def service_up(name: str, home: Path, **options: Any) -> dict[str, Any]:
-    return _module(name).up(service_dir(home, name), **options)
+    """Start a service; its state has at least ``uri``, ``pid``, ``workdir`` and a one-line ``summary``."""
+    module = _module(name)
+    unknown = sorted(set(options) - set(module.UP_OPTIONS))
+    if unknown:
+        raise InputError(f"--{unknown[0]} does not apply to service {name}; "
+                         f"it takes: {', '.join('--' + o for o in module.UP_OPTIONS) or 'no options'}")
+    return module.up(service_dir(home, name), **options)
 
 
 def service_down(name: str, home: Path) -> bool:
