@@ -17,11 +17,16 @@ from storbench.results.store import ResultStore  # noqa: E402
 from storbench.runner import RunOptions  # noqa: E402
 
 
-def fio_write_mbps(work: Path, size: int, jobs: int = 1) -> float:
-    """fio sequential write, 1 MiB blocks, direct I/O, libaio, iodepth 16, fsync at the end: MB/s."""
+def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True) -> float:
+    """fio sequential write, 1 MiB blocks, libaio, iodepth 16: MB/s.
+
+    direct=True: O_DIRECT and an fsync at the end (the device's rate); direct=False:
+    buffered without fsync, like TestDFSIO and Hadoop writers, which never sync.
+    """
     result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
                              f"--size={min(size, 2 * 10**9) // jobs}", f"--numjobs={jobs}", "--group_reporting",
-                             "--direct=1", "--ioengine=libaio", "--iodepth=16", "--end_fsync=1",
+                             f"--direct={int(direct)}", "--ioengine=libaio", "--iodepth=16",
+                             f"--end_fsync={int(direct)}",
                              "--output-format=json"], check=True, capture_output=True, text=True)
     job = json.loads(result.stdout)["jobs"][0]
     for name in os.listdir(work):

@@ -8,6 +8,7 @@ import java.util.Random;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
@@ -20,8 +21,14 @@ public final class DfsIo {
     private DfsIo() {
     }
 
+    /**
+     * The file system behind {@code uri}. For file:// it is the raw local file system: Hadoop's
+     * default wraps it in a checksumming layer whose CRC work (and .crc side files) would make
+     * a local-disk benchmark measure the CPU instead of the device.
+     */
     private static FileSystem fileSystem(String uri) throws IOException {
-        return FileSystem.get(URI.create(uri), new Configuration());
+        FileSystem fs = FileSystem.get(URI.create(uri), new Configuration());
+        return fs instanceof LocalFileSystem ? ((LocalFileSystem) fs).getRaw() : fs;
     }
 
     /** Writes {@code bytes} to {@code uri} in {@code bufferSize} chunks; replication 0 keeps the default. */
