@@ -31,7 +31,7 @@ from storbench.results.store import STAGES_FILE, ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
 from storbench.targets import Target, parse_target
 from storbench.telemetry import Collector, window_metrics
-from storbench.telemetry.window import to_csv
+from storbench.telemetry.window import interface_max_mbps, to_csv
 from storbench.workloads.base import Workload
 
 LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -228,6 +228,11 @@ class Runner:
                                                 self.options.interval).items():
                 samples.append(Sample(workload.name, metric, value, spec_for(metric).unit, repetition,
                                       labels=sampled_every))
+            for interface, value in interface_max_mbps(collector.points(), window.start, window.end,
+                                                       self.options.interval).items():
+                if value > 0:  # idle interfaces would only add empty rows to every report
+                    samples.append(Sample(workload.name, "max_net_mbps", value, "MB/s", repetition,
+                                          labels={**sampled_every, "interface": interface}))
             writer.add_samples(samples + [replace(s, repetition=repetition) for s in extra])
             windows.append({"workload": workload.name, "repetition": repetition,
                             "t0": window.start, "t1": window.end})

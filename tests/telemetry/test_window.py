@@ -69,7 +69,7 @@ def point(time: float, sectors: int, busy: int = 0, idle: int = 0, devices: tupl
     """Only writes and CPU move; ``sectors`` is the cumulative count written."""
     return Snapshot(time, {name: disk(write_sectors=sectors, writes=sectors // 8, write_ms=sectors // 4)
                            for name in devices},
-                    CpuCounters(busy, 0, 0, idle, 0, 0, 0, 0), NetCounters(0, 0), (100, 50), None)
+                    CpuCounters(busy, 0, 0, idle, 0, 0, 0, 0), {"lo": NetCounters(0, 0)}, (100, 50), None)
 
 
 MB_PER_SECTOR = 512 / 1e6
@@ -162,3 +162,12 @@ def test_csv_roundtrip(golden):
 def test_csv_of_no_rows():
     assert from_csv(to_csv([])) == []
     assert from_csv("") == []
+
+
+def test_each_interface_has_its_own_maximum_loopback_included(golden):
+    from storbench.telemetry.window import interface_max_mbps
+
+    assert interface_max_mbps(golden, 100.0, 101.0, 1.0) == pytest.approx(
+        {"lo": 100.0, "eth0": 15.0, "wlan0": 0.5, "docker0": 0.0}, rel=1e-12)
+    rows = rate_rows(golden, 1.0)
+    assert rows[0]["net.eth0.mbps"] == pytest.approx(15.0) and rows[0]["net_mbps"] == pytest.approx(15.5)

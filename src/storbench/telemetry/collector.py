@@ -24,7 +24,7 @@ class Snapshot:
     time: float  # time.monotonic()
     disks: dict[str, DiskCounters]  # measured devices only
     cpu: CpuCounters | None
-    net: NetCounters | None  # summed over non-loopback interfaces
+    net: dict[str, NetCounters] | None  # per interface, loopback included
     memory: tuple[int, int] | None  # (MemTotal, MemAvailable) bytes
     energy_uj: int | None  # cumulative RAPL package energy since the collector started
 

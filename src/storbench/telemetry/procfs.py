@@ -185,9 +185,10 @@ def read_cpu(files: CounterFiles) -> CpuCounters | None:
         return None
 
 
-def read_net(files: CounterFiles) -> NetCounters | None:
+def read_net(files: CounterFiles) -> dict[str, NetCounters] | None:
+    """Per interface, loopback included (a local cluster's traffic crosses ``lo``)."""
     text = files.read("net/dev")
-    return non_loopback_total(parse_net_dev(text)) if text is not None else None
+    return parse_net_dev(text) if text is not None else None
 
 
 def read_memory(files: CounterFiles) -> tuple[int, int] | None:

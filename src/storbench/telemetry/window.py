@@ -66,6 +66,34 @@ def _cpu_pct(a: Snapshot, b: Snapshot) -> tuple[float | None, float | None]:
     return (100 * (b.cpu.busy - a.cpu.busy) / total, 100 * (b.cpu.iowait - a.cpu.iowait) / total)
 
 
+def _net_rates(a: Snapshot, b: Snapshot, seconds: float) -> dict[str, float | None]:
+    """rx+tx MB/s per interface (``net.<if>.mbps``) and over the non-loopback ones (``net_mbps``)."""
+    if a.net is None or b.net is None:
+        return {"net_mbps": None}
+    rates = {name: (b.net[name].rx_bytes - a.net[name].rx_bytes + b.net[name].tx_bytes - a.net[name].tx_bytes)
+             / MB / seconds for name in b.net if name in a.net}
+    row: dict[str, float | None] = {f"net.{name}.mbps": rate for name, rate in rates.items()}
+    row["net_mbps"] = sum(rate for name, rate in rates.items() if name != "lo")
+    return row
+
+
+def interface_max_mbps(points: Sequence[Snapshot], start: float, end: float,
+                       interval: float) -> dict[str, float]:
+    """Maximum rx+tx MB/s of each interface during a window (paper 002 reports network beside DFSIO)."""
+    rows = [interval_rates(a, b) for a, b in _intervals(_window(points, start, end), interval)]
+    names = {key[4:-5] for row in rows for key in row if key.startswith("net.") and key.endswith(".mbps")}
+    return {name: value for name in sorted(names) if (value := _max(rows, f"net.{name}.mbps")) is not None}
+
+
+def _window(points: Sequence[Snapshot], start: float, end: float) -> Sequence[Snapshot]:
+    """The snapshots covering [start, end], widened to the ones just outside when between snapshots."""
+    first_index = max(0, bisect_right(points, start, key=lambda p: p.time) - 1)
+    last_index = min(len(points) - 1, bisect_left(points, end, key=lambda p: p.time))
+    if last_index <= first_index or points[last_index].time <= points[first_index].time:
+        return []
+    return points[first_index:last_index + 1]
+
+
 def interval_rates(a: Snapshot, b: Snapshot) -> dict[str, float | None]:
     """Per-device and aggregate rates between two snapshots (one row of the series, without ``t``)."""
     seconds = b.time - a.time
@@ -85,8 +113,7 @@ def interval_rates(a: Snapshot, b: Snapshot) -> dict[str, float | None]:
     row["cpu_pct"], row["iowait_pct"] = _cpu_pct(a, b)
     row["mem_used_pct"] = (100 * (b.memory[0] - b.memory[1]) / b.memory[0]
                            if b.memory is not None and b.memory[0] > 0 else None)
-    row["net_mbps"] = ((b.net.rx_bytes - a.net.rx_bytes + b.net.tx_bytes - a.net.tx_bytes) / MB / seconds
-                       if a.net is not None and b.net is not None else None)
+    row.update(_net_rates(a, b, seconds))
     row["power_w"] = ((b.energy_uj - a.energy_uj) / 1e6 / seconds
                       if a.energy_uj is not None and b.energy_uj is not None else None)
     return row
@@ -122,11 +149,9 @@ def window_metrics(points: Sequence[Snapshot], start: float, end: float,
     If ``start``/``end`` fall between snapshots, the window widens to the snapshots
     just outside them, so it never misses I/O that happened inside.
     """
-    first_index = max(0, bisect_right(points, start, key=lambda p: p.time) - 1)
-    last_index = min(len(points) - 1, bisect_left(points, end, key=lambda p: p.time))
-    if last_index <= first_index or points[last_index].time <= points[first_index].time:
+    window = _window(points, start, end)
+    if not window:
         return dict.fromkeys(METRICS)
-    window = points[first_index:last_index + 1]
     first, last = window[0], window[-1]
     rows = [interval_rates(a, b) for a, b in _intervals(window, interval)]
     deltas = _disk_deltas(first, last)
