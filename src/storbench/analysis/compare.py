@@ -52,7 +52,8 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
         spark={"master": config.get("spark_master") or settings.get("spark.master"),
                "driver_memory": settings.get("spark.driver.memory"),
                "executor_memory": settings.get("spark.executor.memory")},
-        errors=list(m.get("errors") or []))
+        errors=list(m.get("errors") or []), telemetry_interval_s=config.get("telemetry_interval_s"),
+        replication=config.get("replication"))
 
 
 def _names(runs: list[Run]) -> list[str]:

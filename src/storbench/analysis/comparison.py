@@ -36,6 +36,8 @@ class RunInfo:
     software: dict[str, Any]
     spark: dict[str, Any]
     errors: list[dict[str, Any]] = field(default_factory=list)
+    telemetry_interval_s: float | None = None  # every telemetry-derived metric was sampled at this interval
+    replication: int | None = None
 
     @property
     def problem(self) -> str | None:

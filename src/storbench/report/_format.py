@@ -150,6 +150,8 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Started (UTC)", get(lambda r: r.started.replace("T", " ").rstrip("Z"))),
         ("Target", get(lambda r: r.target)),
         ("Devices", get(lambda r: _devices(r.machine.get("devices")))),
+        ("Telemetry interval", get(lambda r: f"{r.telemetry_interval_s:g} s" if r.telemetry_interval_s else None)),
+        ("Replication", get(lambda r: r.replication)),
         ("Filesystem", get(lambda r: _filesystem(r.machine.get("filesystem")))),
         ("CPU", get(lambda r: r.machine.get("cpu_model"))),
         ("Cores", get(lambda r: r.machine.get("cores"))),
