@@ -104,15 +104,24 @@ _SAMPLES = (  # (metric, attribute, unit, scale)
 )
 
 
-def samples_from(groups: dict[str, GroupTotals]) -> list[Sample]:
+def parse_group(name: str) -> tuple[str, int, dict[str, str]] | None:
+    """``workload#repetition`` → (workload, repetition, no labels); None for groups that are not ours."""
+    workload, _, repetition = name.rpartition(GROUP_SEPARATOR)
+    return (workload, int(repetition), {}) if workload and repetition.isdigit() else None
+
+
+def samples_from(groups: dict[str, GroupTotals], meaning: Any = None) -> list[Sample]:
+    """Samples per job group; ``meaning(name)`` gives (workload, repetition, labels), default parse_group."""
     samples = []
     for name, totals in groups.items():
-        workload, _, repetition = name.rpartition(GROUP_SEPARATOR)
-        if not workload or not repetition.isdigit():
+        known = (meaning or parse_group)(name)
+        if known is None:
             continue
+        workload, repetition, labels = known
         for metric, attr, unit, scale in _SAMPLES:
-            samples.append(Sample(workload, metric, totals.total(attr) * scale, unit, int(repetition)))
-        samples.append(Sample(workload, "spark_tasks", float(totals.total("tasks")), "tasks", int(repetition)))
+            samples.append(Sample(workload, metric, totals.total(attr) * scale, unit, repetition, dict(labels)))
+        samples.append(Sample(workload, "spark_tasks", float(totals.total("tasks")), "tasks", repetition,
+                              dict(labels)))
     return samples
 
 

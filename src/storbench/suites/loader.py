@@ -15,7 +15,7 @@ DEFAULT_SUITE = "spark-transforms"
 REQUIRED_SCALES = ("tiny", "small", "paper")
 TOP_KEYS = {"name": str, "description": str, "paper": str, "repetitions": int, "scales": dict,
             "default_scale": str, "scale_parameter": str, "partition_rows": int, "params": dict,
-            "prepare": list, "workloads": list}
+            "prepare": list, "workloads": list, "sweep": dict}
 
 
 def builtin_suites() -> dict[str, Path]:
@@ -76,7 +76,8 @@ def parse_suite(text: str, source: str) -> Suite:
         repetitions=repetitions, scales=scales, default_scale=default_scale,
         scale_parameter=data.get("scale_parameter", "rows"), partition_rows=data.get("partition_rows"),
         params=data.get("params") or {}, prepare=_entries(data.get("prepare") or [], source, "prepare"),
-        workloads=_entries(data["workloads"], source, "workloads"), paper=data.get("paper", ""))
+        workloads=_entries(data["workloads"], source, "workloads"), paper=data.get("paper", ""),
+        sweep=data.get("sweep") or {})
     if not suite.workloads:
         raise InputError(f"{source}: 'workloads' is empty; list at least one workload")
     suite.instances()  # unknown workload names fail here, naming the file

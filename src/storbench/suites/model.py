@@ -32,6 +32,7 @@ class Suite:
     prepare: list[Entry]
     workloads: list[Entry]
     paper: str = ""
+    sweep: dict[str, list[Any]] = field(default_factory=dict)  # one key → values (see storbench.sweep)
 
     def entries(self) -> list[Entry]:
         return self.prepare + self.workloads
@@ -39,6 +40,9 @@ class Suite:
     def instances(self) -> dict[str, Workload]:
         return {entry.workload: get_workload(entry.workload, f"{self.source}: workloads")
                 for entry in self.entries()}
+
+    def declared_params(self) -> dict[str, Any]:
+        return {p.name: p for w in self.instances().values() for p in w.params}
 
     def scale_values(self, scale: str | None) -> tuple[str, dict[str, Any]]:
         """The scale's name and the parameters it sets; a number sets ``scale_parameter``."""

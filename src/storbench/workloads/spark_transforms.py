@@ -70,7 +70,7 @@ class Datagen(Workload):
                  .withColumn("integer_val", F.col("float_val").cast("long"))
                  .drop("id"))
         uri = ctx.data_uri("dataset")
-        writer = frame.write.mode("errorifexists")
+        writer = frame.write.mode("overwrite")  # inside the run root; a sweep point regenerates it
         with ctx.measure():
             if params["format"] == "csv":
                 writer.option("header", True).csv(uri)

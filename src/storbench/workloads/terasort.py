@@ -48,10 +48,13 @@ def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_s
     seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
     if not seconds:
         return repetition_samples
-    records = records_of(params)
+    records, cores = records_of(params), ctx.engine.default_parallelism()
     return repetition_samples + [
         Sample(name, "records_per_s", records / seconds, "records/s"),
-        Sample(name, "data_mbps", records * RECORD_BYTES / 1e6 / seconds, "MB/s")]
+        Sample(name, "data_mbps", records * RECORD_BYTES / 1e6 / seconds, "MB/s"),
+        # paper 001's price/performance view: data processed per core-hour = size / cores / seconds × 3600
+        Sample(name, "gb_per_core_hour", records * RECORD_BYTES / 1e9 / cores / seconds * 3600, "GB/core-h",
+               labels={"cores": str(cores)})]
 
 
 class _TeraPhase(Workload):

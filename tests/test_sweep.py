@@ -1,0 +1,62 @@
+"""Sweeps: parsing, points, and one real run whose samples carry the point's label."""
+
+import json
+
+import pytest
+
+from storbench.errors import InputError
+from storbench.suites import load_suite
+from storbench.sweep import Point, parse_sweep_option, sweep_points
+from tests.cli.helpers import storbench
+
+
+def declared():
+    return load_suite("terasort").declared_params()
+
+
+def test_no_sweep_is_one_unlabelled_point():
+    assert sweep_points(None, declared(), "local[*]", "x") == [Point()]
+
+
+def test_cores_on_local_and_cluster_masters():
+    local = sweep_points({"cores": ["1", "2"]}, declared(), "local[*]", "x")
+    assert [(p.labels, p.master) for p in local] == [({"cores": "1"}, "local[1]"), ({"cores": "2"}, "local[2]")]
+    cluster = sweep_points({"cores": [8]}, declared(), "spark://10.0.0.1:7077", "x")
+    assert cluster[0].spark_conf == {"spark.cores.max": "8"} and cluster[0].master is None
+
+
+def test_parameter_sweep_coerces_sizes():
+    points = sweep_points({"size_bytes": ["1G", "2G"]}, declared(), "local[*]", "x")
+    assert [p.params["size_bytes"] for p in points] == [10**9, 2 * 10**9]
+    assert points[1].labels == {"size_bytes": "2G"}
+
+
+@pytest.mark.parametrize("sweep,message", [
+    ({"cores": ["0"]}, "sweep cores value '0' must be a positive integer"),
+    ({"nosuch": [1]}, "cannot sweep 'nosuch'; allowed: cores, a spark.* setting, or a parameter"),
+    ({"cores": [1], "size_bytes": [1]}, "sweep one key at a time"),
+    ({"size_bytes": ["lots"]}, "size_bytes='lots' must be an integer"),
+])
+def test_bad_sweeps_name_what_is_allowed(sweep, message):
+    with pytest.raises(InputError, match=message.replace("*", r"\*").replace("(", r"\(")):
+        sweep_points(sweep, declared(), "local[*]", "--sweep")
+
+
+def test_option_parsing():
+    assert parse_sweep_option("cores=1, 2") == {"cores": ["1", "2"]}
+    with pytest.raises(InputError, match="expected KEY=V1,V2"):
+        parse_sweep_option("cores")
+
+
+@pytest.mark.spark
+def test_cores_sweep_labels_every_sample(tmp_path):
+    result = storbench(tmp_path / "home", "run", "spark-transforms", "--scale", "20000", "--repeat", "1",
+                       "--sweep", "cores=1,2", "--json")
+    assert result.returncode == 0, result.stderr
+    run_dir = tmp_path / "home" / "runs" / json.loads(result.stdout)["run_id"]
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    times = {(s["workload"], s["labels"].get("cores")) for s in samples if s["metric"] == "completion_time"}
+    assert times == {(w, c) for w in ("datagen", "groupby", "repartition", "join") for c in ("1", "2")}
+    spark = {s["labels"].get("cores") for s in samples if s["metric"] == "spark_task_time_s"}
+    assert spark == {"1", "2"}  # the event log's metrics land on the right point
+    assert json.loads((run_dir / "manifest.json").read_text())["sweep"] == [{"cores": "1"}, {"cores": "2"}]
