@@ -60,3 +60,28 @@ def test_cores_sweep_labels_every_sample(tmp_path):
     spark = {s["labels"].get("cores") for s in samples if s["metric"] == "spark_task_time_s"}
     assert spark == {"1", "2"}  # the event log's metrics land on the right point
     assert json.loads((run_dir / "manifest.json").read_text())["sweep"] == [{"cores": "1"}, {"cores": "2"}]
+
+
+@pytest.mark.spark
+def test_shuffle_directory_on_another_device_is_measured_apart(tmp_path):
+    import subprocess
+
+    from tests.loopdev import loop_device
+
+    mount = tmp_path / "shuffle"
+    mount.mkdir()
+    with loop_device(tmp_path / "shuffle.img", 256, mkfs=True) as device:
+        subprocess.run(["mount", device, str(mount)], check=True)
+        try:
+            result = storbench(tmp_path / "home", "run", "spark-transforms", "--scale", "20000", "--repeat", "1",
+                               "--target", str(tmp_path / "target"), "--spark-conf", f"spark.local.dir={mount}",
+                               "--json")
+        finally:
+            subprocess.run(["umount", str(mount)], check=True)
+    assert result.returncode == 0, result.stderr
+    run_dir = tmp_path / "home" / "runs" / json.loads(result.stdout)["run_id"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["config"]["shuffle_devices"] == [device.removeprefix("/dev/")]
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    shuffle = [s for s in samples if s["labels"].get("devices") == "shuffle" and s["workload"] == "repartition"]
+    assert {s["metric"] for s in shuffle} >= {"max_util_pct", "written_mb"}

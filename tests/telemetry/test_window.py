@@ -171,3 +171,13 @@ def test_each_interface_has_its_own_maximum_loopback_included(golden):
         {"lo": 100.0, "eth0": 15.0, "wlan0": 0.5, "docker0": 0.0}, rel=1e-12)
     rows = rate_rows(golden, 1.0)
     assert rows[0]["net.eth0.mbps"] == pytest.approx(15.0) and rows[0]["net_mbps"] == pytest.approx(15.5)
+
+
+def test_restricting_to_some_devices_separates_target_and_shuffle(golden):
+    from storbench.telemetry.window import only_devices
+
+    target = window_metrics(only_devices(golden, ["sda"]), 100.0, 101.0, 1.0)
+    shuffle = window_metrics(only_devices(golden, ["nvme0n1"]), 100.0, 101.0, 1.0)
+    assert target["max_write_mbps"] == pytest.approx(51.2) and shuffle["max_write_mbps"] == 0
+    assert target["max_util_pct"] == pytest.approx(80.0) and shuffle["max_util_pct"] == pytest.approx(95.0)
+    assert target["read_mb"] + shuffle["read_mb"] == pytest.approx(1200.0)

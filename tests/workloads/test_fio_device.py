@@ -1,10 +1,7 @@
 """Raw block-device targets: parsing, the overwrite safety check (fake answers and a real loop device)."""
 
 import json
-import os
-import shutil
 import subprocess
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ from storbench.errors import InputError
 from storbench.targets import Target, check_device_overwrite, device_refusal, parse_target
 from storbench.workloads import get_workload
 from tests.cli.helpers import storbench
+from tests.loopdev import loop_device
 from tests.workloads.helpers import fio_sample, run_json
 
 
@@ -76,24 +74,6 @@ def test_device_scheme_must_name_a_block_device(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "storbench: error: --target 'device:///dev/nosuchdisk': /dev/nosuchdisk is not a block device"]
-
-
-@contextmanager
-def loop_device(path: Path, size_mb: int, mkfs: bool = False):
-    if os.geteuid() != 0 or not shutil.which("losetup"):
-        pytest.skip("loop devices need root and losetup")
-    with open(path, "wb") as handle:
-        handle.truncate(size_mb << 20)
-    attached = subprocess.run(["losetup", "-f", "--show", str(path)], capture_output=True, text=True)
-    if attached.returncode != 0:
-        pytest.skip(f"losetup failed: {attached.stderr.strip()}")
-    device = attached.stdout.strip()
-    try:
-        if mkfs:
-            subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
-        yield device
-    finally:
-        subprocess.run(["losetup", "-d", device], check=False)
 
 
 def test_loop_device_with_ext4_is_refused_even_with_the_flag(tmp_path):

@@ -77,6 +77,14 @@ def _net_rates(a: Snapshot, b: Snapshot, seconds: float) -> dict[str, float | No
     return row
 
 
+def only_devices(points: Sequence[Snapshot], names: Sequence[str]) -> list[Snapshot]:
+    """The snapshots restricted to some devices (the target's, or the shuffle directory's)."""
+    from dataclasses import replace
+
+    wanted = set(names)
+    return [replace(p, disks={n: c for n, c in p.disks.items() if n in wanted}) for p in points]
+
+
 def interface_max_mbps(points: Sequence[Snapshot], start: float, end: float,
                        interval: float) -> dict[str, float]:
     """Maximum rx+tx MB/s of each interface during a window (paper 002 reports network beside DFSIO)."""
