@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio as engine
+from storbench.engines import fio_results as results
 from storbench.errors import InputError, WorkloadError
 from storbench.workloads.fio import samples_for
 
@@ -25,7 +26,7 @@ def by_metric(samples):
 
 def test_fio_333_grouped_read_golden():
     data = json.loads(GROUPED_333.read_text())
-    result = engine.parse_fio_json(data)
+    result = results.parse_fio_json(data)
     assert result.version == "fio-3.33" and result.grouped and len(result.jobs) == 1
     read = result.aggregate()["read"]
     raw = data["jobs"][0]["read"]
@@ -45,7 +46,7 @@ def test_fio_333_grouped_read_golden():
 
 
 def test_fio_316_layout_grouped_write_golden():
-    result = engine.parse_fio_json(GROUPED_316.read_text())
+    result = results.parse_fio_json(GROUPED_316.read_text())
     assert result.version == "fio-3.16" and result.grouped
     samples = by_metric(samples_for("fio-write", result, {"ioengine": "libaio", "direct": "1"}))
     assert samples["fio_bw_mbps"].value == pytest.approx(1572.872737)
@@ -62,12 +63,12 @@ def test_fio_316_layout_grouped_write_golden():
 
 def test_fio_333_per_job_jsonplus_merges_histograms_like_fio():
     data = json.loads(PERJOB_333.read_text())
-    result = engine.parse_fio_json(data)
+    result = results.parse_fio_json(data)
     assert not result.grouped and len(result.jobs) == 2
     for job, raw in zip(result.jobs, data["jobs"]):
         stats = job.directions["write"]
         # fio's own percentiles per job are what our bin rule gives on that job's bins
-        ours = engine.percentiles_from_bins(stats.clat_bins, [50.0, 90.0, 99.0, 99.9])
+        ours = results.percentiles_from_bins(stats.clat_bins, [50.0, 90.0, 99.0, 99.9])
         for key, value in ours.items():
             assert value == raw["write"]["clat_ns"]["percentile"][f"{key:.6f}"]
     merged = result.aggregate()["write"]
@@ -115,10 +116,10 @@ def test_per_second_series_sums_jobs_and_drops_partial_seconds(tmp_path):
     (tmp_path / "w_bw.1.log").write_text("1002, 1000000, 1, 0, 0\n2003, 1100000, 1, 0, 0\n")
     (tmp_path / "w_bw.2.log").write_text("999, 500000, 1, 0, 0\n2000, 400000, 1, 0, 0\n3000, 450000, 1, 0, 0\n")
     (tmp_path / "w_iops.1.log").write_text("1000, 10, 0, 4096, 0\n2000, 12, 0, 4096, 0\n")
-    series = engine.read_log_series(str(tmp_path / "w"), "bw")
+    series = results.read_log_series(str(tmp_path / "w"), "bw")
     assert series == {"write": [pytest.approx(1500000 * 1024 / 1e6), pytest.approx(1500000 * 1024 / 1e6)]}
-    assert engine.read_log_series(str(tmp_path / "w"), "iops") == {"read": [10.0, 12.0]}
-    assert engine.stddev([1.0]) is None and math.isclose(engine.stddev([1.0, 3.0]), math.sqrt(2))
+    assert results.read_log_series(str(tmp_path / "w"), "iops") == {"read": [10.0, 12.0]}
+    assert results.stddev([1.0]) is None and math.isclose(results.stddev([1.0, 3.0]), math.sqrt(2))
 
 
 def test_fallback_engine_chain_with_a_failing_probe():

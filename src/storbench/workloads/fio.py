@@ -33,6 +33,7 @@ from typing import Any
 
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
+from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
 from storbench.results.model import Sample
 from storbench.targets import check_device_overwrite, device_size
@@ -193,9 +194,9 @@ class _Fio(Workload):
         timeout = params["runtime_s"] + params["ramp_time_s"] + 600 if params["runtime_s"] else None
         with ctx.measure():
             done = fio_engine.run_fio(job_file, output, spec.output_format, timeout=timeout)
-        result = fio_engine.parse_fio_json(done.data)
-        bw_series = fio_engine.read_log_series(str(logs / self.name), "bw")
-        iops_series = fio_engine.read_log_series(str(logs / self.name), "iops")
+        result = fio_results.parse_fio_json(done.data)
+        bw_series = fio_results.read_log_series(str(logs / self.name), "bw")
+        iops_series = fio_results.read_log_series(str(logs / self.name), "iops")
         choice = self._choice(ctx, params)
         self._keep(ctx, version, text, choice, number, done, bw_series, iops_series)
         return samples_for(self.name, result, choice.labels(), bw_series, iops_series)
@@ -216,10 +217,10 @@ class _Fio(Workload):
 
 
 def _value(value: float | None) -> float | None:
-    return value if fio_engine.is_finite(value) else None
+    return value if fio_results.is_finite(value) else None
 
 
-def direction_samples(workload: str, stats: fio_engine.DirectionStats, labels: dict[str, str]) -> list[Sample]:
+def direction_samples(workload: str, stats: fio_results.DirectionStats, labels: dict[str, str]) -> list[Sample]:
     samples = [
         Sample(workload, "fio_bw_mbps", stats.bw_bytes / 1e6, "MB/s", labels=labels),
         Sample(workload, "fio_iops", stats.iops, "IOPS", labels=labels),
@@ -228,13 +229,13 @@ def direction_samples(workload: str, stats: fio_engine.DirectionStats, labels: d
         Sample(workload, "fio_lat_mean_ms",
                _value(stats.lat_mean_ns / 1e6 if stats.lat_mean_ns is not None else None), "ms", labels=labels),
     ]
-    for suffix, percentile in fio_engine.PERCENTILES.items():
+    for suffix, percentile in fio_results.PERCENTILES.items():
         samples.append(Sample(workload, f"fio_clat_{suffix}_ms", _value(stats.percentile_ms(percentile)), "ms",
                               labels=labels))
     return samples
 
 
-def samples_for(workload: str, result: fio_engine.FioResult, labels: dict[str, str],
+def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, str],
                 bw_series: dict[str, list[float]] | None = None,
                 iops_series: dict[str, list[float]] | None = None) -> list[Sample]:
     """fio's figures as samples: the aggregate, per job when fio reported jobs separately, per-second spread."""
@@ -246,9 +247,9 @@ def samples_for(workload: str, result: fio_engine.FioResult, labels: dict[str, s
         samples += direction_samples(workload, stats, tagged)
         bw = (bw_series or {}).get(direction, [])
         iops = (iops_series or {}).get(direction, [])
-        samples.append(Sample(workload, "fio_bw_stddev_mbps", _value(fio_engine.stddev(bw)), "MB/s",
+        samples.append(Sample(workload, "fio_bw_stddev_mbps", _value(fio_results.stddev(bw)), "MB/s",
                               labels={**tagged, "interval_s": "1"}))
-        samples.append(Sample(workload, "fio_iops_stddev", _value(fio_engine.stddev(iops)), "IOPS",
+        samples.append(Sample(workload, "fio_iops_stddev", _value(fio_results.stddev(iops)), "IOPS",
                               labels={**tagged, "interval_s": "1"}))
     if not result.grouped and len(result.jobs) > 1:
         for index, job in enumerate(result.jobs):
