@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything storbench needs on a fresh Debian-like machine; safe to run again.
 #   scripts/setup.sh          Java + Maven, a virtualenv in .venv with storbench and PySpark,
-#                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`)
-#   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio and sysstat
+#                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`),
+#                             the native load engine in native/ (Rust, cargo; objects workloads)
+#   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat and
+#                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,10 +15,15 @@ apt_packages=()
 command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+command -v cargo >/dev/null 2>&1 || apt_packages+=(cargo)
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
   command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
   [ -x /usr/lib/sysstat/sadc ] || apt_packages+=(sysstat)
+  # a real single-node Ceph for `services up ceph` and the rados-bench tests (~55 s, 87 packages)
+  for pair in ceph-mon:ceph-mon ceph-osd:ceph-osd ceph-mgr:ceph-mgr radosgw:radosgw rados:ceph-common; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
+  done
 fi
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   echo "setup: installing ${apt_packages[*]} from Debian's packages" >&2
@@ -47,4 +54,13 @@ if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
   mvn -q -B -f jvm/pom.xml package dependency:build-classpath -DskipTests \
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$jvm_fingerprint" > "$jvm_stamp"
+fi
+
+# The native load engine (native/, Rust): a release build, rebuilt only when its sources change.
+native_stamp="native/target/.storbench-built"
+native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"
+if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x native/target/release/storbench-load ]; then
+  echo "setup: building the native load engine with cargo (first time: about 2 minutes)" >&2
+  cargo build --release --quiet --manifest-path native/Cargo.toml
+  echo "$native_fingerprint" > "$native_stamp"
 fi

@@ -15,6 +15,7 @@ from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.runner import RunOptions
 from storbench.services import SERVICES
+from storbench.sweep import parse_sweep_option
 
 EXIT_INTERRUPTED = 130
 
@@ -45,7 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--interval", type=float, default=1.0, help="telemetry interval in seconds (default 1)")
     run.add_argument("--mode", default="default", choices=("default", "compat"),
                      help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
+    run.add_argument("--sweep", metavar="KEY=V1,V2",
+                     help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter")
     run.add_argument("--replication", type=int, help="HDFS replication factor (hdfs:// targets only)")
+    run.add_argument("--endpoint", help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
+                                         "(default: $AWS_ENDPOINT_URL or the running `services up s3`)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
     run.add_argument("--allow-device-overwrite", action="store_true",
                      help="let fio workloads write a raw device target (refused if it holds a filesystem, "
@@ -71,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     services.add_argument("action", choices=("up", "down", "status"))
     services.add_argument("name", choices=sorted(SERVICES))
     services.add_argument("--datanodes", type=int, help="hdfs: number of DataNodes (default 2)")
+    services.add_argument("--server", help="s3: seaweedfs (default), minio, s3proxy or ceph-rgw")
+    services.add_argument("--osds", type=int, help="ceph: number of OSDs (default 1)")
+    services.add_argument("--objectstore", help="ceph: bluestore (default; on a sparse file) or memstore")
+    services.add_argument("--osd-gb", type=int, help="ceph: GiB per OSD (BlueStore file or memstore; default 10)")
+    services.add_argument("--osd-dir", help="ceph: put the OSDs' data in this directory (default: the service dir)")
+    services.add_argument("--rgw", action="store_true", default=None, help="ceph: also start an RGW with an S3 user")
     return parser
 
 
@@ -94,8 +105,10 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat,
         overrides=_pairs(args.set, "--set"), spark_master=args.spark_master,
         spark_conf=parse_conf(args.spark_conf), devices=args.devices, interval=args.interval,
-        mode=args.mode, replication=args.replication, keep_data=args.keep_data, command_line=["storbench", *sys.argv[1:]],
-        allow_device_overwrite=args.allow_device_overwrite)
+        mode=args.mode, replication=args.replication,
+        sweep=parse_sweep_option(args.sweep) if args.sweep else None, keep_data=args.keep_data,
+        command_line=["storbench", *sys.argv[1:]],
+        allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint)
     progress = Progress(quiet=args.quiet or args.json)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)
@@ -171,7 +184,7 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
-SERVICE_OPTIONS = ("datanodes",)  # flags of `services up`, passed on when given
+SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw")  # flags of `services up`, passed on when given
 
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
@@ -180,6 +193,9 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
         state = api.service_up(args.name, store, **options)
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
+        if state.get("access_key"):  # s3: the credentials a client needs, for the user's shell only
+            print(f"export AWS_ACCESS_KEY_ID={state['access_key']} AWS_SECRET_ACCESS_KEY={state['secret_key']}",
+                  file=sys.stderr)
     elif args.action == "down":
         stopped = api.service_down(args.name, store)
         print(f"{args.name}: {'stopped' if stopped else 'was not running'}")

@@ -14,15 +14,17 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from storbench.errors import InputError
+from storbench.errors import InputError, TargetError
+from storbench.objstore import S3Storage, resolve_endpoint
 from storbench.services import service_status
 from storbench.storage import HadoopStorage, LocalStorage
-from storbench.targets import Target, check_reachable
+from storbench.targets import Target, check_reachable, rados_parts
 from storbench.telemetry import devices_for_path, parse_devices_option
 
 
 class Placement:
-    def __init__(self, target: Target, run_id: str, home: Path, replication: int | None):
+    def __init__(self, target: Target, run_id: str, home: Path, replication: int | None,
+                 endpoint: str | None = None):
         if replication is not None and target.is_local:
             raise InputError(f"--replication {replication}: applies to hdfs:// targets only; "
                              f"the target is {target.uri}")
@@ -31,9 +33,17 @@ class Placement:
         self.target = target
         self.run_id = run_id
         self.replication = replication
-        self.storage: LocalStorage | HadoopStorage | None = LocalStorage(target) if target.is_local else None
+        self.storage: LocalStorage | HadoopStorage | S3Storage | None = (
+            LocalStorage(target) if target.is_local else None)
         self.root_uri: str | None = None
         self.service = self._our_hdfs(home)
+        self.s3 = None  # s3:// targets: endpoint and credentials (in memory only)
+        if target.scheme == "s3":
+            self.s3 = resolve_endpoint(endpoint, home)
+            self.storage = S3Storage(target, self.s3)
+            self.service = self.s3.service  # our own S3 server: its data directory is local
+        if target.scheme == "rados":  # a Ceph pool: storbench's own cluster unless the URI names a conf
+            self.service = self._our_ceph(home)
         self._scratch: str | None = None
 
     def _our_hdfs(self, home: Path) -> dict[str, Any] | None:
@@ -42,6 +52,12 @@ class Placement:
             return None
         state = service_status("hdfs", home)
         return state if state and self.target.uri.startswith(state["uri"]) else None
+
+    def _our_ceph(self, home: Path) -> dict[str, Any] | None:
+        """The state of storbench's own Ceph when a rados:// target names no conf (or names its conf)."""
+        conf = rados_parts(self.target)[1]
+        state = service_status("ceph", home)
+        return state if state and conf in (None, state["conf"]) else None
 
     @property
     def is_device(self) -> bool:
@@ -53,7 +69,11 @@ class Placement:
             return None  # a raw device has no filesystem
         if self.target.is_local:
             return self.target.path
+        if self.target.scheme == "rados":  # our own cluster's OSD data (BlueStore files) is on this host
+            return Path(self.service["osd_root"]) if self.service else None
         if self.service:
+            if self.service.get("data_dir"):  # the storbench s3 service's data directory
+                return Path(self.service["data_dir"])
             return Path(self.service["datanode_dirs"][0])  # all DataNodes of our cluster share one host directory
         return None
 
@@ -76,8 +96,17 @@ class Placement:
         """Before anything starts: capacity (file) or reachability (remote)."""
         if self.is_device:
             return  # the workloads check the device (fio: safety and size; others refuse it)
+        if self.target.scheme == "rados":  # the run root names the cluster; the workloads check the pool
+            pool, conf = rados_parts(self.target)
+            if conf is None and self.service is None:
+                raise TargetError(f"target {self.target.uri}: storbench's Ceph is not running; start it with "
+                                  f"`storbench services up ceph` or name a cluster's conf: rados://{pool}?conf=PATH")
+            self.root_uri = f"rados://{pool}?conf={conf or self.service['conf']}"  # type: ignore[index]
+            return
         if isinstance(self.storage, LocalStorage):
             self.storage.check_capacity(need_bytes)
+        elif isinstance(self.storage, S3Storage):
+            self.storage.check()  # endpoint answers, credentials accepted, bucket present
         else:
             if self.service and (self.replication or 1) > self.service["datanodes"]:
                 raise InputError(f"--replication {self.replication}: above the {self.service['datanodes']} "
@@ -86,7 +115,7 @@ class Placement:
 
     def claim_local(self) -> None:
         """File targets: claim the run root now, before Spark starts (remote ones do it in attach)."""
-        if isinstance(self.storage, LocalStorage):
+        if isinstance(self.storage, (LocalStorage, S3Storage)):
             self.root_uri = self.storage.claim(self.run_id)
 
     def spark_local_dir(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from storbench import __version__
 from storbench.analysis.metrics import spec_for
 from storbench.context import RunContext
-from storbench.engines.eventlog import job_group, read_event_logs, samples_from, stage_table
+from storbench.engines.eventlog import GROUP_SEPARATOR, job_group, read_event_logs, samples_from, stage_table
 from storbench.engines.spark import DEFAULT_MASTER, SparkEngine
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
@@ -29,11 +29,15 @@ from storbench.progress import Progress
 from storbench.results.model import Sample
 from storbench.results.store import STAGES_FILE, ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
+from storbench.sweep import Point, sweep_points
 from storbench.targets import Target, parse_target
 from storbench.telemetry import Collector, window_metrics
-from storbench.telemetry.window import interface_max_mbps, to_csv
+from storbench.telemetry.window import interface_max_mbps, only_devices, to_csv
+from storbench.telemetry.devices import devices_for_path
 from storbench.workloads.base import Workload
 
+NO_POINT = Point()
+SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
 LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
@@ -54,6 +58,8 @@ class RunOptions:
     keep_data: bool = False
     command_line: list[str] = field(default_factory=list)
     allow_device_overwrite: bool = False  # a raw device target may be overwritten by fio workloads
+    sweep: dict[str, list[str]] | None = None  # --sweep key=v1,v2: overrides the suite's sweep
+    endpoint: str | None = None  # s3:// targets: the S3 endpoint URL (default: env or the storbench s3 service)
 
 
 @dataclass
@@ -84,6 +90,7 @@ class Runner:
         self.options = options
         self.store = store
         self.progress = progress
+        self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # Spark job group → what ran in it
 
     def run(self) -> RunOutcome:
         options = self.options
@@ -105,14 +112,22 @@ class Runner:
                      workloads: dict[str, Workload], target: Target) -> RunOutcome:
         options = self.options
         need_bytes = sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items())
+        points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.spark_master,
+                              "--sweep" if options.sweep else suite.source)
         run_id = new_run_id(options.label)
-        placement = Placement(target, run_id, self.store.home, options.replication)
+        placement = Placement(target, run_id, self.store.home, options.replication, options.endpoint)
         placement.precheck(need_bytes)
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
         devices, how = placement.devices(options.devices, deferred.append)
         placement.claim_local()
-        engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **options.spark_conf},
-                             placement.spark_local_dir(), app_name=f"storbench {suite.name} {options.label}")
+        local_dir = placement.spark_local_dir()
+        wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
+        engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **wanted, **options.spark_conf},
+                             local_dir, app_name=f"storbench {suite.name} {options.label}")
+        # Shuffle and spill on another device than the target's: measured too, reported apart (paper 001).
+        self._devices = devices
+        self._shuffle_devices = [] if options.devices else shuffle_only_devices(
+            options.spark_conf.get("spark.local.dir", local_dir).split(",")[0], devices)
         ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
                          storage=placement.storage, engine=engine, mode=options.mode,  # type: ignore[arg-type]
                          allow_device_overwrite=options.allow_device_overwrite)
@@ -128,18 +143,21 @@ class Runner:
             "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
             "tool_version": __version__, "command_line": options.command_line or sys.argv,
             "scale": scale, "repetitions": repetitions, "parameters": suite_params,
+            "sweep": [point.labels for point in points if point.labels],
             "workload_parameters": per_workload,
             "workload_versions": {name: w.version for name, w in workloads.items()},
             "config": {"target": target.uri, "spark_master": options.spark_master,
                        "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
                        "replication": options.replication, "telemetry_interval_s": options.interval,
-                       "mode": options.mode, "run_root": placement.root_uri},
+                       "mode": options.mode, "run_root": placement.root_uri,
+                       "shuffle_devices": self._shuffle_devices,
+                       **({"endpoint": placement.s3.url, "endpoint_how": placement.s3.how} if placement.s3 else {})},
             "machine": fingerprint(placement.local_path(), devices), "errors": []})
         self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                            f"target {target.uri}, devices {', '.join(devices) or 'none'}")
         engine.event_log_dir = str(writer.path / "spark-events")
         Path(engine.event_log_dir).mkdir()
-        collector = Collector(devices, interval=options.interval)
+        collector = Collector(devices + self._shuffle_devices, interval=options.interval)
         ctx.mark = collector.mark
         windows: list[dict[str, Any]] = []
         status = "failed"
@@ -148,13 +166,17 @@ class Runner:
             writer.update_manifest(software={"storbench": __version__})
             if any(w.engine == "spark" for w in workloads.values()):
                 self._start_spark(engine, placement, ctx, writer, need_bytes)
-            for entry in suite.prepare:
-                self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
-                              per_workload[entry.workload], 0, 0)
-            for repetition in range(1, repetitions + 1):
-                for entry in suite.workloads:
+            for index, point in enumerate(points):
+                if point.master or point.spark_conf:
+                    self._restart_spark(ctx, point, writer)
+                for entry in suite.prepare:
                     self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
-                                  per_workload[entry.workload], repetition, repetitions)
+                                  {**per_workload[entry.workload], **point.params}, 0, 0, point, index)
+                for repetition in range(1, repetitions + 1):
+                    for entry in suite.workloads:
+                        self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
+                                      {**per_workload[entry.workload], **point.params}, repetition, repetitions,
+                                      point, index)
             status = "succeeded"
         except KeyboardInterrupt:
             status = "interrupted"
@@ -177,7 +199,7 @@ class Runner:
             except Exception as exc:  # the target went away: the measurements still stand
                 self._record_error(writer, "cleanup", 0, f"could not remove {placement.root_uri}: {exc}")
             finally:
-                engine.stop()
+                ctx.engine.stop()
             if engine.event_log_dir and any(Path(engine.event_log_dir).iterdir()):
                 self._add_spark_metrics(writer, Path(engine.event_log_dir))
             if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)
@@ -202,12 +224,30 @@ class Runner:
             ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
             writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
 
+    def _restart_spark(self, ctx: RunContext, point: Point, writer: RunWriter) -> None:
+        """A sweep point with its own Spark settings gets its own session (same dirs, same event log)."""
+        old = ctx.engine
+        old.stop()
+        ctx.engine = SparkEngine(point.master or old.master, {**old.user_conf, **point.spark_conf}, old.local_dir,
+                                 app_name=old.app_name)
+        ctx.engine.event_log_dir = old.event_log_dir
+        with self.progress.step(f"starting Spark for {_point_text(point)}"):
+            ctx.engine.start()
+        settings = dict(writer.manifest.get("spark_settings_by_point") or {})
+        settings[_point_text(point)] = ctx.engine.settings()
+        writer.update_manifest(spark_settings_by_point=settings)
+
     def _run_one(self, ctx: RunContext, writer: RunWriter, collector: Collector, windows: list[dict[str, Any]],
-                 workload: Workload, params: dict[str, Any], repetition: int, repetitions: int) -> None:
+                 workload: Workload, params: dict[str, Any], repetition: int, repetitions: int,
+                 point: Point = NO_POINT, index: int = 0) -> None:
         label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
+        if point.labels:
+            label += f" [{_point_text(point)}]"
         with self.progress.step(label) as outcome:
             ctx.last_window = None
-            ctx.engine.set_job_group(job_group(workload.name, repetition))
+            group = job_group(workload.name, repetition) + (f"{GROUP_SEPARATOR}{index}" if point.labels else "")
+            self._groups[group] = (workload.name, repetition, point.labels)
+            ctx.engine.set_job_group(group)
             try:
                 workload.prepare(ctx, params)
                 extra = workload.run(ctx, params)
@@ -223,20 +263,32 @@ class Runner:
             if window is None:
                 raise WorkloadError(f"workload {workload.name} did not time its action (ctx.measure)")
             samples = [Sample(workload.name, "completion_time", window.end - window.start, "s", repetition)]
-            sampled_every = {"interval_s": f"{self.options.interval:g}"}  # derived metrics state their interval
-            for metric, value in window_metrics(collector.points(), window.start, window.end,
-                                                self.options.interval).items():
-                samples.append(Sample(workload.name, metric, value, spec_for(metric).unit, repetition,
-                                      labels=sampled_every))
+            samples += self._device_samples(workload.name, collector, window, repetition)
             for interface, value in interface_max_mbps(collector.points(), window.start, window.end,
                                                        self.options.interval).items():
                 if value > 0:  # idle interfaces would only add empty rows to every report
                     samples.append(Sample(workload.name, "max_net_mbps", value, "MB/s", repetition,
-                                          labels={**sampled_every, "interface": interface}))
-            writer.add_samples(samples + [replace(s, repetition=repetition) for s in extra])
-            windows.append({"workload": workload.name, "repetition": repetition,
+                                          labels={"interface": interface}))
+            writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
+                                for s in samples + list(extra)])
+            windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
+
+    def _device_samples(self, workload: str, collector: Collector, window: Any, repetition: int) -> list[Sample]:
+        """The paper's device and host metrics over the target's devices, plus the shuffle devices' own."""
+        points = collector.points()
+        if self._shuffle_devices:
+            points = only_devices(points, self._devices)
+        samples = [Sample(workload, metric, value, spec_for(metric).unit, repetition)
+                   for metric, value in window_metrics(points, window.start, window.end,
+                                                       self.options.interval).items()]
+        if self._shuffle_devices:
+            shuffle = window_metrics(only_devices(collector.points(), self._shuffle_devices), window.start,
+                                     window.end, self.options.interval)
+            samples += [Sample(workload, metric, shuffle[metric], spec_for(metric).unit, repetition,
+                               {"devices": "shuffle"}) for metric in SHUFFLE_METRICS]
+        return samples
 
     def _add_spark_metrics(self, writer: RunWriter, event_logs: Path) -> None:
         """Spark's per-task metrics from the finished event log, as samples beside the telemetry."""
@@ -245,7 +297,7 @@ class Runner:
         except (OSError, ValueError) as exc:
             self._record_error(writer, "spark-metrics", 0, f"could not read the Spark event log: {exc}")
             return
-        writer.add_samples(samples_from(groups))
+        writer.add_samples(samples_from(groups, self._groups.get))
         writer.write_json(STAGES_FILE, stage_table(groups))
 
     def _cleanup(self, ctx: RunContext, workloads: dict[str, Workload],
@@ -261,6 +313,15 @@ class Runner:
         errors.append({"workload": workload, "repetition": repetition, "error": message})
         writer.update_manifest(errors=errors)
         self.progress.warn(f"{workload}: {message}")
+
+
+def shuffle_only_devices(local_dir: str, target_devices: list[str]) -> list[str]:
+    """The devices behind Spark's local (shuffle/spill) directory that the target does not already use."""
+    return [d for d in devices_for_path(local_dir).devices if d not in target_devices]
+
+
+def _point_text(point: Point) -> str:
+    return ", ".join(f"{key}={value}" for key, value in point.labels.items())
 
 
 def _short_summary(samples: list[Sample]) -> str:

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 from storbench.errors import InputError, TargetError
 
 MARKER = ".storbench-owned"
-SUPPORTED_SCHEMES = ("file", "hdfs", "device")  # device: a raw block device, fio workloads only
+SUPPORTED_SCHEMES = ("file", "hdfs", "device", "s3", "rados")  # device: raw block device (fio); s3: objects workloads
+# rados: a Ceph pool (rados-bench workloads): rados://POOL on `storbench services up ceph`, or rados://POOL?conf=PATH
 CONNECT_TIMEOUT_S = 3.0
 
 
@@ -51,9 +53,15 @@ def parse_target(text: str) -> Target:
     if scheme not in SUPPORTED_SCHEMES:
         raise InputError(f"--target {text!r}: scheme {scheme}:// is not supported; "
                          f"supported: file:///path (or a plain directory), hdfs://host:port/path, "
-                         f"device:///dev/NAME (or a block device path; fio workloads only)")
+                         f"device:///dev/NAME (or a block device path; fio workloads only), "
+                         f"s3://bucket/prefix (objects workloads), rados://POOL[?conf=/etc/ceph/ceph.conf] "
+                         f"(rados-bench workloads)")
     if scheme == "hdfs":
         return _parse_hdfs(text, parsed)
+    if scheme == "s3":
+        return _parse_s3(text, parsed)
+    if scheme == "rados":
+        return _parse_rados(text, parsed)
     raw = parsed.path if parsed.scheme else text
     if not raw:
         raise InputError(f"--target {text!r}: no path; use file:///absolute/path or a directory")
@@ -71,6 +79,38 @@ def _parse_hdfs(text: str, parsed) -> Target:
                          f"e.g. hdfs://127.0.0.1:8020/storbench (see `storbench services up hdfs`)")
     path = parsed.path.rstrip("/") or ""
     return Target(uri=f"hdfs://{parsed.hostname}:{parsed.port}{path}", scheme="hdfs", path=None)
+
+
+def _parse_s3(text: str, parsed) -> Target:
+    bucket = parsed.netloc
+    if not bucket or "@" in bucket or ":" in bucket:
+        raise InputError(f"--target {text!r}: an s3:// target is s3://BUCKET/PREFIX (the endpoint comes from "
+                         f"--endpoint, $AWS_ENDPOINT_URL or the running `storbench services up s3`)")
+    prefix = parsed.path.strip("/")
+    return Target(uri=f"s3://{bucket}" + (f"/{prefix}" if prefix else ""), scheme="s3", path=None)
+
+
+def _parse_rados(text: str, parsed) -> Target:
+    """``rados://POOL`` (the pool on storbench's own Ceph) or ``rados://POOL?conf=/path/ceph.conf``."""
+    pool = parsed.netloc
+    query = parse_qs(parsed.query, keep_blank_values=True)
+    usage = ("a rados:// target is rados://POOL (on `storbench services up ceph`) or "
+             "rados://POOL?conf=/etc/ceph/ceph.conf")
+    if not pool or not re.fullmatch(r"[A-Za-z0-9._-]+", pool) or parsed.path.strip("/") or set(query) - {"conf"}:
+        raise InputError(f"--target {text!r}: {usage}")
+    conf = query.get("conf", [""])[0]
+    if "conf" in query:
+        path = Path(conf).expanduser().absolute()
+        if not conf or not path.is_file():
+            raise TargetError(f"--target {text!r}: the Ceph conf {conf or '(empty)'} is not a file")
+        return Target(uri=f"rados://{pool}?conf={path}", scheme="rados", path=None)
+    return Target(uri=f"rados://{pool}", scheme="rados", path=None)
+
+
+def rados_parts(target: Target) -> tuple[str, str | None]:
+    """(pool, conf path or None for storbench's own cluster) of a rados:// target."""
+    parsed = urlparse(target.uri)
+    return parsed.netloc, (parse_qs(parsed.query).get("conf") or [None])[0]
 
 
 def is_block_device(path: Path) -> bool:

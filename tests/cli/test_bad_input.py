@@ -2,18 +2,20 @@
 
 import pytest
 
+from storbench.suites import builtin_suites
 from tests.cli.helpers import storbench
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["run", "nosuch"], 2, "unknown suite 'nosuch'; built-in suites: dfsio-002, dfsio-004, fio-002, fio-basic, pyspark-benchmark, spark-transforms"),
+    (["run", "nosuch"], 2, "unknown suite 'nosuch'; built-in suites: " + ", ".join(builtin_suites())),
     (["run", "--scale", "medium"], 2, "--scale 'medium': unknown scale for suite spark-transforms; allowed: tiny, small, paper"),
     (["run", "--set", "format=orc"], 2, "--set: format='orc' is not allowed; allowed: csv, parquet"),
     (["run", "--set", "bogus=1"], 2, "--set: unknown parameter 'bogus' for suite spark-transforms; allowed:"),
     (["run", "--set", "rows"], 2, "--set 'rows': expected KEY=VALUE"),
     (["run", "--label", "a b"], 2, "--label 'a b': use letters, digits"),
     (["run", "--repeat", "0"], 2, "--repeat 0: must be at least 1"),
-    (["run", "--target", "s3://bucket/x"], 2, "scheme s3:// is not supported; supported: file:///path"),
+    (["run", "--target", "s3://bucket/x"], 2, "an s3:// target needs an endpoint: pass --endpoint"),
+    (["run", "--target", "gs://bucket/x"], 2, "scheme gs:// is not supported; supported: file:///path"),
     (["run", "--scale", "paper", "--target", "{tmp}"], 2, "needs about 1760.00 GB for this run"),
     (["run", "--spark-conf", "novalue"], 2, "--spark-conf 'novalue': expected key=value"),
     (["run", "--devices", "nosuchdisk0"], 2, "nosuchdisk0"),

@@ -57,6 +57,7 @@ _CATALOG = [
     MetricSpec("records", "Records", "records", True, "max", "more", "fewer"),
     MetricSpec("records_per_s", "Records per second", "records/s", True, "mean", "higher", "lower"),
     MetricSpec("data_mbps", "Data rate (size / time)", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("gb_per_core_hour", "Data processed per core-hour", "GB/core-h", True, "mean", "higher", "lower"),
     MetricSpec("hs_elapsed_s", "TPCx-HS elapsed time", "s", False, "mean", "faster", "slower"),
     MetricSpec("hsph", "HSph@SF", "HSph@SF", True, "mean", "higher", "lower"),
     # TestDFSIO (papers 002, 004): the paper reports the mean and stddev across runs
@@ -84,6 +85,61 @@ _CATALOG = [
     MetricSpec("fio_iops_stddev", "fio per-second IOPS stddev", "IOPS", False, "mean", "more consistent",
                "less consistent"),
     # --- end of fio ---
+    # --- rados bench (paper 004; storbench.workloads.rados_bench) -- owned by the rados workloads ---
+    # rados bench's own summary figures (its MB/sec is MiB/s, converted to MB/s = 10^6 B/s here);
+    # the fio driver (driver=fio) reports the same metrics from fio's figures.
+    MetricSpec("rados_bw_mbps", "Bandwidth", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("rados_avg_iops", "Average IOPS", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("rados_stddev_iops", "Stddev IOPS", "IOPS", False, "mean", "more consistent", "less consistent"),
+    MetricSpec("rados_max_iops", "Max IOPS", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("rados_min_iops", "Min IOPS", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("rados_avg_lat_ms", "Average latency", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("rados_max_lat_ms", "Max latency", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("rados_ops", "Operations completed", "ops", True, "mean", "more", "fewer"),
+    # --- consistency of any per-second series (paper 004; storbench.analysis.consistency) ---
+    MetricSpec("ps_iops_mean", "Per-second IOPS mean", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("ps_iops_stddev", "Per-second IOPS stddev", "IOPS", False, "mean", "more consistent",
+               "less consistent"),
+    MetricSpec("ps_iops_cv", "Per-second IOPS CV (stddev/mean)", "%", False, "mean", "more consistent",
+               "less consistent"),
+    MetricSpec("ps_iops_min", "Per-second IOPS min", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("ps_iops_max", "Per-second IOPS max", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("ps_iops_p1", "Per-second IOPS p1", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("ps_iops_p99", "Per-second IOPS p99", "IOPS", True, "mean", "higher", "lower"),
+    MetricSpec("ps_iops_stalls", "Stalls (seconds under half the median IOPS)", "s", False, "mean", "fewer",
+               "more"),
+    MetricSpec("ps_mbps_mean", "Per-second throughput mean", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("ps_mbps_stddev", "Per-second throughput stddev", "MB/s", False, "mean", "more consistent",
+               "less consistent"),
+    MetricSpec("ps_mbps_cv", "Per-second throughput CV (stddev/mean)", "%", False, "mean", "more consistent",
+               "less consistent"),
+    MetricSpec("ps_mbps_min", "Per-second throughput min", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("ps_mbps_max", "Per-second throughput max", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("ps_mbps_p1", "Per-second throughput p1", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("ps_mbps_p99", "Per-second throughput p99", "MB/s", True, "mean", "higher", "lower"),
+    MetricSpec("ps_mbps_stalls", "Stalls (seconds under half the median throughput)", "s", False, "mean",
+               "fewer", "more"),
+    # --- end of rados bench and consistency ---
+    # --- objects (paper 001's COSBench stages; storbench.workloads.objects, native engine) ---
+    # MB = 10^6 bytes; latency from each request's intended start (open loop) or its send (closed).
+    MetricSpec("obj_mbps", "Object throughput", "MB/s", True, "max", "higher", "lower"),
+    MetricSpec("obj_ops_per_s", "Object operations per second", "ops/s", True, "max", "higher", "lower"),
+    MetricSpec("obj_lat_p50_ms", "Object latency p50", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_lat_p90_ms", "Object latency p90", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_lat_p99_ms", "Object latency p99", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_lat_p99_9_ms", "Object latency p99.9", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_lat_max_ms", "Object latency max", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_ttfb_p50_ms", "Object time to first byte p50", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_ttfb_p99_ms", "Object time to first byte p99", "ms", False, "mean", "lower", "higher"),
+    MetricSpec("obj_cpu_us_per_op", "Client CPU per operation", "us", False, "mean", "lower", "higher"),
+    MetricSpec("obj_hwm_mbps", "Throughput high-water mark", "MB/s", True, "max", "higher", "lower"),
+    MetricSpec("obj_hwm_ops_per_s", "Operations high-water mark", "ops/s", True, "max", "higher", "lower"),
+    MetricSpec("obj_hwm_clients", "Clients at the high-water mark", "clients", False, "mean", "fewer", "more"),
+    MetricSpec("obj_ops", "Object operations", "ops", True, "mean", "more", "fewer"),
+    MetricSpec("obj_errors", "Object operation errors", "errors", False, "mean", "fewer", "more"),
+    MetricSpec("obj_not_issued", "Scheduled requests never started (open loop)", "ops", False, "mean", "fewer",
+               "more"),
+    # --- end of objects ---
 ]
 
 CATALOG: dict[str, MetricSpec] = {spec.name: spec for spec in _CATALOG}

@@ -16,6 +16,10 @@ Definitions (one rule for every metric, chosen so paper 000's headlines come out
 * Where one run is at least twice the other an extra factor is given: ``new/old`` for
   an increase ("2.9× higher"), ``old/new`` for a decrease ("110× lower", "2.0× faster").
 * With no baseline value, a zero baseline or no compared value the delta is "n/a".
+* Consistency metrics (a spread such as the stddev of per-second IOPS, whose words are
+  "more/less consistent") are said as a factor once one run is at least twice the
+  other, as paper 004 says a 10× smaller stddev: "10× more consistent", not "90% more
+  consistent"; below 2× they read as a percent like any other metric.
 """
 
 from __future__ import annotations
@@ -62,13 +66,20 @@ def verdict(spec: MetricSpec, rel: float | None) -> str:
     return "better" if (rel > 0) == spec.higher_is_better else "worse"
 
 
+CONSISTENCY_WORDS = ("more consistent", "less consistent")
+
+
 def delta_words(spec: MetricSpec, rel: float | None) -> str:
-    """"190% higher", "17% faster", "12% slower", "no change" or "n/a"."""
+    """"190% higher", "17% faster", "12% slower", "10× more consistent", "no change" or "n/a"."""
     kind = verdict(spec, rel)
     if kind in (NOT_AVAILABLE, "no change"):
         return kind
     assert rel is not None
     word = spec.better_word if kind == "better" else spec.worse_word
+    if spec.better_word in CONSISTENCY_WORDS and rel > -1.0:
+        factor = 1.0 + rel if rel > 0 else 1.0 / (1.0 + rel)
+        if factor >= 2.0:
+            return f"{factor:.1f}× {word}" if factor < 10 else f"{factor:,.0f}× {word}"
     return f"{whole_percent(rel)}% {word}"
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError
-from storbench.services import hdfs
+from storbench.services import ceph, hdfs, s3
 
-SERVICES = {"hdfs": hdfs}
+SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph}
 
 
 def _module(name: str) -> Any:

@@ -31,10 +31,20 @@ class Workload:
         if ctx.target.scheme == "device" and self.engine != "fio":
             raise InputError(f"workload {self.name} cannot use the raw device target {ctx.target.uri}; "
                              f"only fio workloads can (use a directory on a filesystem)")
+        if ctx.target.scheme == "rados" and self.engine != "rados":
+            raise InputError(f"workload {self.name} cannot use the RADOS pool target {ctx.target.uri}; only the "
+                             f"rados-bench workloads can (see `storbench workloads`)")
+        if ctx.target.scheme == "s3" and self.engine != "native":
+            raise InputError(f"workload {self.name} cannot use the s3:// target {ctx.target.uri}; only the objects "
+                             f"workloads can (Spark s3a:// targets are not supported yet)")
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         """Space this workload needs on the target, for the check before a run starts."""
         return 0
+
+    def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
+        """Spark settings this workload needs when the session starts (--spark-conf still wins)."""
+        return {}
 
     def prepare(self, ctx: "RunContext", params: dict[str, Any]) -> None:
         """Untimed set-up before each repetition."""
@@ -61,6 +71,9 @@ def _load_builtin() -> None:
     # Importing the modules runs their @register lines; one line per workload family.
     from storbench.workloads import dfsio, spark_transforms, terasort  # noqa: F401
     from storbench.workloads import fio  # noqa: F401
+    from storbench.workloads import objects  # noqa: F401
+    from storbench.workloads import tpcds  # noqa: F401
+    from storbench.workloads import rados_bench  # noqa: F401
 
 
 def all_workloads() -> dict[str, type[Workload]]:

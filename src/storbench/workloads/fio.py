@@ -9,7 +9,9 @@ directory (or points it at a raw device), runs fio, and reports fio's own figure
 - ``fio_bw_mbps``, ``fio_iops``, ``fio_io_mb``, ``fio_runtime_s``;
 - ``fio_lat_mean_ms`` (submission + completion) and ``fio_clat_p50_ms`` / ``p90`` /
   ``p99`` / ``p99_9`` (completion latency percentiles);
-- ``fio_bw_stddev_mbps`` and ``fio_iops_stddev`` over fio's per-second logs.
+- ``fio_bw_stddev_mbps`` and ``fio_iops_stddev`` over fio's per-second logs, and the
+  consistency figures of the per-second IOPS (``ps_iops_*``: mean, stddev, CV, min/max,
+  p1/p99, stalls; see storbench.analysis.consistency).
 
 Every sample carries labels ``ioengine`` and ``direct`` with what really ran, and
 ``fallback`` when that differs from what was asked (io_uring → libaio → psync when an
@@ -35,6 +37,7 @@ from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
+from storbench.analysis.consistency import consistency_samples
 from storbench.results.model import Sample
 from storbench.targets import check_device_overwrite, device_size
 from storbench.workloads.base import Workload, register
@@ -251,6 +254,8 @@ def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, 
                               labels={**tagged, "interval_s": "1"}))
         samples.append(Sample(workload, "fio_iops_stddev", _value(fio_results.stddev(iops)), "IOPS",
                               labels={**tagged, "interval_s": "1"}))
+        if iops_series is not None:  # paper 004's consistency figures, as for every per-second series
+            samples += consistency_samples(workload, "iops", iops, tagged)
     if not result.grouped and len(result.jobs) > 1:
         for index, job in enumerate(result.jobs):
             for direction, stats in job.directions.items():

@@ -1,0 +1,208 @@
+"""storbench's native load engine (``native/storbench-load``, Rust), driven through files only.
+
+The contract: ``storbench-load run --job JOB.json --result RESULT.json [--records OPS.zst]``
+reads a JSON job and writes a JSON result; ``storbench-load merge --result OUT.json IN...``
+adds several processes' results together (HDR histograms merged exactly). Nothing here
+reads the engine's stdout or stderr: a failure the engine understood is ``"status": "fatal"``
+with a one-line ``"fatal"`` message in the result file.
+
+Fan-out: the same job runs in N engine processes, each told its ``process_index`` and a
+common wall-clock ``start_at_unix_ms`` so they start together, then their results merge —
+as local processes (:func:`run_local`) or as Spark tasks in barrier mode, one per slot or
+host (:func:`run_spark_barrier`).
+
+Job files carry credentials: they are written mode 0600 into a private temporary
+directory and removed when the engine exits; results never contain them (the engine drops
+``access_key``/``secret_key`` from the job it echoes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import EngineError, WorkloadError
+
+REPO = Path(__file__).resolve().parents[3]
+BINARY_NAME = "storbench-load"
+START_DELAY_MS = 400  # processes of one fan-out start together this long after they are spawned
+
+
+def binary() -> str:
+    """The engine binary: $STORBENCH_LOAD_BIN, the repo's release build, or one on PATH."""
+    candidates = [os.environ.get("STORBENCH_LOAD_BIN"), str(REPO / "native" / "target" / "release" / BINARY_NAME),
+                  shutil.which(BINARY_NAME)]
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise EngineError("the native load engine (storbench-load) is not built; run scripts/setup.sh "
+                      "(it builds native/ with cargo)")
+
+
+def version() -> dict[str, Any]:
+    done = subprocess.run([binary(), "version"], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise EngineError(f"{binary()} version failed (exit {done.returncode})")
+    return json.loads(done.stdout)
+
+
+def _private_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="storbench-load-"))
+
+
+def _write_job(path: Path, job: dict[str, Any]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(job, handle)
+
+
+def _read_result(path: Path, code: int) -> dict[str, Any]:
+    if not path.exists():
+        raise EngineError(f"storbench-load exited with code {code} without writing a result")
+    result = json.loads(path.read_text())
+    if result.get("status") != "ok":
+        raise WorkloadError(result.get("fatal") or f"storbench-load failed (exit {code})")
+    return result
+
+
+def run_job(job: dict[str, Any], records: Path | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run one engine process on ``job``; returns its result (raises WorkloadError on a fatal one)."""
+    return run_local(job, 1, records=records, timeout=timeout)
+
+
+def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
+              timeout: float | None = None) -> dict[str, Any]:
+    """The job in ``processes`` local engine processes started together; their results merged."""
+    work = _private_dir()
+    try:
+        start_at = int(time.time() * 1000) + (START_DELAY_MS if processes > 1 else 0)
+        procs = []
+        for index in range(processes):
+            one = {**job, "process_index": index, "process_count": processes}
+            if processes > 1:
+                one["start_at_unix_ms"] = start_at
+            job_path, result_path = work / f"job-{index}.json", work / f"result-{index}.json"
+            _write_job(job_path, one)
+            argv = [binary(), "run", "--job", str(job_path), "--result", str(result_path)]
+            if records is not None:
+                argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
+                         if processes > 1 else str(records)]
+            procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL), result_path))
+        results = []
+        try:
+            for proc, result_path in procs:
+                code = proc.wait(timeout=timeout)
+                results.append(_read_result(result_path, code))
+        except subprocess.TimeoutExpired:
+            raise WorkloadError(f"storbench-load did not finish within {timeout:.0f} s") from None
+        finally:
+            for proc, _ in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        if processes == 1:
+            return results[0]
+        return merge([path for _, path in procs], work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def merge(result_paths: list[Path], work: Path | None = None) -> dict[str, Any]:
+    """Several engine results as one (exact histogram merge, series aligned on wall-clock seconds)."""
+    own = work is None
+    work = work or _private_dir()
+    try:
+        out = work / "merged.json"
+        done = subprocess.run([binary(), "merge", "--result", str(out), *map(str, result_paths)],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        return _read_result(out, done.returncode)
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def merge_results(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """``merge`` for results held in memory (e.g. returned by Spark tasks)."""
+    work = _private_dir()
+    try:
+        paths = []
+        for index, result in enumerate(results):
+            path = work / f"part-{index}.json"
+            path.write_text(json.dumps(result))
+            paths.append(path)
+        return merge(paths, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _barrier_task(job: dict[str, Any], local_binary: str, timeout: float | None):
+    """The function each barrier task runs: agree on a start time, run the engine, return its result."""
+
+    def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
+        import json as _json
+        import os as _os
+        import subprocess as _sp
+        import tempfile as _tf
+        import time as _time
+
+        from pyspark import BarrierTaskContext, SparkFiles
+
+        ctx = BarrierTaskContext.get()
+        index, count = ctx.partitionId(), len(ctx.getTaskInfos())
+        engine = local_binary
+        try:
+            shipped = SparkFiles.get("storbench-load")
+            if _os.path.exists(shipped):
+                engine = shipped
+                _os.chmod(engine, 0o755)
+        except Exception:
+            pass
+        # every task proposes "now + delay"; all take the latest, so they start together
+        proposals = ctx.allGather(str(int(_time.time() * 1000) + 1000))
+        start_at = max(int(p) for p in proposals)
+        work = _tf.mkdtemp(prefix="storbench-load-task-")
+        job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
+        fd = _os.open(job_path, _os.O_WRONLY | _os.O_CREAT, 0o600)
+        with _os.fdopen(fd, "w") as handle:
+            _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
+        try:
+            code = _sp.run([engine, "run", "--job", job_path, "--result", result_path], stdin=_sp.DEVNULL,
+                           stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, timeout=timeout).returncode
+            text = open(result_path).read() if _os.path.exists(result_path) else _json.dumps(
+                {"status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"})
+        finally:
+            for path in (job_path, result_path):
+                if _os.path.exists(path):
+                    _os.remove(path)
+            _os.rmdir(work)
+        yield text
+
+    return task
+
+
+def run_spark_barrier(spark: Any, job: dict[str, Any], tasks: int, timeout: float | None = None) -> dict[str, Any]:
+    """The job in ``tasks`` engine processes started as Spark barrier tasks (all at once or none)."""
+    sc = spark.sparkContext
+    local_binary = binary()
+    shipped = getattr(sc, "_storbench_load_shipped", False)
+    if not shipped and not sc.master.startswith("local"):
+        sc.addFile(local_binary)  # executors on other hosts get the binary with the task
+        sc._storbench_load_shipped = True
+    rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_barrier_task(job, local_binary, timeout))
+    try:
+        texts = rdd.collect()
+    except Exception as exc:  # py4j wraps everything; keep the first line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WorkloadError(f"Spark barrier stage of {tasks} storbench-load tasks failed: {first}") from exc
+    results = [json.loads(t) for t in texts]
+    for result in results:
+        if result.get("status") != "ok":
+            raise WorkloadError(result.get("fatal") or "storbench-load failed in a Spark task")
+    return merge_results(results)

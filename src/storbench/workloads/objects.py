@@ -1,0 +1,363 @@
+"""Object-storage workloads on the native load engine (paper 001's COSBench stages, beyond warp).
+
+``objects-put``, ``objects-get``, ``objects-mixed``, ``objects-list`` and ``objects-delete``
+run ``storbench-load`` (storbench.engines.native) against an ``s3://bucket/prefix`` target.
+Every object lives under the run-owned prefix ``<prefix>/storbench-<run-id>/objects/``;
+cleanup deletes only there (the runner then deletes the run prefix, marker checked).
+
+- ``size``: one size (``4k``, ``16m``, ``128m``: 1024-based like fio; a ``min-max`` range
+  draws sizes uniformly) or a comma list of them, which runs one phase per size and labels
+  samples ``size=...``.
+- ``concurrency`` workers per engine process, ``drivers`` engine processes (COSBench's
+  driver instances) started together, locally or as Spark barrier tasks (``fanout=spark``).
+- ``rate`` > 0 switches to the open loop: requests on a fixed schedule, latency from each
+  intended start (coordinated-omission safe), at most ``concurrency`` in flight per driver.
+- ``sweep`` (e.g. ``1,2,4,8``) steps ``sweep_over`` (concurrency or drivers) up and reports
+  the curve (samples labelled ``clients=N``) and the high-water mark: the highest
+  throughput and the fewest clients that reach 95% of it.
+
+Samples (MB = 10^6 bytes): ``obj_mbps``, ``obj_ops_per_s``, ``obj_lat_{p50,p90,p99,p99_9,max}_ms``,
+``obj_ttfb_{p50,p99}_ms``, ``obj_cpu_us_per_op`` (the engine's own user+sys CPU per
+operation), ``obj_ops``, ``obj_errors``; mixed adds per-operation samples labelled ``op``.
+Each engine result (exact HDR histograms, per-second series, errors) is kept in
+``ctx.artifacts["objects"]``; credentials never are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.engines import native
+from storbench.errors import InputError
+from storbench.results.model import Sample
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+HWM_SHARE = 0.95  # the high-water mark: the fewest clients reaching this share of the best throughput
+MIX_OPS = ("put", "get", "head", "list", "delete")
+
+
+def parse_size(text: str) -> int | None:
+    match = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
+    if not match:
+        return None
+    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
+    return value if value > 0 else None
+
+
+def size_dist(text: str) -> dict[str, Any] | None:
+    """``4k`` → fixed; ``4k-1m`` → uniform; None when not a size."""
+    if "-" in text:
+        low, _, high = text.partition("-")
+        lo, hi = parse_size(low), parse_size(high)
+        if lo is None or hi is None or lo > hi:
+            return None
+        return {"dist": "uniform", "min": lo, "max": hi}
+    value = parse_size(text)
+    return None if value is None else {"dist": "fixed", "bytes": value}
+
+
+def dist_max(dist: dict[str, Any]) -> int:
+    return dist["bytes"] if dist["dist"] == "fixed" else dist["max"]
+
+
+@dataclass(frozen=True)
+class SizesParam(Param):
+    """A comma list of object sizes (``4k``, ``16m``, ``1k-64k``), kept as text."""
+
+    def coerce(self, value: Any, where: str) -> Any:
+        text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if not items or any(size_dist(item) is None for item in items):
+            raise InputError(f"{where}: {self.name}={value!r}: use sizes like 4k, 16m, 128m or a range 4k-1m, "
+                             f"comma separated")
+        return ",".join(items)
+
+
+@dataclass(frozen=True)
+class IntListParam(Param):
+    def coerce(self, value: Any, where: str) -> Any:
+        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        try:
+            numbers = [int(item) for item in items]
+        except ValueError:
+            numbers = []
+        if items and (not numbers or min(numbers) < 1):
+            raise InputError(f"{where}: {self.name}={value!r}: use client counts like 1,2,4,8")
+        return ",".join(map(str, numbers))
+
+
+def parse_mix(text: str, where: str) -> list[tuple[str, float]]:
+    mix = []
+    for item in str(text).split(","):
+        name, _, weight = item.strip().partition("=")
+        try:
+            value = float(weight) if weight else 1.0
+        except ValueError:
+            value = -1.0
+        if name not in MIX_OPS or value < 0:
+            raise InputError(f"{where}: mix item {item!r}: use op=weight with ops {', '.join(MIX_OPS)}, "
+                             f"e.g. get=70,put=25,head=5")
+        mix.append((name, value))
+    if not mix or sum(w for _, w in mix) <= 0:
+        raise InputError(f"{where}: mix {text!r} has no positive weight")
+    return mix
+
+
+COMMON = (
+    SizesParam("size", str, "4k", "object size: 4k, 16m, 128m (1024-based), a range 4k-1m, or a comma list "
+               "(one phase each)"),
+    Param("objects", int, 100, "objects in the key space (written untimed first for reads)", minimum=1),
+    Param("concurrency", int, 8, "workers (connections) per engine process; the open loop's in-flight bound",
+          minimum=1),
+    Param("drivers", int, 1, "engine processes started together (COSBench's driver instances)", minimum=1),
+    Param("fanout", str, "local", "where driver processes run: local processes or Spark barrier tasks",
+          choices=("local", "spark")),
+    Param("duration_s", float, 10.0, "measured seconds per phase (0: until `ops` operations)", minimum=0),
+    Param("ops", int, 0, "operations per phase and driver (0: time based)", minimum=0),
+    Param("warmup_s", float, 0.0, "seconds of load before measuring starts", minimum=0),
+    Param("rate", float, 0.0, "open loop: requests per second in total (0: closed loop)", minimum=0),
+    Param("verify", bool, False, "check the content of every object read (a mismatch is an error)"),
+    Param("bucket", str, "", "bucket (default: the target's)"),
+    Param("prefix", str, "objects", "sub-prefix under the run-owned prefix"),
+    IntListParam("sweep", str, "", "client counts to step through, e.g. 1,2,4,8 (empty: no sweep)"),
+    Param("sweep_over", str, "concurrency", "what the sweep steps", choices=("concurrency", "drivers")),
+    Param("range_bytes", int, 0, "ranged GETs of this many bytes at random offsets (0: whole objects)", minimum=0),
+    Param("mix", str, "get=70,put=25,head=5", "objects-mixed: op=weight list (put, get, head, list, delete)"),
+    Param("multipart_threshold", int, 0, "objects of at least this many bytes go by multipart upload (0: never)",
+          minimum=0),
+    Param("part_size", int, 8 * 1024**2, "multipart part size in bytes", minimum=5 * 1024**2),
+    Param("list_max_keys", int, 1000, "keys per LIST page", minimum=1),
+    Param("addressing", str, "path", "path-style or virtual-host requests", choices=("path", "virtual")),
+    Param("payload_signing", str, "unsigned", "UNSIGNED-PAYLOAD or SHA-256 of every body",
+          choices=("unsigned", "signed")),
+    Param("timeout_s", float, 60.0, "per-request I/O timeout in seconds", minimum=0.1),
+)
+
+
+class _Objects(Workload):
+    engine = "native"
+    version = "1"
+    params = COMMON
+    op = "put"
+
+    # -- where --------------------------------------------------------------------------
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        if ctx.target.scheme != "s3":
+            raise InputError(f"{self.name}: needs an s3://bucket/prefix target, not {ctx.target.uri} "
+                             f"(start a local server with `storbench services up s3`, then --target s3://storbench/)")
+        if params["duration_s"] <= 0 and params["ops"] <= 0 and self.op not in ("delete",):
+            raise InputError(f"{self.name}: set duration_s or ops")
+        if params["fanout"] == "spark" and params["drivers"] < 1:
+            raise InputError(f"{self.name}: fanout=spark needs drivers >= 1")
+        if params["sweep"] and self.op in ("delete", "list"):
+            raise InputError(f"{self.name}: sweep applies to put, get and mixed workloads")
+        if self.op == "mixed":
+            parse_mix(params["mix"], f"{self.name}: mix")
+        if params["bucket"] and params["bucket"] != ctx.storage.bucket:  # type: ignore[union-attr]
+            raise InputError(f"{self.name}: bucket={params['bucket']} differs from the target's bucket "
+                             f"{ctx.storage.bucket}; name the bucket in --target s3://BUCKET/")  # type: ignore
+        native.binary()  # not built: fail before anything runs
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return 0  # object stores report no free space; the server's own disk is checked by telemetry
+
+    def _prefix(self, ctx: RunContext, params: dict[str, Any], size_text: str) -> tuple[str, str]:
+        """(sub-prefix relative to the run prefix, full key prefix) for one size's objects."""
+        tag = re.sub(r"[^0-9a-zA-Z]+", "_", size_text)
+        sub = f"{params['prefix'].strip('/') or 'objects'}/{tag}"
+        return sub, ctx.storage.run_prefix(ctx.run_id) + sub + "/"  # type: ignore[union-attr]
+
+    def _job(self, ctx: RunContext, params: dict[str, Any], size_text: str, mix: list[dict[str, Any]],
+             concurrency: int, processes: int, *, ops: int | None = None, duration: float | None = None,
+             verify: bool | None = None, rate: float | None = None, objects: int | None = None) -> dict[str, Any]:
+        storage = ctx.storage
+        endpoint = storage.endpoint  # type: ignore[union-attr]
+        _, key_prefix = self._prefix(ctx, params, size_text)
+        rate = params["rate"] if rate is None else rate
+        load = ({"model": "open", "rate": rate, "max_outstanding": concurrency} if rate > 0
+                else {"model": "closed", "concurrency": concurrency})
+        return {
+            "protocol": "s3",
+            "s3": {"endpoint": endpoint.url, "region": endpoint.region, "access_key": endpoint.access_key,
+                   "secret_key": endpoint.secret_key, "bucket": storage.bucket, "prefix": key_prefix,  # type: ignore
+                   "addressing": params["addressing"], "payload_signing": params["payload_signing"],
+                   "multipart_threshold": params["multipart_threshold"], "part_size": params["part_size"],
+                   "list_max_keys": params["list_max_keys"], "timeout_s": params["timeout_s"]},
+            "mix": mix,
+            "object_size": size_dist(size_text),
+            "objects": params["objects"] if objects is None else objects,
+            "load": load,
+            "duration_s": params["duration_s"] if duration is None else duration,
+            "ops": params["ops"] if ops is None else ops,
+            "warmup_s": params["warmup_s"] if duration is None else 0.0,
+            "verify": params["verify"] if verify is None else verify,
+        }
+
+    def _timeout(self, params: dict[str, Any]) -> float:
+        return params["duration_s"] + params["warmup_s"] + max(600.0, params["timeout_s"] * 4)
+
+    def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any], drivers: int) -> dict[str, Any]:
+        timeout = self._timeout(params)
+        if params["fanout"] == "spark":
+            return native.run_spark_barrier(ctx.spark, job, drivers, timeout=timeout)
+        return native.run_local(job, drivers, timeout=timeout)
+
+    # -- data the timed phase needs --------------------------------------------------------
+
+    def _populate(self, ctx: RunContext, params: dict[str, Any], size_text: str) -> None:
+        """Write the key space once (untimed), unless this run already wrote it."""
+        _, key_prefix = self._prefix(ctx, params, size_text)
+        written = ctx.shared.setdefault("objects_written", {})
+        if written.get(key_prefix, 0) >= params["objects"]:
+            return
+        job = self._job(ctx, params, size_text, [{"op": "put", "keys": "sequential"}],
+                        min(max(params["concurrency"], 4), params["objects"]), 1,
+                        ops=params["objects"], duration=0.0, verify=False, rate=0.0)
+        result = native.run_local(job, 1, timeout=self._timeout(params))
+        if result["total"]["errors"]:
+            first = next(iter(result["errors"].values()), {}).get("example", "")
+            raise InputError(f"{self.name}: writing the {params['objects']} objects to read failed "
+                             f"({result['total']['errors']} errors; first: {first})")
+        written[key_prefix] = params["objects"]
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        if self.op in ("get", "list", "delete", "mixed"):
+            for size_text in params["size"].split(","):
+                self._populate(ctx, params, size_text)
+
+    # -- the timed phases ------------------------------------------------------------------
+
+    def _mix(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.op == "mixed":
+            return [{"op": name, "weight": weight} for name, weight in parse_mix(params["mix"], self.name)]
+        entry: dict[str, Any] = {"op": self.op}
+        if self.op == "get" and params["range_bytes"]:
+            entry["range_bytes"] = params["range_bytes"]
+        return [entry]
+
+    def _steps(self, params: dict[str, Any]) -> list[tuple[int, int, int | None]]:
+        """(concurrency, drivers, clients label) per phase of one size."""
+        if not params["sweep"]:
+            return [(params["concurrency"], params["drivers"], None)]
+        counts = [int(n) for n in params["sweep"].split(",")]
+        if params["sweep_over"] == "drivers":
+            return [(params["concurrency"], n, n) for n in counts]
+        return [(n, params["drivers"], n) for n in counts]
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        sizes = params["size"].split(",")
+        steps = self._steps(params)
+        samples: list[Sample] = []
+        kept = ctx.artifacts.setdefault("objects", {"engine": native.version(), "workloads": {}})
+        record = kept["workloads"].setdefault(self.name, [])
+        with ctx.measure():
+            phases = []
+            for size_text in sizes:
+                curve = []
+                for concurrency, drivers, clients in steps:
+                    job = self._job(ctx, params, size_text, self._mix(params), concurrency, drivers)
+                    if self.op == "delete":
+                        job["ops"] = 0 if params["duration_s"] > 0 else params["objects"]
+                        job["duration_s"] = params["duration_s"] or 0.0
+                        if job["duration_s"] <= 0:
+                            job["ops"] = params["objects"]
+                    result = self._execute(ctx, params, job, drivers)
+                    phases.append((size_text, concurrency, drivers, clients, result))
+                    curve.append((clients, result))
+                    if self.op == "delete":
+                        ctx.shared.setdefault("objects_written", {}).pop(self._prefix(ctx, params, size_text)[1], None)
+                    if self.op == "put":  # a later read of the same size reuses these objects
+                        written = ctx.shared.setdefault("objects_written", {})
+                        key_prefix = self._prefix(ctx, params, size_text)[1]
+                        share = -(-params["objects"] // drivers)  # keys each driver's stride covers
+                        if all(p["ops"] >= share for p in result["per_process"]):
+                            written[key_prefix] = max(written.get(key_prefix, 0), params["objects"])
+                if params["sweep"]:
+                    samples += hwm_samples(self.name, curve, {"size": size_text} if len(sizes) > 1 else {},
+                                           params["sweep_over"])
+        for size_text, concurrency, drivers, clients, result in phases:
+            labels: dict[str, str] = {}
+            if len(sizes) > 1:
+                labels["size"] = size_text
+            if clients is not None:
+                labels["clients"] = str(clients)
+            samples += result_samples(self.name, result, labels, per_op=self.op == "mixed")
+            record.append({"size": size_text, "concurrency": concurrency, "drivers": drivers,
+                           "fanout": params["fanout"], "result": result})
+        return samples
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """This workload's objects go with the run prefix (the runner deletes it, marker checked)."""
+
+
+def _ms(hist: dict[str, Any], key: str) -> float | None:
+    return hist.get(key) if hist.get("count") else None
+
+
+def result_samples(workload: str, result: dict[str, Any], labels: dict[str, str], per_op: bool = False) -> list[Sample]:
+    total = result["total"]
+    samples = _op_samples(workload, total, labels)
+    samples.append(Sample(workload, "obj_cpu_us_per_op", result["cpu"]["cpu_us_per_op"] if total["ops"] else None,
+                          "us", labels=labels))
+    samples.append(Sample(workload, "obj_errors", float(total["errors"]), "errors", labels=labels))
+    if result["load"]["model"] == "open":
+        samples.append(Sample(workload, "obj_not_issued", float(result["load"]["not_issued"]), "ops", labels=labels))
+    if per_op:
+        for name, stats in result["ops"].items():
+            samples += _op_samples(workload, stats, {**labels, "op": name})
+    return samples
+
+
+def _op_samples(workload: str, stats: dict[str, Any], labels: dict[str, str]) -> list[Sample]:
+    lat, ttfb = stats["latency"], stats["ttfb"]
+    out = [Sample(workload, "obj_mbps", stats["mb_per_s"], "MB/s", labels=labels),
+           Sample(workload, "obj_ops_per_s", stats["ops_per_s"], "ops/s", labels=labels),
+           Sample(workload, "obj_ops", float(stats["ops"]), "ops", labels=labels)]
+    for key in ("p50", "p90", "p99", "p99_9", "max"):
+        out.append(Sample(workload, f"obj_lat_{key}_ms", _ms(lat, f"{key}_ms"), "ms", labels=labels))
+    for key in ("p50", "p99"):
+        out.append(Sample(workload, f"obj_ttfb_{key}_ms", _ms(ttfb, f"{key}_ms"), "ms", labels=labels))
+    return out
+
+
+def high_water_mark(curve: list[tuple[int, float]]) -> tuple[float, int, int]:
+    """(best throughput, clients at the best, fewest clients reaching HWM_SHARE of the best)."""
+    best_clients, best = max(curve, key=lambda point: point[1])
+    knee = min(clients for clients, value in curve if value >= HWM_SHARE * best)
+    return best, best_clients, knee
+
+
+def hwm_samples(workload: str, curve: list[tuple[int | None, dict[str, Any]]], labels: dict[str, str],
+                over: str) -> list[Sample]:
+    mbps = [(int(c or 0), r["total"]["mb_per_s"]) for c, r in curve]
+    ops = [(int(c or 0), r["total"]["ops_per_s"]) for c, r in curve]
+    best, _, knee = high_water_mark(mbps)
+    best_ops, _, _ = high_water_mark(ops)
+    tagged = dict(labels)  # unlabelled for one size: compare makes headlines of it
+    return [Sample(workload, "obj_hwm_mbps", best, "MB/s", labels=tagged),
+            Sample(workload, "obj_hwm_ops_per_s", best_ops, "ops/s", labels=tagged),
+            Sample(workload, "obj_hwm_clients", float(knee), "clients", labels=tagged)]
+
+
+def _objects_workload(name: str, op: str, description: str) -> type[_Objects]:
+    cls = type("Objects" + op.title(), (_Objects,), {"name": name, "op": op, "description": description,
+                                                     "__module__": __name__})
+    return register(cls)
+
+
+ObjectsPut = _objects_workload("objects-put", "put", "S3 PUT of new objects (native engine; COSBench's write stage)")
+ObjectsGet = _objects_workload("objects-get", "get", "S3 GET of objects written untimed first (whole or ranged)")
+ObjectsMixed = _objects_workload("objects-mixed", "mixed", "S3 mixed operations by ratio (mix=get=70,put=25,head=5)")
+ObjectsList = _objects_workload("objects-list", "list", "S3 LIST pages of the workload's prefix")
+ObjectsDelete = _objects_workload("objects-delete", "delete", "S3 DELETE of objects written untimed first")
+
+__all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark",
+           "parse_size", "result_samples", "size_dist"]

@@ -1,0 +1,411 @@
+"""rados bench workloads (paper 004): write, then sequential and random reads of what it wrote.
+
+Paper 004 ran ``rados bench -p POOL 1800 write -b 4M -t 16`` on a single-node Ceph
+with one replica and reported the average IOPS and the standard deviation of the
+per-second IOPS ("10× more consistent"). Three workloads share one family:
+
+- ``rados-bench-write``: ``rados bench SECONDS write -b OP -O OBJECT -t THREADS
+  --no-cleanup --run-name storbench-<run id>-w<N>``;
+- ``rados-bench-seq`` / ``rados-bench-rand``: ``rados bench SECONDS seq|rand`` on the
+  objects the last write of this run left (same ``--run-name``).
+
+The target is a pool: ``--target rados://POOL`` on storbench's own cluster
+(``storbench services up ceph``) or ``rados://POOL?conf=/etc/ceph/ceph.conf``; the
+``pool`` parameter overrides the pool. storbench never creates or deletes a pool.
+What a run writes is its own by name: rados bench's objects are
+``<Object prefix>_object<i>`` (the prefix it prints, ``benchmark_data_<host>_<pid>``)
+plus the ``--run-name`` metadata object; the fio driver's objects are
+``storbench-<run id>-w<N>.<job>.<file>``. ``cleanup`` removes exactly those and nothing
+else in the pool.
+
+Samples: rados bench's own summary (``rados_bw_mbps``, ``rados_avg_iops``,
+``rados_stddev_iops``, ``rados_max_iops``/``rados_min_iops``, ``rados_avg_lat_ms``,
+``rados_max_lat_ms``, ``rados_ops``; MB = 10^6 bytes) and storbench's consistency
+figures over the per-second IOPS and MB/s (``ps_iops_*``, ``ps_mbps_*``, see
+:mod:`storbench.analysis.consistency`). The per-second series, the command, the raw
+output and the summary of every phase are kept in ``ctx.artifacts["rados"]`` (the
+run's artifacts.json) — also for a phase that failed.
+
+``driver=fio`` runs the same phases with fio's ``rados`` engine on the same pool
+(``fio_objects`` objects of ``object_size``, written and re-read for the duration) and
+reports the same metrics from fio's figures (unlabelled, so ``compare`` sets a rados run and
+a fio run row by row; the differing ``driver`` parameter is flagged there).
+
+A write never fills the cluster: it is capped at :data:`FILL_SHARE` of the pool's
+free space (``ceph df`` MAX AVAIL) through ``--max-objects``, and a note says when
+the cap ended it early (a full BlueStore blocks every client, deletes included).
+Every rados operation has a timeout (``op_timeout_s``): a stopped OSD fails the phase
+with rados's error instead of hanging, and a hard timeout bounds the whole command.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from storbench.analysis.consistency import consistency_samples
+from storbench.context import RunContext
+from storbench.engines import fio as fio_engine
+from storbench.engines import fio_results
+from storbench.engines import rados
+from storbench.errors import EngineError, InputError, WorkloadError
+from storbench.results.model import Sample
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+
+FILL_SHARE = 0.6  # of the pool's MAX AVAIL one write may take
+BUFFER_MEMORY_SHARE = 0.8
+GRACE_S = 60  # on top of duration and op timeout before a command is killed
+DRIVERS = ("rados", "fio")
+
+
+@dataclass(frozen=True)
+class ByteSize(Param):
+    """A size as rados and fio read it (1024-based: 4M = 4 MiB; a bare number is bytes); kept as text."""
+
+    allow_empty: bool = False
+
+    def coerce(self, value: Any, where: str) -> Any:
+        text = str(super().coerce(value, where)).strip()
+        if self.allow_empty and text in ("", "0"):
+            return ""
+        if fio_engine.parse_size(text) is None:
+            raise InputError(f"{where}: {self.name}={value!r} is not a size; use bytes or a number with k, m or g "
+                             f"(1024-based), e.g. 4m" + (", or empty for the object size" if self.allow_empty else ""))
+        return text
+
+
+PARAMS = (
+    ByteSize("object_size", str, "4m", "object size (rados bench -O), e.g. 4m"),
+    ByteSize("op_size", str, "", "bytes per write (rados bench -b); empty: the object size", allow_empty=True),
+    Param("threads", int, 16, "concurrent operations (rados bench -t, fio iodepth)", minimum=1),
+    Param("duration_s", int, 60, "seconds each phase runs (a seq read also ends when it read everything)",
+          minimum=1),
+    Param("pool", str, "", "pool to use; empty: the target's (rados://POOL)"),
+    Param("driver", str, "rados", "rados: `rados bench`; fio: fio's rados engine on the same pool",
+          choices=DRIVERS),
+    Param("op_timeout_s", int, 60, "an operation slower than this fails the phase (stopped OSD, full pool)",
+          minimum=5),
+    Param("fio_objects", int, 256, "driver=fio: objects written and re-read (each object_size)", minimum=1),
+)
+
+
+def available_memory() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def sizes(params: dict[str, Any]) -> tuple[int, int]:
+    """(object size, op size) in bytes."""
+    object_size = fio_engine.parse_size(params["object_size"]) or 0
+    return object_size, fio_engine.parse_size(params["op_size"]) or object_size if params["op_size"] else object_size
+
+
+def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
+    """The pool and conf of this run (placement resolved the conf into the run root)."""
+    parsed = urlparse(ctx.root_uri)
+    conf = (parse_qs(parsed.query).get("conf") or [""])[0]
+    return rados.Cluster(conf, params["pool"] or parsed.netloc, params["op_timeout_s"])
+
+
+_HINTS = {
+    "(110)": "an OSD or monitor did not answer within op_timeout_s (a stopped OSD?)",
+    "(27)": "the object size is above the OSDs' osd_max_object_size",
+    "(90)": "the op size is above the OSDs' osd_max_write_size",
+    "(28)": "the pool is full",
+    "(122)": "the pool's quota is reached",
+    "(2)": "the pool or the objects to read do not exist",
+}
+
+
+def _hint(message: str) -> str:
+    return next((f" ({hint})" for code, hint in _HINTS.items() if code in message), "")
+
+
+class _RadosBench(Workload):
+    engine = "rados"
+    version = "1"
+    params = PARAMS
+    mode = ""
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        if ctx.target.scheme != "rados":
+            raise InputError(f"{self.name} needs a RADOS pool target, not {ctx.target.uri}: --target "
+                             f"rados://storbench (after `storbench services up ceph`) or rados://POOL?conf=PATH")
+        object_size, op_size = sizes(params)
+        if op_size > object_size:
+            raise InputError(f"{self.name}: op_size={params['op_size']} is larger than object_size="
+                             f"{params['object_size']}")
+        memory = available_memory()
+        if memory and op_size * params["threads"] > memory * BUFFER_MEMORY_SHARE:
+            raise InputError(f"{self.name}: threads {params['threads']} × op_size {params['op_size'] or 'object_size'} "
+                             f"needs {fio_engine.human_bytes(op_size * params['threads'])} of buffers, more than the "
+                             f"{fio_engine.human_bytes(memory)} of memory available; lower threads or op_size")
+        rados.rados_binary()
+        if params["driver"] == "fio":
+            _fio_rados_engine()
+        cluster = cluster_of(ctx, params)
+        probed = ctx.shared.setdefault("rados_checked", {})
+        key = (cluster.conf, cluster.pool)
+        if key not in probed:
+            probed[key] = _probe(cluster)
+        limits = probed[key]
+        if limits["max_object_size"] and object_size > limits["max_object_size"]:
+            raise InputError(f"{self.name}: object_size={params['object_size']} is above the OSDs' limit "
+                             f"osd_max_object_size={fio_engine.human_bytes(limits['max_object_size'])}; "
+                             f"use a smaller object_size")
+        if limits["max_write_size"] and op_size > limits["max_write_size"]:
+            raise InputError(f"{self.name}: op_size {fio_engine.human_bytes(op_size)} is above the OSDs' limit "
+                             f"osd_max_write_size={limits['max_write_size'] // 2**20} MiB; set op_size (e.g. 4m) "
+                             f"below it")
+
+    # -- running --------------------------------------------------------------------------
+
+    def _scratch(self, ctx: RunContext) -> Path:
+        return Path(tempfile.gettempdir()) / f"storbench-rados-{ctx.run_id}"
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        cluster = cluster_of(ctx, params)
+        state = ctx.shared.setdefault("rados", {"writes": [], "last": None})
+        counts = ctx.shared.setdefault("rados_runs", {})
+        number = counts[self.name] = counts.get(self.name, 0) + 1
+        if self.mode == "write":
+            record = {"run_name": f"storbench-{ctx.run_id}-w{number}", "driver": params["driver"],
+                      "conf": cluster.conf, "pool": cluster.pool, "prefix": None, "complete": False,
+                      "objects": None, "object_size": sizes(params)[0]}
+            state["writes"].append(record)  # before anything is written: cleanup finds it after any failure
+        else:
+            record = state["last"]
+            if record is None:
+                raise WorkloadError(f"{self.name} reads what rados-bench-write wrote earlier in this run; "
+                                    f"list rados-bench-write before it in the suite")
+            if record["driver"] != params["driver"]:
+                raise WorkloadError(f"{self.name}: driver={params['driver']} cannot read what driver="
+                                    f"{record['driver']} wrote; use one driver for the whole suite")
+        scratch = self._scratch(ctx)
+        scratch.mkdir(parents=True, exist_ok=True)
+        if params["driver"] == "fio":
+            return self._run_fio(ctx, params, cluster, record, number, scratch)
+        return self._run_rados(ctx, params, cluster, record, number, scratch)
+
+    def _cap_objects(self, ctx: RunContext, cluster: rados.Cluster, object_size: int, threads: int) -> int | None:
+        avail = cluster.max_avail()
+        if avail is None:
+            return None
+        cap = int(avail * FILL_SHARE) // object_size
+        if cap < threads:
+            raise WorkloadError(f"{self.name}: pool {cluster.pool} has only {fio_engine.human_bytes(avail)} free; "
+                                f"free space or start Ceph with a larger --osd-gb")
+        return cap
+
+    def _run_rados(self, ctx: RunContext, params: dict[str, Any], cluster: rados.Cluster, record: dict[str, Any],
+                   number: int, scratch: Path) -> list[Sample]:
+        object_size, op_size = sizes(params)
+        cap = None
+        if self.mode == "write":
+            cap = self._cap_objects(ctx, cluster, object_size, params["threads"])
+            record["max_objects"] = cap
+        argv = cluster.bench_argv(self.mode, params["duration_s"], params["threads"], record["run_name"],
+                                  op_size, object_size, cap)
+        timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
+        with ctx.measure():
+            done = cluster.run(argv, timeout, scratch / f"{self.name}-{number}.txt")
+        output = rados.parse_bench(done.stdout, done.stderr)
+        if self.mode == "write":
+            record["prefix"] = output.prefix
+            record["complete"] = done.returncode == 0 and output.complete
+            record["objects"] = int(output.summary["ops"]) if record["complete"] else None
+        entry = {"run": number, "driver": "rados", "command": argv, "run_name": record["run_name"],
+                 "returncode": done.returncode, "wall_s": round(done.wall_s, 6), **output.to_dict(),
+                 "output": done.stdout}
+        self._keep(ctx, cluster, entry)
+        if done.returncode is None:
+            raise WorkloadError(f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
+                                f"killed{_hint(' '.join(output.errors))}")
+        if done.returncode != 0 or not output.complete:
+            message = rados.first_error(done.stderr, "\n".join(output.errors), done.stdout)
+            raise WorkloadError(f"{self.name}: rados bench {self.mode} failed (exit {done.returncode}) after "
+                                f"{done.wall_s:.0f} s: {message}{_hint(message)}")
+        if self.mode == "write":
+            state = ctx.shared["rados"]
+            state["last"] = record
+            if cap and record["objects"] >= cap:
+                ctx.notes.append(f"{self.name}: the write stopped after {record['objects']} objects "
+                                 f"({output.summary['time_s']:.1f} of {params['duration_s']} s) at "
+                                 f"{FILL_SHARE:.0%} of the pool's free space; start Ceph with a larger --osd-gb "
+                                 f"for longer writes")
+        s = output.summary
+        figures = {"rados_bw_mbps": _scaled(s.get("bw_mibps"), rados.MIB_TO_MB),
+                   "rados_avg_iops": s.get("avg_iops"), "rados_stddev_iops": s.get("stddev_iops"),
+                   "rados_max_iops": s.get("max_iops"), "rados_min_iops": s.get("min_iops"),
+                   "rados_avg_lat_ms": _scaled(s.get("avg_lat_s"), 1000.0),
+                   "rados_max_lat_ms": _scaled(s.get("max_lat_s"), 1000.0), "rados_ops": s.get("ops")}
+        return self._samples(figures, {}, output.iops_series())
+
+    def _samples(self, figures: dict[str, float | None], labels: dict[str, str], iops: list[float]) -> list[Sample]:
+        units = {"rados_bw_mbps": "MB/s", "rados_avg_lat_ms": "ms", "rados_max_lat_ms": "ms", "rados_ops": "ops"}
+        samples = [Sample(self.name, metric, value, units.get(metric, "IOPS"), labels=dict(labels))
+                   for metric, value in figures.items()]
+        # IOPS only: with a fixed op size the MB/s series is the IOPS series times a constant (same CV,
+        # stalls and relative changes); both series are kept in the artifacts.
+        return samples + consistency_samples(self.name, "iops", iops, labels)
+
+    def _keep(self, ctx: RunContext, cluster: rados.Cluster, entry: dict[str, Any]) -> None:
+        record = ctx.artifacts.setdefault("rados", {"version": rados.rados_version(), "conf": cluster.conf,
+                                                    "pool": cluster.pool, "workloads": {}})
+        record["workloads"].setdefault(self.name, {"runs": []})["runs"].append(entry)
+
+    # -- the fio driver ---------------------------------------------------------------------
+
+    def _run_fio(self, ctx: RunContext, params: dict[str, Any], cluster: rados.Cluster, record: dict[str, Any],
+                 number: int, scratch: Path) -> list[Sample]:
+        object_size, op_size = sizes(params)
+        if self.mode == "write":
+            objects = params["fio_objects"]
+            cap = self._cap_objects(ctx, cluster, object_size, 1)
+            if cap is not None and objects > cap:
+                ctx.notes.append(f"{self.name}: fio_objects {objects} lowered to {cap} ({FILL_SHARE:.0%} of the "
+                                 f"pool's free space)")
+                objects = cap
+            record["objects"] = objects
+        objects = record["objects"]
+        rw = {"write": "write", "seq": "read", "rand": "randread"}[self.mode]
+        logs = scratch / f"{self.name}-{number}-logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        text = fio_rados_job(self.name, rw, cluster, record["run_name"], objects, object_size, op_size,
+                             params["threads"], params["duration_s"], str(logs / self.name))
+        job = scratch / f"{self.name}-{number}.fio"
+        job.write_text(text)
+        timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
+        error = None
+        with ctx.measure():
+            try:
+                done = fio_engine.run_fio(job, scratch / f"{self.name}-{number}.json", timeout=timeout)
+            except WorkloadError as exc:
+                error = str(exc)
+        direction = "write" if self.mode == "write" else "read"
+        iops = fio_results.read_log_series(str(logs / self.name), "iops").get(direction, [])
+        mbps = fio_results.read_log_series(str(logs / self.name), "bw").get(direction, [])
+        entry = {"run": number, "driver": "fio", "job_file": text, "run_name": record["run_name"],
+                 "error": error, "per_second": {"iops": iops, "mbps": mbps}}
+        if error:
+            self._keep(ctx, cluster, entry)
+            raise WorkloadError(f"{self.name}: {error}{_hint(error)}")
+        if self.mode == "write":
+            record["complete"] = True
+            ctx.shared["rados"]["last"] = record
+        data = done.data["jobs"][0][direction]
+        entry.update(wall_s=round(done.wall_s, 6), fio_json=done.data)
+        self._keep(ctx, cluster, entry)
+        figures = {"rados_bw_mbps": data["bw_bytes"] / 1e6, "rados_avg_iops": data["iops"],
+                   "rados_stddev_iops": statistics.stdev(iops) if len(iops) >= 2 else None,
+                   "rados_max_iops": max(iops) if iops else None, "rados_min_iops": min(iops) if iops else None,
+                   "rados_avg_lat_ms": _scaled(data.get("lat_ns", {}).get("mean"), 1e-6),
+                   "rados_max_lat_ms": _scaled(data.get("lat_ns", {}).get("max"), 1e-6),
+                   "rados_ops": float(data["total_ios"])}
+        return self._samples(figures, {}, iops)
+
+    # -- cleanup ------------------------------------------------------------------------------
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """The write workload removes every object this run wrote (rados and fio drivers), nothing else."""
+        shutil.rmtree(self._scratch(ctx), ignore_errors=True)
+        if self.mode != "write":
+            return
+        state = ctx.shared.get("rados") or {}
+        writes = [w for w in state.get("writes", []) if not w.get("removed")]
+        by_pool: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for write in writes:
+            by_pool.setdefault((write["conf"], write["pool"]), []).append(write)
+        for (conf, pool), group in by_pool.items():
+            cluster = rados.Cluster(conf, pool, params["op_timeout_s"])
+            names = [name for name in cluster.list_objects() if any(owned(w, name) for w in group)]
+            cluster.remove(names)
+            for write in group:
+                write["removed"] = True
+
+
+def owned(write: dict[str, Any], name: str) -> bool:
+    """Whether object ``name`` was written by ``write`` (its metadata, its rados bench objects or fio's)."""
+    if name == write["run_name"]:
+        return True
+    if write["driver"] == "fio":
+        return re.fullmatch(re.escape(write["run_name"]) + r"\.\d+\.\d+", name) is not None
+    prefix = write.get("prefix")
+    if not prefix:
+        return False
+    match = re.fullmatch(re.escape(prefix) + r"_object(\d+)", name)
+    if not match:
+        return False
+    # A finished write made exactly objects 0..N-1; a cut-off one is bounded by the listing only.
+    return write.get("objects") is None or int(match.group(1)) < write["objects"]
+
+
+def fio_rados_job(name: str, rw: str, cluster: rados.Cluster, run_name: str, objects: int, object_size: int,
+                  op_size: int, threads: int, seconds: int, log_prefix: str) -> str:
+    """A fio job on fio's rados engine: ``objects`` objects named ``<run_name>.<job>.<file>``."""
+    lines = [f"; storbench {name}, driver fio (rados engine)", "[global]", "ioengine=rados", "clientname=admin",
+             f"pool={cluster.pool}", f"conf={cluster.conf}", "busy_poll=0",
+             f"touch_objects={1 if rw == 'write' else 0}", f"bs={op_size}", f"filesize={object_size}",
+             f"nrfiles={objects}", f"size={objects * object_size}", "file_service_type=roundrobin",
+             f"iodepth={threads}", "numjobs=1", "time_based=1", f"runtime={seconds}",
+             f"filename_format={run_name}.$jobnum.$filenum", f"write_bw_log={log_prefix}",
+             f"write_iops_log={log_prefix}", "log_avg_msec=1000", "per_job_logs=1", "", f"[{name}]", f"rw={rw}", ""]
+    return "\n".join(lines)
+
+
+_FIO_RADOS: list[bool] = []
+
+
+def _fio_rados_engine() -> None:
+    fio_engine.fio_version()
+    if not _FIO_RADOS:
+        done = subprocess.run([fio_engine.fio_binary(), "--enghelp=rados"], capture_output=True, text=True,
+                              timeout=30)
+        _FIO_RADOS.append(done.returncode == 0 and "pool" in done.stdout)
+    if not _FIO_RADOS[0]:
+        raise EngineError("this fio has no rados engine (Debian's fio 3.33 has it); use driver=rados")
+
+
+def _probe(cluster: rados.Cluster) -> dict[str, int | None]:
+    pools = cluster.pools()
+    if cluster.pool not in pools:
+        raise InputError(f"pool {cluster.pool!r} does not exist on the Ceph cluster of {cluster.conf}; storbench "
+                         f"does not create pools: create it (ceph osd pool create {cluster.pool}) or use one of: "
+                         f"{', '.join(pools) or 'none'}")
+    max_write = cluster.osd_limit("osd_max_write_size")  # MiB
+    return {"max_object_size": cluster.osd_limit("osd_max_object_size"),
+            "max_write_size": max_write * 2**20 if max_write else None}
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    return None if value is None else value * factor
+
+
+def _register(name: str, mode: str, description: str) -> type[_RadosBench]:
+    cls = type(re.sub(r"\W", "", name.title()), (_RadosBench,), {"name": name, "mode": mode,
+                                                                  "description": description, "__module__": __name__})
+    return register(cls)
+
+
+RadosBenchWrite = _register("rados-bench-write", "write",
+                            "rados bench write of new objects (paper 004: 4 MB objects, 16 threads, 1800 s)")
+RadosBenchSeq = _register("rados-bench-seq", "seq", "rados bench sequential read of what rados-bench-write wrote")
+RadosBenchRand = _register("rados-bench-rand", "rand", "rados bench random read of what rados-bench-write wrote")
+
+__all__ = ["PARAMS", "RadosBenchRand", "RadosBenchSeq", "RadosBenchWrite", "fio_rados_job", "owned"]

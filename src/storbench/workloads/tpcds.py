@@ -1,0 +1,341 @@
+"""TPC-DS on Spark SQL (paper 001): tpcds-gen → tpcds-analyze → tpcds (single and multi-stream).
+
+- ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table) and writes
+  them to the target in the paper's layout (:mod:`storbench.workloads.tpcds_data`).
+- ``tpcds-analyze`` registers them in Spark's catalog (external tables, partitions recovered)
+  and collects table and column statistics, timed on its own as the paper did up front.
+- ``tpcds`` runs the 104 queries (:mod:`storbench.workloads.tpcds_queries`): for each stream
+  count N in ``streams`` (e.g. ``1,2,5``), N concurrent streams in one Spark application with
+  the FAIR scheduler, one Python thread per stream (PySpark's pinned threads: each stream has
+  its own scheduler pool and job groups); stream 1 of N=1 runs the queries in order, every
+  stream of N>1 a random permutation seeded by (seed, N, stream), recorded in artifacts.json.
+
+Per query: ``query_time`` (labels query, streams; the median over the N streams) and
+``query_ok`` (1 when every execution ran and matched DuckDB's answer). A query that fails or
+mismatches keeps the others running: its time is None, its ``query_ok`` 0, its error goes to
+the run's notes and to artifacts.json, and compare flags it. Per-query Spark metrics come from
+the event log through job groups ``<workload group>@query=…,streams=…``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.errors import InputError, WorkloadError
+from storbench.results.model import Sample
+from storbench.workloads.base import Workload, register
+from storbench.workloads.params import Param
+from storbench.workloads.tpcds_check import ResultSummary, duckdb_answers, mismatch, summarize
+from storbench.workloads.tpcds_data import (PARQUET_BYTES_PER_SF, duckdb_views, generate, missing_tables,
+                                            register_tables, analyze_tables, tpcgen_version)
+from storbench.workloads.tpcds_queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
+
+SUB_GROUP = "@"  # <parent job group>@key=value,...: a labelled part of a workload's Spark jobs
+SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny: 0.01)", minimum=0.01)
+DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
+                              "empty: the one tpcds-gen wrote in this run")
+CHECK_MAX_SF = Param("check_max_sf", float, 1.0, "check results against DuckDB up to this scale factor", minimum=0)
+
+
+def sub_group(parent: str, labels: dict[str, str]) -> str:
+    return parent + SUB_GROUP + ",".join(f"{k}={v}" for k, v in labels.items())
+
+
+def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> dict[str, Any]:
+    if params.get("data"):
+        return {"data_uri": params["data"].rstrip("/"), "sf": params["sf"], "given": True}
+    if "tpcds" not in ctx.shared:
+        raise WorkloadError(f"{who}: no TPC-DS data; run tpcds-gen first or pass --set data=URI")
+    return ctx.shared["tpcds"]
+
+
+def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None:
+    data = params.get("data") or ""
+    if not data:
+        if not ctx.shared.get("tpcds_gen_planned"):
+            raise InputError(f"workload {who}: no TPC-DS tables: the suite has no tpcds-gen step; "
+                             f"add it or pass --set data=URI of a generated dataset")
+        return
+    if data.startswith("file://") or data.startswith("/"):
+        from storbench.workloads.tpcds_data import TABLES
+
+        root = Path(data.removeprefix("file://"))
+        missing = [t for t in TABLES if not (root / t).is_dir()]
+        if missing:
+            raise InputError(f"--set data={data}: missing TPC-DS tables {', '.join(missing[:5])}"
+                             + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                             + " (expected one folder per table, as tpcds-gen writes them)")
+
+
+@register
+class TpcdsGen(Workload):
+    name = "tpcds-gen"
+    description = ("generate TPC-DS at a scale factor (tpcgen-cli) and write it as Parquet to the target, fact "
+                   "tables Hive-partitioned by date key or flat, files of about file_mb")
+    params = (SF,
+              Param("layout", str, "partitioned", "partitioned: the six fact tables in Hive partitions on their "
+                    "date key (paper 001); flat: no partitions", choices=("partitioned", "flat")),
+              Param("file_mb", int, 32, "target Parquet file size in MB (paper 001: 32)", minimum=1),
+              CHECK_MAX_SF)
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        ctx.shared["tpcds_gen_planned"] = True
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return int(params["sf"] * PARQUET_BYTES_PER_SF * 3)  # the dataset, one staged table, Spark's shuffle
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        remote = not ctx.target.is_local
+        keep = remote and params["sf"] <= params["check_max_sf"]  # DuckDB's answers need a local copy
+        staging = (Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging" if not remote
+                   else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-")))
+        ctx.shared["tpcds_staging"] = staging
+        data_uri = ctx.data_uri("tpcds")
+        with ctx.measure():
+            info = generate(ctx.spark, params["sf"], params["layout"], params["file_mb"], data_uri, staging,
+                            remote, keep, ctx.engine.default_parallelism(), ctx.mark)
+        if not keep:
+            shutil.rmtree(staging, ignore_errors=True)
+        seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
+        size = ctx.storage.size_bytes(data_uri)
+        rows = sum(t["rows"] for t in info["tables"].values())
+        ctx.shared["tpcds"] = {"data_uri": data_uri, "sf": params["sf"], "layout": params["layout"],
+                               "answers_root": staging if keep else Path(data_uri.removeprefix("file://")),
+                               "local": not remote or keep, "given": False}
+        ctx.artifacts.setdefault("tpcds", {})["generation"] = {
+            "generator": f"tpcgen-cli {tpcgen_version()}", **info}
+        return [Sample(self.name, "dataset_mb", size / 1e6, "MB"),
+                Sample(self.name, "rows", float(rows), "rows"),
+                Sample(self.name, "generate_s", info["generate_s"], "s"),
+                Sample(self.name, "layout_s", info["layout_s"], "s"),
+                Sample(self.name, "data_mbps", size / 1e6 / seconds if seconds else None, "MB/s")]
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        staging = ctx.shared.get("tpcds_staging")
+        if staging and not ctx.target.is_local:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+@register
+class TpcdsAnalyze(Workload):
+    name = "tpcds-analyze"
+    description = ("register the TPC-DS tables in Spark's catalog (partitions recovered) and collect table and "
+                   "column statistics (ANALYZE TABLE … FOR ALL COLUMNS)")
+    params = (SF, DATA)
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        _check_data_param(ctx, params, self.name)
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        dataset = _dataset(ctx, params, self.name)
+        spark = ctx.spark
+        for key, value in SESSION_CONF.items():
+            spark.conf.set(key, value)
+        with ctx.measure():
+            t0 = ctx.mark()
+            partitions = register_tables(spark, dataset["data_uri"])
+            t1 = ctx.mark()
+            analyze_tables(spark)
+            t2 = ctx.mark()
+        ctx.shared["tpcds_registered"] = dataset["data_uri"]
+        ctx.artifacts.setdefault("tpcds", {})["partitions"] = partitions
+        return [Sample(self.name, "register_s", t1 - t0, "s"), Sample(self.name, "analyze_s", t2 - t1, "s"),
+                Sample(self.name, "partitions", float(sum(partitions.values())), "partitions")]
+
+
+def _error_text(exc: BaseException) -> str:
+    java = getattr(exc, "java_exception", None)
+    text = str(java.toString()) if java is not None else f"{type(exc).__name__}: {exc}"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    return first[:300]
+
+
+def permutation(names: list[str], seed: int, streams: int, stream: int) -> list[str]:
+    order = list(names)
+    random.Random(seed * 1_000_003 + streams * 1_009 + stream).shuffle(order)
+    return order
+
+
+@register
+class Tpcds(Workload):
+    name = "tpcds"
+    description = ("the 104 TPC-DS queries on Spark SQL, single stream and N concurrent streams (FAIR scheduler), "
+                   "each result checked against DuckDB's answer on the same files")
+    params = (
+        Param("queries", list, ["all"], "all, io (paper 001's 54 I/O-intensive templates) or names: q3,q14a,ss_max "
+              "(q14 = q14a and q14b)"),
+        Param("streams", list, ["1"], "stream counts to run one after another, e.g. 1,2,5 (1: the queries in "
+              "order; N: N concurrent streams, each a seeded random order)"),
+        Param("seed", int, 20260101, "seed of the streams' query orders"),
+        Param("shuffle_partitions", int, 200, "spark.sql.shuffle.partitions (Spark's default: 200)", minimum=1),
+        SF, DATA, CHECK_MAX_SF)
+
+    def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
+        return {"spark.scheduler.mode": "FAIR", **SESSION_CONF,
+                "spark.sql.shuffle.partitions": str(params["shuffle_partitions"])}
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        select_queries(params["queries"])
+        _stream_counts(params)
+        _check_data_param(ctx, params, self.name)
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        return int(params["sf"] * PARQUET_BYTES_PER_SF)  # shuffle and spill
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        dataset = _dataset(ctx, params, self.name)
+        spark = ctx.spark
+        for key, value in {**SESSION_CONF, "spark.sql.shuffle.partitions": str(params["shuffle_partitions"])}.items():
+            if key not in ctx.engine.user_conf:  # --spark-conf wins
+                spark.conf.set(key, value)
+        if ctx.shared.get("tpcds_registered") != dataset["data_uri"]:
+            missing = missing_tables(spark, dataset["data_uri"])
+            if missing:
+                raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset['data_uri']}: "
+                                    f"{', '.join(missing)}")
+            register_tables(spark, dataset["data_uri"])  # no statistics: the suite has no tpcds-analyze
+            ctx.shared["tpcds_registered"] = dataset["data_uri"]
+            ctx.notes.append(f"{self.name}: tables registered without statistics (no tpcds-analyze step)")
+        names = select_queries(params["queries"])
+        cache = ctx.shared.setdefault("tpcds_answers", {})
+        wanted = [n for n in names if n not in cache]
+        if wanted and dataset["sf"] <= params["check_max_sf"]:
+            root = dataset.get("answers_root") or Path(dataset["data_uri"].removeprefix("file://"))
+            if dataset.get("local", dataset["data_uri"].startswith(("file://", "/"))):
+                con = duckdb_connect()
+                try:
+                    duckdb_views(con, Path(root))
+                    cache.update(duckdb_answers(con, {n: all_texts()[n] for n in wanted}))
+                finally:
+                    con.close()
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        names = select_queries(params["queries"])
+        texts = {name: to_spark(all_texts()[name]) for name in names}
+        answers = ctx.shared.get("tpcds_answers", {})
+        dataset = _dataset(ctx, params, self.name)
+        parent = ctx.spark.sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
+        counts = _stream_counts(params)
+        results: dict[int, dict[str, Any]] = {}
+        with ctx.measure():
+            for n in counts:
+                orders = [names] if n == 1 else [permutation(names, params["seed"], n, k) for k in range(1, n + 1)]
+                results[n] = self._streams(ctx, texts, answers, orders, parent, n)
+        record = ctx.artifacts.setdefault("tpcds", {}).setdefault("runs", [])
+        record.append({"seed": params["seed"], "streams": {str(n): {
+            "orders": [s["order"] for s in r["streams"]],
+            "queries": {q: [s["results"][q] for s in r["streams"]] for q in names}} for n, r in results.items()}})
+        cores = ctx.engine.default_parallelism()
+        samples: list[Sample] = []
+        for n, result in results.items():
+            samples += self._samples(ctx, names, n, result, dataset["sf"], cores, results.get(1))
+        return samples
+
+    def _streams(self, ctx: RunContext, texts: dict[str, str], answers: dict[str, Any], orders: list[list[str]],
+                 parent: str, n: int) -> dict[str, Any]:
+        from pyspark import InheritableThread
+
+        spark = ctx.spark
+        streams: list[dict[str, Any]] = [{"order": order, "results": {}} for order in orders]
+
+        def one(index: int) -> None:
+            stream = streams[index]
+            sc = spark.sparkContext
+            sc.setLocalProperty("spark.scheduler.pool", f"tpcds-stream-{index + 1}")
+            start = time.monotonic()
+            for name in stream["order"]:
+                group = sub_group(parent, {"query": name, "streams": str(n)})
+                sc.setJobGroup(group, f"TPC-DS {name} (stream {index + 1} of {n})")
+                stream["results"][name] = _run_query(spark, name, texts[name], answers.get(name))
+            stream["seconds"] = time.monotonic() - start
+
+        started = time.monotonic()
+        if n == 1:
+            one(0)
+        else:
+            threads = [InheritableThread(target=one, args=(k,)) for k in range(n)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        elapsed = time.monotonic() - started
+        ctx.spark.sparkContext.setJobGroup(parent, parent)
+        unfinished = [k + 1 for k, s in enumerate(streams) if "seconds" not in s]
+        if unfinished:
+            raise WorkloadError(f"{self.name}: stream(s) {unfinished} of {n} stopped early")
+        return {"streams": streams, "elapsed": elapsed}
+
+    def _samples(self, ctx: RunContext, names: list[str], n: int, result: dict[str, Any], sf: float, cores: int,
+                 single: dict[str, Any] | None) -> list[Sample]:
+        labels = {"streams": str(n)}
+        out, failed, times = [], [], []
+        for name in names:
+            runs = [s["results"][name] for s in result["streams"]]
+            ok = all(r["status"] in ("ok", "unchecked") for r in runs)
+            seconds = [r["seconds"] for r in runs if r["status"] in ("ok", "unchecked")]
+            times += seconds
+            value = statistics.median(seconds) if ok else None
+            out.append(Sample(self.name, "query_time", value, "s", labels={"query": name, **labels}))
+            out.append(Sample(self.name, "query_ok", 1.0 if ok else 0.0, "ok", labels={"query": name, **labels}))
+            if not ok:
+                bad = next(r for r in runs if r["status"] not in ("ok", "unchecked"))
+                failed.append(f"{name} ({bad['status']}: {bad.get('error') or bad.get('why')})")
+        for k, stream in enumerate(result["streams"], start=1):
+            out.append(Sample(self.name, "stream_time", stream["seconds"], "s", labels={**labels, "stream": str(k)}))
+        elapsed = result["elapsed"]
+        out += [Sample(self.name, "total_time", elapsed, "s", labels=labels),
+                Sample(self.name, "queries_failed", float(len(failed)), "queries", labels=labels),
+                Sample(self.name, "geomean_query_time",
+                       math.exp(statistics.fmean(math.log(max(t, 1e-6)) for t in times)) if times else None, "s",
+                       labels=labels),
+                Sample(self.name, "gb_per_core_hour", sf * n / cores / elapsed * 3600 if elapsed else None,
+                       "GB/core-h", labels=labels)]
+        if n > 1 and single:
+            mean_stream = statistics.fmean(s["seconds"] for s in result["streams"])
+            out.append(Sample(self.name, "stream_degradation_pct",
+                              (mean_stream / single["elapsed"] - 1) * 100, "%", labels=labels))
+        if failed:
+            ctx.notes.append(f"{self.name}: {len(failed)} of {len(names)} queries failed with {n} stream(s): "
+                             + "; ".join(failed[:10]) + (" …" if len(failed) > 10 else ""))
+        return out
+
+
+def _stream_counts(params: dict[str, Any]) -> list[int]:
+    counts = []
+    for item in params["streams"]:
+        try:
+            value = int(str(item))
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise InputError(f"--set: streams has {item!r}; use stream counts of at least 1, e.g. streams=1,2,5")
+        counts.append(value)
+    return list(dict.fromkeys(counts))
+
+
+def _run_query(spark: Any, name: str, text: str, answer: dict[str, Any] | None) -> dict[str, Any]:
+    start = time.monotonic()
+    try:
+        rows = spark.sql(text).collect()
+    except Exception as exc:  # a failed query is recorded, the stream goes on
+        return {"status": "failed", "seconds": time.monotonic() - start, "error": _error_text(exc)}
+    seconds = time.monotonic() - start
+    summary = summarize(rows)
+    out = {"status": "unchecked", "seconds": seconds, "rows": summary.rows, "checksum": summary.checksum}
+    if answer and "summary" in answer:
+        why = mismatch(ResultSummary.from_dict(answer["summary"]), summary)
+        out.update(status="mismatch", why=why) if why else out.update(status="ok")
+    elif answer:
+        out["why"] = f"no reference answer: DuckDB failed: {answer['error']}"
+    return out

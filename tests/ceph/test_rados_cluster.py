@@ -1,0 +1,191 @@
+"""rados bench workloads on a real single-node Ceph, through the real CLI: runs, parsing, stored series,
+cleanup of the run's own objects only, a stopped OSD mid-run, bad input, and compare."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.request import urlopen
+
+import pytest
+
+from storbench import api
+from storbench.results.store import ResultStore
+from storbench.services import ceph as ceph_service
+from tests.ceph.conftest import rados_cmd, wait_clean
+from tests.cli.helpers import SRC, storbench
+from tests.workloads.helpers import run_json
+
+pytestmark = pytest.mark.ceph
+
+PHASES = ("rados-bench-write", "rados-bench-seq", "rados-bench-rand")
+
+
+def one(samples, workload, metric):
+    found = [s for s in samples if s["workload"] == workload and s["metric"] == metric]
+    assert len(found) == 1, (workload, metric, found)
+    return found[0]
+
+
+def objects(state, pool) -> set[str]:
+    return set(rados_cmd(state, pool, "ls").split())
+
+
+def test_services_up_prints_the_pool_uri_conf_and_s3_endpoint(ceph):
+    home, state, up = ceph
+    assert up.stdout.strip() == "rados://storbench"
+    assert state["conf"] in up.stderr and "HEALTH_OK" in up.stderr
+    assert state["s3_endpoint"] in up.stderr and state["access_key"] in up.stderr and state["secret_key"] in up.stderr
+    assert sorted(d["kind"] for d in state["daemons"]) == ["mgr", "mon", "osd", "rgw"]
+    assert all(ceph_service.daemon_alive(d) for d in state["daemons"])
+    assert Path(state["osd_dirs"][0], "block").stat().st_size == 10 << 30  # BlueStore on a sparse file
+    status = storbench(home, "services", "status", "ceph")
+    assert status.returncode == 0 and status.stdout.strip() == "rados://storbench"
+    with urlopen(state["s3_endpoint"] + "/", timeout=10) as answer:  # RGW answers S3 (anonymous listing)
+        assert answer.status == 200 and b"ListAllMyBucketsResult" in answer.read()
+    again = api.service_up("ceph", ResultStore(home), rgw=True)  # already running: the same cluster
+    assert again["pid"] == state["pid"]
+    for args, text in ((("--datanodes", "2"), "does not apply"), (("--objectstore", "zfs"), "allowed: bluestore"),
+                       (("--osds", "0"), "allowed 1 to 8")):
+        bad = storbench(home, "services", "up", "ceph", *args)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and text in bad.stderr, bad.stderr
+
+
+def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph, pool):
+    home, state, _ = ceph
+    rados_cmd(state, pool, "put", "canary", "-", data=b"must survive")
+    rados_cmd(state, pool, "put", "benchmark_data_otherhost_1_object0", "-", data=b"someone else's bench")
+    before = objects(state, pool)
+    result, outcome, samples = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label", "bluestore")
+    assert result.returncode == 0, result.stderr
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    for phase in PHASES:
+        assert one(samples, phase, "rados_avg_iops")["value"] > 0
+        assert one(samples, phase, "rados_bw_mbps")["value"] > 0
+        assert one(samples, phase, "rados_avg_lat_ms")["value"] > 0
+        assert one(samples, phase, "ps_iops_mean")["value"] > 0
+        assert one(samples, phase, "ps_iops_stalls")["value"] >= 0
+        assert one(samples, phase, "completion_time")["value"] > 0
+    write_sd = one(samples, "rados-bench-write", "rados_stddev_iops")["value"]
+    assert write_sd == pytest.approx(one(samples, "rados-bench-write", "ps_iops_stddev")["value"], abs=0.01)
+    assert one(samples, "rados-bench-write", "ps_iops_cv")["unit"] == "%"
+    artifacts = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]
+    assert artifacts["version"].startswith("ceph version 16.2") and artifacts["pool"] == pool
+    write = artifacts["workloads"]["rados-bench-write"]["runs"][0]
+    assert len(write["per_second"]["iops"]) >= 3 and len(write["per_second"]["mbps"]) == len(write["per_second"]["iops"])
+    assert "Total time run" in write["output"] and write["prefix"].startswith("benchmark_data_")
+    assert write["command"][write["command"].index("-t") + 1] == "16" and "4194304" in write["command"]
+    for phase in PHASES[1:]:
+        assert artifacts["workloads"][phase]["runs"][0]["per_second"]["iops"]
+    assert objects(state, pool) == before  # the run's objects and metadata are gone, the canary stays
+    manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
+    assert manifest["config"]["run_root"] == f"rados://{pool}?conf={state['conf']}"
+
+
+def test_fio_rados_driver_on_the_same_pool(ceph, pool):
+    home, state, _ = ceph
+    before = objects(state, pool)
+    result, outcome, samples = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label", "fio-rados",
+                                        "--scale", "3", "--set", "driver=fio", "--set", "fio_objects=32")
+    assert result.returncode == 0, result.stderr
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    for phase in PHASES:
+        assert one(samples, phase, "rados_avg_iops")["value"] > 0
+        assert one(samples, phase, "ps_iops_mean")["value"] > 0
+    artifacts = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]
+    run = artifacts["workloads"]["rados-bench-rand"]["runs"][0]
+    assert "ioengine=rados" in run["job_file"] and "rw=randread" in run["job_file"] and "nrfiles=32" in run["job_file"]
+    assert objects(state, pool) == before
+
+
+def test_bad_input_is_one_clear_line_and_no_run(ceph, tmp_path):
+    home, _, _ = ceph
+    cases = [
+        (("rados-004", "--target", "rados://nosuchpool"), "pool 'nosuchpool' does not exist"),
+        (("rados-004", "--target", "rados://storbench", "--set", "threads=0"), "threads=0 is below the minimum"),
+        (("rados-004", "--target", "rados://storbench", "--set", "object_size=256m"), "osd_max_object_size"),
+        (("rados-004", "--target", "rados://storbench", "--set", "object_size=128m"), "osd_max_write_size"),
+        (("rados-004", "--target", str(tmp_path)), "needs a RADOS pool target"),
+        (("spark-transforms", "--target", "rados://storbench"), "cannot use the RADOS pool target"),
+        (("rados-004", "--target", "rados://storbench?conf=/nonexistent/ceph.conf"), "is not a file"),
+        (("rados-004", "--target", "rados://storbench/sub"), "rados://POOL"),
+    ]
+    runs_before = sorted((home / "runs").iterdir()) if (home / "runs").exists() else []
+    for args, text in cases:
+        result = storbench(home, "run", *args, timeout=120)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and text in result.stderr, (args, result.stderr)
+    assert (sorted((home / "runs").iterdir()) if (home / "runs").exists() else []) == runs_before
+    nothing = storbench(tmp_path / "empty-home", "run", "rados-004", "--target", "rados://storbench")
+    assert nothing.returncode == 2 and "services up ceph" in nothing.stderr
+    assert len(nothing.stderr.strip().splitlines()) == 1
+
+
+def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, pool):
+    home, state, _ = ceph
+    workdir = Path(state["workdir"])
+    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--target",
+               f"rados://{pool}", "--label", "osd-stopped", "--scale", "60", "--set", "op_timeout_s=10", "--json"]
+    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        seconds = _wait_for_write_seconds(home, "osd-stopped", 3, proc)
+        assert ceph_service.stop_daemon(workdir, "osd.0")
+        stdout, stderr = proc.communicate(timeout=180)  # bounded: op timeout + the hard timeout, not a hang
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        ceph_service.start_daemon(workdir, "osd.0")
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 4, stderr
+    outcome = json.loads(stdout)
+    assert outcome["status"] == "failed"
+    error = outcome["errors"][0]
+    assert error["workload"] == "rados-bench-write" and error["repetition"] == 1
+    assert "(110) Connection timed out" in error["error"] and "stopped OSD" in error["error"]
+    run = Path(outcome["path"])
+    artifacts = json.loads((run / "artifacts.json").read_text())["rados"]["workloads"]["rados-bench-write"]
+    series = artifacts["runs"][0]["per_second"]["iops"]
+    assert len(series) >= seconds and series[-1] == 0 and artifacts["runs"][0]["returncode"] == 1
+    assert json.loads((run / "manifest.json").read_text())["status"] == "failed"  # the run is kept, not lost
+    assert elapsed < 150
+    wait_clean(state)
+
+
+def _wait_for_write_seconds(home: Path, label: str, seconds: int, proc: subprocess.Popen) -> int:
+    """Until the running write has printed ``seconds`` per-second lines (its output is in the run's scratch)."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        runs = [p.name for p in (home / "runs").glob(f"*-{label}-*")] if (home / "runs").exists() else []
+        for run_id in runs:
+            out = Path("/tmp") / f"storbench-rados-{run_id}" / "rados-bench-write-1.txt"
+            if out.exists():
+                lines = [line for line in out.read_text().splitlines() if line.strip()[:1].isdigit()]
+                if len(lines) > seconds:
+                    return seconds
+        time.sleep(0.2)
+    raise AssertionError("the write did not start within 90 s")
+
+
+def test_compare_memstore_vs_bluestore_shows_iops_stddev_cv_and_stalls(ceph, tmp_path):
+    home, state, _ = ceph
+    other = ResultStore(tmp_path / "memstore-home")
+    mem = api.service_up("ceph", other, objectstore="memstore", osd_gb=2)
+    try:
+        assert mem["objectstore"] == "memstore" and mem["conf"] != state["conf"]
+        for label, target in (("bluestore", "rados://storbench"), ("memstore", f"rados://storbench?conf={mem['conf']}")):
+            result, outcome, _ = run_json(home, "rados-004", "--target", target, "--label", label, "--scale", "3")
+            assert result.returncode == 0 and outcome["status"] == "succeeded", (result.stderr, outcome)
+    finally:
+        assert api.service_down("ceph", other)
+    table = storbench(home, "compare", "bluestore", "memstore")
+    assert table.returncode == 0, table.stderr
+    write = table.stdout.split("rados-bench-write", 1)[1]
+    for text in ("Average IOPS", "Stddev IOPS", "Per-second IOPS CV", "Stalls", "memstore vs bluestore"):
+        assert text in write, text
+    comparison = api.compare(["bluestore", "memstore"], ResultStore(home))
+    rows = {r.metric: r for r in comparison.rows if r.workload == "rados-bench-write"}
+    assert rows["rados_stddev_iops"].deltas[1].words.endswith(("consistent", "no change"))

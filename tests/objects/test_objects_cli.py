@@ -1,0 +1,128 @@
+"""objects workloads and suites through the real CLI against the real local S3 server."""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from storbench.objstore import S3Storage, resolve_endpoint
+from storbench.errors import TargetError
+from storbench.targets import parse_target
+from tests.cli.helpers import storbench
+from tests.workloads.helpers import run_json
+
+pytestmark = pytest.mark.s3
+
+
+def _sample(samples, workload, metric, **labels):
+    found = [s for s in samples if s["workload"] == workload and s["metric"] == metric and s["labels"] == labels]
+    assert len(found) == 1, (workload, metric, labels, [s for s in samples if s["metric"] == metric])
+    return found[0]["value"]
+
+
+def test_objects_basic_tiny_and_prefix_rule(s3, client):
+    home, state = s3
+    client.put("storbench", "bench/keep-me.txt", b"not ours")  # beside the run prefix
+    client.put("storbench", "bench/storbench-someone-else/x", b"not ours either")
+    client.put("storbench", "outside.txt", b"outside the target prefix")
+    started = time.monotonic()
+    result, outcome, samples = run_json(home, "objects-basic", "--target", "s3://storbench/bench", "--label", "sw-a")
+    assert result.returncode == 0, result.stderr
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    assert time.monotonic() - started < 90
+    for workload in ("objects-put", "objects-get", "objects-mixed", "objects-list", "objects-delete"):
+        for size in ("4k", "1m"):
+            assert _sample(samples, workload, "obj_ops_per_s", size=size) > 0, workload
+            assert _sample(samples, workload, "obj_errors", size=size) == 0, workload
+            assert _sample(samples, workload, "obj_lat_p99_ms", size=size) > 0
+            assert _sample(samples, workload, "obj_cpu_us_per_op", size=size) > 0
+    assert _sample(samples, "objects-get", "obj_mbps", size="1m") > _sample(samples, "objects-get", "obj_mbps", size="4k")
+    assert _sample(samples, "objects-mixed", "obj_ops", size="4k", op="put") > 0
+    assert _sample(samples, "objects-delete", "obj_ops", size="4k") == 64
+    keys = set(client.list("storbench"))
+    assert {"bench/keep-me.txt", "bench/storbench-someone-else/x", "outside.txt"} <= keys
+    assert not [k for k in keys if k.startswith(f"bench/storbench-{outcome['run_id']}")]
+    run_dir = Path(outcome["path"])
+    text = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file())
+    assert state["secret_key"] not in text and state["access_key"] not in text
+    artifacts = json.loads((run_dir / "artifacts.json").read_text())["objects"]
+    phase = artifacts["workloads"]["objects-get"][0]["result"]
+    assert phase["ops"]["get"]["latency"]["hdr"] and phase["series"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["config"]["endpoint"] == state["s3_endpoint"]
+
+
+def test_cosbench_tiny_sweep_and_compare(s3):
+    home, _ = s3
+    started = time.monotonic()
+    runs = []
+    for label in ("cos-a", "cos-b"):
+        result, outcome, samples = run_json(home, "cosbench-001", "--target", "s3://storbench/", "--label", label)
+        assert result.returncode == 0, result.stderr
+        assert outcome["status"] == "succeeded", outcome["errors"]
+        runs.append(samples)
+    assert time.monotonic() - started < 120  # two tiny runs
+    samples = runs[0]
+    for workload in ("objects-put", "objects-get"):
+        for clients in ("1", "2"):
+            assert _sample(samples, workload, "obj_mbps", clients=clients) > 0
+        assert _sample(samples, workload, "obj_hwm_mbps") >= _sample(samples, workload, "obj_mbps", clients="1")
+        assert _sample(samples, workload, "obj_hwm_clients") in (1.0, 2.0)
+    compared = storbench(home, "compare", "cos-a", "cos-b")
+    assert compared.returncode == 0, compared.stderr
+    for title in ("Object throughput", "Object operations per second", "Object latency p50", "Object latency p99",
+                  "Client CPU per operation", "Throughput high-water mark", "Clients at the high-water mark"):
+        assert title in compared.stdout, title
+
+
+def test_bad_credentials_and_unreachable_endpoint_are_one_line(s3, monkeypatch):
+    home, state = s3
+    for args, words, secret in (
+            (["--endpoint", state["s3_endpoint"]], "refused the credentials", "wrong-secret"),
+            (["--endpoint", "http://127.0.0.1:1"], "cannot connect", "any-secret")):
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+        started = time.monotonic()
+        result = storbench(home, "run", "objects-basic", "--target", "s3://storbench/", *args, timeout=60)
+        assert result.returncode == 2, result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and words in lines[0], result.stderr
+        assert "wrong-secret" not in result.stderr
+        assert time.monotonic() - started < 15
+
+
+def test_storage_refuses_to_delete_outside_its_run(s3, client):
+    home, _ = s3
+    target = parse_target("s3://storbench/guard")
+    storage = S3Storage(target, resolve_endpoint(None, home))
+    storage.check()
+    root = storage.claim("run-1")
+    assert root == "s3://storbench/guard/storbench-run-1"
+    client.put("storbench", "guard/storbench-run-1/objects/a", b"1")
+    client.put("storbench", "guard/storbench-run-2/objects/a", b"2")  # another run's, unmarked
+    assert not storage.release("run-2")  # no marker of ours there: nothing deleted
+    with pytest.raises(TargetError):
+        storage.delete_under("run-2", "objects")
+    with pytest.raises(TargetError):
+        storage.claim("run-1")  # already holds objects
+    assert storage.release("run-1")
+    keys = set(client.list("storbench", "guard/"))
+    assert keys == {"guard/storbench-run-2/objects/a"}
+    client.delete_prefix("storbench", "guard/")
+
+
+def test_services_cli_up_status_down(tmp_path):
+    home = tmp_path / "home"
+    up = storbench(home, "services", "up", "s3", timeout=120)
+    assert up.returncode == 0, up.stderr
+    endpoint = up.stdout.strip()
+    assert endpoint.startswith("http://127.0.0.1:")
+    assert "AWS_ACCESS_KEY_ID=" in up.stderr and "seaweedfs" in up.stderr
+    assert storbench(home, "services", "status", "s3").stdout.strip() == endpoint
+    bad = storbench(home, "services", "up", "s3", "--server", "nope")
+    assert bad.returncode == 2 and "allowed" in bad.stderr
+    down = storbench(home, "services", "down", "s3")
+    assert down.returncode == 0 and "stopped" in down.stdout
+    assert storbench(home, "services", "status", "s3").returncode == 1
