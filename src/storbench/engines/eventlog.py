@@ -9,7 +9,6 @@ wait ("shuffle read blocked time", paper 001), spill to memory/disk and GC time.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable

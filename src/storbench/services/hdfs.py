@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from storbench.errors import EngineError, InputError
+from storbench.errors import InputError
 from storbench.services import process
 from storbench.services.jvm import java_binary, launcher_classpath
 
@@ -59,9 +59,3 @@ def down(workdir: Path) -> bool:
     shutil.rmtree(workdir, ignore_errors=True)
     return stopped
 
-
-def require_running(workdir: Path) -> dict[str, Any]:
-    state = status(workdir)
-    if not state:
-        raise EngineError("HDFS is not running; start it with `storbench services up hdfs`")
-    return state

@@ -239,9 +239,3 @@ def down(workdir: Path) -> bool:
     shutil.rmtree(workdir, ignore_errors=True)
     return stopped
 
-
-def require_running(workdir: Path) -> dict[str, Any]:
-    state = status(workdir)
-    if not state:
-        raise EngineError("the s3 service is not running; start it with `storbench services up s3`")
-    return state
