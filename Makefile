@@ -17,3 +17,4 @@ bench:
 	.venv/bin/python benchmarks/terasort_vs_hadoop.py
 	.venv/bin/python benchmarks/dfsio_vs_fio.py
 	.venv/bin/python benchmarks/objects_vs_peers.py
+	.venv/bin/python benchmarks/rados_overhead.py

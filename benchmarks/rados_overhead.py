@@ -52,7 +52,8 @@ def storbench_run(home: Path, target: str, seconds: int, driver: str) -> tuple[f
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
     if done.returncode != 0:
-        sys.exit(f"storbench failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        sys.exit(f"storbench failed: {last}")
     run_dir = Path(json.loads(done.stdout)["path"])
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines() if line.strip()]
     figures: dict[str, dict[str, float]] = {}

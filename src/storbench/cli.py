@@ -184,7 +184,8 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
-SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw")  # flags of `services up`, passed on when given
+# flags of `services up`, passed on when given
+SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw")
 
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:

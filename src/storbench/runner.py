@@ -20,7 +20,8 @@ from typing import Any
 from storbench import __version__
 from storbench.analysis.metrics import spec_for
 from storbench.context import RunContext
-from storbench.engines.eventlog import GROUP_SEPARATOR, job_group, read_event_logs, samples_from, stage_table
+from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
+                                       stage_table, sub_labelled)
 from storbench.engines.spark import DEFAULT_MASTER, SparkEngine
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
@@ -297,7 +298,7 @@ class Runner:
         except (OSError, ValueError) as exc:
             self._record_error(writer, "spark-metrics", 0, f"could not read the Spark event log: {exc}")
             return
-        writer.add_samples(samples_from(groups, self._groups.get))
+        writer.add_samples(samples_from(roll_up(groups), sub_labelled(self._groups.get)))
         writer.write_json(STAGES_FILE, stage_table(groups))
 
     def _cleanup(self, ctx: RunContext, workloads: dict[str, Workload],

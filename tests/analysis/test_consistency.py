@@ -1,5 +1,6 @@
 """Consistency of per-second series (paper 004) on synthetic series with known answers, and its wording."""
 
+import json
 import math
 
 import pytest
@@ -106,3 +107,7 @@ def test_compare_shows_average_stddev_cv_and_stalls_for_two_runs():
         assert text in table, text
     headlines = " | ".join(h.text for h in comparison.headlines)
     assert "stddev IOPS 10× more consistent" in headlines
+    for fmt in ("md", "csv", "html"):  # every exporter carries the paper's words
+        assert "10× more consistent" in render(comparison, fmt), fmt
+    data = json.loads(render(comparison, "json"))
+    assert {"10× more consistent", "58% higher"} <= {d["words"] for r in data["rows"] for d in r["deltas"] if d}

@@ -22,6 +22,37 @@ def job_group(workload: str, repetition: int) -> str:
     return f"{workload}{GROUP_SEPARATOR}{repetition}"
 
 
+# A workload may tag parts of its Spark jobs (tpcds: each query) as ``<its group>@key=value,...``;
+# their metrics become samples of the workload with those labels, and count in its totals.
+SUB_GROUP = "@"
+
+
+def sub_group(parent: str, labels: dict[str, str]) -> str:
+    return parent + SUB_GROUP + ",".join(f"{key}={value}" for key, value in labels.items())
+
+
+def sub_labelled(meaning: Any) -> Any:
+    """``meaning`` extended to sub-groups: the parent's meaning with the sub-group's labels added."""
+    def lookup(name: str) -> tuple[str, int, dict[str, str]] | None:
+        parent, sep, text = name.partition(SUB_GROUP)
+        known = meaning(parent)
+        if known is None or not sep:
+            return known
+        labels = dict(item.partition("=")[::2] for item in text.split(",") if "=" in item)
+        return known[0], known[1], {**known[2], **labels}
+    return lookup
+
+
+def roll_up(groups: dict[str, "GroupTotals"]) -> dict[str, "GroupTotals"]:
+    """The groups plus, for sub-groups, their stages added to the parent's (the workload's totals)."""
+    out = {name: GroupTotals(name, dict(totals.stages)) for name, totals in groups.items()}
+    for name, totals in groups.items():
+        parent, sep, _ = name.partition(SUB_GROUP)
+        if sep:
+            out.setdefault(parent, GroupTotals(parent)).stages.update(totals.stages)
+    return out
+
+
 @dataclass
 class StageTotals:
     stage_id: int

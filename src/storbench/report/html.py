@@ -12,7 +12,7 @@ from storbench import __version__
 from storbench.analysis import wording
 from storbench.analysis.comparison import PREPARE, Comparison, Row
 from storbench.report import _format as f
-from storbench.report import series
+from storbench.report import queries, series
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc
 
 CSS = """
@@ -133,7 +133,7 @@ def _table(c: Comparison, keep) -> str:  # type: ignore[no-untyped-def]
     width = 3 * len(c.runs) + (2 if single else 0)
     body = []
     for group, rows in c.groups():
-        rows = [row for row in rows if keep(row.metric)]
+        rows = [row for row in rows if keep(row.metric) and not queries.is_query_row(row)]
         if rows:
             body.append(f'<tr class="group"><th colspan="{width}">{esc(group)}</th></tr>')
         for row in rows:
@@ -184,7 +184,9 @@ def _charts(c: Comparison) -> str:
     main, more, primary = [], [], _primary(c)
     for metric in c.metrics():
         rows = [r for r in c.rows if r.metric == metric and not r.labels]
-        rows = rows or [r for r in c.rows if r.metric == metric]
+        rows = rows or [r for r in c.rows if r.metric == metric and not queries.is_query_row(r)]
+        if not rows:  # per-query rows have their own chart (report.queries)
+            continue
         (main if metric in primary else more).append(_metric_chart(c, metric, rows))
     extra = (f'<details><summary>More metrics ({len(more)} charts)</summary><div class="charts">{"".join(more)}'
              "</div></details>" if more else "")
@@ -214,6 +216,7 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
 def render_html(comparison: Comparison, series_loader: SeriesLoader | None = None) -> str:
     c = comparison
     body = "\n".join(filter(None, [_header(c), _configuration(c), _headlines(c), _summary(c), _charts(c),
+                                   queries.html_section(c),
                                    _series(c, series_loader)]))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

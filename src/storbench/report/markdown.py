@@ -5,6 +5,7 @@ from __future__ import annotations
 from storbench.analysis import wording
 from storbench.analysis.comparison import Comparison
 from storbench.report import _format as f
+from storbench.report import queries
 
 
 def esc(text: object) -> str:
@@ -41,6 +42,9 @@ def render_markdown(comparison: Comparison) -> str:
     lines += ["## Results", ""]
     base = runs[0].name
     for group, rows in comparison.groups():
+        rows = [row for row in rows if not queries.is_query_row(row)]  # per query: one line each, below
+        if not rows:
+            continue
         lines += [f"### {esc(group)}", ""]
         if single:
             head = ["Metric", "Unit", "Value [min–max]", "Median", "n"]
@@ -61,6 +65,7 @@ def render_markdown(comparison: Comparison) -> str:
             lines += table(head, body, right={2, *range(3, len(head), 3)})
         lines.append("")
 
+    lines += queries.markdown_lines(comparison, esc)
     lines.append("Values are aggregates over the repetitions (maximum for throughput and CPU, mean for latency "
                  "and time to complete), with [min–max] over the repetitions.")
     if not single:

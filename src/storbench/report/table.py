@@ -7,6 +7,7 @@ import textwrap
 from storbench.analysis import wording
 from storbench.analysis.comparison import Comparison
 from storbench.report import _format as f
+from storbench.report import queries
 
 
 def align(rows: list[list[str]], right: set[int] = frozenset(), indent: str = "  ") -> list[str]:  # type: ignore
@@ -46,12 +47,16 @@ def render_table(comparison: Comparison) -> str:
 
     base = runs[0].name
     for group, rows in comparison.groups():
+        rows = [row for row in rows if not queries.is_query_row(row)]  # per query: one line each, below
+        if not rows:
+            continue
         lines.append(group)
         if single:
-            table = [["Metric", "Unit", "Value [min–max]", "Median", "n"]]
+            table = [["Metric", "Unit", "Value [min–max]", "Median", "Stddev", "n"]]
             table += [[row.title, row.unit, f.cell_text(row.cells[0]), f.num(row.cells[0].median),
-                       str(row.cells[0].n)] for row in rows]
-            lines += align(table, right={2, 3, 4})
+                       f.num(row.cells[0].stdev) if row.cells[0].n > 1 else "", str(row.cells[0].n)]
+                      for row in rows]
+            lines += align(table, right={2, 3, 4, 5})
         else:
             header = ["Metric", "Unit", base]
             for run in runs[1:]:
@@ -65,6 +70,7 @@ def render_table(comparison: Comparison) -> str:
             lines += align(table, right={2, *range(3, len(header), 2)})
         lines.append("")
 
+    lines += queries.text_lines(comparison)
     lines.append("Values: aggregate over repetitions (maximum for throughput and CPU, mean for latency and time)"
                  " [min–max].")
     if not single:

@@ -219,7 +219,7 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
              "ports": ports, "osds": osds, "objectstore": objectstore, "osd_gb": osd_gb, "rgw": bool(rgw),
              "osd_root": str(osd_root), "osd_dir_owned": bool(osd_dir), "run_dir": str(run_dir),
              "daemons": cluster.daemons, "pool": POOL, "uri": f"rados://{POOL}"}
-    process.write_state(workdir, state)  # from here on `down` can stop whatever has started
+    _save(workdir, state)  # from here on `down` can stop whatever has started
     started = time.monotonic()
     deadline = started + START_TIMEOUT_S
     try:
@@ -227,7 +227,7 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
         if rgw:
             _start_rgw(cluster, state, deadline)
     except BaseException:
-        process.write_state(workdir, state)
+        _save(workdir, state)
         _stop_all(state)
         raise
     elapsed = time.monotonic() - started
@@ -239,11 +239,16 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
     summary = (f"1 mon (pid {state['pid']}), 1 mgr, {osds} OSD(s) ({store}), pool {POOL}, HEALTH_OK in "
                f"{elapsed:.1f} s; conf {cluster.conf}")
     if rgw:
-        summary += (f"; S3 endpoint {state['s3_endpoint']} access key {state['access_key']} "
-                    f"secret key {state['secret_key']}")
+        summary += f"; S3 endpoint {state['s3_endpoint']} (user storbench)"  # the CLI prints the keys apart
     state["summary"] = summary
-    process.write_state(workdir, state)
+    _save(workdir, state)
     return state
+
+
+def _save(workdir: Path, state: dict[str, Any]) -> None:
+    """state.json holds the RGW user's secret key: readable by its owner only."""
+    process.write_state(workdir, state)
+    (workdir / process.STATE).chmod(0o600)
 
 
 def _osd_root(workdir: Path, osd_dir: str | None) -> Path:
@@ -263,10 +268,10 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
                 f"[v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]", str(monmap), tool="monmaptool")
     cluster.run("--mkfs", "-i", "a", "--monmap", str(monmap), tool="ceph-mon")
     cluster.spawn("mon", "mon.a", [bins["ceph-mon"], "-f", "-c", conf, "-i", "a"])
-    process.write_state(workdir, state)
+    _save(workdir, state)
     cluster.run("mon", "stat", timeout=30)
     cluster.spawn("mgr", "mgr.x", [bins["ceph-mgr"], "-f", "-c", conf, "-i", "x"])
-    process.write_state(workdir, state)
+    _save(workdir, state)
     for index in range(osds):
         osd_uuid = str(uuid.uuid4())
         osd_id = cluster.run("osd", "new", osd_uuid).strip()
@@ -275,7 +280,7 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
         (Path(state["osd_root"]) / f"osd{index}").mkdir(parents=True, exist_ok=True)
         cluster.run("-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid, tool="ceph-osd", timeout=120)
         cluster.spawn("osd", f"osd.{index}", [bins["ceph-osd"], "-f", "-c", conf, "-i", osd_id])
-        process.write_state(workdir, state)
+        _save(workdir, state)
     cluster.run("osd", "pool", "create", POOL, str(PG_NUM), str(PG_NUM))
     cluster.run("osd", "pool", "set", POOL, "size", "1", "--yes-i-really-mean-it")
     cluster.run("osd", "pool", "application", "enable", POOL, "rados")
@@ -286,7 +291,7 @@ def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> Non
     port = state["ports"]["rgw"]
     cluster.spawn("rgw", "client.rgw.x", [cluster.bin["radosgw"], "-f", "-c", str(cluster.conf), "-n",
                                           "client.rgw.x", "--ms_mon_client_mode=crc", "--ms_client_mode=crc"])
-    process.write_state(cluster.workdir, state)
+    _save(cluster.workdir, state)
     endpoint = f"http://127.0.0.1:{port}"
     while True:
         cluster.check_alive()
@@ -334,7 +339,7 @@ def start_daemon(workdir: Path, name: str) -> int:
                 return daemon["pid"]
             proc = process.spawn(daemon["argv"], workdir / "log", f"{name}.stdout")
             daemon["pid"] = proc.pid
-            process.write_state(workdir, state)
+            _save(workdir, state)
             return proc.pid
     raise InputError(f"ceph has no daemon {name!r}")
 
@@ -361,10 +366,3 @@ def down(workdir: Path) -> bool:
         shutil.rmtree(run_dir, ignore_errors=True)
     shutil.rmtree(workdir, ignore_errors=True)
     return stopped
-
-
-def require_running(workdir: Path) -> dict[str, Any]:
-    state = status(workdir)
-    if not state:
-        raise EngineError("Ceph is not running; start it with `storbench services up ceph`")
-    return state

@@ -55,7 +55,7 @@ from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
 from storbench.engines import rados
-from storbench.errors import EngineError, InputError, WorkloadError
+from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -110,7 +110,8 @@ def available_memory() -> int | None:
 def sizes(params: dict[str, Any]) -> tuple[int, int]:
     """(object size, op size) in bytes."""
     object_size = fio_engine.parse_size(params["object_size"]) or 0
-    return object_size, fio_engine.parse_size(params["op_size"]) or object_size if params["op_size"] else object_size
+    op_size = fio_engine.parse_size(params["op_size"]) if params["op_size"] else None
+    return object_size, op_size or object_size
 
 
 def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
@@ -121,7 +122,7 @@ def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
 
 
 _HINTS = {
-    "(110)": "an OSD or monitor did not answer within op_timeout_s (a stopped OSD?)",
+    "(110)": "no answer from an OSD or monitor within op_timeout_s; is an OSD down?",
     "(27)": "the object size is above the OSDs' osd_max_object_size",
     "(90)": "the op size is above the OSDs' osd_max_write_size",
     "(28)": "the pool is full",
@@ -131,7 +132,7 @@ _HINTS = {
 
 
 def _hint(message: str) -> str:
-    return next((f" ({hint})" for code, hint in _HINTS.items() if code in message), "")
+    return next((f" — {hint}" for code, hint in _HINTS.items() if code in message), "")
 
 
 class _RadosBench(Workload):
@@ -153,7 +154,8 @@ class _RadosBench(Workload):
                              f"{params['object_size']}")
         memory = available_memory()
         if memory and op_size * params["threads"] > memory * BUFFER_MEMORY_SHARE:
-            raise InputError(f"{self.name}: threads {params['threads']} × op_size {params['op_size'] or 'object_size'} "
+            raise InputError(f"{self.name}: threads {params['threads']} × op_size "
+                             f"{params['op_size'] or params['object_size']} "
                              f"needs {fio_engine.human_bytes(op_size * params['threads'])} of buffers, more than the "
                              f"{fio_engine.human_bytes(memory)} of memory available; lower threads or op_size")
         rados.rados_binary()
@@ -197,6 +199,7 @@ class _RadosBench(Workload):
             if record["driver"] != params["driver"]:
                 raise WorkloadError(f"{self.name}: driver={params['driver']} cannot read what driver="
                                     f"{record['driver']} wrote; use one driver for the whole suite")
+            cluster = rados.Cluster(record["conf"], record["pool"], params["op_timeout_s"])  # where it was written
         scratch = self._scratch(ctx)
         scratch.mkdir(parents=True, exist_ok=True)
         if params["driver"] == "fio":
@@ -334,8 +337,13 @@ class _RadosBench(Workload):
             by_pool.setdefault((write["conf"], write["pool"]), []).append(write)
         for (conf, pool), group in by_pool.items():
             cluster = rados.Cluster(conf, pool, params["op_timeout_s"])
-            names = [name for name in cluster.list_objects() if any(owned(w, name) for w in group)]
-            cluster.remove(names)
+            try:
+                names = [name for name in cluster.list_objects() if any(owned(w, name) for w in group)]
+                cluster.remove(names)
+            except StorbenchError as exc:
+                left = ", ".join(f"{w['prefix']}_object*" if w["driver"] == "rados" and w.get("prefix")
+                                 else f"{w['run_name']}*" for w in group)
+                raise WorkloadError(f"{exc}; this run's objects may remain in pool {pool}: {left}") from None
             for write in group:
                 write["removed"] = True
 

@@ -20,11 +20,9 @@ the event log through job groups ``<workload group>@query=…,streams=…``.
 from __future__ import annotations
 
 import math
-import random
 import shutil
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,20 +31,16 @@ from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
-from storbench.workloads.tpcds_check import ResultSummary, duckdb_answers, mismatch, summarize
+from storbench.workloads.tpcds_check import duckdb_answers
 from storbench.workloads.tpcds_data import (PARQUET_BYTES_PER_SF, duckdb_views, generate, missing_tables,
                                             register_tables, analyze_tables, tpcgen_version)
 from storbench.workloads.tpcds_queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
+from storbench.workloads.tpcds_streams import permutation, run_streams, stream_counts
 
-SUB_GROUP = "@"  # <parent job group>@key=value,...: a labelled part of a workload's Spark jobs
 SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny: 0.01)", minimum=0.01)
 DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
                               "empty: the one tpcds-gen wrote in this run")
 CHECK_MAX_SF = Param("check_max_sf", float, 1.0, "check results against DuckDB up to this scale factor", minimum=0)
-
-
-def sub_group(parent: str, labels: dict[str, str]) -> str:
-    return parent + SUB_GROUP + ",".join(f"{k}={v}" for k, v in labels.items())
 
 
 def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> dict[str, Any]:
@@ -99,6 +93,8 @@ class TpcdsGen(Workload):
         staging = (Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging" if not remote
                    else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-")))
         ctx.shared["tpcds_staging"] = staging
+        for stale in ("tpcds_registered", "tpcds_answers"):  # a new data set (a sweep point) starts afresh
+            ctx.shared.pop(stale, None)
         data_uri = ctx.data_uri("tpcds")
         with ctx.measure():
             info = generate(ctx.spark, params["sf"], params["layout"], params["file_mb"], data_uri, staging,
@@ -153,19 +149,6 @@ class TpcdsAnalyze(Workload):
                 Sample(self.name, "partitions", float(sum(partitions.values())), "partitions")]
 
 
-def _error_text(exc: BaseException) -> str:
-    java = getattr(exc, "java_exception", None)
-    text = str(java.toString()) if java is not None else f"{type(exc).__name__}: {exc}"
-    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
-    return first[:300]
-
-
-def permutation(names: list[str], seed: int, streams: int, stream: int) -> list[str]:
-    order = list(names)
-    random.Random(seed * 1_000_003 + streams * 1_009 + stream).shuffle(order)
-    return order
-
-
 @register
 class Tpcds(Workload):
     name = "tpcds"
@@ -187,7 +170,7 @@ class Tpcds(Workload):
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
         select_queries(params["queries"])
-        _stream_counts(params)
+        stream_counts(params)
         _check_data_param(ctx, params, self.name)
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
@@ -196,9 +179,7 @@ class Tpcds(Workload):
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         dataset = _dataset(ctx, params, self.name)
         spark = ctx.spark
-        for key, value in {**SESSION_CONF, "spark.sql.shuffle.partitions": str(params["shuffle_partitions"])}.items():
-            if key not in ctx.engine.user_conf:  # --spark-conf wins
-                spark.conf.set(key, value)
+        spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))  # a sweep may change it
         if ctx.shared.get("tpcds_registered") != dataset["data_uri"]:
             missing = missing_tables(spark, dataset["data_uri"])
             if missing:
@@ -226,12 +207,12 @@ class Tpcds(Workload):
         answers = ctx.shared.get("tpcds_answers", {})
         dataset = _dataset(ctx, params, self.name)
         parent = ctx.spark.sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
-        counts = _stream_counts(params)
+        counts = stream_counts(params)
         results: dict[int, dict[str, Any]] = {}
         with ctx.measure():
             for n in counts:
                 orders = [names] if n == 1 else [permutation(names, params["seed"], n, k) for k in range(1, n + 1)]
-                results[n] = self._streams(ctx, texts, answers, orders, parent, n)
+                results[n] = run_streams(ctx.spark, texts, answers, orders, parent, n)
         record = ctx.artifacts.setdefault("tpcds", {}).setdefault("runs", [])
         record.append({"seed": params["seed"], "streams": {str(n): {
             "orders": [s["order"] for s in r["streams"]],
@@ -241,40 +222,6 @@ class Tpcds(Workload):
         for n, result in results.items():
             samples += self._samples(ctx, names, n, result, dataset["sf"], cores, results.get(1))
         return samples
-
-    def _streams(self, ctx: RunContext, texts: dict[str, str], answers: dict[str, Any], orders: list[list[str]],
-                 parent: str, n: int) -> dict[str, Any]:
-        from pyspark import InheritableThread
-
-        spark = ctx.spark
-        streams: list[dict[str, Any]] = [{"order": order, "results": {}} for order in orders]
-
-        def one(index: int) -> None:
-            stream = streams[index]
-            sc = spark.sparkContext
-            sc.setLocalProperty("spark.scheduler.pool", f"tpcds-stream-{index + 1}")
-            start = time.monotonic()
-            for name in stream["order"]:
-                group = sub_group(parent, {"query": name, "streams": str(n)})
-                sc.setJobGroup(group, f"TPC-DS {name} (stream {index + 1} of {n})")
-                stream["results"][name] = _run_query(spark, name, texts[name], answers.get(name))
-            stream["seconds"] = time.monotonic() - start
-
-        started = time.monotonic()
-        if n == 1:
-            one(0)
-        else:
-            threads = [InheritableThread(target=one, args=(k,)) for k in range(n)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-        elapsed = time.monotonic() - started
-        ctx.spark.sparkContext.setJobGroup(parent, parent)
-        unfinished = [k + 1 for k, s in enumerate(streams) if "seconds" not in s]
-        if unfinished:
-            raise WorkloadError(f"{self.name}: stream(s) {unfinished} of {n} stopped early")
-        return {"streams": streams, "elapsed": elapsed}
 
     def _samples(self, ctx: RunContext, names: list[str], n: int, result: dict[str, Any], sf: float, cores: int,
                  single: dict[str, Any] | None) -> list[Sample]:
@@ -311,31 +258,3 @@ class Tpcds(Workload):
         return out
 
 
-def _stream_counts(params: dict[str, Any]) -> list[int]:
-    counts = []
-    for item in params["streams"]:
-        try:
-            value = int(str(item))
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise InputError(f"--set: streams has {item!r}; use stream counts of at least 1, e.g. streams=1,2,5")
-        counts.append(value)
-    return list(dict.fromkeys(counts))
-
-
-def _run_query(spark: Any, name: str, text: str, answer: dict[str, Any] | None) -> dict[str, Any]:
-    start = time.monotonic()
-    try:
-        rows = spark.sql(text).collect()
-    except Exception as exc:  # a failed query is recorded, the stream goes on
-        return {"status": "failed", "seconds": time.monotonic() - start, "error": _error_text(exc)}
-    seconds = time.monotonic() - start
-    summary = summarize(rows)
-    out = {"status": "unchecked", "seconds": seconds, "rows": summary.rows, "checksum": summary.checksum}
-    if answer and "summary" in answer:
-        why = mismatch(ResultSummary.from_dict(answer["summary"]), summary)
-        out.update(status="mismatch", why=why) if why else out.update(status="ok")
-    elif answer:
-        out["why"] = f"no reference answer: DuckDB failed: {answer['error']}"
-    return out

@@ -78,17 +78,27 @@ def local_bytes(directory: Path) -> int:
 
 def write_layout(spark: Any, source_uri: str, dest_uri: str, table: str, layout: str, file_mb: int,
                  rows: int, source_bytes: int, parallelism: int) -> None:
-    """Spark rewrites one staged table to the target: partitioned on its date key or flat."""
-    frame = spark.read.parquet(source_uri)
+    """Spark rewrites one staged table to the target: partitioned on its date key or flat.
+
+    Partitioned: a shuffle on the date key puts each date in one task, which cuts it into files
+    of ``file_mb``. Flat: no shuffle; Spark reads the staged files in splits of ``file_mb`` and
+    writes each split as one file.
+    """
     files = max(1, math.ceil(source_bytes / (file_mb * 1_000_000)))
     rows_per_file = max(1, math.ceil(rows / files))
-    writer: Any
     if layout == "partitioned" and table in FACT_DATE_KEYS:
         key = FACT_DATE_KEYS[table]
-        writer = frame.repartition(max(parallelism, files), key).write.partitionBy(key)
-    else:
-        writer = (frame.repartition(files) if files > 1 else frame.coalesce(1)).write
-    writer.mode("overwrite").option("maxRecordsPerFile", rows_per_file).parquet(dest_uri)
+        (spark.read.parquet(source_uri).repartition(max(parallelism, files), key).write.partitionBy(key)
+         .mode("overwrite").option("maxRecordsPerFile", rows_per_file).parquet(dest_uri))
+        return
+    split = "spark.sql.files.maxPartitionBytes"  # read when the write is planned: set around the write
+    before = spark.conf.get(split)
+    spark.conf.set(split, str(file_mb * 1_000_000))
+    try:  # coalesce: a small table is one file, not one per split
+        (spark.read.parquet(source_uri).coalesce(files).write.mode("overwrite")
+         .option("maxRecordsPerFile", rows_per_file).parquet(dest_uri))
+    finally:
+        spark.conf.set(split, before)
 
 
 def copy_to_target(spark: Any, local: Path, uri: str) -> None:

@@ -1,0 +1,165 @@
+"""TPC-DS: generation throughput against DuckDB alone, and storbench's overhead per query against a bare
+Spark session running the same SQL on the same files.
+
+1. Generation at SF 1 (``--sf``): MB of Parquet written per second of wall time, for
+   - storbench's tpcds-gen (tpcgen-cli, then Spark writes the layout; flat and partitioned),
+   - DuckDB alone: ``CALL dsdgen(sf)`` then ``COPY <table> TO '<table>.parquet'``, to the same disk,
+   - tpcgen-cli alone (the generator storbench uses, without the Spark layout step),
+   with each one's peak memory (RSS of its process tree, from /proc via resource.getrusage).
+2. Overhead per query: storbench's ``query_time`` of each of the 104 queries at SF 0.01 against
+   the wall time of ``spark.sql(text).collect()`` in a bare PySpark session (same master, same
+   SQL settings, same files, statistics collected the same way, no event log, no telemetry).
+
+    .venv/bin/python benchmarks/tpcds_gen_and_overhead.py [--sf 1] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+from storbench import api  # noqa: E402
+from storbench.results.store import ResultStore  # noqa: E402
+from storbench.runner import RunOptions  # noqa: E402
+from storbench.workloads.tpcds_data import TABLES, tpcgen_binary  # noqa: E402
+
+BARE = r"""
+import json, os, sys, time
+from pyspark.sql import SparkSession
+sys.path.insert(0, sys.argv[3])
+from storbench.workloads.tpcds_data import analyze_tables, register_tables
+from storbench.workloads.tpcds_queries import SESSION_CONF, all_texts, query_names, to_spark
+builder = (SparkSession.builder.master("local[*]").appName("bare").config("spark.ui.enabled", "false")
+           .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+           .config("spark.driver.memory", "2g").config("spark.sql.adaptive.enabled", "true")
+           .config("spark.sql.shuffle.partitions", sys.argv[2]))
+for key, value in SESSION_CONF.items():
+    builder = builder.config(key, value)
+spark = builder.getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+register_tables(spark, sys.argv[1])
+analyze_tables(spark)
+times = {}
+for name in query_names():
+    start = time.monotonic()
+    spark.sql(to_spark(all_texts()[name])).collect()
+    times[name] = time.monotonic() - start
+print(json.dumps(times))
+"""
+
+
+def child_peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*.parquet")) / 1e6
+
+
+def storbench_gen(work: Path, sf: float, layout: str) -> dict[str, float]:
+    suite = work / "gen.yaml"
+    suite.write_text("name: tpcds-gen-bench\nworkloads: [tpcds-gen]\n")
+    target = work / f"target-{layout}"
+    target.mkdir()
+    store = ResultStore(work / "home")
+    outcome = api.run(RunOptions(suite=str(suite), label=f"gen-{layout}", target=str(target), repeat=1,
+                                 overrides={"sf": sf, "layout": layout, "check_max_sf": 0}), store)
+    if outcome.status != "succeeded":
+        raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
+    values = {s.metric: s.value for s in store.resolve(outcome.run_id).samples
+              if s.workload == "tpcds-gen" and not s.labels}
+    return {"seconds": values["completion_time"], "mb": values["dataset_mb"], "generate_s": values["generate_s"],
+            "layout_s": values["layout_s"]}
+
+
+def duckdb_alone(work: Path, sf: float) -> dict[str, float]:
+    out = work / "duckdb"
+    out.mkdir()
+    code = (f"import sys, time; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+            "from storbench.workloads.tpcds_queries import duckdb_connect\n"
+            "con = duckdb_connect(); con.execute('SET enable_progress_bar = false'); start = time.monotonic()\n"
+            f"con.execute('CALL dsdgen(sf={sf})')\n"
+            "for (t,) in con.execute('SHOW TABLES').fetchall():\n"
+            f"    con.execute(f\"COPY {{t}} TO '{out}/{{t}}.parquet' (FORMAT parquet)\")\n"
+            "print(time.monotonic() - start)\n")
+    seconds = float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                   text=True).stdout.strip().splitlines()[-1])
+    return {"seconds": seconds, "mb": size_mb(out), "peak_mb": child_peak_mb()}
+
+
+def tpcgen_alone(work: Path, sf: float) -> dict[str, float]:
+    out = work / "tpcgen"
+    start = time.monotonic()
+    subprocess.run([tpcgen_binary(), "tpcds", "parquet", "-s", f"{sf:g}", "--output-dir", str(out), "-q"],
+                   check=True)
+    seconds = time.monotonic() - start
+    (out / "dbgen_version.parquet").unlink(missing_ok=True)
+    return {"seconds": seconds, "mb": size_mb(out)}
+
+
+def overhead(work: Path) -> dict[str, float]:
+    target = work / "target-queries"
+    target.mkdir()
+    store = ResultStore(work / "home")
+    outcome = api.run(RunOptions(suite="tpcds", label="overhead", target=str(target), scale="tiny", repeat=1,
+                                 keep_data=True), store)
+    if outcome.status != "succeeded":
+        raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
+    ours = {s.labels["query"]: s.value for s in store.resolve(outcome.run_id).samples if s.metric == "query_time"}
+    data = f"file://{target}/storbench-{outcome.run_id}/tpcds"
+    result = subprocess.run([sys.executable, "-c", BARE, data, "4", str(ROOT / "src")], check=True,
+                            capture_output=True, text=True)
+    bare = json.loads(result.stdout.strip().splitlines()[-1])
+    diffs = [ours[q] - bare[q] for q in bare if ours.get(q) is not None]
+    return {"queries": len(diffs), "storbench_total_s": sum(ours[q] for q in bare if ours.get(q) is not None),
+            "bare_total_s": sum(bare.values()), "median_overhead_s": statistics.median(diffs),
+            "mean_overhead_s": statistics.fmean(diffs)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sf", type=float, default=1.0)
+    parser.add_argument("--work", help="working directory (default: a temporary one, removed afterwards)")
+    parser.add_argument("--skip-overhead", action="store_true")
+    args = parser.parse_args()
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="storbench-bench-tpcds-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        print(f"TPC-DS generation at SF {args.sf:g} on {work} ({len(TABLES)} tables, MB of Parquet / wall s)")
+        rows = [("tpcgen-cli alone", tpcgen_alone(work, args.sf)), ("DuckDB alone (dsdgen + COPY)",
+                                                                        duckdb_alone(work, args.sf))]
+        for layout in ("flat", "partitioned"):
+            rows.append((f"storbench tpcds-gen, {layout}", storbench_gen(work, args.sf, layout)))
+        duck = rows[1][1]["mb"] / rows[1][1]["seconds"]
+        for name, r in rows:
+            rate = r["mb"] / r["seconds"]
+            extra = f", peak {r['peak_mb']:.0f} MB" if "peak_mb" in r else ""
+            extra += f" (generator {r['generate_s']:.1f} s, Spark layout {r['layout_s']:.1f} s)" if "layout_s" in r else ""
+            print(f"  {name:32s} {r['mb']:8.1f} MB in {r['seconds']:6.1f} s = {rate:7.1f} MB/s, "
+                  f"{rate / duck:.2f}× DuckDB alone{extra}")
+        if not args.skip_overhead:
+            o = overhead(work)
+            print(f"Harness overhead per query (SF 0.01, {o['queries']} queries): storbench "
+                  f"{o['storbench_total_s']:.1f} s vs bare Spark session {o['bare_total_s']:.1f} s "
+                  f"(ratio {o['storbench_total_s'] / o['bare_total_s']:.2f}); per query median "
+                  f"{o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms")
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

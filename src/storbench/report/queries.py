@@ -1,0 +1,187 @@
+"""Per-query results (TPC-DS) in reports: rows labelled ``query`` are shown here, one line per query,
+instead of one row per query and metric in the workload's table.
+
+Each line has every run's query time, the change against the baseline, and a flag when a run's
+query failed or did not match the reference answer (``query_ok`` below 1). Lines are sorted by
+the change (the largest slow-down first); a single run is sorted by time. HTML adds a chart of
+the same order: one bar per run per query, the change and the flag beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from storbench.analysis.comparison import Comparison, Row
+from storbench.report import _format as f
+from storbench.report.svg import PALETTE, esc
+
+LABEL = "query"
+SPARK_METRICS = (("spark_input_mb", "input MB"), ("shuffle_read_mb", "shuffle read MB"),
+                 ("shuffle_read_blocked_s", "fetch wait s"))
+
+
+def is_query_row(row: Row) -> bool:
+    return LABEL in row.labels
+
+
+@dataclass
+class QueryLine:
+    workload: str
+    set_name: str  # "streams=1" (the labels other than the query)
+    query: str
+    times: list[float | None]
+    delta_pct: float | None  # the last run against the baseline
+    delta_words: str
+    verdict: str
+    failed: list[bool]  # per run: failed or mismatched
+    spark: dict[str, list[float | None]] = field(default_factory=dict)
+
+
+def query_lines(c: Comparison) -> list[QueryLine]:
+    by_key: dict[tuple[str, str, str], dict[str, Row]] = {}
+    for row in c.rows:
+        if is_query_row(row):
+            rest = ", ".join(f"{k}={v}" for k, v in sorted(row.labels.items()) if k != LABEL)
+            by_key.setdefault((row.workload, rest, row.labels[LABEL]), {})[row.metric] = row
+    lines = []
+    for (workload, rest, query), rows in by_key.items():
+        time_row, ok_row = rows.get("query_time"), rows.get("query_ok")
+        if time_row is None:
+            continue
+        delta = time_row.deltas[-1] if len(c.runs) > 1 else None
+        failed = [ok_row is not None and (cell.aggregate is None or cell.aggregate < 1) for cell in
+                  (ok_row.cells if ok_row else time_row.cells)]
+        lines.append(QueryLine(workload, rest, query, [cell.aggregate for cell in time_row.cells],
+                               delta.pct if delta else None, f.delta_text(delta, False) if delta else "",
+                               delta.verdict if delta else "n/a", failed,
+                               {m: [cell.aggregate for cell in rows[m].cells] for m, _ in SPARK_METRICS if m in rows}))
+    return lines
+
+
+def _sorted(lines: list[QueryLine], single: bool) -> list[QueryLine]:
+    if single:
+        return sorted(lines, key=lambda q: -(q.times[0] or 0.0))
+    return sorted(lines, key=lambda q: (q.delta_pct is None, -(q.delta_pct or 0.0)))
+
+
+def _sets(c: Comparison) -> list[tuple[str, str, list[QueryLine]]]:
+    sets: dict[tuple[str, str], list[QueryLine]] = {}
+    for line in query_lines(c):
+        sets.setdefault((line.workload, line.set_name), []).append(line)
+    return [(w, s, _sorted(lines, len(c.runs) == 1)) for (w, s), lines in sets.items()]
+
+
+def failures(c: Comparison) -> list[str]:
+    """One sentence per run with failed or mismatched queries."""
+    out = []
+    for index, run in enumerate(c.runs):
+        bad = [f"{q.query}" + (f" ({q.set_name})" if q.set_name else "")
+               for _, _, lines in _sets(c) for q in lines if q.failed[index]]
+        if bad:
+            out.append(f"run {run.name}: {len(bad)} queries FAILED or mismatched: {', '.join(bad[:20])}"
+                       + (" …" if len(bad) > 20 else ""))
+    return out
+
+
+def _flag(q: QueryLine, names: list[str]) -> str:
+    return ", ".join(f"FAILED in {name}" for name, bad in zip(names, q.failed) if bad)
+
+
+def text_lines(c: Comparison) -> list[str]:
+    from storbench.report.table import align
+
+    names = [run.name for run in c.runs]
+    out: list[str] = []
+    for workload, set_name, lines in _sets(c):
+        order = "by time" if len(names) == 1 else "by change, largest slow-down first"
+        out.append(f"{workload}: per-query times{f' ({set_name})' if set_name else ''}, s, sorted {order}")
+        header = ["Query", *names] + ([f"{names[-1]} vs {names[0]}"] if len(names) > 1 else []) + ["Flag"]
+        body = [[q.query, *[f.num(t) for t in q.times]] + ([q.delta_words] if len(names) > 1 else [])
+                + [_flag(q, names)] for q in lines]
+        out += align([header, *body], right=set(range(1, len(names) + 1))) + [""]
+    out += [f"!! {text}" for text in failures(c)]
+    return out + ([""] if failures(c) else [])
+
+
+def markdown_lines(c: Comparison, esc_md) -> list[str]:  # type: ignore[no-untyped-def]
+    names = [run.name for run in c.runs]
+    out: list[str] = []
+    for text in failures(c):
+        out += [f"> **{esc_md(text)}**", ""]
+    for workload, set_name, lines in _sets(c):
+        out += [f"### {esc_md(workload)}: per-query times{esc_md(f' ({set_name})' if set_name else '')}", ""]
+        header = ["Query", *[esc_md(n) + " (s)" for n in names]] + (["Change"] if len(names) > 1 else []) + ["Flag"]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("| " + " | ".join(["---"] + ["---:"] * len(names) + (["---"] if len(names) > 1 else []) + ["---"])
+                   + " |")
+        for q in lines:
+            cells = [q.query, *[f.num(t) for t in q.times]] + ([q.delta_words] if len(names) > 1 else [])
+            out.append("| " + " | ".join(esc_md(x) for x in cells + [_flag(q, names)]) + " |")
+        out.append("")
+    return out
+
+
+def _chart(c: Comparison, workload: str, set_name: str, lines: list[QueryLine]) -> str:
+    names = [run.name for run in c.runs]
+    bar, gap, left, right, width = 7, 6, 70, 190, 760
+    row_h = bar * len(names) + gap
+    top = 26
+    height = top + row_h * len(lines) + 10
+    longest = max([t for q in lines for t in q.times if t is not None] or [1.0])
+    scale = (width - left - right) / longest
+    label = f"{workload}: per-query time (s){f', {set_name}' if set_name else ''}"
+    parts = [f'<svg class="chart" data-metric="queries:{esc(workload)}:{esc(set_name)}" '
+             f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             f'role="img" aria-label="{esc(label)}"><title>{esc(label)}</title>']
+    x = left
+    for i, name in enumerate(names):  # legend
+        parts.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                     f'<text x="{x + 16}" y="16" class="legend">{esc(name)}</text>')
+        x += 30 + 7 * len(name)
+    for row, q in enumerate(lines):
+        y0 = top + row * row_h
+        failed = any(q.failed)
+        fill = ' fill="#b42318"' if failed else ""
+        parts.append(f'<text x="{left - 6}" y="{y0 + row_h / 2 + 2:.1f}" text-anchor="end" class="group"{fill}>'
+                     f'{esc(q.query)}</text>')
+        for i, value in enumerate(q.times):
+            y = y0 + i * bar
+            if value is None:
+                parts.append(f'<text x="{left + 2}" y="{y + bar - 1}" class="na">n/a</text>')
+                continue
+            parts.append(f'<rect x="{left}" y="{y}" width="{max(1.0, value * scale):.1f}" height="{bar - 1}" '
+                         f'fill="{PALETTE[i % len(PALETTE)]}"><title>{esc(q.query)} {esc(names[i])}: '
+                         f'{esc(f.num(value))} s</title></rect>')
+        note = _flag(q, names) if failed else q.delta_words
+        color = "#b42318" if failed or q.verdict == "worse" else "#17794a" if q.verdict == "better" else "#6b7280"
+        parts.append(f'<text x="{width - right + 8}" y="{y0 + row_h / 2 + 2:.1f}" class="wlabel" fill="{color}">'
+                     f'{esc(note)}</text>')
+    return "".join(parts) + "</svg>"
+
+
+def html_section(c: Comparison) -> str:
+    sets = _sets(c)
+    if not sets:
+        return ""
+    alerts = "".join(f'<div class="alert bad" role="alert">⚠ {esc(text)}</div>' for text in failures(c))
+    order = "by time" if len(c.runs) == 1 else "by change against the baseline, the largest slow-down first"
+    figures = "".join(f"<figure><figcaption>{esc(w)}{esc(f' ({s})' if s else '')} <span class=dir>(sorted "
+                      f"{esc(order)}; red: failed or mismatched)</span></figcaption>{_chart(c, w, s, lines)}</figure>"
+                      for w, s, lines in sets)
+    return f"<section><h2>Per-query times</h2>{alerts}{figures}{_spark_table(c, sets)}</section>"
+
+
+def _spark_table(c: Comparison, sets: list[tuple[str, str, list[QueryLine]]]) -> str:
+    names = [run.name for run in c.runs]
+    head = "<th>Query</th>" + "".join(f'<th class="num">{esc(label)} {esc(n)}</th>'
+                                      for _, label in SPARK_METRICS for n in names)
+    body = []
+    for workload, set_name, lines in sets:
+        body.append(f'<tr class="group"><th colspan="{1 + len(SPARK_METRICS) * len(names)}">{esc(workload)} '
+                     f'{esc(set_name)}</th></tr>')
+        for q in lines:
+            cells = "".join(f"<td class=num>{esc(f.num(v))}</td>" for m, _ in SPARK_METRICS
+                            for v in q.spark.get(m, [None] * len(names)))
+            body.append(f"<tr><td>{esc(q.query)}</td>{cells}</tr>")
+    return (f"<details><summary>Spark metrics per query (from the event log)</summary><table><thead><tr>{head}"
+            f"</tr></thead><tbody>{''.join(body)}</tbody></table></details>")
