@@ -18,3 +18,4 @@ bench:
 	.venv/bin/python benchmarks/dfsio_vs_fio.py
 	.venv/bin/python benchmarks/objects_vs_peers.py
 	.venv/bin/python benchmarks/rados_overhead.py
+	.venv/bin/python benchmarks/tpcds_gen_and_overhead.py

@@ -110,23 +110,45 @@ def tpcgen_alone(work: Path, sf: float) -> dict[str, float]:
     return {"seconds": seconds, "mb": size_mb(out)}
 
 
-def overhead(work: Path) -> dict[str, float]:
-    target = work / "target-queries"
+def _cli(*args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-m", "storbench", *args, "--json"], capture_output=True, text=True,
+                            env=env)
+    if result.returncode != 0:
+        raise SystemExit(f"storbench {' '.join(args)} failed: {result.stderr[-2000:]}")
+    return json.loads(result.stdout)
+
+
+def overhead(work: Path, rounds: int) -> dict[str, float]:
+    """Both sides in a fresh process doing the same: start Spark, register, ANALYZE, the 104 queries."""
+    home, target = work / "home-overhead", work / "target-queries"
     target.mkdir()
-    store = ResultStore(work / "home")
-    outcome = api.run(RunOptions(suite="tpcds", label="overhead", target=str(target), scale="tiny", repeat=1,
-                                 keep_data=True), store)
-    if outcome.status != "succeeded":
-        raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
-    ours = {s.labels["query"]: s.value for s in store.resolve(outcome.run_id).samples if s.metric == "query_time"}
-    data = f"file://{target}/storbench-{outcome.run_id}/tpcds"
-    result = subprocess.run([sys.executable, "-c", BARE, data, "4", str(ROOT / "src")], check=True,
-                            capture_output=True, text=True)
-    bare = json.loads(result.stdout.strip().splitlines()[-1])
-    diffs = [ours[q] - bare[q] for q in bare if ours.get(q) is not None]
-    return {"queries": len(diffs), "storbench_total_s": sum(ours[q] for q in bare if ours.get(q) is not None),
-            "bare_total_s": sum(bare.values()), "median_overhead_s": statistics.median(diffs),
-            "mean_overhead_s": statistics.fmean(diffs)}
+    gen = work / "gen-only.yaml"
+    gen.write_text("name: gen-only\nworkloads: [tpcds-gen]\n")
+    first = _cli("--results", str(home), "run", str(gen), "--target", f"file://{target}", "--keep-data", "--set",
+                 "sf=0.01", "--set", "layout=flat")
+    data = f"file://{target}/storbench-{first['run_id']}/tpcds"
+    suite = work / "queries.yaml"
+    suite.write_text("name: queries\nprepare: [tpcds-analyze]\nworkloads: [tpcds]\n")
+    ours: dict[str, list[float]] = {}
+    bare: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        result = subprocess.run([sys.executable, "-c", BARE, data, "4", str(ROOT / "src")], check=True,
+                                capture_output=True, text=True)
+        for query, seconds in json.loads(result.stdout.strip().splitlines()[-1]).items():
+            bare.setdefault(query, []).append(seconds)
+        outcome = _cli("--results", str(home), "run", str(suite), "--target", f"file://{target}", "--set",
+                       f"data={data}", "--set", "sf=0.01", "--set", "shuffle_partitions=4")
+        for line in (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines():
+            sample = json.loads(line)
+            if sample["metric"] == "query_time" and sample["value"] is not None:
+                ours.setdefault(sample["labels"]["query"], []).append(sample["value"])
+    common = [q for q in bare if q in ours]
+    diffs = [statistics.median(ours[q]) - statistics.median(bare[q]) for q in common]
+    return {"queries": len(common), "rounds": rounds,
+            "storbench_total_s": sum(statistics.median(ours[q]) for q in common),
+            "bare_total_s": sum(statistics.median(bare[q]) for q in common),
+            "median_overhead_s": statistics.median(diffs), "mean_overhead_s": statistics.fmean(diffs)}
 
 
 def main() -> None:
@@ -134,31 +156,38 @@ def main() -> None:
     parser.add_argument("--sf", type=float, default=1.0)
     parser.add_argument("--work", help="working directory (default: a temporary one, removed afterwards)")
     parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--skip-generation", action="store_true")
+    parser.add_argument("--rounds", type=int, default=1, help="overhead: bare/storbench pairs (medians)")
     args = parser.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="storbench-bench-tpcds-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        print(f"TPC-DS generation at SF {args.sf:g} on {work} ({len(TABLES)} tables, MB of Parquet / wall s)")
-        rows = [("tpcgen-cli alone", tpcgen_alone(work, args.sf)), ("DuckDB alone (dsdgen + COPY)",
-                                                                        duckdb_alone(work, args.sf))]
-        for layout in ("flat", "partitioned"):
-            rows.append((f"storbench tpcds-gen, {layout}", storbench_gen(work, args.sf, layout)))
-        duck = rows[1][1]["mb"] / rows[1][1]["seconds"]
-        for name, r in rows:
-            rate = r["mb"] / r["seconds"]
-            extra = f", peak {r['peak_mb']:.0f} MB" if "peak_mb" in r else ""
-            extra += f" (generator {r['generate_s']:.1f} s, Spark layout {r['layout_s']:.1f} s)" if "layout_s" in r else ""
-            print(f"  {name:32s} {r['mb']:8.1f} MB in {r['seconds']:6.1f} s = {rate:7.1f} MB/s, "
-                  f"{rate / duck:.2f}× DuckDB alone{extra}")
+        if not args.skip_generation:
+            generation(work, args.sf)
         if not args.skip_overhead:
-            o = overhead(work)
-            print(f"Harness overhead per query (SF 0.01, {o['queries']} queries): storbench "
-                  f"{o['storbench_total_s']:.1f} s vs bare Spark session {o['bare_total_s']:.1f} s "
-                  f"(ratio {o['storbench_total_s'] / o['bare_total_s']:.2f}); per query median "
-                  f"{o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms")
+            o = overhead(work, args.rounds)
+            print(f"Harness overhead per query (SF 0.01, {o['queries']} queries, {o['rounds']} round(s), fresh "
+                  f"process each): storbench {o['storbench_total_s']:.1f} s vs bare Spark session "
+                  f"{o['bare_total_s']:.1f} s (ratio {o['storbench_total_s'] / o['bare_total_s']:.2f}); "
+                  f"per query median {o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms")
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def generation(work: Path, sf: float) -> None:
+    print(f"TPC-DS generation at SF {sf:g} on {work} ({len(TABLES)} tables, MB of Parquet / wall s)")
+    rows = [("tpcgen-cli alone", tpcgen_alone(work, sf)), ("DuckDB alone (dsdgen + COPY)", duckdb_alone(work, sf))]
+    for layout in ("flat", "partitioned"):
+        rows.append((f"storbench tpcds-gen, {layout}", storbench_gen(work, sf, layout)))
+    duck = rows[1][1]["mb"] / rows[1][1]["seconds"]
+    for name, r in rows:
+        rate = r["mb"] / r["seconds"]
+        extra = f", peak {r['peak_mb']:.0f} MB" if "peak_mb" in r else ""
+        if "layout_s" in r:
+            extra += f" (generator {r['generate_s']:.1f} s, Spark layout {r['layout_s']:.1f} s)"
+        print(f"  {name:32s} {r['mb']:8.1f} MB in {r['seconds']:6.1f} s = {rate:7.1f} MB/s, "
+              f"{rate / duck:.2f}x DuckDB alone{extra}", flush=True)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def test_per_query_lines_sorted_by_change_and_failures_flagged():
     table = render(comparison, "table")
     section = table[table.index("tpcds: per-query times (streams=1)"):]
     assert section.index("q1") < section.index("q2") < section.index("q3")  # slow-down first, n/a last
-    assert "FAILED in b" in section and "1 queries FAILED or mismatched: q3" in table
+    assert "FAILED in b" in section and "1 query FAILED or mismatched: q3" in table
     assert "Query time [" not in table and "Spark input [" not in table  # not one row per query and metric
     assert "Total time of the streams" in table
     markdown = render(comparison, "md")

@@ -78,7 +78,8 @@ def failures(c: Comparison) -> list[str]:
         bad = [f"{q.query}" + (f" ({q.set_name})" if q.set_name else "")
                for _, _, lines in _sets(c) for q in lines if q.failed[index]]
         if bad:
-            out.append(f"run {run.name}: {len(bad)} queries FAILED or mismatched: {', '.join(bad[:20])}"
+            noun = "query" if len(bad) == 1 else "queries"
+            out.append(f"run {run.name}: {len(bad)} {noun} FAILED or mismatched: {', '.join(bad[:20])}"
                        + (" …" if len(bad) > 20 else ""))
     return out
 
