@@ -71,10 +71,13 @@ class Placement:
             return self.target.path
         if self.target.scheme == "rados":  # our own cluster's OSD data (BlueStore files) is on this host
             return Path(self.service["osd_root"]) if self.service else None
-        if self.service:
-            if self.service.get("data_dir"):  # the storbench s3 service's data directory
+        if self.service:  # one of our own services: its data directory is on this host
+            if self.service.get("data_dir"):  # the s3 service (SeaweedFS, MinIO, s3proxy)
                 return Path(self.service["data_dir"])
-            return Path(self.service["datanode_dirs"][0])  # all DataNodes of our cluster share one host directory
+            if self.service.get("datanode_dirs"):  # HDFS: all DataNodes share one host directory
+                return Path(self.service["datanode_dirs"][0])
+            if self.service.get("ceph_workdir"):  # Ceph RGW behind the s3 service: the OSDs' files
+                return Path(self.service["ceph_workdir"])
         return None
 
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
