@@ -28,6 +28,17 @@ def _memory_gb() -> float | None:
     return None
 
 
+def available_memory() -> int | None:
+    """MemAvailable in bytes (what a workload may use without swapping), None where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def filesystem_of(path: Path) -> dict[str, str]:
     """Mount point, filesystem type and source of the mount holding ``path``."""
     from storbench.telemetry.devices import mount_of, parse_mountinfo

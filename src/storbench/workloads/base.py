@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from storbench.errors import InputError
@@ -65,6 +66,13 @@ def register(cls: type[Workload]) -> type[Workload]:
                            f"({_REGISTRY[cls.name].__module__} and {cls.__module__})")
     _REGISTRY[cls.name] = cls
     return cls
+
+
+def variant(base: type[Workload], name: str, description: str, **attrs: Any) -> type[Workload]:
+    """A registered subclass of ``base`` that differs only in its name and class attributes."""
+    class_name = re.sub(r"\W", "", name.title())
+    return register(type(class_name, (base,), {"name": name, "description": description,
+                                               "__module__": base.__module__, **attrs}))
 
 
 def _load_builtin() -> None:

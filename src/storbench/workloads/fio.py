@@ -26,7 +26,6 @@ The job text, fio's version, the I/O choice and the per-second series are kept i
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -37,10 +36,11 @@ from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
+from storbench.machine import available_memory
 from storbench.analysis.consistency import consistency_samples
 from storbench.results.model import Sample
 from storbench.targets import check_device_overwrite, device_size
-from storbench.workloads.base import Workload, register
+from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
 
 
@@ -72,16 +72,6 @@ FIO_PARAMS = (
 
 # The share of available memory fio's I/O buffers (bs × iodepth × numjobs) may take.
 BUFFER_MEMORY_SHARE = 0.8
-
-
-def available_memory() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 class _Fio(Workload):
@@ -266,15 +256,9 @@ def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, 
     return samples
 
 
-def _fio_workload(name: str, rw: str, description: str) -> type[_Fio]:
-    cls = type(re.sub(r"\W", "", name.title()), (_Fio,), {"name": name, "rw": rw, "description": description,
-                                                         "__module__": __name__})
-    return register(cls)
-
-
-FioWrite = _fio_workload("fio-write", "write", "fio sequential write (paper 002's raw device test)")
-FioRead = _fio_workload("fio-read", "read", "fio sequential read of files laid out untimed first (paper 002)")
-FioRandWrite = _fio_workload("fio-randwrite", "randwrite", "fio random write")
-FioRandRead = _fio_workload("fio-randread", "randread", "fio random read of files laid out untimed first")
+FioWrite = variant(_Fio, "fio-write", "fio sequential write (paper 002's raw device test)", rw="write")
+FioRead = variant(_Fio, "fio-read", "fio sequential read of files laid out untimed first (paper 002)", rw="read")
+FioRandWrite = variant(_Fio, "fio-randwrite", "fio random write", rw="randwrite")
+FioRandRead = variant(_Fio, "fio-randread", "fio random read of files laid out untimed first", rw="randread")
 
 __all__ = ["FIO_PARAMS", "FioRandRead", "FioRandWrite", "FioRead", "FioWrite", "SizeParam", "samples_for"]

@@ -33,7 +33,7 @@ from storbench.context import RunContext
 from storbench.engines import native
 from storbench.errors import InputError
 from storbench.results.model import Sample
-from storbench.workloads.base import Workload, register
+from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
 
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -347,17 +347,12 @@ def hwm_samples(workload: str, curve: list[tuple[int | None, dict[str, Any]]], l
             Sample(workload, "obj_hwm_clients", float(knee), "clients", labels=tagged)]
 
 
-def _objects_workload(name: str, op: str, description: str) -> type[_Objects]:
-    cls = type("Objects" + op.title(), (_Objects,), {"name": name, "op": op, "description": description,
-                                                     "__module__": __name__})
-    return register(cls)
-
-
-ObjectsPut = _objects_workload("objects-put", "put", "S3 PUT of new objects (native engine; COSBench's write stage)")
-ObjectsGet = _objects_workload("objects-get", "get", "S3 GET of objects written untimed first (whole or ranged)")
-ObjectsMixed = _objects_workload("objects-mixed", "mixed", "S3 mixed operations by ratio (mix=get=70,put=25,head=5)")
-ObjectsList = _objects_workload("objects-list", "list", "S3 LIST pages of the workload's prefix")
-ObjectsDelete = _objects_workload("objects-delete", "delete", "S3 DELETE of objects written untimed first")
+ObjectsPut = variant(_Objects, "objects-put", "S3 PUT of new objects (native engine; COSBench's write stage)", op="put")
+ObjectsGet = variant(_Objects, "objects-get", "S3 GET of objects written untimed first (whole or ranged)", op="get")
+ObjectsMixed = variant(_Objects, "objects-mixed", "S3 mixed operations by ratio (mix=get=70,put=25,head=5)",
+                       op="mixed")
+ObjectsList = variant(_Objects, "objects-list", "S3 LIST pages of the workload's prefix", op="list")
+ObjectsDelete = variant(_Objects, "objects-delete", "S3 DELETE of objects written untimed first", op="delete")
 
 __all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark",
            "parse_size", "result_samples", "size_dist"]

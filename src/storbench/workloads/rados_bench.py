@@ -56,6 +56,7 @@ from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
 from storbench.engines import rados
 from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
+from storbench.machine import available_memory
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -95,16 +96,6 @@ PARAMS = (
           minimum=5),
     Param("fio_objects", int, 256, "driver=fio: objects written and re-read (each object_size)", minimum=1),
 )
-
-
-def available_memory() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def sizes(params: dict[str, Any]) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
-from storbench.workloads.base import Workload, register
+from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import Param
 
 RECORD_BYTES = 100
@@ -167,15 +167,11 @@ def validate_sorted(spark: Any, uri: str, records: int, checksum: int) -> list[s
     return problems
 
 
-def _phase(name: str, base: type[_TeraPhase], description: str) -> type[_TeraPhase]:
-    return register(type(name.title().replace("-", ""), (base,), {"name": name, "description": description}))
-
-
-TeraGen = _phase("teragen", _Gen, _Gen.description)
-TeraSort = _phase("terasort", _Sort, _Sort.description)
-TeraValidate = _phase("teravalidate", _Validate, _Validate.description)
-HSGen = _phase("hsgen", _Gen, "TPCx-HS HSGen: " + _Gen.description)
-HSSort = _phase("hssort", _Sort, "TPCx-HS HSSort: " + _Sort.description)
+TeraGen = variant(_Gen, "teragen", _Gen.description)
+TeraSort = variant(_Sort, "terasort", _Sort.description)
+TeraValidate = variant(_Validate, "teravalidate", _Validate.description)
+HSGen = variant(_Gen, "hsgen", "TPCx-HS HSGen: " + _Gen.description)
+HSSort = variant(_Sort, "hssort", "TPCx-HS HSSort: " + _Sort.description)
 
 
 @register
