@@ -63,3 +63,20 @@ def test_dfsio_on_real_hdfs(hdfs):
     assert samples[("dfsio-read", "dfsio_throughput_mbps", None)]["value"] > 0
     # the DataNodes' traffic crosses loopback: its own per-interface maximum is recorded
     assert samples[("dfsio-write", "max_net_mbps", "lo")]["value"] > 0
+
+
+def test_a_rate_testdfsio_could_not_measure_is_none_not_a_crash():
+    text = (DATA / "testdfsio-3.4.3-write.txt").read_text()
+    text = text.replace("Average IO rate mb/sec: 1694.86", "Average IO rate mb/sec: Infinity")
+    text = text.replace("IO rate std deviation: 630.18", "IO rate std deviation: NaN")
+    samples = {s.metric: s.value for s in to_samples("dfsio-read", parse_result(text))}
+    assert samples["dfsio_avg_io_rate_mbps"] is None and samples["dfsio_io_rate_stddev_mbps"] is None
+    assert samples["dfsio_throughput_mbps"] == pytest.approx(1419.42 * 1.048576)
+
+
+def test_java_decimalformat_infinity_and_nan_are_understood():
+    text = (DATA / "testdfsio-3.4.3-write.txt").read_text()
+    text = text.replace("Average IO rate mb/sec: 1694.86", "Average IO rate mb/sec: \u221e")
+    text = text.replace("IO rate std deviation: 630.18", "IO rate std deviation: \ufffd")
+    values = parse_result(text)
+    assert math.isinf(values["avg_io_rate"]) and math.isnan(values["io_rate_stddev"])

@@ -4,6 +4,7 @@ run in MapReduce local mode against the same target, its result file parsed into
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 from pathlib import Path
@@ -27,7 +28,10 @@ def parse_result(text: str) -> dict[str, float]:
         key, sep, value = line.partition(":")
         name = _FIELDS.get(key.strip())
         if sep and name:
-            number = re.match(r"\s*([-+0-9.eE]+)", value)
+            # A file read in under a millisecond gives TestDFSIO an infinite rate, which Java's
+            # DecimalFormat prints as "∞" (and NaN as "\ufffd"); Double.toString says Infinity/NaN.
+            text = value.strip().replace("\u221e", "inf").replace("Infinity", "inf").replace("\ufffd", "nan")
+            number = re.match(r"([-+]?(?:inf|nan|NaN|[0-9.eE+-]+))", text)
             if number:
                 values[name] = float(number.group(1))
     missing = set(_FIELDS.values()) - set(values)
@@ -36,15 +40,15 @@ def parse_result(text: str) -> dict[str, float]:
     return values
 
 
+_SAMPLES = (("dfsio_throughput_mbps", "throughput", "MB/s"), ("dfsio_avg_io_rate_mbps", "avg_io_rate", "MB/s"),
+            ("dfsio_io_rate_stddev_mbps", "io_rate_stddev", "MB/s"), ("dfsio_total_mb", "total_mib", "MB"))
+
+
 def to_samples(workload: str, values: dict[str, float]) -> list[Sample]:
-    """TestDFSIO's MiB/s converted to storbench's MB/s (10^6 bytes)."""
+    """TestDFSIO's MiB/s converted to storbench's MB/s (10^6 bytes); a rate it could not measure is None."""
     scale = MIB / 1e6
-    return [Sample(workload, "dfsio_throughput_mbps", values["throughput"] * scale, "MB/s", labels={"driver": "testdfsio"}),
-            Sample(workload, "dfsio_avg_io_rate_mbps", values["avg_io_rate"] * scale, "MB/s",
-                   labels={"driver": "testdfsio"}),
-            Sample(workload, "dfsio_io_rate_stddev_mbps", values["io_rate_stddev"] * scale, "MB/s",
-                   labels={"driver": "testdfsio"}),
-            Sample(workload, "dfsio_total_mb", values["total_mib"] * scale, "MB", labels={"driver": "testdfsio"})]
+    return [Sample(workload, metric, values[key] * scale if math.isfinite(values[key]) else None, unit,
+                   labels={"driver": "testdfsio"}) for metric, key, unit in _SAMPLES]
 
 
 def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any]) -> list[Sample]:
