@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -28,21 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from peers import run_cli  # benchmarks/ is on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
 def storbench_run(home: Path, target: Path, suite: str, scale: str) -> tuple[float, dict, list[dict], dict]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", suite, "--scale", scale,
-               "--target", str(target), "--json"]
-    started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    wall = time.monotonic() - started
-    if done.returncode != 0:
-        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
-        sys.exit(f"storbench failed: {last}")
-    outcome = json.loads(done.stdout)
+    outcome, wall = run_cli(home, "run", suite, "--scale", scale, "--target", str(target))
     run_dir = Path(outcome["path"])
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines() if line.strip()]
     manifest = json.loads((run_dir / "manifest.json").read_text())

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +46,16 @@ def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | No
     if outcome.status != "succeeded":
         raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
     return store.resolve(outcome.run_id).samples
+
+
+def run_cli(home: Path, *args: str) -> tuple[dict[str, Any], float]:
+    """`storbench --results HOME ARGS --json` in a child process: its outcome and its wall time (s)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    command = [sys.executable, "-m", "storbench", "--results", str(home), *args, "--json"]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        sys.exit(f"storbench failed: {last}")
+    return json.loads(done.stdout), wall

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -37,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from peers import run_cli  # noqa: E402  (benchmarks/ is on sys.path as a script)
 from storbench import api  # noqa: E402
 from storbench.engines.rados import MIB_TO_MB, parse_bench  # noqa: E402
 from storbench.results.store import ResultStore  # noqa: E402
@@ -45,16 +45,9 @@ PHASES = ("rados-bench-write", "rados-bench-seq", "rados-bench-rand")
 
 
 def storbench_run(home: Path, target: str, seconds: int, driver: str) -> tuple[float, dict, dict]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--scale",
-               str(seconds), "--target", target, "--label", driver, "--set", f"driver={driver}", "--json"]
-    started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    wall = time.monotonic() - started
-    if done.returncode != 0:
-        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
-        sys.exit(f"storbench failed: {last}")
-    run_dir = Path(json.loads(done.stdout)["path"])
+    outcome, wall = run_cli(home, "run", "rados-004", "--scale", str(seconds), "--target", target,
+                            "--label", driver, "--set", f"driver={driver}")
+    run_dir = Path(outcome["path"])
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines() if line.strip()]
     figures: dict[str, dict[str, float]] = {}
     for s in samples:
