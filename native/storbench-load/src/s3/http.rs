@@ -199,6 +199,18 @@ impl Conn {
         stream.flush().map_err(|e| io_error(e, "send"))
     }
 
+    /// Bytes before the next CRLF in the buffer, reading more as needed; ``eof`` says where it ran out.
+    fn line_length(&mut self, eof: &'static str) -> Result<usize, OpError> {
+        loop {
+            if let Some(p) = find_crlf(&self.buf[self.start..self.end]) {
+                return Ok(p);
+            }
+            if self.fill()? == 0 {
+                return Err(OpError::new("eof", eof));
+            }
+        }
+    }
+
     fn fill(&mut self) -> Result<usize, OpError> {
         if self.start == self.end {
             self.start = 0;
@@ -303,14 +315,7 @@ impl Conn {
         if chunked {
             loop {
                 // chunk-size line
-                let line_end = loop {
-                    if let Some(p) = find_crlf(&self.buf[self.start..self.end]) {
-                        break p;
-                    }
-                    if self.fill()? == 0 {
-                        return Err(OpError::new("eof", "connection closed inside a chunked body"));
-                    }
-                };
+                let line_end = self.line_length("connection closed inside a chunked body")?;
                 let line = std::str::from_utf8(&self.buf[self.start..self.start + line_end]).unwrap_or("");
                 let size = u64::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
                     .map_err(|_| OpError::new("protocol", format!("bad chunk size {line:?}")))?;
@@ -318,14 +323,7 @@ impl Conn {
                 if size == 0 {
                     // trailers until an empty line
                     loop {
-                        let p = loop {
-                            if let Some(p) = find_crlf(&self.buf[self.start..self.end]) {
-                                break p;
-                            }
-                            if self.fill()? == 0 {
-                                return Err(OpError::new("eof", "connection closed in chunk trailers"));
-                            }
-                        };
+                        let p = self.line_length("connection closed in chunk trailers")?;
                         self.start += p + 2;
                         if p == 0 {
                             break;
