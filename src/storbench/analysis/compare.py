@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from storbench.analysis import wording
-from storbench.analysis.comparison import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
+from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
                                            Delta, Difference, Headline, Row, RunInfo)
 from storbench.analysis.metrics import CATALOG, MetricSpec, spec_for
 from storbench.analysis.stats import aggregate, summarize, welch_t_test

@@ -1,4 +1,4 @@
-"""Reports of a :class:`~storbench.analysis.comparison.Comparison`, one exporter module per format.
+"""Reports of a :class:`~storbench.analysis.model.Comparison`, one exporter module per format.
 
 ``render(comparison, fmt)`` with ``fmt`` one of ``table`` (terminal), ``md``, ``json``,
 ``csv`` or ``html``. For ``html`` a ``series_loader(run) -> (rows, windows)`` adds the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from storbench.analysis.comparison import Comparison
+from storbench.analysis.model import Comparison
 from storbench.results.model import Run
 
 SeriesLoader = Callable[[Run], "tuple[list[dict[str, Any]], list[dict[str, Any]]]"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from storbench.analysis.comparison import Cell, Comparison, Delta, RunInfo
+from storbench.analysis.model import Cell, Comparison, Delta, RunInfo
 
 NA = "n/a"
 

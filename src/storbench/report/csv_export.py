@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from storbench.analysis.comparison import Comparison
+from storbench.analysis.model import Comparison
 
 COLUMNS = ["workload", "phase", "metric", "title", "unit", "direction", "aggregation", "run_index", "label",
            "run_id", "status", "baseline", "n", "aggregate", "min", "median", "max", "mean", "stdev", "values",

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from storbench import __version__
 from storbench.analysis import wording
-from storbench.analysis.comparison import PREPARE, Comparison, Row
+from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
 from storbench.report import queries, series
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc

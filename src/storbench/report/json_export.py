@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-from storbench.analysis.comparison import Comparison
+from storbench.analysis.model import Comparison
 
 
 def _finite(value: Any) -> Any:

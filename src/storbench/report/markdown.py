@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from storbench.analysis import wording
-from storbench.analysis.comparison import Comparison
+from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import queries
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from storbench.analysis.comparison import Comparison, Row
+from storbench.analysis.model import Comparison, Row
 from storbench.report import _format as f
 from storbench.report.svg import PALETTE, esc
 

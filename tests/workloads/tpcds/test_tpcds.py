@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from storbench.workloads.tpcds import permutation
-from storbench.workloads.tpcds_data import TABLES
-from storbench.workloads.tpcds_queries import query_names
+from storbench.workloads.tpcds.data import TABLES
+from storbench.workloads.tpcds.queries import query_names
 from tests.cli.helpers import storbench
 
 STREAM_QUERIES = ["q3", "q7", "q42", "q52", "q55", "q96"]

@@ -6,9 +6,9 @@ import decimal
 import pytest
 
 from storbench.errors import InputError
-from storbench.workloads import tpcds_queries as q
+from storbench.workloads.tpcds import queries as q
 from storbench.workloads.tpcds import permutation
-from storbench.workloads.tpcds_check import ResultSummary, mismatch, summarize
+from storbench.workloads.tpcds.check import ResultSummary, mismatch, summarize
 
 
 def test_104_queries_as_paper_001_counts_them():

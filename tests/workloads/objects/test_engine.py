@@ -12,7 +12,7 @@ import pytest
 
 from storbench.engines import native
 from storbench.errors import WorkloadError
-from tests.objects.conftest import base_job
+from tests.workloads.objects.conftest import base_job
 
 pytestmark = pytest.mark.s3
 

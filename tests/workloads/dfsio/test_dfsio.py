@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from storbench.workloads.dfsio import per_file_stats
-from storbench.workloads.testdfsio import parse_result, to_samples
+from storbench.workloads.dfsio.testdfsio import parse_result, to_samples
 from tests.cli.helpers import storbench
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "dfsio"
+DATA = Path(__file__).resolve().parents[2] / "data" / "dfsio"
 
 
 def test_testdfsio_figures_from_per_file_results():

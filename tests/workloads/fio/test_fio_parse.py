@@ -12,7 +12,7 @@ from storbench.engines import fio_results as results
 from storbench.errors import InputError, WorkloadError
 from storbench.workloads.fio import samples_for
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
+DATA = Path(__file__).resolve().parents[2] / "data" / "fio"
 GROUPED_333 = DATA / "fio-3.33-read-4jobs-grouped.json"  # real output of the installed fio 3.33
 PERJOB_333 = DATA / "fio-3.33-randwrite-2jobs-perjob-jsonplus.json"  # real, json+, no group_reporting
 # Constructed in fio 3.16's layout (no "N" in the latency blocks, a "sync" block with

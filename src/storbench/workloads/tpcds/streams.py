@@ -10,7 +10,7 @@ from typing import Any
 
 from storbench.engines.eventlog import sub_group
 from storbench.errors import InputError, WorkloadError
-from storbench.workloads.tpcds_check import ResultSummary, mismatch, summarize
+from storbench.workloads.tpcds.check import ResultSummary, mismatch, summarize
 
 
 def permutation(names: list[str], seed: int, streams: int, stream: int) -> list[str]:

@@ -63,7 +63,7 @@ def generate_table(table: str, sf: float, staging: Path, threads: int | None = N
 
 
 def staged_rows(directory: Path) -> int:
-    from storbench.workloads.tpcds_queries import duckdb_connect
+    from storbench.workloads.tpcds.queries import duckdb_connect
 
     con = duckdb_connect()
     try:

@@ -13,7 +13,7 @@ import pytest
 from storbench import api
 from storbench.results.store import ResultStore
 from storbench.services import ceph as ceph_service
-from tests.ceph.conftest import rados_cmd, wait_clean
+from tests.workloads.rados.conftest import rados_cmd, wait_clean
 from tests.cli.helpers import SRC, storbench
 from tests.workloads.helpers import run_json
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from storbench.workloads import tpcds_data as d
-from storbench.workloads.tpcds_queries import duckdb_connect
+from storbench.workloads.tpcds import data as d
+from storbench.workloads.tpcds.queries import duckdb_connect
 
 pytestmark = pytest.mark.spark
 
@@ -69,8 +69,8 @@ def test_flat_layout_has_files_of_about_file_mb(spark, tmp_path):
 
 
 def test_a_failing_or_wrong_query_is_recorded_with_its_error(spark):
-    from storbench.workloads.tpcds_check import summarize
-    from storbench.workloads.tpcds_streams import _run_query
+    from storbench.workloads.tpcds.check import summarize
+    from storbench.workloads.tpcds.streams import _run_query
 
     failed = _run_query(spark, "qx", "SELECT * FROM no_such_table", None)
     assert failed["status"] == "failed" and "no_such_table" in failed["error"] and "\n" not in failed["error"]

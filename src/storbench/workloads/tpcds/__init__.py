@@ -1,10 +1,10 @@
 """TPC-DS on Spark SQL (paper 001): tpcds-gen → tpcds-analyze → tpcds (single and multi-stream).
 
 - ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table) and writes
-  them to the target in the paper's layout (:mod:`storbench.workloads.tpcds_data`).
+  them to the target in the paper's layout (:mod:`storbench.workloads.tpcds.data`).
 - ``tpcds-analyze`` registers them in Spark's catalog (external tables, partitions recovered)
   and collects table and column statistics, timed on its own as the paper did up front.
-- ``tpcds`` runs the 104 queries (:mod:`storbench.workloads.tpcds_queries`): for each stream
+- ``tpcds`` runs the 104 queries (:mod:`storbench.workloads.tpcds.queries`): for each stream
   count N in ``streams`` (e.g. ``1,2,5``), N concurrent streams in one Spark application with
   the FAIR scheduler, one Python thread per stream (PySpark's pinned threads: each stream has
   its own scheduler pool and job groups); stream 1 of N=1 runs the queries in order, every
@@ -31,11 +31,11 @@ from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
-from storbench.workloads.tpcds_check import duckdb_answers
-from storbench.workloads.tpcds_data import (PARQUET_BYTES_PER_SF, duckdb_views, generate, missing_tables,
+from storbench.workloads.tpcds.check import duckdb_answers
+from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, duckdb_views, generate, missing_tables,
                                             register_tables, analyze_tables, tpcgen_version)
-from storbench.workloads.tpcds_queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
-from storbench.workloads.tpcds_streams import permutation, run_streams, stream_counts
+from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
+from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 
 SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny: 0.01)", minimum=0.01)
 DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
@@ -59,7 +59,7 @@ def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None
                              f"add it or pass --set data=URI of a generated dataset")
         return
     if data.startswith("file://") or data.startswith("/"):
-        from storbench.workloads.tpcds_data import TABLES
+        from storbench.workloads.tpcds.data import TABLES
 
         root = Path(data.removeprefix("file://"))
         missing = [t for t in TABLES if not (root / t).is_dir()]

@@ -96,7 +96,7 @@ class DfsIoWrite(_DfsIo):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         if params["driver"] == "testdfsio":
-            from storbench.workloads.testdfsio import run_testdfsio
+            from storbench.workloads.dfsio.testdfsio import run_testdfsio
 
             return run_testdfsio(ctx, self.name, "write", params)
         expression = (f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST({params['file_size']} AS BIGINT), "
@@ -119,7 +119,7 @@ class DfsIoRead(_DfsIo):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         if params["driver"] == "testdfsio":
-            from storbench.workloads.testdfsio import run_testdfsio
+            from storbench.workloads.dfsio.testdfsio import run_testdfsio
 
             return run_testdfsio(ctx, self.name, "read", params)
         expression = f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})"

@@ -9,7 +9,7 @@ from storbench.analysis.consistency import consistency
 from storbench.engines.rados import MIB_TO_MB, Cluster, first_error, parse_bench
 from storbench.workloads.rados_bench import fio_rados_job, owned
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ceph"
+DATA = Path(__file__).resolve().parents[2] / "data" / "ceph"
 
 
 def golden(name: str):
