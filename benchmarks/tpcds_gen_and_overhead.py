@@ -34,14 +34,14 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from storbench import api  # noqa: E402
 from storbench.results.store import ResultStore  # noqa: E402
 from storbench.runner import RunOptions  # noqa: E402
-from storbench.workloads.tpcds_data import TABLES, tpcgen_binary  # noqa: E402
+from storbench.workloads.tpcds.data import TABLES, tpcgen_binary  # noqa: E402
 
 BARE = r"""
 import json, os, sys, time
 from pyspark.sql import SparkSession
 sys.path.insert(0, sys.argv[3])
-from storbench.workloads.tpcds_data import analyze_tables, register_tables
-from storbench.workloads.tpcds_queries import SESSION_CONF, all_texts, query_names, to_spark
+from storbench.workloads.tpcds.data import analyze_tables, register_tables
+from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, query_names, to_spark
 builder = (SparkSession.builder.master("local[*]").appName("bare").config("spark.ui.enabled", "false")
            .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
            .config("spark.driver.memory", "2g").config("spark.sql.adaptive.enabled", "true")
@@ -89,7 +89,7 @@ def duckdb_alone(work: Path, sf: float) -> dict[str, float]:
     out = work / "duckdb"
     out.mkdir()
     code = (f"import sys, time; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
-            "from storbench.workloads.tpcds_queries import duckdb_connect\n"
+            "from storbench.workloads.tpcds.queries import duckdb_connect\n"
             "con = duckdb_connect(); con.execute('SET enable_progress_bar = false'); start = time.monotonic()\n"
             f"con.execute('CALL dsdgen(sf={sf})')\n"
             "for (t,) in con.execute('SHOW TABLES').fetchall():\n"
