@@ -159,29 +159,32 @@ def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
-def cmd_workloads(args: argparse.Namespace, store: ResultStore) -> int:
-    workloads = api.list_workloads()
-    if args.json:
-        print(json.dumps(workloads, indent=2))
-        return 0
-    for workload in workloads:
-        print(f"{workload['name']} (v{workload['version']}, {workload['engine']}): {workload['description']}")
-        for param in workload["params"]:
-            choices = f" [{'|'.join(map(str, param['choices']))}]" if param["choices"] else ""
-            print(f"    {param['name']} = {param['default']!r}{choices}  {param['help']}")
+def _print_listing(args: argparse.Namespace, items: list[dict[str, Any]], lines: Any) -> int:
+    """``--json``: the items as JSON; otherwise the text ``lines(item)`` gives for each."""
+    print(json.dumps(items, indent=2) if args.json else "\n".join(line for item in items for line in lines(item)))
     return 0
+
+
+def _workload_lines(workload: dict[str, Any]) -> list[str]:
+    lines = [f"{workload['name']} (v{workload['version']}, {workload['engine']}): {workload['description']}"]
+    for param in workload["params"]:
+        choices = f" [{'|'.join(map(str, param['choices']))}]" if param["choices"] else ""
+        lines.append(f"    {param['name']} = {param['default']!r}{choices}  {param['help']}")
+    return lines
+
+
+def _suite_lines(suite: dict[str, Any]) -> list[str]:
+    paper = f" (paper {suite['paper']})" if suite["paper"] else ""
+    return [f"{suite['name']}{paper}: {' → '.join(suite['workloads'])}; "
+            f"{suite['repetitions']} repetitions; scales {', '.join(suite['scales'])}"]
+
+
+def cmd_workloads(args: argparse.Namespace, store: ResultStore) -> int:
+    return _print_listing(args, api.list_workloads(), _workload_lines)
 
 
 def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
-    suites = api.list_suites()
-    if args.json:
-        print(json.dumps(suites, indent=2))
-        return 0
-    for suite in suites:
-        paper = f" (paper {suite['paper']})" if suite["paper"] else ""
-        print(f"{suite['name']}{paper}: {' → '.join(suite['workloads'])}; "
-              f"{suite['repetitions']} repetitions; scales {', '.join(suite['scales'])}")
-    return 0
+    return _print_listing(args, api.list_suites(), _suite_lines)
 
 
 # flags of `services up`, passed on when given

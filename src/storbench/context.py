@@ -5,13 +5,18 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
+from storbench.engines.base import Engine
 from storbench.engines.spark import SparkEngine
+from storbench.errors import EngineError
 from storbench.targets import Target
 
 if TYPE_CHECKING:
     from storbench.storage import HadoopStorage, LocalStorage
+
+
+E = TypeVar("E", bound=Engine)
 
 
 @dataclass
@@ -26,7 +31,7 @@ class RunContext:
     target: Target
     root_uri: str  # the run-owned directory on the target: file:///.../storbench-<id> or hdfs://...
     storage: "LocalStorage | HadoopStorage"
-    engine: SparkEngine
+    engines: dict[str, Engine] = field(default_factory=dict)  # the engines this run started, by name
     mode: str = "default"  # "default" or "compat" (reference-tool behaviour)
     mark: Callable[[], float] = time.monotonic  # the collector's mark() when telemetry runs
     shared: dict[str, Any] = field(default_factory=dict)  # e.g. the dataset written by datagen
@@ -38,9 +43,18 @@ class RunContext:
     # writes them as artifacts.json in the run directory at the end.
     artifacts: dict[str, Any] = field(default_factory=dict)
 
+    def engine(self, kind: type[E]) -> E:
+        """This run's engine of ``kind`` (the workload declared it in ``engines``)."""
+        engine = self.engines.get(kind.name)
+        if not isinstance(engine, kind):
+            raise EngineError(f"the {kind.name} engine was not started for this run; the workload must name it "
+                              f"in Workload.engines()")
+        return engine
+
     @property
     def spark(self) -> Any:
-        return self.engine.start()
+        """The run's SparkSession (workloads on the Spark engine)."""
+        return self.engine(SparkEngine).start()
 
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"

@@ -1,4 +1,4 @@
-"""One rooted error tree. The CLI prints ``str(error)`` as a single line and exits non-zero."""
+"""One rooted error tree. The CLI prints ``str(error)`` as a single line and exits with the class's code."""
 
 
 class StorbenchError(Exception):
@@ -6,32 +6,28 @@ class StorbenchError(Exception):
 
     exit_code = 1
 
+    def __init_subclass__(cls, exit_code: int | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
-class InputError(StorbenchError):
+
+# Exit codes: 2 bad input or an unusable target, 3 unreadable results, 4 a workload failed, 5 an engine failed.
+class InputError(StorbenchError, exit_code=2):
     """Bad input from the user: a suite file, a CLI option, a parameter."""
 
-    exit_code = 2
 
-
-class TargetError(StorbenchError):
+class TargetError(StorbenchError, exit_code=2):
     """The target cannot be used (not writable, too little free space, not ours to touch)."""
 
-    exit_code = 2
 
-
-class ResultsError(StorbenchError):
+class ResultsError(StorbenchError, exit_code=3):
     """The results store cannot be read (unknown run, newer schema, corrupt files)."""
 
-    exit_code = 3
 
-
-class WorkloadError(StorbenchError):
+class WorkloadError(StorbenchError, exit_code=4):
     """A workload failed while running."""
 
-    exit_code = 4
 
-
-class EngineError(StorbenchError):
-    """An engine (Spark, ...) could not be started or used."""
-
-    exit_code = 5
+class EngineError(StorbenchError, exit_code=5):
+    """An engine (Spark, fio, rados, the native load engine) could not be started or used."""

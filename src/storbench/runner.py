@@ -11,7 +11,6 @@ import secrets
 import shutil
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -20,15 +19,15 @@ from typing import Any
 from storbench import __version__
 from storbench.analysis.metrics import spec_for
 from storbench.context import RunContext
-from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
-                                       stage_table, sub_labelled)
-from storbench.engines.spark import DEFAULT_MASTER, SparkEngine
+from storbench.engines.base import EngineSetup, Tag
+from storbench.engines.lifecycle import RunEngines
+from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
 from storbench.placement import Placement
 from storbench.progress import Progress
 from storbench.results.model import Sample
-from storbench.results.store import STAGES_FILE, ResultStore, RunWriter
+from storbench.results.store import ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
 from storbench.sweep import Point, sweep_points
 from storbench.targets import Target, parse_target
@@ -91,7 +90,6 @@ class Runner:
         self.options = options
         self.store = store
         self.progress = progress
-        self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # Spark job group → what ran in it
 
     def run(self) -> RunOutcome:
         options = self.options
@@ -121,16 +119,14 @@ class Runner:
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
         devices, how = placement.devices(options.devices, deferred.append)
         placement.claim_local()
-        local_dir = placement.spark_local_dir()
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
-        engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **wanted, **options.spark_conf},
-                             local_dir, app_name=f"storbench {suite.name} {options.label}")
-        # Shuffle and spill on another device than the target's: measured too, reported apart (paper 001).
+        setup = EngineSetup(app_name=f"storbench {suite.name} {options.label}", master=options.spark_master,
+                            spark_conf={**placement.spark_conf(), **wanted, **options.spark_conf},
+                            local_dir=placement.spark_local_dir)
+        engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
         self._devices = devices
-        self._shuffle_devices = [] if options.devices else shuffle_only_devices(
-            options.spark_conf.get("spark.local.dir", local_dir).split(",")[0], devices)
         ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
-                         storage=placement.storage, engine=engine, mode=options.mode,  # type: ignore[arg-type]
+                         storage=placement.storage, mode=options.mode,  # type: ignore[arg-type]
                          allow_device_overwrite=options.allow_device_overwrite)
         try:
             for name, workload in workloads.items():
@@ -151,13 +147,17 @@ class Runner:
                        "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
                        "replication": options.replication, "telemetry_interval_s": options.interval,
                        "mode": options.mode, "run_root": placement.root_uri,
-                       "shuffle_devices": self._shuffle_devices,
                        **({"endpoint": placement.s3.url, "endpoint_how": placement.s3.how} if placement.s3 else {})},
             "machine": fingerprint(placement.local_path(), devices), "errors": []})
         self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                            f"target {target.uri}, devices {', '.join(devices) or 'none'}")
-        engine.event_log_dir = str(writer.path / "spark-events")
-        Path(engine.event_log_dir).mkdir()
+        setup.run_dir = writer.path
+        engines = self._engines = RunEngines(engine_names, setup)
+        ctx.engines = engines.by_name
+        # Engine scratch (Spark's shuffle and spill) on another device than the target's: measured too,
+        # reported apart (paper 001).
+        self._shuffle_devices = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
+        writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": self._shuffle_devices})
         collector = Collector(devices + self._shuffle_devices, interval=options.interval)
         ctx.mark = collector.mark
         windows: list[dict[str, Any]] = []
@@ -165,11 +165,12 @@ class Runner:
         try:
             collector.start()
             writer.update_manifest(software={"storbench": __version__})
-            if any(w.engine == "spark" for w in workloads.values()):
-                self._start_spark(engine, placement, ctx, writer, need_bytes)
+            engines.start(self.progress.step, writer.update_manifest, {"storbench": __version__})
+            self._attach_target(engines, placement, ctx, writer, need_bytes)
             for index, point in enumerate(points):
                 if point.master or point.spark_conf:
-                    self._restart_spark(ctx, point, writer)
+                    engines.reconfigure(point.labels, point.master, point.spark_conf, self.progress.step,
+                                        writer.manifest, writer.update_manifest)
                 for entry in suite.prepare:
                     self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
                                   {**per_workload[entry.workload], **point.params}, 0, 0, point, index)
@@ -195,14 +196,14 @@ class Runner:
             writer.write_series(to_csv(collector.rates()), windows)
             writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
             self._cleanup(ctx, workloads, per_workload, writer)
+            failed = lambda where, message: self._record_error(writer, where, 0, message)  # noqa: E731
             try:
                 placement.release(options.keep_data)
             except Exception as exc:  # the target went away: the measurements still stand
                 self._record_error(writer, "cleanup", 0, f"could not remove {placement.root_uri}: {exc}")
             finally:
-                ctx.engine.stop()
-            if engine.event_log_dir and any(Path(engine.event_log_dir).iterdir()):
-                self._add_spark_metrics(writer, Path(engine.event_log_dir))
+                engines.stop(failed)
+            self._add_engine_metrics(writer, engines, failed)
             if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)
                 writer.write_json("artifacts.json", ctx.artifacts)
             if ctx.notes:  # workload warnings (fio: I/O engine or O_DIRECT fallback)
@@ -212,31 +213,15 @@ class Runner:
             writer.finish(status)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
 
-    def _start_spark(self, engine: SparkEngine, placement: Placement, ctx: RunContext, writer: RunWriter,
-                     need_bytes: int) -> None:
-        with self.progress.step(f"starting Spark ({engine.master})"):
-            started = time.monotonic()
-            engine.start()
-            writer.update_manifest(
-                software={**writer.manifest["software"], **engine.versions()},
-                spark_settings=engine.settings(),
-                spark_startup_s=round(time.monotonic() - started, 3))
-            placement.attach(engine.session, need_bytes)
-            ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
-            writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
-
-    def _restart_spark(self, ctx: RunContext, point: Point, writer: RunWriter) -> None:
-        """A sweep point with its own Spark settings gets its own session (same dirs, same event log)."""
-        old = ctx.engine
-        old.stop()
-        ctx.engine = SparkEngine(point.master or old.master, {**old.user_conf, **point.spark_conf}, old.local_dir,
-                                 app_name=old.app_name)
-        ctx.engine.event_log_dir = old.event_log_dir
-        with self.progress.step(f"starting Spark for {_point_text(point)}"):
-            ctx.engine.start()
-        settings = dict(writer.manifest.get("spark_settings_by_point") or {})
-        settings[_point_text(point)] = ctx.engine.settings()
-        writer.update_manifest(spark_settings_by_point=settings)
+    def _attach_target(self, engines: RunEngines, placement: Placement, ctx: RunContext, writer: RunWriter,
+                       need_bytes: int) -> None:
+        """Targets reached through an engine (hdfs:// through Spark's Hadoop client) claim their run root now."""
+        session = getattr(engines.by_name.get("spark"), "session", None)
+        if session is None:
+            return
+        placement.attach(session, need_bytes)
+        ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
+        writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
 
     def _run_one(self, ctx: RunContext, writer: RunWriter, collector: Collector, windows: list[dict[str, Any]],
                  workload: Workload, params: dict[str, Any], repetition: int, repetitions: int,
@@ -246,9 +231,8 @@ class Runner:
             label += f" [{_point_text(point)}]"
         with self.progress.step(label) as outcome:
             ctx.last_window = None
-            group = job_group(workload.name, repetition) + (f"{GROUP_SEPARATOR}{index}" if point.labels else "")
-            self._groups[group] = (workload.name, repetition, point.labels)
-            ctx.engine.set_job_group(group)
+            tag = Tag(workload.name, repetition, index, point.labels)
+            self._engines.begin(tag)
             try:
                 workload.prepare(ctx, params)
                 extra = workload.run(ctx, params)
@@ -271,7 +255,7 @@ class Runner:
                     samples.append(Sample(workload.name, "max_net_mbps", value, "MB/s", repetition,
                                           labels={"interface": interface}))
             writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
-                                for s in samples + list(extra)])
+                                for s in samples + list(extra) + self._engines.end(tag)])
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
@@ -291,15 +275,14 @@ class Runner:
                                {"devices": "shuffle"}) for metric in SHUFFLE_METRICS]
         return samples
 
-    def _add_spark_metrics(self, writer: RunWriter, event_logs: Path) -> None:
-        """Spark's per-task metrics from the finished event log, as samples beside the telemetry."""
-        try:
-            groups = read_event_logs(event_logs)
-        except (OSError, ValueError) as exc:
-            self._record_error(writer, "spark-metrics", 0, f"could not read the Spark event log: {exc}")
-            return
-        writer.add_samples(samples_from(roll_up(groups), sub_labelled(self._groups.get)))
-        writer.write_json(STAGES_FILE, stage_table(groups))
+    @staticmethod
+    def _add_engine_metrics(writer: RunWriter, engines: RunEngines, failed: Any) -> None:
+        """What the stopped engines measured themselves (Spark: its event log), beside the telemetry."""
+        samples, files = engines.collect(failed)
+        if samples:
+            writer.add_samples(samples)
+        for name, data in files.items():
+            writer.write_json(name, data)
 
     def _cleanup(self, ctx: RunContext, workloads: dict[str, Workload],
                  per_workload: dict[str, dict[str, Any]], writer: RunWriter) -> None:
@@ -316,9 +299,10 @@ class Runner:
         self.progress.warn(f"{workload}: {message}")
 
 
-def shuffle_only_devices(local_dir: str, target_devices: list[str]) -> list[str]:
-    """The devices behind Spark's local (shuffle/spill) directory that the target does not already use."""
-    return [d for d in devices_for_path(local_dir).devices if d not in target_devices]
+def scratch_only_devices(scratch_dirs: list[str], target_devices: list[str]) -> list[str]:
+    """The devices behind the engines' scratch (Spark's shuffle/spill) directories that the target does not use."""
+    found = [d for path in scratch_dirs for d in devices_for_path(path).devices]
+    return [d for d in dict.fromkeys(found) if d not in target_devices]
 
 
 def _point_text(point: Point) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench.engines.base import tool_engine
 from storbench.errors import EngineError, InputError, WorkloadError
 
 ENGINE_CHAIN = ("io_uring", "libaio", "psync")  # the order a missing engine falls back in
@@ -83,6 +84,10 @@ def fio_version() -> str:
             raise EngineError(f"{binary} is {version}; storbench needs fio 3.0 or newer")
         _VERSION[binary] = version
     return _VERSION[binary]
+
+
+
+FioEngine = tool_engine("fio", fio_version, "fio for raw devices and files (papers 002, 004).")
 
 
 # -- job files -----------------------------------------------------------------------------

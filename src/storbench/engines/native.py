@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from storbench.engines.base import tool_engine
 from storbench.errors import EngineError, WorkloadError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -50,6 +51,11 @@ def version() -> dict[str, Any]:
     if done.returncode != 0:
         raise EngineError(f"{binary()} version failed (exit {done.returncode})")
     return json.loads(done.stdout)
+
+
+
+NativeEngine = tool_engine("native", lambda: f"storbench-load {version().get('version', 'unknown')}",
+                           "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).")
 
 
 def _private_dir() -> Path:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from storbench.engines.base import tool_engine
 from storbench.errors import EngineError, TargetError, WorkloadError
 
 MIB_TO_MB = 1.048576  # rados bench's MB/sec is MiB/s
@@ -188,6 +189,10 @@ def rados_version() -> str:
         _VERSION[binary] = (done.stdout.strip() or done.stderr.strip()).splitlines()[0] if done.returncode == 0 \
             else "unknown"
     return _VERSION[binary]
+
+
+
+RadosEngine = tool_engine("rados", rados_version, "Ceph's rados tool: rados bench and pool bookkeeping (paper 004).")
 
 
 @dataclass

@@ -1,12 +1,22 @@
-"""PySpark session management: local[*] by default, any master by --spark-master."""
+"""The Spark engine: one PySpark session per run (local[*] by default, any master by --spark-master).
+
+Every workload's Spark jobs are tagged with a job group (``begin``); after the session
+stops, ``collect`` reads Spark's own event log in the run directory and turns each
+group's task metrics into samples of that workload (storbench.engines.eventlog).
+"""
 
 from __future__ import annotations
 
 import os
 import platform
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
+from storbench.engines.base import Engine, EngineSetup, Tag, register
+from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
+                                       stage_table, sub_labelled)
 from storbench.errors import EngineError, InputError
+from storbench.results.model import Sample
 from storbench.services.jvm import launcher_jar
 
 DEFAULT_MASTER = "local[*]"
@@ -23,8 +33,14 @@ def parse_conf(pairs: list[str]) -> dict[str, str]:
     return conf
 
 
-class SparkEngine:
-    """Starts one SparkSession for a run and records its settings and versions."""
+STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
+
+
+@register
+class SparkEngine(Engine):
+    """Starts one SparkSession for a run and records its settings, versions and task metrics."""
+
+    name = "spark"
 
     def __init__(self, master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None,
                  local_dir: str | None = None, app_name: str = "storbench"):
@@ -32,8 +48,18 @@ class SparkEngine:
         self.user_conf = dict(conf or {})
         self.local_dir = local_dir
         self.app_name = app_name
-        self.event_log_dir: str | None = None  # set by the runner: the run's own results directory
+        self.event_log_dir: str | None = None  # the run's own results directory, when the run keeps one
         self.session: Any = None
+        self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
+
+    @classmethod
+    def for_run(cls, setup: EngineSetup) -> "SparkEngine":
+        engine = cls(setup.master, setup.spark_conf, setup.local_dir() if setup.local_dir else None, setup.app_name)
+        if setup.run_dir is not None:
+            events = setup.run_dir / "spark-events"
+            events.mkdir(exist_ok=True)
+            engine.event_log_dir = str(events)
+        return engine
 
     def effective_conf(self) -> dict[str, str]:
         conf = {
@@ -99,6 +125,41 @@ class SparkEngine:
         """Tags the Spark jobs that follow, so the event log attributes them to one workload."""
         if self.session is not None:
             self.session.sparkContext.setJobGroup(group, group)
+
+    def begin(self, tag: Tag) -> None:
+        group = job_group(tag.workload, tag.repetition) + (f"{GROUP_SEPARATOR}{tag.point_index}" if tag.labels else "")
+        self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
+        self.set_job_group(group)
+
+    def reconfigure(self, point: str, master: str | None, spark_conf: dict[str, str],
+                    step: Callable[[str], Any]) -> bool:
+        """A sweep point with its own master or Spark settings gets its own session (same dirs, same event log)."""
+        if not master and not spark_conf:
+            return False
+        self.stop()
+        self.master = master or self.master
+        self.user_conf = {**self.user_conf, **spark_conf}
+        with step(f"starting Spark for {point}"):
+            self.start()
+        return True
+
+    def describe(self) -> str:
+        return f"Spark ({self.master})"
+
+    def scratch_dirs(self) -> list[str]:
+        """Spark's local dir (--spark-conf spark.local.dir wins over the target's): shuffle and spill."""
+        local = self.user_conf.get("spark.local.dir", self.local_dir or "")
+        return [d for d in local.split(",")[:1] if d]
+
+    def collect(self) -> tuple[list[Sample], dict[str, Any]]:
+        """Spark's per-task metrics from the finished event log, as samples beside the telemetry."""
+        if not self.event_log_dir or not any(Path(self.event_log_dir).iterdir()):
+            return [], {}
+        try:
+            groups = read_event_logs(Path(self.event_log_dir))
+        except (OSError, ValueError) as exc:
+            raise EngineError(f"could not read the Spark event log: {exc}") from None
+        return samples_from(roll_up(groups), sub_labelled(self._groups.get)), {STAGES_FILE: stage_table(groups)}
 
     def default_parallelism(self) -> int:
         return int(self.start().sparkContext.defaultParallelism)

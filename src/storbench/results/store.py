@@ -24,7 +24,6 @@ MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SERIES = "telemetry.csv"
 WINDOWS = "windows.json"
-STAGES_FILE = "spark-stages.json"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -39,6 +39,10 @@ class Workload:
             raise InputError(f"workload {self.name} cannot use the s3:// target {ctx.target.uri}; only the objects "
                              f"workloads can (Spark s3a:// targets are not supported yet)")
 
+    def engines(self, params: dict[str, Any]) -> list[str]:
+        """The engines this workload runs on (the run starts only the engines its workloads name)."""
+        return [self.engine]
+
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         """Space this workload needs on the target, for the check before a run starts."""
         return 0

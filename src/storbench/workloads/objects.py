@@ -166,6 +166,9 @@ class _Objects(Workload):
                              f"{ctx.storage.bucket}; name the bucket in --target s3://BUCKET/")  # type: ignore
         native.binary()  # not built: fail before anything runs
 
+    def engines(self, params: dict[str, Any]) -> list[str]:
+        return [self.engine, "spark"] if params["fanout"] == "spark" else [self.engine]  # barrier tasks
+
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return 0  # object stores report no free space; the server's own disk is checked by telemetry
 

@@ -132,6 +132,9 @@ class _RadosBench(Workload):
     params = PARAMS
     mode = ""
 
+    def engines(self, params: dict[str, Any]) -> list[str]:
+        return [self.engine, "fio"] if params["driver"] == "fio" else [self.engine]  # fio's rados engine
+
     # -- checks ---------------------------------------------------------------------------
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from storbench.context import RunContext
+from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register, variant
@@ -48,7 +49,7 @@ def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_s
     seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
     if not seconds:
         return repetition_samples
-    records, cores = records_of(params), ctx.engine.default_parallelism()
+    records, cores = records_of(params), ctx.engine(SparkEngine).default_parallelism()
     return repetition_samples + [
         Sample(name, "records_per_s", records / seconds, "records/s"),
         Sample(name, "data_mbps", records * RECORD_BYTES / 1e6 / seconds, "MB/s"),

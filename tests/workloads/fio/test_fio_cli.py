@@ -199,7 +199,6 @@ def ramfs(tmp_path):
 def test_direct_falls_back_to_buffered_where_o_direct_is_refused(ramfs):
     """Through the workload lifecycle (ramfs reports no free space, so the CLI's capacity check refuses it)."""
     from storbench.context import RunContext
-    from storbench.engines.spark import SparkEngine
     from storbench.storage import LocalStorage
     from storbench.targets import parse_target
     from storbench.workloads import get_workload
@@ -207,8 +206,7 @@ def test_direct_falls_back_to_buffered_where_o_direct_is_refused(ramfs):
     target = parse_target(str(ramfs))
     storage = LocalStorage(target)
     root = storage.claim("t1")
-    ctx = RunContext(run_id="t1", target=target, root_uri=root, storage=storage,
-                     engine=SparkEngine("local[1]", {}, str(ramfs)))
+    ctx = RunContext(run_id="t1", target=target, root_uri=root, storage=storage)
     _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "1", "size": "8m"})
     workload = get_workload("fio-read")
     params = per["fio-read"]

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from storbench.context import RunContext
-from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError
 from storbench.targets import Target, check_device_overwrite, device_refusal, parse_target
 from storbench.workloads import get_workload
@@ -60,8 +59,7 @@ def test_blank_device_needs_the_flag():
 
 def test_non_fio_workloads_refuse_a_device_target():
     target = Target(uri="device:///dev/sdx", scheme="device", path=Path("/dev/sdx"))
-    ctx = RunContext(run_id="r", target=target, root_uri="", storage=None,  # type: ignore[arg-type]
-                     engine=SparkEngine("local[1]", {}, "/tmp"))
+    ctx = RunContext(run_id="r", target=target, root_uri="", storage=None)  # type: ignore[arg-type]
     for name in ("datagen", "groupby", "teragen"):
         with pytest.raises(InputError, match=f"workload {name} cannot use the raw device target device:///dev/sdx"):
             get_workload(name).check(ctx, {})

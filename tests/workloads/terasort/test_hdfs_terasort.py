@@ -60,7 +60,7 @@ def test_corrupted_sorted_output_names_partition_and_offset(hdfs, tmp_path):
     try:
         target = parse_target(f"{state['uri']}/corrupt")
         storage = HadoopStorage(target, spark)
-        ctx = RunContext("corrupt", target, storage.claim("corrupt"), storage, engine)
+        ctx = RunContext("corrupt", target, storage.claim("corrupt"), storage, engines={"spark": engine})
         params = {"size_bytes": 3_000_000, "partition_mb": 1, "seed": 7}
         for name in ("teragen", "terasort", "teravalidate"):
             get_workload(name).run(ctx, params)  # an intact chain validates

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
+from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 from storbench.services.jvm import java_binary, launcher_classpath
@@ -52,7 +53,7 @@ def to_samples(workload: str, values: dict[str, float]) -> list[Sample]:
 
 
 def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any]) -> list[Sample]:
-    scratch = Path(ctx.engine.local_dir or "/tmp")
+    scratch = Path(ctx.engine(SparkEngine).local_dir or "/tmp")
     scratch.mkdir(parents=True, exist_ok=True)
     result_file = scratch / f"testdfsio-{mode}.txt"
     argv = [java_binary(), "-Xmx1g", "-cp", launcher_classpath(), "org.apache.hadoop.fs.TestDFSIO",

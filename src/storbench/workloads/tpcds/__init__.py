@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
+from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
@@ -98,7 +99,7 @@ class TpcdsGen(Workload):
         data_uri = ctx.data_uri("tpcds")
         with ctx.measure():
             info = generate(ctx.spark, params["sf"], params["layout"], params["file_mb"], data_uri, staging,
-                            remote, keep, ctx.engine.default_parallelism(), ctx.mark)
+                            remote, keep, ctx.engine(SparkEngine).default_parallelism(), ctx.mark)
         if not keep:
             shutil.rmtree(staging, ignore_errors=True)
         seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
@@ -217,7 +218,7 @@ class Tpcds(Workload):
         record.append({"seed": params["seed"], "streams": {str(n): {
             "orders": [s["order"] for s in r["streams"]],
             "queries": {q: [s["results"][q] for s in r["streams"]] for q in names}} for n, r in results.items()}})
-        cores = ctx.engine.default_parallelism()
+        cores = ctx.engine(SparkEngine).default_parallelism()
         samples: list[Sample] = []
         for n, result in results.items():
             samples += self._samples(ctx, names, n, result, dataset["sf"], cores, results.get(1))

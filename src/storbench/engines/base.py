@@ -1,0 +1,152 @@
+"""The engine protocol: where a workload's work runs, and what the engine measures itself.
+
+Spark, fio, rados bench and the native load engine are peers behind this one protocol.
+A run builds only the engines its workloads name (``Workload.engines(params)``), starts
+each before the first workload, tells it when each workload begins and ends (``begin``,
+``end``: samples it measured itself over that workload), stops them after the last one
+and then asks each for what it could only measure once stopped (``collect``: Spark's
+event log is complete only then). fio, rados bench and the native engine measure inside
+their workloads and add nothing more.
+
+A new engine is one module in this package with a ``@register``-ed subclass; the
+registry finds it by discovery, the runner never names it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+from storbench.errors import InputError
+from storbench.results.model import Sample
+
+
+@dataclass
+class EngineSetup:
+    """What a run tells its engines; each takes what it needs."""
+
+    run_dir: Path | None = None  # the run's results directory (Spark keeps its event log there)
+    app_name: str = "storbench"
+    master: str = "local[*]"  # --spark-master
+    spark_conf: dict[str, str] = field(default_factory=dict)  # the target's, the workloads', then --spark-conf
+    local_dir: Callable[[], str] | None = None  # makes Spark's local (shuffle/spill) dir, only if Spark runs
+
+
+@dataclass(frozen=True)
+class Tag:
+    """What runs next: a workload, its repetition (0: a prepare step) and the sweep point."""
+
+    workload: str
+    repetition: int
+    point_index: int = 0
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class Engine:
+    """One engine of a run: started once, told what each workload is, stopped and collected at the end."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    def for_run(cls, setup: EngineSetup) -> "Engine":
+        """The engine for one run; engines that need nothing of the run's set-up take no arguments."""
+        return cls()
+
+    def start(self) -> None:
+        """Make the engine ready (a session, a binary found and runnable); raise EngineError otherwise."""
+
+    def stop(self) -> None:
+        """Release what ``start`` took; safe to call twice or without a start."""
+
+    def versions(self) -> dict[str, str]:
+        """Software versions recorded with the run (``software`` in the manifest)."""
+        return {}
+
+    def settings(self) -> dict[str, str]:
+        """The engine's effective settings, recorded as ``<name>_settings`` when there are any."""
+        return {}
+
+    def begin(self, tag: Tag) -> None:
+        """Called before each workload, so the engine can attribute what follows to it."""
+
+    def end(self, tag: Tag) -> list[Sample]:
+        """Called after each workload: samples the engine measured itself over it (stored with the workload's)."""
+        return []
+
+    def reconfigure(self, point: str, master: str | None, spark_conf: dict[str, str],
+                    step: Callable[[str], Any]) -> bool:
+        """A sweep point with its own engine settings (shown as a progress ``step``); True if it restarted."""
+        return False
+
+    def describe(self) -> str | None:
+        """How the progress line names the engine while it starts; None when starting is instant."""
+        return None
+
+    def scratch_dirs(self) -> list[str]:
+        """Local directories the engine writes scratch data to (Spark: shuffle and spill)."""
+        return []
+
+    def collect(self) -> tuple[list[Sample], dict[str, Any]]:
+        """After ``stop``: the samples the engine measured itself, and files ({name: JSON data}) to keep."""
+        return [], {}
+
+
+_ENGINES: dict[str, type[Engine]] = {}
+
+
+def register(cls: type[Engine]) -> type[Engine]:
+    if cls.name in _ENGINES and _ENGINES[cls.name] is not cls:
+        raise RuntimeError(f"engine name {cls.name!r} registered twice "
+                           f"({_ENGINES[cls.name].__module__} and {cls.__module__})")
+    _ENGINES[cls.name] = cls
+    return cls
+
+
+def _discover() -> None:
+    """Import every module of this package once: their ``@register`` lines fill the registry."""
+    package = importlib.import_module("storbench.engines")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"storbench.engines.{module.name}")
+
+
+def all_engines() -> dict[str, type[Engine]]:
+    _discover()
+    return dict(_ENGINES)
+
+
+def make_engine(name: str, setup: EngineSetup) -> Engine:
+    engines = all_engines()
+    if name not in engines:
+        raise InputError(f"engine {name!r} is not known; known: {', '.join(sorted(engines))}")
+    return engines[name].for_run(setup)
+
+
+class ToolEngine(Engine):
+    """An engine that is a command-line tool (fio, rados, storbench-load): started = found and its version read.
+
+    The workloads drive the tool themselves; starting the engine first makes a missing or
+    too old tool fail before anything runs, and records its version with the run.
+    """
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+
+    def read_version(self) -> str:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        if self.version is None:
+            self.version = self.read_version()
+
+    def versions(self) -> dict[str, str]:
+        return {self.name: self.version} if self.version else {}
+
+
+def tool_engine(name: str, read_version: Callable[[], str], doc: str) -> type[ToolEngine]:
+    """A registered ToolEngine named ``name``; ``read_version`` finds the tool (EngineError if missing)."""
+    cls = type(f"{name.title()}Engine", (ToolEngine,), {
+        "name": name, "__doc__": doc, "read_version": lambda self: read_version()})
+    return register(cls)

@@ -1,0 +1,84 @@
+"""The engines of one run: built from the workloads' needs, started, tagged, stopped and collected.
+
+The runner drives this through the engine protocol only (storbench.engines.base); it
+never names an engine. The manifest gets each engine's versions (``software``), its
+settings (``<name>_settings``), its start-up time when starting is real work
+(``<name>_startup_s``) and, in a sweep, the settings of each restart
+(``<name>_settings_by_point``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from storbench.engines.base import Engine, EngineSetup, Tag, make_engine
+from storbench.results.model import Sample
+
+
+class RunEngines:
+    """The engines a run uses, in the order the suite first needs them."""
+
+    def __init__(self, names: list[str], setup: EngineSetup):
+        self.by_name: dict[str, Engine] = {name: make_engine(name, setup) for name in dict.fromkeys(names)}
+
+    def scratch_dirs(self) -> list[str]:
+        """Local directories the engines write scratch data to (measured apart when on another device)."""
+        return [d for engine in self.by_name.values() for d in engine.scratch_dirs()]
+
+    def start(self, step: Callable[[str], Any], record: Callable[..., None], software: dict[str, str]) -> None:
+        """Start each engine (a progress step for those whose start is real work) and record what it reports."""
+        for name, engine in self.by_name.items():
+            started = time.monotonic()
+            what = engine.describe()
+            if what:
+                with step(f"starting {what}"):
+                    engine.start()
+            else:
+                engine.start()
+            software.update(engine.versions())
+            fields: dict[str, Any] = {"software": dict(software)}
+            if engine.settings():
+                fields[f"{name}_settings"] = engine.settings()
+            if what:
+                fields[f"{name}_startup_s"] = round(time.monotonic() - started, 3)
+            record(**fields)
+
+    def begin(self, tag: Tag) -> None:
+        for engine in self.by_name.values():
+            engine.begin(tag)
+
+    def end(self, tag: Tag) -> list[Sample]:
+        return [sample for engine in self.by_name.values() for sample in engine.end(tag)]
+
+    def reconfigure(self, labels: dict[str, str], master: str | None, spark_conf: dict[str, str],
+                    step: Callable[[str], Any], manifest: dict[str, Any], record: Callable[..., None]) -> None:
+        """A sweep point's own engine settings: engines that restart for it record their new settings."""
+        point = ", ".join(f"{key}={value}" for key, value in labels.items())
+        for name, engine in self.by_name.items():
+            if engine.reconfigure(point, master, spark_conf, step):
+                by_point = dict(manifest.get(f"{name}_settings_by_point") or {})
+                by_point[point] = engine.settings()
+                record(**{f"{name}_settings_by_point": by_point})
+
+    def stop(self, failed: Callable[[str, str], None]) -> None:
+        """Stop every engine; one that fails to stop is reported and the others still stop."""
+        for name, engine in self.by_name.items():
+            try:
+                engine.stop()
+            except Exception as exc:  # an engine that cannot stop must not keep the others running
+                failed(name, f"could not stop: {exc}")
+
+    def collect(self, failed: Callable[[str, str], None]) -> tuple[list[Sample], dict[str, Any]]:
+        """What the stopped engines measured themselves: samples and files to keep with the run."""
+        samples: list[Sample] = []
+        files: dict[str, Any] = {}
+        for name, engine in self.by_name.items():
+            try:
+                more, kept = engine.collect()
+            except Exception as exc:  # the measurements taken so far still stand
+                failed(f"{name}-metrics", str(exc))
+                continue
+            samples += more
+            files.update(kept)
+        return samples, files
