@@ -1,7 +1,7 @@
 //! A small HTTP/1.1 client for one keep-alive connection per worker: blocking sockets, no
 //! allocation per request beyond the header text, body bytes streamed from/to the payload.
 
-use crate::load::OpError;
+use super::error::{EndpointError, RequestError};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -23,31 +23,31 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn parse(url: &str, connect_timeout: Duration, io_timeout: Duration, insecure: bool) -> Result<Self, String> {
+    pub fn parse(url: &str, connect_timeout: Duration, io_timeout: Duration, insecure: bool) -> Result<Self, EndpointError> {
         let (tls, rest) = if let Some(r) = url.strip_prefix("http://") {
             (false, r)
         } else if let Some(r) = url.strip_prefix("https://") {
             (true, r)
         } else {
-            return Err(format!("endpoint {url:?}: expected http://host:port or https://host:port"));
+            return Err(EndpointError::Scheme(url.into()));
         };
         #[cfg(not(feature = "tls"))]
         if tls {
-            return Err(format!("endpoint {url}: this storbench-load was built without TLS (cargo feature \"tls\")"));
+            return Err(EndpointError::NoTls(url.into()));
         }
         let authority = rest.split('/').next().unwrap_or("");
         let (host, port) = match authority.rsplit_once(':') {
             Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
-                (h.trim_matches(|c| c == '[' || c == ']').to_string(), p.parse::<u16>().map_err(|_| format!("endpoint {url}: bad port"))?)
+                (h.trim_matches(|c| c == '[' || c == ']').to_string(), p.parse::<u16>().map_err(|_| EndpointError::Port(url.into()))?)
             }
             _ => (authority.to_string(), if tls { 443 } else { 80 }),
         };
         if host.is_empty() {
-            return Err(format!("endpoint {url}: no host"));
+            return Err(EndpointError::NoHost(url.into()));
         }
         let addrs: Vec<SocketAddr> = (host.as_str(), port)
             .to_socket_addrs()
-            .map_err(|e| format!("endpoint {url}: cannot resolve {host}: {e}"))?
+            .map_err(|source| EndpointError::Resolve { url: url.into(), host: host.clone(), source })?
             .collect();
         #[cfg(feature = "tls")]
         let tls_config = if tls { Some(crate::s3::tls::client_config(insecure)) } else { None };
@@ -75,7 +75,7 @@ impl Endpoint {
         }
     }
 
-    pub fn connect(&self, sni_host: &str) -> Result<Box<dyn Stream>, OpError> {
+    pub fn connect(&self, sni_host: &str) -> Result<Box<dyn Stream>, RequestError> {
         let mut last = None;
         for addr in &self.addrs {
             match TcpStream::connect_timeout(addr, self.connect_timeout) {
@@ -88,28 +88,31 @@ impl Endpoint {
                 Err(e) => last = Some(e),
             }
         }
-        let e = last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"));
-        Err(OpError::new("connect", format!("cannot connect to {}:{}: {}", self.host, self.port, e)))
+        let source = last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"));
+        Err(RequestError::Connect { host: self.host.clone(), port: self.port, source })
     }
 
     #[cfg(feature = "tls")]
-    fn wrap(&self, s: TcpStream, sni_host: &str) -> Result<Box<dyn Stream>, OpError> {
+    fn wrap(&self, s: TcpStream, sni_host: &str) -> Result<Box<dyn Stream>, RequestError> {
         match &self.tls_config {
             None => Ok(Box::new(s)),
             Some(cfg) => {
                 let name = rustls::pki_types::ServerName::try_from(sni_host.to_string())
-                    .map_err(|e| OpError::new("tls", format!("bad TLS server name {sni_host}: {e}")))?;
-                let conn = rustls::ClientConnection::new(cfg.clone(), name).map_err(|e| OpError::new("tls", e.to_string()))?;
+                    .map_err(|e| RequestError::Tls(format!("bad TLS server name {sni_host}: {e}")))?;
+                let conn = rustls::ClientConnection::new(cfg.clone(), name).map_err(|e| RequestError::Tls(e.to_string()))?;
                 Ok(Box::new(rustls::StreamOwned::new(conn, s)))
             }
         }
     }
 
     #[cfg(not(feature = "tls"))]
-    fn wrap(&self, s: TcpStream, _sni_host: &str) -> Result<Box<dyn Stream>, OpError> {
+    fn wrap(&self, s: TcpStream, _sni_host: &str) -> Result<Box<dyn Stream>, RequestError> {
         Ok(Box::new(s))
     }
 }
+
+/// Produces a request body: calls its argument with consecutive slices of it.
+pub type BodyFn<'a> = dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<(), RequestError>) -> Result<(), RequestError> + 'a;
 
 /// Where a response body goes.
 pub enum Sink<'a> {
@@ -144,13 +147,6 @@ const BUF: usize = 256 << 10;
 const ERROR_BODY_LIMIT: usize = 8 << 10;
 const COLLECT_LIMIT: usize = 64 << 20;
 
-fn io_error(e: io::Error, what: &str) -> OpError {
-    match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => OpError::new("timeout", format!("{what}: timed out")),
-        _ => OpError::new("io", format!("{what}: {e}")),
-    }
-}
-
 impl Conn {
     pub fn new() -> Self {
         Conn { stream: None, buf: vec![0u8; BUF], start: 0, end: 0, reused: false }
@@ -162,7 +158,7 @@ impl Conn {
         self.end = 0;
     }
 
-    pub fn ensure(&mut self, ep: &Endpoint, sni_host: &str) -> Result<(), OpError> {
+    pub fn ensure(&mut self, ep: &Endpoint, sni_host: &str) -> Result<(), RequestError> {
         if self.stream.is_none() {
             self.stream = Some(ep.connect(sni_host)?);
             self.start = 0;
@@ -175,7 +171,7 @@ impl Conn {
     }
 
     /// Sends `head` then the body slices produced by `body`.
-    pub fn send(&mut self, head: &[u8], body_len: u64, body: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<(), OpError>) -> Result<(), OpError>) -> Result<(), OpError> {
+    pub fn send(&mut self, head: &[u8], body_len: u64, body: &mut BodyFn) -> Result<(), RequestError> {
         let stream = self.stream.as_mut().expect("connected");
         if body_len > 0 && body_len <= 16 << 10 {
             // one write for small requests
@@ -185,33 +181,33 @@ impl Conn {
                 one.extend_from_slice(s);
                 Ok(())
             })?;
-            return stream.write_all(&one).map_err(|e| io_error(e, "send"));
+            return stream.write_all(&one).map_err(|e| RequestError::io(e, "send"));
         }
-        stream.write_all(head).map_err(|e| io_error(e, "send"))?;
+        stream.write_all(head).map_err(|e| RequestError::io(e, "send"))?;
         if body_len > 0 {
             body(&mut |s: &[u8]| {
                 for chunk in s.chunks(1 << 20) {
-                    stream.write_all(chunk).map_err(|e| io_error(e, "send body"))?;
+                    stream.write_all(chunk).map_err(|e| RequestError::io(e, "send body"))?;
                 }
                 Ok(())
             })?;
         }
-        stream.flush().map_err(|e| io_error(e, "send"))
+        stream.flush().map_err(|e| RequestError::io(e, "send"))
     }
 
     /// Bytes before the next CRLF in the buffer, reading more as needed; ``eof`` says where it ran out.
-    fn line_length(&mut self, eof: &'static str) -> Result<usize, OpError> {
+    fn line_length(&mut self, eof: &'static str) -> Result<usize, RequestError> {
         loop {
             if let Some(p) = find_crlf(&self.buf[self.start..self.end]) {
                 return Ok(p);
             }
             if self.fill()? == 0 {
-                return Err(OpError::new("eof", eof));
+                return Err(RequestError::Eof(eof.into()));
             }
         }
     }
 
-    fn fill(&mut self) -> Result<usize, OpError> {
+    fn fill(&mut self) -> Result<usize, RequestError> {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -221,13 +217,13 @@ impl Conn {
             self.start = 0;
         }
         let stream = self.stream.as_mut().expect("connected");
-        let n = stream.read(&mut self.buf[self.end..]).map_err(|e| io_error(e, "receive"))?;
+        let n = stream.read(&mut self.buf[self.end..]).map_err(|e| RequestError::io(e, "receive"))?;
         self.end += n;
         Ok(n)
     }
 
     /// Reads one response; `head_request` responses have no body whatever their length says.
-    pub fn receive(&mut self, head_request: bool, sink: &mut Sink) -> Result<Response, OpError> {
+    pub fn receive(&mut self, head_request: bool, sink: &mut Sink) -> Result<Response, RequestError> {
         let mut first_byte = None;
         // headers
         let (status, content_length, chunked, close, etag, header_len) = loop {
@@ -268,16 +264,15 @@ impl Conn {
                         break (status, cl, chunked, close, etag, len);
                     }
                     Ok(httparse::Status::Partial) => {}
-                    Err(e) => return Err(OpError::new("protocol", format!("bad HTTP response: {e}"))),
+                    Err(e) => return Err(RequestError::Protocol(format!("bad HTTP response: {e}"))),
                 }
             }
             let n = self.fill()?;
             if n == 0 {
-                return Err(OpError::new("eof", "connection closed before a response"));
+                return Err(RequestError::Eof("connection closed before a response".into()));
             }
         };
         self.start += header_len;
-        let ok = (200..300).contains(&status);
         let mut resp = Response {
             status,
             content_length,
@@ -292,33 +287,13 @@ impl Conn {
         if no_body {
             return Ok(resp);
         }
-        let deliver = |resp: &mut Response, data: &[u8], sink: &mut Sink| {
-            if !ok {
-                let room = ERROR_BODY_LIMIT.saturating_sub(resp.error_body.len());
-                resp.error_body.extend_from_slice(&data[..data.len().min(room)]);
-            } else {
-                match sink {
-                    Sink::Discard => {}
-                    Sink::Collect(v) => {
-                        let room = COLLECT_LIMIT.saturating_sub(v.len());
-                        v.extend_from_slice(&data[..data.len().min(room)]);
-                    }
-                    Sink::Check(f) => {
-                        if !resp.mismatch && !f(resp.body_bytes, data) {
-                            resp.mismatch = true;
-                        }
-                    }
-                }
-            }
-            resp.body_bytes += data.len() as u64;
-        };
         if chunked {
             loop {
                 // chunk-size line
                 let line_end = self.line_length("connection closed inside a chunked body")?;
                 let line = std::str::from_utf8(&self.buf[self.start..self.start + line_end]).unwrap_or("");
                 let size = u64::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
-                    .map_err(|_| OpError::new("protocol", format!("bad chunk size {line:?}")))?;
+                    .map_err(|_| RequestError::Protocol(format!("bad chunk size {line:?}")))?;
                 self.start += line_end + 2;
                 if size == 0 {
                     // trailers until an empty line
@@ -331,56 +306,65 @@ impl Conn {
                     }
                     break;
                 }
-                let mut left = size;
-                while left > 0 {
-                    if self.start == self.end && self.fill()? == 0 {
-                        return Err(OpError::new("eof", "connection closed inside a chunk"));
-                    }
-                    let take = left.min((self.end - self.start) as u64) as usize;
-                    let (s, e) = (self.start, self.start + take);
-                    let data = &self.buf[s..e];
-                    deliver(&mut resp, data, sink);
-                    self.start = e;
-                    left -= take as u64;
-                }
+                self.body(Some(size), &mut resp, sink, "chunk")?;
                 while self.end - self.start < 2 {
                     if self.fill()? == 0 {
-                        return Err(OpError::new("eof", "connection closed after a chunk"));
+                        return Err(RequestError::Eof("connection closed after a chunk".into()));
                     }
                 }
                 self.start += 2;
             }
-        } else if let Some(len) = content_length {
-            let mut left = len;
-            while left > 0 {
-                if self.start == self.end && self.fill()? == 0 {
-                    return Err(OpError::new("eof", format!("connection closed with {left} body bytes missing")));
-                }
-                let take = left.min((self.end - self.start) as u64) as usize;
-                let (s, e) = (self.start, self.start + take);
-                let data = &self.buf[s..e];
-                deliver(&mut resp, data, sink);
-                self.start = e;
-                left -= take as u64;
-            }
         } else {
-            // body until close
-            loop {
-                if self.start == self.end && self.fill()? == 0 {
-                    break;
-                }
-                let (s, e) = (self.start, self.end);
-                let data = &self.buf[s..e];
-                deliver(&mut resp, data, sink);
-                self.start = e;
-            }
-            resp.close = true;
+            // Content-Length bytes; without a length, all until the server closes
+            self.body(content_length, &mut resp, sink, "body")?;
+            resp.close |= content_length.is_none();
         }
         if resp.close {
             self.close();
         }
         Ok(resp)
     }
+
+    /// Passes `len` body bytes (None: all until the server closes) to the sink; `part` names them
+    /// when the connection closes before.
+    fn body(&mut self, len: Option<u64>, resp: &mut Response, sink: &mut Sink, part: &str) -> Result<(), RequestError> {
+        let mut left = len.unwrap_or(u64::MAX);
+        while left > 0 {
+            if self.start == self.end && self.fill()? == 0 {
+                return match len {
+                    None => Ok(()),
+                    Some(_) => Err(RequestError::Eof(format!("connection closed with {left} {part} bytes missing"))),
+                };
+            }
+            let take = left.min((self.end - self.start) as u64) as usize;
+            deliver(resp, &self.buf[self.start..self.start + take], sink);
+            self.start += take;
+            left -= take as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Body bytes where they go: to the sink for a 2xx answer, else (the start of) the error document.
+fn deliver(resp: &mut Response, data: &[u8], sink: &mut Sink) {
+    if !(200..300).contains(&resp.status) {
+        let room = ERROR_BODY_LIMIT.saturating_sub(resp.error_body.len());
+        resp.error_body.extend_from_slice(&data[..data.len().min(room)]);
+    } else {
+        match sink {
+            Sink::Discard => {}
+            Sink::Collect(v) => {
+                let room = COLLECT_LIMIT.saturating_sub(v.len());
+                v.extend_from_slice(&data[..data.len().min(room)]);
+            }
+            Sink::Check(f) => {
+                if !resp.mismatch && !f(resp.body_bytes, data) {
+                    resp.mismatch = true;
+                }
+            }
+        }
+    }
+    resp.body_bytes += data.len() as u64;
 }
 
 fn find_crlf(data: &[u8]) -> Option<usize> {

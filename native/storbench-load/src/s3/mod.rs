@@ -1,19 +1,53 @@
 //! The S3 protocol: PUT (single and multipart), GET (whole and ranged), HEAD, LIST, DELETE,
 //! signed with SigV4, path-style or virtual-host addressing, one keep-alive connection per worker.
+//! Its job section is "s3" (`S3Config`); its ops are `ObjectOp`.
 
+mod error;
 pub mod http;
 pub mod sigv4;
 #[cfg(feature = "tls")]
 pub mod tls;
+mod worker;
 
-use crate::job::Job;
-use crate::load::{OpError, Outcome, Protocol, Request, Worker};
-use crate::payload::Payload;
-use http::{Conn, Endpoint, Response, Sink};
+pub use error::{PreflightError, Refusal, RequestError};
+pub use worker::S3Worker;
+
+use crate::core::payload::Payload;
+use crate::core::{operations, Error, Job, JobError, Protocol};
+use http::{Endpoint, Sink};
 use serde::{Deserialize, Serialize};
-use sigv4::{amz_date, canonical_query, now_unix, uri_encode, Signer, EMPTY_SHA256, UNSIGNED};
 use std::sync::Arc;
 use std::time::Duration;
+use worker::xml_tag;
+
+operations! {
+    /// The S3 operations, by their names in the job's mix.
+    pub enum ObjectOp {
+        Put => Sequential,
+        Get => Random,
+        Head => Random,
+        List => Random,
+        Delete => Consume,
+    }
+}
+
+/// "path" (http://host/bucket/key) or "virtual" (http://bucket.host/key).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Addressing {
+    #[default]
+    Path,
+    Virtual,
+}
+
+/// "unsigned" (UNSIGNED-PAYLOAD, no hashing of bodies) or "signed" (SHA-256 of every body).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PayloadSigning {
+    #[default]
+    Unsigned,
+    Signed,
+}
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -21,18 +55,19 @@ pub struct S3Config {
     pub endpoint: String,
     #[serde(default = "default_region")]
     pub region: String,
+    /// Never echoed into the result.
+    #[serde(skip_serializing)]
     pub access_key: String,
+    #[serde(skip_serializing)]
     pub secret_key: String,
     pub bucket: String,
     /// Object keys are `<prefix>obj-<key number>`; LIST lists this prefix.
     #[serde(default)]
     pub prefix: String,
-    /// "path" (http://host/bucket/key) or "virtual" (http://bucket.host/key).
-    #[serde(default = "default_addressing")]
-    pub addressing: String,
-    /// "unsigned" (UNSIGNED-PAYLOAD, no hashing of bodies) or "signed" (SHA-256 of every body).
-    #[serde(default = "default_signing")]
-    pub payload_signing: String,
+    #[serde(default)]
+    pub addressing: Addressing,
+    #[serde(default)]
+    pub payload_signing: PayloadSigning,
     /// Objects of at least this many bytes are written by multipart upload (0: never).
     #[serde(default)]
     pub multipart_threshold: u64,
@@ -52,12 +87,6 @@ pub struct S3Config {
 fn default_region() -> String {
     "us-east-1".into()
 }
-fn default_addressing() -> String {
-    "path".into()
-}
-fn default_signing() -> String {
-    "unsigned".into()
-}
 fn default_part() -> u64 {
     8 << 20
 }
@@ -71,394 +100,201 @@ fn default_timeout() -> f64 {
     60.0
 }
 
-pub const OPS: &[&str] = &["put", "get", "head", "list", "delete"];
-
-struct Inner {
+/// What the workers share.
+struct Shared {
     cfg: S3Config,
     ep: Endpoint,
     payload: Payload,
     verify: bool,
-    ops: Vec<String>,
     signed: bool,
     virtual_host: bool,
 }
 
 pub struct S3 {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
 }
 
-impl S3 {
-    pub fn new(job: &Job) -> Result<Self, String> {
-        let cfg = job.s3.clone().ok_or("job: protocol s3 needs an \"s3\" section")?;
+impl Protocol for S3 {
+    const NAME: &'static str = "s3";
+    type Config = S3Config;
+    type Worker = S3Worker;
+
+    fn setup(job: &Job<ObjectOp>, cfg: S3Config) -> Result<Self, Error> {
         if cfg.bucket.is_empty() {
-            return Err("job: s3.bucket is empty".into());
+            return Err(JobError::Invalid("s3.bucket is empty").into());
         }
-        let virtual_host = match cfg.addressing.as_str() {
-            "path" => false,
-            "virtual" => true,
-            other => return Err(format!("job: s3.addressing {other:?}: allowed path, virtual")),
-        };
-        let signed = match cfg.payload_signing.as_str() {
-            "unsigned" => false,
-            "signed" => true,
-            other => return Err(format!("job: s3.payload_signing {other:?}: allowed unsigned, signed")),
-        };
         if cfg.multipart_threshold > 0 && cfg.part_size < 5 << 20 {
-            return Err("job: s3.part_size must be at least 5 MiB (S3's minimum part)".into());
+            return Err(JobError::Invalid("s3.part_size must be at least 5 MiB (S3's minimum part)").into());
         }
         let ep = Endpoint::parse(
             &cfg.endpoint,
             Duration::from_secs_f64(cfg.connect_timeout_s),
             Duration::from_secs_f64(cfg.timeout_s),
             cfg.insecure_tls,
-        )?;
+        )
+        .map_err(Error::protocol)?;
         Ok(S3 {
-            inner: Arc::new(Inner {
+            shared: Arc::new(Shared {
                 ep,
                 payload: Payload::new(job.payload_seed),
                 verify: job.verify,
-                ops: job.mix.iter().map(|m| m.op.clone()).collect(),
-                signed,
-                virtual_host,
+                signed: cfg.payload_signing == PayloadSigning::Signed,
+                virtual_host: cfg.addressing == Addressing::Virtual,
                 cfg,
             }),
         })
     }
-}
 
-impl Protocol for S3 {
-    type W = S3Worker;
-
-    fn known_ops(&self) -> &'static [&'static str] {
-        OPS
-    }
-    fn consumes_keys(&self, op: &str) -> bool {
-        op == "delete"
-    }
-    fn default_sequential(&self, op: &str) -> bool {
-        op == "put" || op == "delete"
-    }
-
-    fn preflight(&self) -> Result<(), String> {
+    /// Lists one key of the bucket: the endpoint answers, takes the credentials, has the bucket.
+    fn preflight(&self) -> Result<(), Error> {
         let mut w = self.worker(u32::MAX);
-        let cfg = &self.inner.cfg;
+        let cfg = &self.shared.cfg;
         let mut body = Vec::new();
         let result = w.request("GET", None, &[("list-type", "2"), ("max-keys", "1"), ("prefix", &cfg.prefix)], None, 0,
                                &mut |_| Ok(()), false, &mut Sink::Collect(&mut body));
-        let where_ = format!("S3 endpoint {}", cfg.endpoint);
-        match result {
-            Err(e) if e.kind == "connect" => Err(format!("{where_}: {}", e.message)),
-            Err(e) if e.kind == "timeout" => Err(format!("{where_} did not answer within {:.0} s", cfg.timeout_s)),
-            Err(e) => Err(format!("{where_}: {}", e.message)),
-            Ok(resp) if (200..300).contains(&resp.status) => Ok(()),
+        let endpoint = cfg.endpoint.clone();
+        let failure = match result {
+            Ok(resp) if (200..300).contains(&resp.status) => return Ok(()),
+            Err(RequestError::Timeout(_)) => PreflightError::Timeout { endpoint, seconds: cfg.timeout_s },
+            Err(cause) => PreflightError::Request { endpoint, cause },
             Ok(resp) => {
                 let code = xml_tag(&resp.error_body, "Code").unwrap_or_default();
                 let message = xml_tag(&resp.error_body, "Message").unwrap_or_default();
-                let detail = if code.is_empty() { format!("HTTP {}", resp.status) } else { format!("HTTP {} {code}", resp.status) };
-                let detail = if message.is_empty() { detail } else { format!("{detail}: {message}") };
-                match (resp.status, code.as_str()) {
-                    (403, _) | (401, _) | (_, "InvalidAccessKeyId") | (_, "SignatureDoesNotMatch") | (_, "AccessDenied") => {
-                        Err(format!("{where_} refused the credentials for bucket {} ({detail})", cfg.bucket))
-                    }
-                    (404, _) | (_, "NoSuchBucket") => Err(format!("{where_}: bucket {} does not exist ({detail})", cfg.bucket)),
-                    _ => Err(format!("{where_}: listing bucket {} failed ({detail})", cfg.bucket)),
-                }
+                let refusal = match (resp.status, code.as_str()) {
+                    (401 | 403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => Refusal::Credentials,
+                    (404, _) | (_, "NoSuchBucket") => Refusal::NoBucket,
+                    _ => Refusal::Other,
+                };
+                PreflightError::Refused { endpoint, bucket: cfg.bucket.clone(), refusal, status: resp.status, code, message }
             }
-        }
+        };
+        Err(Error::protocol(failure))
     }
 
     fn worker(&self, _index: u32) -> S3Worker {
-        let inner = self.inner.clone();
-        let signer = Signer::new(&inner.cfg.access_key, &inner.cfg.secret_key, &inner.cfg.region);
-        S3Worker { inner, signer, conn: Conn::new(), list_token: None, stamp: (0, String::new(), String::new()) }
-    }
-}
-
-pub struct S3Worker {
-    inner: Arc<Inner>,
-    signer: Signer,
-    conn: Conn,
-    list_token: Option<String>,
-    stamp: (u64, String, String),
-}
-
-pub fn xml_tag(body: &[u8], tag: &str) -> Option<String> {
-    let text = std::str::from_utf8(body).ok()?;
-    let open = format!("<{tag}>");
-    let start = text.find(&open)? + open.len();
-    let end = text[start..].find(&format!("</{tag}>"))? + start;
-    Some(xml_unescape(&text[start..end]))
-}
-
-fn xml_unescape(s: &str) -> String {
-    s.replace("&quot;", "\"").replace("&apos;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-}
-
-fn http_error(resp: &Response, what: &str) -> OpError {
-    let code = xml_tag(&resp.error_body, "Code");
-    let kind = match &code {
-        Some(c) => format!("http_{}_{}", resp.status, c),
-        None => format!("http_{}", resp.status),
-    };
-    let message = xml_tag(&resp.error_body, "Message").unwrap_or_default();
-    OpError::new(kind, format!("{what}: HTTP {} {} {}", resp.status, code.unwrap_or_default(), message).trim().to_string())
-}
-
-type BodyFn<'a> = dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<(), OpError>) -> Result<(), OpError> + 'a;
-
-impl S3Worker {
-    pub fn object_name(&self, key: u64) -> String {
-        format!("{}obj-{:010}", self.inner.cfg.prefix, key)
-    }
-
-    fn dates(&mut self) -> (String, String) {
-        let now = now_unix();
-        if self.stamp.0 != now {
-            let (s, d) = amz_date(now);
-            self.stamp = (now, s, d);
-        }
-        (self.stamp.1.clone(), self.stamp.2.clone())
-    }
-
-    /// One signed request on the worker's connection; a stale keep-alive connection is retried once.
-    #[allow(clippy::too_many_arguments)]
-    pub fn request(&mut self, method: &str, key: Option<&str>, query: &[(&str, &str)], range: Option<(u64, u64)>,
-                   body_len: u64, body: &mut BodyFn, head_request: bool, sink: &mut Sink) -> Result<Response, OpError> {
-        let inner = self.inner.clone();
-        let cfg = &inner.cfg;
-        let authority = inner.ep.authority();
-        let (host, path) = if inner.virtual_host {
-            (format!("{}.{authority}", cfg.bucket), format!("/{}", key.map(|k| uri_encode(k, true)).unwrap_or_default()))
-        } else {
-            let mut p = format!("/{}", uri_encode(&cfg.bucket, false));
-            if let Some(k) = key {
-                p.push('/');
-                p.push_str(&uri_encode(k, true));
-            }
-            (authority.clone(), p)
-        };
-        let sni = if inner.virtual_host { format!("{}.{}", cfg.bucket, inner.ep.host) } else { inner.ep.host.clone() };
-        let q = canonical_query(query);
-        let hash_owned;
-        let payload_hash: &str = if body_len == 0 {
-            EMPTY_SHA256
-        } else if inner.signed {
-            let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
-            body(&mut |s: &[u8]| {
-                sha2::Digest::update(&mut hasher, s);
-                Ok(())
-            })?;
-            hash_owned = sigv4::hex(&sha2::Digest::finalize(hasher));
-            &hash_owned
-        } else {
-            UNSIGNED
-        };
-        let range_value = range.map(|(off, len)| format!("bytes={}-{}", off, off + len - 1));
-        let (stamp, date) = self.dates();
-        let mut signed_headers: Vec<(&str, &str)> = vec![("host", &host)];
-        if let Some(r) = &range_value {
-            signed_headers.push(("range", r));
-        }
-        signed_headers.push(("x-amz-content-sha256", payload_hash));
-        signed_headers.push(("x-amz-date", &stamp));
-        let auth = self.signer.authorization(method, &path, &q, &signed_headers, payload_hash, &stamp, &date);
-        let mut head = String::with_capacity(512);
-        head.push_str(method);
-        head.push(' ');
-        head.push_str(&path);
-        if !q.is_empty() {
-            head.push('?');
-            head.push_str(&q);
-        }
-        head.push_str(" HTTP/1.1\r\nHost: ");
-        head.push_str(&host);
-        head.push_str("\r\nx-amz-date: ");
-        head.push_str(&stamp);
-        head.push_str("\r\nx-amz-content-sha256: ");
-        head.push_str(payload_hash);
-        head.push_str("\r\nAuthorization: ");
-        head.push_str(&auth);
-        if let Some(r) = &range_value {
-            head.push_str("\r\nRange: ");
-            head.push_str(r);
-        }
-        if body_len > 0 || method == "PUT" || method == "POST" {
-            head.push_str("\r\nContent-Length: ");
-            head.push_str(&body_len.to_string());
-        }
-        head.push_str("\r\n\r\n");
-        for attempt in 0..2 {
-            self.conn.ensure(&inner.ep, &sni)?;
-            let reused = self.conn.reused;
-            let sent = self.conn.send(head.as_bytes(), body_len, body);
-            let result = sent.and_then(|_| self.conn.receive(head_request, sink));
-            match result {
-                Ok(resp) => return Ok(resp),
-                Err(e) => {
-                    self.conn.close();
-                    let stale = reused && (e.kind == "eof" || e.kind == "io") && attempt == 0;
-                    if !stale {
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        unreachable!()
-    }
-
-    fn put(&mut self, name: &str, key: u64, size: u64) -> Result<Outcome, OpError> {
-        let cfg_threshold = self.inner.cfg.multipart_threshold;
-        if cfg_threshold > 0 && size >= cfg_threshold {
-            return self.multipart_put(name, key, size);
-        }
-        let inner = self.inner.clone();
-        let resp = self.request("PUT", Some(name), &[], None, size,
-                                &mut |f| inner.payload.for_each_slice(key, 0, size, |s| f(s)), false, &mut Sink::Discard)?;
-        if !(200..300).contains(&resp.status) {
-            return Err(http_error(&resp, "PUT"));
-        }
-        Ok(Outcome { bytes: size, first_byte: Some(resp.first_byte) })
-    }
-
-    fn multipart_put(&mut self, name: &str, key: u64, size: u64) -> Result<Outcome, OpError> {
-        let inner = self.inner.clone();
-        let mut body = Vec::new();
-        let resp = self.request("POST", Some(name), &[("uploads", "")], None, 0, &mut |_| Ok(()), false, &mut Sink::Collect(&mut body))?;
-        if !(200..300).contains(&resp.status) {
-            return Err(http_error(&resp, "multipart initiate"));
-        }
-        let upload_id = xml_tag(&body, "UploadId").ok_or_else(|| OpError::new("protocol", "multipart initiate: no UploadId"))?;
-        let part_size = inner.cfg.part_size;
-        let parts = size.div_ceil(part_size).max(1);
-        let mut etags = Vec::with_capacity(parts as usize);
-        let result = (|| -> Result<(), OpError> {
-            for n in 0..parts {
-                let off = n * part_size;
-                let len = part_size.min(size - off);
-                let number = (n + 1).to_string();
-                let resp = self.request("PUT", Some(name), &[("partNumber", &number), ("uploadId", &upload_id)], None, len,
-                                        &mut |f| inner.payload.for_each_slice(key, off, len, |s| f(s)), false, &mut Sink::Discard)?;
-                if !(200..300).contains(&resp.status) {
-                    return Err(http_error(&resp, "multipart part"));
-                }
-                etags.push(resp.etag.clone().unwrap_or_default());
-            }
-            let mut xml = String::from("<CompleteMultipartUpload>");
-            for (i, etag) in etags.iter().enumerate() {
-                xml.push_str(&format!("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etag));
-            }
-            xml.push_str("</CompleteMultipartUpload>");
-            let bytes = xml.into_bytes();
-            let mut answer = Vec::new();
-            let resp = self.request("POST", Some(name), &[("uploadId", &upload_id)], None, bytes.len() as u64,
-                                    &mut |f| f(&bytes), false, &mut Sink::Collect(&mut answer))?;
-            if !(200..300).contains(&resp.status) {
-                return Err(http_error(&resp, "multipart complete"));
-            }
-            if xml_tag(&answer, "Code").is_some() {
-                let code = xml_tag(&answer, "Code").unwrap_or_default();
-                return Err(OpError::new(format!("http_200_{code}"), format!("multipart complete: {code}")));
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            let _ = self.request("DELETE", Some(name), &[("uploadId", &upload_id)], None, 0, &mut |_| Ok(()), false, &mut Sink::Discard);
-            return Err(e);
-        }
-        Ok(Outcome { bytes: size, first_byte: None })
-    }
-
-    fn get(&mut self, name: &str, key: u64, size: u64, range: Option<(u64, u64)>) -> Result<Outcome, OpError> {
-        let inner = self.inner.clone();
-        let (offset, expected) = range.unwrap_or((0, size));
-        let resp = if inner.verify {
-            let mut check = |at: u64, data: &[u8]| inner.payload.matches(key, offset + at, data);
-            self.request("GET", Some(name), &[], range, 0, &mut |_| Ok(()), false, &mut Sink::Check(&mut check))?
-        } else {
-            self.request("GET", Some(name), &[], range, 0, &mut |_| Ok(()), false, &mut Sink::Discard)?
-        };
-        if !(200..300).contains(&resp.status) {
-            return Err(http_error(&resp, "GET"));
-        }
-        if inner.verify {
-            if resp.body_bytes != expected {
-                return Err(OpError::new("verify_size", format!("GET {name}: {} bytes, expected {expected}", resp.body_bytes)));
-            }
-            if resp.mismatch {
-                return Err(OpError::new("verify", format!("GET {name}: content differs from what was written")));
-            }
-        }
-        Ok(Outcome { bytes: resp.body_bytes, first_byte: Some(resp.first_byte) })
-    }
-
-    fn head(&mut self, name: &str, size: u64) -> Result<Outcome, OpError> {
-        let resp = self.request("HEAD", Some(name), &[], None, 0, &mut |_| Ok(()), true, &mut Sink::Discard)?;
-        if !(200..300).contains(&resp.status) {
-            return Err(http_error(&resp, "HEAD"));
-        }
-        if self.inner.verify && resp.content_length != Some(size) {
-            return Err(OpError::new("verify_size", format!("HEAD {name}: size {:?}, expected {size}", resp.content_length)));
-        }
-        Ok(Outcome { bytes: 0, first_byte: Some(resp.first_byte) })
-    }
-
-    fn list(&mut self) -> Result<Outcome, OpError> {
-        let inner = self.inner.clone();
-        let max_keys = inner.cfg.list_max_keys.to_string();
-        let token = self.list_token.take();
-        let mut query: Vec<(&str, &str)> = vec![("list-type", "2"), ("max-keys", &max_keys), ("prefix", &inner.cfg.prefix)];
-        if let Some(t) = &token {
-            query.push(("continuation-token", t));
-        }
-        let mut body = Vec::new();
-        let resp = self.request("GET", None, &query, None, 0, &mut |_| Ok(()), false, &mut Sink::Collect(&mut body))?;
-        if !(200..300).contains(&resp.status) {
-            return Err(http_error(&resp, "LIST"));
-        }
-        if xml_tag(&body, "IsTruncated").as_deref() == Some("true") {
-            self.list_token = xml_tag(&body, "NextContinuationToken");
-        }
-        Ok(Outcome { bytes: resp.body_bytes, first_byte: Some(resp.first_byte) })
-    }
-
-    fn delete(&mut self, name: &str) -> Result<Outcome, OpError> {
-        let resp = self.request("DELETE", Some(name), &[], None, 0, &mut |_| Ok(()), false, &mut Sink::Discard)?;
-        if !(200..300).contains(&resp.status) {
-            return Err(http_error(&resp, "DELETE"));
-        }
-        Ok(Outcome { bytes: 0, first_byte: Some(resp.first_byte) })
-    }
-}
-
-impl Worker for S3Worker {
-    fn execute(&mut self, req: &Request) -> Result<Outcome, OpError> {
-        let name = self.object_name(req.key);
-        let op = self.inner.ops[req.op].clone();
-        match op.as_str() {
-            "put" => self.put(&name, req.key, req.size),
-            "get" => self.get(&name, req.key, req.size, req.range),
-            "head" => self.head(&name, req.size),
-            "list" => self.list(),
-            "delete" => self.delete(&name),
-            other => Err(OpError::new("job", format!("unknown op {other}"))),
-        }
+        S3Worker::new(self.shared.clone())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::{job, KeyUse, OpFailure as _, Operation as _};
+    use serde_json::json;
+    use std::path::Path;
 
-    #[test]
-    fn xml_tags() {
-        let body = b"<Error><Code>NoSuchKey</Code><Message>The key &amp; more</Message></Error>";
-        assert_eq!(xml_tag(body, "Code").as_deref(), Some("NoSuchKey"));
-        assert_eq!(xml_tag(body, "Message").as_deref(), Some("The key & more"));
-        assert_eq!(xml_tag(body, "UploadId"), None);
+    fn s3_job(extra: serde_json::Value) -> Result<(Job<ObjectOp>, S3Config), JobError> {
+        let mut doc = json!({"protocol": "s3", "mix": [{"op": "put"}], "ops": 1,
+                             "s3": {"endpoint": "http://127.0.0.1:9", "access_key": "AK", "secret_key": "SK",
+                                    "bucket": "b"}});
+        for (k, v) in extra.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        job::parse(doc, S3::NAME, Path::new("j.json"))
     }
 
     #[test]
-    fn sha_of_empty() {
-        assert_eq!(sigv4::sha256_hex(b""), EMPTY_SHA256);
+    fn ops_parse_by_their_job_names_and_unknown_ones_are_refused() {
+        for (name, op) in [("put", ObjectOp::Put), ("get", ObjectOp::Get), ("head", ObjectOp::Head),
+                           ("list", ObjectOp::List), ("delete", ObjectOp::Delete)] {
+            assert_eq!(serde_json::from_value::<ObjectOp>(json!(name)).unwrap(), op);
+            assert_eq!(op.name(), name);
+            assert_eq!(serde_json::to_value(op).unwrap(), json!(name));
+        }
+        assert_eq!(ObjectOp::ALL.len(), 5);
+        let err = serde_json::from_value::<ObjectOp>(json!("post")).unwrap_err().to_string();
+        assert_eq!(err, "unknown op \"post\"; allowed: put, get, head, list, delete");
+        assert!(serde_json::from_value::<ObjectOp>(json!("PUT")).is_err());
+        assert!(serde_json::from_value::<ObjectOp>(json!(1)).is_err());
+        let err = s3_job(json!({"mix": [{"op": "get"}, {"op": "copy"}]})).unwrap_err().to_string();
+        assert_eq!(err, "job j.json: unknown op \"copy\"; allowed: put, get, head, list, delete");
+        assert_eq!([ObjectOp::Put, ObjectOp::Get, ObjectOp::Delete].map(ObjectOp::keys),
+                   [KeyUse::Sequential, KeyUse::Random, KeyUse::Consume]);
+    }
+
+    #[test]
+    fn the_section_defaults_and_never_echoes_secrets() {
+        let (job, cfg) = s3_job(json!({})).unwrap();
+        assert_eq!((cfg.addressing, cfg.payload_signing), (Addressing::Path, PayloadSigning::Unsigned));
+        let echoed = job::echo(&job, S3::NAME, &cfg);
+        assert_eq!(echoed["protocol"], "s3");
+        assert_eq!(echoed["s3"]["addressing"], "path");
+        assert_eq!(echoed["s3"]["region"], "us-east-1");
+        assert!(echoed["s3"].get("access_key").is_none() && echoed["s3"].get("secret_key").is_none());
+        let (_, cfg) = s3_job(json!({"s3": {"endpoint": "http://h", "access_key": "", "secret_key": "", "bucket": "b",
+                                            "addressing": "virtual", "payload_signing": "signed"}})).unwrap();
+        assert_eq!((cfg.addressing, cfg.payload_signing), (Addressing::Virtual, PayloadSigning::Signed));
+        let err = s3_job(json!({"s3": {"endpoint": "http://h", "access_key": "", "secret_key": "", "bucket": "b",
+                                       "addressing": "dns"}})).unwrap_err().to_string();
+        assert!(err.starts_with("job j.json: s3: unknown variant `dns`, expected `path` or `virtual`"), "{err}");
+    }
+
+    #[test]
+    fn setup_refuses_a_bad_section() {
+        let setup = |s3: serde_json::Value| {
+            let (job, cfg) = s3_job(json!({ "s3": s3 })).unwrap();
+            S3::setup(&job, cfg).err().map(|e| e.to_string())
+        };
+        let section = |extra: serde_json::Value| {
+            let mut s3 = json!({"endpoint": "http://127.0.0.1:9", "access_key": "a", "secret_key": "s", "bucket": "b"});
+            for (k, v) in extra.as_object().unwrap() {
+                s3[k] = v.clone();
+            }
+            s3
+        };
+        assert_eq!(setup(section(json!({}))), None);
+        assert_eq!(setup(section(json!({"bucket": ""}))).unwrap(), "job: s3.bucket is empty");
+        assert_eq!(setup(section(json!({"multipart_threshold": 1, "part_size": 1024}))).unwrap(),
+                   "job: s3.part_size must be at least 5 MiB (S3's minimum part)");
+        assert_eq!(setup(section(json!({"endpoint": "ftp://h"}))).unwrap(),
+                   "endpoint \"ftp://h\": expected http://host:port or https://host:port");
+        assert_eq!(setup(section(json!({"endpoint": "http://h:port"}))).unwrap(), "endpoint http://h:port: bad port");
+        assert_eq!(setup(section(json!({"endpoint": "http://:80"}))).unwrap(), "endpoint http://:80: no host");
+    }
+
+    #[test]
+    fn request_errors_have_stable_kinds_and_one_line_messages() {
+        let http = |code: Option<&str>, message: &str| RequestError::Http {
+            what: "GET", status: 404, code: code.map(String::from), message: message.into(),
+        };
+        let e = http(Some("NoSuchKey"), "The specified key does not exist.");
+        assert_eq!((e.kind().as_ref(), e.to_string().as_str()),
+                   ("http_404_NoSuchKey", "GET: HTTP 404 NoSuchKey The specified key does not exist."));
+        let e = http(None, "");
+        assert_eq!((e.kind().as_ref(), e.to_string().as_str()), ("http_404", "GET: HTTP 404"));
+        let timeout = RequestError::io(std::io::ErrorKind::WouldBlock.into(), "receive");
+        assert_eq!((timeout.kind().as_ref(), timeout.to_string().as_str()), ("timeout", "receive: timed out"));
+        let reset = RequestError::io(std::io::Error::other("reset"), "send");
+        assert_eq!((reset.kind().as_ref(), reset.to_string().as_str()), ("io", "send: reset"));
+        assert_eq!(RequestError::Verify("GET k: differs".into()).kind(), "verify");
+        assert_eq!(RequestError::VerifySize("GET k: 1 bytes".into()).kind(), "verify_size");
+        assert_eq!(RequestError::Eof("connection closed".into()).kind(), "eof");
+    }
+
+    #[test]
+    fn preflight_failures_name_the_endpoint_and_the_cause() {
+        let endpoint = "http://s3:8333".to_string();
+        let refused = |refusal, status, code: &str| PreflightError::Refused {
+            endpoint: endpoint.clone(), bucket: "b".into(), refusal, status, code: code.into(), message: "Denied".into(),
+        }
+        .to_string();
+        assert_eq!(refused(Refusal::Credentials, 403, "AccessDenied"),
+                   "S3 endpoint http://s3:8333 refused the credentials for bucket b (HTTP 403 AccessDenied: Denied)");
+        assert_eq!(refused(Refusal::NoBucket, 404, ""), "S3 endpoint http://s3:8333: bucket b does not exist (HTTP 404: Denied)");
+        assert_eq!(refused(Refusal::Other, 500, "InternalError"),
+                   "S3 endpoint http://s3:8333: listing bucket b failed (HTTP 500 InternalError: Denied)");
+        let timeout = PreflightError::Timeout { endpoint: endpoint.clone(), seconds: 60.0 };
+        assert_eq!(timeout.to_string(), "S3 endpoint http://s3:8333 did not answer within 60 s");
+        let cause = RequestError::Connect { host: "s3".into(), port: 8333, source: std::io::ErrorKind::ConnectionRefused.into() };
+        let unreachable = PreflightError::Request { endpoint, cause }.to_string();
+        assert!(unreachable.starts_with("S3 endpoint http://s3:8333: cannot connect to s3:8333: "), "{unreachable}");
+    }
+
+    #[test]
+    fn preflight_of_an_unreachable_endpoint_is_fatal() {
+        let (job, cfg) = s3_job(json!({})).unwrap();
+        let s3 = S3::setup(&job, cfg).unwrap();
+        let err = s3.preflight().unwrap_err().to_string();
+        assert!(err.starts_with("S3 endpoint http://127.0.0.1:9: cannot connect to 127.0.0.1:9"), "{err}");
     }
 }

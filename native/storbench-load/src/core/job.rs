@@ -1,16 +1,18 @@
-//! The job document (JSON in). Protocol-neutral fields at the top; each protocol has its own section.
+//! The job document (JSON in). Besides the protocol-neutral fields below it has a "protocol"
+//! (which `main` dispatches on) and that protocol's own section, named after it ("s3": {...}),
+//! which the protocol module reads: `parse` takes both out and reads the rest as a `Job`.
 
+use super::error::JobError;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Job {
-    /// "s3" today; the core below knows nothing about it.
-    pub protocol: String,
-    #[serde(default)]
-    pub s3: Option<crate::s3::S3Config>,
-    /// Operation mix: names are the protocol's (s3: put, get, head, list, delete).
-    pub mix: Vec<MixEntry>,
+pub struct Job<Op> {
+    /// Operation mix: `Op` is the protocol's operation enum (s3: put, get, head, list, delete).
+    pub mix: Vec<MixEntry<Op>>,
     #[serde(default)]
     pub object_size: SizeDist,
     /// Number of keys in the key space (0..objects).
@@ -66,13 +68,13 @@ fn yes() -> bool {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct MixEntry {
-    pub op: String,
+pub struct MixEntry<Op> {
+    pub op: Op,
     #[serde(default = "one_f")]
     pub weight: f64,
-    /// "sequential" or "random"; default: put and delete sequential, others random.
+    /// Default: the op's own (`Operation::keys`).
     #[serde(default)]
-    pub keys: Option<String>,
+    pub keys: Option<KeyOrder>,
     /// Ranged reads: bytes per request (0: whole object).
     #[serde(default)]
     pub range_bytes: u64,
@@ -80,6 +82,14 @@ pub struct MixEntry {
 
 fn one_f() -> f64 {
     1.0
+}
+
+/// How an op picks its keys: in order (striped over processes) or uniformly at random.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyOrder {
+    Sequential,
+    Random,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -121,38 +131,67 @@ impl Load {
     }
 }
 
-impl Job {
-    pub fn validate(&self) -> Result<(), String> {
+impl<Op> Job<Op> {
+    pub fn validate(&self) -> Result<(), JobError> {
         if self.mix.is_empty() {
-            return Err("job: mix is empty".into());
+            return Err(JobError::EmptyMix);
         }
         if self.mix.iter().any(|m| !(m.weight >= 0.0)) || self.mix.iter().all(|m| m.weight <= 0.0) {
-            return Err("job: mix weights must be >= 0 with at least one > 0".into());
+            return Err(JobError::MixWeights);
         }
         if self.objects == 0 {
-            return Err("job: objects must be at least 1".into());
+            return Err(JobError::NoObjects);
         }
         if self.process_count == 0 || self.process_index >= self.process_count {
-            return Err("job: process_index must be below process_count".into());
+            return Err(JobError::ProcessIndex);
         }
         if self.duration_s <= 0.0 && self.ops == 0 {
-            return Err("job: set duration_s or ops".into());
+            return Err(JobError::NoEnd);
         }
         match &self.load {
-            Load::Closed { concurrency } if *concurrency == 0 => return Err("job: concurrency must be >= 1".into()),
+            Load::Closed { concurrency } if *concurrency == 0 => return Err(JobError::Concurrency),
             Load::Open { rate, max_outstanding } if !(*rate > 0.0) || *max_outstanding == 0 => {
-                return Err("job: open loop needs rate > 0 and max_outstanding >= 1".into())
+                return Err(JobError::OpenLoop)
             }
             _ => {}
         }
         match &self.object_size {
             SizeDist::Fixed { .. } => {}
-            SizeDist::Uniform { min, max } if min > max => return Err("job: object_size min > max".into()),
+            SizeDist::Uniform { min, max } if min > max => return Err(JobError::SizeRange),
             SizeDist::Choice { sizes, weights } if sizes.is_empty() || (!weights.is_empty() && weights.len() != sizes.len()) => {
-                return Err("job: object_size choice needs sizes (and as many weights)".into())
+                return Err(JobError::SizeChoice)
             }
             _ => {}
         }
         Ok(())
     }
+}
+
+/// The job file as a JSON document (its protocol not yet known).
+pub fn read(path: &Path) -> Result<Value, JobError> {
+    let text = std::fs::read_to_string(path).map_err(|source| JobError::Read { path: path.to_path_buf(), source })?;
+    serde_json::from_str(&text).map_err(|source| JobError::Parse { at: format!("job {}", path.display()), source })
+}
+
+/// The job and its protocol's section (`section`, which must be there), from the document `read` returned.
+pub fn parse<Op: DeserializeOwned, Config: DeserializeOwned>(mut doc: Value, section: &'static str, path: &Path)
+                                                             -> Result<(Job<Op>, Config), JobError> {
+    let config = doc.as_object_mut().and_then(|map| {
+        map.remove("protocol");
+        map.remove(section)
+    });
+    let at = format!("job {}", path.display());
+    let job = serde_json::from_value(doc).map_err(|source| JobError::Parse { at: at.clone(), source })?;
+    let config = config.filter(|c| !c.is_null()).ok_or(JobError::MissingSection(section))?;
+    let config = serde_json::from_value(config).map_err(|source| JobError::Parse { at: format!("{at}: {section}"), source })?;
+    Ok((job, config))
+}
+
+/// The job as the result echoes it: the protocol and its section back in (as the section serializes:
+/// a protocol leaves its secrets out).
+pub fn echo<Op: Serialize>(job: &Job<Op>, protocol: &str, config: &impl Serialize) -> Value {
+    let mut v = serde_json::to_value(job).expect("job json");
+    v["protocol"] = Value::from(protocol);
+    v[protocol] = serde_json::to_value(config).expect("job json");
+    v
 }

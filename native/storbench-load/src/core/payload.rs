@@ -5,7 +5,7 @@
 //! writing an object costs no generation at all and a read is checked with memcmp. Objects
 //! larger than the buffer repeat with its period (only long-window compressors could see it).
 
-use crate::job::SizeDist;
+use super::job::SizeDist;
 
 pub const BUFFER_LEN: usize = 32 << 20;
 

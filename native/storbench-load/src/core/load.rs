@@ -2,55 +2,13 @@
 //! schedule of intended start times, latency measured from the intended start, at most
 //! `max_outstanding` requests in flight). A protocol supplies workers that execute one request.
 
-use crate::job::{Job, Load, SizeDist};
-use crate::payload::{size_for, Rng};
-use crate::stats::WorkerStats;
+use super::job::{Job, KeyOrder, Load, SizeDist};
+use super::payload::{size_for, Rng};
+use super::stats::WorkerStats;
+use super::{KeyUse, OpFailure as _, OpOf, Operation, Protocol, Request, Worker};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// One request as the core planned it: which mix entry, which key, which bytes.
-pub struct Request {
-    pub op: usize,
-    pub key: u64,
-    pub size: u64,
-    /// (offset, length) for ranged reads.
-    pub range: Option<(u64, u64)>,
-}
-
-pub struct Outcome {
-    /// Payload bytes moved (request body for writes, response body for reads).
-    pub bytes: u64,
-    pub first_byte: Option<Instant>,
-}
-
-#[derive(Debug)]
-pub struct OpError {
-    pub kind: String,
-    pub message: String,
-}
-
-impl OpError {
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        OpError { kind: kind.into(), message: message.into() }
-    }
-}
-
-pub trait Worker: Send {
-    fn execute(&mut self, req: &Request) -> Result<Outcome, OpError>;
-}
-
-pub trait Protocol: Sync {
-    type W: Worker;
-    /// Op names this protocol knows (checked against the job's mix).
-    fn known_ops(&self) -> &'static [&'static str];
-    /// Ops that use each key once (sequential keys do not wrap around): e.g. delete.
-    fn consumes_keys(&self, op: &str) -> bool;
-    fn default_sequential(&self, op: &str) -> bool;
-    /// Endpoint and credentials checked before the load starts; Err is one line.
-    fn preflight(&self) -> Result<(), String>;
-    fn worker(&self, index: u32) -> Self::W;
-}
 
 pub struct Cpu {
     pub user_s: f64,
@@ -85,8 +43,8 @@ pub struct LoadReport {
     pub scheduled: u64,
 }
 
-struct Shared<'a> {
-    job: &'a Job,
+struct Shared<'a, Op> {
+    job: &'a Job<Op>,
     t0: Instant,
     measure_start: Instant,
     end: Option<Instant>,
@@ -99,22 +57,12 @@ struct Shared<'a> {
     weights: Vec<f64>,
     sequential: Vec<bool>,
     consumes: Vec<bool>,
+    /// The ops' names (for the records).
+    names: Vec<String>,
 }
 
-pub fn run<P: Protocol>(job: &Job, proto: &P, records: bool) -> Result<LoadReport, String> {
-    for m in &job.mix {
-        if !proto.known_ops().contains(&m.op.as_str()) {
-            return Err(format!("job: unknown op {:?}; allowed: {}", m.op, proto.known_ops().join(", ")));
-        }
-        if let Some(k) = &m.keys {
-            if k != "sequential" && k != "random" {
-                return Err(format!("job: keys {k:?} for op {}: allowed sequential, random", m.op));
-            }
-        }
-    }
-    if job.preflight {
-        proto.preflight()?;
-    }
+/// The job's load on workers of `proto` (preflight, if any, already done).
+pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: bool) -> LoadReport {
     if job.start_at_unix_ms > 0 {
         let now = unix_ms();
         if job.start_at_unix_ms > now {
@@ -142,9 +90,10 @@ pub fn run<P: Protocol>(job: &Job, proto: &P, records: bool) -> Result<LoadRepor
         sequential: job
             .mix
             .iter()
-            .map(|m| m.keys.as_deref().map(|k| k == "sequential").unwrap_or_else(|| proto.default_sequential(&m.op)))
+            .map(|m| m.keys.map_or(m.op.keys() != KeyUse::Random, |k| k == KeyOrder::Sequential))
             .collect(),
-        consumes: job.mix.iter().map(|m| proto.consumes_keys(&m.op)).collect(),
+        consumes: job.mix.iter().map(|m| m.op.keys() == KeyUse::Consume).collect(),
+        names: job.mix.iter().map(|m| m.op.name()).collect(),
     };
     let finished = AtomicU64::new(0);
     let mut cpu_at_measure: Option<Cpu> = None;
@@ -212,7 +161,7 @@ pub fn run<P: Protocol>(job: &Job, proto: &P, records: bool) -> Result<LoadRepor
         }
         Load::Closed { .. } => (0, 0),
     };
-    Ok(LoadReport {
+    LoadReport {
         stats: total,
         start_unix_ms,
         measure_start_unix_ms: start_unix_ms + warmup.as_millis() as u64,
@@ -225,10 +174,10 @@ pub fn run<P: Protocol>(job: &Job, proto: &P, records: bool) -> Result<LoadRepor
         workers,
         not_issued,
         scheduled,
-    })
+    }
 }
 
-fn pick_op(shared: &Shared, rng: &mut Rng) -> Option<usize> {
+fn pick_op<Op>(shared: &Shared<Op>, rng: &mut Rng) -> Option<usize> {
     let live: f64 = shared
         .weights
         .iter()
@@ -255,7 +204,7 @@ fn pick_op(shared: &Shared, rng: &mut Rng) -> Option<usize> {
 }
 
 /// The key for op `i`: sequential (striped over processes) or uniform random.
-fn pick_key(shared: &Shared, i: usize, rng: &mut Rng) -> Option<u64> {
+fn pick_key<Op>(shared: &Shared<Op>, i: usize, rng: &mut Rng) -> Option<u64> {
     let job = shared.job;
     if shared.sequential[i] {
         let c = shared.seq[i].fetch_add(1, Ordering::Relaxed);
@@ -273,7 +222,7 @@ fn pick_key(shared: &Shared, i: usize, rng: &mut Rng) -> Option<u64> {
     }
 }
 
-fn worker_loop<W: Worker>(shared: &Shared, worker: &mut W, index: u32, records: bool) -> WorkerStats {
+fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, records: bool) -> WorkerStats {
     let job = shared.job;
     let mut stats = WorkerStats::new(job.mix.len(), records);
     let mut rng = Rng::new(job.seed ^ (job.process_index << 32) ^ index as u64 ^ 0xABCD_0000_0000);
@@ -319,7 +268,7 @@ fn worker_loop<W: Worker>(shared: &Shared, worker: &mut W, index: u32, records: 
         let size = if single_size { size_for(&job.object_size, job.payload_seed, 0) } else { size_for(&job.object_size, job.payload_seed, key) };
         let rb = job.mix[op].range_bytes;
         let range = if rb > 0 && rb < size { Some((rng.below(size - rb + 1), rb)) } else { None };
-        let req = Request { op, key, size, range };
+        let req = Request { op: job.mix[op].op, key, size, range };
         let started = Instant::now();
         let result = worker.execute(&req);
         let done = Instant::now();
@@ -335,10 +284,10 @@ fn worker_loop<W: Worker>(shared: &Shared, worker: &mut W, index: u32, records: 
         if records {
             let t_us = (intended - shared.t0).as_micros();
             let (bytes, status) = match &result {
-                Ok(o) => (o.bytes, "ok".to_string()),
-                Err(e) => (0, e.kind.clone()),
+                Ok(o) => (o.bytes, "ok".into()),
+                Err(e) => (0, e.kind()),
             };
-            let line = format!("{},{},{},{},{},{},{}\n", t_us, job.mix[op].op, key, latency_us, (done - started).as_micros(), bytes, status);
+            let line = format!("{},{},{},{},{},{},{}\n", t_us, shared.names[op], key, latency_us, (done - started).as_micros(), bytes, status);
             stats.records.as_mut().unwrap().write_all(line.as_bytes()).ok();
         }
         match result {
@@ -368,7 +317,7 @@ fn worker_loop<W: Worker>(shared: &Shared, worker: &mut W, index: u32, records: 
                 stats.second(second).errors += 1;
                 if measured {
                     stats.per_op[op].errors += 1;
-                    stats.error(&e.kind, &e.message);
+                    stats.error(&e.kind(), &e.to_string());
                 }
             }
         }

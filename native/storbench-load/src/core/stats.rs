@@ -1,6 +1,8 @@
 //! Measurements: HDR histograms per operation (latency, time to first byte, service time),
-//! per-second series, errors by kind; merged across workers and across processes exactly.
+//! errors by kind, the per-second series (`series`); merged across workers and processes exactly.
 
+use super::error::Error;
+use super::series::Second;
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
@@ -22,9 +24,9 @@ pub fn encode_hist(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
-pub fn decode_hist(text: &str) -> Result<Histogram<u64>, String> {
-    let raw = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("histogram base64: {e}"))?;
-    let mut h: Histogram<u64> = Deserializer::new().deserialize(&mut &raw[..]).map_err(|e| format!("histogram: {e:?}"))?;
+pub fn decode_hist(text: &str) -> Result<Histogram<u64>, Error> {
+    let raw = base64::engine::general_purpose::STANDARD.decode(text).map_err(Error::HistogramBase64)?;
+    let mut h: Histogram<u64> = Deserializer::new().deserialize(&mut &raw[..]).map_err(Error::Histogram)?;
     h.auto(true);
     Ok(h)
 }
@@ -69,25 +71,6 @@ impl OpStats {
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.errors += other.errors;
-    }
-}
-
-#[derive(Clone, Copy, Default)]
-pub struct Second {
-    pub ops: u64,
-    pub bytes: u64,
-    pub errors: u64,
-    pub lat_sum_us: u64,
-    pub lat_max_us: u64,
-}
-
-impl Second {
-    pub fn add(&mut self, o: &Second) {
-        self.ops += o.ops;
-        self.bytes += o.bytes;
-        self.errors += o.errors;
-        self.lat_sum_us += o.lat_sum_us;
-        self.lat_max_us = self.lat_max_us.max(o.lat_max_us);
     }
 }
 
@@ -150,22 +133,6 @@ pub fn errors_json(errors: &BTreeMap<String, (u64, String)>) -> Value {
         map.insert(kind.clone(), json!({"count": n, "example": msg}));
     }
     Value::Object(map)
-}
-
-pub fn series_json(series: &[Second], warmup_seconds: usize) -> Value {
-    Value::Array(
-        series
-            .iter()
-            .enumerate()
-            .map(|(t, s)| {
-                json!({
-                    "t": t, "warmup": t < warmup_seconds, "ops": s.ops, "bytes": s.bytes, "errors": s.errors,
-                    "mean_ms": if s.ops > 0 { s.lat_sum_us as f64 / s.ops as f64 / 1000.0 } else { 0.0 },
-                    "max_ms": s.lat_max_us as f64 / 1000.0,
-                })
-            })
-            .collect(),
-    )
 }
 
 #[cfg(test)]
