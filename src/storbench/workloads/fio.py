@@ -38,6 +38,7 @@ from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
 from storbench.machine import available_memory
 from storbench.analysis.consistency import consistency_samples
+from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.targets import check_device_overwrite, device_size
 from storbench.workloads.base import Workload, variant
@@ -70,6 +71,26 @@ FIO_PARAMS = (
           "fio reports the jobs as one aggregate (paper 002); false adds per-job samples"),
 )
 
+# fio's own figures for the whole job (group aggregate; papers 002, 004), MB = 10^6 bytes; samples
+# carry ioengine/direct (and fallback) labels, per-job ones a job label; the per-second IOPS
+# also gives the consistency figures (ps_iops_*, storbench.analysis.consistency).
+METRICS = (
+    *metric_table("""
+        fio_bw_mbps     | fio bandwidth                              | MB/s | mean | higher/lower
+        fio_iops        | fio IOPS                                   | IOPS | mean | higher/lower
+        fio_io_mb       | fio data transferred                       | MB   | mean | more/less
+        fio_runtime_s   | fio measured runtime                       | s    | mean | shorter/longer
+        fio_lat_mean_ms | fio mean latency (submission + completion) | ms   | mean | lower/higher
+    """),
+    *(metric(f"fio_clat_{suffix}_ms", f"fio completion latency {suffix.replace('_', '.')}", "ms", "mean",
+             "lower/higher") for suffix in fio_results.PERCENTILES),
+    *metric_table("""
+        # consistency (paper 004): standard deviation of fio's per-second series
+        fio_bw_stddev_mbps | fio per-second bandwidth stddev | MB/s | mean | more consistent/less consistent
+        fio_iops_stddev    | fio per-second IOPS stddev      | IOPS | mean | more consistent/less consistent
+    """),
+)
+
 # The share of available memory fio's I/O buffers (bs × iodepth × numjobs) may take.
 BUFFER_MEMORY_SHARE = 0.8
 
@@ -78,6 +99,7 @@ class _Fio(Workload):
     engine = "fio"
     version = "1"
     params = FIO_PARAMS
+    metrics = METRICS
     rw = ""
 
     # -- where ------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from storbench.engines import fio_results
 from storbench.engines import rados
 from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
 from storbench.machine import available_memory
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -126,10 +127,25 @@ def _hint(message: str) -> str:
     return next((f" — {hint}" for code, hint in _HINTS.items() if code in message), "")
 
 
+# rados bench's own summary figures (its MB/sec is MiB/s, converted to MB/s = 10^6 B/s here);
+# the fio driver (driver=fio) reports the same metrics from fio's figures.
+METRICS = metric_table("""
+    rados_bw_mbps     | Bandwidth            | MB/s | mean | higher/lower
+    rados_avg_iops    | Average IOPS         | IOPS | mean | higher/lower
+    rados_stddev_iops | Stddev IOPS          | IOPS | mean | more consistent/less consistent
+    rados_max_iops    | Max IOPS             | IOPS | mean | higher/lower
+    rados_min_iops    | Min IOPS             | IOPS | mean | higher/lower
+    rados_avg_lat_ms  | Average latency      | ms   | mean | lower/higher
+    rados_max_lat_ms  | Max latency          | ms   | mean | lower/higher
+    rados_ops         | Operations completed | ops  | mean | more/fewer
+""")
+
+
 class _RadosBench(Workload):
     engine = "rados"
     version = "1"
     params = PARAMS
+    metrics = METRICS
     mode = ""
 
     # -- checks ---------------------------------------------------------------------------
