@@ -34,32 +34,24 @@ from storbench.engines import native
 from storbench.errors import InputError
 from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
+from storbench.units import parse_size
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
 
-_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 HWM_SHARE = 0.95  # the high-water mark: the fewest clients reaching this share of the best throughput
 MIX_OPS = ("put", "get", "head", "list", "delete")
 
 
-def parse_size(text: str) -> int | None:
-    match = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
-    if not match:
-        return None
-    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
-    return value if value > 0 else None
-
-
 def size_dist(text: str) -> dict[str, Any] | None:
-    """``4k`` → fixed; ``4k-1m`` → uniform; None when not a size."""
-    if "-" in text:
+    """``4k`` → fixed; ``4k-1m`` → uniform; None when not a size (1024-based, k, m or g: storbench.units)."""
+    try:
+        if "-" not in text:
+            return {"dist": "fixed", "bytes": parse_size(text, prefixes="kmg")}
         low, _, high = text.partition("-")
-        lo, hi = parse_size(low), parse_size(high)
-        if lo is None or hi is None or lo > hi:
-            return None
-        return {"dist": "uniform", "min": lo, "max": hi}
-    value = parse_size(text)
-    return None if value is None else {"dist": "fixed", "bytes": value}
+        lo, hi = parse_size(low, prefixes="kmg"), parse_size(high, prefixes="kmg")
+    except InputError:
+        return None
+    return {"dist": "uniform", "min": lo, "max": hi} if lo <= hi else None
 
 
 def dist_max(dist: dict[str, Any]) -> int:
@@ -380,4 +372,4 @@ ObjectsList = variant(_Objects, "objects-list", "S3 LIST pages of the workload's
 ObjectsDelete = variant(_Objects, "objects-delete", "S3 DELETE of objects written untimed first", op="delete")
 
 __all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark",
-           "parse_size", "result_samples", "size_dist"]
+           "result_samples", "size_dist"]
