@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from peers import fio_write_mbps, run_suite  # benchmarks/ is on sys.path when run as a script
-from storbench.workloads.params import parse_count
+from storbench.units import parse_count
 
 
 def main() -> None:

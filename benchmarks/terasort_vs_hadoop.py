@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from peers import fio_write_mbps, run_suite  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
-from storbench.workloads.params import parse_count  # noqa: E402
+from storbench.units import parse_count  # noqa: E402
 
 PEER_POM = Path(__file__).resolve().parent / "hadoop-examples" / "pom.xml"
 LOCAL_MR = ["-D", "mapreduce.framework.name=local", "-D", "fs.defaultFS=file:///",

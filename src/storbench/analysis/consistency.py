@@ -26,11 +26,13 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from storbench.analysis.metrics import MetricSpec, metric
 from storbench.results.model import Sample
 
 STALL_FRACTION = 0.5
 QUANTITIES = {"iops": "IOPS", "mbps": "MB/s"}  # per-second series name -> unit
 STATS = ("mean", "stddev", "cv", "min", "max", "p1", "p99", "stalls")
+STAT_UNITS = {"cv": "%", "stalls": "s"}  # the stats not in the series' own unit
 
 
 @dataclass(frozen=True)
@@ -106,10 +108,24 @@ def consistency_samples(workload: str, quantity: str, series: Iterable[float | N
     unit = QUANTITIES[quantity]
     tagged = {**(labels or {}), "interval_s": f"{interval_s:g}"}
     figures = consistency(series)
-    units = {"cv": "%", "stalls": "s"}
     samples = []
     for stat in STATS:
         value = None if figures is None else getattr(figures, stat)
         samples.append(Sample(workload, metric_name(quantity, stat), None if value is None else float(value),
-                              units.get(stat, unit), labels=dict(tagged)))
+                              STAT_UNITS.get(stat, unit), labels=dict(tagged)))
     return samples
+
+
+def _spec(quantity: str, stat: str) -> MetricSpec:
+    """The catalog entry of ``ps_<quantity>_<stat>``: spread and stalls are better low, the rest high."""
+    name, unit = {"iops": "IOPS", "mbps": "throughput"}[quantity], STAT_UNITS.get(stat, QUANTITIES[quantity])
+    if stat == "stalls":
+        return metric(metric_name(quantity, stat), f"Stalls (seconds under half the median {name})", unit, "mean",
+                      "fewer/more")
+    spread = {"stddev": "stddev", "cv": "CV (stddev/mean)"}.get(stat)
+    return metric(metric_name(quantity, stat), f"Per-second {name} {spread or stat}", unit, "mean",
+                  "more consistent/less consistent" if spread else "higher/lower")
+
+
+# Every figure of every per-second quantity (paper 004), in the order consistency_samples reports them.
+METRICS = tuple(_spec(quantity, stat) for quantity in QUANTITIES for stat in STATS)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 
 GROUP_SEPARATOR = "#"
@@ -175,3 +176,19 @@ def read_event_logs(directory: Path) -> dict[str, GroupTotals]:
         with open(path, errors="replace") as handle:
             groups.update(parse_event_log(handle))
     return groups
+
+
+# Spark's own task metrics per operation (diagnostics beside the paper's device metrics),
+# as samples_from reports them; storbench.analysis.metrics puts them in the catalog.
+METRICS = metric_table("""
+    spark_task_time_s      | Spark task time           | s     | mean | lower/higher
+    spark_input_mb         | Spark input               | MB    | mean | less/more
+    spark_output_mb        | Spark output              | MB    | mean | less/more
+    shuffle_read_mb        | Shuffle read              | MB    | mean | less/more
+    shuffle_write_mb       | Shuffle write             | MB    | mean | less/more
+    shuffle_read_blocked_s | Shuffle read blocked time | s     | mean | lower/higher
+    spill_memory_mb        | Spilled to memory         | MB    | mean | less/more
+    spill_disk_mb          | Spilled to disk           | MB    | mean | less/more
+    gc_time_s              | JVM GC time               | s     | mean | lower/higher
+    spark_tasks            | Spark tasks               | tasks | mean | fewer/more
+""")

@@ -34,26 +34,6 @@ from storbench.engines.base import tool_engine
 from storbench.errors import EngineError, InputError, WorkloadError
 
 ENGINE_CHAIN = ("io_uring", "libaio", "psync")  # the order a missing engine falls back in
-SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
-
-
-# -- sizes -----------------------------------------------------------------------------
-
-def parse_size(text: Any) -> int | None:
-    """fio's size syntax (``4k``, ``1m``, ``512M``, ``1g``, ``1GiB``, ``65536``) in bytes, or None."""
-    match = SIZE_RE.match(str(text))
-    if not match:
-        return None
-    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
-    return value if value > 0 else None
-
-
-def human_bytes(value: float) -> str:
-    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= factor:
-            return f"{value / factor:.1f} {unit}"
-    return f"{value:.0f} B"
 
 
 # -- the fio binary ----------------------------------------------------------------------

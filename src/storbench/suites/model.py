@@ -8,7 +8,7 @@ from typing import Any
 
 from storbench.errors import InputError
 from storbench.workloads.base import Workload, get_workload
-from storbench.workloads.params import parse_count
+from storbench.units import parse_count
 
 __all__ = ["Entry", "Suite", "parse_count"]
 

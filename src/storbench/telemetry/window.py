@@ -13,14 +13,14 @@ from bisect import bisect_left, bisect_right
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Sequence
 
+from storbench.telemetry.metrics import WINDOW
 from storbench.telemetry.procfs import SECTOR_BYTES
 
 if TYPE_CHECKING:
     from storbench.telemetry.collector import Snapshot
 
 MB = 1e6
-METRICS = ("max_read_mbps", "max_write_mbps", "avg_read_latency_ms", "avg_write_latency_ms",
-           "max_cpu_pct", "avg_cpu_pct", "read_mb", "written_mb", "max_util_pct", "max_net_mbps", "energy_j")
+METRICS = tuple(spec.name for spec in WINDOW)  # what window_metrics returns (specs: telemetry.metrics)
 _DISK_FIELDS = ("reads", "read_sectors", "read_ms", "writes", "write_sectors", "write_ms", "io_ticks")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -10,6 +12,7 @@ from storbench.results.model import Sample
 from storbench.workloads.params import Param
 
 if TYPE_CHECKING:
+    from storbench.analysis.metrics import MetricSpec
     from storbench.context import RunContext
 
 
@@ -26,6 +29,9 @@ class Workload:
     description: ClassVar[str] = ""
     engine: ClassVar[str] = "spark"
     params: ClassVar[tuple[Param, ...]] = ()
+    # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
+    # storbench.analysis.metrics builds the catalog from them.
+    metrics: ClassVar[tuple["MetricSpec", ...]] = ()
 
     def check(self, ctx: "RunContext", params: dict[str, Any]) -> None:
         """Raise InputError/TargetError for input that cannot work."""
@@ -79,13 +85,19 @@ def variant(base: type[Workload], name: str, description: str, **attrs: Any) -> 
                                                "__module__": base.__module__, **attrs}))
 
 
+_loaded = False
+
+
 def _load_builtin() -> None:
-    # Importing the modules runs their @register lines; one line per workload family.
-    from storbench.workloads import dfsio, spark_transforms, terasort  # noqa: F401
-    from storbench.workloads import fio  # noqa: F401
-    from storbench.workloads import objects  # noqa: F401
-    from storbench.workloads import tpcds  # noqa: F401
-    from storbench.workloads import rados_bench  # noqa: F401
+    """Import every module and package under storbench.workloads once; their @register lines run."""
+    global _loaded
+    if _loaded:
+        return
+    import storbench.workloads as package
+
+    for module in pkgutil.iter_modules(package.__path__):  # base and params register nothing: harmless
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    _loaded = True
 
 
 def all_workloads() -> dict[str, type[Workload]]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,29 +37,20 @@ from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
 from storbench.machine import available_memory
 from storbench.analysis.consistency import consistency_samples
+from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.targets import check_device_overwrite, device_size
 from storbench.workloads.base import Workload, variant
-from storbench.workloads.params import Param
-
-
-@dataclass(frozen=True)
-class SizeParam(Param):
-    """A fio size kept as text (``4k``, ``1m``, ``512m``, ``1g`` or bytes), checked against fio's syntax."""
-
-    def coerce(self, value: Any, where: str) -> Any:
-        text = str(super().coerce(value, where)).strip()
-        if fio_engine.parse_size(text) is None:
-            raise InputError(f"{where}: {self.name}={value!r} is not a fio size; use bytes or a number with "
-                             f"k, m or g (1024-based, as fio reads them), e.g. 4k, 1m, 512m")
-        return text
+from storbench.units import human_bytes, parse_size
+from storbench.workloads.params import Param, SizeParam
 
 
 FIO_PARAMS = (
-    SizeParam("bs", str, "1m", "block size per I/O, e.g. 4k, 1m, 512m"),
+    SizeParam("bs", str, "1m", "block size per I/O, e.g. 4k, 1m, 512m", what="a fio size"),
     Param("numjobs", int, 1, "parallel fio jobs (each with its own file or device region)", minimum=1),
     Param("iodepth", int, 16, "I/Os in flight per job (async engines)", minimum=1),
-    SizeParam("size", str, "256m", "bytes per job, e.g. 256m or 16g (a bare --scale number sets it in bytes)"),
+    SizeParam("size", str, "256m", "bytes per job, e.g. 256m or 16g (a bare --scale number sets it in bytes)",
+              what="a fio size"),
     Param("runtime_s", int, 0, "seconds to run, time based; 0: run until each job moved its size", minimum=0),
     Param("ramp_time_s", int, 0, "seconds of I/O before measuring starts", minimum=0),
     Param("ioengine", str, "libaio", "I/O engine; a missing one falls back io_uring → libaio → psync",
@@ -68,6 +58,26 @@ FIO_PARAMS = (
     Param("direct", bool, True, "O_DIRECT (bypass the page cache); falls back to buffered where refused"),
     Param("group_reporting", bool, True,
           "fio reports the jobs as one aggregate (paper 002); false adds per-job samples"),
+)
+
+# fio's own figures for the whole job (group aggregate; papers 002, 004), MB = 10^6 bytes; samples
+# carry ioengine/direct (and fallback) labels, per-job ones a job label; the per-second IOPS
+# also gives the consistency figures (ps_iops_*, storbench.analysis.consistency).
+METRICS = (
+    *metric_table("""
+        fio_bw_mbps     | fio bandwidth                              | MB/s | mean | higher/lower
+        fio_iops        | fio IOPS                                   | IOPS | mean | higher/lower
+        fio_io_mb       | fio data transferred                       | MB   | mean | more/less
+        fio_runtime_s   | fio measured runtime                       | s    | mean | shorter/longer
+        fio_lat_mean_ms | fio mean latency (submission + completion) | ms   | mean | lower/higher
+    """),
+    *(metric(f"fio_clat_{suffix}_ms", f"fio completion latency {suffix.replace('_', '.')}", "ms", "mean",
+             "lower/higher") for suffix in fio_results.PERCENTILES),
+    *metric_table("""
+        # consistency (paper 004): standard deviation of fio's per-second series
+        fio_bw_stddev_mbps | fio per-second bandwidth stddev | MB/s | mean | more consistent/less consistent
+        fio_iops_stddev    | fio per-second IOPS stddev      | IOPS | mean | more consistent/less consistent
+    """),
 )
 
 # The share of available memory fio's I/O buffers (bs × iodepth × numjobs) may take.
@@ -78,6 +88,7 @@ class _Fio(Workload):
     engine = "fio"
     version = "1"
     params = FIO_PARAMS
+    metrics = METRICS
     rw = ""
 
     # -- where ------------------------------------------------------------------------
@@ -100,16 +111,15 @@ class _Fio(Workload):
     # -- lifecycle --------------------------------------------------------------------
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
-        return (fio_engine.parse_size(params["size"]) or 0) * params["numjobs"]
+        return parse_size(params["size"]) * params["numjobs"]
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
         if ctx.target.scheme not in ("file", "device"):
             raise InputError(f"{self.name}: fio needs a local directory or a raw device; "
                              f"target {ctx.target.uri} is not one (use --target /path or /dev/NAME)")
-        bs, size = fio_engine.parse_size(params["bs"]), fio_engine.parse_size(params["size"])
-        if bs is None or size is None:
-            raise InputError(f"{self.name}: bs={params['bs']!r} and size={params['size']!r} must be fio sizes")
+        bs = parse_size(params["bs"], name=f"{self.name}: bs", what="a fio size")
+        size = parse_size(params["size"], name=f"{self.name}: size", what="a fio size")
         if size < bs:
             raise InputError(f"{self.name}: size={params['size']} per job is smaller than bs={params['bs']}")
         if params["direct"] and bs % 512:
@@ -119,15 +129,15 @@ class _Fio(Workload):
         memory = available_memory()
         if memory and buffers > memory * BUFFER_MEMORY_SHARE:
             raise InputError(f"{self.name}: bs {params['bs']} × iodepth {params['iodepth']} × numjobs "
-                             f"{params['numjobs']} needs {fio_engine.human_bytes(buffers)} of I/O buffers, but only "
-                             f"{fio_engine.human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs")
+                             f"{params['numjobs']} needs {human_bytes(buffers)} of I/O buffers, but only "
+                             f"{human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs")
         fio_engine.fio_version()  # fio missing or too old: fail before anything runs
         if self._is_device(ctx):
             check_device_overwrite(ctx.target.path, ctx.allow_device_overwrite)  # type: ignore[arg-type]
             capacity = device_size(ctx.target.path)  # type: ignore[arg-type]
             if capacity is not None and size * params["numjobs"] > capacity:
                 raise TargetError(f"{self.name}: numjobs {params['numjobs']} × size {params['size']} is more than "
-                                  f"the {fio_engine.human_bytes(capacity)} of {ctx.target.path}; lower size or numjobs")
+                                  f"the {human_bytes(capacity)} of {ctx.target.path}; lower size or numjobs")
         self._choice(ctx, params)  # probe now: no engine at all fails before the run starts
 
     def _choice(self, ctx: RunContext, params: dict[str, Any]) -> fio_engine.IoChoice:
@@ -261,4 +271,4 @@ FioRead = variant(_Fio, "fio-read", "fio sequential read of files laid out untim
 FioRandWrite = variant(_Fio, "fio-randwrite", "fio random write", rw="randwrite")
 FioRandRead = variant(_Fio, "fio-randread", "fio random read of files laid out untimed first", rw="randread")
 
-__all__ = ["FIO_PARAMS", "FioRandRead", "FioRandWrite", "FioRead", "FioWrite", "SizeParam", "samples_for"]
+__all__ = ["FIO_PARAMS", "FioRandRead", "FioRandWrite", "FioRead", "FioWrite", "samples_for"]

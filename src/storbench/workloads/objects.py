@@ -32,33 +32,26 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines import native
 from storbench.errors import InputError
+from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
+from storbench.units import parse_size
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
 
-_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 HWM_SHARE = 0.95  # the high-water mark: the fewest clients reaching this share of the best throughput
 MIX_OPS = ("put", "get", "head", "list", "delete")
 
 
-def parse_size(text: str) -> int | None:
-    match = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
-    if not match:
-        return None
-    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
-    return value if value > 0 else None
-
-
 def size_dist(text: str) -> dict[str, Any] | None:
-    """``4k`` → fixed; ``4k-1m`` → uniform; None when not a size."""
-    if "-" in text:
+    """``4k`` → fixed; ``4k-1m`` → uniform; None when not a size (1024-based, k, m or g: storbench.units)."""
+    try:
+        if "-" not in text:
+            return {"dist": "fixed", "bytes": parse_size(text, prefixes="kmg")}
         low, _, high = text.partition("-")
-        lo, hi = parse_size(low), parse_size(high)
-        if lo is None or hi is None or lo > hi:
-            return None
-        return {"dist": "uniform", "min": lo, "max": hi}
-    value = parse_size(text)
-    return None if value is None else {"dist": "fixed", "bytes": value}
+        lo, hi = parse_size(low, prefixes="kmg"), parse_size(high, prefixes="kmg")
+    except InputError:
+        return None
+    return {"dist": "uniform", "min": lo, "max": hi} if lo <= hi else None
 
 
 def dist_max(dist: dict[str, Any]) -> int:
@@ -139,11 +132,35 @@ COMMON = (
     Param("timeout_s", float, 60.0, "per-request I/O timeout in seconds", minimum=0.1),
 )
 
+LATENCY_KEYS = ("p50", "p90", "p99", "p99_9", "max")  # of each request's latency, as the engine reports them
+TTFB_KEYS = ("p50", "p99")  # of the time to first byte
+# MB = 10^6 bytes; latency from each request's intended start (open loop) or its send (closed).
+METRICS = (
+    *metric_table("""
+        obj_mbps      | Object throughput            | MB/s  | max | higher/lower
+        obj_ops_per_s | Object operations per second | ops/s | max | higher/lower
+    """),
+    *(metric(f"obj_lat_{key}_ms", f"Object latency {key.replace('_', '.')}", "ms", "mean", "lower/higher")
+      for key in LATENCY_KEYS),
+    *(metric(f"obj_ttfb_{key}_ms", f"Object time to first byte {key}", "ms", "mean", "lower/higher")
+      for key in TTFB_KEYS),
+    *metric_table("""
+        obj_cpu_us_per_op | Client CPU per operation                     | us      | mean | lower/higher
+        obj_hwm_mbps      | Throughput high-water mark                   | MB/s    | max  | higher/lower
+        obj_hwm_ops_per_s | Operations high-water mark                   | ops/s   | max  | higher/lower
+        obj_hwm_clients   | Clients at the high-water mark               | clients | mean | fewer/more
+        obj_ops           | Object operations                            | ops     | mean | more/fewer
+        obj_errors        | Object operation errors                      | errors  | mean | fewer/more
+        obj_not_issued    | Scheduled requests never started (open loop) | ops     | mean | fewer/more
+    """),
+)
+
 
 class _Objects(Workload):
     engine = "native"
     version = "1"
     params = COMMON
+    metrics = METRICS
     op = "put"
 
     # -- where --------------------------------------------------------------------------
@@ -324,9 +341,9 @@ def _op_samples(workload: str, stats: dict[str, Any], labels: dict[str, str]) ->
     out = [Sample(workload, "obj_mbps", stats["mb_per_s"], "MB/s", labels=labels),
            Sample(workload, "obj_ops_per_s", stats["ops_per_s"], "ops/s", labels=labels),
            Sample(workload, "obj_ops", float(stats["ops"]), "ops", labels=labels)]
-    for key in ("p50", "p90", "p99", "p99_9", "max"):
+    for key in LATENCY_KEYS:
         out.append(Sample(workload, f"obj_lat_{key}_ms", _ms(lat, f"{key}_ms"), "ms", labels=labels))
-    for key in ("p50", "p99"):
+    for key in TTFB_KEYS:
         out.append(Sample(workload, f"obj_ttfb_{key}_ms", _ms(ttfb, f"{key}_ms"), "ms", labels=labels))
     return out
 
@@ -358,4 +375,4 @@ ObjectsList = variant(_Objects, "objects-list", "S3 LIST pages of the workload's
 ObjectsDelete = variant(_Objects, "objects-delete", "S3 DELETE of objects written untimed first", op="delete")
 
 __all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark",
-           "parse_size", "result_samples", "size_dist"]
+           "result_samples", "size_dist"]

@@ -1,4 +1,8 @@
-"""Declared workload parameters: type, default, allowed values, and coercion with clear errors."""
+"""Declared workload parameters: type, default, allowed values, and coercion with clear errors.
+
+Integers accept decimal prefixes (``5k``, ``1.5G``: storbench.units.parse_count); a
+:class:`SizeParam` holds a size in I/O syntax, binary (``4k`` = 4096 bytes: storbench.units).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.errors import InputError
+from storbench.units import parse_count, parse_size
 
-_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list"}
 
 
@@ -77,11 +81,21 @@ class Param:
         return f"{self.name}={self.default!r}: {self.help}{allowed}"
 
 
-def parse_count(text: str) -> int | None:
-    """'5000000', '5_000_000', '5M', '1e6', '10B' -> int; anything else -> None."""
-    text = str(text).strip().lower().replace("_", "")
-    match = re.fullmatch(r"(\d+(?:\.\d+)?(?:e\d+)?)([kmbgt]?)", text)
-    if not match:
-        return None
-    value = float(match.group(1)) * _SUFFIXES.get(match.group(2), 1)
-    return int(value) if value >= 1 else None
+@dataclass(frozen=True)
+class SizeParam(Param):
+    """A size in I/O syntax (``4k``, ``1m``, ``512m``, ``1g`` or bytes; 1024-based), kept as text.
+
+    ``empty`` says what an empty value (or 0) means, e.g. "the object size"; without it a
+    size is required. ``what`` names the size in errors ("a fio size").
+    """
+
+    empty: str = ""
+    what: str = "a size"
+
+    def coerce(self, value: Any, where: str) -> Any:
+        text = str(super().coerce(value, where)).strip()
+        if self.empty and text in ("", "0"):
+            return ""
+        what = f"{self.what} (or empty for {self.empty})" if self.empty else self.what
+        parse_size(value, name=f"{where}: {self.name}", what=what)
+        return text

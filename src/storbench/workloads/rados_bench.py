@@ -45,7 +45,6 @@ import shutil
 import statistics
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -57,9 +56,11 @@ from storbench.engines import fio_results
 from storbench.engines import rados
 from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
 from storbench.machine import available_memory
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
-from storbench.workloads.params import Param
+from storbench.units import human_bytes, parse_size
+from storbench.workloads.params import Param, SizeParam
 
 FILL_SHARE = 0.6  # of the pool's MAX AVAIL one write may take
 BUFFER_MEMORY_SHARE = 0.8
@@ -67,25 +68,10 @@ GRACE_S = 60  # on top of duration and op timeout before a command is killed
 DRIVERS = ("rados", "fio")
 
 
-@dataclass(frozen=True)
-class ByteSize(Param):
-    """A size as rados and fio read it (1024-based: 4M = 4 MiB; a bare number is bytes); kept as text."""
-
-    allow_empty: bool = False
-
-    def coerce(self, value: Any, where: str) -> Any:
-        text = str(super().coerce(value, where)).strip()
-        if self.allow_empty and text in ("", "0"):
-            return ""
-        if fio_engine.parse_size(text) is None:
-            raise InputError(f"{where}: {self.name}={value!r} is not a size; use bytes or a number with k, m or g "
-                             f"(1024-based), e.g. 4m" + (", or empty for the object size" if self.allow_empty else ""))
-        return text
-
-
 PARAMS = (
-    ByteSize("object_size", str, "4m", "object size (rados bench -O), e.g. 4m"),
-    ByteSize("op_size", str, "", "bytes per write (rados bench -b); empty: the object size", allow_empty=True),
+    SizeParam("object_size", str, "4m", "object size (rados bench -O), e.g. 4m"),
+    SizeParam("op_size", str, "", "bytes per write (rados bench -b); empty: the object size",
+              empty="the object size"),
     Param("threads", int, 16, "concurrent operations (rados bench -t, fio iodepth)", minimum=1),
     Param("duration_s", int, 60, "seconds each phase runs (a seq read also ends when it read everything)",
           minimum=1),
@@ -100,9 +86,8 @@ PARAMS = (
 
 def sizes(params: dict[str, Any]) -> tuple[int, int]:
     """(object size, op size) in bytes."""
-    object_size = fio_engine.parse_size(params["object_size"]) or 0
-    op_size = fio_engine.parse_size(params["op_size"]) if params["op_size"] else None
-    return object_size, op_size or object_size
+    object_size = parse_size(params["object_size"])
+    return object_size, parse_size(params["op_size"]) if params["op_size"] else object_size
 
 
 def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
@@ -126,10 +111,25 @@ def _hint(message: str) -> str:
     return next((f" — {hint}" for code, hint in _HINTS.items() if code in message), "")
 
 
+# rados bench's own summary figures (its MB/sec is MiB/s, converted to MB/s = 10^6 B/s here);
+# the fio driver (driver=fio) reports the same metrics from fio's figures.
+METRICS = metric_table("""
+    rados_bw_mbps     | Bandwidth            | MB/s | mean | higher/lower
+    rados_avg_iops    | Average IOPS         | IOPS | mean | higher/lower
+    rados_stddev_iops | Stddev IOPS          | IOPS | mean | more consistent/less consistent
+    rados_max_iops    | Max IOPS             | IOPS | mean | higher/lower
+    rados_min_iops    | Min IOPS             | IOPS | mean | higher/lower
+    rados_avg_lat_ms  | Average latency      | ms   | mean | lower/higher
+    rados_max_lat_ms  | Max latency          | ms   | mean | lower/higher
+    rados_ops         | Operations completed | ops  | mean | more/fewer
+""")
+
+
 class _RadosBench(Workload):
     engine = "rados"
     version = "1"
     params = PARAMS
+    metrics = METRICS
     mode = ""
 
     def engines(self, params: dict[str, Any]) -> list[str]:
@@ -150,8 +150,8 @@ class _RadosBench(Workload):
         if memory and op_size * params["threads"] > memory * BUFFER_MEMORY_SHARE:
             raise InputError(f"{self.name}: threads {params['threads']} × op_size "
                              f"{params['op_size'] or params['object_size']} "
-                             f"needs {fio_engine.human_bytes(op_size * params['threads'])} of buffers, more than the "
-                             f"{fio_engine.human_bytes(memory)} of memory available; lower threads or op_size")
+                             f"needs {human_bytes(op_size * params['threads'])} of buffers, more than the "
+                             f"{human_bytes(memory)} of memory available; lower threads or op_size")
         rados.rados_binary()
         if params["driver"] == "fio":
             _fio_rados_engine()
@@ -163,10 +163,10 @@ class _RadosBench(Workload):
         limits = probed[key]
         if limits["max_object_size"] and object_size > limits["max_object_size"]:
             raise InputError(f"{self.name}: object_size={params['object_size']} is above the OSDs' limit "
-                             f"osd_max_object_size={fio_engine.human_bytes(limits['max_object_size'])}; "
+                             f"osd_max_object_size={human_bytes(limits['max_object_size'])}; "
                              f"use a smaller object_size")
         if limits["max_write_size"] and op_size > limits["max_write_size"]:
-            raise InputError(f"{self.name}: op_size {fio_engine.human_bytes(op_size)} is above the OSDs' limit "
+            raise InputError(f"{self.name}: op_size {human_bytes(op_size)} is above the OSDs' limit "
                              f"osd_max_write_size={limits['max_write_size'] // 2**20} MiB; set op_size (e.g. 4m) "
                              f"below it")
 
@@ -206,7 +206,7 @@ class _RadosBench(Workload):
             return None
         cap = int(avail * FILL_SHARE) // object_size
         if cap < threads:
-            raise WorkloadError(f"{self.name}: pool {cluster.pool} has only {fio_engine.human_bytes(avail)} free; "
+            raise WorkloadError(f"{self.name}: pool {cluster.pool} has only {human_bytes(avail)} free; "
                                 f"free space or start Ceph with a larger --osd-gb")
         return cap
 

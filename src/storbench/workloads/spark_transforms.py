@@ -14,6 +14,7 @@ from typing import Any
 
 from storbench.context import RunContext
 from storbench.errors import WorkloadError
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -27,6 +28,10 @@ DATASET_PARAMS = (
     Param("cold_cache", bool, True,
           "evict the dataset's own files from the page cache before each timed operation"),
 )
+METRICS = metric_table("""  # reported by datagen
+    rows       | Rows         | rows | max | more/fewer
+    dataset_mb | Dataset size | MB   | max | larger/smaller
+""")
 REPARTITION_PARAMS = (Param("repartition_partitions", int, 200, "N in repartition(N, prefix4)", minimum=1),)
 
 # Bytes per row on disk, for the free-space check (CSV rows are ~75 bytes, per the reference).
@@ -47,6 +52,7 @@ class Datagen(Workload):
     version = "1"
     description = "Generate the dataset (value, prefix2/4/8, float_val, integer_val) and write it to the target"
     params = DATASET_PARAMS
+    metrics = METRICS
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         """Dataset plus shuffle space (repartition writes the whole dataset once more)."""

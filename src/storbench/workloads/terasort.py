@@ -15,6 +15,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import Param
@@ -26,6 +27,15 @@ TERA_PARAMS = (
           minimum=1),
     Param("seed", int, 20260101, "seed of the record generator"),
 )
+# TeraGen/TeraSort/TeraValidate and TPCx-HS (papers 001, 002)
+METRICS = metric_table("""
+    records          | Records                      | records   | max  | more/fewer
+    records_per_s    | Records per second           | records/s | mean | higher/lower
+    data_mbps        | Data rate (size / time)      | MB/s      | mean | higher/lower
+    gb_per_core_hour | Data processed per core-hour | GB/core-h | mean | higher/lower
+    hs_elapsed_s     | TPCx-HS elapsed time         | s         | mean | faster/slower
+    hsph             | HSph@SF                      | HSph@SF   | mean | higher/lower
+""")
 PARQUET_OPTIONS = {"compression": "none", "parquet.enable.dictionary": "false"}
 
 
@@ -60,6 +70,7 @@ def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_s
 
 class _TeraPhase(Workload):
     params = TERA_PARAMS
+    metrics = METRICS
     phase = ""  # "gen" | "sort" | "validate": the shared state keys are per phase, not per name
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:

@@ -90,13 +90,6 @@ def test_notice_lines_before_json_are_skipped():
         engine.load_json("fio: no json here")
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("4k", 4096), ("1m", 1 << 20), ("512M", 512 << 20), ("1g", 1 << 30), ("1GiB", 1 << 30), ("65536", 65536),
-    ("1000000000", 10**9), ("0", None), ("-4k", None), ("4q", None), ("1.5m", None), ("", None)])
-def test_parse_size(text, expected):
-    assert engine.parse_size(text) == expected
-
-
 def test_job_text_paper_002_and_device():
     spec = engine.JobSpec(name="fio-write", rw="write", bs="512m", size="16g", numjobs=4, iodepth=16,
                           ioengine="libaio", direct=True, runtime_s=300, ramp_time_s=5, directory="/data/a:b",

@@ -19,6 +19,7 @@ from typing import Any
 
 from storbench.context import RunContext
 from storbench.errors import WorkloadError
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -54,8 +55,18 @@ def stats_samples(workload: str, stats: dict[str, float]) -> list[Sample]:
             Sample(workload, "dfsio_total_mb", stats["total_mb"], "MB")]
 
 
+# TestDFSIO (papers 002, 004): the paper reports the mean and stddev across runs
+METRICS = metric_table("""
+    dfsio_throughput_mbps     | TestDFSIO throughput       | MB/s | mean | higher/lower
+    dfsio_avg_io_rate_mbps    | TestDFSIO average I/O rate | MB/s | mean | higher/lower
+    dfsio_io_rate_stddev_mbps | TestDFSIO I/O rate stddev  | MB/s | mean | more consistent/less consistent
+    dfsio_total_mb            | TestDFSIO data processed   | MB   | max  | more/less
+""")
+
+
 class _DfsIo(Workload):
     params = DFSIO_PARAMS
+    metrics = METRICS
     version = "1"
 
     def data_dir(self, ctx: RunContext) -> str:

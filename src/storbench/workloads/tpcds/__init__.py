@@ -29,6 +29,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
+from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -70,6 +71,26 @@ def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None
                              + " (expected one folder per table, as tpcds-gen writes them)")
 
 
+# Per-query rows carry the labels query and streams (paper 001). tpcds-gen also reports the
+# dataset's size and write rate, declared alike by spark_transforms and terasort.
+METRICS = metric_table("""
+    query_time             | Query time                             | s          | median | faster/slower
+    query_ok               | Query ran and matched DuckDB's answer  | ok         | min    | better/worse
+    total_time             | Total time of the streams              | s          | mean   | faster/slower
+    stream_time            | Stream time                            | s          | mean   | faster/slower
+    geomean_query_time     | Geometric mean of query times          | s          | mean   | faster/slower
+    stream_degradation_pct | Multi-stream degradation vs one stream | %          | mean   | lower/higher
+    queries_failed         | Queries failed or mismatched           | queries    | max    | fewer/more
+    generate_s             | Generator time                         | s          | mean   | faster/slower
+    layout_s               | Layout write time                      | s          | mean   | faster/slower
+    register_s             | Catalog registration time              | s          | mean   | faster/slower
+    analyze_s              | Statistics collection time             | s          | mean   | faster/slower
+    partitions             | Catalog partitions                     | partitions | max    | fewer/more
+    dataset_mb             | Dataset size                           | MB         | max    | larger/smaller
+    data_mbps              | Data rate (size / time)                | MB/s       | mean   | higher/lower
+""")
+
+
 @register
 class TpcdsGen(Workload):
     name = "tpcds-gen"
@@ -80,6 +101,7 @@ class TpcdsGen(Workload):
                     "date key (paper 001); flat: no partitions", choices=("partitioned", "flat")),
               Param("file_mb", int, 32, "target Parquet file size in MB (paper 001: 32)", minimum=1),
               CHECK_MAX_SF)
+    metrics = METRICS
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -128,6 +150,7 @@ class TpcdsAnalyze(Workload):
     description = ("register the TPC-DS tables in Spark's catalog (partitions recovered) and collect table and "
                    "column statistics (ANALYZE TABLE … FOR ALL COLUMNS)")
     params = (SF, DATA)
+    metrics = METRICS
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -163,6 +186,7 @@ class Tpcds(Workload):
         Param("seed", int, 20260101, "seed of the streams' query orders"),
         Param("shuffle_partitions", int, 200, "spark.sql.shuffle.partitions (Spark's default: 200)", minimum=1),
         SF, DATA, CHECK_MAX_SF)
+    metrics = METRICS
 
     def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
         return {"spark.scheduler.mode": "FAIR", **SESSION_CONF,

@@ -1,0 +1,26 @@
+"""The metrics of the run's timed window: time to complete and the host's telemetry.
+
+The runner reports ``completion_time`` (the length of ``ctx.measure()``); everything in
+:data:`WINDOW` comes from :func:`storbench.telemetry.window.window_metrics`, in this
+order. MB is 10^6 bytes; latency in milliseconds; CPU and utilization in percent.
+"""
+
+from __future__ import annotations
+
+from storbench.analysis.metrics import metric_table
+
+METRICS = metric_table("""
+    completion_time      | Time to complete           | s    | mean | faster/slower
+    max_read_mbps        | Maximum read throughput    | MB/s | max  | higher/lower             | overall
+    max_write_mbps       | Maximum write throughput   | MB/s | max  | higher/lower             | overall
+    avg_read_latency_ms  | Average read latency       | ms   | mean | lower/higher             | overall
+    avg_write_latency_ms | Average write latency      | ms   | mean | lower/higher             | overall
+    max_cpu_pct          | Maximum CPU utilization    | %    | max  | better usage/worse usage | overall
+    avg_cpu_pct          | Average CPU utilization    | %    | mean | better usage/worse usage | overall
+    read_mb              | Data read from devices     | MB   | mean | less/more
+    written_mb           | Data written to devices    | MB   | mean | less/more
+    max_util_pct         | Maximum device utilization | %    | max  | lower/higher             | overall
+    max_net_mbps         | Maximum network throughput | MB/s | max  | higher/lower             | overall
+    energy_j             | Energy                     | J    | mean | lower/higher
+""")
+WINDOW = METRICS[1:]  # all but completion_time
