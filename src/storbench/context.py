@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from storbench.engines.spark import SparkEngine
+from storbench.errors import InputError
 from storbench.targets import Target
 
-if TYPE_CHECKING:
-    from storbench.storage import HadoopStorage, LocalStorage
+T = TypeVar("T", bound=Target)
 
 
 @dataclass
@@ -23,9 +23,8 @@ class Window:
 @dataclass
 class RunContext:
     run_id: str
-    target: Target
+    target: Target  # where the data lives: size_bytes, evict and delete work inside the run root
     root_uri: str  # the run-owned directory on the target: file:///.../storbench-<id> or hdfs://...
-    storage: "LocalStorage | HadoopStorage"
     engine: SparkEngine
     mode: str = "default"  # "default" or "compat" (reference-tool behaviour)
     mark: Callable[[], float] = time.monotonic  # the collector's mark() when telemetry runs
@@ -41,6 +40,12 @@ class RunContext:
     @property
     def spark(self) -> Any:
         return self.engine.start()
+
+    def target_as(self, kind: type[T]) -> T:
+        """This run's target as the concrete ``kind`` a workload needs (its bucket, device, pool...)."""
+        if not isinstance(self.target, kind):
+            raise InputError(f"this workload needs {kind.wanted}, not the {self.target.kind} target {self.target.uri}")
+        return self.target
 
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"

@@ -25,13 +25,12 @@ from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_l
 from storbench.engines.spark import DEFAULT_MASTER, SparkEngine
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
-from storbench.placement import Placement
 from storbench.progress import Progress
 from storbench.results.model import Sample
 from storbench.results.store import STAGES_FILE, ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
 from storbench.sweep import Point, sweep_points
-from storbench.targets import Target, parse_target
+from storbench.targets import Target, TargetOptions, parse_target
 from storbench.telemetry import Collector, window_metrics
 from storbench.telemetry.window import interface_max_mbps, only_devices, to_csv
 from storbench.telemetry.devices import devices_for_path
@@ -101,12 +100,13 @@ class Runner:
         repetitions = options.repeat or suite.repetitions
         workloads = suite.instances()
         temporary = options.target is None
-        target = parse_target(options.target or tempfile.mkdtemp(prefix="storbench-target-"))
+        text = options.target or tempfile.mkdtemp(prefix="storbench-target-")
         try:
+            target = parse_target(text, TargetOptions(self.store.home, options.replication, options.endpoint))
             return self._run_checked(suite, scale, suite_params, per_workload, repetitions, workloads, target)
         finally:
-            if temporary and target.path:
-                shutil.rmtree(target.path, ignore_errors=True)
+            if temporary:
+                shutil.rmtree(text, ignore_errors=True)
 
     def _run_checked(self, suite: Suite, scale: str, suite_params: dict[str, Any],
                      per_workload: dict[str, dict[str, Any]], repetitions: int,
@@ -116,27 +116,26 @@ class Runner:
         points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.spark_master,
                               "--sweep" if options.sweep else suite.source)
         run_id = new_run_id(options.label)
-        placement = Placement(target, run_id, self.store.home, options.replication, options.endpoint)
-        placement.precheck(need_bytes)
+        target.precheck(need_bytes)
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
-        devices, how = placement.devices(options.devices, deferred.append)
-        placement.claim_local()
-        local_dir = placement.spark_local_dir()
+        devices, how = target.devices(options.devices, deferred.append)
+        target.claim(run_id)
+        local_dir = target.spark_local_dir()
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
-        engine = SparkEngine(options.spark_master, {**placement.spark_conf(), **wanted, **options.spark_conf},
+        engine = SparkEngine(options.spark_master, {**target.spark_conf(), **wanted, **options.spark_conf},
                              local_dir, app_name=f"storbench {suite.name} {options.label}")
         # Shuffle and spill on another device than the target's: measured too, reported apart (paper 001).
         self._devices = devices
         self._shuffle_devices = [] if options.devices else shuffle_only_devices(
             options.spark_conf.get("spark.local.dir", local_dir).split(",")[0], devices)
-        ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
-                         storage=placement.storage, engine=engine, mode=options.mode,  # type: ignore[arg-type]
+        ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "",
+                         engine=engine, mode=options.mode,
                          allow_device_overwrite=options.allow_device_overwrite)
         try:
             for name, workload in workloads.items():
                 workload.check(ctx, per_workload[name])
         except StorbenchError:
-            placement.release(keep_data=False)
+            target.release(keep_data=False)
             raise
         for warning in deferred:
             self.progress.warn(warning)
@@ -150,10 +149,10 @@ class Runner:
             "config": {"target": target.uri, "spark_master": options.spark_master,
                        "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
                        "replication": options.replication, "telemetry_interval_s": options.interval,
-                       "mode": options.mode, "run_root": placement.root_uri,
+                       "mode": options.mode, "run_root": target.root_uri,
                        "shuffle_devices": self._shuffle_devices,
-                       **({"endpoint": placement.s3.url, "endpoint_how": placement.s3.how} if placement.s3 else {})},
-            "machine": fingerprint(placement.local_path(), devices), "errors": []})
+                       **target.manifest_config()},
+            "machine": fingerprint(target.local_path(), devices), "errors": []})
         self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                            f"target {target.uri}, devices {', '.join(devices) or 'none'}")
         engine.event_log_dir = str(writer.path / "spark-events")
@@ -166,7 +165,7 @@ class Runner:
             collector.start()
             writer.update_manifest(software={"storbench": __version__})
             if any(w.engine == "spark" for w in workloads.values()):
-                self._start_spark(engine, placement, ctx, writer, need_bytes)
+                self._start_spark(engine, target, ctx, writer, need_bytes)
             for index, point in enumerate(points):
                 if point.master or point.spark_conf:
                     self._restart_spark(ctx, point, writer)
@@ -196,9 +195,9 @@ class Runner:
             writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
             self._cleanup(ctx, workloads, per_workload, writer)
             try:
-                placement.release(options.keep_data)
+                target.release(options.keep_data)
             except Exception as exc:  # the target went away: the measurements still stand
-                self._record_error(writer, "cleanup", 0, f"could not remove {placement.root_uri}: {exc}")
+                self._record_error(writer, "cleanup", 0, f"could not remove {target.root_uri}: {exc}")
             finally:
                 ctx.engine.stop()
             if engine.event_log_dir and any(Path(engine.event_log_dir).iterdir()):
@@ -212,7 +211,7 @@ class Runner:
             writer.finish(status)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
 
-    def _start_spark(self, engine: SparkEngine, placement: Placement, ctx: RunContext, writer: RunWriter,
+    def _start_spark(self, engine: SparkEngine, target: Target, ctx: RunContext, writer: RunWriter,
                      need_bytes: int) -> None:
         with self.progress.step(f"starting Spark ({engine.master})"):
             started = time.monotonic()
@@ -221,9 +220,9 @@ class Runner:
                 software={**writer.manifest["software"], **engine.versions()},
                 spark_settings=engine.settings(),
                 spark_startup_s=round(time.monotonic() - started, 3))
-            placement.attach(engine.session, need_bytes)
-            ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
-            writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
+            target.attach(engine.session, need_bytes)
+            ctx.root_uri = target.root_uri or ""
+            writer.update_manifest(config={**writer.manifest["config"], "run_root": target.root_uri})
 
     def _restart_spark(self, ctx: RunContext, point: Point, writer: RunWriter) -> None:
         """A sweep point with its own Spark settings gets its own session (same dirs, same event log)."""
