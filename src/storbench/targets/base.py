@@ -144,6 +144,14 @@ class Target:
         return {}
 
 
+class PathTarget(Target):
+    """A target that is one local path, a directory or a device: ``<scheme>://<path>``."""
+
+    def __init__(self, path: Path, options: TargetOptions):
+        super().__init__(f"{self.scheme}://{path}", options)
+        self.path = path
+
+
 T = TypeVar("T", bound=type[Target])
 _REGISTRY: dict[str, type[Target]] = {}
 

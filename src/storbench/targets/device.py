@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench.errors import InputError, TargetError
-from storbench.targets.base import Target, TargetOptions, local_path_in, register
+from storbench.targets.base import PathTarget, Target, TargetOptions, local_path_in, register
 
 
 def is_block_device(path: Path) -> bool:
@@ -27,15 +27,19 @@ def is_block_device(path: Path) -> bool:
 
 
 @register
-class DeviceTarget(Target):
+class DeviceTarget(PathTarget):
+    """``path`` is the block device."""
+
     scheme = "device"
     kind = "raw device"
     usage = "device:///dev/NAME (or a block device path)"
     wanted = "a raw device /dev/NAME"
 
-    def __init__(self, path: Path, options: TargetOptions):
-        super().__init__(f"device://{path}", options)
-        self.path = path  # the block device
+    def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
+        """The device itself, unless --devices names others."""
+        if option:
+            return super().devices(option, warn)
+        return [Path(os.path.realpath(self.path)).name], f"raw device {self.path}"
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
@@ -43,11 +47,6 @@ class DeviceTarget(Target):
         if not is_block_device(path):
             raise InputError(f"--target {text!r}: {path} is not a block device")
         return cls(path, options)
-
-    def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
-        if option:
-            return super().devices(option, warn)
-        return [Path(os.path.realpath(self.path)).name], f"raw device {self.path}"
 
 
 # -- refuse to overwrite anything that holds data ---------------------------------------------

@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 from storbench.errors import InputError, TargetError
-from storbench.targets.base import (MARKER, Target, TargetOptions, evict_from_page_cache, local_path_in,
-                                    refuse_capacity, register)
+from storbench.targets.base import (MARKER, PathTarget, Target, TargetOptions, evict_from_page_cache,
+                                    local_path_in, refuse_capacity, register)
 from storbench.targets.device import DeviceTarget, is_block_device
 
 
@@ -28,15 +28,13 @@ def _local(uri: str) -> Path:
 
 
 @register
-class FileTarget(Target):
+class FileTarget(PathTarget):
+    """``path`` is the directory the run root goes in."""
+
     scheme = "file"
     kind = "directory"
     usage = "file:///path (or a plain directory)"
     wanted = "a directory on a filesystem"
-
-    def __init__(self, path: Path, options: TargetOptions):
-        super().__init__(f"file://{path}", options)
-        self.path = path  # the directory the run root goes in
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
