@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from storbench.context import RunContext  # noqa: E402
 from storbench.engines.spark import SparkEngine  # noqa: E402
 from storbench.suites import load_suite  # noqa: E402
-from storbench.storage import LocalStorage  # noqa: E402
 from storbench.targets import parse_target  # noqa: E402
 from storbench.workloads import get_workload  # noqa: E402
 
@@ -42,10 +41,9 @@ def main() -> None:
     args = parser.parse_args()
     _, _, params = load_suite("spark-transforms").resolve(args.rows, {})
     target = parse_target(tempfile.mkdtemp(prefix="storbench-bench-"))
-    storage = LocalStorage(target)
-    root = storage.claim("bench")
-    engine = SparkEngine(local_dir=f"{target.path}/storbench-bench/spark-local", app_name="storbench compat benchmark")
-    contexts = {mode: RunContext("bench", target, f"{root}/{mode}", storage, engine, mode=mode)
+    root = target.claim("bench")
+    engine = SparkEngine(local_dir=target.spark_local_dir(), app_name="storbench compat benchmark")
+    contexts = {mode: RunContext("bench", target, f"{root}/{mode}", engine, mode=mode)
                 for mode in ("default", "compat")}
     times: dict[tuple[str, str], list[float]] = {}
     try:
@@ -58,7 +56,7 @@ def main() -> None:
                     times.setdefault((mode, name), []).append(timed(ctx, name, params[name]))
     finally:
         engine.stop()
-        storage.release("bench")
+        target.release()
     print(f"rows={params['datagen']['rows']} partitions={params['datagen']['partitions']} "
           f"repetitions={args.repeat} (median seconds)")
     print(f"{'operation':<13}{'default':>10}{'compat':>10}{'compat/default':>16}")

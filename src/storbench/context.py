@@ -5,15 +5,14 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from storbench.engines.base import Engine
 from storbench.engines.spark import SparkEngine
-from storbench.errors import EngineError
+from storbench.errors import EngineError, InputError
 from storbench.targets import Target
 
-if TYPE_CHECKING:
-    from storbench.storage import HadoopStorage, LocalStorage
+T = TypeVar("T", bound=Target)
 
 
 E = TypeVar("E", bound=Engine)
@@ -28,9 +27,8 @@ class Window:
 @dataclass
 class RunContext:
     run_id: str
-    target: Target
+    target: Target  # where the data lives: size_bytes, evict and delete work inside the run root
     root_uri: str  # the run-owned directory on the target: file:///.../storbench-<id> or hdfs://...
-    storage: "LocalStorage | HadoopStorage"
     engines: dict[str, Engine] = field(default_factory=dict)  # the engines this run started, by name
     mode: str = "default"  # "default" or "compat" (reference-tool behaviour)
     mark: Callable[[], float] = time.monotonic  # the collector's mark() when telemetry runs
@@ -55,6 +53,12 @@ class RunContext:
     def spark(self) -> Any:
         """The run's SparkSession (workloads on the Spark engine)."""
         return self.engine(SparkEngine).start()
+
+    def target_as(self, kind: type[T]) -> T:
+        """This run's target as the concrete ``kind`` a workload needs (its bucket, device, pool...)."""
+        if not isinstance(self.target, kind):
+            raise InputError(f"this workload needs {kind.wanted}, not the {self.target.kind} target {self.target.uri}")
+        return self.target
 
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"

@@ -24,13 +24,12 @@ from storbench.engines.lifecycle import RunEngines
 from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
-from storbench.placement import Placement
 from storbench.progress import Progress
 from storbench.results.model import Sample
 from storbench.results.store import ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
 from storbench.sweep import Point, sweep_points
-from storbench.targets import Target, parse_target
+from storbench.targets import Target, TargetOptions, parse_target
 from storbench.telemetry import Collector, window_metrics
 from storbench.telemetry.window import interface_max_mbps, only_devices, to_csv
 from storbench.telemetry.devices import devices_for_path
@@ -99,12 +98,13 @@ class Runner:
         repetitions = options.repeat or suite.repetitions
         workloads = suite.instances()
         temporary = options.target is None
-        target = parse_target(options.target or tempfile.mkdtemp(prefix="storbench-target-"))
+        text = options.target or tempfile.mkdtemp(prefix="storbench-target-")
         try:
+            target = parse_target(text, TargetOptions(self.store.home, options.replication, options.endpoint))
             return self._run_checked(suite, scale, suite_params, per_workload, repetitions, workloads, target)
         finally:
-            if temporary and target.path:
-                shutil.rmtree(target.path, ignore_errors=True)
+            if temporary:
+                shutil.rmtree(text, ignore_errors=True)
 
     def _run_checked(self, suite: Suite, scale: str, suite_params: dict[str, Any],
                      per_workload: dict[str, dict[str, Any]], repetitions: int,
@@ -114,25 +114,23 @@ class Runner:
         points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.spark_master,
                               "--sweep" if options.sweep else suite.source)
         run_id = new_run_id(options.label)
-        placement = Placement(target, run_id, self.store.home, options.replication, options.endpoint)
-        placement.precheck(need_bytes)
+        target.precheck(need_bytes)
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
-        devices, how = placement.devices(options.devices, deferred.append)
-        placement.claim_local()
+        devices, how = target.devices(options.devices, deferred.append)
+        target.claim(run_id)
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
         setup = EngineSetup(app_name=f"storbench {suite.name} {options.label}", master=options.spark_master,
-                            spark_conf={**placement.spark_conf(), **wanted, **options.spark_conf},
-                            local_dir=placement.spark_local_dir)
+                            spark_conf={**target.spark_conf(), **wanted, **options.spark_conf},
+                            local_dir=target.spark_local_dir)
         engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
         self._devices = devices
-        ctx = RunContext(run_id=run_id, target=target, root_uri=placement.root_uri or "",
-                         storage=placement.storage, mode=options.mode,  # type: ignore[arg-type]
+        ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "", mode=options.mode,
                          allow_device_overwrite=options.allow_device_overwrite)
         try:
             for name, workload in workloads.items():
                 workload.check(ctx, per_workload[name])
         except StorbenchError:
-            placement.release(keep_data=False)
+            target.release(keep_data=False)
             raise
         for warning in deferred:
             self.progress.warn(warning)
@@ -146,9 +144,9 @@ class Runner:
             "config": {"target": target.uri, "spark_master": options.spark_master,
                        "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
                        "replication": options.replication, "telemetry_interval_s": options.interval,
-                       "mode": options.mode, "run_root": placement.root_uri,
-                       **({"endpoint": placement.s3.url, "endpoint_how": placement.s3.how} if placement.s3 else {})},
-            "machine": fingerprint(placement.local_path(), devices), "errors": []})
+                       "mode": options.mode, "run_root": target.root_uri,
+                       **target.manifest_config()},
+            "machine": fingerprint(target.local_path(), devices), "errors": []})
         self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                            f"target {target.uri}, devices {', '.join(devices) or 'none'}")
         setup.run_dir = writer.path
@@ -166,7 +164,7 @@ class Runner:
             collector.start()
             writer.update_manifest(software={"storbench": __version__})
             engines.start(self.progress.step, writer.update_manifest, {"storbench": __version__})
-            self._attach_target(engines, placement, ctx, writer, need_bytes)
+            self._attach_target(target, ctx, writer, need_bytes)
             for index, point in enumerate(points):
                 if point.master or point.spark_conf:
                     engines.reconfigure(point.labels, point.master, point.spark_conf, self.progress.step,
@@ -198,9 +196,9 @@ class Runner:
             self._cleanup(ctx, workloads, per_workload, writer)
             failed = lambda where, message: self._record_error(writer, where, 0, message)  # noqa: E731
             try:
-                placement.release(options.keep_data)
+                target.release(options.keep_data)
             except Exception as exc:  # the target went away: the measurements still stand
-                self._record_error(writer, "cleanup", 0, f"could not remove {placement.root_uri}: {exc}")
+                self._record_error(writer, "cleanup", 0, f"could not remove {target.root_uri}: {exc}")
             finally:
                 engines.stop(failed)
             self._add_engine_metrics(writer, engines, failed)
@@ -213,15 +211,14 @@ class Runner:
             writer.finish(status)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
 
-    def _attach_target(self, engines: RunEngines, placement: Placement, ctx: RunContext, writer: RunWriter,
-                       need_bytes: int) -> None:
+    def _attach_target(self, target: Target, ctx: RunContext, writer: RunWriter, need_bytes: int) -> None:
         """Targets reached through an engine (hdfs:// through Spark's Hadoop client) claim their run root now."""
-        session = getattr(engines.by_name.get("spark"), "session", None)
-        if session is None:
+        if ctx.root_uri:
             return
-        placement.attach(session, need_bytes)
-        ctx.root_uri, ctx.storage = placement.root_uri, placement.storage  # type: ignore[assignment]
-        writer.update_manifest(config={**writer.manifest["config"], "run_root": placement.root_uri})
+        target.attach(ctx.engines, need_bytes)
+        if target.root_uri:
+            ctx.root_uri = target.root_uri
+            writer.update_manifest(config={**writer.manifest["config"], "run_root": target.root_uri})
 
     def _run_one(self, ctx: RunContext, writer: RunWriter, collector: Collector, windows: list[dict[str, Any]],
                  workload: Workload, params: dict[str, Any], repetition: int, repetitions: int,

@@ -110,7 +110,7 @@ def test_spark_engine_builds_its_event_log_and_local_dir_from_the_setup(tmp_path
 
 
 def test_a_workload_reaches_only_the_engines_of_its_run():
-    ctx = RunContext(run_id="r", target=None, root_uri="", storage=None, engines={"fio": FioEngine()})
+    ctx = RunContext(run_id="r", target=None, root_uri="", engines={"fio": FioEngine()})
     assert isinstance(ctx.engine(FioEngine), FioEngine)
     with pytest.raises(EngineError, match="the spark engine was not started for this run"):
         ctx.engine(SparkEngine)

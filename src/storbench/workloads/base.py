@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from storbench.errors import InputError
 from storbench.results.model import Sample
+from storbench.targets import Target, target_class
 from storbench.workloads.params import Param
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class Workload:
     version: ClassVar[str] = "1"
     description: ClassVar[str] = ""
     engine: ClassVar[str] = "spark"
+    schemes: ClassVar[tuple[str, ...]] = ("file", "hdfs")  # the --target schemes this workload can use
     params: ClassVar[tuple[Param, ...]] = ()
     # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
     # storbench.analysis.metrics builds the catalog from them.
@@ -35,15 +37,16 @@ class Workload:
 
     def check(self, ctx: "RunContext", params: dict[str, Any]) -> None:
         """Raise InputError/TargetError for input that cannot work."""
-        if ctx.target.scheme == "device" and self.engine != "fio":
-            raise InputError(f"workload {self.name} cannot use the raw device target {ctx.target.uri}; "
-                             f"only fio workloads can (use a directory on a filesystem)")
-        if ctx.target.scheme == "rados" and self.engine != "rados":
-            raise InputError(f"workload {self.name} cannot use the RADOS pool target {ctx.target.uri}; only the "
-                             f"rados-bench workloads can (see `storbench workloads`)")
-        if ctx.target.scheme == "s3" and self.engine != "native":
-            raise InputError(f"workload {self.name} cannot use the s3:// target {ctx.target.uri}; only the objects "
-                             f"workloads can (Spark s3a:// targets are not supported yet)")
+        if ctx.target.scheme not in self.schemes:
+            raise InputError(self.scheme_refusal(ctx.target))
+
+    def scheme_refusal(self, target: Target) -> str:
+        """One line: this workload, the target it cannot use, who can, and what it needs instead."""
+        takers = sorted({family(cls) for cls in all_workloads().values() if target.scheme in cls.schemes})
+        who = f"only the {_and(takers)} workloads can" if takers else "no workload can yet"
+        needs = " or ".join(target_class(scheme).wanted for scheme in self.schemes)
+        return (f"workload {self.name} cannot use the {target.kind} target {target.uri}; {who} "
+                f"({self.name} needs {needs})")
 
     def engines(self, params: dict[str, Any]) -> list[str]:
         """The engines this workload runs on (the run starts only the engines its workloads name)."""
@@ -83,6 +86,15 @@ def variant(base: type[Workload], name: str, description: str, **attrs: Any) -> 
     class_name = re.sub(r"\W", "", name.title())
     return register(type(class_name, (base,), {"name": name, "description": description,
                                                "__module__": base.__module__, **attrs}))
+
+
+def family(cls: type[Workload]) -> str:
+    """A workload's family: its module under storbench.workloads (rados_bench → rados-bench)."""
+    return cls.__module__.removeprefix("storbench.workloads.").split(".")[0].replace("_", "-")
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 _loaded = False

@@ -39,7 +39,7 @@ from storbench.machine import available_memory
 from storbench.analysis.consistency import consistency_samples
 from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
-from storbench.targets import check_device_overwrite, device_size
+from storbench.targets.device import DeviceTarget, check_device_overwrite, device_size
 from storbench.workloads.base import Workload, variant
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.params import Param, SizeParam
@@ -86,6 +86,7 @@ BUFFER_MEMORY_SHARE = 0.8
 
 class _Fio(Workload):
     engine = "fio"
+    schemes = ("file", "device")
     version = "1"
     params = FIO_PARAMS
     metrics = METRICS
@@ -94,12 +95,12 @@ class _Fio(Workload):
     # -- where ------------------------------------------------------------------------
 
     def _is_device(self, ctx: RunContext) -> bool:
-        return ctx.target.scheme == "device"
+        return isinstance(ctx.target, DeviceTarget)
 
     def _location(self, ctx: RunContext) -> str:
         """The run-owned directory (file targets) or the device."""
         if self._is_device(ctx):
-            return str(ctx.target.path)
+            return str(ctx.target_as(DeviceTarget).path)
         return ctx.root_uri.removeprefix("file://")
 
     def _workdir(self, ctx: RunContext) -> Path:
@@ -115,9 +116,6 @@ class _Fio(Workload):
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
-        if ctx.target.scheme not in ("file", "device"):
-            raise InputError(f"{self.name}: fio needs a local directory or a raw device; "
-                             f"target {ctx.target.uri} is not one (use --target /path or /dev/NAME)")
         bs = parse_size(params["bs"], name=f"{self.name}: bs", what="a fio size")
         size = parse_size(params["size"], name=f"{self.name}: size", what="a fio size")
         if size < bs:
@@ -133,11 +131,12 @@ class _Fio(Workload):
                              f"{human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs")
         fio_engine.fio_version()  # fio missing or too old: fail before anything runs
         if self._is_device(ctx):
-            check_device_overwrite(ctx.target.path, ctx.allow_device_overwrite)  # type: ignore[arg-type]
-            capacity = device_size(ctx.target.path)  # type: ignore[arg-type]
+            device = ctx.target_as(DeviceTarget).path
+            check_device_overwrite(device, ctx.allow_device_overwrite)
+            capacity = device_size(device)
             if capacity is not None and size * params["numjobs"] > capacity:
                 raise TargetError(f"{self.name}: numjobs {params['numjobs']} × size {params['size']} is more than "
-                                  f"the {human_bytes(capacity)} of {ctx.target.path}; lower size or numjobs")
+                                  f"the {human_bytes(capacity)} of {device}; lower size or numjobs")
         self._choice(ctx, params)  # probe now: no engine at all fails before the run starts
 
     def _choice(self, ctx: RunContext, params: dict[str, Any]) -> fio_engine.IoChoice:
@@ -166,7 +165,7 @@ class _Fio(Workload):
             runtime_s=0 if create_only else params["runtime_s"],
             ramp_time_s=0 if create_only else params["ramp_time_s"],
             group_reporting=params["group_reporting"],
-            directory=None if device else self._location(ctx), filename=str(ctx.target.path) if device else None,
+            directory=None if device else self._location(ctx), filename=self._location(ctx) if device else None,
             log_prefix=log_prefix, create_only=create_only, comments=comments)
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ from storbench.errors import InputError
 from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.units import parse_size
+from storbench.targets.s3 import S3Target
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
 
@@ -158,6 +159,7 @@ METRICS = (
 
 class _Objects(Workload):
     engine = "native"
+    schemes = ("s3",)
     version = "1"
     params = COMMON
     metrics = METRICS
@@ -167,9 +169,7 @@ class _Objects(Workload):
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
-        if ctx.target.scheme != "s3":
-            raise InputError(f"{self.name}: needs an s3://bucket/prefix target, not {ctx.target.uri} "
-                             f"(start a local server with `storbench services up s3`, then --target s3://storbench/)")
+        target = ctx.target_as(S3Target)
         if params["duration_s"] <= 0 and params["ops"] <= 0 and self.op not in ("delete",):
             raise InputError(f"{self.name}: set duration_s or ops")
         if params["fanout"] == "spark" and params["drivers"] < 1:
@@ -178,9 +178,9 @@ class _Objects(Workload):
             raise InputError(f"{self.name}: sweep applies to put, get and mixed workloads")
         if self.op == "mixed":
             parse_mix(params["mix"], f"{self.name}: mix")
-        if params["bucket"] and params["bucket"] != ctx.storage.bucket:  # type: ignore[union-attr]
+        if params["bucket"] and params["bucket"] != target.bucket:
             raise InputError(f"{self.name}: bucket={params['bucket']} differs from the target's bucket "
-                             f"{ctx.storage.bucket}; name the bucket in --target s3://BUCKET/")  # type: ignore
+                             f"{target.bucket}; name the bucket in --target s3://BUCKET/")
         native.binary()  # not built: fail before anything runs
 
     def engines(self, params: dict[str, Any]) -> list[str]:
@@ -193,13 +193,13 @@ class _Objects(Workload):
         """(sub-prefix relative to the run prefix, full key prefix) for one size's objects."""
         tag = re.sub(r"[^0-9a-zA-Z]+", "_", size_text)
         sub = f"{params['prefix'].strip('/') or 'objects'}/{tag}"
-        return sub, ctx.storage.run_prefix(ctx.run_id) + sub + "/"  # type: ignore[union-attr]
+        return sub, ctx.target_as(S3Target).run_prefix() + sub + "/"
 
     def _job(self, ctx: RunContext, params: dict[str, Any], size_text: str, mix: list[dict[str, Any]],
              concurrency: int, processes: int, *, ops: int | None = None, duration: float | None = None,
              verify: bool | None = None, rate: float | None = None, objects: int | None = None) -> dict[str, Any]:
-        storage = ctx.storage
-        endpoint = storage.endpoint  # type: ignore[union-attr]
+        target = ctx.target_as(S3Target)
+        endpoint = target.endpoint
         _, key_prefix = self._prefix(ctx, params, size_text)
         rate = params["rate"] if rate is None else rate
         load = ({"model": "open", "rate": rate, "max_outstanding": concurrency} if rate > 0
@@ -207,7 +207,7 @@ class _Objects(Workload):
         return {
             "protocol": "s3",
             "s3": {"endpoint": endpoint.url, "region": endpoint.region, "access_key": endpoint.access_key,
-                   "secret_key": endpoint.secret_key, "bucket": storage.bucket, "prefix": key_prefix,  # type: ignore
+                   "secret_key": endpoint.secret_key, "bucket": target.bucket, "prefix": key_prefix,
                    "addressing": params["addressing"], "payload_signing": params["payload_signing"],
                    "multipart_threshold": params["multipart_threshold"], "part_size": params["part_size"],
                    "list_max_keys": params["list_max_keys"], "timeout_s": params["timeout_s"]},

@@ -47,7 +47,6 @@ import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 from storbench.analysis.consistency import consistency_samples
 from storbench.context import RunContext
@@ -58,6 +57,7 @@ from storbench.errors import EngineError, InputError, StorbenchError, WorkloadEr
 from storbench.machine import available_memory
 from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
+from storbench.targets.rados import RadosTarget
 from storbench.workloads.base import Workload, register
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.params import Param, SizeParam
@@ -91,10 +91,9 @@ def sizes(params: dict[str, Any]) -> tuple[int, int]:
 
 
 def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
-    """The pool and conf of this run (placement resolved the conf into the run root)."""
-    parsed = urlparse(ctx.root_uri)
-    conf = (parse_qs(parsed.query).get("conf") or [""])[0]
-    return rados.Cluster(conf, params["pool"] or parsed.netloc, params["op_timeout_s"])
+    """The pool (the target's unless ``pool`` is set) and the cluster's conf of this run."""
+    target = ctx.target_as(RadosTarget)
+    return rados.Cluster(target.conf(), params["pool"] or target.pool, params["op_timeout_s"])
 
 
 _HINTS = {
@@ -127,6 +126,7 @@ METRICS = metric_table("""
 
 class _RadosBench(Workload):
     engine = "rados"
+    schemes = ("rados",)
     version = "1"
     params = PARAMS
     metrics = METRICS
@@ -139,9 +139,6 @@ class _RadosBench(Workload):
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
-        if ctx.target.scheme != "rados":
-            raise InputError(f"{self.name} needs a RADOS pool target, not {ctx.target.uri}: --target "
-                             f"rados://storbench (after `storbench services up ceph`) or rados://POOL?conf=PATH")
         object_size, op_size = sizes(params)
         if op_size > object_size:
             raise InputError(f"{self.name}: op_size={params['op_size']} is larger than object_size="

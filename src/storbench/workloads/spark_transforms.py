@@ -84,7 +84,7 @@ class Datagen(Workload):
                 writer.parquet(uri)
         ctx.shared["dataset"] = {"uri": uri, "format": params["format"]}
         return [Sample(self.name, "rows", float(params["rows"]), "rows", 0),
-                Sample(self.name, "dataset_mb", ctx.storage.size_bytes(uri) / 1e6, "MB", 0)]
+                Sample(self.name, "dataset_mb", ctx.target.size_bytes(uri) / 1e6, "MB", 0)]
 
 
 class _TimedTransform(Workload):
@@ -94,7 +94,7 @@ class _TimedTransform(Workload):
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["cold_cache"]:
-            ctx.storage.evict(_dataset(ctx)["uri"])
+            ctx.target.evict(_dataset(ctx)["uri"])
 
     def read(self, ctx: RunContext) -> Any:
         dataset = _dataset(ctx)

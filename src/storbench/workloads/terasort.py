@@ -114,7 +114,7 @@ class _Sort(_TeraPhase):
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         if "tera" not in ctx.shared:
             raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
-        ctx.storage.evict(ctx.shared["tera"]["uri"])
+        ctx.target.evict(ctx.shared["tera"]["uri"])
         out = ctx.data_uri("tera-out")
         with ctx.measure():
             frame = ctx.spark.read.parquet(ctx.shared["tera"]["uri"])
@@ -133,7 +133,7 @@ class _Validate(_TeraPhase):
         tera = ctx.shared.get("tera", {})
         if "sorted_uri" not in tera:
             raise WorkloadError(f"{self.name}: no sorted output; the suite must run the sort first")
-        ctx.storage.evict(tera["sorted_uri"])
+        ctx.target.evict(tera["sorted_uri"])
         with ctx.measure():
             problems = validate_sorted(ctx.spark, tera["sorted_uri"], tera["records"], tera["checksum"])
         self._record_phase_time(ctx)

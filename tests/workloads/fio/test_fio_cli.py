@@ -129,8 +129,9 @@ def test_hdfs_target_is_refused_by_fio(tmp_path, listening_port):
                        f"hdfs://127.0.0.1:{listening_port}/bench", timeout=120)
     assert result.returncode == 2, result.stderr
     last = result.stderr.strip().splitlines()[-1]  # (a warning that a remote target has no local device comes first)
-    assert last == (f"storbench: error: fio-write: fio needs a local directory or a raw device; target "
-                    f"hdfs://127.0.0.1:{listening_port}/bench is not one (use --target /path or /dev/NAME)")
+    assert last == (f"storbench: error: workload fio-write cannot use the hdfs:// target "
+                    f"hdfs://127.0.0.1:{listening_port}/bench; only the dfsio, spark-transforms, terasort and tpcds "
+                    f"workloads can (fio-write needs a directory on a filesystem or a raw device /dev/NAME)")
 
 
 def test_engine_fallback_is_recorded(tmp_path, monkeypatch):
@@ -199,14 +200,12 @@ def ramfs(tmp_path):
 def test_direct_falls_back_to_buffered_where_o_direct_is_refused(ramfs):
     """Through the workload lifecycle (ramfs reports no free space, so the CLI's capacity check refuses it)."""
     from storbench.context import RunContext
-    from storbench.storage import LocalStorage
     from storbench.targets import parse_target
     from storbench.workloads import get_workload
 
     target = parse_target(str(ramfs))
-    storage = LocalStorage(target)
-    root = storage.claim("t1")
-    ctx = RunContext(run_id="t1", target=target, root_uri=root, storage=storage)
+    root = target.claim("t1")
+    ctx = RunContext(run_id="t1", target=target, root_uri=str(root))
     _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "1", "size": "8m"})
     workload = get_workload("fio-read")
     params = per["fio-read"]
@@ -215,7 +214,7 @@ def test_direct_falls_back_to_buffered_where_o_direct_is_refused(ramfs):
         workload.prepare(ctx, params)
         samples = workload.run(ctx, params)
     finally:
-        storage.release("t1")
+        target.release()
     bw = next(s for s in samples if s.metric == "fio_bw_mbps")
     assert bw.value > 0
     assert bw.labels == {"ioengine": "libaio", "direct": "0", "fallback": "direct 1->0"}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from storbench.objstore import S3Storage, resolve_endpoint
 from storbench.errors import TargetError
-from storbench.targets import parse_target
+from storbench.targets import TargetOptions, parse_target
+from storbench.targets.s3 import S3Target
 from tests.cli.helpers import storbench
 from tests.workloads.helpers import run_json
 
@@ -95,19 +95,26 @@ def test_bad_credentials_and_unreachable_endpoint_are_one_line(s3, monkeypatch):
 
 def test_storage_refuses_to_delete_outside_its_run(s3, client):
     home, _ = s3
-    target = parse_target("s3://storbench/guard")
-    storage = S3Storage(target, resolve_endpoint(None, home))
-    storage.check()
-    root = storage.claim("run-1")
+    target = parse_target("s3://storbench/guard", TargetOptions(home))
+    assert isinstance(target, S3Target)
+    target.precheck(0)
+    root = target.claim("run-1")
     assert root == "s3://storbench/guard/storbench-run-1"
     client.put("storbench", "guard/storbench-run-1/objects/a", b"1")
+    client.put("storbench", "guard/storbench-run-1/objects/b", b"1")
     client.put("storbench", "guard/storbench-run-2/objects/a", b"2")  # another run's, unmarked
-    assert not storage.release("run-2")  # no marker of ours there: nothing deleted
+    other = parse_target("s3://storbench/guard", TargetOptions(home))
     with pytest.raises(TargetError):
-        storage.delete_under("run-2", "objects")
+        other.claim("run-2")  # already holds objects
+    assert not other.release_root()  # no marker of ours there: nothing deleted
     with pytest.raises(TargetError):
-        storage.claim("run-1")  # already holds objects
-    assert storage.release("run-1")
+        target.delete("s3://storbench/guard/storbench-run-2/objects")
+    with pytest.raises(TargetError):
+        target.delete("s3://storbench/guard")  # the prefix above the run's own
+    assert target.delete("s3://storbench/guard/storbench-run-1/objects")
+    with pytest.raises(TargetError):
+        target.claim("run-1")  # the marker is still there
+    assert target.release()
     keys = set(client.list("storbench", "guard/"))
     assert keys == {"guard/storbench-run-2/objects/a"}
     client.delete_prefix("storbench", "guard/")

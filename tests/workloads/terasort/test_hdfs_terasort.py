@@ -7,8 +7,8 @@ import pytest
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
-from storbench.storage import HadoopStorage
 from storbench.targets import parse_target
+from storbench.targets.hdfs import HdfsTarget
 from storbench.workloads import get_workload
 from storbench.workloads.terasort import validate_sorted
 from tests.cli.helpers import storbench
@@ -59,36 +59,39 @@ def test_corrupted_sorted_output_names_partition_and_offset(hdfs, tmp_path):
     spark = engine.start()
     try:
         target = parse_target(f"{state['uri']}/corrupt")
-        storage = HadoopStorage(target, spark)
-        ctx = RunContext("corrupt", target, storage.claim("corrupt"), storage, engines={"spark": engine})
+        assert isinstance(target, HdfsTarget)
+        target.claim("corrupt")
+        target.attach_session(spark, 0)
+        ctx = RunContext("corrupt", target, str(target.root_uri), engines={"spark": engine})
         params = {"size_bytes": 3_000_000, "partition_mb": 1, "seed": 7}
         for name in ("teragen", "terasort", "teravalidate"):
             get_workload(name).run(ctx, params)  # an intact chain validates
         sorted_uri = ctx.shared["tera"]["sorted_uri"]
-        _swap_two_records(spark, storage, sorted_uri, file_index=1, offset=5)
+        _swap_two_records(spark, target, sorted_uri, file_index=1, offset=5)
         problems = validate_sorted(spark, sorted_uri, ctx.shared["tera"]["records"], ctx.shared["tera"]["checksum"])
         assert problems and "partition 1" in problems[0] and "offset 6" in problems[0]
         with pytest.raises(WorkloadError, match=r"teravalidate: partition 1 \(part-00001.*offset 6"):
             get_workload("teravalidate").run(ctx, params)
-        assert storage.release("corrupt")
+        assert target.release()
     finally:
         engine.stop()
 
 
-def _swap_two_records(spark, storage, uri, file_index, offset):
+def _swap_two_records(spark, target, uri, file_index, offset):
     """Rewrite one output file with the records at ``offset`` and ``offset + 1`` swapped."""
-    fs = storage._fs()
-    files = sorted(str(s.getPath().getName()) for s in fs.listStatus(storage._path(uri))
+    fs = target.fs()
+    files = sorted(str(s.getPath().getName()) for s in fs.listStatus(target.hadoop_path(uri))
                    if str(s.getPath().getName()).startswith("part-"))
     victim = f"{uri}/{files[file_index]}"
     rows = spark.read.parquet(victim).collect()
     rows[offset], rows[offset + 1] = rows[offset + 1], rows[offset]
     scratch = f"{uri}-scratch"
     spark.createDataFrame(rows, "key binary, value binary").coalesce(1).write.parquet(scratch)
-    part = [s.getPath() for s in fs.listStatus(storage._path(scratch)) if s.getPath().getName().startswith("part-")][0]
-    fs.delete(storage._path(victim), False)
-    assert fs.rename(part, storage._path(victim))
-    fs.delete(storage._path(scratch), True)
+    part = [s.getPath() for s in fs.listStatus(target.hadoop_path(scratch))
+            if s.getPath().getName().startswith("part-")][0]
+    fs.delete(target.hadoop_path(victim), False)
+    assert fs.rename(part, target.hadoop_path(victim))
+    fs.delete(target.hadoop_path(scratch), True)
 
 
 @pytest.mark.parametrize("args,message", [

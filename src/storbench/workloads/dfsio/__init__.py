@@ -102,7 +102,7 @@ class DfsIoWrite(_DfsIo):
             frame = ctx.spark.createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
             frame.selectExpr(f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST(1048576 AS BIGINT), "
                              f"{params['buffer_size']}, {params['replication']})").collect()
-            ctx.storage.delete(warm)
+            ctx.target.delete(warm)
             ctx.shared["dfsio_warm"] = True
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
@@ -126,7 +126,7 @@ class DfsIoRead(_DfsIo):
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["driver"] == "storbench" and not ctx.shared.get("dfsio_written"):
             raise WorkloadError("dfsio-read: no files to read; the suite must run dfsio-write first")
-        ctx.storage.evict(self.data_dir(ctx))
+        ctx.target.evict(self.data_dir(ctx))
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         if params["driver"] == "testdfsio":
@@ -150,6 +150,6 @@ class DfsIoClean(_DfsIo):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         with ctx.measure():
-            ctx.storage.delete(self.data_dir(ctx))
+            ctx.target.delete(self.data_dir(ctx))
         ctx.shared.pop("dfsio_written", None)
         return []

@@ -31,6 +31,7 @@ from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
 from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
+from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
 from storbench.workloads.tpcds.check import duckdb_answers
@@ -111,7 +112,7 @@ class TpcdsGen(Workload):
         return int(params["sf"] * PARQUET_BYTES_PER_SF * 3)  # the dataset, one staged table, Spark's shuffle
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        remote = not ctx.target.is_local
+        remote = not isinstance(ctx.target, FileTarget)
         keep = remote and params["sf"] <= params["check_max_sf"]  # DuckDB's answers need a local copy
         staging = (Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging" if not remote
                    else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-")))
@@ -125,7 +126,7 @@ class TpcdsGen(Workload):
         if not keep:
             shutil.rmtree(staging, ignore_errors=True)
         seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
-        size = ctx.storage.size_bytes(data_uri)
+        size = ctx.target.size_bytes(data_uri)
         rows = sum(t["rows"] for t in info["tables"].values())
         ctx.shared["tpcds"] = {"data_uri": data_uri, "sf": params["sf"], "layout": params["layout"],
                                "answers_root": staging if keep else Path(data_uri.removeprefix("file://")),
@@ -140,7 +141,7 @@ class TpcdsGen(Workload):
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         staging = ctx.shared.get("tpcds_staging")
-        if staging and not ctx.target.is_local:
+        if staging and not isinstance(ctx.target, FileTarget):
             shutil.rmtree(staging, ignore_errors=True)
 
 

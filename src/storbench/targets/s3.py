@@ -21,7 +21,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from storbench.errors import InputError, TargetError
-from storbench.targets import MARKER, Target
+from storbench.s3client import S3Client, S3Error
+from storbench.services import service_status
+from storbench.targets.base import MARKER, Target, TargetOptions, register
 
 
 @dataclass
@@ -50,10 +52,8 @@ def _profile_credentials() -> tuple[str, str] | None:
     return (key, secret) if key and secret else None
 
 
-def resolve_endpoint(option: str | None, home: Path) -> S3Endpoint:
-    from storbench.services import service_status
-
-    service = service_status("s3", home)
+def resolve_endpoint(option: str | None, home: Path | None) -> S3Endpoint:
+    service = service_status("s3", home) if home else None
     url = option or os.environ.get("STORBENCH_S3_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL")
     how = "--endpoint" if option else ("environment" if url else "")
     if not url:
@@ -80,73 +80,92 @@ def resolve_endpoint(option: str | None, home: Path) -> S3Endpoint:
                      f"(or an AWS profile in ~/.aws/credentials)")
 
 
-class S3Storage:
-    """The run-owned prefix of an ``s3://`` target, through storbench's small S3 client."""
+@register
+class S3Target(Target):
+    """The run-owned prefix of a bucket, through storbench's small S3 client."""
 
-    def __init__(self, target: Target, endpoint: S3Endpoint):
-        from storbench.s3client import S3Client
+    scheme = "s3"
+    kind = "s3://"
+    usage = "s3://bucket/prefix"
+    wanted = "an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on `storbench services up s3`"
 
-        parsed = urlparse(target.uri)
-        self.target = target
-        self.endpoint = endpoint
-        self.bucket = parsed.netloc
-        self.base = parsed.path.strip("/")
-        self.client = S3Client(endpoint.url, endpoint.access_key, endpoint.secret_key, endpoint.region, timeout=10)
+    def __init__(self, bucket: str, base: str, options: TargetOptions):
+        super().__init__(f"s3://{bucket}" + (f"/{base}" if base else ""), options)
+        self.bucket = bucket
+        self.base = base  # the prefix inside the bucket, without slashes around it
+        self.endpoint = resolve_endpoint(options.endpoint, options.home)
+        self.client = S3Client(self.endpoint.url, self.endpoint.access_key, self.endpoint.secret_key,
+                               self.endpoint.region, timeout=10)
 
-    def run_prefix(self, run_id: str) -> str:
+    @classmethod
+    def parse(cls, text: str, options: TargetOptions) -> Target:
+        bucket = urlparse(text).netloc
+        if not bucket or "@" in bucket or ":" in bucket:
+            raise InputError(f"--target {text!r}: an s3:// target is s3://BUCKET/PREFIX (the endpoint comes from "
+                             f"--endpoint, $AWS_ENDPOINT_URL or the running `storbench services up s3`)")
+        return cls(bucket, urlparse(text).path.strip("/"), options)
+
+    def run_prefix(self) -> str:
         """``<prefix>/storbench-<run-id>/`` (with its trailing slash) inside the bucket."""
-        return (f"{self.base}/" if self.base else "") + f"storbench-{run_id}/"
+        return (f"{self.base}/" if self.base else "") + f"storbench-{self.run_id}/"
 
-    def check(self) -> None:
+    def precheck(self, need_bytes: int) -> None:
         """Reachable, credentials accepted, bucket present: one line otherwise."""
-        from storbench.s3client import S3Error
-
         try:
             exists = self.client.bucket_exists(self.bucket)
         except ConnectionRefusedError:
-            raise TargetError(f"target {self.target.uri}: cannot connect to {self.endpoint.url} "
+            raise TargetError(f"target {self.uri}: cannot connect to {self.endpoint.url} "
                               f"(connection refused); is the S3 server running?") from None
         except OSError as exc:
-            raise TargetError(f"target {self.target.uri}: cannot reach {self.endpoint.url} "
+            raise TargetError(f"target {self.uri}: cannot reach {self.endpoint.url} "
                               f"({exc.strerror or exc})") from None
         except S3Error as exc:
             if exc.status in (401, 403):
-                raise TargetError(f"target {self.target.uri}: {self.endpoint.url} refused the credentials "
-                                  f"({exc.code or exc.status}); check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY") from None
-            raise TargetError(f"target {self.target.uri}: {self.endpoint.url} answered {exc}") from None
+                raise TargetError(f"target {self.uri}: {self.endpoint.url} refused the credentials "
+                                  f"({exc.code or exc.status}); "
+                                  f"check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY") from None
+            raise TargetError(f"target {self.uri}: {self.endpoint.url} answered {exc}") from None
         if not exists:
-            raise TargetError(f"target {self.target.uri}: bucket {self.bucket} does not exist at "
+            raise TargetError(f"target {self.uri}: bucket {self.bucket} does not exist at "
                               f"{self.endpoint.url}; create it first (storbench never creates or deletes buckets "
                               f"it was pointed at; `storbench services up s3` makes a bucket named storbench)")
 
-    def claim(self, run_id: str) -> str:
-        prefix = self.run_prefix(run_id)
+    def local_path(self) -> Path | None:
+        """Our own S3 server's data directory (or, for Ceph RGW, the OSDs' files) is on this host."""
+        service = self.endpoint.service or {}
+        where = service.get("data_dir") or service.get("ceph_workdir")
+        return Path(where) if where else None
+
+    def claim_root(self) -> str:
+        prefix = self.run_prefix()
         if next(iter(self.client.list(self.bucket, prefix)), None) is not None:
-            raise TargetError(f"target {self.target.uri}: s3://{self.bucket}/{prefix} already holds objects; "
+            raise TargetError(f"target {self.uri}: s3://{self.bucket}/{prefix} already holds objects; "
                               f"refusing to reuse it")
-        self.client.put(self.bucket, prefix + MARKER, (run_id + "\n").encode())
+        self.client.put(self.bucket, prefix + MARKER, (self.run_id + "\n").encode())
         return f"s3://{self.bucket}/{prefix.rstrip('/')}"
 
-    def owned(self, run_id: str) -> bool:
-        data = self.client.get(self.bucket, self.run_prefix(run_id) + MARKER)
-        return data is not None and data.decode(errors="replace").strip() == run_id
+    def _marked(self, prefix: str, run_id: str | None = None) -> bool:
+        """Whether ``prefix`` (ending in /) holds a storbench marker (naming ``run_id``, when given)."""
+        data = self.client.get(self.bucket, prefix + MARKER)
+        return data is not None and (run_id is None or data.decode(errors="replace").strip() == run_id)
 
-    def release(self, run_id: str) -> bool:
-        """Delete everything under the run prefix, if (and only if) its marker names this run."""
-        if not self.owned(run_id):
+    def release_root(self) -> bool:
+        if not self._marked(self.run_prefix(), self.run_id):
             return False
-        self.client.delete_prefix(self.bucket, self.run_prefix(run_id))
+        self.client.delete_prefix(self.bucket, self.run_prefix())
         return True
 
-    def delete_under(self, run_id: str, sub: str) -> int:
-        """Delete one workload's objects: ``sub`` must lie inside this run's own prefix."""
-        prefix = self.run_prefix(run_id) + sub.strip("/") + "/"
-        if not sub.strip("/") or not self.owned(run_id):
-            raise TargetError(f"refusing to delete s3://{self.bucket}/{prefix}: not inside this run's prefix")
-        return self.client.delete_prefix(self.bucket, prefix)
+    def delete(self, uri: str) -> bool:
+        """Delete the objects under ``uri`` (a prefix), only inside a marked run prefix of this bucket."""
+        parsed = urlparse(uri)
+        key = parsed.path.strip("/")
+        parts = key.split("/")
+        inside = parsed.netloc == self.bucket and any(
+            self._marked("/".join(parts[:depth]) + "/") for depth in range(1, len(parts)))
+        if not key or not inside:
+            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run prefix")
+        return self.client.delete_prefix(self.bucket, key + "/") > 0
 
-    def size_bytes(self, uri: str) -> int:
-        return 0
-
-    def evict(self, uri: str) -> int:
-        return 0
+    def manifest_config(self) -> dict[str, Any]:
+        """The endpoint and where it came from; never the credentials."""
+        return {"endpoint": self.endpoint.url, "endpoint_how": self.endpoint.how}

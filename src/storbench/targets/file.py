@@ -1,0 +1,97 @@
+"""``file://`` targets: a local directory, claimed and checked with the os module before Spark starts.
+
+The run root ``<dir>/storbench-<run-id>/`` holds the data and Spark's shuffle and spill
+(``spark-local``), so both land on the target's own device as on the paper's nodes.
+A plain path that is a block device is a raw device target (targets.device) instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from storbench.errors import InputError, TargetError
+from storbench.targets.base import (MARKER, PathTarget, Target, TargetOptions, evict_from_page_cache,
+                                    local_path_in, refuse_capacity, register)
+from storbench.targets.device import DeviceTarget, is_block_device
+
+
+def nearest_existing(path: Path) -> Path:
+    while not path.exists():
+        path = path.parent
+    return path
+
+
+def _local(uri: str) -> Path:
+    return Path(uri.removeprefix("file://"))
+
+
+@register
+class FileTarget(PathTarget):
+    """``path`` is the directory the run root goes in."""
+
+    scheme = "file"
+    kind = "directory"
+    usage = "file:///path (or a plain directory)"
+    wanted = "a directory on a filesystem"
+
+    @classmethod
+    def parse(cls, text: str, options: TargetOptions) -> Target:
+        path = local_path_in(text)
+        if is_block_device(path):
+            return DeviceTarget.parse(text, options)
+        if path.exists() and not path.is_dir():
+            raise TargetError(f"--target {text!r}: {path} exists and is not a directory")
+        if options.replication is not None:
+            raise InputError(f"--replication {options.replication}: applies to hdfs:// targets only; "
+                             f"the target is file://{path}")
+        return cls(path, options)
+
+    def precheck(self, need_bytes: int) -> None:
+        """Refuse before starting when the directory is not writable or too small."""
+        existing = nearest_existing(self.path)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise TargetError(f"target {self.uri}: {existing} is not writable by this user")
+        refuse_capacity(self.uri, need_bytes, shutil.disk_usage(existing).free)
+
+    def local_path(self) -> Path:
+        return self.path
+
+    def claim_root(self) -> str:
+        root = self.path / f"storbench-{self.run_id}"
+        try:
+            root.mkdir(parents=True)
+        except FileExistsError:
+            raise TargetError(f"target {self.uri}: {root} already exists; refusing to reuse it") from None
+        except OSError as exc:
+            raise TargetError(f"target {self.uri}: cannot create {root}: {exc.strerror}") from None
+        (root / MARKER).write_text(self.run_id + "\n")
+        return f"file://{root}"
+
+    def release_root(self) -> bool:
+        root = self.path / f"storbench-{self.run_id}"
+        marker = root / MARKER
+        if not marker.is_file() or marker.read_text().strip() != self.run_id:
+            return False
+        shutil.rmtree(root)
+        return True
+
+    def size_bytes(self, uri: str) -> int:
+        return sum(f.stat().st_size for f in _local(uri).rglob("*") if f.is_file())
+
+    def evict(self, uri: str) -> int:
+        return evict_from_page_cache(_local(uri))
+
+    def delete(self, uri: str) -> bool:
+        path = _local(uri)
+        if not any((parent / MARKER).is_file() for parent in path.parents):
+            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
+        if not path.exists():
+            return False
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return True
+
+    def spark_local_dir(self) -> str:
+        """Shuffle and spill on the target's own device, inside the run root."""
+        return str(self.path / f"storbench-{self.run_id}" / "spark-local")

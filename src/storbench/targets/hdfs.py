@@ -1,0 +1,145 @@
+"""``hdfs://host:port/path`` targets, reached through the running Spark's own Hadoop client.
+
+Before Spark starts only reachability (and replication against storbench's own HDFS) is
+checked, so a wrong address fails in a second; the run root is claimed in ``attach``,
+through the session's Hadoop FileSystem, so storbench sees exactly what the workloads see.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+from storbench.engines.base import Engine
+from storbench.engines.spark import SparkEngine
+from urllib.parse import urlparse
+
+from storbench.errors import InputError, TargetError
+from storbench.services import service_status
+from storbench.targets.base import MARKER, Target, TargetOptions, evict_from_page_cache, refuse_capacity, register
+
+CONNECT_TIMEOUT_S = 3.0
+
+
+@register
+class HdfsTarget(Target):
+    scheme = "hdfs"
+    kind = "hdfs://"
+    usage = "hdfs://host:port/path"
+    wanted = "an hdfs://HOST:PORT/PATH"
+
+    def __init__(self, host: str, port: int, path: str, options: TargetOptions):
+        super().__init__(f"hdfs://{host}:{port}{path}", options)
+        self.host, self.port = host, port
+        self.replication = options.replication
+        state = service_status("hdfs", options.home) if options.home else None
+        # storbench's own HDFS, when the target is on it: its DataNode directories are on this host
+        self.service = state if state and self.uri.startswith(state["uri"]) else None
+        self._jvm: Any = None
+        self._conf: Any = None
+
+    @classmethod
+    def parse(cls, text: str, options: TargetOptions) -> Target:
+        parsed = urlparse(text)
+        if not parsed.hostname or not parsed.port:
+            raise InputError(f"--target {text!r}: an hdfs:// target needs host and port, "
+                             f"e.g. hdfs://127.0.0.1:8020/storbench (see `storbench services up hdfs`)")
+        return cls(parsed.hostname, parsed.port, parsed.path.rstrip("/") or "", options)
+
+    # -- before Spark -----------------------------------------------------------------------
+
+    def precheck(self, need_bytes: int) -> None:
+        """Replication within our own cluster's DataNodes, and the NameNode answers within seconds."""
+        if self.service and (self.replication or 1) > self.service["datanodes"]:
+            raise InputError(f"--replication {self.replication}: above the {self.service['datanodes']} "
+                             f"DataNode(s) of {self.service['uri']}; allowed: 1 to {self.service['datanodes']}")
+        try:
+            with socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT_S):
+                pass
+        except OSError as exc:
+            raise TargetError(f"target {self.uri}: cannot connect to {self.host}:{self.port} "
+                              f"({exc.strerror or exc}); is the NameNode running?") from None
+
+    def local_path(self) -> Path | None:
+        """Our own HDFS: all its DataNodes share one host directory."""
+        return Path(self.service["datanode_dirs"][0]) if self.service else None
+
+    def spark_conf(self) -> dict[str, str]:
+        """Fail fast when the NameNode goes away; the replication asked for."""
+        conf = {"spark.hadoop.ipc.client.connect.max.retries": "2",
+                "spark.hadoop.ipc.client.connect.timeout": "5000"}
+        if self.replication is not None:
+            conf["spark.hadoop.dfs.replication"] = str(self.replication)
+        return conf
+
+    # -- through Spark's Hadoop client ---------------------------------------------------------
+
+    def attach(self, engines: dict[str, Engine], need_bytes: int) -> None:
+        """Through the run's Spark session: the Hadoop client that the workloads use too."""
+        spark = engines.get(SparkEngine.name)
+        if isinstance(spark, SparkEngine) and spark.session is not None:
+            self.attach_session(spark.session, need_bytes)
+
+    def attach_session(self, spark: Any, need_bytes: int) -> None:
+        """Check live DataNodes and free space, then claim the run root."""
+        if self.root_uri is not None:
+            return
+        self._jvm, self._conf = spark._jvm, spark._jsc.hadoopConfiguration()
+        replication = self.replication or 1
+        fs = self.fs()
+        if hasattr(fs, "getDataNodeStats"):
+            live = len(fs.getDataNodeStats())
+            if replication > live:
+                raise InputError(f"replication {replication} is above the {live} live DataNode(s) "
+                                 f"of {self.uri}; allowed: 1 to {live}")
+        refuse_capacity(self.uri, need_bytes * replication, int(fs.getStatus().getRemaining()))
+        root = self.run_root_uri()
+        if fs.exists(self.hadoop_path(root)):
+            raise TargetError(f"target {self.uri}: {root} already exists; refusing to reuse it")
+        fs.mkdirs(self.hadoop_path(root))
+        out = fs.create(self.hadoop_path(f"{root}/{MARKER}"), False)
+        out.write(bytearray((self.run_id + "\n").encode()))
+        out.close()
+        self.root_uri = root
+
+    def hadoop_path(self, uri: str) -> Any:
+        """An org.apache.hadoop.fs.Path (after ``attach``)."""
+        if self._jvm is None:
+            raise TargetError(f"target {self.uri}: not attached to a Spark session yet")
+        return self._jvm.org.apache.hadoop.fs.Path(uri)
+
+    def fs(self) -> Any:
+        """The target's Hadoop FileSystem, as the workloads' Spark sees it (after ``attach``)."""
+        return self.hadoop_path(self.uri or "/").getFileSystem(self._conf)
+
+    def release_root(self) -> bool:
+        fs, root = self.fs(), self.run_root_uri()
+        marker = self.hadoop_path(f"{root}/{MARKER}")
+        if not fs.exists(marker):
+            return False
+        stream = fs.open(marker)
+        try:
+            text = self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+        if str(text).strip() != self.run_id:
+            return False
+        return bool(fs.delete(self.hadoop_path(root), True))
+
+    def size_bytes(self, uri: str) -> int:
+        return int(self.fs().getContentSummary(self.hadoop_path(uri)).getLength())
+
+    def delete(self, uri: str) -> bool:
+        fs, path = self.fs(), self.hadoop_path(uri)
+        parent = path.getParent()
+        while parent is not None and not fs.exists(self.hadoop_path(f"{parent.toString()}/{MARKER}")):
+            parent = parent.getParent()
+        if parent is None:
+            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
+        return bool(fs.delete(path, True))
+
+    def evict(self, uri: str) -> int:
+        """The blocks live in the DataNodes' directories; when those are ours, drop them from the cache."""
+        local_dirs = self.service["datanode_dirs"] if self.service else []
+        return sum(evict_from_page_cache(Path(d)) for d in local_dirs if Path(d).exists())

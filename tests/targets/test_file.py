@@ -1,0 +1,94 @@
+"""file:// targets on a real temporary directory: parsing, capacity, the marked run root and its release."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from storbench.errors import InputError, TargetError
+from storbench.targets import MARKER, TargetOptions, parse_target
+from storbench.targets.file import FileTarget
+
+
+def claimed(tmp_path: Path, run_id: str = "r1") -> FileTarget:
+    target = parse_target(str(tmp_path / "t"))
+    assert isinstance(target, FileTarget)
+    assert target.claim(run_id) == f"file://{tmp_path}/t/storbench-{run_id}"
+    return target
+
+
+@pytest.mark.parametrize("text", ["{tmp}/t", "file://{tmp}/t", "{tmp}/t/"])
+def test_plain_paths_and_file_uris(tmp_path, text):
+    target = parse_target(text.replace("{tmp}", str(tmp_path)))
+    assert isinstance(target, FileTarget)
+    assert (target.uri, target.path) == (f"file://{tmp_path}/t", tmp_path / "t")
+    assert target.local_path() == tmp_path / "t"
+    assert target.spark_conf() == {} and target.manifest_config() == {}
+
+
+def test_relative_and_home_paths_become_absolute(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert parse_target("rel").uri == f"file://{tmp_path}/rel"
+    assert parse_target("~/x").uri == f"file://{Path.home()}/x"
+
+
+def test_bad_file_targets(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(TargetError, match="exists and is not a directory"):
+        parse_target(f"file://{tmp_path}/afile")
+    with pytest.raises(InputError, match="no path; use file:///absolute/path or a directory"):
+        parse_target("file://")
+    with pytest.raises(InputError, match=r"^--replication 2: applies to hdfs:// targets only; the target is file://"):
+        parse_target(str(tmp_path), TargetOptions(replication=2))
+
+
+def test_precheck_refuses_too_little_space_and_no_write_access(tmp_path):
+    target = parse_target(str(tmp_path / "deep" / "er"))
+    target.precheck(1)
+    with pytest.raises(TargetError, match=r"needs about .* GB for this run \(dataset and shuffle space\)"):
+        target.precheck(10**18)
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        with pytest.raises(TargetError, match="is not writable by this user"):
+            parse_target(str(locked / "x")).precheck(1)
+
+
+def test_claim_marks_the_run_root_and_refuses_to_reuse_it(tmp_path):
+    target = claimed(tmp_path)
+    root = tmp_path / "t" / "storbench-r1"
+    assert (root / MARKER).read_text() == "r1\n"
+    assert target.spark_local_dir() == str(root / "spark-local")
+    again = parse_target(str(tmp_path / "t"))
+    with pytest.raises(TargetError, match="already exists; refusing to reuse it"):
+        again.claim("r1")
+
+
+def test_release_deletes_only_a_root_whose_marker_names_this_run(tmp_path):
+    target = claimed(tmp_path)
+    root = tmp_path / "t" / "storbench-r1"
+    assert not target.release(keep_data=True) and root.exists()
+    (root / MARKER).write_text("someone-else\n")
+    assert not target.release() and root.exists()
+    (root / MARKER).write_text("r1\n")
+    assert target.release() and not root.exists()
+    assert (tmp_path / "t").is_dir()  # the target directory itself stays
+
+
+def test_delete_size_and_evict_inside_the_run_root_only(tmp_path):
+    target = claimed(tmp_path)
+    data = tmp_path / "t" / "storbench-r1" / "data"
+    data.mkdir()
+    (data / "part-0").write_bytes(b"x" * 1000)
+    (data / "part-1").write_bytes(b"y" * 24)
+    assert target.size_bytes(f"file://{data}") == 1024
+    assert target.evict(f"file://{data}") == 2
+    outside = tmp_path / "t" / "not-ours"
+    outside.mkdir()
+    for uri in (f"file://{outside}", f"file://{tmp_path / 't'}", target.root_uri):
+        with pytest.raises(TargetError, match="is not inside a storbench run directory"):
+            target.delete(uri)
+    assert outside.exists()
+    assert target.delete(f"file://{data}/part-1") and not (data / "part-1").exists()
+    assert target.delete(f"file://{data}") and not data.exists()
+    assert not target.delete(f"file://{data}")  # already gone
