@@ -35,8 +35,11 @@ def _run(home, target, label, *extra):
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)
     assert outcome["status"] == "succeeded", outcome["errors"]
-    lines = (home / "runs" / outcome["run_id"] / "samples.jsonl").read_text().splitlines()
-    return {(s["workload"], s["metric"], s["labels"].get("interface")): s for s in map(json.loads, lines)}
+    run_dir = home / "runs" / outcome["run_id"]
+    lines = (run_dir / "samples.jsonl").read_text().splitlines()
+    samples = {(s["workload"], s["metric"], s["labels"].get("interface")): s for s in map(json.loads, lines)}
+    samples["manifest"] = json.loads((run_dir / "manifest.json").read_text())
+    return samples
 
 
 @pytest.mark.spark
@@ -51,6 +54,9 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     assert list(target.iterdir()) == []  # dfsio-clean and the run root are gone
     hadoop = _run(home, str(target), "dfsio-hadoop", "--set", "driver=testdfsio")
     assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio"}
+    # the Hadoop engine started only for the testdfsio driver, and recorded the Hadoop it ran
+    assert hadoop["manifest"]["software"]["hadoop"].startswith("hadoop 3.")
+    assert "hadoop" not in ours["manifest"]["software"]
     table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
     assert table.returncode == 0, table.stderr
     assert "dfsio-write" in table.stdout and "stddev" in table.stdout.lower()

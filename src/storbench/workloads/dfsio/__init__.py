@@ -69,6 +69,10 @@ class _DfsIo(Workload):
     metrics = METRICS
     version = "1"
 
+    def engines(self, params: dict[str, Any]) -> list[str]:
+        """Spark claims and cleans the target; driver=testdfsio also runs Hadoop's own TestDFSIO."""
+        return [self.engine, "hadoop"] if params.get("driver") == "testdfsio" else [self.engine]
+
     def data_dir(self, ctx: RunContext) -> str:
         return ctx.data_uri("dfsio")
 

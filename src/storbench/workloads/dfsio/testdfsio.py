@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
-from storbench.engines.spark import SparkEngine
+from storbench.engines.hadoop import HadoopEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
-from storbench.services.jvm import java_binary, launcher_classpath
 
 MIB = 1024 * 1024
 _FIELDS = {"Number of files": "files", "Total MBytes processed": "total_mib", "Throughput mb/sec": "throughput",
@@ -53,18 +50,16 @@ def to_samples(workload: str, values: dict[str, float]) -> list[Sample]:
 
 
 def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any]) -> list[Sample]:
-    scratch = Path(ctx.engine(SparkEngine).local_dir or "/tmp")
-    scratch.mkdir(parents=True, exist_ok=True)
-    result_file = scratch / f"testdfsio-{mode}.txt"
-    argv = [java_binary(), "-Xmx1g", "-cp", launcher_classpath(), "org.apache.hadoop.fs.TestDFSIO",
-            "-D", f"fs.defaultFS={ctx.root_uri}", "-D", "mapreduce.framework.name=local",
+    hadoop = ctx.engine(HadoopEngine)
+    result_file = hadoop.scratch() / f"testdfsio-{mode}.txt"
+    args = ["-D", f"fs.defaultFS={ctx.root_uri}", "-D", "mapreduce.framework.name=local",
             "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
             "-D", f"test.io.file.buffer.size={params['buffer_size']}",
             *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
             f"-{mode}", "-nrFiles", str(params["files"]), "-size", f"{params['file_size']}B",
             "-resFile", str(result_file)]
     with ctx.measure():
-        done = subprocess.run(argv, capture_output=True, text=True, cwd=scratch)
+        done = hadoop.run("org.apache.hadoop.fs.TestDFSIO", args)
     if done.returncode != 0:
         last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
         raise WorkloadError(f"{workload}: TestDFSIO exited with {done.returncode}: {last[0][:300]}")
