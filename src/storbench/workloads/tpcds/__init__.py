@@ -26,9 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
 from storbench.errors import InputError, WorkloadError
-from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
