@@ -31,17 +31,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from storbench.analysis.consistency import consistency_samples
+from storbench.analysis.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
 from storbench.machine import available_memory
-from storbench.analysis.consistency import consistency_samples
-from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.targets.device import DeviceTarget, check_device_overwrite, device_size
-from storbench.workloads.base import Workload, variant
 from storbench.units import human_bytes, parse_size
+from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param, SizeParam
 
 

@@ -29,10 +29,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from storbench.analysis.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import native
 from storbench.errors import InputError
-from storbench.analysis.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.units import parse_size
 from storbench.targets.s3 import S3Target

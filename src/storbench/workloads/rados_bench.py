@@ -49,17 +49,17 @@ from pathlib import Path
 from typing import Any
 
 from storbench.analysis.consistency import consistency_samples
+from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
 from storbench.engines import rados
 from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
 from storbench.machine import available_memory
-from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.targets.rados import RadosTarget
-from storbench.workloads.base import Workload, register
 from storbench.units import human_bytes, parse_size
+from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param, SizeParam
 
 FILL_SHARE = 0.6  # of the pool's MAX AVAIL one write may take

@@ -12,9 +12,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
 from storbench.errors import WorkloadError
-from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param

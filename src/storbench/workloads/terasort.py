@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
-from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import Param

@@ -26,10 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
-from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
