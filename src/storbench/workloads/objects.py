@@ -160,10 +160,9 @@ METRICS = (
 class _Objects(Workload):
     engine = "native"
     schemes = ("s3",)
-    version = "1"
     params = COMMON
     metrics = METRICS
-    op = "put"
+    op: str  # put, get, mixed, list or delete: each variant below sets it
 
     # -- where --------------------------------------------------------------------------
 

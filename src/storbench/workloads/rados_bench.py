@@ -127,7 +127,6 @@ METRICS = metric_table("""
 class _RadosBench(Workload):
     engine = "rados"
     schemes = ("rados",)
-    version = "1"
     params = PARAMS
     metrics = METRICS
     mode = ""
