@@ -5,6 +5,7 @@ class StorbenchError(Exception):
     """Root of every error storbench raises on purpose."""
 
     exit_code = 1
+    where: tuple[str, int] = ("run", 0)  # the workload and repetition it happened in, set by the runner
 
     def __init_subclass__(cls, exit_code: int | None = None, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -182,7 +182,7 @@ class Runner:
             status = "interrupted"
             self.progress.warn("interrupted: what was measured so far is kept")
         except StorbenchError as exc:
-            self._record_error(writer, *getattr(exc, "where", ("run", 0)), str(exc))
+            self._record_error(writer, *exc.where, str(exc))
         except Exception as exc:  # an engine or workload bug must still leave a readable run
             self._record_error(writer, "run", 0, f"{type(exc).__name__}: {exc}")
         finally:
@@ -234,12 +234,12 @@ class Runner:
                 workload.prepare(ctx, params)
                 extra = workload.run(ctx, params)
             except StorbenchError as exc:
-                exc.where = (workload.name, repetition)  # type: ignore[attr-defined]
+                exc.where = (workload.name, repetition)
                 raise
             except Exception as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                 error = WorkloadError(f"workload {workload.name} failed: {type(exc).__name__}: {first}")
-                error.where = (workload.name, repetition)  # type: ignore[attr-defined]
+                error.where = (workload.name, repetition)
                 raise error from exc
             window = ctx.last_window
             if window is None:

@@ -142,32 +142,36 @@ def _build_rows(runs: list[Run]) -> list[Row]:
     return rows
 
 
+def _change(row: Row, i: int) -> Delta | None:
+    """The row's delta of run ``i`` against the baseline when it is a change (better or worse)."""
+    delta = row.deltas[i]
+    return delta if delta is not None and delta.verdict in ("better", "worse") else None
+
+
 def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
     """Per compared run: each time-to-complete difference and, per other metric, its overall
     figure (or its largest per-operation difference) — significant ones only; a pair of runs
     with too few repetitions for a test gets its candidates marked "(too few repetitions)"."""
     out: list[Headline] = []
     for i in range(1, len(runs)):
-        picked: list[Row] = []
+        picked: list[tuple[Row, Delta]] = []
         for metric in dict.fromkeys(r.metric for r in rows):
-            cands = [r for r in rows if r.metric == metric and r.phase != PREPARE and not r.labels
-                     and r.deltas[i] and r.deltas[i].verdict in ("better", "worse")]  # type: ignore[union-attr]
-            overall = [r for r in cands if r.phase == OVERALL]
+            cands = [(r, change) for r in rows if r.metric == metric and r.phase != PREPARE and not r.labels
+                     for change in [_change(r, i)] if change is not None]
+            overall = [(r, change) for r, change in cands if r.phase == OVERALL]
             if metric == "completion_time":
                 picked.extend(cands)
             elif overall:
                 picked.append(overall[0])
             elif cands:
-                picked.append(max(cands, key=lambda r: abs(r.deltas[i].rel or 0)))  # type: ignore[union-attr]
+                picked.append(max(cands, key=lambda pair: abs(pair[1].rel or 0)))
         # The paper's snapshot first (figures over all operations), then per operation, catalog order.
         rank = {m: k for k, m in enumerate(dict.fromkeys(list(CATALOG) + [r.metric for r in rows]))}
-        picked.sort(key=lambda r: (r.phase != OVERALL, rank[r.metric], rows.index(r)))
-        significant = [r for r in picked if r.deltas[i].significance == wording.SIGNIFICANT]  # type: ignore
-        few = [r for r in picked if r.deltas[i].significance == wording.TOO_FEW]  # type: ignore[union-attr]
+        picked.sort(key=lambda pair: (pair[0].phase != OVERALL, rank[pair[0].metric], rows.index(pair[0])))
+        significant = [pair for pair in picked if pair[1].significance == wording.SIGNIFICANT]
+        few = [pair for pair in picked if pair[1].significance == wording.TOO_FEW]
         chosen, suffix = (significant, "") if significant else (few, " (too few repetitions)")
-        for row in chosen[:MAX_HEADLINES_PER_RUN]:
-            delta = row.deltas[i]
-            assert delta is not None
+        for row, delta in chosen[:MAX_HEADLINES_PER_RUN]:
             subject = wording.lower_first(row.spec.title)
             if row.phase != OVERALL:
                 subject = f"{row.workload} {subject}"

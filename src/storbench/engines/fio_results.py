@@ -135,15 +135,17 @@ def merge_directions(parts: list[DirectionStats]) -> DirectionStats:
     total_ios = sum(p.total_ios for p in parts)
 
     def weighted(values: list[float | None]) -> float | None:
-        if any(v is None for v in values) or not total_ios:
+        known = [v for v in values if v is not None]
+        if len(known) < len(values) or not total_ios:
             return None
-        return sum(v * p.total_ios for v, p in zip(values, parts)) / total_ios  # type: ignore[operator]
+        return sum(v * p.total_ios for v, p in zip(known, parts)) / total_ios
 
     bins: dict[int, int] | None = None
-    if all(p.clat_bins is not None for p in parts):
+    part_bins = [p.clat_bins for p in parts if p.clat_bins is not None]
+    if len(part_bins) == len(parts):
         bins = {}
-        for part in parts:
-            for value, count in part.clat_bins.items():  # type: ignore[union-attr]
+        for one in part_bins:
+            for value, count in one.items():
                 bins[value] = bins.get(value, 0) + count
     percentiles = {}
     if bins:

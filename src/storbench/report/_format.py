@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from storbench.analysis.model import Cell, Comparison, Delta, RunInfo
 
@@ -120,7 +120,7 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
     """(field, value per run, whether the runs differ) like paper 000's summary table; empty fields dropped."""
     runs = comparison.runs
 
-    def get(fn) -> list[str]:  # type: ignore[no-untyped-def]
+    def get(fn: Callable[[RunInfo], Any]) -> list[str]:
         out = []
         for run in runs:
             try:

@@ -123,7 +123,7 @@ def _primary(c: Comparison) -> set[str]:
     return set(PAPER_METRICS) & set(c.metrics()) or set(c.metrics())
 
 
-def _table(c: Comparison, keep) -> str:  # type: ignore[no-untyped-def]
+def _table(c: Comparison, keep: Callable[[str], bool]) -> str:
     single = len(c.runs) == 1
     head = "<th>Metric</th><th>Unit</th>" + "".join(f'<th class="num">{esc(r.name)}</th>' for r in c.runs[:1])
     for run in c.runs[1:]:

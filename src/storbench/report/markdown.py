@@ -14,7 +14,7 @@ def esc(text: object) -> str:
     return out.replace("<", "&lt;").replace(">", "&gt;")
 
 
-def table(header: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:  # type: ignore
+def table(header: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> list[str]:
     rule = ["---:" if i in right else "---" for i in range(len(header))]
     return ["| " + " | ".join(row) + " |" for row in [header, rule, *rows]]
 

@@ -10,6 +10,7 @@ the same order: one bar per run per query, the change and the flag beside it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from storbench.analysis.model import Comparison, Row
 from storbench.report import _format as f
@@ -104,7 +105,7 @@ def text_lines(c: Comparison) -> list[str]:
     return out + ([""] if failures(c) else [])
 
 
-def markdown_lines(c: Comparison, esc_md) -> list[str]:  # type: ignore[no-untyped-def]
+def markdown_lines(c: Comparison, esc_md: Callable[[str], str]) -> list[str]:
     names = [run.name for run in c.runs]
     out: list[str] = []
     for text in failures(c):

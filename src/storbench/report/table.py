@@ -10,7 +10,7 @@ from storbench.report import _format as f
 from storbench.report import queries
 
 
-def align(rows: list[list[str]], right: set[int] = frozenset(), indent: str = "  ") -> list[str]:  # type: ignore
+def align(rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "  ") -> list[str]:
     """Columns padded to their widest cell; the first row is the header, underlined."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 

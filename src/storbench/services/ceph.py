@@ -64,7 +64,7 @@ def _binaries(rgw: bool) -> dict[str, str]:
     if missing:
         raise EngineError(f"Ceph is not installed ({', '.join(missing)} missing); run scripts/setup.sh --test "
                           f"(apt-get install ceph-mon ceph-osd ceph-mgr radosgw ceph-common)")
-    return found  # type: ignore[return-value]
+    return {name: path for name, path in found.items() if path}
 
 
 def _socket_dir(workdir: Path) -> Path:

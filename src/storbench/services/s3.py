@@ -184,7 +184,7 @@ def _write_private_state(workdir: Path, state: dict[str, Any]) -> None:
 
 def _ceph_module() -> Any:
     try:
-        from storbench.services import ceph  # type: ignore[attr-defined]
+        from storbench.services import ceph
     except ImportError:
         return None
     return ceph if hasattr(ceph, "up") else None
