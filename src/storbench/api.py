@@ -41,14 +41,21 @@ def list_suites() -> list[dict[str, Any]]:
     return suites
 
 
-def compare(refs: list[str], store: ResultStore | None = None) -> Any:
-    """Compare the runs named by ``refs`` (labels mean their latest run); the first is the baseline."""
+def compare(refs: list[str], store: ResultStore | None = None, force: bool = False) -> Any:
+    """Compare the runs named by ``refs`` (labels mean their latest run); the first is the baseline.
+
+    Runs of different suites are refused unless ``force``: their headlines would compare unlike things."""
     from storbench.analysis.compare import compare_runs
 
     store = store or ResultStore()
     if not refs:
         raise InputError("compare: name at least one label or run id (see `storbench runs`)")
-    return compare_runs([store.resolve(ref) for ref in refs])
+    runs = [store.resolve(ref) for ref in refs]
+    other = next((run for run in runs[1:] if run.suite != runs[0].suite), None)
+    if other is not None and not force:
+        raise InputError(f"compare: {runs[0].label} is a {runs[0].suite} run and {other.label} a {other.suite} "
+                         f"run: runs of different suites are not comparable; pass --force to compare anyway")
+    return compare_runs(runs)
 
 
 def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from storbench import __version__, api
 from storbench.engines.spark import DEFAULT_MASTER, parse_conf
-from storbench.errors import InputError, StorbenchError
+from storbench.errors import InputError, ResultsError, StorbenchError
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.runner import RunOptions
@@ -18,6 +19,7 @@ from storbench.services import SERVICES
 from storbench.sweep import parse_sweep_option
 
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a tool whose reader went away
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
     compare.add_argument("--html", metavar="FILE", help="also write the HTML report to FILE")
     compare.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
+    compare.add_argument("--force", action="store_true", help="compare runs of different suites anyway")
 
     runs = commands.add_parser("runs", help="list stored runs")
     runs.add_argument("--label", help="only runs with this label")
@@ -127,22 +130,30 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     return 0 if outcome.status == "succeeded" else 4
 
 
+def _write(flag: str, path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:  # a missing or read-only directory: one line, not a traceback
+        raise InputError(f"{flag} {path}: cannot write it ({exc.strerror})") from None
+
+
 def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
-    comparison = api.compare(args.refs, store)
+    comparison = api.compare(args.refs, store, force=args.force)
     text = api.render(comparison, args.format, store)
     if args.output:
-        Path(args.output).write_text(text)
-        print(f"wrote {args.output}")
-    else:
-        print(text)
+        _write("--output", args.output, text)
+    if args.html:  # files first: a refused one leaves only its error line
+        _write("--html", args.html, api.render(comparison, "html", store))
+    print(f"wrote {args.output}" if args.output else text)
     if args.html:
-        Path(args.html).write_text(api.render(comparison, "html", store))
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
 
 
 def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
     runs = api.list_runs(store, args.label)
+    if args.label and not runs:
+        raise ResultsError(f"no run with label {args.label!r} in {store.home}; labels: {store.known_labels()}")
     if args.json:
         print(json.dumps([{"run_id": r.run_id, "label": r.label, "suite": r.suite, "status": r.status,
                            "started": r.started, "scale": r.manifest.get("scale"),
@@ -193,6 +204,7 @@ SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
     if args.action == "up":
+        store.check_writable()
         options = {name: getattr(args, name) for name in SERVICE_OPTIONS if getattr(args, name) is not None}
         state = api.service_up(args.name, store, **options)
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
@@ -226,7 +238,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             args = build_parser().parse_args(["run", *argv])
         store = ResultStore(args.results) if args.results else ResultStore()
-        return COMMANDS[args.command](args, store)
+        code = COMMANDS[args.command](args, store)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
+        return code
+    except BrokenPipeError:  # `storbench workloads | head -1`: exit quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
+        return EXIT_BROKEN_PIPE
     except StorbenchError as exc:
         print(f"storbench: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -7,6 +7,7 @@ crash or Ctrl-C keeps what was measured and the run is marked interrupted or fai
 
 from __future__ import annotations
 
+import re
 import secrets
 import shutil
 import sys
@@ -38,6 +39,11 @@ from storbench.workloads.base import Workload
 NO_POINT = Point()
 SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
 LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+MAX_LABEL = 64  # the label is part of the run directory's name
+# The master URL forms Spark accepts, checked before Spark starts (else a Java stack trace after it does).
+MASTER_FORMS = "local, local[N], local[*], local[N,M], spark://HOST:PORT[,HOST:PORT], yarn, k8s://URL, mesos://URL"
+MASTER_RE = re.compile(r"local(\[(\d+|\*)(\s*,\s*\d+)?\])?|yarn|spark://[^,/:\s]+:\d+(,[^,/:\s]+:\d+)*"
+                       r"|(k8s|mesos)://\S+")
 
 
 @dataclass
@@ -72,6 +78,10 @@ class RunOutcome:
 def validate_options(options: RunOptions) -> None:
     if not options.label or not set(options.label) <= LABEL_CHARS:
         raise InputError(f"--label {options.label!r}: use letters, digits, '.', '_' and '-' only")
+    if len(options.label) > MAX_LABEL:
+        raise InputError(f"--label: {len(options.label)} characters; at most {MAX_LABEL} allowed")
+    if not MASTER_RE.fullmatch(options.spark_master):
+        raise InputError(f"--spark-master {options.spark_master!r}: allowed: {MASTER_FORMS}")
     if options.repeat is not None and options.repeat < 1:
         raise InputError(f"--repeat {options.repeat}: must be at least 1")
     if not 0.05 <= options.interval <= 60:
@@ -93,6 +103,7 @@ class Runner:
     def run(self) -> RunOutcome:
         options = self.options
         validate_options(options)
+        self.store.check_writable()
         suite = load_suite(options.suite)
         scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
         repetitions = options.repeat or suite.repetitions

@@ -1,9 +1,19 @@
 """Bad input: one clear line on stderr naming what and what is allowed, a non-zero exit, nothing stored."""
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from storbench.suites import builtin_suites
-from tests.cli.helpers import storbench
+from tests.cli.helpers import SRC, storbench
+
+GOLDEN_RUNS = Path(__file__).resolve().parents[1] / "data" / "golden" / "runs"  # two suites, two runs each
+STORED_LABELS = "labels: cfg-a, cfg-b, pm7r-sas, sata-vendor-a"
+as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
 
 
 @pytest.mark.parametrize("args,code,message", [
@@ -23,17 +33,46 @@ from tests.cli.helpers import storbench
     (["compare", "nolabel"], 3, "no run or label named 'nolabel'"),
     (["compare", "a", "--format", "pdf"], 2, "invalid choice: 'pdf'"),
     (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
+    # issue 12, item 1: a /dev path is a block device or refused, never a directory made in /dev
+    (["run", "fio-basic", "--target", "/dev/sdz"], 2,
+     "--target '/dev/sdz': /dev/sdz is not a block device (it does not exist); a path under /dev must be one"),
+    # item 14: no tracebacks
+    (["compare", "sata-vendor-a", "--html", "{tmp}/nodir/r.html"], 2,
+     "--html {tmp}/nodir/r.html: cannot write it (No such file or directory)"),
+    (["compare", "sata-vendor-a", "--output", "{tmp}/nodir/r.txt"], 2,
+     "--output {tmp}/nodir/r.txt: cannot write it (No such file or directory)"),
+    pytest.param(["compare", "sata-vendor-a", "--html", "{tmp}/ro/r.html"], 2, "cannot write it (Permission denied)",
+                 marks=as_root),
+    (["--results", "{tmp}/afile", "run"], 2, "--results {tmp}/afile: {tmp}/afile is a file, not a directory"),
+    (["--results", "{tmp}/afile", "runs"], 3, "--results {tmp}/afile: cannot open results.db (it is a file)"),
+    pytest.param(["--results", "{tmp}/ro/home", "run"], 2, "{tmp}/ro is not writable by this user", marks=as_root),
+    # item 15
+    (["run", "--spark-master", "bogus://x"], 2, "--spark-master 'bogus://x': allowed: local, local[N], local[*], "
+                                                 "local[N,M], spark://HOST:PORT[,HOST:PORT], yarn, k8s://URL"),
+    (["run", "--label", "a" * 500], 2, "--label: 500 characters; at most 64 allowed"),
+    (["run", "--target", "{tmp}/afile/sub"], 2, "{tmp}/afile exists and is not a directory (it is a file)"),
+    (["runs", "--label", "nosuch"], 3, "no run with label 'nosuch' in {tmp}/home; " + STORED_LABELS),
+    (["run", "fio-basic", "--target", "s3://Bad_Bucket!/x"], 2,
+     "bucket name 'Bad_Bucket!' is not allowed; use 3-63 lowercase letters, digits, '.' and '-', starting and"),
+    # item 16
+    (["compare", "sata-vendor-a", "cfg-a"], 2, "compare: sata-vendor-a is a spark-transforms run and cfg-a a mixed "
+                                               "run: runs of different suites are not comparable; pass --force"),
 ])
 def test_bad_input_exits_with_one_line(tmp_path, args, code, message):
     home = tmp_path / "home"
+    shutil.copytree(GOLDEN_RUNS, home / "runs")  # stored runs for compare and runs; a refused run adds none
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "ro").mkdir(mode=0o555)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    missing = [Path(a) for a in args if a.startswith("/") and not Path(a).exists()]
     result = storbench(home, *args, timeout=120)
     assert result.returncode == code, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("storbench: error: ")
-    assert message in lines[0]
-    assert not (home / "runs").exists() or not any((home / "runs").iterdir())
+    assert message.replace("{tmp}", str(tmp_path)) in lines[0]
+    assert sorted(os.listdir(home / "runs")) == sorted(os.listdir(GOLDEN_RUNS))
+    assert [path for path in missing if path.exists()] == []  # no target, file or results home created
 
 
 def test_target_that_is_a_file_is_refused(tmp_path):
@@ -63,3 +102,35 @@ def test_listing_commands_work_without_spark(tmp_path):
     assert runs.returncode == 0 and "no runs stored" in runs.stdout
     suites = storbench(tmp_path / "home", "suites")
     assert "spark-transforms (paper 000): datagen → groupby → repartition → join" in suites.stdout
+
+
+def test_nested_target_directories_made_for_the_run_are_removed(tmp_path):
+    """Issue 12 item 8: a/b are created for the run and removed after it; the existing parent stays."""
+    target = tmp_path / "kept" / "a" / "b"
+    (tmp_path / "kept").mkdir()
+    result = storbench(tmp_path / "home", "run", "fio-basic", "-q", "--target", str(target),
+                       "--set", "runtime_s=1", "--set", "size=8m", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "succeeded" in result.stdout
+    assert (tmp_path / "kept").is_dir() and os.listdir(tmp_path / "kept") == []
+
+
+def test_compare_of_different_suites_with_force_shows_the_comparison(tmp_path):
+    """Issue 12 item 16: refused in one line (the table above) unless --force, which gives today's output."""
+    home = tmp_path / "home"
+    shutil.copytree(GOLDEN_RUNS, home / "runs")
+    result = storbench(home, "compare", "sata-vendor-a", "cfg-a", "--force", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "NOT COMPARABLE: the runs differ in suite" in result.stdout
+    assert "cfg-a vs sata-vendor-a" in result.stdout
+
+
+def test_closed_pipe_exits_quietly(tmp_path):
+    """Issue 12 item 14: `storbench workloads | head -1` ends without a BrokenPipeError traceback."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    child = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(tmp_path), "workloads"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    child.stdout.close()  # the reader is gone before the first line is written
+    _, stderr = child.communicate(timeout=120)
+    assert stderr == b""
+    assert child.returncode == 141

@@ -65,6 +65,7 @@ def test_claim_marks_the_run_root_and_refuses_to_reuse_it(tmp_path):
 
 
 def test_release_deletes_only_a_root_whose_marker_names_this_run(tmp_path):
+    (tmp_path / "t").mkdir()  # the user's directory (one made for the run goes, see below)
     target = claimed(tmp_path)
     root = tmp_path / "t" / "storbench-r1"
     assert not target.release(keep_data=True) and root.exists()
@@ -73,6 +74,15 @@ def test_release_deletes_only_a_root_whose_marker_names_this_run(tmp_path):
     (root / MARKER).write_text("r1\n")
     assert target.release() and not root.exists()
     assert (tmp_path / "t").is_dir()  # the target directory itself stays
+
+
+def test_release_removes_the_missing_directories_it_made_while_empty(tmp_path):
+    target = parse_target(str(tmp_path / "x" / "a" / "b"))
+    target.claim("r1")
+    (tmp_path / "x" / "other").mkdir()  # put there by someone else during the run
+    assert target.release()
+    assert not (tmp_path / "x" / "a").exists()
+    assert (tmp_path / "x" / "other").is_dir()
 
 
 def test_delete_size_and_evict_inside_the_run_root_only(tmp_path):

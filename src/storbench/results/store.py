@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from storbench.errors import ResultsError
+from storbench.errors import InputError, ResultsError
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
 
 DB_SCHEMA_VERSION = 1
@@ -101,6 +101,16 @@ class ResultStore:
         self.db_path = self.home / "results.db"
 
     # -- writing ---------------------------------------------------------------
+    def check_writable(self) -> None:
+        """Refuse, before anything starts, a results home that cannot hold runs."""
+        from storbench.targets.file import nearest_existing
+
+        existing = nearest_existing(self.home)
+        if not existing.is_dir():
+            raise InputError(f"--results {self.home}: {existing} is a file, not a directory")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise InputError(f"--results {self.home}: {existing} is not writable by this user")
+
     def create_run(self, run_id: str, manifest: dict[str, Any]) -> RunWriter:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         path = self.runs_dir / run_id
@@ -130,11 +140,16 @@ class ResultStore:
         with closing(self._connect()) as db:
             row = db.execute("SELECT run_id FROM runs WHERE label = ? ORDER BY started DESC, run_id DESC LIMIT 1",
                              (ref,)).fetchone()
-            labels = sorted({r[0] for r in db.execute("SELECT label FROM runs")})
         if row is None:
-            known = ", ".join(labels) if labels else "none stored yet"
-            raise ResultsError(f"no run or label named {ref!r} in {self.home}; labels: {known}")
+            raise ResultsError(f"no run or label named {ref!r} in {self.home}; labels: {self.known_labels()}")
         return self._load(self.runs_dir / row[0], with_samples=True)
+
+    def known_labels(self) -> str:
+        """The stored labels, for messages that name what exists."""
+        self._ensure_index()
+        with closing(self._connect()) as db:
+            labels = sorted({r[0] for r in db.execute("SELECT label FROM runs")})
+        return ", ".join(labels) if labels else "none stored yet"
 
     def load_series(self, run: Run) -> list[dict[str, Any]]:
         from storbench.telemetry.window import from_csv
@@ -183,9 +198,13 @@ class ResultStore:
                    manifest=manifest, samples=samples, path=str(path))
 
     def _connect(self) -> sqlite3.Connection:
-        self.home.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.db_path, timeout=30)
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        try:  # a home that is a file or read-only: one line, not a traceback
+            self.home.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.db_path, timeout=30)
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+        except (OSError, sqlite3.Error) as exc:
+            why = "it is a file" if self.home.is_file() else getattr(exc, "strerror", None) or exc
+            raise ResultsError(f"--results {self.home}: cannot open {self.db_path.name} ({why})") from None
         if version > DB_SCHEMA_VERSION:
             db.close()
             raise ResultsError(f"{self.db_path}: index schema {version} is newer than this storbench "

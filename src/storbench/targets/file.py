@@ -23,6 +23,12 @@ def nearest_existing(path: Path) -> Path:
     return path
 
 
+def under_dev(path: Path) -> bool:
+    """A path in /dev (devtmpfs, in RAM) names a device; /dev/shm is the one place there meant for files."""
+    real = Path(os.path.realpath(path))
+    return real.is_relative_to("/dev") and not real.is_relative_to("/dev/shm")
+
+
 def _local(uri: str) -> Path:
     return Path(uri.removeprefix("file://"))
 
@@ -36,13 +42,23 @@ class FileTarget(PathTarget):
     usage = "file:///path (or a plain directory)"
     wanted = "a directory on a filesystem"
 
+    def __init__(self, path: Path, options: TargetOptions):
+        super().__init__(path, options)
+        self._created: list[Path] = []  # the missing directories claim_root made, deepest first
+
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
         path = local_path_in(text)
         if is_block_device(path):
             return DeviceTarget.parse(text, options)
-        if path.exists() and not path.is_dir():
-            raise TargetError(f"--target {text!r}: {path} exists and is not a directory")
+        if under_dev(path):  # never a directory made on devtmpfs (in RAM, and likely a mistyped disk)
+            missing = "" if path.exists() else " (it does not exist)"
+            raise InputError(f"--target {text!r}: {path} is not a block device{missing}; a path under /dev "
+                             f"must be one (see lsblk); directories go elsewhere, e.g. /dev/shm/DIR")
+        existing = nearest_existing(path)
+        if not existing.is_dir():  # the target itself, or a parent of it (file.txt/sub)
+            kind = " (it is a file)" if existing.is_file() else ""
+            raise TargetError(f"--target {text!r}: {existing} exists and is not a directory{kind}")
         if options.replication is not None:
             raise InputError(f"--replication {options.replication}: applies to hdfs:// targets only; "
                              f"the target is file://{path}")
@@ -60,6 +76,10 @@ class FileTarget(PathTarget):
 
     def claim_root(self) -> str:
         root = self.path / f"storbench-{self.run_id}"
+        # A target whose parents do not exist yet is created, as `mkdir -p` would, rather than
+        # refused: a user naming /tmp/x/a/b expects it to work. What was created for the run is
+        # removed at release when empty, so nothing is left behind (deepest first).
+        self._created = [p for p in [self.path, *self.path.parents] if not p.exists()]
         try:
             root.mkdir(parents=True)
         except FileExistsError:
@@ -75,6 +95,11 @@ class FileTarget(PathTarget):
         if not marker.is_file() or marker.read_text().strip() != self.run_id:
             return False
         shutil.rmtree(root)
+        for directory in self._created:
+            try:
+                directory.rmdir()  # only if empty: another run or the user may have put something there
+            except OSError:
+                break
         return True
 
     def size_bytes(self, uri: str) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,10 @@ def resolve_endpoint(option: str | None, home: Path | None) -> S3Endpoint:
                      f"(or an AWS profile in ~/.aws/credentials)")
 
 
+# S3's bucket naming rule (the subset every server accepts).
+BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
 @register
 class S3Target(Target):
     """The run-owned prefix of a bucket, through storbench's small S3 client."""
@@ -103,6 +108,9 @@ class S3Target(Target):
         if not bucket or "@" in bucket or ":" in bucket:
             raise InputError(f"--target {text!r}: an s3:// target is s3://BUCKET/PREFIX (the endpoint comes from "
                              f"--endpoint, $AWS_ENDPOINT_URL or the running `storbench services up s3`)")
+        if not BUCKET_RE.fullmatch(bucket):
+            raise InputError(f"--target {text!r}: bucket name {bucket!r} is not allowed; use 3-63 lowercase "
+                             f"letters, digits, '.' and '-', starting and ending with a letter or digit")
         return cls(bucket, urlparse(text).path.strip("/"), options)
 
     def run_prefix(self) -> str:
