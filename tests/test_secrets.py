@@ -40,7 +40,8 @@ def test_settings_and_command_lines_are_masked():
             "--endpoint", f"http://user:{CANARY}@127.0.0.1:8333", "--spark-conf", "spark.sql.shuffle.partitions=8"]
     shown = redact_argv(argv)
     assert CANARY not in " ".join(shown)
-    assert shown[3] == "spark.hadoop.fs.s3a.secret.key=***" and shown[4] == "--spark-conf=spark.hadoop.fs.s3a.access.key=***"
+    assert shown[3] == "spark.hadoop.fs.s3a.secret.key=***"
+    assert shown[4] == "--spark-conf=spark.hadoop.fs.s3a.access.key=***"
     assert shown[8] == "http://***@127.0.0.1:8333" and shown[-1] == "spark.sql.shuffle.partitions=8"
 
 

@@ -5,7 +5,8 @@ A suite's ``sweep:`` (or ``--sweep key=v1,v2``) names one key and its values:
 - any ``spark.*`` setting (a new Spark session per value);
 - any workload parameter (for example ``size_bytes`` for several scale factors).
 Each point runs the whole suite; its samples carry the label ``{key: value}``, so
-reports show one row per point (time vs cores, per scale factor, ...).
+reports show one row per point (time vs cores, per scale factor, ...); a secret setting's
+points are labelled ``***1``, ``***2``, ... (storbench.redaction).
 """
 
 from __future__ import annotations
