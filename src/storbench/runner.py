@@ -26,6 +26,7 @@ from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
 from storbench.progress import Progress
+from storbench.redaction import redact_argv, redact_settings
 from storbench.results.model import Sample
 from storbench.results.store import ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
@@ -147,13 +148,13 @@ class Runner:
             self.progress.warn(warning)
         writer = self.store.create_run(run_id, {
             "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
-            "tool_version": __version__, "command_line": options.command_line or sys.argv,
+            "tool_version": __version__, "command_line": redact_argv(options.command_line or sys.argv),
             "scale": scale, "repetitions": repetitions, "parameters": suite_params,
             "sweep": [point.labels for point in points if point.labels],
             "workload_parameters": per_workload,
             "workload_versions": {name: w.version for name, w in workloads.items()},
             "config": {"target": target.uri, "spark_master": options.spark_master,
-                       "spark_conf": options.spark_conf, "devices": devices, "devices_how": how,
+                       "spark_conf": redact_settings(options.spark_conf), "devices": devices, "devices_how": how,
                        "replication": options.replication, "telemetry_interval_s": options.interval,
                        "mode": options.mode, "run_root": target.root_uri,
                        **target.manifest_config()},

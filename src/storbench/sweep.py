@@ -5,7 +5,8 @@ A suite's ``sweep:`` (or ``--sweep key=v1,v2``) names one key and its values:
 - any ``spark.*`` setting (a new Spark session per value);
 - any workload parameter (for example ``size_bytes`` for several scale factors).
 Each point runs the whole suite; its samples carry the label ``{key: value}``, so
-reports show one row per point (time vs cores, per scale factor, ...).
+reports show one row per point (time vs cores, per scale factor, ...); a secret setting's
+points are labelled ``***1``, ``***2``, ... (storbench.redaction).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.errors import InputError
+from storbench.redaction import MASK, is_secret_name
 
 
 @dataclass(frozen=True)
@@ -48,12 +50,21 @@ def sweep_points(sweep: dict[str, list[Any]] | None, declared: dict[str, Any], m
         if master.startswith("local"):
             return [Point({"cores": str(n)}, master=f"local[{n}]") for n in cores]
         return [Point({"cores": str(n)}, spark_conf={"spark.cores.max": str(n)}) for n in cores]
+    shown = _shown(key, values)
     if key.startswith("spark."):
-        return [Point({key: str(v)}, spark_conf={key: str(v)}) for v in values]
+        return [Point({key: label}, spark_conf={key: str(v)}) for label, v in zip(shown, values)]
     if key in declared:
-        return [Point({key: str(v)}, params={key: declared[key].coerce(v, where)}) for v in values]
+        return [Point({key: label}, params={key: declared[key].coerce(v, where)}) for label, v in zip(shown, values)]
     raise InputError(f"{where}: cannot sweep {key!r}; allowed: cores, a spark.* setting, or a parameter: "
                      f"{', '.join(sorted(declared))}")
+
+
+def _shown(key: str, values: list[Any]) -> list[str]:
+    """The label of each point. A secret setting's values are never shown: ``***1``, ``***2``, ... by
+    position keep the points apart in reports without revealing anything (a hash could be guessed)."""
+    if is_secret_name(key):
+        return [f"{MASK}{n}" for n in range(1, len(values) + 1)]
+    return [str(v) for v in values]
 
 
 def _positive_int(value: Any, where: str) -> int:

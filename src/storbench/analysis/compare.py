@@ -13,7 +13,6 @@ throughput and CPU, average latency; ``MetricSpec.overall``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from storbench.analysis import wording
@@ -21,6 +20,7 @@ from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED,
                                            Delta, Difference, Headline, Row, RunInfo)
 from storbench.analysis.metrics import CATALOG, MetricSpec, spec_for
 from storbench.analysis.stats import aggregate, summarize, welch_t_test
+from storbench.redaction import redact_url
 from storbench.results.model import Run
 
 __all__ = ["compare_runs", "Comparison", "RunInfo", "Row", "Cell", "Delta", "Difference", "Headline",
@@ -30,20 +30,16 @@ MAX_HEADLINES_PER_RUN = 12
 _DIFFERENCE_KINDS = ("suite", "scale", "workload_version", "parameter", "workload_parameter")
 
 
-def _redact(uri: str | None) -> str | None:
-    """A target URI without any user:password@ part (credentials never reach reports)."""
-    return None if uri is None else re.sub(r"//[^/@]*@", "//***@", uri)
-
-
 def _run_info(index: int, run: Run, name: str) -> RunInfo:
     m = run.manifest
     machine = dict(m.get("machine") or {})
     settings = m.get("spark_settings") or {}
     config = m.get("config") or {}
+    target = config.get("target")  # credentials never reach reports
     return RunInfo(
         index=index, run_id=run.run_id, label=run.label, name=name, suite=run.suite, paper=m.get("paper"),
         status=run.status, started=run.started, finished=run.finished, scale=m.get("scale"),
-        repetitions=m.get("repetitions"), target=_redact(config.get("target")), parameters=run.parameters,
+        repetitions=m.get("repetitions"), target=target and redact_url(target), parameters=run.parameters,
         workload_versions=run.workload_versions,
         machine={k: machine.get(k) for k in ("hostname", "cpu_model", "cores", "memory_gb", "kernel", "os",
                                              "filesystem", "devices")},

@@ -16,6 +16,7 @@ from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
 from storbench.errors import EngineError, InputError
+from storbench.redaction import redact_settings
 from storbench.results.model import Sample
 from storbench.services.jvm import launcher_jar
 
@@ -117,9 +118,9 @@ class SparkEngine(Engine):
         }
 
     def settings(self) -> dict[str, str]:
-        """Spark's own view of its configuration, as recorded with the run."""
+        """Spark's own view of its configuration, as recorded with the run (secret values as ***)."""
         session = self.start()
-        return dict(sorted(session.sparkContext.getConf().getAll()))
+        return redact_settings(dict(sorted(session.sparkContext.getConf().getAll())))
 
     def set_job_group(self, group: str) -> None:
         """Tags the Spark jobs that follow, so the event log attributes them to one workload."""

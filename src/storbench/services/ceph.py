@@ -26,7 +26,6 @@ ports. The facts this follows (shared/SERVICES.md, Ceph section):
 from __future__ import annotations
 
 import json
-import secrets
 import shutil
 import socket
 import subprocess
@@ -246,9 +245,8 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
 
 
 def _save(workdir: Path, state: dict[str, Any]) -> None:
-    """state.json holds the RGW user's secret key: readable by its owner only."""
+    """state.json holds the RGW user's secret key: write_state makes it owner-only from the start."""
     process.write_state(workdir, state)
-    (workdir / process.STATE).chmod(0o600)
 
 
 def _osd_root(workdir: Path, osd_dir: str | None) -> Path:
@@ -303,10 +301,11 @@ def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> Non
                 raise EngineError(f"RGW did not answer on {endpoint} within {START_TIMEOUT_S:.0f} s; "
                                   f"log: {cluster.workdir / 'log' / 'ceph-client.rgw.x.log'}") from None
             time.sleep(0.5)
-    access, secret = "SB" + secrets.token_hex(9).upper(), secrets.token_urlsafe(30)
-    cluster.run("user", "create", "--uid=storbench", "--display-name=storbench", f"--access-key={access}",
-                f"--secret-key={secret}", tool="radosgw-admin")
-    state.update(s3_endpoint=endpoint, access_key=access, secret_key=secret)
+    # radosgw-admin makes the keys and prints them: the secret never appears in an argv (visible in ps).
+    made = cluster.run("user", "create", "--uid=storbench", "--display-name=storbench", "--gen-access-key",
+                       "--gen-secret", tool="radosgw-admin")
+    key = json.loads(made)["keys"][0]
+    state.update(s3_endpoint=endpoint, access_key=key["access_key"], secret_key=key["secret_key"])
     cluster.wait_clean(state["osds"], deadline)  # RGW's own pools are "unknown" for a few seconds
 
 

@@ -98,7 +98,15 @@ def read_state(workdir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def write_private(path: Path, text: str) -> None:
+    """A file readable by its owner only from the start (it may hold keys): never a moment world-readable."""
+    path.unlink(missing_ok=True)  # an existing file would keep its mode
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+        handle.write(text)
+
+
 def write_state(workdir: Path, state: dict[str, Any]) -> None:
+    """state.json, owner-only: the S3 and RGW services keep their keys in it."""
     tmp = workdir / (STATE + ".tmp")
-    tmp.write_text(json.dumps(state, indent=2))
+    write_private(tmp, json.dumps(state, indent=2))
     os.replace(tmp, workdir / STATE)

@@ -135,9 +135,9 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     if server == "seaweedfs":
         ports = free_ports(8)
         creds = workdir / "s3-identities.json"
-        creds.write_text('{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s","secretKey":"%s"}],'
-                         '"actions":["Admin","Read","Write","List","Tagging"]}]}' % (access_key, secret_key))
-        creds.chmod(0o600)
+        process.write_private(creds, '{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s",'
+                              '"secretKey":"%s"}],"actions":["Admin","Read","Write","List","Tagging"]}]}'
+                              % (access_key, secret_key))
         argv = [weed_binary(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
                 "-volume.max=64", "-master.volumeSizeLimitMB=512",
                 f"-master.port={ports[0]}", f"-master.port.grpc={ports[1]}",
@@ -155,11 +155,10 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     else:  # s3proxy
         (port,) = free_ports(1)
         props = workdir / "s3proxy.conf"
-        props.write_text(f"s3proxy.endpoint=http://127.0.0.1:{port}\ns3proxy.authorization=aws-v2-or-v4\n"
-                         f"s3proxy.identity={access_key}\ns3proxy.credential={secret_key}\n"
-                         f"jclouds.provider=filesystem\njclouds.filesystem.basedir={data}\n"
-                         f"jclouds.identity={access_key}\njclouds.credential={secret_key}\n")
-        props.chmod(0o600)
+        process.write_private(props, f"s3proxy.endpoint=http://127.0.0.1:{port}\ns3proxy.authorization=aws-v2-or-v4\n"
+                              f"s3proxy.identity={access_key}\ns3proxy.credential={secret_key}\n"
+                              f"jclouds.provider=filesystem\njclouds.filesystem.basedir={data}\n"
+                              f"jclouds.identity={access_key}\njclouds.credential={secret_key}\n")
         from storbench.services.jvm import java_binary
         argv = [java_binary(), "-Xmx512m", "-jar", s3proxy_jar(), "--properties", str(props)]
         marker = str(props)
@@ -173,13 +172,8 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
              "bucket": DEFAULT_BUCKET, "workdir": str(workdir), "data_dir": str(data), "log": str(log),
              "startup_s": round(took, 2),
              "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s"}
-    _write_private_state(workdir, state)
-    return state
-
-
-def _write_private_state(workdir: Path, state: dict[str, Any]) -> None:
     process.write_state(workdir, state)
-    (workdir / process.STATE).chmod(0o600)
+    return state
 
 
 def _ceph_module() -> Any:
@@ -212,7 +206,7 @@ def _up_ceph(workdir: Path) -> dict[str, Any]:
              "secret_key": secret_key, "bucket": DEFAULT_BUCKET, "workdir": str(workdir),
              "ceph_workdir": str(ceph_dir),
              "summary": f"ceph-rgw at {cstate['s3_endpoint']} (ceph service), bucket {DEFAULT_BUCKET}"}
-    _write_private_state(workdir, state)
+    process.write_state(workdir, state)
     return state
 
 

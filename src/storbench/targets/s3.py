@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from storbench.errors import InputError, TargetError
+from storbench.redaction import redact_url
 from storbench.s3client import S3Client, S3Error
 from storbench.services import service_status
 from storbench.targets.base import MARKER, Target, TargetOptions, register
@@ -64,8 +65,10 @@ def resolve_endpoint(option: str | None, home: Path | None) -> S3Endpoint:
         url, how = service["s3_endpoint"], f"storbench s3 service ({service.get('server')})"
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise InputError(f"--endpoint {url!r}: expected http://HOST:PORT or https://HOST:PORT")
-    url = f"{parsed.scheme}://{parsed.netloc}"
+        raise InputError(f"--endpoint {redact_url(url)!r}: expected http://HOST:PORT or https://HOST:PORT")
+    # Without any user:password@ (credentials come from the environment or a profile): this URL is
+    # connected to, shown and recorded.
+    url = f"{parsed.scheme}://{parsed.netloc.rpartition('@')[2]}"
     ours = service if service and service["s3_endpoint"].rstrip("/") == url else None
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")

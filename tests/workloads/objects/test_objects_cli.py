@@ -133,3 +133,26 @@ def test_services_cli_up_status_down(tmp_path):
     down = storbench(home, "services", "down", "s3")
     assert down.returncode == 0 and "stopped" in down.stdout
     assert storbench(home, "services", "status", "s3").returncode == 1
+
+
+def test_environment_credentials_and_endpoint_userinfo_never_reach_the_run(s3, tmp_path, monkeypatch):
+    """Issue 12 secrets: the secret key from the environment and a user:password@ in --endpoint."""
+    home, state = s3
+    canary = "CANARY-userinfo-5d1"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", state["secret_key"])
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    endpoint = state["s3_endpoint"].replace("//", f"//user:{canary}@")
+    result, outcome, _ = run_json(home, "objects-basic", "--target", "s3://storbench/env", "--label", "env-creds",
+                                  "--endpoint", endpoint)
+    assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
+    report = tmp_path / "report.html"
+    markdown = storbench(home, "compare", "env-creds", "--format", "md", "--html", str(report))
+    assert markdown.returncode == 0, markdown.stderr
+    places = [Path(outcome["path"]), home / "results.db", tmp_path]
+    files = [p for place in places for p in ([place] if place.is_file() else place.rglob("*")) if p.is_file()]
+    shown = result.stdout + result.stderr + markdown.stdout + markdown.stderr
+    for secret in (state["secret_key"], canary):
+        assert secret not in shown and not [p for p in files if secret.encode() in p.read_bytes()], secret
+    manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
+    assert manifest["config"]["endpoint"] == state["s3_endpoint"]

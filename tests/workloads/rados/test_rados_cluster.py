@@ -2,6 +2,7 @@
 cleanup of the run's own objects only, a stopped OSD mid-run, bad input, and compare."""
 
 import json
+import stat
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ import pytest
 
 from storbench import api
 from storbench.results.store import ResultStore
+from storbench.s3client import S3Client
 from storbench.services import ceph as ceph_service
 from tests.workloads.rados.conftest import rados_cmd, wait_clean
 from tests.cli.helpers import SRC, storbench
@@ -44,6 +46,9 @@ def test_services_up_prints_the_pool_uri_conf_and_s3_endpoint(ceph):
     assert status.returncode == 0 and status.stdout.strip() == "rados://storbench"
     with urlopen(state["s3_endpoint"] + "/", timeout=10) as answer:  # RGW answers S3 (anonymous listing)
         assert answer.status == 200 and b"ListAllMyBucketsResult" in answer.read()
+    # The keys radosgw-admin generated (never passed in its argv) sign requests; state.json is owner-only.
+    assert S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"]).bucket_exists("nosuch") is False
+    assert stat.S_IMODE(Path(state["workdir"], "state.json").stat().st_mode) == 0o600
     again = api.service_up("ceph", ResultStore(home), rgw=True)  # already running: the same cluster
     assert again["pid"] == state["pid"]
     for args, text in ((("--datanodes", "2"), "does not apply"), (("--objectstore", "zfs"), "allowed: bluestore"),

@@ -1,0 +1,42 @@
+"""What storbench never stores or shows: secret-looking settings and the user:password@ of URLs.
+
+A setting is secret when a word of its name is key, secret, password, token or credential
+(``spark.hadoop.fs.s3a.secret.key``, ``...access.key``, ``spark.ssl.keyPassword``; not
+``spark.sql.shuffle.partitions``). Its value is stored and shown as ``***``: in the manifest,
+sample labels, results.db, reports and progress lines. The real value only goes to the engine.
+(Named ``redaction``, not ``secrets``, so it is never confused with the standard library's module.)
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+_SECRET_WORDS = {"key", "secret", "password", "passwd", "token", "credential", "credentials"}
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting's name looks like it holds a secret (words split at '.', '-', '_' and camelCase)."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).lower()
+    return any(word in _SECRET_WORDS for word in re.findall(r"[a-z0-9]+", words))
+
+
+def redact_settings(settings: dict[str, str]) -> dict[str, str]:
+    return {key: MASK if is_secret_name(key) else value for key, value in settings.items()}
+
+
+def redact_url(text: str) -> str:
+    """``http://user:pass@host`` as ``http://***@host`` (anywhere in ``text``)."""
+    return re.sub(r"//[^/@\s]*@", f"//{MASK}@", text)
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """A command line as recorded: ``name=value`` of a secret name (--spark-conf, --sweep) and URL userinfo masked."""
+    out = []
+    for arg in argv:
+        option, eq, rest = arg.partition("=") if arg.startswith("-") else ("", "", arg)
+        name, sep, _ = rest.partition("=")
+        if sep and is_secret_name(name):
+            rest = f"{name}={MASK}"
+        out.append(redact_url(option + eq + rest))
+    return out
