@@ -191,6 +191,7 @@ class Runner:
             with interrupts.shielded() as signalled:
                 failed = lambda where, message: self._record_error(writer, where, 0, message)  # noqa: E731
                 step = lambda where, action, what="": self._attempt(writer, where, action, what)  # noqa: E731
+                step("cleanup", lambda: engines.cancel(failed))
                 step("telemetry", collector.stop)
                 step("telemetry", lambda: self._write_series(writer, collector, windows))
                 self._cleanup(ctx, workloads, per_workload, writer)
