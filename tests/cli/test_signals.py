@@ -126,8 +126,12 @@ def test_signal_stops_a_run_like_ctrl_c(tmp_path, signum, twice):
 def test_sigterm_cancels_spark_jobs_and_ends_the_jvm(tmp_path):
     """Spark's jobs are cancelled before the target is cleaned (none writes into it afterwards), and the JVM,
     a child of storbench, is gone when storbench is. (py4j's own logging of the interrupt is issue 12 item 14.)"""
-    def ready(pid, _stderr):  # datagen's job writes the dataset
-        return _descendants(pid) if list((tmp_path / "target").glob("storbench-*/dataset/*")) else {}
+    written = []
+
+    def ready(pid, _stderr):  # datagen has written the dataset, and scan's job has read it for a second
+        if not written and list((tmp_path / "target").glob("storbench-*/dataset/_SUCCESS")):
+            written.append(time.monotonic())
+        return _descendants(pid) if written and time.monotonic() - written[0] > 1 else {}
 
     code, outcome, stderr, children, target = _interrupt(tmp_path, ["spark-scan"], ready, signal.SIGTERM)
     assert "java" in children.values()
