@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from storbench import __version__, api
+from storbench import __version__, api, interrupts
 from storbench.engines.spark import DEFAULT_MASTER, parse_conf
 from storbench.errors import InputError, ResultsError, StorbenchError
 from storbench.progress import Progress
@@ -253,4 +253,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_main() -> Any:  # pragma: no cover - console entry point
-    sys.exit(main())
+    interrupts.install()  # SIGTERM and SIGHUP as Ctrl-C; set here, where the process is storbench's own
+    code = main()
+    interrupts.exiting()
+    sys.exit(code)

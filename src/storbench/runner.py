@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from storbench import __version__
+from storbench import __version__, interrupts
 from storbench.analysis.metrics import spec_for
 from storbench.context import RunContext
 from storbench.engines.base import EngineSetup, Tag
@@ -138,38 +138,39 @@ class Runner:
         self._devices = devices
         ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "", mode=options.mode,
                          allow_device_overwrite=options.allow_device_overwrite)
-        try:
+        try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
             for name, workload in workloads.items():
                 workload.check(ctx, per_workload[name])
-        except StorbenchError:
+            for warning in deferred:
+                self.progress.warn(warning)
+            writer = self.store.create_run(run_id, {
+                "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
+                "tool_version": __version__, "command_line": redact_argv(options.command_line or sys.argv),
+                "scale": scale, "repetitions": repetitions, "parameters": suite_params,
+                "sweep": [point.labels for point in points if point.labels],
+                "workload_parameters": per_workload,
+                "workload_versions": {name: w.version for name, w in workloads.items()},
+                "config": {"target": target.uri, "spark_master": options.spark_master,
+                           "spark_conf": redact_settings(options.spark_conf), "devices": devices,
+                           "devices_how": how,
+                           "replication": options.replication, "telemetry_interval_s": options.interval,
+                           "mode": options.mode, "run_root": target.root_uri,
+                           **target.manifest_config()},
+                "machine": fingerprint(target.local_path(), devices), "errors": []})
+            self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
+                               f"target {target.uri}, devices {', '.join(devices) or 'none'}")
+            setup.run_dir = writer.path
+            engines = self._engines = RunEngines(engine_names, setup)
+            ctx.engines = engines.by_name
+            # Engine scratch (Spark's shuffle and spill) on another device than the target's: measured too,
+            # reported apart (paper 001).
+            self._shuffle_devices = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
+            writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": self._shuffle_devices})
+            collector = Collector(devices + self._shuffle_devices, interval=options.interval)
+            ctx.mark = collector.mark
+        except BaseException:
             target.release(keep_data=False)
             raise
-        for warning in deferred:
-            self.progress.warn(warning)
-        writer = self.store.create_run(run_id, {
-            "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
-            "tool_version": __version__, "command_line": redact_argv(options.command_line or sys.argv),
-            "scale": scale, "repetitions": repetitions, "parameters": suite_params,
-            "sweep": [point.labels for point in points if point.labels],
-            "workload_parameters": per_workload,
-            "workload_versions": {name: w.version for name, w in workloads.items()},
-            "config": {"target": target.uri, "spark_master": options.spark_master,
-                       "spark_conf": redact_settings(options.spark_conf), "devices": devices, "devices_how": how,
-                       "replication": options.replication, "telemetry_interval_s": options.interval,
-                       "mode": options.mode, "run_root": target.root_uri,
-                       **target.manifest_config()},
-            "machine": fingerprint(target.local_path(), devices), "errors": []})
-        self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
-                           f"target {target.uri}, devices {', '.join(devices) or 'none'}")
-        setup.run_dir = writer.path
-        engines = self._engines = RunEngines(engine_names, setup)
-        ctx.engines = engines.by_name
-        # Engine scratch (Spark's shuffle and spill) on another device than the target's: measured too,
-        # reported apart (paper 001).
-        self._shuffle_devices = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
-        writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": self._shuffle_devices})
-        collector = Collector(devices + self._shuffle_devices, interval=options.interval)
-        ctx.mark = collector.mark
         windows: list[dict[str, Any]] = []
         status = "failed"
         try:
@@ -198,29 +199,27 @@ class Runner:
         except Exception as exc:  # an engine or workload bug must still leave a readable run
             self._record_error(writer, "run", 0, f"{type(exc).__name__}: {exc}")
         finally:
-            collector.stop()
-            origin = collector.points()[0].time if collector.points() else 0.0
-            for window in windows:
-                window["t0"] -= origin
-                window["t1"] -= origin
-            writer.write_series(to_csv(collector.rates()), windows)
-            writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
-            self._cleanup(ctx, workloads, per_workload, writer)
-            failed = lambda where, message: self._record_error(writer, where, 0, message)  # noqa: E731
-            try:
-                target.release(options.keep_data)
-            except Exception as exc:  # the target went away: the measurements still stand
-                self._record_error(writer, "cleanup", 0, f"could not remove {target.root_uri}: {exc}")
-            finally:
-                engines.stop(failed)
-            self._add_engine_metrics(writer, engines, failed)
-            if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)
-                writer.write_json("artifacts.json", ctx.artifacts)
-            if ctx.notes:  # workload warnings (fio: I/O engine or O_DIRECT fallback)
-                writer.update_manifest(notes=list(ctx.notes))
-                for note in ctx.notes:
-                    self.progress.warn(note)
-            writer.finish(status)
+            # Each step on its own: a full disk while writing the series must not keep the data on the
+            # target or the engines running; a second Ctrl-C/SIGTERM must not cut this short.
+            with interrupts.shielded() as signalled:
+                failed = lambda where, message: self._record_error(writer, where, 0, message)  # noqa: E731
+                step = lambda where, action, what="": self._attempt(writer, where, action, what)  # noqa: E731
+                step("cleanup", lambda: engines.cancel(failed))
+                step("telemetry", collector.stop)
+                step("telemetry", lambda: self._write_series(writer, collector, windows))
+                self._cleanup(ctx, workloads, per_workload, writer)
+                step("cleanup", lambda: target.release(options.keep_data), f"could not remove {target.root_uri}: ")
+                step("cleanup", lambda: engines.stop(failed))
+                step("engines", lambda: self._add_engine_metrics(writer, engines, failed))
+                if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)
+                    step("artifacts", lambda: writer.write_json("artifacts.json", ctx.artifacts))
+                if ctx.notes:  # workload warnings (fio: I/O engine or O_DIRECT fallback)
+                    step("notes", lambda: writer.update_manifest(notes=list(ctx.notes)))
+                    for note in ctx.notes:
+                        self.progress.warn(note)
+                if signalled() and status == "succeeded":
+                    status = "interrupted"
+                step("run", lambda: writer.finish(status))
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
 
     def _attach_target(self, target: Target, ctx: RunContext, writer: RunWriter, need_bytes: int) -> None:
@@ -285,6 +284,23 @@ class Runner:
         return samples
 
     @staticmethod
+    def _write_series(writer: RunWriter, collector: Collector, windows: list[dict[str, Any]]) -> None:
+        """Telemetry over the whole run, with each timed window on its time axis."""
+        origin = collector.points()[0].time if collector.points() else 0.0
+        for window in windows:
+            window["t0"] -= origin
+            window["t1"] -= origin
+        writer.write_series(to_csv(collector.rates()), windows)
+        writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
+
+    def _attempt(self, writer: RunWriter, where: str, action: Callable[[], Any], what: str = "") -> None:
+        """One cleanup step: its failure is an error of the run, and the steps after it still run."""
+        try:
+            action()
+        except Exception as exc:
+            self._record_error(writer, where, 0, f"{what}{exc}" if what else f"{type(exc).__name__}: {exc}")
+
+    @staticmethod
     def _add_engine_metrics(writer: RunWriter, engines: RunEngines, failed: Any) -> None:
         """What the stopped engines measured themselves (Spark: its event log), beside the telemetry."""
         samples, files = engines.collect(failed)
@@ -304,7 +320,10 @@ class Runner:
     def _record_error(self, writer: RunWriter, workload: str, repetition: int, message: str) -> None:
         errors = list(writer.manifest.get("errors", []))
         errors.append({"workload": workload, "repetition": repetition, "error": message})
-        writer.update_manifest(errors=errors)
+        try:
+            writer.update_manifest(errors=errors)
+        except OSError:  # a full disk: kept in writer.manifest, the next manifest write that succeeds carries it
+            pass
         self.progress.warn(f"{workload}: {message}")
 
 

@@ -61,6 +61,9 @@ class Engine:
     def stop(self) -> None:
         """Release what ``start`` took; safe to call twice or without a start."""
 
+    def cancel(self) -> None:
+        """Stop work still in flight (an interrupted run's), before its data is removed from the target."""
+
     def versions(self) -> dict[str, str]:
         """Software versions recorded with the run (``software`` in the manifest)."""
         return {}

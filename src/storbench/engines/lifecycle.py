@@ -61,6 +61,14 @@ class RunEngines:
                 by_point[point] = engine.settings()
                 record(**{f"{name}_settings_by_point": by_point})
 
+    def cancel(self, failed: Callable[[str, str], None]) -> None:
+        """Cancel what every engine still runs; one that fails to is reported and the others still cancel."""
+        for name, engine in self.by_name.items():
+            try:
+                engine.cancel()
+            except Exception as exc:
+                failed(name, f"could not cancel: {exc}")
+
     def stop(self, failed: Callable[[str, str], None]) -> None:
         """Stop every engine; one that fails to stop is reported and the others still stop."""
         for name, engine in self.by_name.items():

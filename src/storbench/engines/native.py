@@ -89,20 +89,20 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
     try:
         start_at = int(time.time() * 1000) + (START_DELAY_MS if processes > 1 else 0)
         procs = []
-        for index in range(processes):
-            one = {**job, "process_index": index, "process_count": processes}
-            if processes > 1:
-                one["start_at_unix_ms"] = start_at
-            job_path, result_path = work / f"job-{index}.json", work / f"result-{index}.json"
-            _write_job(job_path, one)
-            argv = [binary(), "run", "--job", str(job_path), "--result", str(result_path)]
-            if records is not None:
-                argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
-                         if processes > 1 else str(records)]
-            procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL), result_path))
         results = []
-        try:
+        try:  # from the first start: interrupted while starting the others, none keeps running
+            for index in range(processes):
+                one = {**job, "process_index": index, "process_count": processes}
+                if processes > 1:
+                    one["start_at_unix_ms"] = start_at
+                job_path, result_path = work / f"job-{index}.json", work / f"result-{index}.json"
+                _write_job(job_path, one)
+                argv = [binary(), "run", "--job", str(job_path), "--result", str(result_path)]
+                if records is not None:
+                    argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
+                             if processes > 1 else str(records)]
+                procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL), result_path))
             for proc, result_path in procs:
                 code = proc.wait(timeout=timeout)
                 results.append(_read_result(result_path, code))

@@ -7,8 +7,12 @@ group's task metrics into samples of that workload (storbench.engines.eventlog).
 
 from __future__ import annotations
 
+import atexit
 import os
 import platform
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,6 +37,22 @@ def parse_conf(pairs: list[str]) -> dict[str, str]:
         conf[key.strip()] = value.strip()
     return conf
 
+
+def _end_jvm() -> None:
+    """At exit: PySpark's JVM ends by itself once its stdin closes; wait for it, so that it does not outlive us."""
+    context = sys.modules.get("pyspark.context")  # None: Spark was never started
+    proc = getattr(getattr(getattr(context, "SparkContext", None), "_gateway", None), "proc", None)
+    if proc is None or proc.poll() is not None:
+        return
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+atexit.register(_end_jvm)
 
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
 
@@ -164,6 +184,20 @@ class SparkEngine(Engine):
 
     def default_parallelism(self) -> int:
         return int(self.start().sparkContext.defaultParallelism)
+
+    def cancel(self) -> None:
+        """Jobs still running after an interrupt (SIGTERM reaches Python, not the JVM): cancel them and wait
+        (30 s at most) until none is active, so that none reads or writes the target while it is cleaned."""
+        if self.session is None:
+            return
+        context = self.session.sparkContext
+        try:
+            context.cancelAllJobs()
+        except Exception:  # py4j's first call after an interrupted one can find its connection closed: once more
+            context.cancelAllJobs()
+        deadline = time.monotonic() + 30
+        while context.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def stop(self) -> None:
         if self.session is not None:

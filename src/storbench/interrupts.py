@@ -1,0 +1,56 @@
+"""SIGTERM and SIGHUP stop storbench as Ctrl-C does, and no signal cuts a run's cleanup short.
+
+A `timeout` expiry, a closed SSH session or a scheduler's kill sends SIGTERM or SIGHUP to
+storbench alone. Each becomes one KeyboardInterrupt, so the code that handles Ctrl-C (the
+run marked interrupted, its report written, every child process stopped) handles it too.
+Once storbench is stopping, or while a cleanup runs inside ``shielded()``, further signals
+are noted and not raised.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_received: list[int] = []
+_shields = 0
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    _received.append(signum)
+    if len(_received) == 1 and not _shields:
+        raise KeyboardInterrupt
+
+
+def install() -> None:
+    """The process's own entry point: SIGINT, SIGTERM and SIGHUP interrupt it once, later ones are ignored."""
+    _received.clear()
+    for sig in SIGNALS:
+        signal.signal(sig, _on_signal)
+
+
+def exiting() -> None:
+    """Nothing is left to clean up: later signals are ignored, so that the exit status stays storbench's own
+    (Python restores the default handlers while it shuts down, and the default kills)."""
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+@contextmanager
+def shielded() -> Iterator[Callable[[], bool]]:
+    """Signals arriving inside are noted, not raised; yields a check: did one arrive?"""
+    global _shields
+    before = len(_received)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+        previous = {sig: signal.signal(sig, _on_signal) for sig in SIGNALS}
+    _shields += 1
+    try:
+        yield lambda: len(_received) > before
+    finally:
+        _shields -= 1
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
