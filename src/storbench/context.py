@@ -37,6 +37,8 @@ class RunContext:
     notes: list[str] = field(default_factory=list)
     # --allow-device-overwrite: a raw device target may be written (fio workloads check it is blank)
     allow_device_overwrite: bool = False
+    # --keep-data: cleanup leaves what the run wrote (workloads writing outside the run root check it)
+    keep_data: bool = False
     # Records a workload wants kept with the run (e.g. fio job files and version); the runner
     # writes them as artifacts.json in the run directory at the end.
     artifacts: dict[str, Any] = field(default_factory=dict)

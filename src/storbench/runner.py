@@ -137,7 +137,7 @@ class Runner:
         engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
         self._devices = devices
         ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "", mode=options.mode,
-                         allow_device_overwrite=options.allow_device_overwrite)
+                         allow_device_overwrite=options.allow_device_overwrite, keep_data=options.keep_data)
         try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
             for name, workload in workloads.items():
                 workload.check(ctx, per_workload[name])

@@ -7,6 +7,7 @@ bucket, writes and reads the run's marker object, lists a prefix and deletes und
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import http.client
@@ -155,21 +156,53 @@ class S3Client:
                 return
 
     def delete_prefix(self, bucket: str, prefix: str) -> int:
-        """Delete every object under ``prefix`` (batches of 1000); returns how many were deleted."""
+        """Delete every object under ``prefix``; returns how many were deleted. The listing is read once,
+        page by page (its continuation token is past the keys already deleted), in batches of 1000."""
         if not prefix:
             raise ValueError("delete_prefix: refusing an empty prefix (it would empty the bucket)")
         deleted = 0
-        while True:
-            keys = [k for k in self.list(bucket, prefix) if k.startswith(prefix)][:1000]
-            if not keys:
-                return deleted
-            xml = ("<Delete><Quiet>true</Quiet>" + "".join(f"<Object><Key>{escape(k)}</Key></Object>" for k in keys)
-                   + "</Delete>").encode()
-            import base64
-            md5 = base64.b64encode(hashlib.md5(xml).digest()).decode()
-            status, _, data = self.request("POST", bucket, query={"delete": ""}, body=xml,
-                                           headers={"content-md5": md5, "content-type": "application/xml"})
-            if status not in (200, 204):  # no batch delete: one by one
-                for key in keys:
-                    self.delete(bucket, key)
-            deleted += len(keys)
+        batch: list[str] = []
+        for key in self.list(bucket, prefix):
+            if key.startswith(prefix):
+                batch.append(key)
+            if len(batch) == DELETE_BATCH:
+                deleted += self.delete_keys(bucket, batch)
+                batch = []
+        return deleted + (self.delete_keys(bucket, batch) if batch else 0)
+
+    def delete_keys(self, bucket: str, keys: list[str]) -> int:
+        """One DeleteObjects of ``keys``; a key the server refused (its ``<Error>``) raises DeleteError."""
+        xml = ("<Delete><Quiet>false</Quiet>" + "".join(f"<Object><Key>{escape(k)}</Key></Object>" for k in keys)
+               + "</Delete>").encode()
+        md5 = base64.b64encode(hashlib.md5(xml).digest()).decode()
+        status, _, data = self.request("POST", bucket, query={"delete": ""}, body=xml,
+                                       headers={"content-md5": md5, "content-type": "application/xml"})
+        if status not in (200, 204) or b"<DeleteResult" not in data:  # no batch delete: one by one
+            for key in keys:
+                self.delete(bucket, key)
+            return len(keys)
+        deleted, failed = delete_result(data)
+        if failed:
+            raise DeleteError(bucket, len(keys), failed)
+        return len(deleted)
+
+
+DELETE_BATCH = 1000  # the most keys one DeleteObjects takes
+
+
+class DeleteError(S3Error):
+    """A DeleteObjects that succeeded as a request but refused some keys (per-key ``<Error>``)."""
+
+    def __init__(self, bucket: str, asked: int, failed: list[tuple[str, str, str]]):
+        key, code, message = failed[0]
+        Exception.__init__(self, f"could not delete {len(failed)} of {asked} objects in bucket {bucket}; "
+                                 f"the first, {key}: {code} {message}".strip())
+        self.status, self.code, self.message, self.failed = 200, code, message, failed
+
+
+def delete_result(body: bytes) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """A DeleteObjects response: the keys ``<Deleted>`` and the (key, code, message) of each ``<Error>``."""
+    deleted = [_tag(m.group(1), "Key") or "" for m in re.finditer(rb"<Deleted>(.*?)</Deleted>", body, re.S)]
+    failed = [(_tag(m.group(1), "Key") or "", _tag(m.group(1), "Code") or "", _tag(m.group(1), "Message") or "")
+              for m in re.finditer(rb"<Error>(.*?)</Error>", body, re.S)]
+    return deleted, failed

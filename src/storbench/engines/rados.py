@@ -30,11 +30,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import subprocess
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from storbench.engines.base import tool_engine
 from storbench.errors import EngineError, TargetError, WorkloadError
@@ -164,6 +167,12 @@ def first_error(*texts: str) -> str:
     return (errors or lines or ["no message"])[0][:300]
 
 
+def bench_prefix(pid: int) -> str:
+    """The object prefix ``rados bench`` (process ``pid``) writes under: ``benchmark_data_<host>_<pid>``
+    (Ceph 16's obj_bencher keeps at most 29 characters of the host name)."""
+    return f"benchmark_data_{socket.gethostname()[:29]}_{pid}"
+
+
 def rados_binary() -> str:
     path = shutil.which("rados")
     if not path:
@@ -222,8 +231,11 @@ class Cluster:
         try:
             return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise TargetError(f"{what}: Ceph did not answer within {timeout:.0f} s (conf {self.conf}); "
-                              f"is the cluster up (`storbench services status ceph`)?") from None
+            raise self._no_answer(what, timeout) from None
+
+    def _no_answer(self, what: str, timeout: float) -> TargetError:
+        return TargetError(f"{what}: Ceph did not answer within {timeout:.0f} s (conf {self.conf}); "
+                           f"is the cluster up (`storbench services status ceph`)?")
 
     def ceph_json(self, *args: str, timeout: float = 20.0) -> Any:
         argv = [ceph_binary(), "-c", self.conf, "--connect-timeout", str(int(timeout)), *args, "-f", "json"]
@@ -260,13 +272,17 @@ class Cluster:
                 return int(pool.get("stats", {}).get("max_avail", 0))
         return None
 
-    def run(self, argv: list[str], timeout: float, stdout_path: Path) -> Finished:
-        """Run a bench command with its stdout in a file (kept even when the command is killed)."""
+    def run(self, argv: list[str], timeout: float, stdout_path: Path,
+            started_pid: Callable[[int], None] | None = None) -> Finished:
+        """Run a bench command with its stdout in a file (kept even when the command is killed);
+        ``started_pid`` is called with the child's PID as soon as it is spawned."""
         started = time.monotonic()
         stdout_path.parent.mkdir(parents=True, exist_ok=True)
         with open(stdout_path, "w") as out, open(stdout_path.with_suffix(".stderr"), "w") as err:
             proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True)
             try:
+                if started_pid:
+                    started_pid(proc.pid)
                 code: int | None = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 proc.kill()
@@ -288,11 +304,31 @@ class Cluster:
                 args += ["--max-objects", str(max_objects)]
         return self.rados_argv(*args)
 
-    def list_objects(self) -> list[str]:
-        done = self._run(self.rados_argv("ls"), LIST_TIMEOUT_S, f"rados ls in pool {self.pool}")
-        if done.returncode != 0:
-            raise WorkloadError(f"cannot list pool {self.pool}: {first_error(done.stderr, done.stdout)}")
-        return [line for line in done.stdout.splitlines() if line]
+    def list_objects(self, wanted: Callable[[str], bool], timeout: float = LIST_TIMEOUT_S) -> list[str]:
+        """The pool's object names for which ``wanted`` is true. ``rados ls`` cannot filter by name, so its
+        output is streamed and filtered while read: only the matches are kept, never the whole pool."""
+        what = f"rados ls in pool {self.pool}"
+        with tempfile.TemporaryFile("w+") as err:
+            proc = subprocess.Popen(self.rados_argv("ls"), stdout=subprocess.PIPE, stderr=err,
+                                    stdin=subprocess.DEVNULL, text=True)
+            expired: list[bool] = []
+            timer = threading.Timer(timeout, lambda: (expired.append(True), proc.kill()))  # a stalled listing
+            timer.start()
+            try:
+                assert proc.stdout is not None
+                names = [name for name in (line.rstrip("\n") for line in proc.stdout) if name and wanted(name)]
+                code = proc.wait()
+            finally:
+                timer.cancel()
+                if proc.poll() is None:  # interrupted while reading
+                    proc.kill()
+                    proc.wait()
+            if expired:
+                raise self._no_answer(what, timeout)
+            if code != 0:
+                err.seek(0)
+                raise WorkloadError(f"cannot list pool {self.pool}: {first_error(err.read())}")
+        return names
 
     def remove(self, names: list[str]) -> None:
         """Remove objects by name, in batches; ``--force-full`` so a full pool can still be emptied."""

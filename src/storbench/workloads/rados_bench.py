@@ -13,10 +13,11 @@ The target is a pool: ``--target rados://POOL`` on storbench's own cluster
 (``storbench services up ceph``) or ``rados://POOL?conf=/etc/ceph/ceph.conf``; the
 ``pool`` parameter overrides the pool. storbench never creates or deletes a pool.
 What a run writes is its own by name: rados bench's objects are
-``<Object prefix>_object<i>`` (the prefix it prints, ``benchmark_data_<host>_<pid>``)
-plus the ``--run-name`` metadata object; the fio driver's objects are
-``storbench-<run id>-w<N>.<job>.<file>``. ``cleanup`` removes exactly those and nothing
-else in the pool.
+``<Object prefix>_object<i>`` (``benchmark_data_<host>_<pid>``, recorded from the child's
+PID as soon as it starts, so an interrupted write is found too) plus the ``--run-name``
+metadata object; the fio driver's objects are ``storbench-<run id>-w<N>.<job>.<file>``.
+``cleanup`` removes exactly those and nothing else in the pool (``rados ls`` streamed and
+filtered while read), and nothing at all with ``--keep-data``.
 
 Samples: rados bench's own summary (``rados_bw_mbps``, ``rados_avg_iops``,
 ``rados_stddev_iops``, ``rados_max_iops``/``rados_min_iops``, ``rados_avg_lat_ms``,
@@ -216,11 +217,14 @@ class _RadosBench(Workload):
         argv = cluster.bench_argv(self.mode, params["duration_s"], params["threads"], record["run_name"],
                                   op_size, object_size, cap)
         timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
+        # The write's prefix is known from the child's PID the moment it starts: an interrupted write is
+        # cleaned up too (rados bench prints its prefix, but only its output after it returns says so).
+        started = (lambda pid: record.update(prefix=rados.bench_prefix(pid))) if self.mode == "write" else None
         with ctx.measure():
-            done = cluster.run(argv, timeout, scratch / f"{self.name}-{number}.txt")
+            done = cluster.run(argv, timeout, scratch / f"{self.name}-{number}.txt", started)
         output = rados.parse_bench(done.stdout, done.stderr)
         if self.mode == "write":
-            record["prefix"] = output.prefix
+            record["prefix"] = output.prefix or record["prefix"]
             record["complete"] = done.returncode == 0 and output.complete
             record["objects"] = int(output.summary["ops"]) if record["complete"] else None
         entry = {"run": number, "driver": "rados", "command": argv, "run_name": record["run_name"],
@@ -316,26 +320,37 @@ class _RadosBench(Workload):
     # -- cleanup ------------------------------------------------------------------------------
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        """The write workload removes every object this run wrote (rados and fio drivers), nothing else."""
+        """The write workload removes every object this run wrote (rados and fio drivers), nothing else;
+        with --keep-data it leaves them and says where they are."""
         shutil.rmtree(self._scratch(ctx), ignore_errors=True)
         if self.mode != "write":
             return
         state = ctx.shared.get("rados") or {}
         writes = [w for w in state.get("writes", []) if not w.get("removed")]
+        if ctx.keep_data:
+            for write in writes:
+                ctx.notes.append(f"{self.name}: --keep-data: this run's objects stay in pool {write['pool']}: "
+                                 f"{_left(write)}")
+            return
         by_pool: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for write in writes:
             by_pool.setdefault((write["conf"], write["pool"]), []).append(write)
         for (conf, pool), group in by_pool.items():
             cluster = rados.Cluster(conf, pool, params["op_timeout_s"])
             try:
-                names = [name for name in cluster.list_objects() if any(owned(w, name) for w in group)]
-                cluster.remove(names)
+                cluster.remove(cluster.list_objects(lambda name: any(owned(w, name) for w in group)))
             except StorbenchError as exc:
-                left = ", ".join(f"{w['prefix']}_object*" if w["driver"] == "rados" and w.get("prefix")
-                                 else f"{w['run_name']}*" for w in group)
+                left = ", ".join(_left(w) for w in group)
                 raise WorkloadError(f"{exc}; this run's objects may remain in pool {pool}: {left}") from None
             for write in group:
                 write["removed"] = True
+
+
+def _left(write: dict[str, Any]) -> str:
+    """The names of what ``write`` wrote, as a pattern for the user."""
+    if write["driver"] == "rados" and write.get("prefix"):
+        return f"{write['prefix']}_object* and {write['run_name']}"
+    return f"{write['run_name']}*"
 
 
 def owned(write: dict[str, Any], name: str) -> bool:

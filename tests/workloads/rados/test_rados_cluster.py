@@ -2,6 +2,7 @@
 cleanup of the run's own objects only, a stopped OSD mid-run, bad input, and compare."""
 
 import json
+import signal
 import stat
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from urllib.request import urlopen
 import pytest
 
 from storbench import api
+from storbench.cli import EXIT_INTERRUPTED
 from storbench.results.store import ResultStore
 from storbench.s3client import S3Client
 from storbench.services import ceph as ceph_service
@@ -198,3 +200,43 @@ def test_compare_memstore_vs_bluestore_shows_iops_stddev_cv_and_stalls(ceph, tmp
     comparison = api.compare(["bluestore", "memstore"], ResultStore(home))
     rows = {r.metric: r for r in comparison.rows if r.workload == "rados-bench-write"}
     assert rows["rados_stddev_iops"].deltas[1].words.endswith(("consistent", "no change"))
+
+
+def _bench_objects(state, pool) -> set[str]:
+    return {name for name in objects(state, pool) if name.startswith("benchmark_data_")}
+
+
+def test_an_interrupted_write_leaves_none_of_its_objects_and_keep_data_keeps_them(ceph, pool):
+    home, state, _ = ceph
+    rados_cmd(state, pool, "put", "canary", "-", data=b"must survive")
+    rados_cmd(state, pool, "put", "benchmark_data_otherhost_1_object0", "-", data=b"someone else's bench")
+    before = objects(state, pool)
+    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--target",
+               f"rados://{pool}", "--label", "interrupted", "--scale", "300", "--set", "object_size=1m",
+               "--set", "threads=4", "--json"]
+    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while len(_bench_objects(state, pool)) < 5:  # the write is under way
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == EXIT_INTERRUPTED, stderr
+    assert "may remain" not in stdout + stderr
+    assert objects(state, pool) == before  # the run's objects and metadata are gone, the others stay
+
+    result, outcome, _ = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label", "kept", "--scale", "2",
+                                  "--set", "object_size=64k", "--set", "threads=2", "--keep-data")
+    assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
+    write = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]["workloads"][
+        "rados-bench-write"]["runs"][0]
+    kept = objects(state, pool) - before
+    assert write["run_name"] in kept and any(name.startswith(write["prefix"] + "_object") for name in kept)
+    assert all(name == write["run_name"] or name.startswith(write["prefix"] + "_object") for name in kept)
+    notes = json.loads((Path(outcome["path"]) / "manifest.json").read_text())["notes"]
+    assert any("--keep-data" in note and write["prefix"] in note for note in notes)

@@ -7,6 +7,7 @@ import pytest
 
 from storbench.analysis.consistency import consistency
 from storbench.engines.rados import MIB_TO_MB, Cluster, first_error, parse_bench
+from storbench.errors import TargetError
 from storbench.workloads.rados_bench import fio_rados_job, owned
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "ceph"
@@ -98,3 +99,17 @@ def test_fio_rados_job_names_objects_after_the_run():
     for line in ("ioengine=rados", "pool=p1", "conf=/x/ceph.conf", "nrfiles=8", f"size={8 * (4 << 20)}",
                  "iodepth=16", "runtime=5", "filename_format=storbench-r1-w1.$jobnum.$filenum", "rw=write"):
         assert line in lines, line
+
+
+def test_listing_keeps_only_the_wanted_names_and_a_stalled_one_is_cut_off(tmp_path, monkeypatch):
+    fake = tmp_path / "rados"  # stands in for `rados ls`: a few names, then (with STALL) no end
+    fake.write_text("#!/bin/sh\nprintf 'canary\\nbenchmark_data_vm_7_object0\\nbenchmark_data_vm_7_object1\\n'\n"
+                    "[ -n \"$STALL\" ] && exec sleep 30\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr("storbench.engines.rados.rados_binary", lambda: str(fake))
+    cluster = Cluster("/x/ceph.conf", "p1")
+    assert cluster.list_objects(lambda name: name.startswith("benchmark_data_vm_7_")) == \
+        ["benchmark_data_vm_7_object0", "benchmark_data_vm_7_object1"]
+    monkeypatch.setenv("STALL", "1")
+    with pytest.raises(TargetError, match="did not answer within 1 s"):
+        cluster.list_objects(lambda name: True, timeout=1)
