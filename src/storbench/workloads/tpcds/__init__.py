@@ -3,7 +3,8 @@
 - ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table) and writes
   them to the target in the paper's layout (:mod:`storbench.workloads.tpcds.data`).
 - ``tpcds-analyze`` registers them in Spark's catalog (external tables, partitions recovered)
-  and collects table and column statistics, timed on its own as the paper did up front.
+  and collects table and column statistics, timed on its own as the paper did up front. The
+  tables live in a database the run creates and drops (``storbench_<run id>``), never the user's.
 - ``tpcds`` runs the 104 queries (:mod:`storbench.workloads.tpcds.queries`): for each stream
   count N in ``streams`` (e.g. ``1,2,5``), N concurrent streams in one Spark application with
   the FAIR scheduler, one Python thread per stream (PySpark's pinned threads: each stream has
