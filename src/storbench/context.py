@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from storbench.engines.base import Engine
@@ -61,6 +64,24 @@ class RunContext:
         if not isinstance(self.target, kind):
             raise InputError(f"this workload needs {kind.wanted}, not the {self.target.kind} target {self.target.uri}")
         return self.target
+
+    def scratch(self, key: str) -> Path:
+        """The run's private scratch directory ``key``, made on first use with ``mkdtemp``.
+
+        Never a name derived from the run id under /tmp: another local user could create it first
+        and plant a symlink or a job file in it (issue 12 item 11). mkdtemp's is unpredictable,
+        mode 0700 and never reused.
+        """
+        slot = f"scratch:{key}"
+        if slot not in self.shared:
+            self.shared[slot] = Path(tempfile.mkdtemp(prefix=f"storbench-{key}-"))
+        return self.shared[slot]
+
+    def drop_scratch(self, key: str) -> None:
+        """Removes the scratch directory ``key`` if this run made one."""
+        path = self.shared.pop(f"scratch:{key}", None)
+        if path:
+            shutil.rmtree(path, ignore_errors=True)
 
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"

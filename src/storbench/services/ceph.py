@@ -29,7 +29,6 @@ import json
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -64,14 +63,6 @@ def _binaries(rgw: bool) -> dict[str, str]:
         raise EngineError(f"Ceph is not installed ({', '.join(missing)} missing); run scripts/setup.sh --test "
                           f"(apt-get install ceph-mon ceph-osd ceph-mgr radosgw ceph-common)")
     return {name: path for name, path in found.items() if path}
-
-
-def _socket_dir(workdir: Path) -> Path:
-    """Admin sockets: unix socket paths must stay under 108 bytes."""
-    run = workdir / "run"
-    if len(str(run / "ceph-client.rgw.x.asok")) < 100:
-        return run
-    return Path(tempfile.gettempdir()) / f"storbench-ceph-{uuid.uuid5(uuid.NAMESPACE_URL, str(workdir)).hex[:8]}"
 
 
 def _conf_text(workdir: Path, fsid: str, ports: dict[str, int], osd_root: Path, objectstore: str,
@@ -204,7 +195,7 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
         shutil.rmtree(osd_root, ignore_errors=True)
         osd_root.mkdir(parents=True)
         (osd_root / OWNED).write_text(str(workdir) + "\n")
-    run_dir = _socket_dir(workdir)
+    run_dir = process.socket_dir(workdir, "ceph-client.rgw.x.asok")  # admin sockets
     for sub in ("log", "mon/a", "mgr/x", "rgw", "crash"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     osd_root.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,26 @@ def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | N
     log = open(workdir / log_name, "ab")
     return subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env={**os.environ, **(env or {})}, start_new_session=True)
+
+
+def socket_dir(workdir: Path, longest: str) -> Path:
+    """Where a service's unix sockets go: ``workdir/run``, or, when a socket path there would pass the
+    108-byte limit, a private directory of its own (mkdtemp: unpredictable, 0700, never reused)."""
+    run = workdir / "run"
+    if len(str(run / longest)) < 100:
+        return run
+    return Path(tempfile.mkdtemp(prefix="storbench-sock-", dir="/tmp"))  # not TMPDIR: it may be as long
+
+
+def remove_own_sockets(paths: list[str]) -> None:
+    """Unlinks the sockets among ``paths`` that are this user's; anything else there is left alone."""
+    for path in map(Path, paths):
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISSOCK(info.st_mode) and info.st_uid == os.geteuid():
+            path.unlink(missing_ok=True)
 
 
 def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float, what: str, log: Path) -> dict[str, Any]:

@@ -131,26 +131,37 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     access_key = "sb" + secrets.token_hex(8)
     secret_key = secrets.token_urlsafe(24)
     started = time.monotonic()
-    env: dict[str, str] = {}
+    # The server's own temp dir: nothing of it lands in the shared /tmp (issue 12 item 13)
+    private = workdir / "tmp"
+    private.mkdir(mode=0o700)
+    env = {"TMPDIR": str(private)}
+    sockets, weed_sockets = None, []
     if server == "seaweedfs":
         ports = free_ports(8)
+        sockets = process.socket_dir(workdir, "filer.sock")  # weed's default: /tmp/seaweedfs-*.sock
+        sockets.mkdir(mode=0o700, exist_ok=True)
         creds = workdir / "s3-identities.json"
         process.write_private(creds, '{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s",'
                               '"secretKey":"%s"}],"actions":["Admin","Read","Write","List","Tagging"]}]}'
                               % (access_key, secret_key))
-        argv = [weed_binary(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
-                "-volume.max=64", "-master.volumeSizeLimitMB=512",
+        argv = [weed_binary(), f"-logdir={private}", "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                f"-dir={data}", "-volume.max=64", "-master.volumeSizeLimitMB=512",
                 f"-master.port={ports[0]}", f"-master.port.grpc={ports[1]}",
                 f"-volume.port={ports[2]}", f"-volume.port.grpc={ports[3]}",
                 "-filer", f"-filer.port={ports[4]}", f"-filer.port.grpc={ports[5]}",
                 "-s3", f"-s3.port={ports[6]}", f"-s3.port.grpc={ports[7]}", "-s3.port.iceberg=0",
-                "-s3.port.lance=0", f"-s3.config={creds}", "-metricsPort=0"]
+                "-s3.port.lance=0", f"-s3.config={creds}", "-metricsPort=0",
+                f"-filer.localSocket={sockets}/filer.sock", f"-s3.localSocket={sockets}/s3.sock"]
         port, marker = ports[6], str(data)
+        # weed server binds its gRPC services to fixed /tmp/seaweedfs-<name>-grpc-<port>.sock too (no flag
+        # moves them) and leaves them behind: down removes them
+        weed_sockets = [f"/tmp/seaweedfs-{name}-grpc-{ports[i]}.sock"
+                        for name, i in (("master", 1), ("volume", 3), ("filer", 5), ("s3", 7))]
     elif server == "minio":
         port, console = free_ports(2)
         argv = [minio_binary(), "server", str(data), "--address", f"127.0.0.1:{port}",
                 "--console-address", f"127.0.0.1:{console}"]
-        env = {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key, "MINIO_BROWSER": "off"}
+        env |= {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key, "MINIO_BROWSER": "off"}
         marker = str(data)
     else:  # s3proxy
         (port,) = free_ports(1)
@@ -170,6 +181,7 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     state = {"service": "s3", "server": server, "pid": proc.pid, "marker": marker, "uri": endpoint,
              "s3_endpoint": endpoint, "access_key": access_key, "secret_key": secret_key,
              "bucket": DEFAULT_BUCKET, "workdir": str(workdir), "data_dir": str(data), "log": str(log),
+             "socket_dir": str(sockets or ""), "weed_sockets": weed_sockets,
              "startup_s": round(took, 2),
              "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s"}
     process.write_state(workdir, state)
@@ -230,6 +242,9 @@ def down(workdir: Path) -> bool:
     else:
         # SeaweedFS once ignored SIGTERM: stop_pid escalates to SIGKILL after the timeout.
         stopped = process.stop_pid(state["pid"], state["marker"], timeout=10.0)
+        if state.get("socket_dir"):  # outside workdir when its path was too long for a socket
+            shutil.rmtree(state["socket_dir"], ignore_errors=True)
+        process.remove_own_sockets(state.get("weed_sockets", []))
     shutil.rmtree(workdir, ignore_errors=True)
     return stopped
 

@@ -26,8 +26,6 @@ The job text, fio's version, the I/O choice and the per-second series are kept i
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +104,7 @@ class _Fio(Workload):
     def _workdir(self, ctx: RunContext) -> Path:
         """Job files, fio's output and logs: next to the data, or in the run's scratch space for a device."""
         if self._is_device(ctx):
-            return Path(tempfile.gettempdir()) / f"storbench-fio-{ctx.run_id}" / self.name
+            return ctx.scratch("fio") / self.name
         return Path(self._location(ctx)) / self.name
 
     # -- lifecycle --------------------------------------------------------------------
@@ -215,7 +213,7 @@ class _Fio(Workload):
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """The data files go with the run root (the runner removes it); device runs leave only scratch."""
         if self._is_device(ctx):
-            shutil.rmtree(self._workdir(ctx).parent, ignore_errors=True)
+            ctx.drop_scratch("fio")
 
 
 def _value(value: float | None) -> float | None:

@@ -42,10 +42,8 @@ with rados's error instead of hanging, and a hard timeout bounds the whole comma
 from __future__ import annotations
 
 import re
-import shutil
 import statistics
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -169,9 +167,6 @@ class _RadosBench(Workload):
 
     # -- running --------------------------------------------------------------------------
 
-    def _scratch(self, ctx: RunContext) -> Path:
-        return Path(tempfile.gettempdir()) / f"storbench-rados-{ctx.run_id}"
-
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         cluster = cluster_of(ctx, params)
         state = ctx.shared.setdefault("rados", {"writes": [], "last": None})
@@ -191,8 +186,7 @@ class _RadosBench(Workload):
                 raise WorkloadError(f"{self.name}: driver={params['driver']} cannot read what driver="
                                     f"{record['driver']} wrote; use one driver for the whole suite")
             cluster = rados.Cluster(record["conf"], record["pool"], params["op_timeout_s"])  # where it was written
-        scratch = self._scratch(ctx)
-        scratch.mkdir(parents=True, exist_ok=True)
+        scratch = ctx.scratch("rados")
         if params["driver"] == "fio":
             return self._run_fio(ctx, params, cluster, record, number, scratch)
         return self._run_rados(ctx, params, cluster, record, number, scratch)
@@ -322,7 +316,7 @@ class _RadosBench(Workload):
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """The write workload removes every object this run wrote (rados and fio drivers), nothing else;
         with --keep-data it leaves them and says where they are."""
-        shutil.rmtree(self._scratch(ctx), ignore_errors=True)
+        ctx.drop_scratch("rados")
         if self.mode != "write":
             return
         state = ctx.shared.get("rados") or {}

@@ -226,3 +226,15 @@ def test_direct_falls_back_to_buffered_where_o_direct_is_refused(ramfs):
                          f"does not support direct=1/buffered=0; destination does not support O_DIRECT); "
                          f"using buffered I/O (direct=0)"]
     assert "direct=0" in ctx.artifacts["fio"]["workloads"]["fio-read"]["job_file"].splitlines()
+
+
+def test_fio_run_leaves_nothing_in_the_temp_dir(tmp_path, monkeypatch):
+    """Issue 12 item 11: a whole fio run keeps its scratch private and removes it."""
+    private_tmp = tmp_path / "tmpdir"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    result, outcome, _ = run_json(tmp_path / "home", "fio-basic", "--target", str(tmp_path / "target"),
+                                  "--set", "runtime_s=1", "--set", "size=8m")
+    assert result.returncode == 0, result.stderr
+    assert outcome["status"] == "succeeded"
+    assert list(private_tmp.iterdir()) == []

@@ -156,3 +156,22 @@ def test_environment_credentials_and_endpoint_userinfo_never_reach_the_run(s3, t
         assert secret not in shown and not [p for p in files if secret.encode() in p.read_bytes()], secret
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert manifest["config"]["endpoint"] == state["s3_endpoint"]
+
+
+def test_seaweedfs_leaves_nothing_in_the_temp_dir(tmp_path, monkeypatch):
+    """Issue 12 item 13: weed's logs and sockets go under the service's own directory, gone at down."""
+    private_tmp = tmp_path / "tmpdir"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    home = tmp_path / "home"
+    up = storbench(home, "services", "up", "s3", timeout=120)
+    assert up.returncode == 0, up.stderr
+    state = json.loads((home / "services" / "s3" / "state.json").read_text())
+    workdir = home / "services" / "s3"
+    assert list((workdir / "tmp").glob("weed*")) and list(Path(state["socket_dir"]).glob("*.sock"))
+    down = storbench(home, "services", "down", "s3")
+    assert down.returncode == 0 and "stopped" in down.stdout
+    assert list(private_tmp.iterdir()) == [] and not workdir.exists() and not Path(state["socket_dir"]).exists()
+    port = state["s3_endpoint"].rsplit(":", 1)[1]  # weed's default socket paths are /tmp's whatever TMPDIR says
+    assert not Path(f"/tmp/seaweedfs-s3-{port}.sock").exists()
+    assert len(state["weed_sockets"]) == 4 and not [p for p in state["weed_sockets"] if os.path.lexists(p)]

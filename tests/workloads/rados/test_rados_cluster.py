@@ -130,16 +130,17 @@ def test_bad_input_is_one_clear_line_and_no_run(ceph, tmp_path):
     assert len(nothing.stderr.strip().splitlines()) == 1
 
 
-def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, pool):
+def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, pool, tmp_path):
     home, state, _ = ceph
     workdir = Path(state["workdir"])
     command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--target",
                f"rados://{pool}", "--label", "osd-stopped", "--scale", "60", "--set", "op_timeout_s=10", "--json"]
-    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "TMPDIR": str(tmp_path)}  # where the run's private scratch (mkdtemp) is made
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        seconds = _wait_for_write_seconds(home, "osd-stopped", 3, proc)
+        seconds = _wait_for_write_seconds(tmp_path, 3, proc)
         assert ceph_service.stop_daemon(workdir, "osd.0")
         stdout, stderr = proc.communicate(timeout=180)  # bounded: op timeout + the hard timeout, not a hang
     finally:
@@ -164,18 +165,15 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
     wait_clean(state)
 
 
-def _wait_for_write_seconds(home: Path, label: str, seconds: int, proc: subprocess.Popen) -> int:
+def _wait_for_write_seconds(tmpdir: Path, seconds: int, proc: subprocess.Popen) -> int:
     """Until the running write has printed ``seconds`` per-second lines (its output is in the run's scratch)."""
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
-        runs = [p.name for p in (home / "runs").glob(f"*-{label}-*")] if (home / "runs").exists() else []
-        for run_id in runs:
-            out = Path("/tmp") / f"storbench-rados-{run_id}" / "rados-bench-write-1.txt"
-            if out.exists():
-                lines = [line for line in out.read_text().splitlines() if line.strip()[:1].isdigit()]
-                if len(lines) > seconds:
-                    return seconds
+        for out in tmpdir.glob("storbench-rados-*/rados-bench-write-1.txt"):
+            lines = [line for line in out.read_text().splitlines() if line.strip()[:1].isdigit()]
+            if len(lines) > seconds:
+                return seconds
         time.sleep(0.2)
     raise AssertionError("the write did not start within 90 s")
 

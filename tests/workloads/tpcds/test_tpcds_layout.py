@@ -79,3 +79,44 @@ def test_a_failing_or_wrong_query_is_recorded_with_its_error(spark):
     wrong = _run_query(spark, "q", "SELECT 2, 'a'", answer)
     assert wrong["status"] == "mismatch" and wrong["why"] == "column 1: sum 2.0, expected 1.0"
     assert _run_query(spark, "q", "SELECT 1, 'a'", None)["status"] == "unchecked"
+
+
+def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_path):
+    """Issue 12 item 7: a user's default.item survives the run's registration, queries and cleanup."""
+    from types import SimpleNamespace
+
+    from storbench.errors import WorkloadError
+    from storbench.workloads import tpcds
+    from storbench.workloads.tpcds.streams import run_streams
+
+    spark.sql("USE default")
+    spark.sql(f"CREATE TABLE default.item (i_note STRING) USING parquet LOCATION 'file://{tmp_path}/user-item'")
+    try:
+        spark.sql("INSERT INTO default.item VALUES ('mine'), ('also mine')")
+        for table in d.TABLES:  # one column k in every table of the run's data set
+            spark.range(3).withColumnRenamed("id", "k").write.parquet(f"file://{tmp_path}/data/{table}")
+
+        def data_uri(name):
+            return f"file://{tmp_path}/run/{name}"
+
+        ctx = SimpleNamespace(run_id="20261123-170412-ab12", shared={}, spark=spark, data_uri=data_uri)
+        database = tpcds._use_database(ctx)
+        assert database == "storbench_20261123_170412_ab12"
+        d.register_tables(spark, f"file://{tmp_path}/data", database)
+        d.register_tables(spark, f"file://{tmp_path}/data", database)  # a sweep point registers again
+        assert (tmp_path / "run" / "tpcds-catalog").is_dir()  # in the run root, not ./spark-warehouse
+        # the query texts name tables unqualified: the run's item, in every stream thread
+        result = run_streams(spark, {"q": "SELECT sum(k) FROM item"}, {}, [["q"], ["q"]], "g", 2)
+        assert [s["results"]["q"]["status"] for s in result["streams"]] == ["unchecked", "unchecked"]
+        with pytest.raises(WorkloadError, match="already exists"):  # never reused, even by the same run id
+            tpcds._use_database(SimpleNamespace(run_id=ctx.run_id, shared={}, spark=spark, data_uri=data_uri))
+
+        tpcds._drop_database(ctx)
+        tpcds._drop_database(ctx)  # the second workload's cleanup: nothing left to do
+        assert not spark.catalog.databaseExists(database)
+        assert spark.catalog.currentDatabase() == "default"
+        assert sorted(r[0] for r in spark.table("default.item").collect()) == ["also mine", "mine"]
+        assert (tmp_path / "data" / "item").is_dir()  # external tables: the data set's files stay
+        assert not (tmp_path / "run" / "tpcds-catalog").exists()
+    finally:
+        spark.sql("DROP TABLE IF EXISTS default.item")

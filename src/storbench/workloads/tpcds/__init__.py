@@ -3,7 +3,8 @@
 - ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table) and writes
   them to the target in the paper's layout (:mod:`storbench.workloads.tpcds.data`).
 - ``tpcds-analyze`` registers them in Spark's catalog (external tables, partitions recovered)
-  and collects table and column statistics, timed on its own as the paper did up front.
+  and collects table and column statistics, timed on its own as the paper did up front. The
+  tables live in a database the run creates and drops (``storbench_<run id>``), never the user's.
 - ``tpcds`` runs the 104 queries (:mod:`storbench.workloads.tpcds.queries`): for each stream
   count N in ``streams`` (e.g. ``1,2,5``), N concurrent streams in one Spark application with
   the FAIR scheduler, one Python thread per stream (PySpark's pinned threads: each stream has
@@ -35,8 +36,9 @@ from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
 from storbench.workloads.tpcds.check import duckdb_answers
-from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, duckdb_views, generate, missing_tables,
-                                            register_tables, analyze_tables, tpcgen_version)
+from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, analyze_tables, create_database, drop_database,
+                                            duckdb_views, generate, missing_tables, register_tables, run_database,
+                                            tpcgen_version)
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 
@@ -70,6 +72,25 @@ def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None
             raise InputError(f"--set data={data}: missing TPC-DS tables {', '.join(missing[:5])}"
                              + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
                              + " (expected one folder per table, as tpcds-gen writes them)")
+
+
+def _use_database(ctx: RunContext) -> str:
+    """The run's own database (issue 12 item 7), created on first use and made current: the query
+    texts name their tables unqualified, and every stream thread shares the session's current one."""
+    owned = ctx.shared.get("tpcds_database")
+    if owned is None:
+        owned = {"name": run_database(ctx.run_id), "previous": ctx.spark.catalog.currentDatabase()}
+        create_database(ctx.spark, owned["name"], ctx.data_uri("tpcds-catalog"))
+        ctx.shared["tpcds_database"] = owned
+    ctx.spark.sql(f"USE `{owned['name']}`")
+    return owned["name"]
+
+
+def _drop_database(ctx: RunContext) -> None:
+    """Only the database this run created; never a table by an unqualified name."""
+    owned = ctx.shared.pop("tpcds_database", None)
+    if owned:
+        drop_database(ctx.spark, owned["name"], owned["previous"])
 
 
 # Per-query rows carry the labels query and streams (paper 001). tpcds-gen also reports the
@@ -162,16 +183,20 @@ class TpcdsAnalyze(Workload):
         spark = ctx.spark
         for key, value in SESSION_CONF.items():
             spark.conf.set(key, value)
+        database = _use_database(ctx)
         with ctx.measure():
             t0 = ctx.mark()
-            partitions = register_tables(spark, dataset["data_uri"])
+            partitions = register_tables(spark, dataset["data_uri"], database)
             t1 = ctx.mark()
-            analyze_tables(spark)
+            analyze_tables(spark, database)
             t2 = ctx.mark()
         ctx.shared["tpcds_registered"] = dataset["data_uri"]
         ctx.artifacts.setdefault("tpcds", {})["partitions"] = partitions
         return [Sample(self.name, "register_s", t1 - t0, "s"), Sample(self.name, "analyze_s", t2 - t1, "s"),
                 Sample(self.name, "partitions", float(sum(partitions.values())), "partitions")]
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        _drop_database(ctx)
 
 
 @register
@@ -211,7 +236,8 @@ class Tpcds(Workload):
             if missing:
                 raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset['data_uri']}: "
                                     f"{', '.join(missing)}")
-            register_tables(spark, dataset["data_uri"])  # no statistics: the suite has no tpcds-analyze
+            # no statistics: the suite has no tpcds-analyze
+            register_tables(spark, dataset["data_uri"], _use_database(ctx))
             ctx.shared["tpcds_registered"] = dataset["data_uri"]
             ctx.notes.append(f"{self.name}: tables registered without statistics (no tpcds-analyze step)")
         names = select_queries(params["queries"])
@@ -233,6 +259,7 @@ class Tpcds(Workload):
         answers = ctx.shared.get("tpcds_answers", {})
         dataset = _dataset(ctx, params, self.name)
         parent = ctx.spark.sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
+        _use_database(ctx)  # current for the queries, whatever ran in between
         counts = stream_counts(params)
         results: dict[int, dict[str, Any]] = {}
         with ctx.measure():
@@ -248,6 +275,9 @@ class Tpcds(Workload):
         for n, result in results.items():
             samples += self._samples(ctx, names, n, result, dataset["sf"], cores, results.get(1))
         return samples
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        _drop_database(ctx)
 
     def _samples(self, ctx: RunContext, names: list[str], n: int, result: dict[str, Any], sf: float, cores: int,
                  single: dict[str, Any] | None) -> list[Sample]:

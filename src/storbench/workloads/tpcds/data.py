@@ -16,6 +16,7 @@ as files of about ``file_mb`` without partitions.
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -161,27 +162,45 @@ def missing_tables(spark: Any, data_uri: str) -> list[str]:
     return missing
 
 
-def register_tables(spark: Any, data_uri: str) -> dict[str, int]:
-    """External catalog tables over the files (partitions recovered); table → partitions."""
+def run_database(run_id: str) -> str:
+    """The database a run owns: its tables never touch the user's (a persistent metastore keeps them)."""
+    return "storbench_" + re.sub(r"\W", "_", run_id, flags=re.ASCII)
+
+
+def create_database(spark: Any, name: str, location: str) -> None:
+    """Creates the run's database at ``location`` (in the run root, not a spark-warehouse in the working
+    directory), refusing one that exists: it may hold someone's tables."""
+    if spark.catalog.databaseExists(name):
+        raise WorkloadError(f"tpcds: the database {name} already exists; storbench creates and drops a "
+                            f"database of its own per run and does not reuse one")
+    spark.sql(f"CREATE DATABASE `{name}` LOCATION '{location}'")  # no IF NOT EXISTS: a concurrent one fails
+
+
+def drop_database(spark: Any, name: str, previous: str) -> None:
+    """Drops the run's database (its external tables only: the files stay), back to ``previous``."""
+    if spark.catalog.currentDatabase() == name:
+        spark.sql(f"USE `{previous}`")
+    spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+
+
+def register_tables(spark: Any, data_uri: str, database: str) -> dict[str, int]:
+    """External catalog tables over the files (partitions recovered) in ``database``; table → partitions."""
     partitions = {}
     for table in TABLES:
-        spark.sql(f"DROP TABLE IF EXISTS {table}")
-        spark.sql(f"CREATE TABLE {table} USING parquet LOCATION '{data_uri}/{table}'")
-        if spark.catalog.getTable(table) and _partition_columns(spark, table):
-            spark.sql(f"ALTER TABLE {table} RECOVER PARTITIONS")
-            partitions[table] = spark.sql(f"SHOW PARTITIONS {table}").count()
+        name = f"`{database}`.`{table}`"  # always qualified: never a table of the current database
+        spark.sql(f"DROP TABLE IF EXISTS {name}")  # a new data set (a sweep point) in the run's own database
+        spark.sql(f"CREATE TABLE {name} USING parquet LOCATION '{data_uri}/{table}'")
+        if [c for c in spark.catalog.listColumns(f"{database}.{table}") if c.isPartition]:
+            spark.sql(f"ALTER TABLE {name} RECOVER PARTITIONS")
+            partitions[table] = spark.sql(f"SHOW PARTITIONS {name}").count()
         else:
             partitions[table] = 0
     return partitions
 
 
-def _partition_columns(spark: Any, table: str) -> list[str]:
-    return [c.name for c in spark.catalog.listColumns(table) if c.isPartition]
-
-
-def analyze_tables(spark: Any) -> None:
+def analyze_tables(spark: Any, database: str) -> None:
     for table in TABLES:
-        spark.sql(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
+        spark.sql(f"ANALYZE TABLE `{database}`.`{table}` COMPUTE STATISTICS FOR ALL COLUMNS")
 
 
 def duckdb_views(con: Any, root: Path) -> None:
