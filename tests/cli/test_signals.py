@@ -84,6 +84,7 @@ def _interrupt(tmp_path: Path, args: list[str], ready, signum: int, twice: bool 
     """``storbench run ARGS --json`` stopped by ``signum`` once ``ready(pid, stderr)`` holds (twice: again while it
     cleans up): (exit code, outcome, stderr, the processes it had, the target)."""
     home, target, err_path = tmp_path / "home", tmp_path / "target", tmp_path / "stderr"
+    target.mkdir()  # the user's directory: it stays, only the run's root in it goes
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1"}
     with open(err_path, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", *args,
@@ -146,6 +147,7 @@ def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch
 
     monkeypatch.setattr(RunWriter, "write_series", full)
     target = tmp_path / "t"
+    target.mkdir()
     options = RunOptions(suite="fio-basic", target=str(target), overrides={"runtime_s": "1", "size": "8m"})
     outcome = Runner(options, ResultStore(tmp_path / "home"), Progress(quiet=True)).run()
     assert not [p.name for p in target.iterdir() if p.name.startswith("storbench-")]
