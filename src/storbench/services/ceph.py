@@ -185,13 +185,13 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
             raise InputError(f"ceph is already running with {have}; stop it first (`storbench services down ceph`)")
         return state
     binaries = _binaries(rgw)
-    if workdir.exists():
-        down(workdir)  # a stopped cluster's leftovers: ours alone, under the service dir
-        shutil.rmtree(workdir, ignore_errors=True)
+    if osd_dir and osd_root.exists() and not _owns_osd_root(workdir, osd_root):
+        raise InputError(f"--osd-dir {osd_dir}: {osd_root} exists and was not created by storbench for "
+                         f"{workdir}; refusing to use it")
+    if process.owned(workdir, "ceph"):
+        down(workdir)  # a stopped cluster's leftovers (daemons, an --osd-dir of ours); fresh_dir refuses others
+    process.fresh_dir(workdir, "ceph")
     if osd_dir:
-        if osd_root.exists() and not (osd_root / OWNED).exists():
-            raise InputError(f"--osd-dir {osd_dir}: {osd_root} exists and was not created by storbench; "
-                             f"refusing to use it")
         shutil.rmtree(osd_root, ignore_errors=True)
         osd_root.mkdir(parents=True)
         (osd_root / OWNED).write_text(str(workdir) + "\n")
@@ -247,6 +247,14 @@ def _osd_root(workdir: Path, osd_dir: str | None) -> Path:
     if not base.is_dir():
         raise InputError(f"--osd-dir {osd_dir}: not a directory")
     return base / "storbench-ceph-osd"
+
+
+def _owns_osd_root(workdir: Path, osd_root: Path) -> bool:
+    """An --osd-dir root storbench made for this home's ceph service (its marker names the service dir)."""
+    try:
+        return (osd_root / OWNED).read_text().strip() == str(workdir)
+    except OSError:
+        return False
 
 
 def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float) -> None:
@@ -349,10 +357,10 @@ def down(workdir: Path) -> bool:
     if not state:
         return False
     stopped = _stop_all(state)
-    if state.get("osd_dir_owned") and (Path(state["osd_root"]) / OWNED).exists():
+    if state.get("osd_dir_owned") and _owns_osd_root(workdir, Path(state["osd_root"])):
         shutil.rmtree(state["osd_root"], ignore_errors=True)
     run_dir = Path(state.get("run_dir", workdir / "run"))
     if not run_dir.is_relative_to(workdir):
         shutil.rmtree(run_dir, ignore_errors=True)
-    shutil.rmtree(workdir, ignore_errors=True)
+    process.remove_dir(workdir, "ceph")
     return stopped

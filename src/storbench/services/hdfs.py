@@ -7,7 +7,6 @@ devices telemetry then measures.
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -27,19 +26,19 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
     state = status(workdir)
     if state:
         return state
-    if workdir.exists():
-        shutil.rmtree(workdir)  # a stopped cluster's leftovers: ours alone, under the service dir
-    workdir.mkdir(parents=True)
+    process.fresh_dir(workdir, "hdfs")  # a stopped cluster's leftovers go only when the directory is ours
     argv = [java_binary(), f"-Xmx{heap}", "-Djava.net.preferIPv4Stack=true", "-cp", launcher_classpath(),
             MAIN_CLASS, str(workdir), str(datanodes)]
     started = time.monotonic()
     proc = process.spawn(argv, workdir, "hdfs.log")
-    ready = process.wait_for_file(workdir / "ready.json", proc, START_TIMEOUT_S, "HDFS (MiniDFSCluster)",
-                                  workdir / "hdfs.log")
-    state = {"service": "hdfs", "pid": proc.pid, "marker": MAIN_CLASS, "uri": ready["uri"],
-             "datanodes": datanodes, "datanode_dirs": ready["datanode_dirs"], "workdir": str(workdir),
-             "log": str(workdir / "hdfs.log"), "startup_s": round(time.monotonic() - started, 2),
-             "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s"}
+    state = {"service": "hdfs", "pid": proc.pid, "marker": MAIN_CLASS, "datanodes": datanodes,
+             "workdir": str(workdir), "log": str(workdir / "hdfs.log"), "summary": f"pid {proc.pid}, starting"}
+    with process.starting(workdir, state, proc):
+        ready = process.wait_for_file(workdir / "ready.json", proc, START_TIMEOUT_S, "HDFS (MiniDFSCluster)",
+                                      workdir / "hdfs.log")
+    state |= {"uri": ready["uri"], "datanode_dirs": ready["datanode_dirs"],
+              "startup_s": round(time.monotonic() - started, 2),
+              "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s"}
     process.write_state(workdir, state)
     return state
 
@@ -56,6 +55,6 @@ def down(workdir: Path) -> bool:
     if not state:
         return False
     stopped = process.stop_pid(state["pid"], MAIN_CLASS)
-    shutil.rmtree(workdir, ignore_errors=True)
+    process.remove_dir(workdir, "hdfs")
     return stopped
 

@@ -9,17 +9,64 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from storbench.errors import EngineError
+from storbench.errors import EngineError, InputError
 
 STATE = "state.json"
+MARK = ".storbench-service"  # in every service directory storbench made; names the service
+
+
+def owned(workdir: Path, service: str) -> bool:
+    """Whether ``workdir`` is a directory storbench made for ``service`` (its marker names the service)."""
+    try:
+        return not workdir.is_symlink() and (workdir / MARK).read_text().strip() == service
+    except OSError:
+        return False
+
+
+def fresh_dir(workdir: Path, service: str) -> None:
+    """An empty, marked service directory; an existing one is wiped only when it carries our marker."""
+    if os.path.lexists(workdir):
+        if not owned(workdir, service):
+            raise InputError(f"{workdir} exists and was not made by storbench's {service} service; "
+                             f"refusing to remove it (move it away or use another results home)")
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    (workdir / MARK).write_text(service + "\n")
+
+
+def remove_dir(workdir: Path, service: str) -> None:
+    """``down``'s cleanup: the service directory goes only when it is ours."""
+    if owned(workdir, service):
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextmanager
+def starting(workdir: Path, state: dict[str, Any], proc: subprocess.Popen) -> Iterator[None]:
+    """Records the just-spawned ``proc`` in state.json before the wait for readiness; a failed or interrupted
+    wait (Ctrl-C included) stops it (our own unreaped child: no PID reuse to fear) and forgets it."""
+    write_state(workdir, state)
+    try:
+        yield
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        (workdir / STATE).unlink(missing_ok=True)
+        raise
 
 
 def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -59,7 +106,6 @@ def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float, what: str,
             raise EngineError(f"{what} exited with code {proc.returncode} before it was ready; "
                               f"last log line: {last_line(log)} (log: {log})")
         time.sleep(0.1)
-    stop_pid(proc.pid, marker="")
     raise EngineError(f"{what} was not ready after {timeout:.0f} s; log: {log}")
 
 

@@ -109,7 +109,6 @@ def _wait_ready(endpoint: str, access_key: str, secret_key: str, proc: subproces
         except (OSError, S3Error) as exc:
             last = str(exc)
         time.sleep(0.3)
-    process.stop_pid(proc.pid, marker="")
     raise EngineError(f"{what} was not ready after {START_TIMEOUT_S:.0f} s ({last}); log: {log}")
 
 
@@ -122,12 +121,11 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
             raise InputError(f"s3 is already running with --server {state.get('server')}; "
                              f"stop it first with `storbench services down s3`")
         return state
+    process.fresh_dir(workdir, "s3")  # a stopped server's leftovers go only when the directory is ours
     if server == "ceph-rgw":
         return _up_ceph(workdir)
-    if workdir.exists():
-        shutil.rmtree(workdir)  # a stopped server's leftovers: ours alone, under the service dir
     data = workdir / "data"
-    data.mkdir(parents=True)
+    data.mkdir()
     access_key = "sb" + secrets.token_hex(8)
     secret_key = secrets.token_urlsafe(24)
     started = time.monotonic()
@@ -176,14 +174,16 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     endpoint = f"http://127.0.0.1:{port}"
     log = workdir / f"{server}.log"
     proc = process.spawn(argv, workdir, log.name, env=env)
-    _wait_ready(endpoint, access_key, secret_key, proc, log, f"{server} (S3)")
-    took = time.monotonic() - started
     state = {"service": "s3", "server": server, "pid": proc.pid, "marker": marker, "uri": endpoint,
              "s3_endpoint": endpoint, "access_key": access_key, "secret_key": secret_key,
              "bucket": DEFAULT_BUCKET, "workdir": str(workdir), "data_dir": str(data), "log": str(log),
              "socket_dir": str(sockets or ""), "weed_sockets": weed_sockets,
-             "startup_s": round(took, 2),
-             "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s"}
+             "summary": f"{server} pid {proc.pid} at {endpoint}, starting"}
+    with process.starting(workdir, state, proc):
+        _wait_ready(endpoint, access_key, secret_key, proc, log, f"{server} (S3)")
+    took = time.monotonic() - started
+    state |= {"startup_s": round(took, 2),
+              "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s"}
     process.write_state(workdir, state)
     return state
 
@@ -197,7 +197,8 @@ def _ceph_module() -> Any:
 
 
 def _up_ceph(workdir: Path) -> dict[str, Any]:
-    """Ceph RGW through the ceph service (its own launcher); this service only records the endpoint."""
+    """Ceph RGW through the ceph service, which owns Ceph (it starts it when it is not running yet): this
+    service only records that it uses that RGW (``uses``), so ``down s3`` leaves Ceph and its data alone."""
     ceph = _ceph_module()
     if ceph is None:
         raise EngineError("--server ceph-rgw needs storbench's ceph service (storbench.services.ceph), "
@@ -212,12 +213,13 @@ def _up_ceph(workdir: Path) -> dict[str, Any]:
     access_key, secret_key = cstate.get("access_key", ""), cstate.get("secret_key", "")
     from storbench.s3client import S3Client
     S3Client(cstate["s3_endpoint"], access_key, secret_key).create_bucket(DEFAULT_BUCKET)
-    workdir.mkdir(parents=True, exist_ok=True)
-    state = {"service": "s3", "server": "ceph-rgw", "pid": cstate["pid"], "marker": cstate.get("marker", ""),
+    state = {"service": "s3", "server": "ceph-rgw", "uses": "ceph", "pid": cstate["pid"],
+             "marker": cstate.get("marker", ""),
              "uri": cstate["s3_endpoint"], "s3_endpoint": cstate["s3_endpoint"], "access_key": access_key,
              "secret_key": secret_key, "bucket": DEFAULT_BUCKET, "workdir": str(workdir),
              "ceph_workdir": str(ceph_dir),
-             "summary": f"ceph-rgw at {cstate['s3_endpoint']} (ceph service), bucket {DEFAULT_BUCKET}"}
+             "summary": f"ceph-rgw at {cstate['s3_endpoint']}, bucket {DEFAULT_BUCKET}; Ceph is the ceph "
+                        f"service's: `storbench services down ceph` stops it"}
     process.write_state(workdir, state)
     return state
 
@@ -236,15 +238,14 @@ def down(workdir: Path) -> bool:
     state = process.read_state(workdir)
     if not state:
         return False
-    if state.get("server") == "ceph-rgw":
-        ceph = _ceph_module()
-        stopped = bool(ceph and ceph.down(Path(state["ceph_workdir"])))
+    if state.get("server") == "ceph-rgw":  # the ceph service's RGW (``uses``): Ceph stays up, this record goes
+        stopped = status(workdir) is not None
     else:
         # SeaweedFS once ignored SIGTERM: stop_pid escalates to SIGKILL after the timeout.
         stopped = process.stop_pid(state["pid"], state["marker"], timeout=10.0)
         if state.get("socket_dir"):  # outside workdir when its path was too long for a socket
             shutil.rmtree(state["socket_dir"], ignore_errors=True)
         process.remove_own_sockets(state.get("weed_sockets", []))
-    shutil.rmtree(workdir, ignore_errors=True)
+    process.remove_dir(workdir, "s3")
     return stopped
 

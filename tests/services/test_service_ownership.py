@@ -1,0 +1,86 @@
+"""Services own only what they made (issue 12 item 6): an interrupted `up` leaves nothing running, `up`
+wipes only a marked service directory, and `down s3` of a ceph-rgw s3 leaves the ceph service alone."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from storbench import api
+from storbench.errors import InputError
+from storbench.services import ceph, process, s3
+
+
+def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch):
+    seen = {}
+
+    def interrupted(endpoint, access_key, secret_key, proc, log, what):
+        seen["state"] = process.read_state(store.home / "services" / "s3")  # written before the wait
+        deadline = time.monotonic() + 10
+        while not process.alive(proc.pid, seen["state"]["marker"]) and time.monotonic() < deadline:
+            time.sleep(0.05)  # Ctrl-C once weed is really running
+        seen["pid"], seen["cmdline"] = proc.pid, process.cmdline(proc.pid)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(s3, "_wait_ready", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        api.service_up("s3", store)
+    assert seen["state"]["pid"] == seen["pid"] and "weed" in seen["cmdline"]
+    assert not Path(f"/proc/{seen['pid']}").exists()  # stopped and reaped
+    assert not (store.home / "services" / "s3" / process.STATE).exists()
+    assert api.service_status("s3", store) is None
+
+
+def test_up_refuses_an_unmarked_service_dir(store):
+    workdir = store.home / "services" / "s3"
+    workdir.mkdir(parents=True)
+    (workdir / "canary").write_text("mine")
+    with pytest.raises(InputError) as info:
+        api.service_up("s3", store)
+    assert str(workdir) in str(info.value) and "\n" not in str(info.value)
+    assert (workdir / "canary").read_text() == "mine"
+
+
+def test_up_refuses_an_unmarked_service_dir_in_one_line_from_the_cli(store):
+    workdir = store.home / "services" / "hdfs"
+    workdir.mkdir(parents=True)
+    (workdir / "canary").write_text("mine")
+    done = subprocess.run([sys.executable, "-m", "storbench", "--results", str(store.home), "services", "up", "hdfs"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and str(workdir) in done.stderr
+    assert (workdir / "canary").read_text() == "mine"
+
+
+def test_osd_dir_of_another_home_is_refused(tmp_path, monkeypatch):
+    other = tmp_path / "other" / "services" / "ceph"
+    osd_root = tmp_path / "disk" / "storbench-ceph-osd"
+    (osd_root / "osd0").mkdir(parents=True)
+    (osd_root / ceph.OWNED).write_text(f"{other}\n")  # made by storbench, but for another home
+    monkeypatch.setattr(ceph, "_binaries", lambda rgw: {})  # refused before any Ceph binary is needed
+    mine = tmp_path / "mine" / "services" / "ceph"
+    with pytest.raises(InputError, match="not created by storbench for"):
+        ceph.up(mine, osd_dir=str(tmp_path / "disk"))
+    assert (osd_root / "osd0").is_dir() and not mine.exists()
+
+
+def test_down_s3_on_ceph_rgw_leaves_ceph_running(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    ceph_dir, s3_dir = home / "services" / "ceph", home / "services" / "s3"
+    for workdir, service in ((ceph_dir, "ceph"), (s3_dir, "s3")):
+        process.fresh_dir(workdir, service)
+    process.write_state(ceph_dir, {"service": "ceph", "pid": 4242, "marker": "-c conf "})
+    process.write_state(s3_dir, {"service": "s3", "server": "ceph-rgw", "uses": "ceph", "pid": 4242,
+                                 "marker": "-c conf ", "ceph_workdir": str(ceph_dir)})
+    calls = []
+    monkeypatch.setattr(ceph, "down", lambda workdir: calls.append(("down", workdir)))
+    monkeypatch.setattr(ceph, "_stop_all", lambda state: calls.append(("stop", state)))
+    monkeypatch.setattr(process, "stop_pid", lambda *a, **k: calls.append(("stop_pid", a)))
+    monkeypatch.setattr(ceph, "status", lambda workdir: {"pid": 4242})
+    assert s3.down(s3_dir)
+    assert calls == []
+    assert not s3_dir.exists() and (ceph_dir / process.STATE).exists()
