@@ -84,3 +84,15 @@ def test_down_s3_on_ceph_rgw_leaves_ceph_running(tmp_path, monkeypatch):
     assert s3.down(s3_dir)
     assert calls == []
     assert not s3_dir.exists() and (ceph_dir / process.STATE).exists()
+
+
+def test_a_service_directory_from_before_the_markers_is_still_ours(tmp_path):
+    """Upgrading keeps working: a directory whose state.json (written by an older storbench) names the service."""
+    from storbench.services import process
+
+    old = tmp_path / "services" / "hdfs"
+    old.mkdir(parents=True)
+    (old / "state.json").write_text('{"service": "hdfs", "pid": 1}')
+    assert process.owned(old, "hdfs") and not process.owned(old, "s3")
+    (old / "state.json").write_text("not json")
+    assert not process.owned(old, "hdfs")

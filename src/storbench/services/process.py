@@ -27,10 +27,17 @@ MARK = ".storbench-service"  # in every service directory storbench made; names 
 
 
 def owned(workdir: Path, service: str) -> bool:
-    """Whether ``workdir`` is a directory storbench made for ``service`` (its marker names the service)."""
+    """Whether ``workdir`` is a directory storbench made for ``service``: its marker names the service (or,
+    made by a storbench from before the markers, its state.json does)."""
+    if workdir.is_symlink():
+        return False
     try:
-        return not workdir.is_symlink() and (workdir / MARK).read_text().strip() == service
+        return (workdir / MARK).read_text().strip() == service
     except OSError:
+        pass
+    try:
+        return json.loads((workdir / STATE).read_text()).get("service") == service
+    except (OSError, ValueError, AttributeError):
         return False
 
 
