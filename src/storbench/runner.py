@@ -28,7 +28,7 @@ from storbench.machine import fingerprint
 from storbench.progress import Progress
 from storbench.redaction import redact_argv, redact_settings
 from storbench.results.model import Sample
-from storbench.results.store import ResultStore, RunWriter
+from storbench.results.store import SERIES, ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
 from storbench.sweep import Point, sweep_points
 from storbench.targets import Target, TargetOptions, parse_target
@@ -166,7 +166,8 @@ class Runner:
             # reported apart (paper 001).
             self._shuffle_devices = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
             writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": self._shuffle_devices})
-            collector = Collector(devices + self._shuffle_devices, interval=options.interval)
+            collector = Collector(devices + self._shuffle_devices, interval=options.interval,
+                                  journal=writer.path / SERIES)
             ctx.mark = collector.mark
         except BaseException:
             target.release(keep_data=False)

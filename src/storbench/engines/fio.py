@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from storbench.engines.base import tool_engine
+from storbench.engines.base import io_timeout, run_limited, tool_engine
 from storbench.errors import EngineError, InputError, WorkloadError
+from storbench.units import parse_size
 
 ENGINE_CHAIN = ("io_uring", "libaio", "psync")  # the order a missing engine falls back in
 
@@ -92,6 +93,13 @@ class JobSpec:
     log_prefix: str | None = None  # per-second bandwidth/IOPS logs
     create_only: bool = False  # lay the files out and stop (untimed preparation)
     comments: list[str] = field(default_factory=list)
+
+    @property
+    def timeout_s(self) -> float:
+        """How long fio may run (storbench.engines.base.io_timeout): runtime + ramp, or every job's size."""
+        if self.runtime_s:
+            return io_timeout(seconds=self.runtime_s + self.ramp_time_s)
+        return io_timeout(parse_size(self.size) * self.numjobs) + self.ramp_time_s
 
     @property
     def output_format(self) -> str:
@@ -169,10 +177,10 @@ def run_fio(job_file: Path, output_path: Path, output_format: str = "json",
     command = [fio_binary(), f"--output-format={output_format}", f"--output={output_path}", str(job_file)]
     started = time.monotonic()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              cwd=str(job_file.parent))
+        done = run_limited(command, timeout, job_file.parent)
     except subprocess.TimeoutExpired:
-        raise WorkloadError(f"fio did not finish within {timeout:.0f} s ({job_file.name})") from None
+        raise WorkloadError(f"fio did not finish within its {timeout:.0f} s timeout on {job_file.name}; "
+                            f"killed it (a stalled device?)") from None
     wall = time.monotonic() - started
     text = output_path.read_text() if output_path.exists() else ""
     if done.returncode != 0:

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from storbench.engines.base import ToolEngine, register
+from storbench.engines.base import ToolEngine, register, run_limited
 from storbench.services.jvm import java_binary, launcher_classpath
 
 
@@ -37,10 +37,12 @@ class HadoopEngine(ToolEngine):
             self._scratch = Path(tempfile.mkdtemp(prefix="storbench-hadoop-"))
         return self._scratch
 
-    def run(self, main_class: str, args: list[str], heap: str = "1g") -> subprocess.CompletedProcess:
-        """``java -cp <launchers> main_class args`` in the scratch directory."""
+    def run(self, main_class: str, args: list[str], timeout: float | None,
+            heap: str = "1g") -> subprocess.CompletedProcess:
+        """``java -cp <launchers> main_class args`` in the scratch directory, killed after ``timeout`` seconds
+        (subprocess.TimeoutExpired)."""
         argv = [java_binary(), f"-Xmx{heap}", "-cp", launcher_classpath(), main_class, *args]
-        return subprocess.run(argv, capture_output=True, text=True, cwd=self.scratch())
+        return run_limited(argv, timeout, self.scratch())
 
     def stop(self) -> None:
         if self._scratch is not None:

@@ -124,6 +124,27 @@ def check_device_overwrite(device: Path, allowed: bool,
                          f"to allow this (only devices with no filesystem, partition table or signature)")
 
 
+def device_number(device: Path) -> tuple[Path, int]:
+    """The block device ``device`` resolves to now (os.path.realpath) and its major:minor (st_rdev)."""
+    resolved = Path(os.path.realpath(device))
+    try:
+        info = os.stat(resolved)
+    except OSError as exc:
+        raise TargetError(f"{device}: {exc.strerror} ({resolved}); refusing to overwrite it") from None
+    if not stat.S_ISBLK(info.st_mode):
+        raise TargetError(f"{device} resolves to {resolved}, which is not a block device; refusing to overwrite it")
+    return resolved, info.st_rdev
+
+
+def same_device(device: Path, checked: int) -> Path:
+    """The path ``device`` resolves to now, if it is still the device of major:minor ``checked``."""
+    resolved, number = device_number(device)
+    if number != checked:
+        raise TargetError(f"{device} now resolves to {resolved} ({os.major(number)}:{os.minor(number)}), not the "
+                          f"device {os.major(checked)}:{os.minor(checked)} checked before; refusing to overwrite it")
+    return resolved
+
+
 def device_size(device: Path) -> int | None:
     """Bytes on a block device, from /sys (None when unknown)."""
     node = Path("/sys/class/block", Path(os.path.realpath(device)).name, "size")

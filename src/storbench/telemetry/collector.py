@@ -2,19 +2,23 @@
 
 ``mark()`` snapshots on demand, so each timed window starts and ends on an exact
 snapshot instead of the nearest tick. The collector measures its own CPU time, so
-a run can report what observing it cost.
+a run can report what observing it cost. With a ``journal`` file (the run's telemetry.csv,
+rewritten whole at the end), each tick's row is appended as it is taken, so a run killed
+outright still leaves its series up to the last tick.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from storbench.telemetry import procfs
 from storbench.telemetry.procfs import CpuCounters, DiskCounters, NetCounters
-from storbench.telemetry.window import rate_rows
+from storbench.telemetry.window import csv_lines, rate_row, rate_rows, to_csv
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +46,10 @@ def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,
 
 class Collector:
     def __init__(self, devices: list[str], interval: float = 1.0,
-                 proc_root: str = "/proc", sys_root: str = "/sys"):
+                 proc_root: str = "/proc", sys_root: str = "/sys", journal: Path | None = None):
         self.devices = list(devices)
+        self._journal = journal
+        self._journaled: tuple[Snapshot, list[str]] | None = None  # the last tick appended, the columns
         self.interval = interval
         self._only = frozenset(devices)
         self._files = procfs.CounterFiles(proc_root)
@@ -104,13 +110,35 @@ class Collector:
         used = time.thread_time()
         next_tick = time.monotonic() + self.interval
         while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
-            self._snapshot()
+            self._append(self._snapshot())
             next_tick += self.interval
             now = time.monotonic()
             if next_tick < now:  # fell behind (suspended, overloaded): skip ticks, keep the phase
                 next_tick += ((now - next_tick) // self.interval + 1) * self.interval
             used = self._charge(used)
         self._charge(used)
+
+    def _append(self, tick: Snapshot) -> None:
+        """The row from the last tick appended (or the first snapshot) to ``tick``, appended to the journal in
+        one write; a write that fails ends the journal, never the sampling."""
+        if self._journal is None:
+            return
+        origin = self.points()[0]
+        previous, columns = self._journaled or (origin, [])
+        if tick.time <= previous.time:
+            return
+        row = rate_row(previous, tick, origin.time)
+        text = csv_lines([row], columns) if columns else to_csv([row])  # the first row: with the header
+        columns = columns or list(row)
+        self._journaled = (tick, columns)
+        try:
+            fd = os.open(self._journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            self._journal = None
 
     def _charge(self, since: float) -> float:
         """Adds this thread's CPU time since ``since``; returns the new reading."""

@@ -131,14 +131,17 @@ def _intervals(points: Sequence[Snapshot], interval: float) -> list[tuple[Snapsh
     return [(a, b) for a, b in pairwise(merge_slivers(points, interval)) if b.time > a.time]
 
 
+def rate_row(a: Snapshot, b: Snapshot, origin: float) -> dict[str, Any]:
+    """One row of the stored series: the interval from ``a`` to ``b``, at its end, ``t`` relative to ``origin``."""
+    return {"t": round(b.time - origin, 4),
+            **{k: None if v is None else round(v, 4) for k, v in interval_rates(a, b).items()}}
+
+
 def rate_rows(points: Sequence[Snapshot], interval: float) -> list[dict[str, Any]]:
     """The stored series: one row per (merged) interval, at its end, ``t`` relative to points[0]."""
     if not points:
         return []
-    origin = points[0].time
-    return [{"t": round(b.time - origin, 4),
-             **{k: None if v is None else round(v, 4) for k, v in interval_rates(a, b).items()}}
-            for a, b in _intervals(points, interval)]
+    return [rate_row(a, b, points[0].time) for a, b in _intervals(points, interval)]
 
 
 def _max(rows: list[dict[str, float | None]], key: str) -> float | None:
@@ -184,11 +187,17 @@ def window_metrics(points: Sequence[Snapshot], start: float, end: float,
 def to_csv(rates: list[dict[str, Any]]) -> str:
     """The series as CSV: ``t`` first, then every column in first-seen order; None is an empty cell."""
     columns = ["t"] + list(dict.fromkeys(key for row in rates for key in row if key != "t"))
+    return _csv([columns]) + csv_lines(rates, columns)
+
+
+def csv_lines(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """``rows`` as CSV lines (no header) in ``columns``, other keys left out; None is an empty cell."""
+    return _csv([["" if row.get(c) is None else repr(float(row[c])) for c in columns] for row in rows])
+
+
+def _csv(cells: list[list[str]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rates:
-        writer.writerow(["" if row.get(c) is None else repr(float(row[c])) for c in columns])
+    csv.writer(out, lineterminator="\n").writerows(cells)
     return out.getvalue()
 
 

@@ -37,7 +37,7 @@ from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
 from storbench.machine import available_memory
 from storbench.results.model import Sample
-from storbench.targets.device import DeviceTarget, check_device_overwrite, device_size
+from storbench.targets.device import DeviceTarget, check_device_overwrite, device_number, device_size, same_device
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param, SizeParam
@@ -96,9 +96,9 @@ class _Fio(Workload):
         return isinstance(ctx.target, DeviceTarget)
 
     def _location(self, ctx: RunContext) -> str:
-        """The run-owned directory (file targets) or the device."""
+        """The run-owned directory (file targets) or the device (the path it resolved to when last checked)."""
         if self._is_device(ctx):
-            return str(ctx.target_as(DeviceTarget).path)
+            return ctx.shared.get("fio_device_path") or str(ctx.target_as(DeviceTarget).path)
         return ctx.root_uri.removeprefix("file://")
 
     def _workdir(self, ctx: RunContext) -> Path:
@@ -130,6 +130,7 @@ class _Fio(Workload):
         fio_engine.fio_version()  # fio missing or too old: fail before anything runs
         if self._is_device(ctx):
             device = ctx.target_as(DeviceTarget).path
+            ctx.shared.setdefault("fio_device_number", device_number(device)[1])
             check_device_overwrite(device, ctx.allow_device_overwrite)
             capacity = device_size(device)
             if capacity is not None and size * params["numjobs"] > capacity:
@@ -175,10 +176,21 @@ class _Fio(Workload):
         spec = self._spec(ctx, params, create_only=True)
         job_file = workdir / f"{self.name}-layout.fio"
         job_file.write_text(fio_engine.job_text(spec))
-        fio_engine.run_fio(job_file, workdir / f"{self.name}-layout.json")
+        fio_engine.run_fio(job_file, workdir / f"{self.name}-layout.json", timeout=spec.timeout_s)
+
+    def _recheck_device(self, ctx: RunContext) -> None:
+        """Right before fio starts: the target still resolves to the device checked first (same major:minor),
+        and before the run's first write to it, that device is still blank; fio gets the resolved path."""
+        resolved = same_device(ctx.target_as(DeviceTarget).path, ctx.shared["fio_device_number"])
+        if self.rw.endswith("write") and not ctx.shared.get("fio_device_written"):
+            check_device_overwrite(resolved, ctx.allow_device_overwrite)
+            ctx.shared["fio_device_written"] = True
+        ctx.shared["fio_device_path"] = str(resolved)
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         version = fio_engine.fio_version()
+        if self._is_device(ctx):
+            self._recheck_device(ctx)
         runs = ctx.shared.setdefault("fio_runs", {})
         number = runs[self.name] = runs.get(self.name, 0) + 1
         workdir = self._workdir(ctx)
@@ -191,9 +203,8 @@ class _Fio(Workload):
         job_file.write_text(text)
         (workdir / "fio-version.txt").write_text(version + "\n")
         output = workdir / f"{self.name}-{number}.json"
-        timeout = params["runtime_s"] + params["ramp_time_s"] + 600 if params["runtime_s"] else None
         with ctx.measure():
-            done = fio_engine.run_fio(job_file, output, spec.output_format, timeout=timeout)
+            done = fio_engine.run_fio(job_file, output, spec.output_format, timeout=spec.timeout_s)
         result = fio_results.parse_fio_json(done.data)
         bw_series = fio_results.read_log_series(str(logs / self.name), "bw")
         iops_series = fio_results.read_log_series(str(logs / self.name), "iops")

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
 from typing import Any
 
 from storbench.context import RunContext
+from storbench.engines.base import io_timeout
 from storbench.engines.hadoop import HadoopEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
@@ -49,6 +51,11 @@ def to_samples(workload: str, values: dict[str, float]) -> list[Sample]:
                    labels={"driver": "testdfsio"}) for metric, key, unit in _SAMPLES]
 
 
+def time_limit(params: dict[str, Any]) -> float:
+    """Every file's bytes at the floor rate, plus the margin (storbench.engines.base.io_timeout)."""
+    return io_timeout(params["files"] * params["file_size"])
+
+
 def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any]) -> list[Sample]:
     hadoop = ctx.engine(HadoopEngine)
     result_file = hadoop.scratch() / f"testdfsio-{mode}.txt"
@@ -58,8 +65,13 @@ def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, A
             *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
             f"-{mode}", "-nrFiles", str(params["files"]), "-size", f"{params['file_size']}B",
             "-resFile", str(result_file)]
+    timeout = time_limit(params)
     with ctx.measure():
-        done = hadoop.run("org.apache.hadoop.fs.TestDFSIO", args)
+        try:
+            done = hadoop.run("org.apache.hadoop.fs.TestDFSIO", args, timeout)
+        except subprocess.TimeoutExpired:
+            raise WorkloadError(f"{workload}: TestDFSIO did not finish within its {timeout:.0f} s timeout; "
+                                f"killed it (a stalled target?)") from None
     if done.returncode != 0:
         last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
         raise WorkloadError(f"{workload}: TestDFSIO exited with {done.returncode}: {last[0][:300]}")

@@ -1,0 +1,115 @@
+"""Issue 12 items 12 and 17: fio, its layout step and TestDFSIO run under a time limit derived from the
+job, and a device is re-checked (same major:minor, still blank) right before fio writes it."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from storbench.context import RunContext
+from storbench.engines import base
+from storbench.engines import fio as fio_engine
+from storbench.errors import TargetError, WorkloadError
+from storbench.suites import load_suite
+from storbench.targets import parse_target
+from storbench.workloads import get_workload
+from storbench.workloads.dfsio.testdfsio import time_limit
+from tests.loopdev import loop_device
+
+MIB = 1 << 20
+
+
+def test_timeouts_come_from_the_job():
+    size_mode = fio_engine.JobSpec("w", "write", "1m", "256m", numjobs=2)
+    assert size_mode.timeout_s == pytest.approx(2 * 256 * MIB / 1e6 + 600)  # 1 MB/s floor + 10 min
+    time_mode = fio_engine.JobSpec("w", "write", "1m", "16g", numjobs=4, runtime_s=300, ramp_time_s=5)
+    assert time_mode.timeout_s == 305 + 600
+    layout = fio_engine.JobSpec("w", "read", "1m", "256m", numjobs=2, create_only=True)
+    assert layout.timeout_s == size_mode.timeout_s
+    huge = fio_engine.JobSpec("w", "write", "1m", "16g", numjobs=4)
+    assert huge.timeout_s == 6 * 3600  # at most six hours
+    assert time_limit({"files": 4, "file_size": 16_000_000}) == pytest.approx(64 + 600)
+
+
+def _fio_processes(job_file: Path) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if str(job_file).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_a_stalled_fio_run_is_killed_at_its_timeout(tmp_path, monkeypatch):
+    """fio-write of 2 × 4 MiB limited to 1 MB/s per job needs over 4 s; its timeout is set to 2 s."""
+    monkeypatch.setattr(base, "MARGIN_S", 0)
+    monkeypatch.setattr(base, "FLOOR_RATE_BPS", 8 * MIB / 2)
+    text = fio_engine.job_text
+    monkeypatch.setattr(fio_engine, "job_text", lambda spec: text(spec).replace("[global]", "[global]\nrate=1m"))
+    (tmp_path / "target").mkdir()
+    target = parse_target(str(tmp_path / "target"))
+    ctx = RunContext(run_id="t1", target=target, root_uri=str(target.claim("t1")))
+    _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "0", "size": "4m"})
+    params = {**per["fio-write"], "numjobs": 2}
+    workload = get_workload("fio-write")
+    try:
+        workload.check(ctx, params)
+        started = time.monotonic()
+        with pytest.raises(WorkloadError) as failed:
+            workload.run(ctx, params)
+        elapsed = time.monotonic() - started
+        job_file = Path(ctx.root_uri.removeprefix("file://")) / "fio-write" / "fio-write.fio"
+        assert "rate=1m" in job_file.read_text()
+        assert str(failed.value) == ("fio did not finish within its 2 s timeout on fio-write.fio; "
+                                     "killed it (a stalled device?)")
+        assert elapsed < 4
+        assert _fio_processes(job_file) == []  # the forked job processes too
+    finally:
+        target.release()
+
+
+def test_device_swapped_after_the_check_is_refused_before_fio_writes(tmp_path):
+    with loop_device(tmp_path / "a.img", 16) as first, loop_device(tmp_path / "b.img", 16) as second:
+        link = tmp_path / "disk"
+        link.symlink_to(first)
+        target = parse_target(str(link))
+        ctx = RunContext(run_id="t2", target=target, root_uri="", allow_device_overwrite=True)
+        _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "0", "size": "4m"})
+        params = per["fio-write"]
+        workload = get_workload("fio-write")
+        workload.check(ctx, params)
+        link.unlink()
+        link.symlink_to(second)  # re-pointed between the check and the write
+        number = os.stat(second).st_rdev
+        with pytest.raises(TargetError) as refused:
+            workload.run(ctx, params)
+        checked = os.stat(first).st_rdev
+        assert str(refused.value) == (
+            f"{link} now resolves to {second} ({os.major(number)}:{os.minor(number)}), not the device "
+            f"{os.major(checked)}:{os.minor(checked)} checked before; refusing to overwrite it")
+        with open(second, "rb") as device:
+            assert device.read(4 * MIB) == bytes(4 * MIB)  # not written
+        link.unlink()
+        link.symlink_to(first)  # back to the device checked: fio writes it, by its resolved path
+        samples = workload.run(ctx, params)
+        assert any(s.metric == "fio_bw_mbps" and s.value > 0 for s in samples)
+        assert f"filename={first}\n" in ctx.artifacts["fio"]["workloads"]["fio-write"]["job_file"]
+        workload.cleanup(ctx, params)
+
+
+def test_device_that_gained_a_signature_is_refused_before_fio_writes(tmp_path):
+    with loop_device(tmp_path / "a.img", 16) as device:
+        target = parse_target(device)
+        ctx = RunContext(run_id="t3", target=target, root_uri="", allow_device_overwrite=True)
+        _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "0", "size": "4m"})
+        workload = get_workload("fio-write")
+        workload.check(ctx, per["fio-write"])
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+        with pytest.raises(Exception) as refused:
+            workload.run(ctx, per["fio-write"])
+        assert str(refused.value) == f"{device} has an ext4 signature; refusing to overwrite it"
+        workload.cleanup(ctx, per["fio-write"])
