@@ -102,6 +102,8 @@ def test_no_canary_anywhere_after_a_spark_run_and_its_reports(tmp_path, monkeypa
                     "--scale", "20000", "--repeat", "1", "--interval", "0.5",
                     "--spark-conf", f"spark.hadoop.fs.s3a.access.key={CANARY}access",
                     "--spark-conf", f"spark.hadoop.fs.s3a.session.token={CANARY}token",
+                    # a name Spark's default event-log redaction (secret|password|token|access.key) misses
+                    "--spark-conf", f"spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net={CANARY}azure",
                     "--sweep", f"spark.hadoop.fs.s3a.secret.key={CANARY}A,{CANARY}B")
     assert run.returncode == 0, run.stderr
     assert CANARY not in run.stdout + run.stderr
@@ -109,7 +111,8 @@ def test_no_canary_anywhere_after_a_spark_run_and_its_reports(tmp_path, monkeypa
     (run_dir,) = (home / "runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["config"]["spark_conf"] == {"spark.hadoop.fs.s3a.access.key": "***",
-                                                "spark.hadoop.fs.s3a.session.token": "***"}
+                                                "spark.hadoop.fs.s3a.session.token": "***",
+                                                "spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net": "***"}
     assert manifest["spark_settings"]["spark.hadoop.fs.s3a.access.key"] == "***"
     by_point = manifest["spark_settings_by_point"]
     assert sorted(by_point) == ["spark.hadoop.fs.s3a.secret.key=***1", "spark.hadoop.fs.s3a.secret.key=***2"]

@@ -15,6 +15,12 @@ MASK = "***"
 _SECRET_WORDS = {"key", "secret", "password", "passwd", "token", "credential", "credentials"}
 
 
+# For Spark's own redaction of its event log (kept in the run directory), which matches conf names
+# with a Java regex: a superset of is_secret_name (a "key" inside a longer word, e.g. keytab, is masked
+# there too: harmless, nothing reads settings back from the event log).
+SPARK_REDACTION_REGEX = "(?i)" + "|".join(sorted(_SECRET_WORDS - {"credentials"}))
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a setting's name looks like it holds a secret (words split at '.', '-', '_' and camelCase)."""
     words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).lower()

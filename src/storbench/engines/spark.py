@@ -20,7 +20,7 @@ from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
 from storbench.errors import EngineError, InputError
-from storbench.redaction import redact_settings
+from storbench.redaction import SPARK_REDACTION_REGEX, redact_settings
 from storbench.results.model import Sample
 from storbench.services.jvm import launcher_jar
 
@@ -103,6 +103,10 @@ class SparkEngine(Engine):
             # Shuffle and spill go to the target's device, as on the paper's cluster nodes.
             conf["spark.local.dir"] = self.local_dir
         conf.update(self.user_conf)
+        # Spark's default redaction misses some names storbench treats as secret (fs.azure.account.key...):
+        # widen it, keeping any regex the user gave, so no secret reaches the event log in the run directory.
+        conf["spark.redaction.regex"] = "|".join(filter(None, [SPARK_REDACTION_REGEX,
+                                                               self.user_conf.get("spark.redaction.regex")]))
         jar = launcher_jar()
         if jar:  # storbench's JVM-side workload code (dfsio), beside any jars the user adds
             conf["spark.jars"] = ",".join(filter(None, [self.user_conf.get("spark.jars"), str(jar)]))
