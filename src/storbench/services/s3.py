@@ -37,6 +37,21 @@ START_TIMEOUT_S = 90.0
 S3PROXY_ARTIFACT = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
 
 
+def _weed_ports() -> tuple[list[int], list[str]]:
+    """Eight free ports for weed server, and the gRPC sockets it will bind at fixed names in /tmp
+    (``/tmp/seaweedfs-<name>-grpc-<port>.sock``: no flag moves them; down removes them). Ports whose
+    socket path already exists are never used, so weed never reuses a path someone else made first
+    (what remains is the moment between this check and weed's bind)."""
+    for _ in range(20):
+        ports = free_ports(8)
+        paths = [f"/tmp/seaweedfs-{name}-grpc-{ports[i]}.sock"
+                 for name, i in (("master", 1), ("volume", 3), ("filer", 5), ("s3", 7))]
+        if not any(os.path.lexists(path) for path in paths):
+            return ports, paths
+    raise EngineError("SeaweedFS: no free ports whose /tmp/seaweedfs-*-grpc-<port>.sock paths are unused; "
+                      "remove stale seaweedfs sockets from /tmp")
+
+
 def free_ports(count: int) -> list[int]:
     """``count`` distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
     sockets = []
@@ -135,7 +150,7 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     env = {"TMPDIR": str(private)}
     sockets, weed_sockets = None, []
     if server == "seaweedfs":
-        ports = free_ports(8)
+        ports, weed_sockets = _weed_ports()
         sockets = process.socket_dir(workdir, "filer.sock")  # weed's default: /tmp/seaweedfs-*.sock
         sockets.mkdir(mode=0o700, exist_ok=True)
         creds = workdir / "s3-identities.json"
@@ -151,10 +166,6 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
                 "-s3.port.lance=0", f"-s3.config={creds}", "-metricsPort=0",
                 f"-filer.localSocket={sockets}/filer.sock", f"-s3.localSocket={sockets}/s3.sock"]
         port, marker = ports[6], str(data)
-        # weed server binds its gRPC services to fixed /tmp/seaweedfs-<name>-grpc-<port>.sock too (no flag
-        # moves them) and leaves them behind: down removes them
-        weed_sockets = [f"/tmp/seaweedfs-{name}-grpc-{ports[i]}.sock"
-                        for name, i in (("master", 1), ("volume", 3), ("filer", 5), ("s3", 7))]
     elif server == "minio":
         port, console = free_ports(2)
         argv = [minio_binary(), "server", str(data), "--address", f"127.0.0.1:{port}",
