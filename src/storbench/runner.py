@@ -177,7 +177,7 @@ class Runner:
         try:
             collector.start()
             writer.update_manifest(software={"storbench": __version__})
-            engines.start(self.progress.step, writer.update_manifest, {"storbench": __version__})
+            engines.start(self.progress.step, writer.update_manifest, dict(writer.manifest["software"]))
             self._attach_target(target, ctx, writer, need_bytes)
             for index, point in enumerate(points):
                 if point.master or point.spark_conf:

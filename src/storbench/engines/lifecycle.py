@@ -38,8 +38,9 @@ class RunEngines:
                 engine.start()
             software.update(engine.versions())
             fields: dict[str, Any] = {"software": dict(software)}
-            if engine.settings():
-                fields[f"{name}_settings"] = engine.settings()
+            settings = engine.settings()  # Spark's: a round trip to the JVM
+            if settings:
+                fields[f"{name}_settings"] = settings
             if what:
                 fields[f"{name}_startup_s"] = round(time.monotonic() - started, 3)
             record(**fields)
