@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--replication", type=int, help="HDFS replication factor (hdfs:// targets only)")
     run.add_argument("--endpoint", help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
                                          "(default: $AWS_ENDPOINT_URL or the running `services up s3`)")
+    run.add_argument("--nodes", metavar="FILE", help="a nodes file: measure every node of a cluster "
+                     "(default: the nodes of `services up spark` when --spark-master is its master)")
+    run.add_argument("--node", action="append", default=[], metavar="NAME=URL[,devices=sda,sdb][,role=ROLE]",
+                     help="one node and its node_exporter URL (repeatable; instead of --nodes)")
+    run.add_argument("--telemetry", choices=("local", "node_exporter", "prometheus"),
+                     help="where telemetry comes from (default: local; node_exporter with nodes)")
+    run.add_argument("--prometheus", metavar="URL", help="a Prometheus scraping the nodes' exporters "
+                     "(--telemetry prometheus)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
     run.add_argument("--allow-device-overwrite", action="store_true",
                      help="let fio workloads write a raw device target (refused if it holds a filesystem, "
@@ -111,7 +119,8 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         mode=args.mode, replication=args.replication,
         sweep=parse_sweep_option(args.sweep) if args.sweep else None, keep_data=args.keep_data,
         command_line=["storbench", *sys.argv[1:]],
-        allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint)
+        allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint, nodes=args.nodes,
+        node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus)
     progress = Progress(quiet=args.quiet or args.json)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)

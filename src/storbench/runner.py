@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench import __version__, interrupts
-from storbench.analysis.metrics import spec_for
 from storbench.context import RunContext
 from storbench.engines.base import EngineSetup, Tag
 from storbench.engines.lifecycle import RunEngines
@@ -32,13 +31,14 @@ from storbench.results.store import SERIES, ResultStore, RunWriter
 from storbench.suites import Suite, load_suite
 from storbench.sweep import Point, sweep_points
 from storbench.targets import Target, TargetOptions, parse_target
-from storbench.telemetry import Collector, window_metrics
-from storbench.telemetry.window import interface_max_mbps, only_devices, to_csv
+from storbench.telemetry import Collector
+from storbench.telemetry.cluster import ClusterTelemetry, open_cluster
 from storbench.telemetry.devices import devices_for_path
+from storbench.telemetry.nodes import Cluster, cluster_from_specs, load_nodes
+from storbench.telemetry.run import HostTelemetry, NodesTelemetry, RunTelemetry
 from storbench.workloads.base import Workload
 
 NO_POINT = Point()
-SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
 LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 MAX_LABEL = 64  # the label is part of the run directory's name
 # The master URL forms Spark accepts, checked before Spark starts (else a Java stack trace after it does).
@@ -66,6 +66,10 @@ class RunOptions:
     allow_device_overwrite: bool = False  # a raw device target may be overwritten by fio workloads
     sweep: dict[str, list[str]] | None = None  # --sweep key=v1,v2: overrides the suite's sweep
     endpoint: str | None = None  # s3:// targets: the S3 endpoint URL (default: env or the storbench s3 service)
+    nodes: str | None = None  # a nodes file: telemetry from every node of a cluster
+    node_specs: list[str] = field(default_factory=list)  # --node name=URL[,devices=..][,role=..]
+    telemetry: str | None = None  # local, node_exporter or prometheus (default: node_exporter with nodes)
+    prometheus: str | None = None  # the Prometheus that scrapes the nodes' exporters (--telemetry prometheus)
 
 
 @dataclass
@@ -129,13 +133,13 @@ class Runner:
         target.precheck(need_bytes)
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
         devices, how = target.devices(options.devices, deferred.append)
+        cluster = self._open_cluster(devices, deferred.append)  # an unreachable exporter: one line, nothing written
         target.claim(run_id)
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
         setup = EngineSetup(app_name=f"storbench {suite.name} {options.label}", master=options.spark_master,
                             spark_conf={**target.spark_conf(), **wanted, **options.spark_conf},
                             local_dir=target.spark_local_dir)
         engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
-        self._devices = devices
         ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "", mode=options.mode,
                          allow_device_overwrite=options.allow_device_overwrite, keep_data=options.keep_data)
         try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
@@ -157,25 +161,26 @@ class Runner:
                            "mode": options.mode, "run_root": target.root_uri,
                            **target.manifest_config()},
                 "machine": fingerprint(target.local_path(), devices), "errors": []})
+            if cluster is not None:
+                writer.update_manifest(
+                    config={**writer.manifest["config"], "telemetry": self._source,
+                            "nodes": cluster.describe(), "nodes_from": self._cluster_source},
+                    machine={**writer.manifest["machine"],
+                             "nodes": {m.label: m.fingerprint for m in cluster.members}})
             self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                                f"target {target.uri}, devices {', '.join(devices) or 'none'}")
             setup.run_dir = writer.path
             engines = self._engines = RunEngines(engine_names, setup)
             ctx.engines = engines.by_name
-            # Engine scratch (Spark's shuffle and spill) on another device than the target's: measured too,
-            # reported apart (paper 001).
-            self._shuffle_devices = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
-            writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": self._shuffle_devices})
-            collector = Collector(devices + self._shuffle_devices, interval=options.interval,
-                                  journal=writer.path / SERIES)
-            ctx.mark = collector.mark
+            telemetry = self._telemetry(cluster, engines, devices, writer)
+            ctx.mark = telemetry.mark
         except BaseException:
             target.release(keep_data=False)
             raise
         windows: list[dict[str, Any]] = []
         status = "failed"
         try:
-            collector.start()
+            telemetry.start()
             writer.update_manifest(software={"storbench": __version__})
             engines.start(self.progress.step, writer.update_manifest, dict(writer.manifest["software"]))
             self._attach_target(target, ctx, writer, need_bytes)
@@ -184,11 +189,11 @@ class Runner:
                     engines.reconfigure(point.labels, point.master, point.spark_conf, self.progress.step,
                                         writer.manifest, writer.update_manifest)
                 for entry in suite.prepare:
-                    self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
+                    self._run_one(ctx, writer, telemetry, windows, workloads[entry.workload],
                                   {**per_workload[entry.workload], **point.params}, 0, 0, point, index)
                 for repetition in range(1, repetitions + 1):
                     for entry in suite.workloads:
-                        self._run_one(ctx, writer, collector, windows, workloads[entry.workload],
+                        self._run_one(ctx, writer, telemetry, windows, workloads[entry.workload],
                                       {**per_workload[entry.workload], **point.params}, repetition, repetitions,
                                       point, index)
             status = "succeeded"
@@ -206,8 +211,8 @@ class Runner:
                 failed = lambda where, message: self._record_error(writer, where, 0, message)  # noqa: E731
                 step = lambda where, action, what="": self._attempt(writer, where, action, what)  # noqa: E731
                 step("cleanup", lambda: engines.cancel(failed))
-                step("telemetry", collector.stop)
-                step("telemetry", lambda: self._write_series(writer, collector, windows))
+                step("telemetry", telemetry.stop)
+                step("telemetry", lambda: telemetry.write_series(writer, windows))
                 self._cleanup(ctx, workloads, per_workload, writer)
                 step("cleanup", lambda: target.release(options.keep_data), f"could not remove {target.root_uri}: ")
                 step("cleanup", lambda: engines.stop(failed))
@@ -232,7 +237,7 @@ class Runner:
             ctx.root_uri = target.root_uri
             writer.update_manifest(config={**writer.manifest["config"], "run_root": target.root_uri})
 
-    def _run_one(self, ctx: RunContext, writer: RunWriter, collector: Collector, windows: list[dict[str, Any]],
+    def _run_one(self, ctx: RunContext, writer: RunWriter, telemetry: RunTelemetry, windows: list[dict[str, Any]],
                  workload: Workload, params: dict[str, Any], repetition: int, repetitions: int,
                  point: Point = NO_POINT, index: int = 0) -> None:
         label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
@@ -257,42 +262,55 @@ class Runner:
             if window is None:
                 raise WorkloadError(f"workload {workload.name} did not time its action (ctx.measure)")
             samples = [Sample(workload.name, "completion_time", window.end - window.start, "s", repetition)]
-            samples += self._device_samples(workload.name, collector, window, repetition)
-            for interface, value in interface_max_mbps(collector.points(), window.start, window.end,
-                                                       self.options.interval).items():
-                if value > 0:  # idle interfaces would only add empty rows to every report
-                    samples.append(Sample(workload.name, "max_net_mbps", value, "MB/s", repetition,
-                                          labels={"interface": interface}))
+            samples += telemetry.samples(workload.name, window, repetition)
             writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
                                 for s in samples + list(extra) + self._engines.end(tag)])
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
 
-    def _device_samples(self, workload: str, collector: Collector, window: Any, repetition: int) -> list[Sample]:
-        """The paper's device and host metrics over the target's devices, plus the shuffle devices' own."""
-        points = collector.points()
-        if self._shuffle_devices:
-            points = only_devices(points, self._devices)
-        samples = [Sample(workload, metric, value, spec_for(metric).unit, repetition)
-                   for metric, value in window_metrics(points, window.start, window.end,
-                                                       self.options.interval).items()]
-        if self._shuffle_devices:
-            shuffle = window_metrics(only_devices(collector.points(), self._shuffle_devices), window.start,
-                                     window.end, self.options.interval)
-            samples += [Sample(workload, metric, shuffle[metric], spec_for(metric).unit, repetition,
-                               {"devices": "shuffle"}) for metric in SHUFFLE_METRICS]
-        return samples
+    def _open_cluster(self, devices: list[str], warn: Callable[[str], None]) -> ClusterTelemetry | None:
+        """The nodes to measure (--nodes, --node), checked to answer; None: this machine alone."""
+        options = self.options
+        cluster: Cluster | None = None
+        if options.nodes and options.node_specs:
+            raise InputError("--nodes and --node: give the nodes one way, not both")
+        if options.nodes:
+            cluster = load_nodes(options.nodes)
+        elif options.node_specs:
+            cluster = cluster_from_specs(options.node_specs)
+        source = self._telemetry_source(cluster)
+        if cluster is None:
+            if source != "local":
+                raise InputError(f"--telemetry {source}: needs the cluster's nodes (--nodes FILE or --node ...)")
+            if not options.spark_master.startswith("local"):
+                warn(f"telemetry measures only this machine (the driver), not the nodes of {options.spark_master}: "
+                     f"pass --nodes to measure the cluster's nodes")
+            return None
+        if options.prometheus:
+            cluster = replace(cluster, prometheus=options.prometheus)
+        self._cluster_source, self._source = cluster.source, source
+        return open_cluster(cluster, source, options.interval, devices)
 
-    @staticmethod
-    def _write_series(writer: RunWriter, collector: Collector, windows: list[dict[str, Any]]) -> None:
-        """Telemetry over the whole run, with each timed window on its time axis."""
-        origin = collector.points()[0].time if collector.points() else 0.0
-        for window in windows:
-            window["t0"] -= origin
-            window["t1"] -= origin
-        writer.write_series(to_csv(collector.rates()), windows)
-        writer.update_manifest(collector_cpu_s=round(collector.cpu_seconds, 4))
+    def _telemetry_source(self, cluster: Cluster | None = None) -> str:
+        """--telemetry, or node_exporter when nodes are given (prometheus when the nodes file names one)."""
+        if self.options.telemetry:
+            return self.options.telemetry
+        if cluster is None:
+            return "local" if not (self.options.nodes or self.options.node_specs) else "node_exporter"
+        return "prometheus" if (cluster.prometheus or self.options.prometheus) else "node_exporter"
+
+    def _telemetry(self, cluster: ClusterTelemetry | None, engines: RunEngines, devices: list[str],
+                   writer: RunWriter) -> RunTelemetry:
+        if cluster is not None:
+            cluster.journal_to(writer.path)
+            return NodesTelemetry(cluster)
+        # Engine scratch (Spark's shuffle and spill) on another device than the target's: measured too,
+        # reported apart (paper 001).
+        shuffle = [] if self.options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
+        writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": shuffle})
+        collector = Collector(devices + shuffle, interval=self.options.interval, journal=writer.path / SERIES)
+        return HostTelemetry(collector, devices, shuffle, self.options.interval)
 
     def _attempt(self, writer: RunWriter, where: str, action: Callable[[], Any], what: str = "") -> None:
         """One cleanup step: its failure is an error of the run, and the steps after it still run."""

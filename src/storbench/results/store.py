@@ -86,6 +86,9 @@ class RunWriter:
         _write_atomic(self.path / SERIES, csv_text)
         _write_atomic(self.path / WINDOWS, json.dumps(windows, indent=1))
 
+    def write_text(self, name: str, text: str) -> None:
+        _write_atomic(self.path / name, text)
+
     def write_json(self, name: str, data: Any) -> None:
         _write_atomic(self.path / name, json.dumps(data, indent=1))
 

@@ -5,6 +5,11 @@ snapshot instead of the nearest tick. The collector measures its own CPU time, s
 a run can report what observing it cost. With a ``journal`` file (the run's telemetry.csv,
 rewritten whole at the end), each tick's row is appended as it is taken, so a run killed
 outright still leaves its series up to the last tick.
+
+By default it reads this machine's /proc; given a ``reader`` (a node_exporter scrape), it
+samples a remote node the same way. A reading that fails (the exporter stopped, a timeout)
+is recorded as a gap and sampling goes on: the windows around it widen to the snapshots
+on either side, and the gap is reported.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from storbench.telemetry import procfs
 from storbench.telemetry.procfs import CpuCounters, DiskCounters, NetCounters
@@ -46,8 +51,11 @@ def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,
 
 class Collector:
     def __init__(self, devices: list[str], interval: float = 1.0,
-                 proc_root: str = "/proc", sys_root: str = "/sys", journal: Path | None = None):
+                 proc_root: str = "/proc", sys_root: str = "/sys", journal: Path | None = None,
+                 reader: Callable[[frozenset[str]], Snapshot] | None = None):
         self.devices = list(devices)
+        self._reader = reader
+        self._gaps: list[dict[str, Any]] = []  # {"from", "to": monotonic times, "error": first line}
         self._journal = journal
         self._journaled: tuple[Snapshot, list[str]] | None = None  # the last tick appended, the columns
         self.interval = interval
@@ -85,11 +93,20 @@ class Collector:
             self._files.close()  # a later mark() reopens what it needs
 
     def mark(self) -> float:
-        """Snapshot now (from any thread) and return its time."""
+        """Snapshot now (from any thread) and return its time (now, if the reading failed: a gap)."""
         used = time.thread_time()
         snapshot = self._snapshot()
         self._charge(used)
-        return snapshot.time
+        return snapshot.time if snapshot is not None else time.monotonic()
+
+    def journal_to(self, path: Path) -> None:
+        """Appends each tick's row to ``path`` from now on (set before start())."""
+        self._journal = path
+
+    def gaps(self) -> list[dict[str, Any]]:
+        """The spans where readings failed, each with its first error (monotonic times)."""
+        with self._lock:
+            return [dict(gap) for gap in self._gaps]
 
     def points(self) -> list[Snapshot]:
         with self._lock:
@@ -99,18 +116,34 @@ class Collector:
         """Rate rows per sampling interval, ``t`` relative to the first snapshot (see window.rate_rows)."""
         return rate_rows(self.points(), self.interval)
 
-    def _snapshot(self) -> Snapshot:
+    def _snapshot(self) -> Snapshot | None:
         # Under the lock, so list order is time order even when mark() races the thread.
         with self._lock:
-            snapshot = read_snapshot(self._only, self._files, self._energy)
+            tried = time.monotonic()
+            try:
+                snapshot = (self._reader(self._only) if self._reader is not None
+                            else read_snapshot(self._only, self._files, self._energy))
+            except OSError as exc:
+                self._record_gap(tried, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                return None
             self._points.append(snapshot)
             return snapshot
+
+    def _record_gap(self, when: float, error: str) -> None:
+        """Consecutive failures extend one gap; the last good snapshot before it starts it."""
+        last_good = self._points[-1].time if self._points else when
+        if self._gaps and self._gaps[-1]["to"] >= last_good:
+            self._gaps[-1]["to"] = when
+        else:
+            self._gaps.append({"from": last_good, "to": when, "error": error})
 
     def _loop(self) -> None:
         used = time.thread_time()
         next_tick = time.monotonic() + self.interval
         while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
-            self._append(self._snapshot())
+            tick = self._snapshot()
+            if tick is not None:
+                self._append(tick)
             next_tick += self.interval
             now = time.monotonic()
             if next_tick < now:  # fell behind (suspended, overloaded): skip ticks, keep the phase
@@ -123,7 +156,7 @@ class Collector:
         one write; a write that fails ends the journal, never the sampling."""
         if self._journal is None:
             return
-        origin = self.points()[0]
+        origin = self.points()[0]  # tick came after at least one snapshot
         previous, columns = self._journaled or (origin, [])
         if tick.time <= previous.time:
             return

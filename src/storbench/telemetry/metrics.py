@@ -2,7 +2,7 @@
 
 The runner reports ``completion_time`` (the length of ``ctx.measure()``); everything in
 :data:`WINDOW` comes from :func:`storbench.telemetry.window.window_metrics`, in this
-order. MB is 10^6 bytes; latency in milliseconds; CPU and utilization in percent.
+order; a cluster adds :data:`CLUSTER`. MB is 10^6 bytes; latency in milliseconds; CPU and utilization in percent.
 """
 
 from __future__ import annotations
@@ -24,3 +24,11 @@ METRICS = metric_table("""
     energy_j             | Energy                     | J    | mean | lower/higher
 """)
 WINDOW = METRICS[1:]  # all but completion_time
+# Across the nodes of a cluster (storbench.telemetry.cluster); the rows above are then the
+# maxima of the nodes' maxima, sums of MB moved and I/O-weighted average latencies.
+CLUSTER = metric_table("""
+    cluster_read_mbps    | Cluster read throughput    | MB/s | max  | higher/lower             | overall
+    cluster_write_mbps   | Cluster write throughput   | MB/s | max  | higher/lower             | overall
+    node_spread_pct      | Spread between nodes       | %    | mean | lower/higher
+""")
+METRICS = METRICS + CLUSTER

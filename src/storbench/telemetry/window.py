@@ -184,6 +184,20 @@ def window_metrics(points: Sequence[Snapshot], start: float, end: float,
     }
 
 
+def window_totals(points: Sequence[Snapshot], start: float, end: float) -> dict[str, int]:
+    """The devices' raw counter increases over a window (what I/O-weighted averages across nodes need)."""
+    window = _window(points, start, end)
+    deltas = _disk_deltas(window[0], window[-1]) if window else {}
+    return {field: _total(deltas, field) for field in _DISK_FIELDS}
+
+
+def window_intervals(points: Sequence[Snapshot], start: float, end: float,
+                     interval: float) -> list[tuple[float, dict[str, float | None]]]:
+    """(middle time, rates) of each sampling interval of a window."""
+    return [((a.time + b.time) / 2, interval_rates(a, b))
+            for a, b in _intervals(_window(points, start, end), interval)]
+
+
 def to_csv(rates: list[dict[str, Any]]) -> str:
     """The series as CSV: ``t`` first, then every column in first-seen order; None is an empty cell."""
     columns = ["t"] + list(dict.fromkeys(key for row in rates for key in row if key != "t"))

@@ -1,0 +1,241 @@
+"""Telemetry from every node of a cluster, and the papers' metrics per node and across nodes.
+
+Each node has its own collector (this machine's /proc, its node_exporter, or Prometheus's
+copy of it) sampling at the interval on its own thread. ``mark()`` snapshots every node at
+once and remembers each node's own snapshot time, so a window is measured on each node
+between its own marks.
+
+Across nodes (paper 000's "maximum drive throughput", paper 002's per-node and cluster
+throughput): the maxima of the nodes' maxima, the sum of MB moved, I/O-weighted average
+latency (total ms over total I/Os, iostat's formula over the whole cluster), the peak of
+the per-interval sum of MB/s ("cluster throughput"), and the spread between the busiest
+and the least busy node, with the slowest node named.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+from storbench.errors import InputError
+from storbench.telemetry.collector import Collector, Snapshot
+from storbench.telemetry.exporter import (FINGERPRINT_COLLECTORS, ExporterError, ExporterReader, default_devices,
+                                          disk_names, fingerprint)
+from storbench.telemetry.nodes import Cluster, Node
+from storbench.telemetry.prometheus import PrometheusApi, PrometheusCollector
+from storbench.telemetry.procfs import SECTOR_BYTES
+from storbench.telemetry.window import window_intervals, window_metrics, window_totals
+
+MB = 1e6
+SOURCES = ("node_exporter", "prometheus")
+
+
+class NodeCollector(Protocol):
+    devices: list[str]
+    interval: float
+
+    @property
+    def cpu_seconds(self) -> float: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def mark(self) -> float: ...
+    def points(self) -> list[Snapshot]: ...
+    def rates(self) -> list[dict[str, Any]]: ...
+    def gaps(self) -> list[dict[str, Any]]: ...
+
+
+@dataclass
+class Member:
+    node: Node
+    label: str  # "<role>-<k>": lines nodes up by role across runs of different clusters
+    collector: NodeCollector
+    fingerprint: dict[str, Any]
+
+
+def node_labels(nodes: Sequence[Node]) -> list[str]:
+    """worker-1, worker-2, datanode-1, ...: each node's ordinal within its role, in the file's order."""
+    counts: dict[str, int] = {}
+    labels = []
+    for node in nodes:
+        counts[node.role] = counts.get(node.role, 0) + 1
+        labels.append(f"{node.role}-{counts[node.role]}")
+    return labels
+
+
+def _node_devices(node: Node, index: int, source: str, have: list[str]) -> list[str]:
+    if node.devices is None:
+        return default_devices(have)
+    for device in node.devices:
+        if device not in have:
+            raise InputError(f"{source}: nodes[{index}].devices: node {node.name} has no device {device!r} "
+                             f"(its exporter lists: {', '.join(have) or 'none'})")
+    return list(node.devices)
+
+
+def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: str, interval: float,
+                 local_devices: list[str]) -> Member:
+    if node.is_local:
+        from storbench.machine import fingerprint as local_fingerprint
+
+        devices = list(node.devices) if node.devices is not None else local_devices
+        return Member(node, label, Collector(devices, interval=interval),
+                      local_fingerprint(None, devices))
+    reader = ExporterReader(node.exporter, timeout=max(2.0, min(10.0, 2 * interval)))
+    try:
+        samples = reader.samples(FINGERPRINT_COLLECTORS)
+    except ExporterError as exc:
+        raise InputError(f"{cluster.source}: nodes[{index}].exporter: cannot read node {node.name}'s "
+                         f"telemetry: {exc}") from None
+    devices = _node_devices(node, index, cluster.source, disk_names(samples))
+    if source == "prometheus":
+        api = PrometheusApi(cluster.prometheus or "")
+        collector: NodeCollector = PrometheusCollector(api, node.instance, devices, interval)
+    else:
+        collector = Collector(devices, interval=interval, reader=reader.read)
+    return Member(node, label, collector, fingerprint(samples))
+
+
+def open_cluster(cluster: Cluster, source: str, interval: float, local_devices: list[str]) -> "ClusterTelemetry":
+    """Checks every node's telemetry answers and its devices exist, before anything is measured."""
+    if source not in SOURCES:
+        raise InputError(f"--telemetry {source!r}: allowed: local, {', '.join(SOURCES)}")
+    if source == "prometheus":
+        if not cluster.prometheus:
+            raise InputError(f"--telemetry prometheus: no Prometheus URL (--prometheus URL, or 'prometheus:' "
+                             f"in {cluster.source})")
+        for node in cluster.nodes:
+            _check_prometheus(PrometheusApi(cluster.prometheus), node)
+    labels = node_labels(cluster.nodes)
+    members = [_open_member(node, index, labels[index], cluster, source, interval, local_devices)
+               for index, node in enumerate(cluster.nodes)]
+    return ClusterTelemetry(members, interval)
+
+
+def _check_prometheus(api: PrometheusApi, node: Node) -> None:
+    try:
+        latest = api.latest_scrape(node.instance)
+    except ExporterError as exc:
+        raise InputError(f"--telemetry prometheus: {exc}") from None
+    if latest is None:
+        raise InputError(f"--telemetry prometheus: {api.base_url} has no series for node {node.name} "
+                         f"(instance {node.instance!r}); is it scraping {node.exporter}?")
+
+
+class ClusterTelemetry:
+    def __init__(self, members: list[Member], interval: float):
+        self.members = members
+        self.interval = interval
+        self._marks: dict[float, dict[str, float]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, len(members)), thread_name_prefix="storbench-mark")
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(m.collector.cpu_seconds for m in self.members)
+
+    def start(self) -> None:
+        for member in self.members:
+            member.collector.start()
+
+    def stop(self) -> None:
+        for member in self.members:
+            member.collector.stop()
+        self._pool.shutdown(wait=False)
+
+    def mark(self) -> float:
+        """Marks every node at once; returns the time the caller's window is known by."""
+        now = time.monotonic()
+        futures = {m.label: self._pool.submit(m.collector.mark) for m in self.members}
+        self._marks[now] = {label: future.result() for label, future in futures.items()}
+        return now
+
+    def _node_time(self, label: str, t: float) -> float:
+        return self._marks.get(t, {}).get(label, t)
+
+    def node_metrics(self, start: float, end: float) -> dict[str, dict[str, float | None]]:
+        return {m.label: window_metrics(m.collector.points(), self._node_time(m.label, start),
+                                        self._node_time(m.label, end), self.interval) for m in self.members}
+
+    def cluster_metrics(self, start: float, end: float,
+                        per_node: dict[str, dict[str, float | None]]) -> tuple[dict[str, float | None], str | None]:
+        """The window's metrics across nodes, and the slowest node's label (least MB moved)."""
+        totals = {m.label: window_totals(m.collector.points(), self._node_time(m.label, start),
+                                         self._node_time(m.label, end)) for m in self.members}
+        merged = {key: sum(t[key] for t in totals.values()) for key in next(iter(totals.values()))}
+        values = list(per_node.values())
+        row: dict[str, float | None] = {
+            "max_read_mbps": _max(values, "max_read_mbps"), "max_write_mbps": _max(values, "max_write_mbps"),
+            "avg_read_latency_ms": merged["read_ms"] / merged["reads"] if merged["reads"] else None,
+            "avg_write_latency_ms": merged["write_ms"] / merged["writes"] if merged["writes"] else None,
+            "max_cpu_pct": _max(values, "max_cpu_pct"), "avg_cpu_pct": _mean(values, "avg_cpu_pct"),
+            "read_mb": _sum(values, "read_mb"), "written_mb": _sum(values, "written_mb"),
+            "max_util_pct": _max(values, "max_util_pct"), "max_net_mbps": _max(values, "max_net_mbps"),
+            "energy_j": _sum(values, "energy_j") if all(v.get("energy_j") is not None for v in values) else None,
+        }
+        row["cluster_read_mbps"], row["cluster_write_mbps"] = self._peak_sums(start, end)
+        moved = {label: (t["read_sectors"] + t["write_sectors"]) * SECTOR_BYTES / MB for label, t in totals.items()}
+        busiest = max(moved.values()) if moved else 0.0
+        slowest = min(moved, key=lambda label: moved[label]) if moved else None
+        row["node_spread_pct"] = 100 * (busiest - moved[slowest]) / busiest if slowest and busiest > 0 else None
+        return row, slowest if row["node_spread_pct"] is not None else None
+
+    def grid(self, start: float, end: float, keys: tuple[str, ...]) -> dict[int, dict[str, dict[str, float]]]:
+        """Each node's rates on one time grid of the interval: bin -> node label -> key -> the node's mean
+        over its intervals whose middle falls in the bin (nodes sample at their own phases)."""
+        collected: dict[int, dict[str, dict[str, list[float]]]] = {}
+        for m in self.members:
+            for middle, rates in window_intervals(m.collector.points(), self._node_time(m.label, start),
+                                                  self._node_time(m.label, end), self.interval):
+                node = collected.setdefault(int((middle - start) // self.interval), {}).setdefault(m.label, {})
+                for key in keys:
+                    if rates.get(key) is not None:
+                        node.setdefault(key, []).append(rates[key] or 0.0)
+        return {index: {label: {key: sum(v) / len(v) for key, v in values.items()} for label, values in nodes.items()}
+                for index, nodes in collected.items()}
+
+    def _peak_sums(self, start: float, end: float) -> tuple[float | None, float | None]:
+        """The highest per-interval sum across nodes of read and of write MB/s."""
+        cells = self.grid(start, end, ("read_mbps", "write_mbps")).values()
+        peaks = []
+        for key in ("read_mbps", "write_mbps"):
+            sums = [sum(node[key] for node in cell.values() if key in node) for cell in cells
+                    if any(key in node for node in cell.values())]
+            peaks.append(max(sums) if sums else None)
+        return peaks[0], peaks[1]
+
+    def gaps(self, origin: float) -> list[dict[str, Any]]:
+        """Every node's telemetry gaps, times relative to ``origin`` (the series' start)."""
+        return [{"node": m.label, "name": m.node.name, "from_s": round(g["from"] - origin, 3),
+                 "to_s": round(g["to"] - origin, 3), "error": g["error"]}
+                for m in self.members for g in m.collector.gaps()]
+
+    def journal_to(self, directory: Path) -> None:
+        """Each scraped node's ticks appended to ``telemetry-<node>.csv`` as they come (a run killed outright
+        keeps them)."""
+        for m in self.members:
+            if isinstance(m.collector, Collector):
+                m.collector.journal_to(directory / f"telemetry-{m.label}.csv")
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [{**m.node.describe(), "label": m.label, "devices": m.collector.devices} for m in self.members]
+
+
+def _present(values: list[dict[str, float | None]], key: str) -> list[float]:
+    return [v for row in values if (v := row.get(key)) is not None]
+
+
+def _max(values: list[dict[str, float | None]], key: str) -> float | None:
+    present = _present(values, key)
+    return max(present) if present else None
+
+
+def _sum(values: list[dict[str, float | None]], key: str) -> float | None:
+    present = _present(values, key)
+    return sum(present) if present else None
+
+
+def _mean(values: list[dict[str, float | None]], key: str) -> float | None:
+    present = _present(values, key)
+    return sum(present) / len(present) if present else None

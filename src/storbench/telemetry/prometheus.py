@@ -1,0 +1,149 @@
+"""A node's counters from a Prometheus that already scrapes its node_exporter: no agent to deploy.
+
+Instead of scraping, storbench asks Prometheus's HTTP API for the node's raw counters with
+``query_range`` (step = the telemetry interval) over the run so far, and rebuilds the same
+Snapshots the direct scrape gives; the window arithmetic is shared. A step's value is the
+node's last scrape at or before that instant, so edges are as exact as the scrape interval.
+Before a window's metrics are computed it waits (a bounded time) for Prometheus to hold a
+scrape past the window's end.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import defaultdict
+from typing import Any
+
+from storbench.telemetry.collector import Snapshot
+from storbench.telemetry.exporter import ExporterError, snapshot_from_samples
+from storbench.telemetry.window import rate_rows
+
+SERIES = ('node_disk_(reads_completed|reads_merged|read_bytes|read_time_seconds|writes_completed|writes_merged|'
+          'written_bytes|write_time_seconds|io_time_seconds|io_time_weighted_seconds)_total|node_disk_io_now|'
+          'node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|'
+          'node_memory_Mem(Total|Available)_bytes|node_rapl_package_joules_total')
+MAX_POINTS = 10_000  # Prometheus refuses more than 11,000 points per series in one query_range
+
+
+class PrometheusApi:
+    def __init__(self, base_url: str, timeout: float = 15.0):
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    def get(self, path: str, **params: Any) -> Any:
+        url = f"{self.base_url}{path}?{urllib.parse.urlencode(params)}"
+        try:
+            with urllib.request.urlopen(url, timeout=self.timeout) as response:
+                body = json.load(response)
+        except (OSError, ValueError) as exc:
+            raise ExporterError(f"Prometheus {self.base_url}: {getattr(exc, 'reason', None) or exc}") from None
+        if body.get("status") != "success":
+            raise ExporterError(f"Prometheus {self.base_url}: {body.get('error', 'query failed')}")
+        return body["data"]
+
+    def latest_scrape(self, instance: str) -> float | None:
+        """Wall time of the instance's newest sample, None if Prometheus has none."""
+        data = self.get("/api/v1/query", query=f'timestamp(up{{instance="{instance}"}})')
+        values = [float(item["value"][1]) for item in data.get("result", [])]
+        return max(values) if values else None
+
+    def counters(self, instance: str, start: float, end: float, step: float) -> dict[float, dict[str, list]]:
+        """Per step time: the node's counters, in the shape exporter.parse_exposition returns."""
+        by_time: dict[float, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        chunk = step * MAX_POINTS
+        t = start
+        while t <= end:
+            data = self.get("/api/v1/query_range", query=f'{{__name__=~"{SERIES}",instance="{instance}"}}',
+                            start=f"{t:.3f}", end=f"{min(end, t + chunk):.3f}", step=f"{step:g}")
+            for series in data.get("result", []):
+                labels = dict(series["metric"])
+                name = labels.pop("__name__")
+                for stamp, value in series["values"]:
+                    by_time[float(stamp)][name].append((labels, float(value)))
+            t += chunk + step
+        return by_time
+
+
+class PrometheusCollector:
+    """The Collector interface (start/stop/mark/points/rates/gaps) over a Prometheus query."""
+
+    def __init__(self, api: PrometheusApi, instance: str, devices: list[str], interval: float = 1.0,
+                 wait_s: float | None = None):
+        self.api, self.instance, self.devices, self.interval = api, instance, list(devices), interval
+        self._wait_s = wait_s if wait_s is not None else max(10.0, 5 * interval)
+        self._wall_minus_mono = time.time() - time.monotonic()
+        self._start: float | None = None
+        self._end: float | None = None
+        self._points: list[Snapshot] = []
+        self._fetched_to = 0.0
+        self._gaps: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._cpu_seconds = 0.0
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self._cpu_seconds
+
+    def start(self) -> None:
+        self._start = time.monotonic()
+
+    def stop(self) -> None:
+        self._end = time.monotonic()
+
+    def mark(self) -> float:
+        return time.monotonic()
+
+    def gaps(self) -> list[dict[str, Any]]:
+        return list(self._gaps)
+
+    def points(self) -> list[Snapshot]:
+        """Snapshots from the start to now (or stop), fetched once per call for what is new."""
+        used = time.thread_time()
+        with self._lock:
+            try:
+                self._refresh()
+            except ExporterError as exc:
+                self._record_gap(str(exc))
+            self._cpu_seconds += time.thread_time() - used
+            return list(self._points)
+
+    def rates(self) -> list[dict[str, Any]]:
+        return rate_rows(self.points(), self.interval)
+
+    def _refresh(self) -> None:
+        if self._start is None:
+            return
+        until = self._end if self._end is not None else time.monotonic()
+        wall_until = until + self._wall_minus_mono
+        deadline = time.monotonic() + self._wait_s
+        while (latest := self.api.latest_scrape(self.instance)) is None or latest < wall_until:
+            if time.monotonic() > deadline:
+                if latest is None:
+                    raise ExporterError(f"Prometheus {self.api.base_url} has no samples of {self.instance}")
+                break  # use what Prometheus holds; the window widens to it
+            time.sleep(min(0.25, self.interval / 4))
+        begin = self._fetched_to + self.interval if self._fetched_to else self._first_step(latest)
+        by_time = self.api.counters(self.instance, begin, wall_until + self.interval, self.interval)
+        wanted = frozenset(self.devices)
+        for stamp in sorted(by_time):
+            if stamp > (latest or wall_until):  # a step past the newest scrape only repeats it
+                break
+            self._points.append(snapshot_from_samples(by_time[stamp], wanted, stamp - self._wall_minus_mono))
+            self._fetched_to = stamp
+
+    def _first_step(self, latest: float | None) -> float:
+        """The first step time: half an interval after a scrape, so jitter never puts two steps on one scrape."""
+        first = self._start + self._wall_minus_mono - self.interval  # one step before: the start is covered
+        if latest is None:
+            return first
+        phase = (latest + self.interval / 2) % self.interval
+        return first - (first % self.interval) + phase
+
+    def _record_gap(self, error: str) -> None:
+        now = time.monotonic()
+        self._gaps.append({"from": self._points[-1].time if self._points else now, "to": now, "error": error})

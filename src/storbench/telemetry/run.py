@@ -1,0 +1,141 @@
+"""What the runner asks of telemetry: start, mark windows, the samples of a window, the stored series.
+
+``HostTelemetry`` measures this machine (the case N=1): the target's devices, and the
+devices behind the engines' scratch directories reported apart. ``NodesTelemetry``
+measures every node of a cluster: each window's metrics per node (labelled
+``node=<role>-<k>``) and, unlabelled, across nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from storbench.analysis.metrics import spec_for
+from storbench.results.model import Sample
+from storbench.results.store import RunWriter
+from storbench.telemetry.cluster import ClusterTelemetry
+from storbench.telemetry.collector import Collector
+from storbench.telemetry.window import interface_max_mbps, only_devices, rate_rows, to_csv, window_metrics
+
+SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
+
+
+class Window(Protocol):
+    start: float
+    end: float
+
+
+class RunTelemetry(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def mark(self) -> float: ...
+    def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]: ...
+    def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None: ...
+
+
+def _metric_samples(workload: str, values: dict[str, float | None], repetition: int,
+                    labels: dict[str, str] | None = None, only: tuple[str, ...] | None = None) -> list[Sample]:
+    return [Sample(workload, metric, value, spec_for(metric).unit, repetition, dict(labels or {}))
+            for metric, value in values.items() if only is None or metric in only]
+
+
+def _relative(windows: list[dict[str, Any]], origin: float) -> None:
+    for window in windows:
+        window["t0"] -= origin
+        window["t1"] -= origin
+
+
+class HostTelemetry:
+    def __init__(self, collector: Collector, devices: list[str], shuffle_devices: list[str], interval: float):
+        self.collector, self.devices, self.shuffle_devices, self.interval = collector, devices, shuffle_devices, interval
+
+    def start(self) -> None:
+        self.collector.start()
+
+    def stop(self) -> None:
+        self.collector.stop()
+
+    def mark(self) -> float:
+        return self.collector.mark()
+
+    def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]:
+        """The paper's device and host metrics over the target's devices, the shuffle devices' own, and the
+        busy network interfaces."""
+        points = self.collector.points()
+        target_points = only_devices(points, self.devices) if self.shuffle_devices else points
+        samples = _metric_samples(workload, window_metrics(target_points, window.start, window.end, self.interval),
+                                  repetition)
+        if self.shuffle_devices:
+            shuffle = window_metrics(only_devices(points, self.shuffle_devices), window.start, window.end,
+                                     self.interval)
+            samples += _metric_samples(workload, shuffle, repetition, {"devices": "shuffle"}, SHUFFLE_METRICS)
+        for interface, value in interface_max_mbps(points, window.start, window.end, self.interval).items():
+            if value > 0:  # idle interfaces would only add empty rows to every report
+                samples.append(Sample(workload, "max_net_mbps", value, "MB/s", repetition,
+                                      labels={"interface": interface}))
+        return samples
+
+    def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None:
+        """Telemetry over the whole run, with each timed window on its time axis."""
+        points = self.collector.points()
+        _relative(windows, points[0].time if points else 0.0)
+        writer.write_series(to_csv(self.collector.rates()), windows)
+        writer.update_manifest(collector_cpu_s=round(self.collector.cpu_seconds, 4))
+
+
+class NodesTelemetry:
+    def __init__(self, cluster: ClusterTelemetry):
+        self.cluster = cluster
+        self.slowest: list[dict[str, Any]] = []  # per window: the node that moved the least
+
+    def start(self) -> None:
+        self.cluster.start()
+        self._origin = self.cluster.mark()
+
+    def stop(self) -> None:
+        self.cluster.stop()
+
+    def mark(self) -> float:
+        return self.cluster.mark()
+
+    def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]:
+        per_node = self.cluster.node_metrics(window.start, window.end)
+        samples = []
+        for member in self.cluster.members:
+            samples += _metric_samples(workload, per_node[member.label], repetition, {"node": member.label})
+        across, slowest = self.cluster.cluster_metrics(window.start, window.end, per_node)
+        samples += _metric_samples(workload, across, repetition)
+        if slowest is not None:
+            self.slowest.append({"workload": workload, "repetition": repetition, "node": slowest,
+                                 "spread_pct": round(across["node_spread_pct"] or 0.0, 2)})
+        return samples
+
+    def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None:
+        """Each node's series (``telemetry-<node>.csv``) and, in telemetry.csv, the cluster's on one time grid:
+        summed MB/s, mean CPU, busiest device, and each node's MB/s beside."""
+        origin = getattr(self, "_origin", 0.0)
+        _relative(windows, origin)
+        for member in self.cluster.members:
+            points = member.collector.points()
+            rows = rate_rows(points, self.cluster.interval)
+            shift = (points[0].time - origin) if points else 0.0
+            writer.write_text(f"telemetry-{member.label}.csv",
+                              to_csv([{**row, "t": round(row["t"] + shift, 4)} for row in rows]))
+        writer.write_series(to_csv(self._grid(origin)), windows)
+        writer.update_manifest(collector_cpu_s=round(self.cluster.cpu_seconds, 4),
+                               telemetry_gaps=self.cluster.gaps(origin), slowest_nodes=self.slowest)
+
+    def _grid(self, origin: float) -> list[dict[str, Any]]:
+        keys = ("read_mbps", "write_mbps", "cpu_pct", "util_pct", "net_mbps")
+        rows = []
+        for index, nodes in sorted(self.cluster.grid(origin, float("inf"), keys).items()):
+            row: dict[str, Any] = {"t": round((index + 1) * self.cluster.interval, 4)}
+            for key, combine in (("read_mbps", sum), ("write_mbps", sum), ("util_pct", max), ("net_mbps", sum),
+                                 ("cpu_pct", lambda v: sum(v) / len(v))):
+                values = [node[key] for node in nodes.values() if key in node]
+                if values:
+                    row[key] = round(combine(values), 4)
+            for label, node in nodes.items():
+                row.update({f"{label}.{key}": round(value, 4) for key, value in node.items()})
+            rows.append(row)
+        return rows
