@@ -14,6 +14,7 @@ bench:
 	@scripts/setup.sh --test
 	.venv/bin/python benchmarks/compat_vs_default.py
 	.venv/bin/python benchmarks/collector_overhead.py
+	.venv/bin/python benchmarks/cluster_telemetry_cost.py
 	.venv/bin/python benchmarks/terasort_vs_hadoop.py
 	.venv/bin/python benchmarks/dfsio_vs_fio.py
 	.venv/bin/python benchmarks/objects_vs_peers.py
