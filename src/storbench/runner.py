@@ -21,6 +21,7 @@ from storbench import __version__, interrupts
 from storbench.context import RunContext
 from storbench.engines.base import EngineSetup, Tag
 from storbench.engines.lifecycle import RunEngines
+from storbench.engines.eventlog import EXECUTOR_HOST
 from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
@@ -104,6 +105,7 @@ class Runner:
         self.options = options
         self.store = store
         self.progress = progress
+        self._cluster: ClusterTelemetry | None = None  # the nodes measured, when not this machine alone
 
     def run(self) -> RunOutcome:
         options = self.options
@@ -290,7 +292,8 @@ class Runner:
         if options.prometheus:
             cluster = replace(cluster, prometheus=options.prometheus)
         self._cluster_source, self._source = cluster.source, source
-        return open_cluster(cluster, source, options.interval, devices)
+        self._cluster = open_cluster(cluster, source, options.interval, devices)
+        return self._cluster
 
     def _telemetry_source(self, cluster: Cluster | None = None) -> str:
         """--telemetry, or node_exporter when nodes are given (prometheus when the nodes file names one)."""
@@ -319,10 +322,12 @@ class Runner:
         except Exception as exc:
             self._record_error(writer, where, 0, f"{what}{exc}" if what else f"{type(exc).__name__}: {exc}")
 
-    @staticmethod
-    def _add_engine_metrics(writer: RunWriter, engines: RunEngines, failed: Any) -> None:
-        """What the stopped engines measured themselves (Spark: its event log), beside the telemetry."""
+    def _add_engine_metrics(self, writer: RunWriter, engines: RunEngines, failed: Any) -> None:
+        """What the stopped engines measured themselves (Spark: its event log), beside the telemetry; per
+        executor host samples carry the node they ran on."""
         samples, files = engines.collect(failed)
+        if self._cluster is not None:
+            samples = [node_labelled(s, self._cluster) for s in samples]
         if samples:
             writer.add_samples(samples)
         for name, data in files.items():
@@ -344,6 +349,16 @@ class Runner:
         except OSError:  # a full disk: kept in writer.manifest, the next manifest write that succeeds carries it
             pass
         self.progress.warn(f"{workload}: {message}")
+
+
+def node_labelled(sample: Sample, cluster: ClusterTelemetry) -> Sample:
+    """An engine's per-host sample labelled with the node of that host, where a node has it."""
+    host = sample.labels.get(EXECUTOR_HOST)
+    label = cluster.label_for_host(host) if host else None
+    if label is None:
+        return sample
+    labels = {k: v for k, v in sample.labels.items() if k != EXECUTOR_HOST}
+    return replace(sample, labels={**labels, "node": label})
 
 
 def scratch_only_devices(scratch_dirs: list[str], target_devices: list[str]) -> list[str]:

@@ -27,3 +27,34 @@ def test_groups_the_runner_does_not_know_stay_out():
     assert lookup("tpcds#1@query=q3") == ("tpcds", 1, {"cores": "2", "query": "q3"})
     assert lookup("other#1@query=q3") is None
     assert samples_from({"x@query=q1": golden["teragen#1"]}, sub_labelled(lambda name: None)) == []
+
+
+def _on_two_hosts(lines: list[str]) -> list[str]:
+    """The golden log as if its tasks had alternated between two executor hosts of a cluster."""
+    import json
+
+    out, count = [], 0
+    for line in lines:
+        event = json.loads(line) if line.strip() else None
+        if event and event.get("Event") == "SparkListenerTaskEnd" and "Task Info" in event:
+            event["Task Info"]["Host"] = ("127.0.0.2", "127.0.0.3")[count % 2]
+            count += 1
+            line = json.dumps(event)
+        out.append(line)
+    return out
+
+
+def test_tasks_on_several_hosts_give_per_host_samples_that_add_up():
+    groups = roll_up(parse_event_log(_on_two_hosts(GOLDEN.read_text().splitlines())))
+    samples = samples_from(groups)
+    per_host = [s for s in samples if s.workload == "terasort" and s.metric == "shuffle_write_mb"
+                and "executor_host" in s.labels]
+    total = next(s.value for s in samples if s.workload == "terasort" and s.metric == "shuffle_write_mb"
+                 and not s.labels)
+    assert {s.labels["executor_host"] for s in per_host} == {"127.0.0.2", "127.0.0.3"}
+    assert total > 0 and abs(sum(s.value for s in per_host) - total) < 1e-9
+
+
+def test_one_host_adds_no_per_host_samples():
+    samples = samples_from(roll_up(parse_event_log(GOLDEN.read_text().splitlines())))
+    assert not any("executor_host" in s.labels for s in samples)

@@ -17,6 +17,7 @@ from storbench.analysis.metrics import metric_table
 from storbench.results.model import Sample
 
 GROUP_SEPARATOR = "#"
+EXECUTOR_HOST = "executor_host"  # the label of per-host samples when tasks ran on more than one host
 
 
 def job_group(workload: str, repetition: int) -> str:
@@ -46,11 +47,15 @@ def sub_labelled(meaning: Any) -> Any:
 
 def roll_up(groups: dict[str, "GroupTotals"]) -> dict[str, "GroupTotals"]:
     """The groups plus, for sub-groups, their stages added to the parent's (the workload's totals)."""
-    out = {name: GroupTotals(name, dict(totals.stages)) for name, totals in groups.items()}
+    out = {name: GroupTotals(name, dict(totals.stages), {h: t.copy() for h, t in totals.hosts.items()})
+           for name, totals in groups.items()}
     for name, totals in groups.items():
         parent, sep, _ = name.partition(SUB_GROUP)
         if sep:
-            out.setdefault(parent, GroupTotals(parent)).stages.update(totals.stages)
+            into = out.setdefault(parent, GroupTotals(parent))
+            into.stages.update(totals.stages)
+            for host, host_totals in totals.hosts.items():
+                into.hosts.setdefault(host, StageTotals(-1)).add(host_totals)
     return out
 
 
@@ -68,6 +73,14 @@ class StageTotals:
     fetch_wait_ms: int = 0
     memory_spill_bytes: int = 0
     disk_spill_bytes: int = 0
+
+    def copy(self) -> "StageTotals":
+        return StageTotals(**vars(self))
+
+    def add(self, other: "StageTotals") -> None:
+        for name, value in vars(other).items():
+            if name not in ("stage_id", "name"):
+                setattr(self, name, getattr(self, name) + value)
 
     def add_task(self, metrics: dict[str, Any]) -> None:
         shuffle_read = metrics.get("Shuffle Read Metrics") or {}
@@ -87,6 +100,7 @@ class StageTotals:
 class GroupTotals:
     group: str
     stages: dict[int, StageTotals] = field(default_factory=dict)
+    hosts: dict[str, StageTotals] = field(default_factory=dict)  # the same totals per executor host
 
     def total(self, attr: str) -> int:
         return sum(getattr(stage, attr) for stage in self.stages.values())
@@ -119,6 +133,9 @@ def parse_event_log(lines: Iterable[str]) -> dict[str, GroupTotals]:
             totals = groups.setdefault(group, GroupTotals(group))
             stage = totals.stages.setdefault(stage_id, StageTotals(stage_id, names.get(stage_id, "")))
             stage.add_task(metrics)
+            host = (event.get("Task Info") or {}).get("Host")
+            if host:
+                totals.hosts.setdefault(host, StageTotals(-1)).add_task(metrics)
     return groups
 
 
@@ -153,6 +170,10 @@ def samples_from(groups: dict[str, GroupTotals], meaning: Any = None) -> list[Sa
             samples.append(Sample(workload, metric, totals.total(attr) * scale, unit, repetition, dict(labels)))
         samples.append(Sample(workload, "spark_tasks", float(totals.total("tasks")), "tasks", repetition,
                               dict(labels)))
+        if len(totals.hosts) > 1:  # a cluster: what each executor host did (the runner names its node)
+            for host, host_totals in sorted(totals.hosts.items()):
+                samples += [Sample(workload, metric, getattr(host_totals, attr) * scale, unit, repetition,
+                                   {**labels, EXECUTOR_HOST: host}) for metric, attr, unit, scale in _SAMPLES]
     return samples
 
 

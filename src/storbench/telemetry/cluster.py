@@ -211,6 +211,10 @@ class ClusterTelemetry:
                  "to_s": round(g["to"] - origin, 3), "error": g["error"]}
                 for m in self.members for g in m.collector.gaps()]
 
+    def label_for_host(self, host: str) -> str | None:
+        """The label of the node an executor host (address or name) belongs to."""
+        return next((m.label for m in self.members if host in (m.node.host, m.node.name)), None)
+
     def journal_to(self, directory: Path) -> None:
         """Each scraped node's ticks appended to ``telemetry-<node>.csv`` as they come (a run killed outright
         keeps them)."""

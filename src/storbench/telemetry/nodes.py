@@ -17,7 +17,7 @@ case N=1: a single ``local`` node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -56,10 +56,6 @@ class Cluster:
     nodes: tuple[Node, ...]
     prometheus: str | None = None
     source: str = ""  # where the nodes came from (a file's path, "--node", "services up spark")
-    notes: list[str] = field(default_factory=list)
-
-    def node_for_host(self, host: str) -> Node | None:
-        return next((n for n in self.nodes if host in (n.host, n.name)), None)
 
 
 def _where(source: str, index: int | None, key: str) -> str:
