@@ -243,3 +243,23 @@ def markdown_lines(c: Comparison, esc_md: Callable[[str], str]) -> list[str]:
         out += [f"- **Telemetry gap, {esc_md(gap)}**" for gap in block.gaps] + [""]
     out += [f"> **Telemetry gap, {esc_md(gap)}**" for gap in other_gaps(c)]
     return out + ([""] if other_gaps(c) else [])
+
+
+def config_fields(c: Comparison) -> list[tuple[str, list[str]]]:
+    """One configuration row per node label: name, role, host, devices and the node's cores, memory and
+    kernel (manifest machine.nodes), per run; none for runs without nodes."""
+    labels = list(dict.fromkeys(str(n.get("label")) for i in range(len(c.runs)) for n in _config_nodes(c, i)))
+
+    def describe(index: int, label: str) -> str:
+        node = next((n for n in _config_nodes(c, index) if str(n.get("label")) == label), None)
+        if node is None:
+            return ""
+        print_ = ((_manifest(c, index).get("machine") or {}).get("nodes") or {}).get(label) or {}
+        parts = [f"{node.get('name')} ({node.get('role')})", str(node.get("host") or "")]
+        parts.append("devices " + ", ".join(map(str, node.get("devices") or [])) if node.get("devices") else "")
+        parts.append(f"{print_['cores']} cores" if print_.get("cores") else "")
+        parts.append(f"{float(print_['memory_gb']):,.4g} GB" if print_.get("memory_gb") else "")
+        parts.append(f"kernel {print_['kernel']}" if print_.get("kernel") else "")
+        return " · ".join(p for p in parts if p)
+
+    return [(f"Node {label}", [describe(i, label) for i in range(len(c.runs))]) for label in labels]
