@@ -165,6 +165,9 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Spark driver memory", get(lambda r: r.spark.get("driver_memory") or "default")),
         ("Spark executor memory", get(lambda r: r.spark.get("executor_memory") or "default")),
     ]
+    from storbench.report.nodes import config_fields  # here: report.nodes imports this module
+
+    fields += config_fields(comparison)
     unique = ("Label", "Run id", "Started (UTC)")  # differ between any two runs by nature
     return [(name, values, name not in unique and len(set(values)) > 1) for name, values in fields if any(values)]
 

@@ -12,7 +12,7 @@ from storbench import __version__
 from storbench.analysis import wording
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
-from storbench.report import queries, series
+from storbench.report import nodes, nodes_html, queries, series
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc
 
 CSS = """
@@ -55,6 +55,7 @@ svg .whisker{stroke:#111827;stroke-opacity:.55;stroke-width:1.2;fill:none}
 svg .wlabel{font-size:10px;fill:#4b5563}
 details{margin-top:18px}summary{cursor:pointer;font-weight:600;color:var(--accent);margin-bottom:12px}
 footer{color:var(--muted);font-size:12px;margin-top:8px}
+table.nodes th,table.nodes td.run{white-space:nowrap}.scroll{overflow-x:auto}ul.cluster{margin:8px 0 12px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 """
 
@@ -133,7 +134,8 @@ def _table(c: Comparison, keep: Callable[[str], bool]) -> str:
     width = 3 * len(c.runs) + (2 if single else 0)
     body = []
     for group, rows in c.groups():
-        rows = [row for row in rows if keep(row.metric) and not queries.is_query_row(row)]
+        rows = [row for row in rows if keep(row.metric) and not queries.is_query_row(row)
+                and not nodes.is_node_row(row)]
         if rows:
             body.append(f'<tr class="group"><th colspan="{width}">{esc(group)}</th></tr>')
         for row in rows:
@@ -184,8 +186,9 @@ def _charts(c: Comparison) -> str:
     main, more, primary = [], [], _primary(c)
     for metric in c.metrics():
         rows = [r for r in c.rows if r.metric == metric and not r.labels]
-        rows = rows or [r for r in c.rows if r.metric == metric and not queries.is_query_row(r)]
-        if not rows:  # per-query rows have their own chart (report.queries)
+        rows = rows or [r for r in c.rows if r.metric == metric and not queries.is_query_row(r)
+                        and not nodes.is_node_row(r)]
+        if not rows:  # per-query and per-node rows have their own charts (report.queries, report.nodes_html)
             continue
         (main if metric in primary else more).append(_metric_chart(c, metric, rows))
     extra = (f'<details><summary>More metrics ({len(more)} charts)</summary><div class="charts">{"".join(more)}'
@@ -216,7 +219,7 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
 def render_html(comparison: Comparison, series_loader: SeriesLoader | None = None) -> str:
     c = comparison
     body = "\n".join(filter(None, [_header(c), _configuration(c), _headlines(c), _summary(c), _charts(c),
-                                   queries.html_section(c),
+                                   queries.html_section(c), nodes_html.html_section(c),
                                    _series(c, series_loader)]))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -5,7 +5,7 @@ from __future__ import annotations
 from storbench.analysis import wording
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
-from storbench.report import queries
+from storbench.report import nodes, queries
 
 
 def esc(text: object) -> str:
@@ -42,7 +42,8 @@ def render_markdown(comparison: Comparison) -> str:
     lines += ["## Results", ""]
     base = runs[0].name
     for group, rows in comparison.groups():
-        rows = [row for row in rows if not queries.is_query_row(row)]  # per query: one line each, below
+        # per query and per node: one line each, below
+        rows = [row for row in rows if not queries.is_query_row(row) and not nodes.is_node_row(row)]
         if not rows:
             continue
         lines += [f"### {esc(group)}", ""]
@@ -66,6 +67,7 @@ def render_markdown(comparison: Comparison) -> str:
         lines.append("")
 
     lines += queries.markdown_lines(comparison, esc)
+    lines += nodes.markdown_lines(comparison, esc)
     lines.append("Values are aggregates over the repetitions (maximum for throughput and CPU, mean for latency "
                  "and time to complete), with [min–max] over the repetitions.")
     if not single:

@@ -7,7 +7,7 @@ import textwrap
 from storbench.analysis import wording
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
-from storbench.report import queries
+from storbench.report import nodes, queries
 
 
 def align(rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "  ") -> list[str]:
@@ -47,7 +47,8 @@ def render_table(comparison: Comparison) -> str:
 
     base = runs[0].name
     for group, rows in comparison.groups():
-        rows = [row for row in rows if not queries.is_query_row(row)]  # per query: one line each, below
+        # per query and per node: one line each, below
+        rows = [row for row in rows if not queries.is_query_row(row) and not nodes.is_node_row(row)]
         if not rows:
             continue
         lines.append(group)
@@ -71,6 +72,7 @@ def render_table(comparison: Comparison) -> str:
         lines.append("")
 
     lines += queries.text_lines(comparison)
+    lines += nodes.text_lines(comparison)
     lines.append("Values: aggregate over repetitions (maximum for throughput and CPU, mean for latency and time)"
                  " [min–max].")
     if not single:
