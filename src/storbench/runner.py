@@ -247,6 +247,9 @@ class Runner:
                 extra = workload.run(ctx, params)
             except StorbenchError as exc:
                 exc.where = (workload.name, repetition)
+                if exc.samples:  # measured before it failed: kept, and the phase still fails
+                    writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
+                                        for s in exc.samples])
                 raise
             except Exception as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
