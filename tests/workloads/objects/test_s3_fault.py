@@ -36,6 +36,7 @@ def private_s3(tmp_path):
         for pid in state["restarted"]:
             process.stop_pid(pid, state["data_dir"], timeout=2.0)
         api.service_down("s3", store)
+        assert not [path for path in state["weed_sockets"] if os.path.lexists(path)]  # nothing left in /tmp
 
 
 def _restart(state: dict, argv: list[str]) -> S3Client:
