@@ -6,6 +6,7 @@ class StorbenchError(Exception):
 
     exit_code = 1
     where: tuple[str, int] = ("run", 0)  # the workload and repetition it happened in, set by the runner
+    samples: tuple = ()  # what the failed workload measured before it failed: the runner stores them
 
     def __init_subclass__(cls, exit_code: int | None = None, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

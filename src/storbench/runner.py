@@ -254,10 +254,12 @@ class Runner:
                 extra = workload.run(ctx, params)
             except StorbenchError as exc:
                 exc.where = (workload.name, repetition)
+                if exc.samples:  # measured before it failed: kept, and the phase still fails
+                    writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
+                                        for s in exc.samples])
                 raise
             except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                error = WorkloadError(f"workload {workload.name} failed: {type(exc).__name__}: {first}")
+                error = WorkloadError(f"workload {workload.name} failed: {_error_line(exc)}")
                 error.where = (workload.name, repetition)
                 raise error from exc
             window = ctx.last_window
@@ -365,6 +367,22 @@ def scratch_only_devices(scratch_dirs: list[str], target_devices: list[str]) -> 
     """The devices behind the engines' scratch (Spark's shuffle/spill) directories that the target does not use."""
     found = [d for path in scratch_dirs for d in devices_for_path(path).devices]
     return [d for d in dict.fromkeys(found) if d not in target_devices]
+
+
+def _error_line(exc: Exception) -> str:
+    """``Kind: first line``; for a JVM error (Py4JJavaError) its root cause, which names what failed
+    (``org.apache.hadoop.hdfs.BlockMissingException: Could not obtain block ...``), not the py4j call."""
+    text = str(exc).strip()
+    cause = getattr(exc, "java_exception", None)
+    try:
+        while cause is not None and cause.getCause() is not None and not cause.getCause().equals(cause):
+            cause = cause.getCause()
+        if cause is not None:
+            text = f"{cause.toString()}".strip()
+    except Exception:  # the JVM is gone: the Python text is all there is
+        cause = None
+    first = text.splitlines()[0] if text else ""
+    return first if cause is not None else f"{type(exc).__name__}: {first}"
 
 
 def _point_text(point: Point) -> str:

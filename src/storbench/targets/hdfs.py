@@ -38,6 +38,7 @@ class HdfsTarget(Target):
         self.service = state if state and self.uri.startswith(state["uri"]) else None
         self._jvm: Any = None
         self._conf: Any = None
+        self._created: list[Any] = []  # the target directories the claim made (deepest first): removed if empty
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
@@ -97,6 +98,10 @@ class HdfsTarget(Target):
         root = self.run_root_uri()
         if fs.exists(self.hadoop_path(root)):
             raise TargetError(f"target {self.uri}: {root} already exists; refusing to reuse it")
+        parent = self.hadoop_path(root).getParent()
+        while parent is not None and not fs.exists(parent):
+            self._created.append(parent)
+            parent = parent.getParent()
         fs.mkdirs(self.hadoop_path(root))
         out = fs.create(self.hadoop_path(f"{root}/{MARKER}"), False)
         out.write(bytearray((self.run_id + "\n").encode()))
@@ -125,7 +130,12 @@ class HdfsTarget(Target):
             stream.close()
         if str(text).strip() != self.run_id:
             return False
-        return bool(fs.delete(self.hadoop_path(root), True))
+        deleted = bool(fs.delete(self.hadoop_path(root), True))
+        for directory in self._created:  # what the claim made for the target, only while empty
+            if fs.listStatus(directory):
+                break
+            fs.delete(directory, False)
+        return deleted
 
     def size_bytes(self, uri: str) -> int:
         return int(self.fs().getContentSummary(self.hadoop_path(uri)).getLength())

@@ -32,7 +32,7 @@ from typing import Any
 from storbench.analysis.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import native
-from storbench.errors import InputError
+from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.units import parse_size
 from storbench.targets.s3 import S3Target
@@ -311,10 +311,31 @@ class _Objects(Workload):
             samples += result_samples(self.name, result, labels, per_op=self.op == "mixed")
             record.append({"size": size_text, "concurrency": concurrency, "drivers": drivers,
                            "fanout": params["fanout"], "result": result})
+        failed = _failed(self.name, [phase[-1] for phase in phases])
+        if failed:  # the phase fails; what it measured (errors by kind too) is kept
+            failed.samples = tuple(samples)
+            raise failed
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """This workload's objects go with the run prefix (the runner deletes it, marker checked)."""
+
+
+def _failed(workload: str, results: list[dict[str, Any]]) -> WorkloadError | None:
+    """One line naming the failed operations by kind (``connect 812, timeout 3``) and the first example."""
+    kinds: dict[str, int] = {}
+    example = ""
+    for result in results:
+        for kind, error in result["errors"].items():
+            kinds[kind] = kinds.get(kind, 0) + error["count"]
+            example = example or error.get("example", "")
+    if not kinds:
+        return None
+    failed = sum(kinds.values())
+    done = sum(result["total"]["ops"] for result in results)
+    by_kind = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    return WorkloadError(f"{workload}: {failed} of {failed + done} operations failed ({by_kind}); "
+                         f"first: {example.splitlines()[0] if example else 'no detail'}")
 
 
 def _ms(hist: dict[str, Any], key: str) -> float | None:
@@ -327,6 +348,8 @@ def result_samples(workload: str, result: dict[str, Any], labels: dict[str, str]
     samples.append(Sample(workload, "obj_cpu_us_per_op", result["cpu"]["cpu_us_per_op"] if total["ops"] else None,
                           "us", labels=labels))
     samples.append(Sample(workload, "obj_errors", float(total["errors"]), "errors", labels=labels))
+    for kind, error in sorted(result["errors"].items()):  # by kind (connect, timeout, http_503_SlowDown...)
+        samples.append(Sample(workload, "obj_errors", float(error["count"]), "errors", labels={**labels, "error": kind}))
     if result["load"]["model"] == "open":
         samples.append(Sample(workload, "obj_not_issued", float(result["load"]["not_issued"]), "ops", labels=labels))
     if per_op:
