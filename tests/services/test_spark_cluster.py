@@ -9,9 +9,11 @@ Spark engine ships, and run the native engine only from the binary it ships.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
@@ -201,7 +203,7 @@ def test_spark_transforms_on_the_cluster(cluster, python_without_storbench, monk
     home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
     result, outcome, samples = run_json(home, "spark-transforms", "--spark-master", state["uri"], "--scale", "200K",
-                                        "--repeat", "1", timeout=400)
+                                        "--repeat", "1", "--set", "repartition_partitions=8", timeout=400)
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
     assert {s["workload"] for s in samples} >= {"groupby", "repartition", "join"}
@@ -225,20 +227,63 @@ def test_bad_input_is_one_line(cluster, tmp_path):
     assert not (tmp_path / "home" / "services" / "spark").exists()  # refused before anything started
 
 
-def test_down_stops_every_recorded_pid(cluster):
+def _executors(recorded):
+    """PIDs of the executor JVMs below the workers (polled until each worker has one)."""
+    for _ in range(240):
+        found = {p["name"]: [pid for pid in spark_service.descendants(p["pid"])
+                             if "CoarseGrainedExecutorBackend" in process.cmdline(pid)]
+                 for p in recorded if p["kind"] == "worker"}
+        if all(found.values()):
+            return [pid for pids in found.values() for pid in pids]
+        time.sleep(0.5)
+    raise AssertionError(f"no executor under every worker: {found}")
+
+
+def test_down_stops_every_recorded_pid_and_the_executors(cluster):
     home, state, _ = cluster
     recorded = process.read_state(Path(state["workdir"]))["processes"]
     assert {p["kind"] for p in recorded} == {"master", "worker", "exporter"} and len(recorded) == 5
     assert all(process.alive(p["pid"], p["marker"]) for p in recorded)
-    children = [pid for p in recorded if p["kind"] == "worker" for pid in spark_service.descendants(p["pid"])]
-    down = storbench(home, "services", "down", "spark", timeout=120)
+    engine = SparkEngine(state["uri"], app_name="storbench down test")  # an application holding executors
+    try:
+        engine.start()
+        executors = [(pid, process.cmdline(pid)) for pid in _executors(recorded)]
+        down = storbench(home, "services", "down", "spark", timeout=120)
+    finally:
+        engine.stop()
     assert down.returncode == 0 and down.stdout.strip() == "spark: stopped", down.stderr
     for entry in recorded:
         assert not process.alive(entry["pid"], entry["marker"]), entry
-    assert all(not Path(f"/proc/{pid}").exists() or process._zombie(pid) for pid in children)
+    assert len(executors) == 2 and not any(process.alive(pid, line) for pid, line in executors)
     for root in state["owned_roots"]:
         assert not Path(root).exists()  # our marked worker dirs go; the --worker-dir itself stays
         assert Path(root).parent.is_dir()
     assert not Path(state["workdir"]).exists()
     again = storbench(home, "services", "down", "spark", timeout=60)
     assert again.returncode == 0 and again.stdout.strip() == "spark: was not running"
+
+
+def test_interrupted_up_leaves_nothing_running(tmp_path):
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "services", "up", "spark",
+                             "--workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    state_file = home / "services" / "spark" / process.STATE
+    recorded = []
+    for _ in range(600):  # until the master, the worker and its exporter are spawned, before all is ready
+        try:
+            recorded = json.loads(state_file.read_text())["processes"]
+        except (OSError, ValueError, KeyError):
+            recorded = []
+        if len(recorded) == 3 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded), recorded
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    for entry in recorded:
+        assert not process.alive(entry["pid"], entry["marker"]), entry
+    assert not state_file.exists()
+    status = storbench(home, "services", "status", "spark")
+    assert status.returncode == 1 and status.stdout.strip() == "spark: not running"

@@ -147,8 +147,9 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
         _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(_write_nodes(workdir, state))
-    except BaseException:
+    except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
         _stop_all(state)
+        _remove_roots(workdir, state)
         (workdir / process.STATE).unlink(missing_ok=True)
         raise
     master = state["processes"][0]
@@ -315,8 +316,13 @@ def down(workdir: Path) -> bool:
     if not state:
         return False
     stopped = _stop_all(state)
+    _remove_roots(workdir, state)
+    process.remove_dir(workdir, SERVICE)
+    return stopped
+
+
+def _remove_roots(workdir: Path, state: dict[str, Any]) -> None:
+    """The folders made inside ``--worker-dir``s, each only while its marker names this service dir."""
     for root in map(Path, state.get("owned_roots", [])):
         if _owns_root(workdir, root):
             shutil.rmtree(root, ignore_errors=True)
-    process.remove_dir(workdir, SERVICE)
-    return stopped
