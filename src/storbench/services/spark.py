@@ -303,22 +303,16 @@ def _stop_tree(entry: dict[str, Any]) -> bool:
 
 def _stop_all(state: dict[str, Any]) -> bool:
     """Exporters, then workers (with their executors), then the master; True when any was running."""
-    stopped = False
-    entries = state.get("processes", [])
-    for kind in ("exporter", "worker", "master"):
-        for entry in [e for e in entries if e["kind"] == kind]:
-            stopped = _stop_tree(entry) or stopped
-    return stopped
+    return process.stop_in_order(state.get("processes", []), ("exporter", "worker", "master"), _stop_tree)
 
 
 def down(workdir: Path) -> bool:
-    state = process.read_state(workdir)
-    if not state:
-        return False
-    stopped = _stop_all(state)
-    _remove_roots(workdir, state)
-    process.remove_dir(workdir, SERVICE)
-    return stopped
+    def stop(state: dict[str, Any]) -> bool:
+        stopped = _stop_all(state)
+        _remove_roots(workdir, state)
+        return stopped
+
+    return process.take_down(workdir, SERVICE, stop)
 
 
 def _remove_roots(workdir: Path, state: dict[str, Any]) -> None:
