@@ -3,7 +3,8 @@
 #   scripts/setup.sh          Java + Maven, a virtualenv in .venv with storbench and PySpark,
 #                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`),
 #                             the native load engine in native/ (Rust, cargo; objects workloads)
-#   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat and
+#   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat,
+#                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), and
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,9 @@ if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
   command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
   [ -x /usr/lib/sysstat/sadc ] || apt_packages+=(sysstat)
+  # node_exporter beside each `services up spark` worker; Prometheus for the prometheus telemetry source
+  command -v prometheus-node-exporter >/dev/null 2>&1 || apt_packages+=(prometheus-node-exporter)
+  command -v prometheus >/dev/null 2>&1 || apt_packages+=(prometheus)
   # a real single-node Ceph for `services up ceph` and the rados-bench tests (~55 s, 87 packages)
   for pair in ceph-mon:ceph-mon ceph-osd:ceph-osd ceph-mgr:ceph-mgr radosgw:radosgw rados:ceph-common; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")

@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     services.add_argument("--osd-gb", type=int, help="ceph: GiB per OSD (BlueStore file or memstore; default 10)")
     services.add_argument("--osd-dir", help="ceph: put the OSDs' data in this directory (default: the service dir)")
     services.add_argument("--rgw", action="store_true", default=None, help="ceph: also start an RGW with an S3 user")
+    services.add_argument("--workers", type=int, help="spark: number of standalone workers (default 2)")
+    services.add_argument("--cores", type=int, help="spark: cores per worker (default 1)")
+    services.add_argument("--memory", help="spark: memory per worker, e.g. 1g (default 1g)")
+    services.add_argument("--worker-dir", action="append", metavar="DIR",
+                          help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "
+                               "default: the service dir)")
     return parser
 
 
@@ -208,7 +214,8 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
 
 
 # flags of `services up`, passed on when given
-SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw")
+SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw", "workers", "cores",
+                   "memory", "worker_dir")
 
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
@@ -218,6 +225,8 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
         state = api.service_up(args.name, store, **options)
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
+        if state.get("nodes"):  # spark: the nodes file a run reads its workers' telemetry from
+            print(f"nodes file: {state['nodes']}", file=sys.stderr)
         if state.get("access_key"):  # s3: the credentials a client needs, for the user's shell only
             print(f"export AWS_ACCESS_KEY_ID={state['access_key']} AWS_SECRET_ACCESS_KEY={state['secret_key']}",
                   file=sys.stderr)

@@ -148,12 +148,14 @@ def merge_results(results: list[dict[str, Any]]) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _barrier_task(job: dict[str, Any], local_binary: str, timeout: float | None):
-    """The function each barrier task runs: agree on a start time, run the engine, return its result."""
+def _barrier_task(job: dict[str, Any], local_binary: str | None, timeout: float | None):
+    """The function each barrier task runs: agree on a start time, run the engine, return its result and where
+    it ran. ``local_binary`` None: only the binary shipped with the job (``addFile``) will do."""
 
     def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
         import json as _json
         import os as _os
+        import socket as _socket
         import subprocess as _sp
         import tempfile as _tf
         import time as _time
@@ -173,22 +175,36 @@ def _barrier_task(job: dict[str, Any], local_binary: str, timeout: float | None)
         # every task proposes "now + delay"; all take the latest, so they start together
         proposals = ctx.allGather(str(int(_time.time() * 1000) + 1000))
         start_at = max(int(p) for p in proposals)
+        # a standalone executor's working directory is <worker work dir>/<app id>/<executor id>
+        where = {"partition": index, "address": ctx.getTaskInfos()[index].address, "cwd": _os.getcwd(),
+                 "executor": _os.path.basename(_os.getcwd()), "hostname": _socket.gethostname(), "engine": engine,
+                 "files_root": _os.path.abspath(SparkFiles.getRootDirectory())}
+        if engine is None:
+            yield _json.dumps({"task": where, "result": {"status": "fatal", "fatal": "the storbench-load binary "
+                                                         "shipped with the job is missing from SparkFiles"}})
+            return
         work = _tf.mkdtemp(prefix="storbench-load-task-")
         job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
         fd = _os.open(job_path, _os.O_WRONLY | _os.O_CREAT, 0o600)
         with _os.fdopen(fd, "w") as handle:
             _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
         try:
-            code = _sp.run([engine, "run", "--job", job_path, "--result", result_path], stdin=_sp.DEVNULL,
-                           stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, timeout=timeout).returncode
-            text = open(result_path).read() if _os.path.exists(result_path) else _json.dumps(
-                {"status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"})
+            proc = _sp.Popen([engine, "run", "--job", job_path, "--result", result_path], stdin=_sp.DEVNULL,
+                             stdout=_sp.DEVNULL, stderr=_sp.DEVNULL)
+            where["engine_pid"] = proc.pid
+            try:
+                code = proc.wait(timeout=timeout)
+            except _sp.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+            result = _json.loads(open(result_path).read()) if _os.path.exists(result_path) else {
+                "status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"}
         finally:
             for path in (job_path, result_path):
                 if _os.path.exists(path):
                     _os.remove(path)
             _os.rmdir(work)
-        yield text
+        yield _json.dumps({"task": where, "result": result})
 
     return task
 
@@ -197,18 +213,22 @@ def run_spark_barrier(spark: Any, job: dict[str, Any], tasks: int, timeout: floa
     """The job in ``tasks`` engine processes started as Spark barrier tasks (all at once or none)."""
     sc = spark.sparkContext
     local_binary = binary()
-    shipped = getattr(sc, "_storbench_load_shipped", False)
-    if not shipped and not sc.master.startswith("local"):
-        sc.addFile(local_binary)  # executors on other hosts get the binary with the task
+    local = sc.master.startswith("local")
+    if not local and not getattr(sc, "_storbench_load_shipped", False):
+        sc.addFile(local_binary)  # executors on other hosts get the binary with the task and run only that one
         sc._storbench_load_shipped = True
-    rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_barrier_task(job, local_binary, timeout))
+    task = _barrier_task(job, local_binary if local else None, timeout)
+    rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task)
     try:
         texts = rdd.collect()
     except Exception as exc:  # py4j wraps everything; keep the first line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise WorkloadError(f"Spark barrier stage of {tasks} storbench-load tasks failed: {first}") from exc
-    results = [json.loads(t) for t in texts]
+    answers = [json.loads(t) for t in texts]
+    results = [a["result"] for a in answers]
     for result in results:
         if result.get("status") != "ok":
             raise WorkloadError(result.get("fatal") or "storbench-load failed in a Spark task")
-    return merge_results(results)
+    merged = merge_results(results)
+    merged["spark_tasks"] = [a["task"] for a in answers]  # where each engine process ran, from which binary
+    return merged

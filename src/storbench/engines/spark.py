@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from typing import Any, Callable
 from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
+from storbench.engines.shipping import ship_code
 from storbench.errors import EngineError, InputError
 from storbench.redaction import SPARK_REDACTION_REGEX, redact_settings
 from storbench.results.model import Sample
@@ -71,6 +73,7 @@ class SparkEngine(Engine):
         self.app_name = app_name
         self.event_log_dir: str | None = None  # the run's own results directory, when the run keeps one
         self.session: Any = None
+        self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
 
     @classmethod
@@ -129,6 +132,8 @@ class SparkEngine(Engine):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EngineError(f"Spark session for master {self.master!r} failed to start: {first}") from exc
         self.session.sparkContext.setLogLevel("ERROR")
+        if not self.master.startswith("local"):  # executors elsewhere may have Spark and Python only
+            self._shipped = ship_code(self.session.sparkContext)
         return self.session
 
     def versions(self) -> dict[str, str]:
@@ -207,3 +212,6 @@ class SparkEngine(Engine):
         if self.session is not None:
             self.session.stop()
             self.session = None
+        if self._shipped is not None:
+            shutil.rmtree(self._shipped, ignore_errors=True)
+            self._shipped = None

@@ -344,23 +344,18 @@ def start_daemon(workdir: Path, name: str) -> int:
 
 def _stop_all(state: dict[str, Any]) -> bool:
     """RGW → OSDs → mgr → mon, each by PID with SIGTERM then SIGKILL; True when any was running."""
-    stopped = False
-    daemons = state.get("daemons", [])
-    for kind in STOP_ORDER:
-        for daemon in [d for d in daemons if d["kind"] == kind]:
-            stopped = process.stop_pid(daemon["pid"], daemon["marker"], timeout=30.0) or stopped
-    return stopped
+    return process.stop_in_order(state.get("daemons", []), STOP_ORDER,
+                                 lambda daemon: process.stop_pid(daemon["pid"], daemon["marker"], timeout=30.0))
 
 
 def down(workdir: Path) -> bool:
-    state = process.read_state(workdir)
-    if not state:
-        return False
-    stopped = _stop_all(state)
-    if state.get("osd_dir_owned") and _owns_osd_root(workdir, Path(state["osd_root"])):
-        shutil.rmtree(state["osd_root"], ignore_errors=True)
-    run_dir = Path(state.get("run_dir", workdir / "run"))
-    if not run_dir.is_relative_to(workdir):
-        shutil.rmtree(run_dir, ignore_errors=True)
-    process.remove_dir(workdir, "ceph")
-    return stopped
+    def stop(state: dict[str, Any]) -> bool:
+        stopped = _stop_all(state)
+        if state.get("osd_dir_owned") and _owns_osd_root(workdir, Path(state["osd_root"])):
+            shutil.rmtree(state["osd_root"], ignore_errors=True)
+        run_dir = Path(state.get("run_dir", workdir / "run"))
+        if not run_dir.is_relative_to(workdir):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        return stopped
+
+    return process.take_down(workdir, "ceph", stop)

@@ -15,7 +15,7 @@ import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,28 @@ def remove_dir(workdir: Path, service: str) -> None:
     """``down``'s cleanup: the service directory goes only when it is ours."""
     if owned(workdir, service):
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def stop_in_order(entries: list[dict[str, Any]], order: tuple[str, ...],
+                  stop: Callable[[dict[str, Any]], bool]) -> bool:
+    """A multi-process service's recorded processes (``kind`` each), kind by kind in ``order``, each through
+    ``stop``; True when any was running."""
+    stopped = False
+    for kind in order:
+        for entry in [e for e in entries if e["kind"] == kind]:
+            stopped = stop(entry) or stopped
+    return stopped
+
+
+def take_down(workdir: Path, service: str, stop: Callable[[dict[str, Any]], bool]) -> bool:
+    """``down``: ``stop`` what the recorded state names (and clean what lies outside the service dir), then
+    remove the service dir if it is ours; False when nothing was recorded or running."""
+    state = read_state(workdir)
+    if not state:
+        return False
+    stopped = stop(state)
+    remove_dir(workdir, service)
+    return stopped
 
 
 @contextmanager

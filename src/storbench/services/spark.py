@@ -1,0 +1,322 @@
+"""A real Spark standalone cluster on loopback: one master and N workers, each worker watched by a node_exporter.
+
+The master binds 127.0.0.1 and worker *i* binds 127.0.0.(i+1) (every 127.0.0.X answers
+without set-up), all on free ports, started from the installed PySpark with
+``spark-class`` (SPARK_HOME = the ``pyspark`` package folder; the wheel has no
+``start-*.sh``). Each worker has its own work dir (executors' stdout, the app's files)
+and local dir (SPARK_LOCAL_DIRS: shuffle and spill), under the service directory or
+under the ``--worker-dir`` given for it (one per worker, e.g. each on its own
+filesystem). Beside each worker runs Debian's ``prometheus-node-exporter`` bound to the
+worker's address, with loop devices visible.
+
+``up`` waits until the master's ``/json`` lists all N workers ALIVE and every exporter
+answers, then writes ``nodes.yaml`` (storbench.telemetry.nodes: one ``worker`` node per
+worker with its exporter, address and the disk(s) behind its local dir) and returns the
+state: ``uri`` (``spark://127.0.0.1:PORT``), ``nodes``, ``web_ui``. Every process is
+recorded in state.json as soon as it is spawned, so an interrupted ``up`` and ``down``
+stop it by PID (its command line checked), executors and other children of a worker
+included.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import time
+from pathlib import Path
+from typing import Any
+from urllib.request import urlopen
+
+from storbench.errors import EngineError, InputError
+from storbench.services import process
+from storbench.telemetry.devices import devices_for_path
+from storbench.telemetry.nodes import Cluster, Node, dump_nodes
+
+UP_OPTIONS = ("workers", "cores", "memory", "worker_dir")
+SERVICE = "spark"
+MASTER_CLASS = "org.apache.spark.deploy.master.Master"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+EXPORTER = "prometheus-node-exporter"
+MAX_WORKERS = 16
+START_TIMEOUT_S = 120.0
+NODES_FILE = "nodes.yaml"
+OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; names the service dir
+MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
+# diskstats with loop devices (the default hides them), plus what per-node telemetry and fingerprints read
+COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "uname", "stat", "loadavg", "os", "rapl", "filesystem")
+
+
+def worker_host(index: int) -> str:
+    """Worker ``index`` (1-based) binds 127.0.0.(index+1); the master has 127.0.0.1."""
+    return f"127.0.0.{index + 1}"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def spark_home() -> Path:
+    try:
+        import pyspark
+    except ImportError:
+        raise EngineError("pyspark is not installed; run scripts/setup.sh") from None
+    home = Path(pyspark.__file__).resolve().parent
+    if not (home / "bin" / "spark-class").is_file():
+        raise EngineError(f"{home}/bin/spark-class is missing: this PySpark cannot start a standalone cluster")
+    return home
+
+
+def _exporter_binary() -> str:
+    found = shutil.which(EXPORTER)
+    if not found:
+        raise EngineError(f"{EXPORTER} is not installed; run scripts/setup.sh --test "
+                          f"(apt-get install prometheus-node-exporter)")
+    return found
+
+
+def _check(workers: int, cores: int, memory: str, worker_dir: list[str]) -> None:
+    if not 1 <= workers <= MAX_WORKERS:
+        raise InputError(f"--workers {workers}: allowed 1 to {MAX_WORKERS}")
+    if cores < 1:
+        raise InputError(f"--cores {cores}: allowed 1 or more (cores per worker)")
+    if not MEMORY.match(memory):
+        raise InputError(f"--memory {memory!r}: expected a size like 512m or 1g (memory per worker)")
+    if len(worker_dir) > workers:
+        raise InputError(f"--worker-dir given {len(worker_dir)} times for {workers} worker(s): at most one per worker")
+    for text in worker_dir:
+        if not Path(text).expanduser().is_dir():
+            raise InputError(f"--worker-dir {text}: not a directory")
+
+
+def _worker_root(workdir: Path, index: int, worker_dir: list[str]) -> tuple[Path, bool]:
+    """Worker ``index``'s own folder (work/ and local/ inside) and whether it lies outside the service dir."""
+    if index <= len(worker_dir):
+        return Path(worker_dir[index - 1]).expanduser().absolute() / f"storbench-spark-worker-{index}", True
+    return workdir / f"worker-{index}", False
+
+
+def _owns_root(workdir: Path, root: Path) -> bool:
+    try:
+        return not root.is_symlink() and (root / OWNED).read_text().strip() == str(workdir)
+    except OSError:
+        return False
+
+
+def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
+       worker_dir: list[str] | None = None) -> dict[str, Any]:
+    worker_dir = list(worker_dir or [])
+    _check(workers, cores, memory, worker_dir)
+    roots = [_worker_root(workdir, i, worker_dir) for i in range(1, workers + 1)]
+    state = status(workdir)
+    if state:
+        asked = {"workers": workers, "cores": cores, "memory": memory, "worker_roots": [str(r) for r, _ in roots]}
+        have = {key: state.get(key) for key in asked}
+        if have != asked:
+            raise InputError(f"spark is already running with {have}; stop it first (`storbench services down spark`)")
+        return state
+    home, exporter = spark_home(), _exporter_binary()
+    for root, outside in roots:
+        if outside and os.path.lexists(root) and not _owns_root(workdir, root):
+            raise InputError(f"--worker-dir {root.parent}: {root} exists and was not made by storbench for "
+                             f"{workdir}; refusing to use it")
+    if process.owned(workdir, SERVICE):
+        down(workdir)  # a stopped cluster's leftovers; fresh_dir refuses a directory that is not ours
+    process.fresh_dir(workdir, SERVICE)
+    (workdir / "conf").mkdir()  # an empty SPARK_CONF_DIR: no user spark-defaults or log4j file leaks in
+    (workdir / "log").mkdir()
+    for root, outside in roots:
+        if outside:
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            (root / OWNED).write_text(str(workdir) + "\n")
+        for sub in ("work", "local"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+    master_port, ui_port = free_port(), free_port()
+    state = {"service": SERVICE, "workdir": str(workdir), "workers": workers, "cores": cores, "memory": memory,
+             "worker_roots": [str(r) for r, _ in roots], "owned_roots": [str(r) for r, o in roots if o],
+             "uri": f"spark://127.0.0.1:{master_port}", "web_ui": f"http://127.0.0.1:{ui_port}",
+             "processes": [], "summary": "starting"}
+    process.write_state(workdir, state)  # from here on `down` stops whatever has started
+    started = time.monotonic()
+    try:
+        _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
+        _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
+        state["nodes"] = str(_write_nodes(workdir, state))
+    except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
+        _stop_all(state)
+        _remove_roots(workdir, state)
+        (workdir / process.STATE).unlink(missing_ok=True)
+        raise
+    master = state["processes"][0]
+    state |= {"pid": master["pid"], "marker": master["marker"], "startup_s": round(time.monotonic() - started, 2)}
+    state["summary"] = (f"master {state['uri']} (pid {master['pid']}, web UI {state['web_ui']}), {workers} worker(s) "
+                        f"ALIVE ({cores} core(s), {memory} each) with node_exporters, up in "
+                        f"{state['startup_s']:.1f} s; nodes file {state['nodes']}")
+    process.write_state(workdir, state)
+    return state
+
+
+def _spawn(workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str,
+           env: dict[str, str] | None = None, **extra: Any) -> None:
+    proc = process.spawn(argv, workdir / "log", f"{name}.log", env)
+    state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
+    process.write_state(workdir, state)
+
+
+def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, master_port: int, ui_port: int,
+               roots: list[tuple[Path, bool]]) -> None:
+    spark_class = str(home / "bin" / "spark-class")
+    base_env = {"SPARK_HOME": str(home), "SPARK_CONF_DIR": str(workdir / "conf"), "SPARK_LOG_DIR": str(workdir / "log"),
+                "SPARK_NO_DAEMONIZE": "1"}
+    master_args = [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(ui_port)]
+    # the marker is what both bash (spark-class) and the java it execs show in their command lines
+    _spawn(workdir, state, "master", "master", ["bash", spark_class, *master_args], " ".join(master_args),
+           {**base_env, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1"})
+    for index, (root, _) in enumerate(roots, start=1):
+        host = worker_host(index)
+        args = [WORKER_CLASS, "--host", host, "--port", str(free_port(host)), "--webui-port", str(free_port(host)),
+                "--cores", str(state["cores"]), "--memory", state["memory"], "--work-dir", str(root / "work"),
+                state["uri"]]
+        env = {**base_env, "SPARK_LOCAL_IP": host, "SPARK_LOCAL_DIRS": str(root / "local"),
+               "SPARK_WORKER_DIR": str(root / "work")}
+        _spawn(workdir, state, "worker", f"worker-{index}", ["bash", spark_class, *args], " ".join(args[:5]), env,
+               host=host, local_dir=str(root / "local"), work_dir=str(root / "work"))
+        listen = f"--web.listen-address={host}:{free_port(host)}"
+        argv = [exporter, listen, r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
+                "--collector.disable-defaults", *(f"--collector.{c}" for c in COLLECTORS)]
+        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, listen, host=host,
+               url=f"http://{listen.split('=', 1)[1]}/metrics")
+
+
+def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
+    for entry in state["processes"]:
+        if not process.alive(entry["pid"], entry["marker"]):
+            log = workdir / "log" / f"{entry['name']}.log"
+            raise EngineError(f"spark {entry['name']} (pid {entry['pid']}) exited while starting; "
+                              f"last log line: {process.last_line(log)} (log: {log})")
+
+
+def master_json(state: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+    """The master web UI's ``/json`` view: workers with their host and state, alive count, apps."""
+    with urlopen(f"{state['web_ui']}/json", timeout=timeout) as answer:
+        return json.loads(answer.read())
+
+
+def alive_workers(state: dict[str, Any]) -> list[str]:
+    """Hosts of the workers the master reports ALIVE."""
+    return sorted(w["host"] for w in master_json(state).get("workers", []) if w.get("state") == "ALIVE")
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urlopen(url, timeout=3) as answer:
+            return answer.status == 200 and b"node_" in answer.read()
+    except OSError:
+        return False
+
+
+def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
+    wanted = sorted(worker_host(i) for i in range(1, state["workers"] + 1))
+    exporters = [p["url"] for p in state["processes"] if p["kind"] == "exporter"]
+    last = "no answer from the master"
+    while time.monotonic() < deadline:
+        _check_alive(workdir, state)
+        try:
+            alive = alive_workers(state)
+            last = f"{len(alive)}/{len(wanted)} workers ALIVE ({', '.join(alive) or 'none'})"
+        except (OSError, ValueError) as exc:
+            alive, last = [], f"master web UI {state['web_ui']}: {exc}"
+        if alive == wanted:
+            silent = [url for url in exporters if not _answers(url)]
+            if not silent:
+                return
+            last = f"node_exporter not answering at {', '.join(silent)}"
+        time.sleep(0.5)
+    raise EngineError(f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); "
+                      f"logs in {workdir / 'log'}")
+
+
+def _write_nodes(workdir: Path, state: dict[str, Any]) -> Path:
+    exporters = {p["host"]: p["url"] for p in state["processes"] if p["kind"] == "exporter"}
+    nodes = []
+    for entry in (p for p in state["processes"] if p["kind"] == "worker"):
+        disks = devices_for_path(entry["local_dir"]).devices
+        nodes.append(Node(name=entry["name"], exporter=exporters[entry["host"]], role="worker",
+                          devices=tuple(disks) or None, host=entry["host"]))
+    path = workdir / NODES_FILE
+    dump_nodes(path, Cluster(tuple(nodes), source="services up spark"))
+    return path
+
+
+def status(workdir: Path) -> dict[str, Any] | None:
+    state = process.read_state(workdir)
+    if state and state.get("pid") and process.alive(state["pid"], state["marker"]):
+        return state
+    return None
+
+
+def running_cluster(home: Path) -> tuple[str, Path] | None:
+    """(master URL, nodes file) of the cluster ``services up spark`` runs under results home ``home``, or None."""
+    from storbench.services.registry import service_dir
+
+    state = status(service_dir(home, SERVICE))
+    if not state or not state.get("nodes"):
+        return None
+    return state["uri"], Path(state["nodes"])
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (executor JVMs, their Python workers), children first-found order."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _stop_tree(entry: dict[str, Any]) -> bool:
+    """The process and whatever it spawned that outlives it (a worker's executors), each by PID."""
+    if not process.alive(entry["pid"], entry["marker"]):
+        return False
+    below = [(pid, process.cmdline(pid)) for pid in descendants(entry["pid"])]
+    stopped = process.stop_pid(entry["pid"], entry["marker"], timeout=20.0)
+    for pid, line in reversed(below):
+        if line:  # still the same process only while its command line is the one seen under the worker
+            process.stop_pid(pid, line, timeout=10.0)
+    return stopped
+
+
+def _stop_all(state: dict[str, Any]) -> bool:
+    """Exporters, then workers (with their executors), then the master; True when any was running."""
+    return process.stop_in_order(state.get("processes", []), ("exporter", "worker", "master"), _stop_tree)
+
+
+def down(workdir: Path) -> bool:
+    def stop(state: dict[str, Any]) -> bool:
+        stopped = _stop_all(state)
+        _remove_roots(workdir, state)
+        return stopped
+
+    return process.take_down(workdir, SERVICE, stop)
+
+
+def _remove_roots(workdir: Path, state: dict[str, Any]) -> None:
+    """The folders made inside ``--worker-dir``s, each only while its marker names this service dir."""
+    for root in map(Path, state.get("owned_roots", [])):
+        if _owns_root(workdir, root):
+            shutil.rmtree(root, ignore_errors=True)

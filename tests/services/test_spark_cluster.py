@@ -1,0 +1,289 @@
+"""`services up spark`: a real 2-worker standalone cluster with a node_exporter per worker, shared by this module.
+
+Each worker's local dir is on its own loop-mounted ext4 when the tests run as root (else plain
+directories). The cluster's Python workers run a venv Python whose sitecustomize drops every
+path that holds a ``storbench`` package: executors can only import storbench from the zip the
+Spark engine ships, and run the native engine only from the binary it ships.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from storbench import api
+from storbench.engines import native
+from storbench.engines.spark import SparkEngine
+from storbench.results.store import ResultStore
+from storbench.services import process
+from storbench.services import spark as spark_service
+from storbench.telemetry.nodes import load_nodes
+from tests.cli.helpers import storbench
+from tests.loopdev import loop_device
+from tests.workloads.helpers import run_json
+from tests.workloads.objects.conftest import s3  # noqa: F401  (the real S3 server fixture)
+
+pytestmark = pytest.mark.spark
+
+SITECUSTOMIZE = """\
+import os, sys
+# this Python cannot import storbench from an install: drop every path entry that holds the package
+sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or os.getcwd(), "storbench"))]
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
+"""
+
+
+def _worker_dirs(stack: ExitStack, base: Path) -> tuple[list[str], list[str | None]]:
+    """Two directories, each on its own loop-mounted ext4 when possible; (dirs, their loop device names)."""
+    if os.geteuid() != 0 or not shutil.which("losetup") or not shutil.which("mount"):
+        dirs = [base / "w1", base / "w2"]
+        for d in dirs:
+            d.mkdir()
+        return [str(d) for d in dirs], [None, None]
+    dirs, devices = [], []
+    for name in ("w1", "w2"):
+        device = stack.enter_context(loop_device(base / f"{name}.img", 256, mkfs=True))
+        mount = base / name
+        mount.mkdir()
+        subprocess.run(["mount", device, str(mount)], check=True)
+        stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
+        dirs.append(str(mount))
+        devices.append(Path(device).name)
+    return dirs, devices
+
+
+@pytest.fixture(scope="module")
+def python_without_storbench(tmp_path_factory):
+    """A PYSPARK_PYTHON for the cluster: the venv's Python, but storbench not importable from any install."""
+    folder = tmp_path_factory.mktemp("nostorbench")
+    (folder / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    wrapper = folder / "python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{folder}${{PYTHONPATH:+:$PYTHONPATH}}" exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    check = subprocess.run([str(wrapper), "-c", "import storbench"], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    assert check.returncode != 0 and "No module named 'storbench'" in check.stderr  # the premise holds
+    return str(wrapper)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    home = tmp_path_factory.mktemp("spark-home")
+    store = ResultStore(home)
+    with ExitStack() as stack:
+        dirs, devices = _worker_dirs(stack, tmp_path_factory.mktemp("worker-dirs"))
+        state = api.service_up("spark", store, workers=2, cores=1, memory="1g", worker_dir=dirs)
+        try:
+            yield home, state, devices
+        finally:
+            api.service_down("spark", store)
+            assert api.service_status("spark", store) is None
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return answer.read().decode()
+
+
+def test_workers_alive_and_nodes_file(cluster):
+    home, state, devices = cluster
+    assert state["uri"].startswith("spark://127.0.0.1:")
+    master = spark_service.master_json(state)
+    alive = sorted((w["host"], w["cores"]) for w in master["workers"] if w["state"] == "ALIVE")
+    assert alive == [("127.0.0.2", 1), ("127.0.0.3", 1)]
+    assert spark_service.running_cluster(home) == (state["uri"], Path(state["nodes"]))
+    nodes = load_nodes(state["nodes"])
+    assert [n.name for n in nodes.nodes] == ["worker-1", "worker-2"]
+    assert {n.role for n in nodes.nodes} == {"worker"}
+    assert [n.host for n in nodes.nodes] == ["127.0.0.2", "127.0.0.3"]
+    assert len({n.exporter for n in nodes.nodes}) == 2
+    for node, device in zip(nodes.nodes, devices):
+        assert node.exporter.startswith(f"http://{node.host}:")
+        text = _get(node.exporter)
+        assert "node_disk_read_bytes_total" in text and "node_disk_written_bytes_total" in text
+        if device:  # the local dir's own loop device, visible to the exporter
+            assert node.devices == (device,)
+            assert f'node_disk_written_bytes_total{{device="{device}"}}' in text
+    status = storbench(home, "services", "status", "spark")
+    assert status.returncode == 0 and status.stdout.strip() == state["uri"]
+
+
+def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_without_storbench, monkeypatch,
+                                                               tmp_path):
+    _, state, _ = cluster
+    monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    engine = SparkEngine(state["uri"], app_name="storbench shipping test")
+    try:
+        context = engine.start().sparkContext
+
+        def probe(_):
+            import importlib.machinery
+            import os as _os
+            import sys as _sys
+
+            import storbench
+            from storbench.units import parse_size  # a submodule, from the same zip
+
+            bare = [p for p in _sys.path if not p.endswith(".zip")]
+            return {"file": storbench.__file__, "cwd": _os.getcwd(), "python": _os.environ.get("PYSPARK_PYTHON", ""),
+                    "installed": importlib.machinery.PathFinder.find_spec("storbench", bare) is not None,
+                    "size": parse_size("4k")}
+
+        rows = context.parallelize(range(4), 4).map(probe).collect()
+        shipped = Path(engine._shipped)
+        assert (shipped / "storbench.zip").is_file()
+    finally:
+        engine.stop()
+    assert not shipped.exists()  # the private zip directory goes with the session
+    roots = state["worker_roots"]
+    for row in rows:
+        assert "/storbench.zip/storbench/__init__.py" in row["file"], row
+        assert not row["installed"], row  # without the zip the task's Python finds no storbench
+        assert any(row["cwd"].startswith(root) for root in roots), row  # ran in a worker's executor
+        assert row["size"] == 4096
+
+
+def _fanout_suite(path: Path) -> Path:
+    path.write_text(textwrap.dedent("""\
+        name: cluster-fanout
+        description: objects-put fanned out as Spark barrier tasks over the cluster's executors
+        repetitions: 1
+        default_scale: tiny
+        scale_parameter: size
+        scales:
+          tiny: {size: "4k", objects: 64, duration_s: 2}
+        params:
+          fanout: spark
+          drivers: 2
+          concurrency: 2
+        workloads:
+          - objects-put
+        """))
+    return path
+
+
+@pytest.mark.s3
+def test_objects_put_fanout_runs_the_shipped_engine_once_per_executor(cluster, s3, python_without_storbench,  # noqa: F811
+                                                                      tmp_path, monkeypatch):
+    _, state, _ = cluster
+    s3_home, _ = s3
+    monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    result, outcome, samples = run_json(s3_home, str(_fanout_suite(tmp_path / "fanout.yaml")), "--target",
+                                        "s3://storbench/cluster", "--spark-master", state["uri"], timeout=400)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    artifacts = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())
+    phase = artifacts["objects"]["workloads"]["objects-put"][0]
+    tasks, merged = phase["result"]["spark_tasks"], phase["result"]
+    assert merged["processes"] == 2 and len(tasks) == 2
+    assert sorted(t["partition"] for t in tasks) == [0, 1]
+    # one task per executor: each ran in its own worker's executor directory, on that worker's address
+    roots = state["worker_roots"]
+    owners = sorted(next(i for i, root in enumerate(roots) if t["cwd"].startswith(root)) for t in tasks)
+    assert owners == [0, 1], tasks
+    assert len({t["executor"] for t in tasks}) == 2
+    for task, owner in zip(sorted(tasks, key=lambda t: t["cwd"]), owners):  # the binary shipped with the job
+        assert task["engine"] == os.path.join(task["files_root"], "storbench-load") != native.binary(), task
+        assert task["engine"].startswith(roots[owner] + "/"), task  # fetched into that worker's executor
+    assert len({t["engine_pid"] for t in tasks}) == 2
+    assert merged["ops"]["put"]["ops"] > 0 and merged["ops"]["put"]["errors"] == 0
+    assert any(s["workload"] == "objects-put" and s["metric"] == "obj_mbps" for s in samples)
+
+
+def test_spark_transforms_on_the_cluster(cluster, python_without_storbench, monkeypatch):
+    home, state, _ = cluster
+    monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    result, outcome, samples = run_json(home, "spark-transforms", "--spark-master", state["uri"], "--scale", "200K",
+                                        "--repeat", "1", "--set", "repartition_partitions=8", timeout=400)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    assert {s["workload"] for s in samples} >= {"groupby", "repartition", "join"}
+    manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
+    assert state["uri"] in json.dumps(manifest)
+
+
+def test_bad_input_is_one_line(cluster, tmp_path):
+    home, _, _ = cluster
+    dirs = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        dirs += ["--worker-dir", str(tmp_path / name)]
+    for args, words in ((["--workers", "0"], "--workers 0"),
+                        (["--workers", "2", *dirs], "--worker-dir given 3 times"),
+                        (["--workers", "1", "--memory", "lots"], "--memory 'lots'"),
+                        (["--workers", "1", "--worker-dir", str(tmp_path / "missing")], "not a directory")):
+        result = storbench(tmp_path / "home", "services", "up", "spark", *args, timeout=60)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode != 0 and len(lines) == 1 and words in lines[0], (args, result.stderr)
+    assert not (tmp_path / "home" / "services" / "spark").exists()  # refused before anything started
+
+
+def _executors(recorded):
+    """PIDs of the executor JVMs below the workers (polled until each worker has one)."""
+    for _ in range(240):
+        found = {p["name"]: [pid for pid in spark_service.descendants(p["pid"])
+                             if "CoarseGrainedExecutorBackend" in process.cmdline(pid)]
+                 for p in recorded if p["kind"] == "worker"}
+        if all(found.values()):
+            return [pid for pids in found.values() for pid in pids]
+        time.sleep(0.5)
+    raise AssertionError(f"no executor under every worker: {found}")
+
+
+def test_down_stops_every_recorded_pid_and_the_executors(cluster):
+    home, state, _ = cluster
+    recorded = process.read_state(Path(state["workdir"]))["processes"]
+    assert {p["kind"] for p in recorded} == {"master", "worker", "exporter"} and len(recorded) == 5
+    assert all(process.alive(p["pid"], p["marker"]) for p in recorded)
+    engine = SparkEngine(state["uri"], app_name="storbench down test")  # an application holding executors
+    try:
+        engine.start()
+        executors = [(pid, process.cmdline(pid)) for pid in _executors(recorded)]
+        down = storbench(home, "services", "down", "spark", timeout=120)
+    finally:
+        engine.stop()
+    assert down.returncode == 0 and down.stdout.strip() == "spark: stopped", down.stderr
+    for entry in recorded:
+        assert not process.alive(entry["pid"], entry["marker"]), entry
+    assert len(executors) == 2 and not any(process.alive(pid, line) for pid, line in executors)
+    for root in state["owned_roots"]:
+        assert not Path(root).exists()  # our marked worker dirs go; the --worker-dir itself stays
+        assert Path(root).parent.is_dir()
+    assert not Path(state["workdir"]).exists()
+    again = storbench(home, "services", "down", "spark", timeout=60)
+    assert again.returncode == 0 and again.stdout.strip() == "spark: was not running"
+
+
+def test_interrupted_up_leaves_nothing_running(tmp_path):
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "services", "up", "spark",
+                             "--workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    state_file = home / "services" / "spark" / process.STATE
+    recorded = []
+    for _ in range(600):  # until the master, the worker and its exporter are spawned, before all is ready
+        try:
+            recorded = json.loads(state_file.read_text())["processes"]
+        except (OSError, ValueError, KeyError):
+            recorded = []
+        if len(recorded) == 3 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded), recorded
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    for entry in recorded:
+        assert not process.alive(entry["pid"], entry["marker"]), entry
+    assert not state_file.exists()
+    status = storbench(home, "services", "status", "spark")
+    assert status.returncode == 1 and status.stdout.strip() == "spark: not running"
