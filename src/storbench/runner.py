@@ -29,6 +29,7 @@ from storbench.progress import Progress
 from storbench.redaction import redact_argv, redact_settings
 from storbench.results.model import Sample
 from storbench.results.store import SERIES, ResultStore, RunWriter
+from storbench.services.spark import running_cluster
 from storbench.suites import Suite, load_suite
 from storbench.sweep import Point, sweep_points
 from storbench.targets import Target, TargetOptions, parse_target
@@ -283,6 +284,8 @@ class Runner:
             cluster = load_nodes(options.nodes)
         elif options.node_specs:
             cluster = cluster_from_specs(options.node_specs)
+        elif (service := running_cluster(self.store.home)) and service[0] == options.spark_master:
+            cluster = replace(load_nodes(service[1]), source=f"{service[1]} (services up spark)")
         source = self._telemetry_source(cluster)
         if cluster is None:
             if source != "local":
