@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +26,23 @@ def list_runs(store: ResultStore | None = None, label: str | None = None) -> lis
     return (store or ResultStore()).list_runs(label)
 
 
-def list_workloads() -> list[dict[str, Any]]:
-    return [{"name": name, "version": cls.version, "engine": cls.engine, "description": cls.description,
+def list_workloads(name: str | None = None) -> list[dict[str, Any]]:
+    """Every workload (or the one named: an unknown name is one line listing the nearest), with its parameters
+    and the metrics it reports beyond the shared telemetry."""
+    found = all_workloads()
+    if name is not None:
+        if name not in found:
+            near = difflib.get_close_matches(name, list(found), n=3, cutoff=0.5)
+            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+            raise InputError(f"unknown workload {name!r}{hint}; allowed: {', '.join(sorted(found))}")
+        found = {name: found[name]}
+    return [{"name": key, "version": cls.version, "engine": cls.engine, "description": cls.description,
+             "after": list(cls.after),
              "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help,
-                         "choices": list(p.choices) if p.choices else None} for p in cls.params]}
-            for name, cls in sorted(all_workloads().items())]
+                         "choices": list(p.choices) if p.choices else None} for p in cls.params],
+             "metrics": [{"name": m.name, "title": m.title, "unit": m.unit, "direction": m.direction}
+                         for m in cls.metrics]}
+            for key, cls in sorted(found.items())]
 
 
 def list_suites() -> list[dict[str, Any]]:
@@ -61,7 +75,7 @@ def compare(refs: list[str], store: ResultStore | None = None, force: bool = Fal
 def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:
     from storbench import report
 
-    if fmt not in REPORT_FORMATS:
+    if fmt not in (*REPORT_FORMATS, "summary"):
         raise InputError(f"--format {fmt!r}: allowed: {', '.join(REPORT_FORMATS)}")
     store = store or ResultStore()
     loader = (lambda run: (store.load_series(run), store.load_windows(run))) if fmt == "html" else None

@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "partition table or any signature)")
     _output_flags(run)
 
+    show = commands.add_parser("show", help="one run's full report table (or another format)")
+    show.add_argument("run_id", metavar="RUN_ID_OR_LABEL")
+    show.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
     compare = commands.add_parser("compare", help="compare stored runs; the first is the baseline")
     compare.add_argument("refs", nargs="+", metavar="LABEL_OR_RUN_ID")
     compare.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
@@ -79,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--json", action="store_true")
 
     workloads = commands.add_parser("workloads", help="list workloads and their parameters")
+    workloads.add_argument("name", nargs="?", help="one workload: its parameters and metrics")
     workloads.add_argument("--json", action="store_true")
     suites = commands.add_parser("suites", help="list built-in suites")
     suites.add_argument("--json", action="store_true")
@@ -104,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    parser.add_argument("--verbose", "-v", action="store_true", help="the full table after the run, not the summary")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON on stdout")
 
 
@@ -136,7 +141,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     else:
         if not args.quiet:
             comparison = api.compare([outcome.run_id], store)
-            print(api.render(comparison, "table", store))
+            print(api.render(comparison, "table" if args.verbose else "summary", store))
         print(f"run {outcome.run_id}: {outcome.status}")
         print(f"results: {outcome.path}")
         print(f"report:  {report}")
@@ -206,7 +211,20 @@ def _suite_lines(suite: dict[str, Any]) -> list[str]:
 
 
 def cmd_workloads(args: argparse.Namespace, store: ResultStore) -> int:
+    if args.name:
+        return _print_listing(args, api.list_workloads(args.name), _workload_detail_lines)
     return _print_listing(args, api.list_workloads(), _workload_lines)
+
+
+def _workload_detail_lines(workload: dict[str, Any]) -> list[str]:
+    lines = _workload_lines(workload)
+    lines[1:1] = ["  parameters (--set KEY=VALUE):"]
+    if workload["after"]:
+        lines.append(f"  run alone, it first runs (untimed): {', '.join(workload['after'])}")
+    lines.append("  metrics (besides time, device, CPU and network telemetry):")
+    lines += [f"    {m['name']}  {m['title']} ({m['unit']}, {m['direction']})" for m in workload["metrics"]]
+    lines.append(f"  run it: storbench run {workload['name']} [--set KEY=VALUE] [--target ...]")
+    return lines
 
 
 def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
@@ -245,7 +263,12 @@ def _columns(rows: list[tuple[str, ...]]) -> str:
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
 
-COMMANDS = {"run": cmd_run, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
+def cmd_show(args: argparse.Namespace, store: ResultStore) -> int:
+    print(api.render(api.compare([args.run_id], store), args.format, store))
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "show": cmd_show, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
             "suites": cmd_suites, "services": cmd_services}
 
 

@@ -17,7 +17,10 @@ as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-on
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["run", "nosuch"], 2, "unknown suite 'nosuch'; built-in suites: " + ", ".join(builtin_suites())),
+    (["run", "nosuch"], 2, "unknown suite or workload 'nosuch'; built-in suites: " + ", ".join(builtin_suites())),
+    # issue 17: a single workload runs by name; a near miss names the nearest suites and workloads
+    (["run", "terasrot"], 2, "unknown suite or workload 'terasrot' (did you mean terasort or teragen or teravalidate?)"),
+    (["workloads", "grupby"], 2, "unknown workload 'grupby' (did you mean groupby?); allowed: broadcast-join,"),
     (["run", "--scale", "medium"], 2, "--scale 'medium': unknown scale for suite spark-transforms; allowed: tiny, small, paper"),
     (["run", "--set", "format=orc"], 2, "--set: format='orc' is not allowed; allowed: csv, parquet"),
     (["run", "--set", "bogus=1"], 2, "--set: unknown parameter 'bogus' for suite spark-transforms; allowed:"),

@@ -89,7 +89,19 @@ def test_bad_overrides(override, message):
 
 
 def test_unknown_suite_and_scale():
-    with pytest.raises(InputError, match="unknown suite 'nope'; built-in suites: .*spark-transforms"):
+    with pytest.raises(InputError, match="unknown suite or workload 'nope'; built-in suites: .*spark-transforms"):
         load_suite("nope")
     with pytest.raises(InputError, match="--scale 'medium'.*allowed: tiny, small, paper or a rows count"):
         load_suite("spark-transforms").resolve("medium", {})
+
+
+def test_a_workload_runs_alone_after_what_it_reads():
+    """Issue 17: `storbench run WORKLOAD` is a one-entry suite, its inputs made first, untimed."""
+    alone = load_suite("teravalidate")
+    assert [e.workload for e in alone.workloads] == ["teravalidate"] and alone.repetitions == 1
+    assert [e.workload for e in alone.prepare] == ["teragen", "terasort"]
+    assert alone.source == "workload teravalidate (scales of suite terasort)"
+    assert set(alone.scales) == {"tiny", "small", "paper"}  # the home suite's scales
+    assert [e.workload for e in load_suite("objects-get").prepare] == []  # writes its own objects
+    assert [e.workload for e in load_suite("groupby").prepare] == ["datagen"]
+    assert load_suite("terasort").name == "terasort" and len(load_suite("terasort").workloads) == 3  # the suite wins

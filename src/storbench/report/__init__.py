@@ -20,6 +20,9 @@ def render(comparison: Comparison, fmt: str, series_loader: SeriesLoader | None 
     if fmt == "table":
         from storbench.report.table import render_table
         return render_table(comparison)
+    if fmt == "summary":  # after a run: the headline figures only
+        from storbench.report.summary import summary_text
+        return summary_text(comparison)
     if fmt in ("md", "markdown"):
         from storbench.report.markdown import render_markdown
         return render_markdown(comparison)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,7 @@ import yaml
 
 from storbench.errors import InputError
 from storbench.suites.model import Entry, Suite
+from storbench.workloads.base import all_workloads, get_workload
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 DEFAULT_SUITE = "spark-transforms"
@@ -31,10 +34,35 @@ def load_suite(name_or_path: str | None) -> Suite:
         path = Path(name_or_path)
         if not path.is_file():
             raise InputError(f"suite file {name_or_path!r} does not exist")
+    elif name_or_path in all_workloads():
+        return workload_suite(name_or_path, builtins)
     else:
-        raise InputError(f"unknown suite {name_or_path!r}; built-in suites: {', '.join(builtins)} "
-                         f"(or give a path to a .yaml file)")
+        near = difflib.get_close_matches(name_or_path, list(dict.fromkeys([*builtins, *all_workloads()])), n=3,
+                                         cutoff=0.5)
+        hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+        raise InputError(f"unknown suite or workload {name_or_path!r}{hint}; built-in suites: {', '.join(builtins)}; "
+                         f"workloads: `storbench workloads` (or give a path to a .yaml file)")
     return parse_suite(path.read_text(), str(path))
+
+
+def workload_suite(name: str, builtins: dict[str, Path]) -> Suite:
+    """One workload alone, as a one-entry suite made on the fly: its ``after`` workloads first, untimed (teragen
+    before terasort), with the scales and parameters of the first built-in suite that runs it, if one does."""
+    prepare = [Entry(before) for before in get_workload(name, "run").after]
+    for path in builtins.values():
+        home = parse_suite(path.read_text(), str(path))
+        entries = {entry.workload: entry for entry in home.entries()}
+        if name in entries:
+            alone = replace(home, name=name, source=f"workload {name} (scales of suite {home.name})",
+                            description=f"{name} alone", repetitions=1, sweep={}, workloads=[entries[name]],
+                            prepare=[entries.get(entry.workload, entry) for entry in prepare])
+            declared = alone.declared_params()  # the home suite's settings for its other workloads stay there
+            return replace(alone, params={k: v for k, v in home.params.items() if k in declared},
+                           scales={scale: {k: v for k, v in values.items() if k in declared}
+                                   for scale, values in home.scales.items()})
+    return Suite(name=name, source=f"workload {name}", description=f"{name} alone", repetitions=1,
+                 scales={"tiny": {}}, default_scale="tiny", scale_parameter="rows", partition_rows=None, params={},
+                 prepare=prepare, workloads=[Entry(name)])
 
 
 def parse_suite(text: str, source: str) -> Suite:

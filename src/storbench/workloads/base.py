@@ -34,6 +34,9 @@ class Workload:
     # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
     # storbench.analysis.metrics builds the catalog from them.
     metrics: ClassVar[tuple["MetricSpec", ...]] = ()
+    # The workloads whose output this one reads (terasort: teragen): `storbench run <name>` runs them
+    # first, untimed, when the workload runs alone.
+    after: ClassVar[tuple[str, ...]] = ()
 
     def check(self, ctx: "RunContext", params: dict[str, Any]) -> None:
         """Raise InputError/TargetError for input that cannot work."""

@@ -405,8 +405,9 @@ def _scaled(value: float | None, factor: float) -> float | None:
 
 
 def _register(name: str, mode: str, description: str) -> type[_RadosBench]:
-    cls = type(re.sub(r"\W", "", name.title()), (_RadosBench,), {"name": name, "mode": mode,
-                                                                  "description": description, "__module__": __name__})
+    cls = type(re.sub(r"\W", "", name.title()), (_RadosBench,), {
+        "name": name, "mode": mode, "description": description, "__module__": __name__,
+        "after": () if mode == "write" else ("rados-bench-write",)})
     return register(cls)
 
 

@@ -88,6 +88,7 @@ class Datagen(Workload):
 
 
 class _TimedTransform(Workload):
+    after = ("datagen",)
     """Re-reads the dataset from storage (never cached) and times one transform."""
 
     params = DATASET_PARAMS

@@ -180,15 +180,16 @@ def validate_sorted(spark: Any, uri: str, records: int, checksum: int) -> list[s
 
 
 TeraGen = variant(_Gen, "teragen", _Gen.description)
-TeraSort = variant(_Sort, "terasort", _Sort.description)
-TeraValidate = variant(_Validate, "teravalidate", _Validate.description)
+TeraSort = variant(_Sort, "terasort", _Sort.description, after=("teragen",))
+TeraValidate = variant(_Validate, "teravalidate", _Validate.description, after=("teragen", "terasort"))
 HSGen = variant(_Gen, "hsgen", "TPCx-HS HSGen: " + _Gen.description)
-HSSort = variant(_Sort, "hssort", "TPCx-HS HSSort: " + _Sort.description)
+HSSort = variant(_Sort, "hssort", "TPCx-HS HSSort: " + _Sort.description, after=("hsgen",))
 
 
 @register
 class HSValidate(_Validate):
     name = "hsvalidate"
+    after = ("hsgen", "hssort")
     description = "TPCx-HS HSValidate: " + _Validate.description + "; reports HSph@SF"
     params = TERA_PARAMS + (Param("scale_factor_bytes", int, 10**12, "bytes per TPCx-HS scale factor unit (1 TB)",
                                   minimum=1),)

@@ -125,6 +125,7 @@ class DfsIoWrite(_DfsIo):
 @register
 class DfsIoRead(_DfsIo):
     name = "dfsio-read"
+    after = ("dfsio-write",)
     description = "TestDFSIO -read: read back the files dfsio-write wrote, one Spark task per file"
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
@@ -150,6 +151,7 @@ class DfsIoRead(_DfsIo):
 @register
 class DfsIoClean(_DfsIo):
     name = "dfsio-clean"
+    after = ("dfsio-write",)
     description = "TestDFSIO -clean: remove only the files this run wrote"
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:

@@ -169,6 +169,7 @@ class TpcdsGen(Workload):
 @register
 class TpcdsAnalyze(Workload):
     name = "tpcds-analyze"
+    after = ("tpcds-gen",)
     description = ("register the TPC-DS tables in Spark's catalog (partitions recovered) and collect table and "
                    "column statistics (ANALYZE TABLE … FOR ALL COLUMNS)")
     params = (SF, DATA)
@@ -202,6 +203,7 @@ class TpcdsAnalyze(Workload):
 @register
 class Tpcds(Workload):
     name = "tpcds"
+    after = ("tpcds-gen", "tpcds-analyze")
     description = ("the 104 TPC-DS queries on Spark SQL, single stream and N concurrent streams (FAIR scheduler), "
                    "each result checked against DuckDB's answer on the same files")
     params = (

@@ -1,0 +1,46 @@
+"""Issue 17: `storbench run WORKLOAD` runs one workload alone, prints a short summary, `show` the full table."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import storbench
+
+
+def _manifest(home: Path) -> dict:
+    return json.loads(next(home.glob("runs/*/manifest.json")).read_text())
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_a_fio_workload_runs_alone_with_a_short_summary(tmp_path):
+    home, target = tmp_path / "home", tmp_path / "target"
+    target.mkdir()
+    done = storbench(home, "run", "fio-randread", "--target", str(target), "--set", "runtime_s=2",
+                     "--set", "size=8m", timeout=300)
+    assert done.returncode == 0, done.stderr
+    manifest = _manifest(home)
+    assert manifest["suite"] == "fio-randread" and manifest["status"] == "succeeded"
+    assert manifest["suite_source"] == "workload fio-randread (scales of suite fio-basic)"
+    assert manifest["repetitions"] == 1
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if line.strip().startswith("Operation"))
+    assert "Time s" in header and "Read MB/s max" in header and "Throughput" in header
+    row = next(line for line in lines if line.strip().startswith("fio-randread"))
+    assert row.strip().endswith("MB/s")  # fio's own bandwidth as the workload's throughput
+    assert not any("Per-second IOPS" in line for line in lines)  # the detail waits for `show`
+    assert len(lines) < 15
+    shown = storbench(home, "show", manifest["run_id"])
+    assert shown.returncode == 0 and "Per-second IOPS" in shown.stdout and "Configuration" in shown.stdout
+
+
+@pytest.mark.spark
+def test_a_spark_workload_runs_alone_after_its_data_generator(tmp_path):
+    home = tmp_path / "home"
+    done = storbench(home, "run", "groupby", "--scale", "20K", "--json", timeout=600)
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    samples = [json.loads(line) for line in (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines()]
+    timed = {(s["workload"], s["repetition"]) for s in samples if s["metric"] == "completion_time"}
+    assert timed == {("datagen", 0), ("groupby", 1)}  # datagen untimed first (prepare), groupby once
