@@ -11,9 +11,11 @@ common wall-clock ``start_at_unix_ms`` so they start together, then their result
 as local processes (:func:`run_local`) or as Spark tasks in barrier mode, one per slot or
 host (:func:`run_spark_barrier`).
 
-Job files carry credentials: they are written mode 0600 into a private temporary
-directory and removed when the engine exits; results never contain them (the engine drops
-``access_key``/``secret_key`` from the job it echoes).
+Credentials never reach a file: a job may hold the S3 keys in memory (``s3.access_key`` /
+``s3.secret_key``), but the job file written for the engine (mode 0600, in a private temporary
+directory, removed when the engine exits) holds the job without them, and the engine process
+gets them in its environment (:data:`CREDENTIAL_ENV`), in Spark tasks too. Results never contain
+them (the engine echoes no keys).
 """
 
 from __future__ import annotations
@@ -58,6 +60,19 @@ NativeEngine = tool_engine("native", lambda: f"storbench-load {version().get('ve
                            "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).")
 
 
+# the job's S3 keys -> the environment variables the engine reads them from
+CREDENTIAL_ENV = {"access_key": "STORBENCH_S3_ACCESS_KEY", "secret_key": "STORBENCH_S3_SECRET_KEY"}
+
+
+def split_credentials(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the job without its S3 keys: what a job file may hold, the environment that carries them)."""
+    section = job.get("s3")
+    if not isinstance(section, dict):
+        return job, {}
+    env = {CREDENTIAL_ENV[name]: str(section[name]) for name in CREDENTIAL_ENV if name in section}
+    return {**job, "s3": {k: v for k, v in section.items() if k not in CREDENTIAL_ENV}}, env
+
+
 def _private_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="storbench-load-"))
 
@@ -85,6 +100,8 @@ def run_job(job: dict[str, Any], records: Path | None = None, timeout: float | N
 def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
               timeout: float | None = None) -> dict[str, Any]:
     """The job in ``processes`` local engine processes started together; their results merged."""
+    job, secrets = split_credentials(job)
+    env = {**os.environ, **secrets}
     work = _private_dir()
     try:
         start_at = int(time.time() * 1000) + (START_DELAY_MS if processes > 1 else 0)
@@ -102,7 +119,7 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
                     argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
                              if processes > 1 else str(records)]
                 procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL), result_path))
+                                               stderr=subprocess.DEVNULL, env=env), result_path))
             for proc, result_path in procs:
                 code = proc.wait(timeout=timeout)
                 results.append(_read_result(result_path, code))
@@ -148,8 +165,11 @@ def merge_results(results: list[dict[str, Any]]) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _barrier_task(job: dict[str, Any], local_binary: str, timeout: float | None):
-    """The function each barrier task runs: agree on a start time, run the engine, return its result."""
+def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: str, timeout: float | None):
+    """The function each barrier task runs: agree on a start time, run the engine, return its result.
+
+    ``job`` holds no keys; ``secrets`` (the credentials' environment) travel inside this closure,
+    which Spark ships with the task and never writes to its conf or event log."""
 
     def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
         import json as _json
@@ -180,7 +200,8 @@ def _barrier_task(job: dict[str, Any], local_binary: str, timeout: float | None)
             _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
         try:
             code = _sp.run([engine, "run", "--job", job_path, "--result", result_path], stdin=_sp.DEVNULL,
-                           stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, timeout=timeout).returncode
+                           stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, timeout=timeout,
+                           env={**_os.environ, **secrets}).returncode
             text = open(result_path).read() if _os.path.exists(result_path) else _json.dumps(
                 {"status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"})
         finally:
@@ -201,7 +222,9 @@ def run_spark_barrier(spark: Any, job: dict[str, Any], tasks: int, timeout: floa
     if not shipped and not sc.master.startswith("local"):
         sc.addFile(local_binary)  # executors on other hosts get the binary with the task
         sc._storbench_load_shipped = True
-    rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_barrier_task(job, local_binary, timeout))
+    job, secrets = split_credentials(job)
+    task = _barrier_task(job, secrets, local_binary, timeout)
+    rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task)
     try:
         texts = rdd.collect()
     except Exception as exc:  # py4j wraps everything; keep the first line
