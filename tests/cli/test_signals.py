@@ -126,7 +126,8 @@ def test_signal_stops_a_run_like_ctrl_c(tmp_path, signum, twice):
 
 def test_sigterm_cancels_spark_jobs_and_ends_the_jvm(tmp_path):
     """Spark's jobs are cancelled before the target is cleaned (none writes into it afterwards), and the JVM,
-    a child of storbench, is gone when storbench is. (py4j's own logging of the interrupt is issue 12 item 14.)"""
+    a child of storbench, is gone when storbench is. The interrupt is one storbench line: no py4j traceback,
+    no killed tasks' lines (issue 12 item 14)."""
     written = []
 
     def ready(pid, _stderr):  # datagen has written the dataset, and scan's job has read it for a second
@@ -138,6 +139,9 @@ def test_sigterm_cancels_spark_jobs_and_ends_the_jvm(tmp_path):
     assert "java" in children.values()
     _assert_stopped_like_ctrl_c(code, outcome, stderr, children, target)
     assert "FileNotFound" not in stderr  # no job was left reading the removed dataset
+    assert "Traceback" not in stderr and "py4j" not in stderr, stderr
+    assert "TaskKilled" not in stderr and "ERROR" not in stderr, stderr
+    assert stderr.count(INTERRUPTED_LINE) == 1 and stderr.rstrip().endswith(INTERRUPTED_LINE), stderr
 
 
 def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch):

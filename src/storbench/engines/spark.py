@@ -8,6 +8,7 @@ group's task metrics into samples of that workload (storbench.engines.eventlog).
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import platform
 import subprocess
@@ -53,6 +54,20 @@ def _end_jvm() -> None:
 
 
 atexit.register(_end_jvm)
+
+def _not_from_py4j(record: logging.LogRecord) -> bool:
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def quiet_py4j() -> None:
+    """py4j reports a call cut short by an interrupt (Ctrl-C, or SIGTERM made one) with a traceback on
+    stderr, through the root logger; storbench says it was interrupted in one line of its own instead.
+    Its own loggers stay quiet too (a failed call still reaches storbench as an exception)."""
+    root = logging.getLogger()
+    if _not_from_py4j not in root.filters:
+        root.addFilter(_not_from_py4j)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+
 
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
 
@@ -120,6 +135,7 @@ class SparkEngine(Engine):
             from pyspark.sql import SparkSession
         except ImportError:
             raise EngineError("pyspark is not installed; run the set-up command from the README") from None
+        quiet_py4j()
         builder = SparkSession.builder.master(self.master).appName(self.app_name)
         for key, value in self.effective_conf().items():
             builder = builder.config(key, value)
@@ -195,10 +211,11 @@ class SparkEngine(Engine):
         if self.session is None:
             return
         context = self.session.sparkContext
-        try:
-            context.cancelAllJobs()
+        try:  # the killed tasks' log lines (TaskKilled, lost tasks) are noise once the run is stopping
+            context.setLogLevel("OFF")
         except Exception:  # py4j's first call after an interrupted one can find its connection closed: once more
-            context.cancelAllJobs()
+            context.setLogLevel("OFF")
+        context.cancelAllJobs()
         deadline = time.monotonic() + 30
         while context.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
             time.sleep(0.1)
