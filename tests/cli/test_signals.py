@@ -124,7 +124,8 @@ def test_signal_stops_a_run_like_ctrl_c(tmp_path, signum, twice):
     assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
 
 
-def test_sigterm_cancels_spark_jobs_and_ends_the_jvm(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_cancels_spark_jobs_and_ends_the_jvm(tmp_path, signum):
     """Spark's jobs are cancelled before the target is cleaned (none writes into it afterwards), and the JVM,
     a child of storbench, is gone when storbench is. The interrupt is one storbench line: no py4j traceback,
     no killed tasks' lines (issue 12 item 14)."""
@@ -135,7 +136,7 @@ def test_sigterm_cancels_spark_jobs_and_ends_the_jvm(tmp_path):
             written.append(time.monotonic())
         return _descendants(pid) if written and time.monotonic() - written[0] > 1 else {}
 
-    code, outcome, stderr, children, target = _interrupt(tmp_path, ["spark-scan"], ready, signal.SIGTERM)
+    code, outcome, stderr, children, target = _interrupt(tmp_path, ["spark-scan"], ready, signum)
     assert "java" in children.values()
     _assert_stopped_like_ctrl_c(code, outcome, stderr, children, target)
     assert "FileNotFound" not in stderr  # no job was left reading the removed dataset

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench import interrupts
 from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
@@ -144,6 +145,7 @@ class SparkEngine(Engine):
         except Exception as exc:  # py4j/JVM start failures arrive as many types
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EngineError(f"Spark session for master {self.master!r} failed to start: {first}") from exc
+        interrupts.reclaim()  # Ctrl-C stops the run as SIGTERM does, not through pyspark's own handler
         self.session.sparkContext.setLogLevel("ERROR")
         return self.session
 
