@@ -43,6 +43,11 @@ def reclaim() -> None:
             signal.signal(sig, _on_signal)
 
 
+def received() -> int:
+    """How many signals have arrived since :func:`install` (a mark to compare with later)."""
+    return len(_received)
+
+
 def exiting() -> None:
     """Nothing is left to clean up: later signals are ignored, so that the exit status stays storbench's own
     (Python restores the default handlers while it shuts down, and the default kills)."""

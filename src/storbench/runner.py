@@ -242,13 +242,16 @@ class Runner:
             ctx.last_window = None
             tag = Tag(workload.name, repetition, index, point.labels)
             self._engines.begin(tag)
+            signals = interrupts.received()
             try:
                 workload.prepare(ctx, params)
                 extra = workload.run(ctx, params)
-            except StorbenchError as exc:
-                exc.where = (workload.name, repetition)
-                raise
             except Exception as exc:
+                if interrupts.received() > signals:  # py4j turns an interrupt into its own error on the way up
+                    raise KeyboardInterrupt from exc
+                if isinstance(exc, StorbenchError):
+                    exc.where = (workload.name, repetition)
+                    raise
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                 error = WorkloadError(f"workload {workload.name} failed: {type(exc).__name__}: {first}")
                 error.where = (workload.name, repetition)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets as _secrets
 import shutil
 import subprocess
 import tempfile
@@ -165,11 +166,39 @@ def merge_results(results: list[dict[str, Any]]) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: str, timeout: float | None):
+# argv[0] of the engines of this process's Spark fan-outs: each names its fan-out, so that a cancelled
+# fan-out's engines (a killed task's engine outlives its job by a moment) can be waited for on this host
+_fanout_names: set[str] = set()
+
+
+def _running(names: set[str], proc: Path = Path("/proc")) -> list[int]:
+    """The processes of this host whose argv[0] is one of ``names``."""
+    found = []
+    for entry in proc.iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().split(b"\0")[0].decode() in names:
+                found.append(int(entry.name))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
+def wait_for_fanout_engines(timeout: float = 30.0) -> list[int]:
+    """After Spark's jobs were cancelled: waits until no engine of this process's fan-outs runs on this host
+    (local executors; remote ones stop on their own when their task's worker is gone); the pids left."""
+    deadline = time.monotonic() + timeout
+    while (left := _running(_fanout_names)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: str, name: str,
+                  timeout: float | None):
     """The function each barrier task runs: agree on a start time, run the engine, return its result.
 
     ``job`` holds no keys; ``secrets`` (the credentials' environment) travel inside this closure,
-    which Spark ships with the task and never writes to its conf or event log."""
+    which Spark ships with the task and never writes to its conf or event log. The engine runs with
+    argv[0] ``name``, its fan-out's."""
 
     def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
         import json as _json
@@ -199,7 +228,8 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
         with _os.fdopen(fd, "w") as handle:
             _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
         try:
-            code = _sp.run([engine, "run", "--job", job_path, "--result", result_path], stdin=_sp.DEVNULL,
+            code = _sp.run([name, "run", "--job", job_path, "--result", result_path], executable=engine,
+                           stdin=_sp.DEVNULL,
                            stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, timeout=timeout,
                            env={**_os.environ, **secrets}).returncode
             text = open(result_path).read() if _os.path.exists(result_path) else _json.dumps(
@@ -223,7 +253,9 @@ def run_spark_barrier(spark: Any, job: dict[str, Any], tasks: int, timeout: floa
         sc.addFile(local_binary)  # executors on other hosts get the binary with the task
         sc._storbench_load_shipped = True
     job, secrets = split_credentials(job)
-    task = _barrier_task(job, secrets, local_binary, timeout)
+    name = f"{BINARY_NAME}-fanout-{_secrets.token_hex(6)}"
+    _fanout_names.add(name)
+    task = _barrier_task(job, secrets, local_binary, name, timeout)
     rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task)
     try:
         texts = rdd.collect()

@@ -56,6 +56,12 @@ def _end_jvm() -> None:
 
 atexit.register(_end_jvm)
 
+def _running_tasks(context: Any) -> int:
+    """Tasks still running on the executors: a cancelled job is over at once for the scheduler, while its
+    tasks (and the processes they started: a fan-out's engines) end when the executors have killed them."""
+    return sum(info.numRunningTasks() for info in context._jsc.sc().statusTracker().getExecutorInfos())
+
+
 def _not_from_py4j(record: logging.LogRecord) -> bool:
     return f"{os.sep}py4j{os.sep}" not in record.pathname
 
@@ -219,7 +225,7 @@ class SparkEngine(Engine):
             context.setLogLevel("OFF")
         context.cancelAllJobs()
         deadline = time.monotonic() + 30
-        while context.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        while (context.statusTracker().getActiveJobsIds() or _running_tasks(context)) and time.monotonic() < deadline:
             time.sleep(0.1)
 
     def stop(self) -> None:

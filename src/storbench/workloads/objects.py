@@ -32,7 +32,7 @@ from typing import Any
 from storbench.analysis.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import native
-from storbench.errors import InputError
+from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.units import parse_size
 from storbench.targets.s3 import S3Target
@@ -314,7 +314,13 @@ class _Objects(Workload):
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        """This workload's objects go with the run prefix (the runner deletes it, marker checked)."""
+        """This workload's objects go with the run prefix (the runner deletes it, marker checked), once no
+        engine of a cancelled Spark fan-out can write there any more."""
+        if params["fanout"] == "spark":
+            left = native.wait_for_fanout_engines()
+            if left:
+                raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still "
+                                    f"run (pids {', '.join(map(str, left))})")
 
 
 def _ms(hist: dict[str, Any], key: str) -> float | None:

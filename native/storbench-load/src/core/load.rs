@@ -23,6 +23,15 @@ pub fn cpu_now() -> Cpu {
     Cpu { user_s: tv(usage.ru_utime), sys_s: tv(usage.ru_stime), max_rss_kb: usage.ru_maxrss }
 }
 
+/// This process's parent, to notice when it is gone: the engine is then an orphan (a Spark task's Python
+/// worker killed when its job was cancelled, or storbench itself killed) and must stop writing at once.
+fn parent_pid() -> i32 {
+    unsafe { libc::getppid() }
+}
+
+/// The exit status of an engine whose parent went away during the load.
+pub const ORPHANED: i32 = 4;
+
 pub fn unix_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
@@ -64,6 +73,7 @@ struct Shared<'a, Op> {
 /// The job's load on workers of `proto` (preflight, if any, already done); each request's row
 /// streamed to `records` when given.
 pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>) -> LoadReport {
+    let parent = parent_pid();
     if job.start_at_unix_ms > 0 {
         let now = unix_ms();
         if job.start_at_unix_ms > now {
@@ -117,9 +127,14 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
                     .expect("spawn worker")
             })
             .collect();
-        // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window.
+        // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
+        // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
+        // run's data is being cleaned up (a PUT cut short leaves no object).
         loop {
             let now = Instant::now();
+            if parent_pid() != parent {
+                std::process::exit(ORPHANED);
+            }
             if cpu_at_measure.is_none() && now >= measure_start {
                 cpu_at_measure = Some(cpu_now());
             }
