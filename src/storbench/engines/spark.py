@@ -76,6 +76,7 @@ def quiet_py4j() -> None:
     logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
 
 
+JVM_LOG = "spark-driver.log"  # the JVM's stderr, in the run directory
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
 
 
@@ -92,6 +93,7 @@ class SparkEngine(Engine):
         self.local_dir = local_dir
         self.app_name = app_name
         self.event_log_dir: str | None = None  # the run's own results directory, when the run keeps one
+        self.jvm_log: Path | None = None  # where the JVM's stderr goes (else storbench's own stderr)
         self.session: Any = None
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
 
@@ -102,6 +104,7 @@ class SparkEngine(Engine):
             events = setup.run_dir / "spark-events"
             events.mkdir(exist_ok=True)
             engine.event_log_dir = str(events)
+            engine.jvm_log = setup.run_dir / JVM_LOG
         return engine
 
     def effective_conf(self) -> dict[str, str]:
@@ -147,13 +150,30 @@ class SparkEngine(Engine):
         for key, value in self.effective_conf().items():
             builder = builder.config(key, value)
         try:
+            self._launch_jvm()
             self.session = builder.getOrCreate()
         except Exception as exc:  # py4j/JVM start failures arrive as many types
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise EngineError(f"Spark session for master {self.master!r} failed to start: {first}") from exc
+            where = f" (the JVM's output is in {self.jvm_log})" if self.jvm_log else ""
+            raise EngineError(f"Spark session for master {self.master!r} failed to start: {first}{where}") from exc
         interrupts.reclaim()  # Ctrl-C stops the run as SIGTERM does, not through pyspark's own handler
         self.session.sparkContext.setLogLevel("ERROR")
         return self.session
+
+    def _launch_jvm(self) -> None:
+        """Spark's JVM with its stderr in the run's ``spark-driver.log``: its start-up notes, task errors and
+        a cancelled job's lines stay out of storbench's own output (PySpark would launch it on our stderr)."""
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
+
+        if self.jvm_log is None or SparkContext._gateway is not None:
+            return
+        conf = SparkConf().setMaster(self.master).setAppName(self.app_name).setAll(list(self.effective_conf().items()))
+        log = os.open(self.jvm_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:  # the JVM keeps its own descriptor
+            SparkContext._ensure_initialized(gateway=launch_gateway(conf, popen_kwargs={"stderr": log}))
+        finally:
+            os.close(log)
 
     def versions(self) -> dict[str, str]:
         session = self.start()

@@ -48,8 +48,8 @@ def test_sigterm_stops_a_spark_fanout_as_an_interrupt(s3, client, tmp_path):
     assert proc.returncode == EXIT_INTERRUPTED, stderr
     outcome = json.loads(out)
     assert json.loads((Path(outcome["path"]) / "manifest.json").read_text())["status"] == "interrupted"
-    assert "Traceback" not in stderr and "py4j" not in stderr and "failed" not in stderr, stderr
-    assert stderr.count(INTERRUPTED_LINE) == 1, stderr
+    assert "Traceback" not in stderr and "py4j" not in stderr, stderr
+    assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
     assert not _alive(children), children
     # the tasks' engines stopped before the run prefix was deleted: none wrote into it afterwards
     assert [key for key in client.list("storbench", "fanout-signal/")] == []
