@@ -1,6 +1,7 @@
 """Secrets (issue 12, items 9 and 10): canaries passed every way a user can never reach the run
 directory, results.db, reports, progress output or files left in the temp dir; secret-looking settings
-are stored as ***, while the real value still reaches Spark."""
+are stored as ***, while the real value still reaches Spark. The S3 ones (engine job files, AWS profile)
+are in tests/workloads/objects/test_objects_secrets.py, beside the SeaweedFS fixture."""
 
 import json
 import os

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received: list[int] = []
 _shields = 0
+_installed = False
 
 
 def _on_signal(signum: int, _frame: Any) -> None:
@@ -27,14 +28,31 @@ def _on_signal(signum: int, _frame: Any) -> None:
 
 def install() -> None:
     """The process's own entry point: SIGINT, SIGTERM and SIGHUP interrupt it once, later ones are ignored."""
+    global _installed
     _received.clear()
+    _installed = True
     for sig in SIGNALS:
         signal.signal(sig, _on_signal)
+
+
+def reclaim() -> None:
+    """Takes the signals back from a library that set its own handler (pyspark's SparkContext sets SIGINT's,
+    which cancels Spark's jobs itself before the run can quiet them), when :func:`install` set storbench's."""
+    if _installed and threading.current_thread() is threading.main_thread():
+        for sig in SIGNALS:
+            signal.signal(sig, _on_signal)
+
+
+def received() -> int:
+    """How many signals have arrived since :func:`install` (a mark to compare with later)."""
+    return len(_received)
 
 
 def exiting() -> None:
     """Nothing is left to clean up: later signals are ignored, so that the exit status stays storbench's own
     (Python restores the default handlers while it shuts down, and the default kills)."""
+    global _installed
+    _installed = False
     for sig in SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
 

@@ -38,6 +38,9 @@ class Progress:
         try:
             yield outcome
             status = "done"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
         finally:
             stop.set()
             if ticker:

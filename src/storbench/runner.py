@@ -250,16 +250,19 @@ class Runner:
             ctx.last_window = None
             tag = Tag(workload.name, repetition, index, point.labels)
             self._engines.begin(tag)
+            signals = interrupts.received()
             try:
                 workload.prepare(ctx, params)
                 extra = workload.run(ctx, params)
-            except StorbenchError as exc:
-                exc.where = (workload.name, repetition)
-                if exc.samples:  # measured before it failed: kept, and the phase still fails
-                    writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
-                                        for s in exc.samples])
-                raise
             except Exception as exc:
+                if interrupts.received() > signals:  # py4j turns an interrupt into its own error on the way up
+                    raise KeyboardInterrupt from exc
+                if isinstance(exc, StorbenchError):
+                    exc.where = (workload.name, repetition)
+                    if exc.samples:  # measured before it failed: kept, and the phase still fails
+                        writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
+                                            for s in exc.samples])
+                    raise
                 error = WorkloadError(f"workload {workload.name} failed: {_error_line(exc)}")
                 error.where = (workload.name, repetition)
                 raise error from exc

@@ -4,9 +4,12 @@
 //!   storbench-load merge --result merged.json one.json two.json ...
 //!   storbench-load version
 //!
+//! The S3 credentials come from $STORBENCH_S3_ACCESS_KEY and $STORBENCH_S3_SECRET_KEY, never
+//! from a file storbench writes (a job's own keys are read only when those are unset).
 //! JSON in, JSON out; the exit status is 0 when the result file says "status": "ok", 2 when it
 //! says "fatal" (one line in "fatal": the endpoint cannot be reached, credentials refused, bad
-//! job), 3 when not even a result file could be written. Nothing on stdout is meant for machines.
+//! job), 3 when not even a result file could be written, 4 when its parent process went away during the
+//! load (it exits at once, writing nothing more). Nothing on stdout is meant for machines.
 //!
 //! `core` is protocol-agnostic; each protocol is a module implementing `core::Protocol`, listed
 //! in `PROTOCOLS` below: the job's "protocol" picks it ("s3" when the job does not say).

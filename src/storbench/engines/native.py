@@ -11,15 +11,18 @@ common wall-clock ``start_at_unix_ms`` so they start together, then their result
 as local processes (:func:`run_local`) or as Spark tasks in barrier mode, one per slot or
 host (:func:`run_spark_barrier`).
 
-Job files carry credentials: they are written mode 0600 into a private temporary
-directory and removed when the engine exits; results never contain them (the engine drops
-``access_key``/``secret_key`` from the job it echoes).
+Credentials never reach a file: a job may hold the S3 keys in memory (``s3.access_key`` /
+``s3.secret_key``), but the job file written for the engine (mode 0600, in a private temporary
+directory, removed when the engine exits) holds the job without them, and the engine process
+gets them in its environment (:data:`CREDENTIAL_ENV`), in Spark tasks too. Results never contain
+them (the engine echoes no keys).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets as _secrets
 import shutil
 import subprocess
 import tempfile
@@ -58,6 +61,19 @@ NativeEngine = tool_engine("native", lambda: f"storbench-load {version().get('ve
                            "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).")
 
 
+# the job's S3 keys -> the environment variables the engine reads them from
+CREDENTIAL_ENV = {"access_key": "STORBENCH_S3_ACCESS_KEY", "secret_key": "STORBENCH_S3_SECRET_KEY"}
+
+
+def split_credentials(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the job without its S3 keys: what a job file may hold, the environment that carries them)."""
+    section = job.get("s3")
+    if not isinstance(section, dict):
+        return job, {}
+    env = {CREDENTIAL_ENV[name]: str(section[name]) for name in CREDENTIAL_ENV if name in section}
+    return {**job, "s3": {k: v for k, v in section.items() if k not in CREDENTIAL_ENV}}, env
+
+
 def _private_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="storbench-load-"))
 
@@ -85,6 +101,8 @@ def run_job(job: dict[str, Any], records: Path | None = None, timeout: float | N
 def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
               timeout: float | None = None) -> dict[str, Any]:
     """The job in ``processes`` local engine processes started together; their results merged."""
+    job, secrets = split_credentials(job)
+    env = {**os.environ, **secrets}
     work = _private_dir()
     try:
         start_at = int(time.time() * 1000) + (START_DELAY_MS if processes > 1 else 0)
@@ -102,7 +120,7 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
                     argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
                              if processes > 1 else str(records)]
                 procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL), result_path))
+                                               stderr=subprocess.DEVNULL, env=env), result_path))
             for proc, result_path in procs:
                 code = proc.wait(timeout=timeout)
                 results.append(_read_result(result_path, code))
@@ -148,9 +166,40 @@ def merge_results(results: list[dict[str, Any]]) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _barrier_task(job: dict[str, Any], local_binary: str | None, timeout: float | None):
+# argv[0] of the engines of this process's Spark fan-outs: each names its fan-out, so that a cancelled
+# fan-out's engines (a killed task's engine outlives its job by a moment) can be waited for on this host
+_fanout_names: set[str] = set()
+
+
+def _running(names: set[str], proc: Path = Path("/proc")) -> list[int]:
+    """The processes of this host whose argv[0] is one of ``names``."""
+    found = []
+    for entry in proc.iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().split(b"\0")[0].decode() in names:
+                found.append(int(entry.name))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
+def wait_for_fanout_engines(timeout: float = 30.0) -> list[int]:
+    """After Spark's jobs were cancelled: waits until no engine of this process's fan-outs runs on this host
+    (local executors; remote ones stop on their own when their task's worker is gone); the pids left."""
+    deadline = time.monotonic() + timeout
+    while (left := _running(_fanout_names)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: str | None, name: str,
+                  timeout: float | None):
     """The function each barrier task runs: agree on a start time, run the engine, return its result and where
-    it ran. ``local_binary`` None: only the binary shipped with the job (``addFile``) will do."""
+    it ran. ``local_binary`` None: only the binary shipped with the job (``addFile``) will do.
+
+    ``job`` holds no keys; ``secrets`` (the credentials' environment) travel inside this closure,
+    which Spark ships with the task and never writes to its conf or event log. The engine runs with
+    argv[0] ``name``, its fan-out's."""
 
     def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
         import json as _json
@@ -189,8 +238,9 @@ def _barrier_task(job: dict[str, Any], local_binary: str | None, timeout: float 
         with _os.fdopen(fd, "w") as handle:
             _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
         try:
-            proc = _sp.Popen([engine, "run", "--job", job_path, "--result", result_path], stdin=_sp.DEVNULL,
-                             stdout=_sp.DEVNULL, stderr=_sp.DEVNULL)
+            proc = _sp.Popen([name, "run", "--job", job_path, "--result", result_path], executable=engine,
+                             stdin=_sp.DEVNULL, stdout=_sp.DEVNULL, stderr=_sp.DEVNULL,
+                             env={**_os.environ, **secrets})
             where["engine_pid"] = proc.pid
             try:
                 code = proc.wait(timeout=timeout)
@@ -217,7 +267,10 @@ def run_spark_barrier(spark: Any, job: dict[str, Any], tasks: int, timeout: floa
     if not local and not getattr(sc, "_storbench_load_shipped", False):
         sc.addFile(local_binary)  # executors on other hosts get the binary with the task and run only that one
         sc._storbench_load_shipped = True
-    task = _barrier_task(job, local_binary if local else None, timeout)
+    job, secrets = split_credentials(job)
+    name = f"{BINARY_NAME}-fanout-{_secrets.token_hex(6)}"
+    _fanout_names.add(name)
+    task = _barrier_task(job, secrets, local_binary if local else None, name, timeout)
     rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task)
     try:
         texts = rdd.collect()

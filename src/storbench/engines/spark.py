@@ -8,6 +8,7 @@ group's task metrics into samples of that workload (storbench.engines.eventlog).
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import platform
 import shutil
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench import interrupts
 from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
@@ -56,6 +58,27 @@ def _end_jvm() -> None:
 
 atexit.register(_end_jvm)
 
+def _running_tasks(context: Any) -> int:
+    """Tasks still running on the executors: a cancelled job is over at once for the scheduler, while its
+    tasks (and the processes they started: a fan-out's engines) end when the executors have killed them."""
+    return sum(info.numRunningTasks() for info in context._jsc.sc().statusTracker().getExecutorInfos())
+
+
+def _not_from_py4j(record: logging.LogRecord) -> bool:
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def quiet_py4j() -> None:
+    """py4j reports a call cut short by an interrupt (Ctrl-C, or SIGTERM made one) with a traceback on
+    stderr, through the root logger; storbench says it was interrupted in one line of its own instead.
+    Its own loggers stay quiet too (a failed call still reaches storbench as an exception)."""
+    root = logging.getLogger()
+    if _not_from_py4j not in root.filters:
+        root.addFilter(_not_from_py4j)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+
+
+JVM_LOG = "spark-driver.log"  # the JVM's stderr, in the run directory
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
 
 
@@ -72,6 +95,7 @@ class SparkEngine(Engine):
         self.local_dir = local_dir
         self.app_name = app_name
         self.event_log_dir: str | None = None  # the run's own results directory, when the run keeps one
+        self.jvm_log: Path | None = None  # where the JVM's stderr goes (else storbench's own stderr)
         self.session: Any = None
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
@@ -83,6 +107,7 @@ class SparkEngine(Engine):
             events = setup.run_dir / "spark-events"
             events.mkdir(exist_ok=True)
             engine.event_log_dir = str(events)
+            engine.jvm_log = setup.run_dir / JVM_LOG
         return engine
 
     def effective_conf(self) -> dict[str, str]:
@@ -123,18 +148,37 @@ class SparkEngine(Engine):
             from pyspark.sql import SparkSession
         except ImportError:
             raise EngineError("pyspark is not installed; run the set-up command from the README") from None
+        quiet_py4j()
         builder = SparkSession.builder.master(self.master).appName(self.app_name)
         for key, value in self.effective_conf().items():
             builder = builder.config(key, value)
         try:
+            self._launch_jvm()
             self.session = builder.getOrCreate()
         except Exception as exc:  # py4j/JVM start failures arrive as many types
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise EngineError(f"Spark session for master {self.master!r} failed to start: {first}") from exc
+            where = f" (the JVM's output is in {self.jvm_log})" if self.jvm_log else ""
+            raise EngineError(f"Spark session for master {self.master!r} failed to start: {first}{where}") from exc
+        interrupts.reclaim()  # Ctrl-C stops the run as SIGTERM does, not through pyspark's own handler
         self.session.sparkContext.setLogLevel("ERROR")
         if not self.master.startswith("local"):  # executors elsewhere may have Spark and Python only
             self._shipped = ship_code(self.session.sparkContext)
         return self.session
+
+    def _launch_jvm(self) -> None:
+        """Spark's JVM with its stderr in the run's ``spark-driver.log``: its start-up notes, task errors and
+        a cancelled job's lines stay out of storbench's own output (PySpark would launch it on our stderr)."""
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
+
+        if self.jvm_log is None or SparkContext._gateway is not None:
+            return
+        conf = SparkConf().setMaster(self.master).setAppName(self.app_name).setAll(list(self.effective_conf().items()))
+        log = os.open(self.jvm_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:  # the JVM keeps its own descriptor
+            SparkContext._ensure_initialized(gateway=launch_gateway(conf, popen_kwargs={"stderr": log}))
+        finally:
+            os.close(log)
 
     def versions(self) -> dict[str, str]:
         session = self.start()
@@ -200,12 +244,13 @@ class SparkEngine(Engine):
         if self.session is None:
             return
         context = self.session.sparkContext
-        try:
-            context.cancelAllJobs()
+        try:  # the killed tasks' log lines (TaskKilled, lost tasks) are noise once the run is stopping
+            context.setLogLevel("OFF")
         except Exception:  # py4j's first call after an interrupted one can find its connection closed: once more
-            context.cancelAllJobs()
+            context.setLogLevel("OFF")
+        context.cancelAllJobs()
         deadline = time.monotonic() + 30
-        while context.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        while (context.statusTracker().getActiveJobsIds() or _running_tasks(context)) and time.monotonic() < deadline:
             time.sleep(0.1)
 
     def stop(self) -> None:

@@ -322,7 +322,13 @@ class _Objects(Workload):
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        """This workload's objects go with the run prefix (the runner deletes it, marker checked)."""
+        """This workload's objects go with the run prefix (the runner deletes it, marker checked), once no
+        engine of a cancelled Spark fan-out can write there any more."""
+        if params["fanout"] == "spark":
+            left = native.wait_for_fanout_engines()
+            if left:
+                raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still "
+                                    f"run (pids {', '.join(map(str, left))})")
 
 
 def _failed(workload: str, results: list[dict[str, Any]]) -> tuple[WorkloadError | None, float]:

@@ -4,9 +4,9 @@
 
 use super::job::{Job, KeyOrder, Load, SizeDist};
 use super::payload::{size_for, Rng};
+use super::records::{Records, Row};
 use super::stats::WorkerStats;
 use super::{KeyUse, OpFailure as _, OpOf, Operation, Protocol, Request, Worker};
-use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +22,15 @@ pub fn cpu_now() -> Cpu {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Cpu { user_s: tv(usage.ru_utime), sys_s: tv(usage.ru_stime), max_rss_kb: usage.ru_maxrss }
 }
+
+/// This process's parent, to notice when it is gone: the engine is then an orphan (a Spark task's Python
+/// worker killed when its job was cancelled, or storbench itself killed) and must stop writing at once.
+fn parent_pid() -> i32 {
+    unsafe { libc::getppid() }
+}
+
+/// The exit status of an engine whose parent went away during the load.
+pub const ORPHANED: i32 = 4;
 
 pub fn unix_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -61,8 +70,10 @@ struct Shared<'a, Op> {
     names: Vec<String>,
 }
 
-/// The job's load on workers of `proto` (preflight, if any, already done).
-pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: bool) -> LoadReport {
+/// The job's load on workers of `proto` (preflight, if any, already done); each request's row
+/// streamed to `records` when given.
+pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>) -> LoadReport {
+    let parent = parent_pid();
     if job.start_at_unix_ms > 0 {
         let now = unix_ms();
         if job.start_at_unix_ms > now {
@@ -98,7 +109,7 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: bool) -> LoadRep
     let finished = AtomicU64::new(0);
     let mut cpu_at_measure: Option<Cpu> = None;
     let cpu_start = cpu_now();
-    let mut total = WorkerStats::new(job.mix.len(), records);
+    let mut total = WorkerStats::new(job.mix.len());
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
@@ -116,9 +127,14 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: bool) -> LoadRep
                     .expect("spawn worker")
             })
             .collect();
-        // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window.
+        // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
+        // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
+        // run's data is being cleaned up (a PUT cut short leaves no object).
         loop {
             let now = Instant::now();
+            if parent_pid() != parent {
+                std::process::exit(ORPHANED);
+            }
             if cpu_at_measure.is_none() && now >= measure_start {
                 cpu_at_measure = Some(cpu_now());
             }
@@ -222,9 +238,10 @@ fn pick_key<Op>(shared: &Shared<Op>, i: usize, rng: &mut Rng) -> Option<u64> {
     }
 }
 
-fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, records: bool) -> WorkerStats {
+fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, records: Option<&Records>) -> WorkerStats {
     let job = shared.job;
-    let mut stats = WorkerStats::new(job.mix.len(), records);
+    let mut stats = WorkerStats::new(job.mix.len());
+    let mut rows = records.map(Records::writer);
     let mut rng = Rng::new(job.seed ^ (job.process_index << 32) ^ index as u64 ^ 0xABCD_0000_0000);
     let open = match &job.load {
         Load::Open { rate, .. } => Some(rate / job.process_count as f64),
@@ -281,14 +298,13 @@ fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, re
         let second = (done - shared.t0).as_secs() as usize;
         let latency_us = (done - intended).as_micros() as u64;
         let measured = done >= shared.measure_start;
-        if records {
-            let t_us = (intended - shared.t0).as_micros();
+        if let Some(rows) = rows.as_mut() {
             let (bytes, status) = match &result {
                 Ok(o) => (o.bytes, "ok".into()),
                 Err(e) => (0, e.kind()),
             };
-            let line = format!("{},{},{},{},{},{},{}\n", t_us, shared.names[op], key, latency_us, (done - started).as_micros(), bytes, status);
-            stats.records.as_mut().unwrap().write_all(line.as_bytes()).ok();
+            rows.row(Row { intended_us: (intended - shared.t0).as_micros(), op: &shared.names[op], key, latency_us,
+                           service_us: (done - started).as_micros(), bytes, status: &status });
         }
         match result {
             Ok(outcome) => {

@@ -6,6 +6,7 @@ pub mod error;
 pub mod job;
 pub mod load;
 pub mod payload;
+pub mod records;
 pub mod result;
 pub mod series;
 pub mod stats;
@@ -19,7 +20,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::io::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
@@ -144,20 +144,10 @@ pub fn run<P: Protocol>(doc: Value, job_path: &Path, records_path: Option<&Path>
     if job.preflight {
         proto.preflight()?;
     }
-    let report = load::run(&job, &proto, records_path.is_some());
-    if let (Some(path), Some(records)) = (records_path, &report.stats.records) {
-        write_records(path, records)?;
+    let records = records_path.map(records::Records::create).transpose()?;
+    let report = load::run(&job, &proto, records.as_ref());
+    if let Some(records) = records {
+        records.finish()?;
     }
     Ok(result::run_result(&job, P::NAME, echoed, &report))
-}
-
-/// The per-request records (CSV rows) as a zstd-compressed file, with a header line.
-fn write_records(path: &Path, records: &[u8]) -> Result<(), Error> {
-    let write = || -> std::io::Result<()> {
-        let mut enc = zstd::Encoder::new(std::fs::File::create(path)?, 3)?;
-        enc.write_all(b"intended_us,op,key,latency_us,service_us,bytes,status\n")?;
-        enc.write_all(records)?;
-        enc.finish().map(drop)
-    };
-    write().map_err(|source| Error::Io { what: format!("cannot write records {}", path.display()), source })
 }

@@ -79,18 +79,16 @@ pub struct WorkerStats {
     pub per_op: Vec<OpStats>,
     pub series: Vec<Second>,
     pub errors: BTreeMap<String, (u64, String)>,
-    pub records: Option<Vec<u8>>,
     pub late_starts: u64,
     pub max_start_lag_us: u64,
 }
 
 impl WorkerStats {
-    pub fn new(ops: usize, records: bool) -> Self {
+    pub fn new(ops: usize) -> Self {
         WorkerStats {
             per_op: (0..ops).map(|_| OpStats::new()).collect(),
             series: Vec::new(),
             errors: BTreeMap::new(),
-            records: if records { Some(Vec::new()) } else { None },
             late_starts: 0,
             max_start_lag_us: 0,
         }
@@ -118,9 +116,6 @@ impl WorkerStats {
         for (kind, (n, msg)) in other.errors {
             let entry = self.errors.entry(kind).or_insert((0, msg));
             entry.0 += n;
-        }
-        if let (Some(a), Some(b)) = (self.records.as_mut(), other.records) {
-            a.extend_from_slice(&b);
         }
         self.late_starts += other.late_starts;
         self.max_start_lag_us = self.max_start_lag_us.max(other.max_start_lag_us);
@@ -163,8 +158,8 @@ mod tests {
 
     #[test]
     fn worker_stats_merge_series_and_errors() {
-        let mut a = WorkerStats::new(2, false);
-        let mut b = WorkerStats::new(2, false);
+        let mut a = WorkerStats::new(2);
+        let mut b = WorkerStats::new(2);
         a.second(0).ops = 3;
         b.second(2).ops = 4;
         b.second(0).lat_max_us = 9;

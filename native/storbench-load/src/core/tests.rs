@@ -132,12 +132,12 @@ fn a_whole_run_of_a_protocol_the_core_does_not_name() {
 #[test]
 fn sequential_keys_each_once_and_consuming_ops_end_the_run() {
     let (job, kv) = setup(json!({"start_key": 100}));
-    let report = load::run(&job, &kv, false);
+    let report = load::run(&job, &kv, None);
     assert_eq!(keys(&kv), (100..110).collect::<Vec<_>>());
     assert_eq!(report.stats.per_op[0].ops, 10);
 
     let (job, kv) = setup(json!({"mix": [{"op": "erase"}], "ops": 0, "duration_s": 30}));
-    let report = load::run(&job, &kv, false);
+    let report = load::run(&job, &kv, None);
     assert_eq!(keys(&kv), (0..10).collect::<Vec<_>>());
     assert!(report.measured_s < 30.0, "{}", report.measured_s);
 }
@@ -145,12 +145,19 @@ fn sequential_keys_each_once_and_consuming_ops_end_the_run() {
 #[test]
 fn failures_are_counted_by_kind_and_recorded() {
     let (job, kv) = setup(json!({"kv": {"fail_every": 3}, "load": {"model": "closed", "concurrency": 1}}));
-    let report = load::run(&job, &kv, true);
+    let dir = std::env::temp_dir().join(format!("storbench-load-test-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ops.zst");
+    let records = records::Records::create(&path).unwrap();
+    let report = load::run(&job, &kv, Some(&records));
+    records.finish().unwrap();
     let op = &report.stats.per_op[0];
     assert_eq!((op.ops, op.errors), (6, 4)); // keys 0, 3, 6, 9 refused
     assert_eq!(report.stats.errors["refused"], (4, "key 0 refused".to_string()));
-    let records = String::from_utf8(report.stats.records.unwrap()).unwrap();
-    let rows: Vec<Vec<&str>> = records.lines().map(|l| l.split(',').collect()).collect();
+    let text = String::from_utf8(zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(text.lines().next(), Some(records::HEADER.trim_end()));
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 10);
     assert!(rows.iter().all(|r| r[1] == "write"));
     assert_eq!(rows.iter().filter(|r| r[6] == "refused").count(), 4);
@@ -174,7 +181,7 @@ fn the_mix_names_the_result_ops_and_ranges() {
 fn open_loop_schedules_at_the_rate() {
     let (job, kv) = setup(json!({"mix": [{"op": "read"}], "ops": 0, "duration_s": 0.5,
                                  "load": {"model": "open", "rate": 200, "max_outstanding": 2}}));
-    let report = load::run(&job, &kv, false);
+    let report = load::run(&job, &kv, None);
     assert_eq!(report.scheduled, 100);
     let ops = report.stats.per_op[0].ops;
     assert!((70..=100).contains(&ops), "{ops}");

@@ -55,10 +55,11 @@ pub struct S3Config {
     pub endpoint: String,
     #[serde(default = "default_region")]
     pub region: String,
-    /// Never echoed into the result.
-    #[serde(skip_serializing)]
+    /// The credentials: from `ACCESS_KEY_ENV`/`SECRET_KEY_ENV` (storbench passes them so, never in
+    /// the job file); a job's own keys are used only when those are unset. Never echoed into the result.
+    #[serde(default, skip_serializing)]
     pub access_key: String,
-    #[serde(skip_serializing)]
+    #[serde(default, skip_serializing)]
     pub secret_key: String,
     pub bucket: String,
     /// Object keys are `<prefix>obj-<key number>`; LIST lists this prefix.
@@ -82,6 +83,21 @@ pub struct S3Config {
     /// TLS: accept any certificate (self-signed test servers).
     #[serde(default)]
     pub insecure_tls: bool,
+}
+
+/// The environment variables the credentials come from.
+pub const ACCESS_KEY_ENV: &str = "STORBENCH_S3_ACCESS_KEY";
+pub const SECRET_KEY_ENV: &str = "STORBENCH_S3_SECRET_KEY";
+
+/// The section with its credentials from `lookup` (the environment): both variables set win over
+/// the job's keys; neither there nor in the job is refused.
+fn with_credentials(mut cfg: S3Config, lookup: impl Fn(&str) -> Option<String>) -> Result<S3Config, JobError> {
+    if let (Some(key), Some(secret)) = (lookup(ACCESS_KEY_ENV), lookup(SECRET_KEY_ENV)) {
+        (cfg.access_key, cfg.secret_key) = (key, secret);
+    } else if cfg.access_key.is_empty() && cfg.secret_key.is_empty() {
+        return Err(JobError::Invalid("no S3 credentials: set STORBENCH_S3_ACCESS_KEY and STORBENCH_S3_SECRET_KEY"));
+    }
+    Ok(cfg)
 }
 
 fn default_region() -> String {
@@ -120,6 +136,7 @@ impl Protocol for S3 {
     type Worker = S3Worker;
 
     fn setup(job: &Job<ObjectOp>, cfg: S3Config) -> Result<Self, Error> {
+        let cfg = with_credentials(cfg, |name| std::env::var(name).ok())?;
         if cfg.bucket.is_empty() {
             return Err(JobError::Invalid("s3.bucket is empty").into());
         }
@@ -227,6 +244,29 @@ mod tests {
         let err = s3_job(json!({"s3": {"endpoint": "http://h", "access_key": "", "secret_key": "", "bucket": "b",
                                        "addressing": "dns"}})).unwrap_err().to_string();
         assert!(err.starts_with("job j.json: s3: unknown variant `dns`, expected `path` or `virtual`"), "{err}");
+    }
+
+    #[test]
+    fn credentials_come_from_the_environment_and_a_job_needs_none() {
+        let env = |key: Option<&'static str>, secret: Option<&'static str>| {
+            move |name: &str| match name {
+                ACCESS_KEY_ENV => key.map(String::from),
+                SECRET_KEY_ENV => secret.map(String::from),
+                _ => None,
+            }
+        };
+        let keyless = json!({"endpoint": "http://127.0.0.1:9", "bucket": "b"});
+        let (_, cfg) = s3_job(json!({ "s3": keyless })).unwrap(); // the job storbench writes holds no keys
+        let cfg = with_credentials(cfg, env(Some("AK-env"), Some("SK-env"))).unwrap();
+        assert_eq!((cfg.access_key.as_str(), cfg.secret_key.as_str()), ("AK-env", "SK-env"));
+        let (_, cfg) = s3_job(json!({})).unwrap(); // a job's own keys: the environment still wins
+        let from_env = with_credentials(cfg.clone(), env(Some("AK-env"), Some("SK-env"))).unwrap();
+        assert_eq!((from_env.access_key.as_str(), from_env.secret_key.as_str()), ("AK-env", "SK-env"));
+        let from_job = with_credentials(cfg.clone(), env(Some("AK-env"), None)).unwrap(); // half set: not used
+        assert_eq!((from_job.access_key.as_str(), from_job.secret_key.as_str()), ("AK", "SK"));
+        let (_, cfg) = s3_job(json!({ "s3": keyless })).unwrap();
+        let err = with_credentials(cfg, env(None, None)).unwrap_err().to_string();
+        assert_eq!(err, "job: no S3 credentials: set STORBENCH_S3_ACCESS_KEY and STORBENCH_S3_SECRET_KEY");
     }
 
     #[test]
