@@ -60,6 +60,18 @@ if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
   echo "$jvm_fingerprint" > "$jvm_stamp"
 fi
 
+# Spark's S3A connector for s3:// targets (jvm/s3a: hadoop-aws matching PySpark's Hadoop, the AWS SDK v2
+# modules it loads, Spark's cloud committers; ~13 MB in jvm/s3a/target/jars), fetched again only when its pom changes.
+s3a_stamp="jvm/s3a/target/.storbench-built"
+s3a_fingerprint="$(sha256sum jvm/s3a/pom.xml | cut -c1-16)"
+if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
+  echo "setup: fetching the S3A jars for Spark with Maven (~13 MB)" >&2
+  rm -rf jvm/s3a/target/jars
+  mvn -q -B -f jvm/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=target/jars \
+      -DincludeScope=runtime >/dev/null
+  echo "$s3a_fingerprint" > "$s3a_stamp"
+fi
+
 # The native load engine (native/, Rust): a release build, rebuilt only when its sources change.
 native_stamp="native/target/.storbench-built"
 native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"

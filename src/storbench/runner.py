@@ -143,7 +143,8 @@ class Runner:
                             spark_conf={**target.spark_conf(), **wanted, **options.spark_conf},
                             local_dir=target.spark_local_dir)
         engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
-        ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "", mode=options.mode,
+        ctx = RunContext(run_id=run_id, target=target, root_uri=target.spark_uri(target.root_uri or ""),
+                         mode=options.mode,
                          allow_device_overwrite=options.allow_device_overwrite, keep_data=options.keep_data)
         try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
             for name, workload in workloads.items():

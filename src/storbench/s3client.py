@@ -140,6 +140,10 @@ class S3Client:
         self._check(status, data, (200, 204, 404))
 
     def list(self, bucket: str, prefix: str = "") -> Iterator[str]:
+        return (key for key, _ in self.list_sizes(bucket, prefix))
+
+    def list_sizes(self, bucket: str, prefix: str = "") -> Iterator[tuple[str, int]]:
+        """(key, size) of every object under ``prefix``."""
         token = None
         while True:
             query = {"list-type": "2", "prefix": prefix, "max-keys": "1000"}
@@ -147,8 +151,8 @@ class S3Client:
                 query["continuation-token"] = token
             status, _, data = self.request("GET", bucket, query=query)
             self._check(status, data)
-            for match in re.finditer(rb"<Key>(.*?)</Key>", data, re.S):
-                yield _tag(b"<Key>" + match.group(1) + b"</Key>", "Key") or ""
+            for match in re.finditer(rb"<Contents>(.*?)</Contents>", data, re.S):
+                yield _tag(match.group(1), "Key") or "", int(_tag(match.group(1), "Size") or 0)
             if _tag(data, "IsTruncated") != "true":
                 return
             token = _tag(data, "NextContinuationToken")

@@ -10,7 +10,8 @@ from storbench.workloads import all_workloads
 
 # One metric of each declaring module, as the reports know them.
 FAMILIES = {"storbench.telemetry.metrics": "max_read_mbps", "storbench.engines.eventlog": "shuffle_read_mb",
-            "storbench.analysis.consistency": "ps_iops_cv", "storbench.workloads.spark_transforms": "rows",
+            "storbench.analysis.consistency": "ps_iops_cv", "storbench.engines.s3a": "s3a_put_requests",
+            "storbench.workloads.spark_transforms": "rows",
             "storbench.workloads.terasort": "hsph", "storbench.workloads.tpcds": "query_time",
             "storbench.workloads.dfsio": "dfsio_throughput_mbps", "storbench.workloads.fio": "fio_clat_p99_9_ms",
             "storbench.workloads.rados_bench": "rados_stddev_iops", "storbench.workloads.objects": "obj_ttfb_p99_ms"}

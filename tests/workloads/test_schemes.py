@@ -13,7 +13,8 @@ from storbench.targets.s3 import S3Target
 from storbench.workloads import all_workloads, get_workload
 from storbench.workloads.base import Workload, family
 
-SPARK_NEEDS = "a directory on a filesystem or an hdfs://HOST:PORT/PATH"
+SPARK_NEEDS = ("a directory on a filesystem or an hdfs://HOST:PORT/PATH or an s3://BUCKET/PREFIX target, "
+               "e.g. s3://storbench/ on `storbench services up s3`")
 
 
 @pytest.fixture
@@ -40,8 +41,6 @@ def test_every_workload_names_known_schemes():
                           f"workloads can (datagen needs {SPARK_NEEDS})"),
     ("teragen", "rados", "workload teragen cannot use the RADOS pool target rados://pool; only the rados-bench "
                          f"workloads can (teragen needs {SPARK_NEEDS})"),
-    ("groupby", "s3", "workload groupby cannot use the s3:// target s3://bucket/x; only the objects workloads can "
-                      f"(groupby needs {SPARK_NEEDS})"),
     ("fio-write", "hdfs", "workload fio-write cannot use the hdfs:// target hdfs://127.0.0.1:1/x; only the {takers} "
                           "workloads can (fio-write needs a directory on a filesystem or a raw device /dev/NAME)"),
     ("objects-put", "file", "workload objects-put cannot use the directory target file://{tmp}; only the {takers} "
@@ -57,6 +56,13 @@ def test_a_workload_refuses_the_schemes_it_does_not_take(targets, tmp_path, work
     if "{takers}" in message:
         message = message.replace("{takers}", takers(scheme))
     assert str(refused.value) == message.replace("{tmp}", str(tmp_path))
+
+
+@pytest.mark.parametrize("workload", ["groupby", "teragen", "terasort", "dfsio-write"])
+def test_spark_workloads_take_s3_through_s3a(targets, workload):
+    params = {p.name: p.default for p in get_workload(workload).params}
+    get_workload(workload).check(context(targets["s3"]), params)  # no refusal
+    assert targets["s3"].spark_uri("s3://bucket/x/storbench-r") == "s3a://bucket/x/storbench-r"
 
 
 def takers(scheme: str) -> str:

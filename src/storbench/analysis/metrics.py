@@ -74,7 +74,8 @@ def metric_table(text: str) -> tuple[MetricSpec, ...]:
 
 
 # The modules whose ``METRICS`` declare the metrics no workload owns.
-SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbench.analysis.consistency")
+SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbench.engines.s3a",
+          "storbench.analysis.consistency")
 
 # Ordering rule. The catalog's order is the reports' order: rows within a workload,
 # metric columns, headlines (storbench.analysis.compare and .model sort by it). Sections
@@ -83,7 +84,7 @@ SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbenc
 # follows them, in discovery order (by module name). Within a section the declaration's own
 # order holds, and a metric declared again keeps the place of its first declaration.
 ORDER = ("storbench.telemetry.metrics", "storbench.workloads.spark_transforms", "storbench.engines.eventlog",
-         "storbench.workloads.terasort", "storbench.workloads.tpcds", "storbench.workloads.dfsio",
+         "storbench.engines.s3a", "storbench.workloads.terasort", "storbench.workloads.tpcds", "storbench.workloads.dfsio",
          "storbench.workloads.fio", "storbench.workloads.rados_bench", "storbench.analysis.consistency",
          "storbench.workloads.objects")
 

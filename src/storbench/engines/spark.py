@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench import interrupts
+from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
@@ -99,6 +100,7 @@ class SparkEngine(Engine):
         self.session: Any = None
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
+        self._s3a_before: dict[str, int] | None = None  # S3A's request counters when the workload began
 
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "SparkEngine":
@@ -204,6 +206,13 @@ class SparkEngine(Engine):
         group = job_group(tag.workload, tag.repetition) + (f"{GROUP_SEPARATOR}{tag.point_index}" if tag.labels else "")
         self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
         self.set_job_group(group)
+        self._s3a_before = s3a.read_counters(self.session) if self.session is not None else None
+
+    def end(self, tag: Tag) -> list[Sample]:
+        """S3A's requests over the workload (on s3:// targets; the driver's JVM: all of them in local mode)."""
+        if self.session is None:
+            return []
+        return s3a.samples_between(tag.workload, self._s3a_before, s3a.read_counters(self.session))
 
     def reconfigure(self, point: str, master: str | None, spark_conf: dict[str, str],
                     step: Callable[[str], Any]) -> bool:

@@ -141,6 +141,10 @@ class Target:
         """Spark settings this target needs (--spark-conf still wins)."""
         return {}
 
+    def spark_uri(self, uri: str) -> str:
+        """``uri`` as Spark's Hadoop client names it (``s3://`` is ``s3a://`` there)."""
+        return uri
+
     def manifest_config(self) -> dict[str, Any]:
         """What the manifest's ``config`` records beyond the URI and run root; never a secret."""
         return {}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from storbench.engines import s3a
 from storbench.errors import InputError, TargetError
 from storbench.redaction import redact_url
 from storbench.s3client import S3Client, S3Error
@@ -165,6 +166,19 @@ class S3Target(Target):
             return False
         self.client.delete_prefix(self.bucket, self.run_prefix())
         return True
+
+    def spark_conf(self) -> dict[str, str]:
+        """Spark reaches the bucket through S3A with this endpoint and these credentials (never recorded:
+        secret-looking names are masked in the manifest and Spark's event log)."""
+        return s3a.spark_conf(self.endpoint.url, self.endpoint.access_key, self.endpoint.secret_key,
+                              self.endpoint.region)
+
+    def spark_uri(self, uri: str) -> str:
+        return s3a.spark_uri(uri)
+
+    def size_bytes(self, uri: str) -> int:
+        key = urlparse(uri).path.strip("/")
+        return sum(size for _, size in self.client.list_sizes(self.bucket, key + "/"))
 
     def delete(self, uri: str) -> bool:
         """Delete the objects under ``uri`` (a prefix), only inside a marked run prefix of this bucket."""

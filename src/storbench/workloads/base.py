@@ -29,7 +29,8 @@ class Workload:
     version: ClassVar[str] = "1"
     description: ClassVar[str] = ""
     engine: ClassVar[str] = "spark"
-    schemes: ClassVar[tuple[str, ...]] = ("file", "hdfs")  # the --target schemes this workload can use
+    # the --target schemes this workload can use (Spark reaches s3:// through S3A)
+    schemes: ClassVar[tuple[str, ...]] = ("file", "hdfs", "s3")
     params: ClassVar[tuple[Param, ...]] = ()
     # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
     # storbench.analysis.metrics builds the catalog from them.

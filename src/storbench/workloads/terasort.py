@@ -14,8 +14,9 @@ from typing import Any
 
 from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
+from storbench.engines import s3a
 from storbench.engines.spark import SparkEngine
-from storbench.errors import WorkloadError
+from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import Param
@@ -26,6 +27,8 @@ TERA_PARAMS = (
     Param("partition_mb", int, 128, "size of each generated and sorted file in MB (paper 001: 128, 512, 1024)",
           minimum=1),
     Param("seed", int, 20260101, "seed of the record generator"),
+    Param("committer", str, s3a.DEFAULT_COMMITTER, "output committer on s3:// targets: file (Spark's classic, "
+          "rename on commit), directory, partitioned or magic (S3A's)", choices=s3a.COMMITTERS),
 )
 # TeraGen/TeraSort/TeraValidate and TPCx-HS (papers 001, 002)
 METRICS = metric_table("""
@@ -76,6 +79,12 @@ class _TeraPhase(Workload):
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return 0
 
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        if params["committer"] != s3a.DEFAULT_COMMITTER and ctx.target.scheme != "s3":
+            raise InputError(f"workload {self.name}: committer={params['committer']} is an S3A committer and "
+                             f"needs an s3:// target; on {ctx.target.kind} use committer=file")
+
     def _record_phase_time(self, ctx: RunContext) -> None:
         if ctx.last_window:
             ctx.shared.setdefault("tera_phase_s", {})[self.phase] = ctx.last_window.end - ctx.last_window.start
@@ -97,7 +106,7 @@ class _Gen(_TeraPhase):
         filler = F.repeat(F.substring(F.lit("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), (F.col("id") % 26 + 1).cast("int"), 1), 58)
         frame = ids.select(F.substring(digest, 1, 10).alias("key"),
                            F.concat(F.lpad(F.hex("id"), 32, "0"), filler).cast("binary").alias("value"))
-        with ctx.measure():
+        with s3a.committer(ctx.spark, params["committer"], uri), ctx.measure():
             frame.write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(uri)
         self._record_phase_time(ctx)
         checksum, count = _checksum_and_count(ctx.spark.read.parquet(uri))  # TeraGen's verify stage
@@ -116,7 +125,7 @@ class _Sort(_TeraPhase):
             raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
         ctx.target.evict(ctx.shared["tera"]["uri"])
         out = ctx.data_uri("tera-out")
-        with ctx.measure():
+        with s3a.committer(ctx.spark, params["committer"], out), ctx.measure():
             frame = ctx.spark.read.parquet(ctx.shared["tera"]["uri"])
             (frame.repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
              .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))

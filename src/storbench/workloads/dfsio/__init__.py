@@ -19,7 +19,7 @@ from typing import Any
 
 from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
-from storbench.errors import WorkloadError
+from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
@@ -72,6 +72,12 @@ class _DfsIo(Workload):
     def engines(self, params: dict[str, Any]) -> list[str]:
         """Spark claims and cleans the target; driver=testdfsio also runs Hadoop's own TestDFSIO."""
         return [self.engine, "hadoop"] if params.get("driver") == "testdfsio" else [self.engine]
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        if params["driver"] == "testdfsio" and ctx.target.scheme == "s3":
+            raise InputError(f"workload {self.name}: driver=testdfsio runs Hadoop's own TestDFSIO, which has no "
+                             f"S3A connector here; use driver=storbench on {ctx.target.uri}")
 
     def data_dir(self, ctx: RunContext) -> str:
         return ctx.data_uri("dfsio")

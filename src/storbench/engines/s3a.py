@@ -1,0 +1,156 @@
+"""Spark on ``s3://`` targets through Hadoop's S3A connector: its settings, output committers and statistics.
+
+Inside Spark an ``s3://BUCKET/KEY`` of the target is ``s3a://BUCKET/KEY`` (``spark_uri``). The jars
+(hadoop-aws matching PySpark's Hadoop client, the AWS SDK v2 modules S3A loads, Spark's cloud
+committer bindings) are built by scripts/setup.sh into ``jvm/s3a/target/jars``.
+
+Committers (``committer=``): ``file`` is Spark's classic FileOutputCommitter (rename on job commit:
+a copy and delete of every object on S3); ``directory``, ``partitioned`` (S3A's staging committers:
+multipart uploads completed at job commit) and ``magic`` (uploads written straight to their final
+keys, made visible at job commit) go through Spark's PathOutputCommitProtocol.
+
+Statistics: S3A counts every request by type in one JVM-wide ``S3AStorageStatistics``; the
+difference across a workload is stored as its samples (``METRICS``). The driver's JVM is read,
+which in local mode also runs every task; on a cluster the executors' requests are not included
+(a note says so).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from storbench.analysis.metrics import metric_table
+from storbench.errors import EngineError
+from storbench.results.model import Sample
+
+JARS_DIR = Path(__file__).resolve().parents[3] / "jvm" / "s3a" / "target" / "jars"
+
+COMMITTERS = ("file", "directory", "partitioned", "magic")
+DEFAULT_COMMITTER = "file"
+_PROTOCOL = "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"
+_PARQUET = "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter"
+
+# S3A's counter → sample. Hadoop 3.5 reads through its analytics stream by default: what it fetched
+# from the server is stream_read_prefetched_bytes, what the reader consumed stream_read_bytes.
+_COUNTERS = {
+    "action_http_get_request": "s3a_get_requests", "object_put_request": "s3a_put_requests",
+    "object_list_request": "s3a_list_requests", "action_http_head_request": "s3a_head_requests",
+    "object_delete_request": "s3a_delete_requests", "object_copy_requests": "s3a_copy_requests",
+    "object_multipart_initiated": "s3a_multipart_initiated",
+    "stream_read_bytes": "s3a_read_mb", "stream_read_prefetched_bytes": "s3a_fetched_mb",
+    "object_put_bytes": "s3a_write_mb",
+    "store_io_retry": "s3a_retries", "store_io_throttled": "s3a_throttled",
+}
+_BYTES = {"s3a_read_mb", "s3a_fetched_mb", "s3a_write_mb"}
+
+METRICS = metric_table("""
+    s3a_get_requests        | S3A GET requests                | requests | mean | fewer/more
+    s3a_put_requests        | S3A PUT requests                | requests | mean | fewer/more
+    s3a_list_requests       | S3A LIST requests               | requests | mean | fewer/more
+    s3a_head_requests       | S3A HEAD requests               | requests | mean | fewer/more
+    s3a_delete_requests     | S3A DELETE requests             | requests | mean | fewer/more
+    s3a_copy_requests       | S3A COPY requests               | requests | mean | fewer/more
+    s3a_multipart_initiated | S3A multipart uploads initiated | uploads  | mean | fewer/more
+    s3a_read_mb             | S3A bytes read by Spark         | MB       | mean | less/more
+    s3a_fetched_mb          | S3A bytes fetched (prefetch)    | MB       | mean | less/more
+    s3a_write_mb            | S3A bytes PUT                   | MB       | mean | less/more
+    s3a_retries             | S3A retries                     | retries  | mean | fewer/more
+    s3a_throttled           | S3A throttled requests          | requests | mean | fewer/more
+""")
+
+
+def s3a_jars() -> list[str]:
+    jars = sorted(str(p) for p in JARS_DIR.glob("*.jar"))
+    if not any("hadoop-aws" in Path(j).name for j in jars):
+        raise EngineError(f"the S3A jars are not built ({JARS_DIR}); run scripts/setup.sh")
+    return jars
+
+
+def spark_uri(uri: str) -> str:
+    """An ``s3://`` URI as Spark's Hadoop client names it (through S3A)."""
+    return "s3a://" + uri.removeprefix("s3://") if uri.startswith("s3://") else uri
+
+
+def spark_conf(url: str, access_key: str, secret_key: str, region: str) -> dict[str, str]:
+    """The Spark settings that point S3A at an endpoint (the keys reach Hadoop's configuration only)."""
+    return {
+        "spark.jars": ",".join(s3a_jars()),
+        "spark.hadoop.fs.s3a.endpoint": url,
+        "spark.hadoop.fs.s3a.endpoint.region": region,
+        "spark.hadoop.fs.s3a.access.key": access_key,
+        "spark.hadoop.fs.s3a.secret.key": secret_key,
+        "spark.hadoop.fs.s3a.aws.credentials.provider":
+            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",  # only these keys, never the machine's
+        "spark.hadoop.fs.s3a.path.style.access": "true",  # local servers: no bucket.host DNS names
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": str(url.startswith("https")).lower(),
+        "spark.hadoop.fs.s3a.retry.limit": "3",  # an endpoint that went away fails in seconds, not minutes
+        "spark.hadoop.fs.s3a.attempts.maximum": "3",
+        "spark.hadoop.fs.s3a.connection.establish.timeout": "5s",
+    }
+
+
+def committer_conf(committer: str) -> dict[str, str]:
+    """Session (SQL) settings for one committer; Spark copies them into each write job's Hadoop conf."""
+    if committer == "file":
+        return {"spark.sql.sources.commitProtocolClass":
+                "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
+                "spark.sql.parquet.output.committer.class": "org.apache.parquet.hadoop.ParquetOutputCommitter",
+                "fs.s3a.committer.name": "file"}
+    return {"spark.sql.sources.commitProtocolClass": _PROTOCOL,
+            "spark.sql.parquet.output.committer.class": _PARQUET,
+            "fs.s3a.committer.name": committer,
+            "fs.s3a.committer.magic.enabled": "true",
+            "fs.s3a.committer.staging.conflict-mode": "replace"}
+
+
+@contextmanager
+def committer(spark: Any, name: str, uri: str) -> Iterator[None]:
+    """Writes to ``uri`` inside use ``name``'s committer (on s3a:// only; elsewhere Spark's own)."""
+    if not uri.startswith("s3a://"):
+        yield
+        return
+    conf = committer_conf(name)
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def read_counters(spark: Any) -> dict[str, int] | None:
+    """S3A's JVM-wide request counters, or None before any S3A filesystem was created."""
+    jvm = spark._jvm
+    stats = jvm.org.apache.hadoop.fs.GlobalStorageStatistics.INSTANCE.get("S3AStorageStatistics")
+    if stats is None:
+        return None
+    out: dict[str, int] = {}
+    entries = stats.getLongStatistics()
+    while entries.hasNext():
+        entry = entries.next()
+        out[str(entry.getName())] = int(entry.getValue())
+    return out
+
+
+def samples_between(workload: str, before: dict[str, int] | None, after: dict[str, int] | None) -> list[Sample]:
+    """The requests a workload made: ``after - before`` for each counter of ``_COUNTERS``."""
+    if after is None:
+        return []
+    before = before or {}
+    samples = []
+    for counter, metric in _COUNTERS.items():
+        if counter not in after:
+            continue
+        delta = after[counter] - before.get(counter, 0)
+        if metric in _BYTES:
+            samples.append(Sample(workload, metric, delta / 1e6, "MB"))
+        else:
+            samples.append(Sample(workload, metric, float(delta), next(s.unit for s in METRICS if s.name == metric)))
+    return samples
