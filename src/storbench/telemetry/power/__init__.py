@@ -97,3 +97,21 @@ def open_power(text: str | None, where: str, interval: float, *, local: bool, ha
 
 
 __all__ = ["NodePower", "PowerPoint", "PowerSampler", "SCOPES", "open_power", "power_window"]
+
+
+def power_notes(manifest: dict[str, Any], name: str) -> list[str]:
+    """What a report says about a run's power: why it is not measured, where readings were missing."""
+    power = manifest.get("power")
+    if not isinstance(power, dict):
+        return []
+    nodes = power.get("nodes") if "nodes" in power else {"": power}
+    out = []
+    for label, info in (nodes or {}).items():
+        who = f"{name}{' ' + label if label else ''}"
+        if info.get("source") == "none":
+            out.append(f"power not measured ({who}): {info.get('why')}")
+        for gap in info.get("gaps") or []:
+            out.append(f"power ({who}): no reading from {gap['from_s']:.1f} s to {gap['to_s']:.1f} s: {gap['error']}")
+    if power.get("cluster_why"):
+        out.append(f"cluster power not measured ({name}): {power['cluster_why']}")
+    return out
