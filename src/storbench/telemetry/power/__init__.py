@@ -96,7 +96,7 @@ def open_power(text: str | None, where: str, interval: float, *, local: bool, ha
     return NodePower(source.describe(), sampler=PowerSampler(source, interval))
 
 
-__all__ = ["NodePower", "PowerPoint", "PowerSampler", "SCOPES", "open_power", "power_window"]
+__all__ = ["ALLOWED", "KINDS", "NodePower", "PowerPoint", "PowerSampler", "SCOPES", "open_power", "power_window"]
 
 
 def power_notes(manifest: dict[str, Any], name: str) -> list[str]:
