@@ -429,7 +429,7 @@ def _short_summary(samples: list[Sample]) -> str:
     values = {s.metric: s.value for s in samples}
     parts = []
     for metric, fmt in (("max_read_mbps", "read max {:.0f} MB/s"), ("max_write_mbps", "write max {:.0f} MB/s"),
-                        ("max_cpu_pct", "CPU max {:.0f}%")):
+                        ("max_cpu_pct", "CPU max {:.0f}%"), ("avg_power_w", "{:.0f} W avg")):
         if values.get(metric) is not None:
             parts.append(fmt.format(values[metric]))
     return ", ".join(parts)

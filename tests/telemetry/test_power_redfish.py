@@ -37,6 +37,12 @@ def test_environment_metrics_of_newer_bmcs(bmc):
     assert power.sampler.source.read().watts == 187.5
 
 
+def test_power_subsystem_sums_its_supplies_input(bmc):
+    power = _open(f"redfish:{bmc.url}/redfish/v1/Chassis/3")
+    assert power.info["reads"] == "PowerSubsystem PowerSupplies InputPowerWatts"
+    assert power.sampler.source.read().watts == 212.0 + 198.5
+
+
 def test_a_chassis_without_power_is_one_line(bmc):
     (bmc.root / "Chassis" / "1" / "index.json").write_text('{"Id": "1", "Name": "bare"}')
     with pytest.raises(InputError, match=r"^--power redfish: .*/Chassis/1 has no EnvironmentMetrics, Power or "

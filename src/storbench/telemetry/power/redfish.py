@@ -96,14 +96,20 @@ class RedfishPower:
             elif self.how.startswith("Power "):
                 watts = data["PowerControl"][0]["PowerConsumedWatts"]
             else:
-                watts = sum(self.get(s["Metrics"]["@odata.id"])["InputPowerWatts"]["Reading"]
-                            for s in self.get(data["PowerSupplies"]["@odata.id"])["Members"]
-                            for s in [self.get(s["@odata.id"])])
+                watts = self._supplies_watts(data)
         except (KeyError, IndexError, TypeError) as exc:
             raise PowerError(f"{urljoin(self.base, self.resource)}: no reading ({exc})") from None
         if not isinstance(watts, (int, float)):
             raise PowerError(f"{urljoin(self.base, self.resource)}: the reading is {watts!r}, not watts")
         return Reading(watts=float(watts))
+
+    def _supplies_watts(self, subsystem: dict[str, Any]) -> float:
+        """The input watts of every power supply of a PowerSubsystem, summed (what the node draws)."""
+        total = 0.0
+        for member in self.get(subsystem["PowerSupplies"]["@odata.id"])["Members"]:
+            supply = self.get(member["@odata.id"])
+            total += self.get(supply["Metrics"]["@odata.id"])["InputPowerWatts"]["Reading"]
+        return total
 
     def describe(self) -> dict[str, Any]:
         return {"source": self.kind, "scope": self.scope, "url": f"{self.base}{self.path}",
