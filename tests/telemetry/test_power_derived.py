@@ -41,3 +41,20 @@ def test_operations_rates_of_workloads():
                       Sample("o", "obj_ops_per_s", 200.0, "ops/s", 1, {"op": "GET"})]
     assert objects.ops_per_s({}, object_samples, 3.0) == 300.0
     assert all_workloads()["groupby"]().ops_per_s({"rows": 200_000}, [], 4.0) == 50_000.0
+
+
+@pytest.mark.parametrize("metric, new, old, said", [
+    ("ops_per_watt", 49.0, 3.0, "16× more operations per watt"),  # paper 003: SSDs 49 Ops/Watt, HDDs 3
+    ("ops_per_watt", 3.0, 49.0, "16× fewer operations per watt"),
+    ("ops_per_watt", 1.45, 1.0, "45% more operations per watt"),
+    ("gb_per_kwh", 30.0, 10.0, "3.0× more GB moved per kWh"),
+    ("joules_per_gb", 5.0, 10.0, "energy per GB moved 50% lower"),
+    ("ops_per_watt", 1.01, 1.0, "operations per watt no change"),
+])
+def test_compare_says_efficiency_like_the_paper(metric, new, old, said):
+    from storbench.analysis import wording
+    from storbench.analysis.metrics import spec_for
+
+    spec = spec_for(metric)
+    words = wording.delta_words(spec, wording.relative_change(new, old))
+    assert wording.phrase(spec, wording.lower_first(spec.title), words) == said

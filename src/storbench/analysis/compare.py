@@ -170,7 +170,7 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
         for row, delta in chosen[:MAX_HEADLINES_PER_RUN]:
             subject = wording.lower_first(row.spec.title)
             words = delta.words + suffix
-            said = wording.phrase(row.spec, subject, words)
+            said = wording.phrase(row.spec, subject, delta.words) + suffix
             if row.phase != OVERALL:  # "groupby maximum read throughput ...", "groupby: 16× more operations ..."
                 said = f"{row.workload} {said}" if said.startswith(subject) else f"{row.workload}: {said}"
                 subject = f"{row.workload} {subject}"
