@@ -113,7 +113,7 @@ class RedfishPower:
 
     def describe(self) -> dict[str, Any]:
         return {"source": self.kind, "scope": self.scope, "url": f"{self.base}{self.path}",
-                "resource": self.resource, "reads": self.how, "certificate_check": not self.insecure}
+                "resource": self.resource, "reads": self.how, "certificate_check": (not self.insecure) if self.base.startswith("https") else None}
 
 
 KINDS["redfish"] = RedfishPower
