@@ -4,7 +4,8 @@
 #                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`),
 #                             the native load engine in native/ (Rust, cargo; objects workloads)
 #   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat,
-#                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), and
+#                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
+#                             and sushy-tools (power sources),
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,8 @@ if [ "$want_test" = 1 ]; then
   # node_exporter beside each `services up spark` worker; Prometheus for the prometheus telemetry source
   command -v prometheus-node-exporter >/dev/null 2>&1 || apt_packages+=(prometheus-node-exporter)
   command -v prometheus >/dev/null 2>&1 || apt_packages+=(prometheus)
+  # ipmitool: the ipmi power source's parsing and error tests run the real tool
+  command -v ipmitool >/dev/null 2>&1 || apt_packages+=(ipmitool)
   # a real single-node Ceph for `services up ceph` and the rados-bench tests (~55 s, 87 packages)
   for pair in ceph-mon:ceph-mon ceph-osd:ceph-osd ceph-mgr:ceph-mgr radosgw:radosgw rados:ceph-common; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")

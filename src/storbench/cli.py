@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where telemetry comes from (default: local; node_exporter with nodes)")
     run.add_argument("--prometheus", metavar="URL", help="a Prometheus scraping the nodes' exporters "
                      "(--telemetry prometheus)")
+    run.add_argument("--power", metavar="KIND[:ARGS]",
+                     help="this machine's power source: rapl[:package|dram], redfish:URL[,user=U,password_env=VAR"
+                          "|password_file=PATH], ipmi[:HOST,user=U,...], command:CMD (nodes: a power: key each)")
+    run.add_argument("--power-insecure", action="store_true",
+                     help="do not check the BMC's HTTPS certificate (redfish)")
+    run.add_argument("--idle-s", type=float, default=0.0, metavar="SECONDS",
+                     help="measure power idle for SECONDS before the first workload (the baseline)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
     run.add_argument("--allow-device-overwrite", action="store_true",
                      help="let fio workloads write a raw device target (refused if it holds a filesystem, "
@@ -131,7 +138,8 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         sweep=parse_sweep_option(args.sweep) if args.sweep else None, keep_data=args.keep_data,
         command_line=["storbench", *sys.argv[1:]],
         allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint, nodes=args.nodes,
-        node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus)
+        node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus,
+        power=args.power, power_insecure=args.power_insecure, idle_s=args.idle_s)
     progress = Progress(quiet=args.quiet or args.json)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)

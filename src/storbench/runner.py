@@ -12,6 +12,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +38,9 @@ from storbench.telemetry import Collector
 from storbench.telemetry.cluster import ClusterTelemetry, open_cluster
 from storbench.telemetry.devices import devices_for_path
 from storbench.telemetry.nodes import Cluster, cluster_from_specs, load_nodes
+from storbench.telemetry.power import NodePower, open_power
+from storbench.telemetry.power.derived import derived_samples
+from storbench.telemetry.procfs import EnergyMeter
 from storbench.telemetry.run import HostTelemetry, NodesTelemetry, RunTelemetry
 from storbench.workloads.base import Workload
 
@@ -72,6 +76,9 @@ class RunOptions:
     node_specs: list[str] = field(default_factory=list)  # --node name=URL[,devices=..][,role=..]
     telemetry: str | None = None  # local, node_exporter or prometheus (default: node_exporter with nodes)
     prometheus: str | None = None  # the Prometheus that scrapes the nodes' exporters (--telemetry prometheus)
+    power: str | None = None  # --power KIND[:ARGS]: this machine's power source (nodes: their power: key)
+    power_insecure: bool = False  # --power-insecure: do not check a BMC's certificate
+    idle_s: float = 0.0  # --idle-s: an idle window before the first workload, the power baseline
 
 
 @dataclass
@@ -95,6 +102,8 @@ def validate_options(options: RunOptions) -> None:
         raise InputError(f"--interval {options.interval}: must be between 0.05 and 60 seconds")
     if options.mode not in ("default", "compat"):
         raise InputError(f"--mode {options.mode!r}: allowed: default, compat")
+    if not 0 <= options.idle_s <= 3600:
+        raise InputError(f"--idle-s {options.idle_s}: must be between 0 and 3600 seconds")
 
 
 def new_run_id(label: str) -> str:
@@ -137,6 +146,9 @@ class Runner:
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
         devices, how = target.devices(options.devices, deferred.append)
         cluster = self._open_cluster(devices, deferred.append)  # an unreachable exporter: one line, nothing written
+        power = None if cluster is not None else open_power(  # an unreachable BMC: one line, nothing written
+            options.power, "--power", options.interval, local=True, has_rapl=EnergyMeter().available,
+            snapshots=list, insecure=options.power_insecure)
         target.claim(run_id)
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
         setup = EngineSetup(app_name=f"storbench {suite.name} {options.label}", master=options.spark_master,
@@ -176,7 +188,7 @@ class Runner:
             setup.run_dir = writer.path
             engines = self._engines = RunEngines(engine_names, setup)
             ctx.engines = engines.by_name
-            telemetry = self._telemetry(cluster, engines, devices, writer)
+            telemetry = self._telemetry(cluster, engines, devices, writer, power)
             ctx.mark = telemetry.mark
         except BaseException:
             target.release(keep_data=False)
@@ -188,6 +200,7 @@ class Runner:
             writer.update_manifest(software={"storbench": __version__})
             engines.start(self.progress.step, writer.update_manifest, dict(writer.manifest["software"]))
             self._attach_target(target, ctx, writer, need_bytes)
+            self._idle = self._idle_baseline(telemetry)
             for index, point in enumerate(points):
                 if point.master or point.spark_conf:
                     engines.reconfigure(point.labels, point.master, point.spark_conf, self.progress.step,
@@ -270,13 +283,28 @@ class Runner:
             window = ctx.last_window
             if window is None:
                 raise WorkloadError(f"workload {workload.name} did not time its action (ctx.measure)")
-            samples = [Sample(workload.name, "completion_time", window.end - window.start, "s", repetition)]
+            seconds = window.end - window.start
+            samples = [Sample(workload.name, "completion_time", seconds, "s", repetition)]
             samples += telemetry.samples(workload.name, window, repetition)
+            extra = list(extra)
+            samples += derived_samples(workload.name, repetition, samples,
+                                       workload.ops_per_s(params, extra, seconds), getattr(self, "_idle", {}))
             writer.add_samples([replace(s, repetition=repetition, labels={**s.labels, **point.labels})
-                                for s in samples + list(extra) + self._engines.end(tag)])
+                                for s in samples + extra + self._engines.end(tag)])
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
+
+    def _idle_baseline(self, telemetry: RunTelemetry) -> dict[str | None, float | None]:
+        """--idle-s: power while nothing runs, before the first workload (per node and overall)."""
+        if not self.options.idle_s:
+            return {}
+        with self.progress.step(f"idle baseline ({self.options.idle_s:g} s)") as outcome:
+            start = telemetry.mark()
+            time.sleep(self.options.idle_s)
+            idle = telemetry.idle(start, telemetry.mark())
+            outcome["text"] = (f"{idle[None]:.1f} W" if idle.get(None) is not None else "power not measured")
+        return idle
 
     def _open_cluster(self, devices: list[str], warn: Callable[[str], None]) -> ClusterTelemetry | None:
         """The nodes to measure (--nodes, --node), checked to answer; None: this machine alone."""
@@ -300,8 +328,11 @@ class Runner:
             return None
         if options.prometheus:
             cluster = replace(cluster, prometheus=options.prometheus)
+        if options.power:
+            raise InputError(f"--power: with nodes ({cluster.source}), give each node's source as its power: key "
+                             f"in a nodes file")
         self._cluster_source, self._source = cluster.source, source
-        self._cluster = open_cluster(cluster, source, options.interval, devices)
+        self._cluster = open_cluster(cluster, source, options.interval, devices, options.power_insecure)
         return self._cluster
 
     def _telemetry_source(self, cluster: Cluster | None = None) -> str:
@@ -313,7 +344,7 @@ class Runner:
         return "prometheus" if (cluster.prometheus or self.options.prometheus) else "node_exporter"
 
     def _telemetry(self, cluster: ClusterTelemetry | None, engines: RunEngines, devices: list[str],
-                   writer: RunWriter) -> RunTelemetry:
+                   writer: RunWriter, power: NodePower | None = None) -> RunTelemetry:
         if cluster is not None:
             cluster.journal_to(writer.path)
             return NodesTelemetry(cluster)
@@ -322,7 +353,9 @@ class Runner:
         shuffle = [] if self.options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
         writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": shuffle})
         collector = Collector(devices + shuffle, interval=self.options.interval, journal=writer.path / SERIES)
-        return HostTelemetry(collector, devices, shuffle, self.options.interval)
+        if power is not None and power.snapshots is not None:
+            power.snapshots = collector.points  # the RAPL counters the collector reads are rapl's readings
+        return HostTelemetry(collector, devices, shuffle, self.options.interval, power)
 
     def _attempt(self, writer: RunWriter, where: str, action: Callable[[], Any], what: str = "") -> None:
         """One cleanup step: its failure is an error of the run, and the steps after it still run."""
@@ -400,7 +433,7 @@ def _short_summary(samples: list[Sample]) -> str:
     values = {s.metric: s.value for s in samples}
     parts = []
     for metric, fmt in (("max_read_mbps", "read max {:.0f} MB/s"), ("max_write_mbps", "write max {:.0f} MB/s"),
-                        ("max_cpu_pct", "CPU max {:.0f}%")):
+                        ("max_cpu_pct", "CPU max {:.0f}%"), ("avg_power_w", "{:.0f} W avg")):
         if values.get(metric) is not None:
             parts.append(fmt.format(values[metric]))
     return ", ".join(parts)

@@ -169,10 +169,12 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
         chosen, suffix = (significant, "") if significant else (few, " (too few repetitions)")
         for row, delta in chosen[:MAX_HEADLINES_PER_RUN]:
             subject = wording.lower_first(row.spec.title)
-            if row.phase != OVERALL:
-                subject = f"{row.workload} {subject}"
             words = delta.words + suffix
-            text = f"{runs[i].name} vs {runs[0].name}: {subject} {words}"
+            said = wording.phrase(row.spec, subject, delta.words) + suffix
+            if row.phase != OVERALL:  # "groupby maximum read throughput ...", "groupby: 16× more operations ..."
+                said = f"{row.workload} {said}" if said.startswith(subject) else f"{row.workload}: {said}"
+                subject = f"{row.workload} {subject}"
+            text = f"{runs[i].name} vs {runs[0].name}: {said}"
             out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance))
     return out
 

@@ -16,6 +16,9 @@ Definitions (one rule for every metric, chosen so paper 000's headlines come out
 * Where one run is at least twice the other an extra factor is given: ``new/old`` for
   an increase ("2.9× higher"), ``old/new`` for a decrease ("110× lower", "2.0× faster").
 * With no baseline value, a zero baseline or no compared value the delta is "n/a".
+* Efficiency metrics (a quantity per watt or per kWh, :data:`EFFICIENCY_UNITS`) are said like
+  consistency metrics, as a factor once one run is at least twice the other, and before their
+  subject as paper 003 says it: "16× more operations per watt", "45% more GB moved per kWh".
 * Consistency metrics (a spread such as the stddev of per-second IOPS, whose words are
   "more/less consistent") are said as a factor once one run is at least twice the
   other, as paper 004 says a 10× smaller stddev: "10× more consistent", not "90% more
@@ -67,6 +70,14 @@ def verdict(spec: MetricSpec, rel: float | None) -> str:
 
 
 CONSISTENCY_WORDS = ("more consistent", "less consistent")
+EFFICIENCY_UNITS = ("ops/W", "GB/kWh")
+
+
+def phrase(spec: MetricSpec, subject: str, words: str) -> str:
+    """"groupby maximum read throughput 190% higher"; efficiency first: "16× more operations per watt"."""
+    if spec.unit in EFFICIENCY_UNITS and words not in (NOT_AVAILABLE, "no change"):
+        return f"{words} {subject}"
+    return f"{subject} {words}"
 
 
 def delta_words(spec: MetricSpec, rel: float | None) -> str:
@@ -76,7 +87,7 @@ def delta_words(spec: MetricSpec, rel: float | None) -> str:
         return kind
     assert rel is not None
     word = spec.better_word if kind == "better" else spec.worse_word
-    if spec.better_word in CONSISTENCY_WORDS and rel > -1.0:
+    if (spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS) and rel > -1.0:
         factor = 1.0 + rel if rel > 0 else 1.0 / (1.0 + rel)
         if factor >= 2.0:
             return f"{factor:.1f}× {word}" if factor < 10 else f"{factor:,.0f}× {word}"

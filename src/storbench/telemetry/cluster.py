@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
@@ -25,6 +25,8 @@ from storbench.telemetry.collector import Collector, Snapshot
 from storbench.telemetry.exporter import (FINGERPRINT_COLLECTORS, ExporterError, ExporterReader, default_devices,
                                           disk_names, fingerprint)
 from storbench.telemetry.nodes import Cluster, Node
+from storbench.telemetry.power import NodePower, open_power
+from storbench.telemetry.procfs import EnergyMeter
 from storbench.telemetry.prometheus import PrometheusApi, PrometheusCollector
 from storbench.telemetry.procfs import SECTOR_BYTES
 from storbench.telemetry.window import window_intervals, window_metrics, window_totals
@@ -53,6 +55,7 @@ class Member:
     label: str  # "<role>-<k>": lines nodes up by role across runs of different clusters
     collector: NodeCollector
     fingerprint: dict[str, Any]
+    power: NodePower = field(default_factory=lambda: NodePower({"source": "none", "why": "not configured"}))
 
 
 def node_labels(nodes: Sequence[Node]) -> list[str]:
@@ -75,14 +78,21 @@ def _node_devices(node: Node, index: int, source: str, have: list[str]) -> list[
     return list(node.devices)
 
 
+def _power(node: Node, index: int, cluster: Cluster, interval: float, collector: NodeCollector,
+           has_rapl: bool, insecure: bool) -> NodePower:
+    return open_power(node.power, f"{cluster.source}: nodes[{index}].power", interval, local=node.is_local,
+                      has_rapl=has_rapl, snapshots=collector.points, insecure=insecure)
+
+
 def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: str, interval: float,
-                 local_devices: list[str]) -> Member:
+                 local_devices: list[str], insecure: bool = False) -> Member:
     if node.is_local:
         from storbench.machine import fingerprint as local_fingerprint
 
         devices = list(node.devices) if node.devices is not None else local_devices
-        return Member(node, label, Collector(devices, interval=interval),
-                      local_fingerprint(None, devices))
+        local = Collector(devices, interval=interval)
+        return Member(node, label, local, local_fingerprint(None, devices),
+                      _power(node, index, cluster, interval, local, EnergyMeter().available, insecure))
     reader = ExporterReader(node.exporter, timeout=max(2.0, min(10.0, 2 * interval)))
     try:
         samples = reader.samples(FINGERPRINT_COLLECTORS)
@@ -95,10 +105,13 @@ def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: s
         collector: NodeCollector = PrometheusCollector(api, node.instance, devices, interval)
     else:
         collector = Collector(devices, interval=interval, reader=reader.read)
-    return Member(node, label, collector, fingerprint(samples))
+    has_rapl = bool(samples.get("node_rapl_package_joules_total"))
+    return Member(node, label, collector, fingerprint(samples),
+                  _power(node, index, cluster, interval, collector, has_rapl, insecure))
 
 
-def open_cluster(cluster: Cluster, source: str, interval: float, local_devices: list[str]) -> "ClusterTelemetry":
+def open_cluster(cluster: Cluster, source: str, interval: float, local_devices: list[str],
+                 insecure: bool = False) -> "ClusterTelemetry":
     """Checks every node's telemetry answers and its devices exist, before anything is measured."""
     if source not in SOURCES:
         raise InputError(f"--telemetry {source!r}: allowed: local, {', '.join(SOURCES)}")
@@ -109,7 +122,7 @@ def open_cluster(cluster: Cluster, source: str, interval: float, local_devices: 
         for node in cluster.nodes:
             _check_prometheus(PrometheusApi(cluster.prometheus), node)
     labels = node_labels(cluster.nodes)
-    members = [_open_member(node, index, labels[index], cluster, source, interval, local_devices)
+    members = [_open_member(node, index, labels[index], cluster, source, interval, local_devices, insecure)
                for index, node in enumerate(cluster.nodes)]
     return ClusterTelemetry(members, interval)
 
@@ -138,31 +151,57 @@ class ClusterTelemetry:
     def start(self) -> None:
         for member in self.members:
             member.collector.start()
+            member.power.start()
 
     def stop(self) -> None:
         for member in self.members:
             member.collector.stop()
+            member.power.stop()
         self._pool.shutdown(wait=False)
+
+    @staticmethod
+    def _mark_member(member: Member) -> float:
+        when = member.collector.mark()
+        member.power.mark()
+        return when
+
+    def power_why(self) -> str | None:
+        """Why the cluster's power is not measured (a node without a source, scopes that differ), or None."""
+        missing = [m.label for m in self.members if not m.power.measured]
+        if missing:
+            return f"no power source on {', '.join(missing)}"
+        scopes = sorted({m.power.scope or "" for m in self.members})
+        if len(scopes) > 1:
+            return f"the nodes' power sources cover different scopes ({', '.join(scopes)}): never added"
+        return None
 
     def mark(self) -> float:
         """Marks every node at once; returns the time the caller's window is known by."""
         now = time.monotonic()
-        futures = {m.label: self._pool.submit(m.collector.mark) for m in self.members}
+        futures = {m.label: self._pool.submit(self._mark_member, m) for m in self.members}
         self._marks[now] = {label: future.result() for label, future in futures.items()}
         return now
 
-    def _node_time(self, label: str, t: float) -> float:
+    def node_time(self, label: str, t: float) -> float:
         return self._marks.get(t, {}).get(label, t)
 
     def node_metrics(self, start: float, end: float) -> dict[str, dict[str, float | None]]:
-        return {m.label: window_metrics(m.collector.points(), self._node_time(m.label, start),
-                                        self._node_time(m.label, end), self.interval) for m in self.members}
+        out = {}
+        for m in self.members:
+            node_start, node_end = self.node_time(m.label, start), self.node_time(m.label, end)
+            values = window_metrics(m.collector.points(), node_start, node_end, self.interval)
+            if m.power.measured:
+                values.update(m.power.window(node_start, node_end))
+            else:
+                values["energy_j"] = None
+            out[m.label] = values
+        return out
 
     def cluster_metrics(self, start: float, end: float,
                         per_node: dict[str, dict[str, float | None]]) -> tuple[dict[str, float | None], str | None]:
         """The window's metrics across nodes, and the slowest node's label (least MB moved)."""
-        totals = {m.label: window_totals(m.collector.points(), self._node_time(m.label, start),
-                                         self._node_time(m.label, end)) for m in self.members}
+        totals = {m.label: window_totals(m.collector.points(), self.node_time(m.label, start),
+                                         self.node_time(m.label, end)) for m in self.members}
         merged = {key: sum(t[key] for t in totals.values()) for key in next(iter(totals.values()))}
         values = list(per_node.values())
         row: dict[str, float | None] = {
@@ -172,8 +211,11 @@ class ClusterTelemetry:
             "max_cpu_pct": _max(values, "max_cpu_pct"), "avg_cpu_pct": _mean(values, "avg_cpu_pct"),
             "read_mb": _sum(values, "read_mb"), "written_mb": _sum(values, "written_mb"),
             "max_util_pct": _max(values, "max_util_pct"), "max_net_mbps": _max(values, "max_net_mbps"),
-            "energy_j": _sum(values, "energy_j") if all(v.get("energy_j") is not None for v in values) else None,
         }
+        if self.power_why() is None and all(v.get("energy_j") is not None for v in values):  # one scope, every node
+            row["energy_j"], row["avg_power_w"] = _sum(values, "energy_j"), _sum(values, "avg_power_w")
+        else:
+            row["energy_j"] = None
         row["cluster_read_mbps"], row["cluster_write_mbps"] = self._peak_sums(start, end)
         moved = {label: (t["read_sectors"] + t["write_sectors"]) * SECTOR_BYTES / MB for label, t in totals.items()}
         busiest = max(moved.values()) if moved else 0.0
@@ -186,8 +228,8 @@ class ClusterTelemetry:
         over its intervals whose middle falls in the bin (nodes sample at their own phases)."""
         collected: dict[int, dict[str, dict[str, list[float]]]] = {}
         for m in self.members:
-            for middle, rates in window_intervals(m.collector.points(), self._node_time(m.label, start),
-                                                  self._node_time(m.label, end), self.interval):
+            for middle, rates in window_intervals(m.collector.points(), self.node_time(m.label, start),
+                                                  self.node_time(m.label, end), self.interval):
                 node = collected.setdefault(int((middle - start) // self.interval), {}).setdefault(m.label, {})
                 for key in keys:
                     if rates.get(key) is not None:

@@ -31,4 +31,14 @@ CLUSTER = metric_table("""
     cluster_write_mbps   | Cluster write throughput   | MB/s | max  | higher/lower             | overall
     node_spread_pct      | Spread between nodes       | %    | mean | lower/higher
 """)
-METRICS = METRICS + CLUSTER
+# Power (storbench.telemetry.power): measured per window where a node has a power source, derived from
+# the same window's figures; n/a, never estimated, where none (the manifest's ``power`` says why).
+POWER = metric_table("""
+    avg_power_w          | Average power              | W      | mean | lower/higher
+    max_power_w          | Maximum power              | W      | max  | lower/higher             | overall
+    power_above_idle_w   | Power above idle           | W      | mean | lower/higher
+    ops_per_watt         | Operations per watt        | ops/W  | mean | more/fewer
+    joules_per_gb        | Energy per GB moved        | J/GB   | mean | lower/higher
+    gb_per_kwh           | GB moved per kWh           | GB/kWh | mean | more/less
+""")
+METRICS = METRICS + CLUSTER + POWER

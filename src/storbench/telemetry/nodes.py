@@ -8,6 +8,7 @@ A nodes file (``--nodes nodes.yaml``, or the one ``services up spark`` writes)::
         exporter: http://127.0.0.2:9100/metrics     # its node_exporter; "local" = this machine's /proc
         devices: [loop3]                            # the storage under test (default: all non-virtual disks)
         host: 127.0.0.2                             # the address services report for it (default: exporter's host)
+        power: "redfish:https://10.0.0.12"          # optional: its power source (rapl, redfish, ipmi, command)
     prometheus: http://127.0.0.1:9090               # optional: read the exporters' series from this Prometheus
 
 ``--node name=URL[,devices=sda,sdb][,role=worker]`` gives one node on the command line (a
@@ -28,7 +29,7 @@ from storbench.errors import InputError
 
 LOCAL = "local"
 ROLES = ("driver", "master", "worker", "datanode", "namenode", "osd", "mon", "rgw", "cassandra", "node")
-NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance")
+NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance", "power")
 FILE_KEYS = ("nodes", "prometheus")
 
 
@@ -40,6 +41,7 @@ class Node:
     devices: tuple[str, ...] | None = None  # None: every non-virtual disk the node has
     host: str = ""  # the address Spark executors and services report for this node
     instance: str = ""  # its Prometheus ``instance`` label (default: the exporter's host:port)
+    power: str | None = None  # its power source spec (storbench.telemetry.power); None: its RAPL, if any
 
     @property
     def is_local(self) -> bool:
@@ -48,7 +50,7 @@ class Node:
     def describe(self) -> dict[str, Any]:
         """What the manifest records of it (no credentials can be in an exporter URL: they are refused)."""
         return {"name": self.name, "role": self.role, "exporter": self.exporter, "host": self.host,
-                "devices": list(self.devices) if self.devices is not None else None}
+                "devices": list(self.devices) if self.devices is not None else None, "power": self.power}
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,12 @@ def node_from_mapping(entry: Any, source: str, index: int | None) -> Node:
     exporter = _url(entry.get("exporter", LOCAL), _where(source, index, "exporter"))
     host = entry.get("host") or (urlsplit(exporter).hostname if exporter != LOCAL else "") or ""
     instance = entry.get("instance") or (urlsplit(exporter).netloc if exporter != LOCAL else "")
+    power = entry.get("power")
+    if power is not None and (not isinstance(power, str) or not power.strip()):
+        raise InputError(f"{_where(source, index, 'power')}: expected KIND[:ARGS] (rapl, redfish:URL, ipmi[:HOST], "
+                         f"command:CMD), got {power!r}")
     return Node(name=name, exporter=exporter, role=role, devices=_devices(entry.get("devices"),
-                _where(source, index, "devices")), host=str(host), instance=str(instance))
+                _where(source, index, "devices")), host=str(host), instance=str(instance), power=power)
 
 
 def cluster_from_mapping(data: Any, source: str) -> Cluster:
@@ -195,6 +201,8 @@ def dump_nodes(path: Path, cluster: Cluster) -> None:
             entry["devices"] = list(node.devices)
         if node.host:
             entry["host"] = node.host
+        if node.power:
+            entry["power"] = node.power
         data["nodes"].append(entry)
     if cluster.prometheus:
         data["prometheus"] = cluster.prometheus

@@ -209,14 +209,20 @@ class EnergyMeter:
     :meth:`read` returns None and energy is reported as not measured.
     """
 
-    def __init__(self, sys_root: str = "/sys"):
+    def __init__(self, sys_root: str = "/sys", zone: str = "package"):
+        """``zone``: ``package`` (the top-level zones) or ``dram`` (the sub-zones whose name is ``dram``)."""
         self._zones: list[tuple[Path, int]] = []
-        for zone in sorted(Path(sys_root, "class", "powercap").glob("intel-rapl:*")):
-            if zone.name.count(":") != 1:
+        self.zone_names: list[str] = []
+        for path in sorted(Path(sys_root, "class", "powercap").glob("intel-rapl:*")):
+            top = path.name.count(":") == 1
+            if zone == "package" and not top:
                 continue
-            max_range = _read(zone / "max_energy_range_uj")
-            if max_range is not None and _read(zone / "energy_uj") is not None:
-                self._zones.append((zone / "energy_uj", int(max_range)))
+            if zone == "dram" and (top or (_read(path / "name") or "").strip() != "dram"):
+                continue
+            max_range = _read(path / "max_energy_range_uj")
+            if max_range is not None and _read(path / "energy_uj") is not None:
+                self._zones.append((path / "energy_uj", int(max_range)))
+                self.zone_names.append(f"{path.name}:{(_read(path / 'name') or '').strip()}")
         self._last: list[int | None] = [None] * len(self._zones)
         self._total = 0
 

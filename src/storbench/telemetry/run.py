@@ -15,6 +15,7 @@ from storbench.results.model import Sample
 from storbench.results.store import RunWriter
 from storbench.telemetry.cluster import ClusterTelemetry
 from storbench.telemetry.collector import Collector
+from storbench.telemetry.power import NodePower, PowerPoint
 from storbench.telemetry.window import interface_max_mbps, only_devices, rate_rows, to_csv, window_metrics
 
 SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
@@ -31,6 +32,17 @@ class RunTelemetry(Protocol):
     def mark(self) -> float: ...
     def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]: ...
     def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None: ...
+    def idle(self, start: float, end: float) -> dict[str | None, float | None]: ...
+
+
+def _power_csv(points: list[PowerPoint], origin: float) -> str:
+    return to_csv([{"t": round(p.time - origin, 4), "power_w": p.watts, "energy_j": round(p.joules, 4)}
+                   for p in points])
+
+
+def _power_gaps(power: NodePower, origin: float) -> list[dict[str, Any]]:
+    return [{"from_s": round(g["from"] - origin, 3), "to_s": round(g["to"] - origin, 3), "error": g["error"]}
+            for g in power.gaps()]
 
 
 def _metric_samples(workload: str, values: dict[str, float | None], repetition: int,
@@ -46,25 +58,39 @@ def _relative(windows: list[dict[str, Any]], origin: float) -> None:
 
 
 class HostTelemetry:
-    def __init__(self, collector: Collector, devices: list[str], shuffle_devices: list[str], interval: float):
+    def __init__(self, collector: Collector, devices: list[str], shuffle_devices: list[str], interval: float,
+                 power: NodePower | None = None):
         self.collector, self.devices, self.shuffle_devices, self.interval = collector, devices, shuffle_devices, interval
+        self.power = power or NodePower({"source": "none", "why": "not configured"})
 
     def start(self) -> None:
         self.collector.start()
+        self.power.start()
 
     def stop(self) -> None:
         self.collector.stop()
+        self.power.stop()
 
     def mark(self) -> float:
-        return self.collector.mark()
+        when = self.collector.mark()
+        self.power.mark()
+        return when
+
+    def idle(self, start: float, end: float) -> dict[str | None, float | None]:
+        self.power.idle_w = self.power.window(start, end)["avg_power_w"]
+        return {None: self.power.idle_w}
 
     def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]:
         """The paper's device and host metrics over the target's devices, the shuffle devices' own, and the
         busy network interfaces."""
         points = self.collector.points()
         target_points = only_devices(points, self.devices) if self.shuffle_devices else points
-        samples = _metric_samples(workload, window_metrics(target_points, window.start, window.end, self.interval),
-                                  repetition)
+        values = window_metrics(target_points, window.start, window.end, self.interval)
+        if self.power.measured:
+            values.update(self.power.window(window.start, window.end))
+        else:
+            values["energy_j"] = None  # no source: n/a (the manifest's power says why)
+        samples = _metric_samples(workload, values, repetition)
         if self.shuffle_devices:
             shuffle = window_metrics(only_devices(points, self.shuffle_devices), window.start, window.end,
                                      self.interval)
@@ -79,8 +105,13 @@ class HostTelemetry:
         """Telemetry over the whole run, with each timed window on its time axis."""
         points = self.collector.points()
         _relative(windows, points[0].time if points else 0.0)
+        origin = points[0].time if points else 0.0
         writer.write_series(to_csv(self.collector.rates()), windows)
-        writer.update_manifest(collector_cpu_s=round(self.collector.cpu_seconds, 4))
+        power = {**self.power.info, "gaps": _power_gaps(self.power, origin), "idle_w": self.power.idle_w}
+        if self.power.measured:
+            writer.write_text("power.csv", _power_csv(self.power.points(), origin))
+        writer.update_manifest(collector_cpu_s=round(self.collector.cpu_seconds, 4), power=power,
+                               power_cpu_s=round(self.power.cpu_seconds, 4))
 
 
 class NodesTelemetry:
@@ -97,6 +128,17 @@ class NodesTelemetry:
 
     def mark(self) -> float:
         return self.cluster.mark()
+
+    def idle(self, start: float, end: float) -> dict[str | None, float | None]:
+        idle: dict[str | None, float | None] = {}
+        for member in self.cluster.members:
+            power = member.power
+            power.idle_w = power.window(self.cluster.node_time(member.label, start),
+                                        self.cluster.node_time(member.label, end))["avg_power_w"]
+            idle[member.label] = power.idle_w
+        why = self.cluster.power_why()
+        idle[None] = sum(v for v in idle.values() if v is not None) if why is None and idle else None
+        return idle
 
     def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]:
         per_node = self.cluster.node_metrics(window.start, window.end)
@@ -122,8 +164,15 @@ class NodesTelemetry:
             writer.write_text(f"telemetry-{member.label}.csv",
                               to_csv([{**row, "t": round(row["t"] + shift, 4)} for row in rows]))
         writer.write_series(to_csv(self._grid(origin)), windows)
+        power: dict[str, Any] = {"nodes": {}, "cluster_why": self.cluster.power_why()}
+        for member in self.cluster.members:
+            power["nodes"][member.label] = {**member.power.info, "idle_w": member.power.idle_w,
+                                            "gaps": _power_gaps(member.power, origin)}
+            if member.power.measured:
+                writer.write_text(f"power-{member.label}.csv", _power_csv(member.power.points(), origin))
         writer.update_manifest(collector_cpu_s=round(self.cluster.cpu_seconds, 4),
-                               telemetry_gaps=self.cluster.gaps(origin), slowest_nodes=self.slowest)
+                               telemetry_gaps=self.cluster.gaps(origin), slowest_nodes=self.slowest, power=power,
+                               power_cpu_s=round(sum(m.power.cpu_seconds for m in self.cluster.members), 4))
 
     def _grid(self, origin: float) -> list[dict[str, Any]]:
         keys = ("read_mbps", "write_mbps", "cpu_pct", "util_pct", "net_mbps")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from storbench.analysis.metrics import MetricSpec
     from storbench.context import RunContext
 
+OPS_UNITS = ("ops/s", "IOPS", "records/s", "rows/s")
 
 class Workload:
     """One timed operation with a fixed lifecycle.
@@ -55,6 +56,15 @@ class Workload:
     def engines(self, params: dict[str, Any]) -> list[str]:
         """The engines this workload runs on (the run starts only the engines its workloads name)."""
         return [self.engine]
+
+    def ops_per_s(self, params: dict[str, Any], samples: list[Sample], seconds: float) -> float | None:
+        """The operations per second this workload did in its window (paper 003's Ops/Watt divides it by the
+        watts): by default its first declared rate metric (unit ops/s, IOPS, records/s or rows/s), summed
+        over its aggregate samples (per direction; not per job or per operation kind, parts of the total)."""
+        rates = [spec.name for spec in self.metrics if spec.unit in OPS_UNITS]
+        values = [s.value for s in samples if rates and s.metric == rates[0] and s.value is not None
+                  and not {"job", "op"} & set(s.labels)]
+        return sum(values) if values else None
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         """Space this workload needs on the target, for the check before a run starts."""
