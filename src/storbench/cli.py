@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     services.add_argument("--workers", type=int, help="spark: number of standalone workers (default 2)")
     services.add_argument("--cores", type=int, help="spark: cores per worker (default 1)")
     services.add_argument("--memory", help="spark: memory per worker, e.g. 1g (default 1g)")
+    services.add_argument("--nodes", type=int, help="cassandra: number of nodes, on 127.0.0.1.. (default 1)")
+    services.add_argument("--heap", help="cassandra: heap per node, e.g. 1g (default 1g)")
     services.add_argument("--worker-dir", action="append", metavar="DIR",
                           help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "
                                "default: the service dir)")
@@ -215,7 +217,7 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
 
 # flags of `services up`, passed on when given
 SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw", "workers", "cores",
-                   "memory", "worker_dir")
+                   "memory", "worker_dir", "nodes", "heap")
 
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
@@ -225,7 +227,7 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
         state = api.service_up(args.name, store, **options)
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
-        if state.get("nodes"):  # spark: the nodes file a run reads its workers' telemetry from
+        if state.get("nodes"):  # spark, cassandra: the nodes file a run reads its workers' telemetry from
             print(f"nodes file: {state['nodes']}", file=sys.stderr)
         if state.get("access_key"):  # s3: the credentials a client needs, for the user's shell only
             print(f"export AWS_ACCESS_KEY_ID={state['access_key']} AWS_SECRET_ACCESS_KEY={state['secret_key']}",

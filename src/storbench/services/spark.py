@@ -24,14 +24,14 @@ import json
 import os
 import re
 import shutil
-import socket
 import time
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
 from storbench.errors import EngineError, InputError
-from storbench.services import process
+from storbench.services import node_exporter, process
+from storbench.services.node_exporter import free_port
 from storbench.telemetry.devices import devices_for_path
 from storbench.telemetry.nodes import Cluster, Node, dump_nodes
 
@@ -39,25 +39,16 @@ UP_OPTIONS = ("workers", "cores", "memory", "worker_dir")
 SERVICE = "spark"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
-EXPORTER = "prometheus-node-exporter"
 MAX_WORKERS = 16
 START_TIMEOUT_S = 120.0
 NODES_FILE = "nodes.yaml"
 OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; names the service dir
 MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
-# diskstats with loop devices (the default hides them), plus what per-node telemetry and fingerprints read
-COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "uname", "stat", "loadavg", "os", "rapl", "filesystem")
 
 
 def worker_host(index: int) -> str:
     """Worker ``index`` (1-based) binds 127.0.0.(index+1); the master has 127.0.0.1."""
     return f"127.0.0.{index + 1}"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def spark_home() -> Path:
@@ -69,14 +60,6 @@ def spark_home() -> Path:
     if not (home / "bin" / "spark-class").is_file():
         raise EngineError(f"{home}/bin/spark-class is missing: this PySpark cannot start a standalone cluster")
     return home
-
-
-def _exporter_binary() -> str:
-    found = shutil.which(EXPORTER)
-    if not found:
-        raise EngineError(f"{EXPORTER} is not installed; run scripts/setup.sh --test "
-                          f"(apt-get install prometheus-node-exporter)")
-    return found
 
 
 def _check(workers: int, cores: int, memory: str, worker_dir: list[str]) -> None:
@@ -119,7 +102,7 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
         if have != asked:
             raise InputError(f"spark is already running with {have}; stop it first (`storbench services down spark`)")
         return state
-    home, exporter = spark_home(), _exporter_binary()
+    home, exporter = spark_home(), node_exporter.binary()
     for root, outside in roots:
         if outside and os.path.lexists(root) and not _owns_root(workdir, root):
             raise InputError(f"--worker-dir {root.parent}: {root} exists and was not made by storbench for "
@@ -186,11 +169,8 @@ def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, 
                "SPARK_WORKER_DIR": str(root / "work")}
         _spawn(workdir, state, "worker", f"worker-{index}", ["bash", spark_class, *args], " ".join(args[:5]), env,
                host=host, local_dir=str(root / "local"), work_dir=str(root / "work"))
-        listen = f"--web.listen-address={host}:{free_port(host)}"
-        argv = [exporter, listen, r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
-                "--collector.disable-defaults", *(f"--collector.{c}" for c in COLLECTORS)]
-        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, listen, host=host,
-               url=f"http://{listen.split('=', 1)[1]}/metrics")
+        argv, marker, url = node_exporter.command(exporter, host)
+        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
 
 
 def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
@@ -212,14 +192,6 @@ def alive_workers(state: dict[str, Any]) -> list[str]:
     return sorted(w["host"] for w in master_json(state).get("workers", []) if w.get("state") == "ALIVE")
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urlopen(url, timeout=3) as answer:
-            return answer.status == 200 and b"node_" in answer.read()
-    except OSError:
-        return False
-
-
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
     wanted = sorted(worker_host(i) for i in range(1, state["workers"] + 1))
     exporters = [p["url"] for p in state["processes"] if p["kind"] == "exporter"]
@@ -232,7 +204,7 @@ def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
         except (OSError, ValueError) as exc:
             alive, last = [], f"master web UI {state['web_ui']}: {exc}"
         if alive == wanted:
-            silent = [url for url in exporters if not _answers(url)]
+            silent = [url for url in exporters if not node_exporter.answers(url)]
             if not silent:
                 return
             last = f"node_exporter not answering at {', '.join(silent)}"
