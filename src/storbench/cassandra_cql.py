@@ -23,19 +23,32 @@ def _driver() -> Any:
     return cassandra
 
 
-@contextmanager
-def session_on(hosts: list[str], port: int, pin: bool = False, timeout: float = 10.0) -> Iterator[Any]:
-    """A session on ``hosts`` (contact points); ``pin`` keeps it to exactly those hosts (a node's own view)."""
+def open_cluster(hosts: list[str], port: int, timeout: float = 10.0, request_timeout: float = 10.0,
+                 pin: bool = False) -> tuple[Any, Any]:
+    """(driver Cluster, Session) on ``hosts`` (contact points); ``pin`` keeps it to exactly those hosts (a node's
+    own view). DDL waits up to ``request_timeout`` for every node to agree on the schema. The caller shuts the
+    Cluster down."""
     driver = _driver()
     policies = driver.policies
     balancing = (policies.WhiteListRoundRobinPolicy(hosts) if pin
                  else policies.TokenAwarePolicy(policies.RoundRobinPolicy()))
-    profile = driver.cluster.ExecutionProfile(load_balancing_policy=balancing, request_timeout=timeout)
+    profile = driver.cluster.ExecutionProfile(load_balancing_policy=balancing, request_timeout=request_timeout)
     cluster = driver.cluster.Cluster(hosts, port=port, protocol_version=PROTOCOL, connect_timeout=timeout,
                                      control_connection_timeout=timeout, idle_heartbeat_interval=0,
+                                     max_schema_agreement_wait=request_timeout,
                                      execution_profiles={driver.cluster.EXEC_PROFILE_DEFAULT: profile})
     try:
-        session = cluster.connect()
+        return cluster, cluster.connect()
+    except BaseException:
+        cluster.shutdown()
+        raise
+
+
+@contextmanager
+def session_on(hosts: list[str], port: int, pin: bool = False, timeout: float = 10.0) -> Iterator[Any]:
+    """A session for one check or change, shut down afterwards."""
+    cluster, session = open_cluster(hosts, port, timeout, timeout, pin)
+    try:
         yield session
     finally:
         cluster.shutdown()

@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
     run.add_argument("--sweep", metavar="KEY=V1,V2",
                      help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter")
-    run.add_argument("--replication", type=int, help="HDFS replication factor (hdfs:// targets only)")
+    run.add_argument("--replication", type=int, help="replication factor: HDFS (hdfs://) or the keyspace's (cassandra://, default 1)")
     run.add_argument("--endpoint", help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
                                          "(default: $AWS_ENDPOINT_URL or the running `services up s3`)")
     run.add_argument("--nodes", metavar="FILE", help="a nodes file: measure every node of a cluster "

@@ -136,7 +136,7 @@ class Runner:
         target.precheck(need_bytes)
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
         devices, how = target.devices(options.devices, deferred.append)
-        cluster = self._open_cluster(devices, deferred.append)  # an unreachable exporter: one line, nothing written
+        cluster = self._open_cluster(devices, deferred.append, target.nodes_file())  # an unreachable exporter: one line, nothing written
         target.claim(run_id)
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
         setup = EngineSetup(app_name=f"storbench {suite.name} {options.label}", master=options.spark_master,
@@ -274,8 +274,10 @@ class Runner:
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
 
-    def _open_cluster(self, devices: list[str], warn: Callable[[str], None]) -> ClusterTelemetry | None:
-        """The nodes to measure (--nodes, --node), checked to answer; None: this machine alone."""
+    def _open_cluster(self, devices: list[str], warn: Callable[[str], None],
+                      target_nodes: Path | None = None) -> ClusterTelemetry | None:
+        """The nodes to measure (--nodes, --node, else those of the spark master's or the target's storbench
+        service), checked to answer; None: this machine alone."""
         options = self.options
         cluster: Cluster | None = None
         if options.nodes and options.node_specs:
@@ -286,6 +288,8 @@ class Runner:
             cluster = cluster_from_specs(options.node_specs)
         elif (service := running_cluster(self.store.home)) and service[0] == options.spark_master:
             cluster = replace(load_nodes(service[1]), source=f"{service[1]} (services up spark)")
+        elif target_nodes:
+            cluster = replace(load_nodes(target_nodes), source=f"{target_nodes} (the target's storbench service)")
         source = self._telemetry_source(cluster)
         if cluster is None:
             if source != "local":

@@ -9,8 +9,9 @@ picked free on every address; each node's JMX (for nodetool) listens on its own 
 127.0.0.1. Node 1 is the seed; the cluster is new and empty, so nodes join without
 bootstrapping (``auto_bootstrap: false``), one after another.
 
-``up`` waits until every node sees every node NORMAL in gossip (CQL, from each node)
-and every exporter answers, then writes ``nodes.yaml`` (one ``cassandra`` node per
+``up`` waits until every node answers CQL and sees every node NORMAL in gossip
+(``system_views.gossip_info``, asked of each node alone: up and normal, what nodetool
+shows as UN) and every exporter answers, then writes ``nodes.yaml`` (one ``cassandra`` node per
 Cassandra node, host = its address, devices = the disks behind its data directory) and
 returns the state: ``uri`` (``cassandra://127.0.0.1:PORT``), ``nodes``, ``hosts``.
 Every process is recorded in state.json as soon as it is spawned, so an interrupted
@@ -222,8 +223,9 @@ def gossip_view(host: str, port: int) -> dict[str, str]:
     from storbench.cassandra_cql import session_on
 
     with session_on([host], port, pin=True) as session:
-        rows = session.execute("SELECT address, status FROM system_views.gossip_info")
-        return {str(row.address): (row.status or "").split(",", 1)[0] for row in rows}
+        rows = session.execute("SELECT address, status, status_with_port FROM system_views.gossip_info")
+        # Cassandra 4+ gossips STATUS_WITH_PORT; the legacy STATUS is set for the node itself only
+        return {str(row.address): (row.status_with_port or row.status or "").split(",", 1)[0] for row in rows}
 
 
 def ring(state: dict[str, Any]) -> dict[str, dict[str, str]]:

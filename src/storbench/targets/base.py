@@ -72,6 +72,10 @@ class Target:
         """The local directory whose device holds the data, when it is on this host."""
         return None
 
+    def nodes_file(self) -> Path | None:
+        """The nodes file of the storbench service the target lives on (its nodes are what a run measures)."""
+        return None
+
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
         """(devices to measure, how they were found): --devices, else the ones behind ``local_path``."""
         if option:
