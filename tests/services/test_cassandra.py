@@ -23,12 +23,14 @@ from tests.cli.helpers import SRC, storbench
 
 
 def _all_normal(state) -> None:
-    """Every node, asked alone, sees every node NORMAL in gossip."""
+    """Every node, asked alone, sees every node NORMAL in gossip; nodetool shows them all UN."""
     hosts = sorted(state["hosts"])
     views = cassandra.ring(state)
     assert sorted(views) == hosts
     for host, view in views.items():
         assert view == {h: "NORMAL" for h in hosts}, f"{host} sees {view}"
+    for node in (1, len(hosts)):  # nodetool status, from the first and the last node
+        assert cassandra.ring_status(state, node=node) == {h: "UN" for h in hosts}
 
 
 def _nodes_file_matches(state) -> None:

@@ -22,6 +22,7 @@ def _one_line(exc: BaseException) -> str:
     ("cassandra://", "cassandra://HOST:PORT"),
     ("cassandra://127.0.0.1:notaport/ks", "not HOST:PORT"),
     ("cassandra://127.0.0.1:9042,:9042/ks", "not HOST:PORT"),
+    ("cassandra://127.0.0.1:9042,127.0.0.2:9043/ks", "different ports"),
     ("cassandra://127.0.0.1:9042/\"ks\"", "no quotes"),
     ("cassandra://127.0.0.1:9042/it's", "no quotes"),
     ("cassandra://127.0.0.1:9042/ks-1", "is not allowed"),
@@ -81,6 +82,18 @@ def cql(cassandra1):
         yield home, state, session
 
 
+def _canary(session, keyspace: str, table: str, key: str, value: str) -> None:
+    """A keyspace and table of the test's own (not storbench's), with one row."""
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (k varchar PRIMARY KEY, field0 varchar)")
+    session.execute(f"INSERT INTO {keyspace}.{table} (k, field0) VALUES (%s, %s)", (key, value))
+
+
+def _value(session, keyspace: str, table: str, key: str) -> str:
+    return session.execute(f"SELECT field0 FROM {keyspace}.{table} WHERE k = %s", (key,)).one().field0
+
+
 def _target(home, state, keyspace="", replication=None) -> CassandraTarget:
     return parse_target(f"{state['uri']}/{keyspace}", TargetOptions(home=home, replication=replication))
 
@@ -97,10 +110,7 @@ def test_replication_above_the_nodes_is_refused(cql):
 @pytest.mark.cassandra
 def test_claim_and_release_keep_the_canaries(cql):
     home, state, session = cql
-    session.execute("CREATE KEYSPACE IF NOT EXISTS canary_ks WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.execute("CREATE TABLE IF NOT EXISTS canary_ks.canary (k int PRIMARY KEY, v text)")
-    session.execute("INSERT INTO canary_ks.canary (k, v) VALUES (1, 'alive')")
+    _canary(session, "canary_ks", "canary", "1", "alive")
 
     target = _target(home, state)
     target.precheck(0)
@@ -124,16 +134,13 @@ def test_claim_and_release_keep_the_canaries(cql):
     assert target.release() is True
     assert keyspace not in _keyspaces(session)
     assert "canary_ks" in _keyspaces(session)
-    assert session.execute("SELECT v FROM canary_ks.canary WHERE k = 1").one().v == "alive"
+    assert _value(session, "canary_ks", "canary", "1") == "alive"
 
 
 @pytest.mark.cassandra
 def test_a_named_foreign_keyspace_is_used_never_dropped(cql):
     home, state, session = cql
-    session.execute("CREATE KEYSPACE IF NOT EXISTS users_own WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.execute("CREATE TABLE IF NOT EXISTS users_own.canary (k int PRIMARY KEY, v text)")
-    session.execute("INSERT INTO users_own.canary (k, v) VALUES (7, 'mine')")
+    _canary(session, "users_own", "canary", "7", "mine")
 
     target = _target(home, state, "users_own")
     target.precheck(0)
@@ -142,22 +149,19 @@ def test_a_named_foreign_keyspace_is_used_never_dropped(cql):
     assert target.release() is True
     assert "users_own" in _keyspaces(session)
     assert _tables(session, "users_own") == {"canary"}
-    assert session.execute("SELECT v FROM users_own.canary WHERE k = 7").one().v == "mine"
+    assert _value(session, "users_own", "canary", "7") == "mine"
 
 
 @pytest.mark.cassandra
 def test_a_foreign_usertable_is_refused_before_anything_is_written(cql):
     home, state, session = cql
-    session.execute("CREATE KEYSPACE IF NOT EXISTS users_ycsb WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.execute("CREATE TABLE IF NOT EXISTS users_ycsb.usertable (y_id varchar PRIMARY KEY, field0 varchar)")
-    session.execute("INSERT INTO users_ycsb.usertable (y_id, field0) VALUES ('theirs', 'keep')")
+    _canary(session, "users_ycsb", "usertable", "theirs", "keep")  # a YCSB table of the user's own
     target = _target(home, state, "users_ycsb")
     with pytest.raises(TargetError) as err:
         target.precheck(0)
     assert "did not create" in _one_line(err.value)
     target.release()
-    assert session.execute("SELECT field0 FROM users_ycsb.usertable WHERE y_id = 'theirs'").one().field0 == "keep"
+    assert _value(session, "users_ycsb", "usertable", "theirs") == "keep"
 
 
 @pytest.mark.cassandra

@@ -10,8 +10,8 @@ picked free on every address; each node's JMX (for nodetool) listens on its own 
 bootstrapping (``auto_bootstrap: false``), one after another.
 
 ``up`` waits until every node answers CQL and sees every node NORMAL in gossip
-(``system_views.gossip_info``, asked of each node alone: up and normal, what nodetool
-shows as UN) and every exporter answers, then writes ``nodes.yaml`` (one ``cassandra`` node per
+(``system_views.gossip_info``, asked of each node alone), ``nodetool status`` shows every
+node UN, and every exporter answers, then writes ``nodes.yaml`` (one ``cassandra`` node per
 Cassandra node, host = its address, devices = the disks behind its data directory) and
 returns the state: ``uri`` (``cassandra://127.0.0.1:PORT``), ``nodes``, ``hosts``.
 Every process is recorded in state.json as soon as it is spawned, so an interrupted
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import socket
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,12 @@ from typing import Any
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.jvm import cassandra_classpath, java_binary
-from storbench.telemetry.devices import devices_for_path
-from storbench.telemetry.nodes import Cluster, Node, dump_nodes
 
 UP_OPTIONS = ("nodes", "heap")
 SERVICE = "cassandra"
 MAX_NODES = 8
 NODE_TIMEOUT_S = 240.0  # one node, from spawn to its CQL port (a loaded 2-core machine is slow)
 RING_TIMEOUT_S = 120.0
-NODES_FILE = "nodes.yaml"
 NUM_TOKENS = 4
 HEAP = re.compile(r"^[1-9][0-9]*[mMgG]$")
 DIRS = ("data", "commitlog", "saved_caches", "hints", "cdc_raw")
@@ -159,7 +157,7 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
             _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
             _wait_native(workdir, state, host, time.monotonic() + NODE_TIMEOUT_S)
         _wait_ring(workdir, state, time.monotonic() + RING_TIMEOUT_S)
-        state["nodes"] = str(_write_nodes(workdir, state))
+        state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
     except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
         _stop_all(state)
         (workdir / process.STATE).unlink(missing_ok=True)
@@ -233,46 +231,53 @@ def ring(state: dict[str, Any]) -> dict[str, dict[str, str]]:
     return {host: gossip_view(host, state["ports"]["native"]) for host in state["hosts"]}
 
 
+def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 120.0) -> str:
+    """``nodetool ARGS`` (Cassandra's own, from the same jars) against node ``node``'s JMX; its stdout."""
+    entry = [p for p in state["processes"] if p["kind"] == "node"][node - 1]
+    tools = Path(state["workdir"]) / "tools"  # nodetool's history and logs stay in the service dir, not in ~
+    tools.mkdir(exist_ok=True)
+    logback = tools / "logback.xml"
+    if not logback.exists():
+        logback.write_text('<configuration><root level="OFF"/></configuration>\n')
+    jpms = [o for o in JVM_OPTIONS if o.startswith(("--add-", "-Dio.netty"))]
+    argv = [java_binary(), "-Xmx128m", *jpms, f"-Duser.home={tools}", f"-Dcassandra.logdir={tools}",
+            f"-Dlogback.configurationFile={logback}", "-cp", cassandra_classpath(),
+            "org.apache.cassandra.tools.NodeTool", "-h", "127.0.0.1", "-p", str(entry["jmx_port"]), *args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no output"])[-1]
+        raise EngineError(f"nodetool {' '.join(args)} on {entry['host']} failed: {detail[:300]}")
+    return done.stdout
+
+
+def ring_status(state: dict[str, Any], node: int = 1) -> dict[str, str]:
+    """address → its two-letter state in ``nodetool status`` (UN: up and normal) as node ``node`` sees it."""
+    rows = (line.split() for line in nodetool(state, "status", node=node).splitlines())
+    return {row[1]: row[0] for row in rows if len(row) > 2 and re.fullmatch(r"[UD][NLJM]", row[0])}
+
+
 def _wait_ring(workdir: Path, state: dict[str, Any], deadline: float) -> None:
     hosts = sorted(state["hosts"])
-    exporters = [p["url"] for p in state["processes"] if p["kind"] == "exporter"]
-    last = "no answer"
-    while time.monotonic() < deadline:
-        _check_alive(workdir, state)
+
+    def probe() -> str | None:
         try:
             views = ring(state)
-            lagging = {h: v for h, v in views.items()
-                       if sorted(a for a, s in v.items() if s == "NORMAL") != hosts}
-            last = "; ".join(f"{h} sees {v}" for h, v in lagging.items())
         except Exception as exc:  # the driver's errors have no common base but Exception
-            lagging, last = {"?": {}}, f"CQL: {exc}"
-        if not lagging:
-            silent = [url for url in exporters if not node_exporter.answers(url)]
-            if not silent:
-                return
-            last = f"node_exporter not answering at {', '.join(silent)}"
-        time.sleep(1.0)
-    raise EngineError(f"the Cassandra ring was not all up and normal within {RING_TIMEOUT_S:.0f} s ({last}); "
-                      f"logs in {workdir}")
+            return f"CQL: {exc}"
+        lagging = {h: v for h, v in views.items() if sorted(a for a, s in v.items() if s == "NORMAL") != hosts}
+        if lagging:
+            return "; ".join(f"{h} sees {v}" for h, v in lagging.items())
+        seen = ring_status(state)  # once gossip agrees: nodetool's word, as an operator would check
+        return None if seen == {h: "UN" for h in hosts} else f"nodetool status: {seen}"
 
-
-def _write_nodes(workdir: Path, state: dict[str, Any]) -> Path:
-    exporters = {p["host"]: p["url"] for p in state["processes"] if p["kind"] == "exporter"}
-    nodes = []
-    for entry in (p for p in state["processes"] if p["kind"] == "node"):
-        disks = devices_for_path(entry["data_dir"]).devices
-        nodes.append(Node(name=entry["name"], exporter=exporters[entry["host"]], role="cassandra",
-                          devices=tuple(disks) or None, host=entry["host"]))
-    path = workdir / NODES_FILE
-    dump_nodes(path, Cluster(tuple(nodes), source="services up cassandra"))
-    return path
+    last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe, interval=1.0)
+    if last is not None:
+        raise EngineError(f"the Cassandra ring was not all up and normal within {RING_TIMEOUT_S:.0f} s ({last}); "
+                          f"logs in {workdir}")
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
-    state = process.read_state(workdir)
-    if state and state.get("pid") and process.alive(state["pid"], state["marker"]):
-        return state
-    return None
+    return process.running_state(workdir)
 
 
 def running(home: Path) -> dict[str, Any] | None:

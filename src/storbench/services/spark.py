@@ -32,8 +32,6 @@ from urllib.request import urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.node_exporter import free_port
-from storbench.telemetry.devices import devices_for_path
-from storbench.telemetry.nodes import Cluster, Node, dump_nodes
 
 UP_OPTIONS = ("workers", "cores", "memory", "worker_dir")
 SERVICE = "spark"
@@ -41,7 +39,6 @@ MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 MAX_WORKERS = 16
 START_TIMEOUT_S = 120.0
-NODES_FILE = "nodes.yaml"
 OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; names the service dir
 MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
 
@@ -129,7 +126,7 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     try:
         _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
-        state["nodes"] = str(_write_nodes(workdir, state))
+        state["nodes"] = str(node_exporter.write_nodes(workdir, state, "worker", "worker", "local_dir"))
     except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
         _stop_all(state)
         _remove_roots(workdir, state)
@@ -194,42 +191,22 @@ def alive_workers(state: dict[str, Any]) -> list[str]:
 
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
     wanted = sorted(worker_host(i) for i in range(1, state["workers"] + 1))
-    exporters = [p["url"] for p in state["processes"] if p["kind"] == "exporter"]
-    last = "no answer from the master"
-    while time.monotonic() < deadline:
-        _check_alive(workdir, state)
+
+    def probe() -> str | None:
         try:
             alive = alive_workers(state)
-            last = f"{len(alive)}/{len(wanted)} workers ALIVE ({', '.join(alive) or 'none'})"
         except (OSError, ValueError) as exc:
-            alive, last = [], f"master web UI {state['web_ui']}: {exc}"
-        if alive == wanted:
-            silent = [url for url in exporters if not node_exporter.answers(url)]
-            if not silent:
-                return
-            last = f"node_exporter not answering at {', '.join(silent)}"
-        time.sleep(0.5)
-    raise EngineError(f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); "
-                      f"logs in {workdir / 'log'}")
+            return f"master web UI {state['web_ui']}: {exc}"
+        return None if alive == wanted else f"{len(alive)}/{len(wanted)} workers ALIVE ({', '.join(alive) or 'none'})"
 
-
-def _write_nodes(workdir: Path, state: dict[str, Any]) -> Path:
-    exporters = {p["host"]: p["url"] for p in state["processes"] if p["kind"] == "exporter"}
-    nodes = []
-    for entry in (p for p in state["processes"] if p["kind"] == "worker"):
-        disks = devices_for_path(entry["local_dir"]).devices
-        nodes.append(Node(name=entry["name"], exporter=exporters[entry["host"]], role="worker",
-                          devices=tuple(disks) or None, host=entry["host"]))
-    path = workdir / NODES_FILE
-    dump_nodes(path, Cluster(tuple(nodes), source="services up spark"))
-    return path
+    last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe)
+    if last is not None:
+        raise EngineError(f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); "
+                          f"logs in {workdir / 'log'}")
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
-    state = process.read_state(workdir)
-    if state and state.get("pid") and process.alive(state["pid"], state["marker"]):
-        return state
-    return None
+    return process.running_state(workdir)
 
 
 def running_cluster(home: Path) -> tuple[str, Path] | None:

@@ -79,6 +79,9 @@ class CassandraTarget(Target):
             raise InputError(f"--target {text!r}: a cassandra:// target is cassandra://HOST:PORT[,HOST2:PORT2]"
                              f"[/KEYSPACE] (see `storbench services up cassandra`)")
         contacts = [_contact(text, part) for part in netloc.split(",")]
+        if len({port for _, port in contacts}) > 1:
+            raise InputError(f"--target {text!r}: the contact points use different ports; "
+                             f"one CQL port serves a whole Cassandra cluster")
         keyspace = path.strip("/") or None
         if keyspace is not None:
             if not KEYSPACE_RE.fullmatch(keyspace.lower()):
@@ -118,13 +121,10 @@ class CassandraTarget(Target):
         if self._session is None:
             from storbench.cassandra_cql import open_cluster
 
-            hosts = sorted({h for h, _ in self.contacts})
-            ports = {p for _, p in self.contacts}
-            if len(ports) > 1:
-                raise InputError(f"--target {self.uri}: the contact points use different ports "
-                                 f"({', '.join(map(str, sorted(ports)))}); one CQL port serves a whole cluster")
+            hosts = list(dict.fromkeys(h for h, _ in self.contacts))
             try:
-                self._cluster, self._session = open_cluster(hosts, ports.pop(), CONNECT_TIMEOUT_S, SCHEMA_TIMEOUT_S)
+                self._cluster, self._session = open_cluster(hosts, self.contacts[0][1], CONNECT_TIMEOUT_S,
+                                                            SCHEMA_TIMEOUT_S)
             except EngineError:
                 raise
             except Exception as exc:  # NoHostAvailable, OperationTimedOut, ...: the driver's errors share no base
