@@ -58,12 +58,24 @@ def test_unreachable_contact_point_is_one_line():
     assert "cannot connect to" in _one_line(err.value)
 
 
-def test_bad_keyspace_through_the_cli_is_one_line(tmp_path):
-    # No suite's workloads take cassandra:// yet: the target is read (and refused) before anything else.
-    done = storbench(tmp_path / "home", "run", "fio-002", "--target", "cassandra://127.0.0.1:9042/\"evil\"")
+def _refused_by_the_cli(home, target: str, *args: str) -> str:
+    """``storbench run`` refusing ``target`` in one line, exit != 0, nothing run. No suite's workloads take
+    cassandra:// yet (fio-002 stands in): the target is read and prechecked before anything else."""
+    done = storbench(home, "run", "fio-002", "--target", target, *args)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "no quotes" in lines[0]
+    assert len(lines) == 1, done.stderr
+    assert not any((home / "runs").glob("*"))  # no run directory was written
+    return lines[0]
+
+
+def test_bad_keyspace_through_the_cli_is_one_line(tmp_path):
+    assert "no quotes" in _refused_by_the_cli(tmp_path / "home", "cassandra://127.0.0.1:9042/\"evil\"")
+
+
+def test_unreachable_contact_point_through_the_cli_is_one_line(tmp_path):
+    line = _refused_by_the_cli(tmp_path / "home", f"cassandra://127.0.0.1:{free_port()}/")
+    assert "cannot connect to" in line and "services up cassandra" in line
 
 
 def _keyspaces(session) -> set[str]:
@@ -105,6 +117,15 @@ def test_replication_above_the_nodes_is_refused(cql):
     with pytest.raises(InputError) as err:
         target.precheck(0)
     assert "--replication 2: above the 1 node(s)" in _one_line(err.value)
+
+
+@pytest.mark.cassandra
+def test_replication_above_the_nodes_through_the_cli_is_one_line(cql, tmp_path):
+    home, state, session = cql
+    before = _keyspaces(session)
+    line = _refused_by_the_cli(home, f"{state['uri']}/", "--replication", "2")
+    assert "--replication 2: above the 1 node(s)" in line
+    assert _keyspaces(session) == before  # nothing was created
 
 
 @pytest.mark.cassandra
