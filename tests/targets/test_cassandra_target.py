@@ -186,23 +186,14 @@ def test_a_foreign_usertable_is_refused_before_anything_is_written(cql):
 
 
 @pytest.mark.cassandra
-def test_a_named_missing_keyspace_is_created_and_owned(cql):
+@pytest.mark.parametrize("keep_data", [False, True])
+def test_a_named_missing_keyspace_is_created_and_owned(cql, keep_data):
     home, state, session = cql
     target = _target(home, state, "fresh_named")
     target.precheck(0)
     target.claim("20261123-000002-f00d")
     assert target.keyspace_owned and "fresh_named" in _keyspaces(session)
     assert _tables(session, "fresh_named") == {"usertable", "storbench_owner"}
-    assert target.release() is True
-    assert "fresh_named" not in _keyspaces(session)
-
-
-@pytest.mark.cassandra
-def test_keep_data_keeps_the_keyspace(cql):
-    home, state, session = cql
-    target = _target(home, state, "kept_named")
-    target.precheck(0)
-    target.claim("20261123-000003-0add")
-    assert target.release(keep_data=True) is False
-    assert "usertable" in _tables(session, "kept_named")
-    session.execute("DROP KEYSPACE kept_named")
+    assert target.release(keep_data=keep_data) is not keep_data
+    assert ("fresh_named" in _keyspaces(session)) is keep_data  # --keep-data keeps it
+    session.execute("DROP KEYSPACE IF EXISTS fresh_named")
