@@ -32,7 +32,7 @@ class TargetOptions:
     """What the command line adds to the ``--target`` text."""
 
     home: Path | None = None  # the results home, where storbench's own services keep their state
-    replication: int | None = None  # --replication (HDFS)
+    replication: int | None = None  # --replication (HDFS; a Cassandra keyspace's replication factor)
     endpoint: str | None = None  # --endpoint (S3)
 
 
