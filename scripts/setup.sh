@@ -2,6 +2,7 @@
 # Installs everything storbench needs on a fresh Debian-like machine; safe to run again.
 #   scripts/setup.sh          Java + Maven, a virtualenv in .venv with storbench and PySpark,
 #                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`),
+#                             Apache Cassandra's jars in jvm/cassandra (`services up cassandra`),
 #                             the native load engine in native/ (Rust, cargo; objects workloads)
 #   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat,
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
@@ -73,6 +74,16 @@ if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
   mvn -q -B -f jvm/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=target/jars \
       -DincludeScope=runtime >/dev/null
   echo "$s3a_fingerprint" > "$s3a_stamp"
+fi
+# Apache Cassandra's server jars (jvm/cassandra: their own classpath, apart from Hadoop's), resolved only
+# when their pom changes.
+cassandra_stamp="jvm/cassandra/target/.storbench-resolved"
+cassandra_fingerprint="$(sha256sum jvm/cassandra/pom.xml | cut -c1-16)"
+if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ ! -s jvm/cassandra/target/classpath.txt ]; then
+  echo "setup: fetching Apache Cassandra's jars with Maven (first time: about 30 s, ~70 MB)" >&2
+  mvn -q -B -f jvm/cassandra/pom.xml dependency:build-classpath -Dmdep.includeScope=runtime \
+      -Dmdep.outputFile=target/classpath.txt >/dev/null
+  echo "$cassandra_fingerprint" > "$cassandra_stamp"
 fi
 
 # The native load engine (native/, Rust): a release build, rebuilt only when its sources change.

@@ -29,3 +29,23 @@ def hdfs(tmp_path_factory):
     finally:
         assert api.service_down("hdfs", store)
         assert api.service_status("hdfs", store) is None
+
+
+# One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it; taken down
+# through the CLI after, and every process it recorded must be gone.
+@pytest.fixture(scope="session")
+def cassandra1(tmp_path_factory):
+    from storbench.services import cassandra, process
+    from tests.cli.helpers import storbench
+
+    home = tmp_path_factory.mktemp("cassandra-home")
+    up = storbench(home, "services", "up", "cassandra", "--nodes", "1", "--heap", "768m")
+    assert up.returncode == 0, up.stderr
+    state = cassandra.running(home)
+    assert state is not None and up.stdout.strip() == state["uri"]
+    try:
+        yield home, state
+    finally:
+        down = storbench(home, "services", "down", "cassandra")
+        assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
+        assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []

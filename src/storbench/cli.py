@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
     run.add_argument("--sweep", metavar="KEY=V1,V2",
                      help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter")
-    run.add_argument("--replication", type=int, help="HDFS replication factor (hdfs:// targets only)")
+    run.add_argument("--replication", type=int, help="replication factor: HDFS (hdfs://) or the keyspace's (cassandra://, default 1)")
     run.add_argument("--endpoint", help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
                                          "(default: $AWS_ENDPOINT_URL or the running `services up s3`)")
     run.add_argument("--nodes", metavar="FILE", help="a nodes file: measure every node of a cluster "
@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     services.add_argument("--workers", type=int, help="spark: number of standalone workers (default 2)")
     services.add_argument("--cores", type=int, help="spark: cores per worker (default 1)")
     services.add_argument("--memory", help="spark: memory per worker, e.g. 1g (default 1g)")
+    services.add_argument("--nodes", type=int, help="cassandra: number of nodes, on 127.0.0.1.. (default 1)")
+    services.add_argument("--heap", help="cassandra: heap per node, e.g. 1g (default 1g)")
     services.add_argument("--worker-dir", action="append", metavar="DIR",
                           help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "
                                "default: the service dir)")
@@ -241,7 +243,7 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
 
 # flags of `services up`, passed on when given
 SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw", "workers", "cores",
-                   "memory", "worker_dir")
+                   "memory", "worker_dir", "nodes", "heap")
 
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
@@ -251,7 +253,7 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
         state = api.service_up(args.name, store, **options)
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
-        if state.get("nodes"):  # spark: the nodes file a run reads its workers' telemetry from
+        if state.get("nodes"):  # spark, cassandra: the nodes file a run reads its workers' telemetry from
             print(f"nodes file: {state['nodes']}", file=sys.stderr)
         if state.get("access_key"):  # s3: the credentials a client needs, for the user's shell only
             print(f"export AWS_ACCESS_KEY_ID={state['access_key']} AWS_SECRET_ACCESS_KEY={state['secret_key']}",

@@ -145,8 +145,8 @@ class Runner:
         target.precheck(need_bytes)
         deferred: list[str] = []  # warnings wait until the input is known to be good: bad input is one line
         devices, how = target.devices(options.devices, deferred.append)
-        cluster = self._open_cluster(devices, deferred.append)  # an unreachable exporter: one line, nothing written
-        power = None if cluster is not None else open_power(  # an unreachable BMC: one line, nothing written
+        cluster = self._open_cluster(devices, deferred.append, target.nodes_file())  # an unreachable exporter:
+        power = None if cluster is not None else open_power(  # one line, nothing written; an unreachable BMC too
             options.power, "--power", options.interval, local=True, has_rapl=EnergyMeter().available,
             snapshots=list, insecure=options.power_insecure)
         target.claim(run_id)
@@ -306,8 +306,10 @@ class Runner:
             outcome["text"] = (f"{idle[None]:.1f} W" if idle.get(None) is not None else "power not measured")
         return idle
 
-    def _open_cluster(self, devices: list[str], warn: Callable[[str], None]) -> ClusterTelemetry | None:
-        """The nodes to measure (--nodes, --node), checked to answer; None: this machine alone."""
+    def _open_cluster(self, devices: list[str], warn: Callable[[str], None],
+                      target_nodes: Path | None = None) -> ClusterTelemetry | None:
+        """The nodes to measure (--nodes, --node, else those of the spark master's or the target's storbench
+        service), checked to answer; None: this machine alone."""
         options = self.options
         cluster: Cluster | None = None
         if options.nodes and options.node_specs:
@@ -318,6 +320,8 @@ class Runner:
             cluster = cluster_from_specs(options.node_specs)
         elif (service := running_cluster(self.store.home)) and service[0] == options.spark_master:
             cluster = replace(load_nodes(service[1]), source=f"{service[1]} (services up spark)")
+        elif target_nodes:
+            cluster = replace(load_nodes(target_nodes), source=f"{target_nodes} (the target's storbench service)")
         source = self._telemetry_source(cluster)
         if cluster is None:
             if source != "local":

@@ -29,3 +29,11 @@ def launcher_jar() -> Path | None:
     """storbench's own JVM classes (DfsIo, ...) for Spark's ``spark.jars``; None before the first build."""
     jars = sorted((JVM_DIR / "target").glob("storbench-jvm-*.jar"))
     return jars[-1] if jars else None
+
+
+def cassandra_classpath() -> str:
+    """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash)."""
+    deps = JVM_DIR / "cassandra" / "target" / "classpath.txt"
+    if not deps.is_file() or not deps.read_text().strip():
+        raise EngineError(f"Cassandra's jars are not fetched ({deps} is missing); run scripts/setup.sh")
+    return deps.read_text().strip()

@@ -190,6 +190,14 @@ def _reap(pid: int) -> None:
         pass
 
 
+def running_state(workdir: Path) -> dict[str, Any] | None:
+    """The recorded state while its main process (``pid``, ``marker``) is alive, else None."""
+    state = read_state(workdir)
+    if state and state.get("pid") and alive(state["pid"], state["marker"]):
+        return state
+    return None
+
+
 def read_state(workdir: Path) -> dict[str, Any] | None:
     path = workdir / STATE
     return json.loads(path.read_text()) if path.exists() else None

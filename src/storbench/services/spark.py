@@ -24,40 +24,28 @@ import json
 import os
 import re
 import shutil
-import socket
 import time
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
 from storbench.errors import EngineError, InputError
-from storbench.services import process
-from storbench.telemetry.devices import devices_for_path
-from storbench.telemetry.nodes import Cluster, Node, dump_nodes
+from storbench.services import node_exporter, process
+from storbench.services.node_exporter import free_port
 
 UP_OPTIONS = ("workers", "cores", "memory", "worker_dir")
 SERVICE = "spark"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
-EXPORTER = "prometheus-node-exporter"
 MAX_WORKERS = 16
 START_TIMEOUT_S = 120.0
-NODES_FILE = "nodes.yaml"
 OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; names the service dir
 MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
-# diskstats with loop devices (the default hides them), plus what per-node telemetry and fingerprints read
-COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "uname", "stat", "loadavg", "os", "rapl", "filesystem")
 
 
 def worker_host(index: int) -> str:
     """Worker ``index`` (1-based) binds 127.0.0.(index+1); the master has 127.0.0.1."""
     return f"127.0.0.{index + 1}"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def spark_home() -> Path:
@@ -69,14 +57,6 @@ def spark_home() -> Path:
     if not (home / "bin" / "spark-class").is_file():
         raise EngineError(f"{home}/bin/spark-class is missing: this PySpark cannot start a standalone cluster")
     return home
-
-
-def _exporter_binary() -> str:
-    found = shutil.which(EXPORTER)
-    if not found:
-        raise EngineError(f"{EXPORTER} is not installed; run scripts/setup.sh --test "
-                          f"(apt-get install prometheus-node-exporter)")
-    return found
 
 
 def _check(workers: int, cores: int, memory: str, worker_dir: list[str]) -> None:
@@ -119,7 +99,7 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
         if have != asked:
             raise InputError(f"spark is already running with {have}; stop it first (`storbench services down spark`)")
         return state
-    home, exporter = spark_home(), _exporter_binary()
+    home, exporter = spark_home(), node_exporter.binary()
     for root, outside in roots:
         if outside and os.path.lexists(root) and not _owns_root(workdir, root):
             raise InputError(f"--worker-dir {root.parent}: {root} exists and was not made by storbench for "
@@ -146,7 +126,7 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     try:
         _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
-        state["nodes"] = str(_write_nodes(workdir, state))
+        state["nodes"] = str(node_exporter.write_nodes(workdir, state, "worker", "worker", "local_dir"))
     except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
         _stop_all(state)
         _remove_roots(workdir, state)
@@ -186,11 +166,8 @@ def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, 
                "SPARK_WORKER_DIR": str(root / "work")}
         _spawn(workdir, state, "worker", f"worker-{index}", ["bash", spark_class, *args], " ".join(args[:5]), env,
                host=host, local_dir=str(root / "local"), work_dir=str(root / "work"))
-        listen = f"--web.listen-address={host}:{free_port(host)}"
-        argv = [exporter, listen, r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
-                "--collector.disable-defaults", *(f"--collector.{c}" for c in COLLECTORS)]
-        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, listen, host=host,
-               url=f"http://{listen.split('=', 1)[1]}/metrics")
+        argv, marker, url = node_exporter.command(exporter, host)
+        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
 
 
 def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
@@ -212,52 +189,24 @@ def alive_workers(state: dict[str, Any]) -> list[str]:
     return sorted(w["host"] for w in master_json(state).get("workers", []) if w.get("state") == "ALIVE")
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urlopen(url, timeout=3) as answer:
-            return answer.status == 200 and b"node_" in answer.read()
-    except OSError:
-        return False
-
-
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
     wanted = sorted(worker_host(i) for i in range(1, state["workers"] + 1))
-    exporters = [p["url"] for p in state["processes"] if p["kind"] == "exporter"]
-    last = "no answer from the master"
-    while time.monotonic() < deadline:
-        _check_alive(workdir, state)
+
+    def probe() -> str | None:
         try:
             alive = alive_workers(state)
-            last = f"{len(alive)}/{len(wanted)} workers ALIVE ({', '.join(alive) or 'none'})"
         except (OSError, ValueError) as exc:
-            alive, last = [], f"master web UI {state['web_ui']}: {exc}"
-        if alive == wanted:
-            silent = [url for url in exporters if not _answers(url)]
-            if not silent:
-                return
-            last = f"node_exporter not answering at {', '.join(silent)}"
-        time.sleep(0.5)
-    raise EngineError(f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); "
-                      f"logs in {workdir / 'log'}")
+            return f"master web UI {state['web_ui']}: {exc}"
+        return None if alive == wanted else f"{len(alive)}/{len(wanted)} workers ALIVE ({', '.join(alive) or 'none'})"
 
-
-def _write_nodes(workdir: Path, state: dict[str, Any]) -> Path:
-    exporters = {p["host"]: p["url"] for p in state["processes"] if p["kind"] == "exporter"}
-    nodes = []
-    for entry in (p for p in state["processes"] if p["kind"] == "worker"):
-        disks = devices_for_path(entry["local_dir"]).devices
-        nodes.append(Node(name=entry["name"], exporter=exporters[entry["host"]], role="worker",
-                          devices=tuple(disks) or None, host=entry["host"]))
-    path = workdir / NODES_FILE
-    dump_nodes(path, Cluster(tuple(nodes), source="services up spark"))
-    return path
+    last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe)
+    if last is not None:
+        raise EngineError(f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); "
+                          f"logs in {workdir / 'log'}")
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
-    state = process.read_state(workdir)
-    if state and state.get("pid") and process.alive(state["pid"], state["marker"]):
-        return state
-    return None
+    return process.running_state(workdir)
 
 
 def running_cluster(home: Path) -> tuple[str, Path] | None:

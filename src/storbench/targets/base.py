@@ -32,7 +32,7 @@ class TargetOptions:
     """What the command line adds to the ``--target`` text."""
 
     home: Path | None = None  # the results home, where storbench's own services keep their state
-    replication: int | None = None  # --replication (HDFS)
+    replication: int | None = None  # --replication (HDFS; a Cassandra keyspace's replication factor)
     endpoint: str | None = None  # --endpoint (S3)
 
 
@@ -70,6 +70,10 @@ class Target:
 
     def local_path(self) -> Path | None:
         """The local directory whose device holds the data, when it is on this host."""
+        return None
+
+    def nodes_file(self) -> Path | None:
+        """The nodes file of the storbench service the target lives on (its nodes are what a run measures)."""
         return None
 
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:

@@ -1,0 +1,54 @@
+"""CQL sessions through the DataStax Python driver (``cassandra-driver``), for keyspace and table management
+and service checks: never on a measured path."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from storbench.errors import EngineError
+
+PROTOCOL = 5  # Cassandra 4 and 5 speak it; fixing it spares the driver's downgrade warnings
+
+
+def _driver() -> Any:
+    try:
+        import cassandra.cluster
+        import cassandra.policies
+    except ImportError:
+        raise EngineError("the Python cassandra-driver is not installed; run scripts/setup.sh") from None
+    logging.getLogger("cassandra").setLevel(logging.ERROR)  # reconnection chatter is not the user's business
+    return cassandra
+
+
+def open_cluster(hosts: list[str], port: int, timeout: float = 10.0, request_timeout: float = 10.0,
+                 pin: bool = False) -> tuple[Any, Any]:
+    """(driver Cluster, Session) on ``hosts`` (contact points); ``pin`` keeps it to exactly those hosts (a node's
+    own view). DDL waits up to ``request_timeout`` for every node to agree on the schema. The caller shuts the
+    Cluster down."""
+    driver = _driver()
+    policies = driver.policies
+    balancing = (policies.WhiteListRoundRobinPolicy(hosts) if pin
+                 else policies.TokenAwarePolicy(policies.RoundRobinPolicy()))
+    profile = driver.cluster.ExecutionProfile(load_balancing_policy=balancing, request_timeout=request_timeout)
+    cluster = driver.cluster.Cluster(hosts, port=port, protocol_version=PROTOCOL, connect_timeout=timeout,
+                                     control_connection_timeout=timeout, idle_heartbeat_interval=0,
+                                     max_schema_agreement_wait=request_timeout,
+                                     execution_profiles={driver.cluster.EXEC_PROFILE_DEFAULT: profile})
+    try:
+        return cluster, cluster.connect()
+    except BaseException:
+        cluster.shutdown()
+        raise
+
+
+@contextmanager
+def session_on(hosts: list[str], port: int, pin: bool = False, timeout: float = 10.0) -> Iterator[Any]:
+    """A session for one check or change, shut down afterwards."""
+    cluster, session = open_cluster(hosts, port, timeout, timeout, pin)
+    try:
+        yield session
+    finally:
+        cluster.shutdown()

@@ -1,0 +1,148 @@
+"""`services up cassandra`: real Cassandra 5.0 nodes on 127.0.0.N with a node_exporter each.
+
+The 1-node cluster is the session's (``cassandra1`` in tests/conftest.py, up and down through the CLI);
+a 3-node cluster is started once for this module and claimed by a target with replication 3.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from storbench.cassandra_cql import session_on
+from storbench.errors import InputError
+from storbench.services import cassandra, node_exporter, process
+from storbench.targets import TargetOptions, parse_target
+from storbench.telemetry.devices import devices_for_path
+from storbench.telemetry.nodes import load_nodes
+from tests.cli.helpers import SRC, storbench
+
+
+def _all_normal(state) -> None:
+    """Every node, asked alone, sees every node NORMAL in gossip; nodetool shows them all UN."""
+    hosts = sorted(state["hosts"])
+    views = cassandra.ring(state)
+    assert sorted(views) == hosts
+    for host, view in views.items():
+        assert view == {h: "NORMAL" for h in hosts}, f"{host} sees {view}"
+    for node in (1, len(hosts)):  # nodetool status, from the first and the last node
+        assert cassandra.ring_status(state, node=node) == {h: "UN" for h in hosts}
+
+
+def _nodes_file_matches(state) -> None:
+    cluster = load_nodes(state["nodes"])
+    nodes = [p for p in state["processes"] if p["kind"] == "node"]
+    assert [n.name for n in cluster.nodes] == [f"node-{i}" for i in range(1, len(nodes) + 1)]
+    for node, entry in zip(cluster.nodes, nodes):
+        assert node.role == "cassandra" and node.host == entry["host"]
+        assert node.exporter.startswith(f"http://{entry['host']}:") and node_exporter.answers(node.exporter)
+        assert list(node.devices or ()) == devices_for_path(entry["data_dir"]).devices
+        assert entry["data_dir"].startswith(state["workdir"])
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--nodes", "0"], "--nodes 0: allowed 1 to"),
+    (["--heap", "lots"], "--heap 'lots': expected a size"),
+    (["--workers", "2"], "--workers does not apply to service cassandra"),
+])
+def test_bad_options_are_one_line(tmp_path, args, says):
+    done = storbench(tmp_path / "home", "services", "up", "cassandra", *args)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], done.stderr
+
+
+@pytest.mark.cassandra
+def test_one_node_is_up_normal_with_its_nodes_file(cassandra1):
+    home, state = cassandra1
+    assert state["hosts"] == ["127.0.0.1"] and state["uri"] == f"cassandra://127.0.0.1:{state['ports']['native']}"
+    _all_normal(state)
+    _nodes_file_matches(state)
+    status = storbench(home, "services", "status", "cassandra")
+    assert status.returncode == 0 and status.stdout.strip() == state["uri"]
+    # a second `up` with the same options reports the running cluster; other options are refused in one line
+    again = storbench(home, "services", "up", "cassandra", "--nodes", "1", "--heap", "768m")
+    assert again.returncode == 0 and again.stdout.strip() == state["uri"]
+    other = storbench(home, "services", "up", "cassandra", "--nodes", "2")
+    assert other.returncode != 0 and len(other.stderr.strip().splitlines()) == 1
+    assert "already running" in other.stderr
+
+
+@pytest.mark.cassandra
+def test_an_interrupted_up_leaves_nothing_running(tmp_path):
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "services", "up",
+                             "cassandra", "--heap", "512m"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    state_file = home / "services" / "cassandra" / process.STATE
+    seen: list[dict] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:  # until the node and its exporter are spawned
+        try:
+            seen = json.loads(state_file.read_text()).get("processes", [])
+        except (OSError, ValueError):
+            seen = []
+        if len(seen) >= 2:
+            break
+        time.sleep(0.2)
+    assert [e["kind"] for e in seen] == ["node", "exporter"] and proc.poll() is None
+    assert all(process.alive(e["pid"], e["marker"]) for e in seen)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert [e for e in seen if process.alive(e["pid"], e["marker"])] == []
+    assert not state_file.exists()
+    assert storbench(home, "services", "status", "cassandra").returncode != 0
+
+
+@pytest.fixture(scope="module")
+def cassandra3(tmp_path_factory):
+    """Three nodes (512 MB heap each) on 127.0.0.1-3, started once for this module, down after."""
+    home = tmp_path_factory.mktemp("cassandra3-home")
+    up = storbench(home, "services", "up", "cassandra", "--nodes", "3", "--heap", "512m", timeout=900)
+    assert up.returncode == 0, up.stderr
+    state = cassandra.running(home)
+    try:
+        yield home, state
+    finally:
+        down = storbench(home, "services", "down", "cassandra")
+        assert down.returncode == 0 and "stopped" in down.stdout
+        assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
+        assert not (home / "services" / "cassandra").exists()
+
+
+@pytest.mark.cassandra
+def test_three_nodes_are_up_normal_with_their_nodes_file(cassandra3):
+    _, state = cassandra3
+    assert state["hosts"] == ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+    assert len({p["pid"] for p in state["processes"]}) == 6  # three nodes, three exporters
+    _all_normal(state)
+    _nodes_file_matches(state)
+
+
+@pytest.mark.cassandra
+def test_three_nodes_take_replication_three_and_refuse_four(cassandra3):
+    home, state = cassandra3
+    port = state["ports"]["native"]
+    too_many = parse_target(f"{state['uri']},127.0.0.2:{port}/", TargetOptions(home=home, replication=4))
+    with pytest.raises(InputError) as err:
+        too_many.precheck(0)
+    assert "--replication 4: above the 3 node(s)" in str(err.value) and "\n" not in str(err.value)
+
+    target = parse_target(f"{state['uri']},127.0.0.3:{port}/", TargetOptions(home=home, replication=3))
+    target.precheck(0)
+    assert target.node_count == 3 and str(target.nodes_file()) == state["nodes"]
+    target.claim("20261123-000010-3333")
+    with session_on(["127.0.0.2"], port, timeout=60) as session:  # another node than the contact point
+        row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                              (target.keyspace,)).one()
+        assert row.replication["replication_factor"] == "3"
+        session.execute(f"INSERT INTO {target.keyspace}.usertable (y_id, field0) VALUES ('user1', 'v')")
+        assert target.release() is True
+        assert session.execute("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                               (target.keyspace,)).one() is None

@@ -1,0 +1,199 @@
+"""cassandra:// targets: parse and precheck refusals in one line, and claim/release on a real 1-node Cassandra
+(the session's ``cassandra1``): the run's keyspace and table are made with the asked replication and dropped
+after, while what the test made beside them survives."""
+
+import pytest
+
+from storbench.cassandra_cql import session_on
+from storbench.errors import InputError, TargetError
+from storbench.services.node_exporter import free_port
+from storbench.targets import TargetOptions, parse_target
+from storbench.targets.cassandra import FIELDS, CassandraTarget, run_keyspace
+from tests.cli.helpers import storbench
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    assert text and "\n" not in text
+    return text
+
+
+@pytest.mark.parametrize("text, says", [
+    ("cassandra://", "cassandra://HOST:PORT"),
+    ("cassandra://127.0.0.1:notaport/ks", "not HOST:PORT"),
+    ("cassandra://127.0.0.1:9042,:9042/ks", "not HOST:PORT"),
+    ("cassandra://127.0.0.1:9042,127.0.0.2:9043/ks", "different ports"),
+    ("cassandra://127.0.0.1:9042/\"ks\"", "no quotes"),
+    ("cassandra://127.0.0.1:9042/it's", "no quotes"),
+    ("cassandra://127.0.0.1:9042/ks-1", "is not allowed"),
+    ("cassandra://127.0.0.1:9042/1ks", "is not allowed"),
+    ("cassandra://127.0.0.1:9042/" + "k" * 49, "is not allowed"),
+    ("cassandra://127.0.0.1:9042/system_schema", "system keyspaces"),
+])
+def test_bad_urls_are_one_line(text, says):
+    with pytest.raises(InputError) as err:
+        parse_target(text)
+    assert says in _one_line(err.value)
+
+
+def test_parse_contact_points_and_keyspace():
+    target = parse_target("cassandra://127.0.0.1:9142,127.0.0.2:9142/MyKeyspace")
+    assert isinstance(target, CassandraTarget)
+    assert target.contacts == [("127.0.0.1", 9142), ("127.0.0.2", 9142)]
+    assert target.named_keyspace == "mykeyspace"  # what Cassandra makes of the unquoted name
+    assert target.uri == "cassandra://127.0.0.1:9142,127.0.0.2:9142/mykeyspace"
+    plain = parse_target("cassandra://127.0.0.3")
+    assert plain.contacts == [("127.0.0.3", 9042)] and plain.named_keyspace is None
+
+
+def test_run_keyspace_is_a_valid_name():
+    name = run_keyspace("20261123-190451-AbC9")
+    assert name == "storbench_20261123_190451_abc9"
+
+
+def test_unreachable_contact_point_is_one_line():
+    target = parse_target(f"cassandra://127.0.0.1:{free_port()}/")
+    with pytest.raises(TargetError) as err:
+        target.precheck(0)
+    assert "cannot connect to" in _one_line(err.value)
+
+
+def _refused_by_the_cli(home, target: str, *args: str) -> str:
+    """``storbench run`` refusing ``target`` in one line, exit != 0, nothing run. No suite's workloads take
+    cassandra:// yet (fio-002 stands in): the target is read and prechecked before anything else."""
+    done = storbench(home, "run", "fio-002", "--target", target, *args)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert not any((home / "runs").glob("*"))  # no run directory was written
+    return lines[0]
+
+
+def test_bad_keyspace_through_the_cli_is_one_line(tmp_path):
+    assert "no quotes" in _refused_by_the_cli(tmp_path / "home", "cassandra://127.0.0.1:9042/\"evil\"")
+
+
+def test_unreachable_contact_point_through_the_cli_is_one_line(tmp_path):
+    line = _refused_by_the_cli(tmp_path / "home", f"cassandra://127.0.0.1:{free_port()}/")
+    assert "cannot connect to" in line and "services up cassandra" in line
+
+
+def _keyspaces(session) -> set[str]:
+    return {row.keyspace_name for row in session.execute("SELECT keyspace_name FROM system_schema.keyspaces")}
+
+
+def _tables(session, keyspace: str) -> set[str]:
+    return {row.table_name for row in session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))}
+
+
+@pytest.fixture
+def cql(cassandra1):
+    home, state = cassandra1
+    with session_on(["127.0.0.1"], state["ports"]["native"], timeout=60) as session:
+        yield home, state, session
+
+
+def _canary(session, keyspace: str, table: str, key: str, value: str) -> None:
+    """A keyspace and table of the test's own (not storbench's), with one row."""
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (k varchar PRIMARY KEY, field0 varchar)")
+    session.execute(f"INSERT INTO {keyspace}.{table} (k, field0) VALUES (%s, %s)", (key, value))
+
+
+def _value(session, keyspace: str, table: str, key: str) -> str:
+    return session.execute(f"SELECT field0 FROM {keyspace}.{table} WHERE k = %s", (key,)).one().field0
+
+
+def _target(home, state, keyspace="", replication=None) -> CassandraTarget:
+    return parse_target(f"{state['uri']}/{keyspace}", TargetOptions(home=home, replication=replication))
+
+
+@pytest.mark.cassandra
+def test_replication_above_the_nodes_is_refused(cql):
+    home, state, _ = cql
+    target = _target(home, state, replication=2)
+    with pytest.raises(InputError) as err:
+        target.precheck(0)
+    assert "--replication 2: above the 1 node(s)" in _one_line(err.value)
+
+
+@pytest.mark.cassandra
+def test_replication_above_the_nodes_through_the_cli_is_one_line(cql, tmp_path):
+    home, state, session = cql
+    before = _keyspaces(session)
+    line = _refused_by_the_cli(home, f"{state['uri']}/", "--replication", "2")
+    assert "--replication 2: above the 1 node(s)" in line
+    assert _keyspaces(session) == before  # nothing was created
+
+
+@pytest.mark.cassandra
+def test_claim_and_release_keep_the_canaries(cql):
+    home, state, session = cql
+    _canary(session, "canary_ks", "canary", "1", "alive")
+
+    target = _target(home, state)
+    target.precheck(0)
+    assert target.node_count == 1 and target.replication == 1
+    assert target.local_path() is not None and str(target.nodes_file()) == state["nodes"]
+    root = target.claim("20261123-000000-cafe")
+    keyspace = "storbench_20261123_000000_cafe"
+    assert target.keyspace == keyspace and root == f"{state['uri']}/{keyspace}"
+    row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                          (keyspace,)).one()
+    assert row.replication["replication_factor"] == "1"
+    columns = {r.column_name: r.type for r in session.execute(
+        "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = 'usertable'",
+        (keyspace,))}
+    assert columns == {"y_id": "text", **{f: "text" for f in FIELDS}}  # varchar is text in CQL
+    session.execute(f"INSERT INTO {keyspace}.usertable (y_id, field0) VALUES ('user1', 'x')")
+    assert target.manifest_config() | {"contact_points": None} == {
+        "contact_points": None, "keyspace": keyspace, "table": "usertable", "replication": 1,
+        "cassandra_nodes": 1, "keyspace_owned": True}
+
+    assert target.release() is True
+    assert keyspace not in _keyspaces(session)
+    assert "canary_ks" in _keyspaces(session)
+    assert _value(session, "canary_ks", "canary", "1") == "alive"
+
+
+@pytest.mark.cassandra
+def test_a_named_foreign_keyspace_is_used_never_dropped(cql):
+    home, state, session = cql
+    _canary(session, "users_own", "canary", "7", "mine")
+
+    target = _target(home, state, "users_own")
+    target.precheck(0)
+    target.claim("20261123-000001-beef")
+    assert not target.keyspace_owned and _tables(session, "users_own") == {"canary", "usertable"}
+    assert target.release() is True
+    assert "users_own" in _keyspaces(session)
+    assert _tables(session, "users_own") == {"canary"}
+    assert _value(session, "users_own", "canary", "7") == "mine"
+
+
+@pytest.mark.cassandra
+def test_a_foreign_usertable_is_refused_before_anything_is_written(cql):
+    home, state, session = cql
+    _canary(session, "users_ycsb", "usertable", "theirs", "keep")  # a YCSB table of the user's own
+    target = _target(home, state, "users_ycsb")
+    with pytest.raises(TargetError) as err:
+        target.precheck(0)
+    assert "did not create" in _one_line(err.value)
+    target.release()
+    assert _value(session, "users_ycsb", "usertable", "theirs") == "keep"
+
+
+@pytest.mark.cassandra
+@pytest.mark.parametrize("keep_data", [False, True])
+def test_a_named_missing_keyspace_is_created_and_owned(cql, keep_data):
+    home, state, session = cql
+    target = _target(home, state, "fresh_named")
+    target.precheck(0)
+    target.claim("20261123-000002-f00d")
+    assert target.keyspace_owned and "fresh_named" in _keyspaces(session)
+    assert _tables(session, "fresh_named") == {"usertable", "storbench_owner"}
+    assert target.release(keep_data=keep_data) is not keep_data
+    assert ("fresh_named" in _keyspaces(session)) is keep_data  # --keep-data keeps it
+    session.execute("DROP KEYSPACE IF EXISTS fresh_named")
