@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError
+from storbench.targets.base import MARKER
 from storbench.progress import Progress
 from storbench.results.model import Run
 from storbench.results.store import ResultStore
@@ -110,3 +111,24 @@ def write_run_report(run_id: str, store: ResultStore | None = None) -> Path:
     path = run_dir / "report.html"
     path.write_text(render(comparison, "html", store))
     return path
+
+
+def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None = None) -> str:
+    """What a run could not remove (its target was down): its run root, deleted now if its marker still names
+    that run. Returns the root removed; an InputError says why nothing was."""
+    from storbench.targets import TargetOptions, parse_target
+
+    store = store or ResultStore()
+    run = store.resolve(ref)
+    config = run.manifest.get("config", {})
+    root, text = config.get("run_root"), config.get("target")
+    if not root or not text:
+        raise InputError(f"run {run.run_id}: nothing to clean up (no run root on its target {text or 'none'})")
+    target = parse_target(text, TargetOptions(store.home, config.get("replication"), endpoint))
+    target.run_id, target.root_uri = run.run_id, root
+    if root.startswith("hdfs://"):
+        raise InputError(f"run {run.run_id}: an hdfs:// run root is removed through Spark; remove {root} with "
+                         f"`hdfs dfs -rm -r` after checking its {MARKER} names {run.run_id}")
+    if not target.release_root():
+        raise InputError(f"run {run.run_id}: {root} is gone or its marker does not name this run; nothing removed")
+    return root

@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "partition table or any signature)")
     _output_flags(run)
 
+    cleanup = commands.add_parser("cleanup", help="remove what a run left on its target (it was down at the end)")
+    cleanup.add_argument("run_id", metavar="RUN_ID")
+    cleanup.add_argument("--endpoint", help="S3 endpoint, when it is not the one the run used by default")
     show = commands.add_parser("show", help="one run's full report table (or another format)")
     show.add_argument("run_id", metavar="RUN_ID_OR_LABEL")
     show.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
@@ -273,12 +276,17 @@ def _columns(rows: list[tuple[str, ...]]) -> str:
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
 
+def cmd_cleanup(args: argparse.Namespace, store: ResultStore) -> int:
+    print(f"removed {api.cleanup_run(args.run_id, store, args.endpoint)}")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace, store: ResultStore) -> int:
     print(api.render(api.compare([args.run_id], store), args.format, store))
     return 0
 
 
-COMMANDS = {"run": cmd_run, "show": cmd_show, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
+COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
             "suites": cmd_suites, "services": cmd_services}
 
 

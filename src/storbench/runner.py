@@ -149,12 +149,14 @@ class Runner:
         power = None if cluster is not None else open_power(  # one line, nothing written; an unreachable BMC too
             options.power, "--power", options.interval, local=True, has_rapl=EnergyMeter().available,
             snapshots=list, insecure=options.power_insecure)
+        engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
+        # how Spark reaches the target (s3:// through S3A: its jars), only when Spark runs; before the claim
+        target_conf = target.spark_conf() if "spark" in engine_names else {}
         target.claim(run_id)
         wanted = {k: v for name, w in workloads.items() for k, v in w.spark_conf(per_workload[name]).items()}
         setup = EngineSetup(app_name=f"storbench {suite.name} {options.label}", master=options.spark_master,
-                            spark_conf={**target.spark_conf(), **wanted, **options.spark_conf},
+                            spark_conf={**target_conf, **wanted, **options.spark_conf},
                             local_dir=target.spark_local_dir)
-        engine_names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
         ctx = RunContext(run_id=run_id, target=target, root_uri=target.spark_uri(target.root_uri or ""),
                          mode=options.mode,
                          allow_device_overwrite=options.allow_device_overwrite, keep_data=options.keep_data)
@@ -231,7 +233,7 @@ class Runner:
                 step("telemetry", telemetry.stop)
                 step("telemetry", lambda: telemetry.write_series(writer, windows))
                 self._cleanup(ctx, workloads, per_workload, writer)
-                step("cleanup", lambda: target.release(options.keep_data), f"could not remove {target.root_uri}: ")
+                step("cleanup", lambda: target.release(options.keep_data), f"could not remove {target.root_uri} (later: storbench cleanup {run_id}): ")
                 step("cleanup", lambda: engines.stop(failed))
                 step("engines", lambda: self._add_engine_metrics(writer, engines, failed))
                 if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)

@@ -105,10 +105,22 @@ def test_s3_server_killed_mid_put_fails_the_phase_keeps_samples_and_names_what_i
     root = manifest["config"]["run_root"]
     assert root == f"s3://storbench/bench/storbench-{outcome['run_id']}"
     assert [e["workload"] for e in cleanup_errors] == ["cleanup"]
-    assert cleanup_errors[0]["error"].startswith(f"could not remove {root}: ")
+    assert cleanup_errors[0]["error"].startswith(
+        f"could not remove {root} (later: storbench cleanup {outcome['run_id']}): ")
     assert "\n" not in cleanup_errors[0]["error"]
     client = _restart(state, argv)
     left = list(client.list(state["bucket"], ""))
     prefix = root.removeprefix("s3://storbench/") + "/"
     assert "bench/keep-me.txt" in left
     assert all(k == "bench/keep-me.txt" or k.startswith(prefix) for k in left), left
+
+    # Once the server is back, the run's leftovers go with one command, and only they.
+    env = {**env, "AWS_ACCESS_KEY_ID": state["access_key"], "AWS_SECRET_ACCESS_KEY": state["secret_key"]}
+    done = subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), "cleanup", outcome["run_id"],
+                           "--endpoint", state["s3_endpoint"]], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"removed {root}"
+    assert list(client.list(state["bucket"], "")) == ["bench/keep-me.txt"]
+    again = subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), "cleanup", outcome["run_id"],
+                            "--endpoint", state["s3_endpoint"]], capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 2 and "nothing removed" in again.stderr and len(again.stderr.splitlines()) == 1
