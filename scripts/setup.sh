@@ -5,7 +5,8 @@
 #                             the native load engine in native/ (Rust, cargo; objects workloads)
 #   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat,
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), and
-#                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests)
+#                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
+#                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,6 +59,18 @@ if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
   mvn -q -B -f jvm/pom.xml package dependency:build-classpath -DskipTests \
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$jvm_fingerprint" > "$jvm_stamp"
+fi
+
+# YCSB core 0.17.0 and its key-drawing tool (jvm/ycsb/), for the tests only: rebuilt when its sources change.
+if [ "$want_test" = 1 ]; then
+  ycsb_stamp="jvm/ycsb/target/.storbench-built"
+  ycsb_fingerprint="$(cat jvm/ycsb/pom.xml $(find jvm/ycsb/src -type f | sort) | sha256sum | cut -c1-16)"
+  if [ "$(cat "$ycsb_stamp" 2>/dev/null)" != "$ycsb_fingerprint" ]; then
+    echo "setup: building YCSB core's key tool with Maven (jvm/ycsb)" >&2
+    mvn -q -B -f jvm/ycsb/pom.xml package dependency:build-classpath -DskipTests \
+        -Dmdep.outputFile=target/classpath.txt >/dev/null
+    echo "$ycsb_fingerprint" > "$ycsb_stamp"
+  fi
 fi
 
 # The native load engine (native/, Rust): a release build, rebuilt only when its sources change.

@@ -42,6 +42,7 @@ pub fn hist_json(h: &Histogram<u64>) -> Value {
         "unit": "us",
         "p50_ms": ms(h.value_at_quantile(0.50)),
         "p90_ms": ms(h.value_at_quantile(0.90)),
+        "p95_ms": ms(h.value_at_quantile(0.95)),
         "p99_ms": ms(h.value_at_quantile(0.99)),
         "p99_9_ms": ms(h.value_at_quantile(0.999)),
         "max_ms": ms(h.max()),
