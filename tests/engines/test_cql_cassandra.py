@@ -1,0 +1,94 @@
+"""The native engine's cql protocol against a real Cassandra 5.0 node (no mocks): YCSB's load
+phase, then workloads A–F, each operation type counted in YCSB's proportions with no errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from storbench.engines import native
+
+from .cassandra_node import Node
+
+pytestmark = pytest.mark.cassandra
+
+RECORDS = 2000
+OPS = 4000
+
+
+@pytest.fixture(scope="module")
+def cassandra(tmp_path_factory):
+    node = Node(tmp_path_factory.mktemp("cassandra"), tmp_path_factory.getbasetemp().parent / "cassandra-jars")
+    try:
+        node.wait()
+        yield node
+    finally:
+        node.stop()
+
+
+def run(job: dict, tmp_path, name: str) -> tuple[int, dict]:
+    job_path, result_path = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
+    job_path.write_text(json.dumps(job))
+    done = subprocess.run([native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
+                          capture_output=True, text=True, timeout=600)
+    return done.returncode, json.loads(result_path.read_text())
+
+
+def workload(letter: str) -> dict:
+    done = subprocess.run([native.binary(), "ycsb-workload", letter], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def cql_job(node: Node, mix: list, ycsb: dict, **core) -> dict:
+    return {"protocol": "cql", "mix": mix, "load": {"model": "closed", "concurrency": 8}, **core,
+            "cql": {"contact_points": [node.contact_point], "keyspace": "ycsb_test", "consistency": "ONE",
+                    "create_table": {"replication_factor": 1}, "ycsb": {"recordcount": RECORDS, **ycsb}}}
+
+
+@pytest.fixture(scope="module")
+def loaded(cassandra, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("load")
+    code, result = run(cql_job(cassandra, [{"op": "INSERT"}], {"phase": "load"}, objects=RECORDS, ops=RECORDS), tmp, "load")
+    assert (code, result["status"]) == (0, "ok"), result.get("fatal")
+    insert = result["ops"]["INSERT"]
+    assert (insert["ops"], insert["errors"], insert["bytes"]) == (RECORDS, 0, RECORDS * 10 * 100)
+    return cassandra
+
+
+def test_every_loaded_key_reads_back_its_ten_fields(loaded, tmp_path):
+    # uniform reads of the loaded keys: none missing (not_found would be an error), 10 x 100 bytes each
+    code, result = run(cql_job(loaded, [{"op": "READ"}], {"requestdistribution": "uniform"}, objects=RECORDS, ops=OPS),
+                       tmp_path, "read")
+    assert (code, result["status"], result["errors"]) == (0, "ok", {})
+    read = result["ops"]["READ"]
+    assert (read["ops"], read["errors"], read["bytes"]) == (OPS, 0, OPS * 10 * 100)
+
+
+@pytest.mark.parametrize("letter", list("abcdef"))
+def test_workloads_a_to_f_run_in_ycsbs_proportions(loaded, tmp_path, letter):
+    wl = workload(letter)
+    inserts = sum(m["weight"] for m in wl["mix"] if m["op"] == "INSERT")
+    ycsb = {"operationcount": OPS, "insertproportion": inserts, "requestdistribution": wl["requestdistribution"],
+            "maxscanlength": 50}
+    code, result = run(cql_job(loaded, wl["mix"], ycsb, objects=RECORDS, ops=OPS), tmp_path, letter)
+    assert (code, result["status"], result["errors"]) == (0, "ok", {})
+    assert result["total"]["ops"] == OPS and result["total"]["ops_per_s"] > 0
+    assert set(result["ops"]) == {m["op"] for m in wl["mix"]}
+    for m in wl["mix"]:
+        got = result["ops"][m["op"]]
+        assert got["ops"] > 0 and got["errors"] == 0
+        assert abs(got["ops"] / OPS - m["weight"]) <= 0.03, (m, got["ops"])
+        for key in ("mean_ms", "p95_ms", "p99_ms", "max_ms"):
+            assert got["latency"][key] > 0
+    assert result["cpu"]["cpu_s"] > 0 and result["series"]
+
+
+def test_an_unreachable_contact_point_is_one_fatal_line(tmp_path):
+    job = {"protocol": "cql", "mix": [{"op": "READ"}], "ops": 1,
+           "cql": {"contact_points": ["127.0.0.1:9"], "keyspace": "ks", "connect_timeout_s": 2,
+                   "ycsb": {"recordcount": 10}}}
+    code, result = run(job, tmp_path, "unreachable")
+    assert code == 2 and result["status"] == "fatal"
+    assert result["fatal"].startswith("CQL contact points 127.0.0.1:9: cannot connect: ")
