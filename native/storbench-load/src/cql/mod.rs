@@ -19,7 +19,7 @@
 //! {"protocol": "cql",
 //!  "mix": [{"op": "READ", "weight": 0.5}, {"op": "UPDATE", "weight": 0.5}],   // YCSB's proportions
 //!  "ops": 100000,              // this process's operationcount (or "duration_s")
-//!  "objects": 1000, "start_key": 0,   // load phase: insertcount and insertstart (INSERT keys in order)
+//!  "objects": 1000, "start_key": 0,   // load phase: insertcount and insertstart (INSERT keys once, in order)
 //!  "load": {"model": "closed", "concurrency": 16},
 //!  "cql": {"contact_points": ["127.0.0.1:9042", "127.0.0.2:9042"],
 //!          "keyspace": "storbench_run", "table": "usertable",
@@ -30,11 +30,14 @@
 //! ```
 //!
 //! The "ycsb" section is `crate::ycsb::YcsbConfig` (its doc lists the properties). In the load
-//! phase the mix is INSERT alone and the core hands out the key numbers start_key.. in order,
-//! striped over the fan-out's processes (`objects` must be insertcount and `start_key`
-//! insertstart). In the run phase the keys come from YCSB's key chooser; a run-phase INSERT takes
+//! phase the mix is `[{"op": "INSERT", "keys": "once"}]`: the core hands out the key numbers
+//! start_key.. in order, striped over the fan-out's processes, each once (`objects` must be
+//! insertcount and `start_key` insertstart; with "ops" at insertcount every process of a fan-out
+//! ends when its stripe is written). In the run phase the keys come from YCSB's key chooser; a run-phase INSERT takes
 //! the next number of this process's acknowledged insert counter (numbers from recordcount on,
-//! striped over processes as well, so processes never insert the same key).
+//! striped over processes as well, so processes never insert the same key). A run-phase mix
+//! entry with "keys": "sequential" or "once" takes the core's key numbers (start_key.., striped)
+//! instead of YCSB's chooser: `[{"op": "READ", "keys": "once"}]` reads every loaded key once.
 
 mod worker;
 
@@ -42,6 +45,7 @@ pub use worker::CqlWorker;
 #[cfg(test)]
 use worker::OpError;
 
+use crate::core::job::KeyOrder;
 use crate::core::{operations, Error, Job, JobError, Protocol};
 use crate::ycsb::{AckCounter, Phase, YcsbConfig};
 use scylla::client::session::Session;
@@ -150,6 +154,9 @@ pub struct Shared {
     pub conn: OnceLock<Result<Connected, String>>,
     /// The run phase's acknowledged insert counter (this process's, in its own numbering).
     pub inserts: AckCounter,
+    /// Ops whose mix entry asks for the core's keys ("keys": "sequential" or "once") instead of
+    /// YCSB's key chooser, e.g. reading every loaded key once.
+    pub core_keys: Vec<KvOp>,
     pub process_index: i64,
     pub process_count: i64,
     pub seed: u64,
@@ -210,8 +217,8 @@ impl Protocol for Cql {
         }
         cfg.ycsb.validate().map_err(JobError::Invalid)?;
         if cfg.ycsb.phase == Phase::Load {
-            if job.mix.iter().any(|m| m.op != KvOp::Insert) {
-                return Err(JobError::Invalid("cql: the ycsb load phase's mix is INSERT alone").into());
+            if job.mix.iter().any(|m| m.op != KvOp::Insert || m.keys != Some(KeyOrder::Once)) {
+                return Err(JobError::Invalid("cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"").into());
             }
             if job.objects as i64 != cfg.ycsb.insertcount() || job.start_key as i64 != cfg.ycsb.insertstart {
                 return Err(JobError::Invalid("cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart").into());
@@ -234,6 +241,7 @@ impl Protocol for Cql {
                 rt,
                 conn: OnceLock::new(),
                 inserts: AckCounter::new(recordcount),
+                core_keys: job.mix.iter().filter(|m| matches!(m.keys, Some(KeyOrder::Sequential | KeyOrder::Once))).map(|m| m.op).collect(),
                 process_index: job.process_index as i64,
                 process_count: job.process_count as i64,
                 seed: job.seed ^ (job.process_index << 40),

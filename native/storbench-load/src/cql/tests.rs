@@ -76,10 +76,13 @@ fn setup_refuses_a_bad_section_in_one_line() {
                "job: concurrency must be >= 1");
     // the load phase: INSERT alone, over [insertstart, insertstart + insertcount)
     let load = json!({"ycsb": {"phase": "load", "recordcount": 100}});
-    assert_eq!(setup_error(json!({"mix": [{"op": "INSERT"}], "objects": 100}), load.clone()), None);
-    assert_eq!(setup_error(json!({"mix": [{"op": "INSERT"}, {"op": "READ"}], "objects": 100}), load.clone()).unwrap(),
-               "job: cql: the ycsb load phase's mix is INSERT alone");
-    assert_eq!(setup_error(json!({"mix": [{"op": "INSERT"}], "objects": 50}), load).unwrap(),
+    let once = json!([{"op": "INSERT", "keys": "once"}]);
+    assert_eq!(setup_error(json!({"mix": once, "objects": 100}), load.clone()), None);
+    let refused = "job: cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"";
+    assert_eq!(setup_error(json!({"mix": [{"op": "INSERT", "keys": "once"}, {"op": "READ"}], "objects": 100}), load.clone()).unwrap(),
+               refused);
+    assert_eq!(setup_error(json!({"mix": [{"op": "INSERT"}], "objects": 100}), load.clone()).unwrap(), refused);
+    assert_eq!(setup_error(json!({"mix": once, "objects": 50}), load).unwrap(),
                "job: cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart");
 }
 

@@ -164,7 +164,12 @@ impl CqlWorker {
         CqlWorker { shared, rng, chooser: None }
     }
 
-    fn keynum(&mut self) -> i64 {
+    /// The key number of a READ, UPDATE, SCAN or READ-MODIFY-WRITE: YCSB's chooser's, or the
+    /// core's when the op's mix entry asks for it.
+    fn keynum(&mut self, req: &Request<KvOp>) -> i64 {
+        if self.shared.core_keys.contains(&req.op) {
+            return req.key as i64;
+        }
         let last = self.shared.last_insert();
         let shared = &self.shared;
         let chooser = self.chooser.get_or_insert_with(|| KeyChooser::new(&shared.cfg.ycsb, last));
@@ -241,17 +246,17 @@ impl Worker for CqlWorker {
                 Ok(Outcome { bytes, first_byte: None })
             }
             KvOp::Read => {
-                let key = ycsb.key_name(self.keynum());
+                let key = ycsb.key_name(self.keynum(req));
                 let result = shared.rt.block_on(session.execute_unpaged(&st.read, (&key,))).map_err(failed("READ"))?;
                 Ok(Outcome { bytes: rows_bytes(result, &key)?, first_byte: None })
             }
             KvOp::Update => {
-                let key = ycsb.key_name(self.keynum());
+                let key = ycsb.key_name(self.keynum(req));
                 let bytes = self.update(&key, st, session)?;
                 Ok(Outcome { bytes, first_byte: None })
             }
             KvOp::Scan => {
-                let key = ycsb.key_name(self.keynum());
+                let key = ycsb.key_name(self.keynum(req));
                 let len = {
                     let last = shared.last_insert();
                     self.chooser.get_or_insert_with(|| KeyChooser::new(ycsb, last)).scan_length(&mut self.rng)
@@ -260,7 +265,7 @@ impl Worker for CqlWorker {
                 Ok(Outcome { bytes: rows_bytes(result, &key)?, first_byte: None })
             }
             KvOp::ReadModifyWrite => {
-                let key = ycsb.key_name(self.keynum());
+                let key = ycsb.key_name(self.keynum(req));
                 let result = shared.rt.block_on(session.execute_unpaged(&st.read, (&key,))).map_err(failed("READ-MODIFY-WRITE read"))?;
                 let read = rows_bytes(result, &key)?;
                 let written = self.update(&key, st, session)?;
