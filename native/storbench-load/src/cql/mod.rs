@@ -149,9 +149,10 @@ pub struct Connected {
 pub struct Shared {
     pub cfg: CqlConfig,
     pub consistency: scylla::frame::types::Consistency,
-    pub rt: tokio::runtime::Runtime,
     /// Connected on first use (the preflight, or the first request); an error is kept as text.
+    /// (Declared before `rt`: the session is dropped while its runtime still runs.)
     pub conn: OnceLock<Result<Connected, String>>,
+    pub rt: tokio::runtime::Runtime,
     /// The run phase's acknowledged insert counter (this process's, in its own numbering).
     pub inserts: AckCounter,
     /// Ops whose mix entry asks for the core's keys ("keys": "sequential" or "once") instead of
@@ -238,8 +239,8 @@ impl Protocol for Cql {
         Ok(Cql {
             shared: Arc::new(Shared {
                 consistency: level,
-                rt,
                 conn: OnceLock::new(),
+                rt,
                 inserts: AckCounter::new(recordcount),
                 core_keys: job.mix.iter().filter(|m| matches!(m.keys, Some(KeyOrder::Sequential | KeyOrder::Once))).map(|m| m.op).collect(),
                 process_index: job.process_index as i64,
@@ -258,17 +259,6 @@ impl Protocol for Cql {
 
     fn worker(&self, index: u32) -> CqlWorker {
         CqlWorker::new(self.shared.clone(), index)
-    }
-}
-
-impl Drop for Cql {
-    fn drop(&mut self) {
-        // the session's tasks end with the runtime; give in-flight closes a moment
-        if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            if let Some(Ok(conn)) = shared.conn.take() {
-                drop(conn);
-            }
-        }
     }
 }
 
