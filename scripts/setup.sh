@@ -77,7 +77,13 @@ fi
 native_stamp="native/target/.storbench-built"
 native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"
 if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x native/target/release/storbench-load ]; then
-  echo "setup: building the native load engine with cargo (first time: about 2 minutes)" >&2
+  # the cql protocol's driver (scylla 1.9) needs Rust 1.88; Debian 12's own cargo is 1.65
+  rust_minor="$(rustc --version 2>/dev/null | sed -n 's/^rustc 1\.\([0-9]*\)\..*/\1/p')"
+  if [ "${rust_minor:-0}" -lt 88 ]; then
+    echo "setup: the native load engine needs Rust >= 1.88 (rustup's stable); rustc here: $(rustc --version 2>&1)" >&2
+    exit 1
+  fi
+  echo "setup: building the native load engine with cargo (first time: about 4 minutes)" >&2
   cargo build --release --quiet --manifest-path native/Cargo.toml
   echo "$native_fingerprint" > "$native_stamp"
 fi
