@@ -98,3 +98,19 @@ def test_an_unreachable_contact_point_is_one_fatal_line(tmp_path):
     code, result = run(job, tmp_path, "unreachable")
     assert code == 2 and result["status"] == "fatal"
     assert result["fatal"].startswith("CQL contact points 127.0.0.1:9: cannot connect: ")
+
+
+def test_a_consistency_level_the_cluster_cannot_meet_is_counted_by_kind(cassandra, tmp_path):
+    # replication factor 3 on one node: QUORUM needs 2 replicas, ONE is met
+    def load(consistency: str) -> tuple[int, dict]:
+        job = cql_job(cassandra, [{"op": "INSERT", "keys": "once"}], {"phase": "load", "recordcount": 20},
+                      objects=20, ops=20)
+        job["cql"].update(keyspace="ycsb_rf3", consistency=consistency, create_table={"replication_factor": 3})
+        return run(job, tmp_path, consistency)
+
+    code, result = load("QUORUM")
+    assert (code, result["status"], result["total"]["ops"]) == (0, "ok", 0)
+    assert result["errors"]["unavailable"]["count"] == 20
+    assert "Cannot achieve consistency level QUORUM" in result["errors"]["unavailable"]["example"]
+    code, result = load("ONE")
+    assert (code, result["total"]["ops"], result["errors"]) == (0, 20, {})

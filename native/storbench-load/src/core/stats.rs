@@ -31,7 +31,7 @@ pub fn decode_hist(text: &str) -> Result<Histogram<u64>, Error> {
     Ok(h)
 }
 
-/// p50/p90/p99/p99.9/max/mean in milliseconds plus the exact encoded histogram (µs).
+/// p50/p90/p95/p99/p99.9/max/mean in milliseconds plus the exact encoded histogram (µs).
 pub fn hist_json(h: &Histogram<u64>) -> Value {
     let ms = |v: u64| v as f64 / 1000.0;
     if h.len() == 0 {
