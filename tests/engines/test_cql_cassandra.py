@@ -75,9 +75,7 @@ def test_every_loaded_key_reads_back_its_ten_fields(loaded, tmp_path):
 @pytest.mark.parametrize("letter", list("abcdef"))
 def test_workloads_a_to_f_run_in_ycsbs_proportions(loaded, tmp_path, letter):
     wl = workload(letter)
-    inserts = sum(m["weight"] for m in wl["mix"] if m["op"] == "INSERT")
-    ycsb = {"operationcount": OPS, "insertproportion": inserts, "requestdistribution": wl["requestdistribution"],
-            "maxscanlength": 50}
+    ycsb = {"operationcount": OPS, **wl["ycsb"]}
     code, result = run(cql_job(loaded, wl["mix"], ycsb, objects=RECORDS, ops=OPS), tmp_path, letter)
     assert (code, result["status"], result["errors"]) == (0, "ok", {})
     assert result["total"]["ops"] == OPS and result["total"]["ops_per_s"] > 0

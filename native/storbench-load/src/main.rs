@@ -7,8 +7,8 @@
 //!
 //!   storbench-load ycsb-workload LETTER
 //!
-//! `ycsb-workload` prints YCSB's workload A–F as a job's "mix" and its request distribution:
-//! {"mix": [{"op": "READ", "weight": 0.5}, ...], "requestdistribution": "zipfian"}.
+//! `ycsb-workload` prints YCSB's workload A–F as a job's "mix" and "ycsb" properties:
+//! {"mix": [{"op": "READ", "weight": 0.5}, ...], "ycsb": {"requestdistribution": "zipfian", ...}}.
 //! `ycsb-keys` draws N key numbers with YCSB's run-phase key chooser (`ycsb::KeyChooser`, any
 //! "ycsb" job-section property as NAME=VALUE) and prints {"draws": N, "counts": {"keynum": n}}
 //! on stdout: the conformance test against YCSB's own generators reads it.
@@ -41,7 +41,8 @@ const DEFAULT_PROTOCOL: &str = s3::S3::NAME;
 
 fn usage() -> ! {
     eprintln!("usage: storbench-load run --job JOB.json --result RESULT.json [--records OPS.zst]\n       \
-               storbench-load merge --result MERGED.json RESULT.json...\n       storbench-load version");
+               storbench-load merge --result MERGED.json RESULT.json...\n       storbench-load version\n       \
+               storbench-load ycsb-workload LETTER\n       storbench-load ycsb-keys draws=N seed=S recordcount=R [NAME=VALUE...]");
     std::process::exit(3)
 }
 
@@ -49,12 +50,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(cmd) = args.first() else { usage() };
     if cmd == "ycsb-workload" {
-        let Some((mix, dist)) = args.get(1).and_then(|w| ycsb::workload_mix(w)) else {
+        let Some(workload) = args.get(1).and_then(|w| ycsb::workload(w)) else {
             eprintln!("storbench-load ycsb-workload: expected one of the letters a b c d e f");
             std::process::exit(2)
         };
-        let mix: Vec<Value> = mix.iter().map(|(op, weight)| json!({"op": op, "weight": weight})).collect();
-        println!("{}", json!({"mix": mix, "requestdistribution": dist}));
+        println!("{workload}");
         return;
     }
     if cmd == "ycsb-keys" {

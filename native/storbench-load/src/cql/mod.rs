@@ -35,7 +35,9 @@
 //! insertcount and `start_key` insertstart; with "ops" at insertcount every process of a fan-out
 //! ends when its stripe is written). In the run phase the keys come from YCSB's key chooser; a run-phase INSERT takes
 //! the next number of this process's acknowledged insert counter (numbers from recordcount on,
-//! striped over processes as well, so processes never insert the same key). A run-phase mix
+//! striped over processes as well, so processes never insert the same key; a process knows only
+//! its own acknowledged inserts, so in a fan-out a read of a recent key may rarely find another
+//! process's insert not yet done: a "not_found"). A run-phase mix
 //! entry with "keys": "sequential" or "once" takes the core's key numbers (start_key.., striped)
 //! instead of YCSB's chooser: `[{"op": "READ", "keys": "once"}]` reads every loaded key once.
 

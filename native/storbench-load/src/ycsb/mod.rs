@@ -12,7 +12,9 @@
 //!
 //! ```json
 //! {"phase": "run",                  // "load": INSERT keys insertstart.. in order (the core's key)
-//!  "recordcount": 1000, "operationcount": 1000,
+//!  "recordcount": 1000,
+//!  "operationcount": 1000,                    // the whole run's (all processes): with insertproportion
+//!                                             // it sizes the zipfian key space as CoreWorkload does
 //!  "insertstart": 0, "insertcount": null,     // null: recordcount - insertstart
 //!  "requestdistribution": "zipfian",          // zipfian | latest | uniform | hotspot
 //!  "zipfianconstant": 0.99,                   // YCSB fixes 0.99; another value is for tests only
@@ -413,6 +415,20 @@ pub fn workload_mix(letter: &str) -> Option<(&'static [(&'static str, f64)], Dis
         "f" => (&[("READ", 0.5), ("READ-MODIFY-WRITE", 0.5)], Distribution::Zipfian),
         _ => return None,
     })
+}
+
+/// YCSB's workload file `workloads/workload<letter>` as a job's "mix" and "ycsb" properties
+/// (those that differ from CoreWorkload's defaults; insertproportion sizes the zipfian).
+pub fn workload(letter: &str) -> Option<serde_json::Value> {
+    let (mix, dist) = workload_mix(letter)?;
+    let inserts: f64 = mix.iter().filter(|(op, _)| *op == "INSERT").map(|(_, p)| p).sum();
+    let mut ycsb = serde_json::json!({"requestdistribution": dist, "insertproportion": inserts});
+    if mix.iter().any(|(op, _)| *op == "SCAN") {
+        ycsb["maxscanlength"] = 100.into(); // workloade
+        ycsb["scanlengthdistribution"] = "uniform".into();
+    }
+    let mix: Vec<_> = mix.iter().map(|(op, weight)| serde_json::json!({"op": op, "weight": weight})).collect();
+    Some(serde_json::json!({"mix": mix, "ycsb": ycsb}))
 }
 
 #[derive(Debug, Clone)]

@@ -176,4 +176,10 @@ fn workloads_a_to_f_have_ycsbs_proportions() {
         assert!((total - 1.0).abs() < 1e-12);
     }
     assert!(workload_mix("g").is_none());
+    let e = workload("e").unwrap();
+    assert_eq!(e, json!({"mix": [{"op": "SCAN", "weight": 0.95}, {"op": "INSERT", "weight": 0.05}],
+                         "ycsb": {"requestdistribution": "zipfian", "insertproportion": 0.05, "maxscanlength": 100,
+                                  "scanlengthdistribution": "uniform"}}));
+    assert_eq!(workload("D").unwrap()["ycsb"], json!({"requestdistribution": "latest", "insertproportion": 0.05}));
+    assert!(workload("").is_none());
 }
