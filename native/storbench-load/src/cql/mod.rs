@@ -49,7 +49,7 @@ use worker::OpError;
 
 use crate::core::job::KeyOrder;
 use crate::core::{operations, Error, Job, JobError, Protocol};
-use crate::ycsb::{AckCounter, Phase, YcsbConfig};
+use crate::ycsb::{AckCounter, KeyChooser, Phase, YcsbConfig};
 use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
 use serde::{Deserialize, Serialize};
@@ -157,6 +157,8 @@ pub struct Shared {
     pub rt: tokio::runtime::Runtime,
     /// The run phase's acknowledged insert counter (this process's, in its own numbering).
     pub inserts: AckCounter,
+    /// The run phase's key chooser as CoreWorkload.init makes it; each worker takes a copy.
+    pub chooser: OnceLock<KeyChooser>,
     /// Ops whose mix entry asks for the core's keys ("keys": "sequential" or "once") instead of
     /// YCSB's key chooser, e.g. reading every loaded key once.
     pub core_keys: Vec<KvOp>,
@@ -244,6 +246,7 @@ impl Protocol for Cql {
                 conn: OnceLock::new(),
                 rt,
                 inserts: AckCounter::new(recordcount),
+                chooser: OnceLock::new(),
                 core_keys: job.mix.iter().filter(|m| matches!(m.keys, Some(KeyOrder::Sequential | KeyOrder::Once))).map(|m| m.op).collect(),
                 process_index: job.process_index as i64,
                 process_count: job.process_count as i64,

@@ -171,9 +171,7 @@ impl CqlWorker {
             return req.key as i64;
         }
         let last = self.shared.last_insert();
-        let shared = &self.shared;
-        let chooser = self.chooser.get_or_insert_with(|| KeyChooser::new(&shared.cfg.ycsb, last));
-        chooser.next_keynum(last, &mut self.rng)
+        chooser(&mut self.chooser, &self.shared).next_keynum(last, &mut self.rng)
     }
 
     fn values(&mut self) -> Vec<String> {
@@ -182,10 +180,14 @@ impl CqlWorker {
     }
 
     fn field(&mut self) -> usize {
-        let last = self.shared.last_insert();
-        let shared = &self.shared;
-        self.chooser.get_or_insert_with(|| KeyChooser::new(&shared.cfg.ycsb, last)).field(&mut self.rng)
+        chooser(&mut self.chooser, &self.shared).field(&mut self.rng)
     }
+}
+
+/// A worker's copy of the run's key chooser, taken on first use (the chooser is built once per
+/// process: its zeta sums are computed once, not per worker).
+fn chooser<'a>(mine: &'a mut Option<KeyChooser>, shared: &Shared) -> &'a mut KeyChooser {
+    mine.get_or_insert_with(|| shared.chooser.get_or_init(|| KeyChooser::new(&shared.cfg.ycsb, shared.last_insert())).clone())
 }
 
 /// Bytes of the field values of the rows; no row is `NotFound`.
@@ -257,10 +259,7 @@ impl Worker for CqlWorker {
             }
             KvOp::Scan => {
                 let key = ycsb.key_name(self.keynum(req));
-                let len = {
-                    let last = shared.last_insert();
-                    self.chooser.get_or_insert_with(|| KeyChooser::new(ycsb, last)).scan_length(&mut self.rng)
-                };
+                let len = chooser(&mut self.chooser, &shared).scan_length(&mut self.rng);
                 let result = shared.rt.block_on(session.execute_unpaged(&st.scan, (&key, len as i32))).map_err(failed("SCAN"))?;
                 Ok(Outcome { bytes: rows_bytes(result, &key)?, first_byte: None })
             }
