@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs everything storbench needs on a fresh Debian-like machine; safe to run again.
-#   scripts/setup.sh          Java + Maven, a virtualenv in .venv with storbench and PySpark,
-#                             the JVM launchers in jvm/ (MiniDFSCluster for `services up hdfs`),
-#                             Apache Cassandra's jars in jvm/cassandra (`services up cassandra`),
-#                             the native load engine in native/ (Rust, cargo; objects workloads)
-#   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat,
+# Installs what storbench needs on a fresh Debian-like machine; safe to run again.
+#   scripts/setup.sh          what the default job needs: Java, a virtualenv in .venv with storbench and
+#                             PySpark. The other parts are built on first use (storbench runs
+#                             `scripts/setup.sh --part NAME` and says so) or all at once by --test:
+#   scripts/setup.sh --part P one part: jvm (the JVM launchers: MiniDFSCluster for `services up hdfs`,
+#                             TestDFSIO), s3a (Spark's S3A jars for s3:// targets), cassandra (its jars, for
+#                             `services up cassandra`), native (the native load engine, Rust >= 1.88), ycsb
+#   scripts/setup.sh --test   every part, and also pytest, Debian's chromium (HTML report tests), fio, sysstat,
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
 #                             and sushy-tools (power sources),
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
@@ -13,13 +15,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_test=0
-[ "${1:-}" = "--test" ] && want_test=1
+part=""
+case "${1:-}" in
+  "") ;;
+  --test) want_test=1 ;;
+  --part)
+    part="${2:-}"
+    case "$part" in jvm|s3a|cassandra|native|ycsb) ;; *)
+      echo "setup: --part '$part': allowed: jvm, s3a, cassandra, native, ycsb" >&2; exit 2 ;; esac ;;
+  *) echo "setup: unknown option '$1'; allowed: --test, --part NAME" >&2; exit 2 ;;
+esac
+wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }  # one part, or all of them for the tests
 
 apt_packages=()
-command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
-command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
-command -v cargo >/dev/null 2>&1 || apt_packages+=(cargo)
+command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
+if wants jvm || wants s3a || wants cassandra || wants ycsb; then
+  command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
+fi
+[ -n "$part" ] || python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+if wants native; then command -v cargo >/dev/null 2>&1 || apt_packages+=(cargo); fi
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
   command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
@@ -34,6 +49,7 @@ if [ "$want_test" = 1 ]; then
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
   done
 fi
+apt_packages=($(printf '%s\n' "${apt_packages[@]}" | sort -u))
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   echo "setup: installing ${apt_packages[*]} from Debian's packages" >&2
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -42,20 +58,23 @@ if [ "${#apt_packages[@]}" -gt 0 ]; then
 fi
 
 # Reinstall the package only when its metadata changed; a no-op run takes a second.
-extras="."; [ "$want_test" = 1 ] && extras=".[test]"
-stamp=".venv/.storbench-installed"
-fingerprint="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
-fi
-if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qx "$fingerprint" "$stamp" 2>/dev/null; then
-  echo "setup: installing storbench and PySpark into .venv (first time: about 2 minutes)" >&2
-  .venv/bin/pip install -q --upgrade pip >/dev/null
-  .venv/bin/pip install -q -e "$extras"
-  echo "$fingerprint" >> "$stamp"
+if [ -z "$part" ]; then
+  extras="."; [ "$want_test" = 1 ] && extras=".[test]"
+  stamp=".venv/.storbench-installed"
+  fingerprint="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
+  if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qx "$fingerprint" "$stamp" 2>/dev/null; then
+    echo "setup: installing storbench and PySpark into .venv (first time: about 2 minutes)" >&2
+    .venv/bin/pip install -q --upgrade pip >/dev/null
+    .venv/bin/pip install -q -e "$extras"
+    echo "$fingerprint" >> "$stamp"
+  fi
 fi
 
 # The JVM launchers (jvm/): rebuilt only when their sources change.
+if wants jvm; then
 jvm_stamp="jvm/target/.storbench-built"
 jvm_fingerprint="$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -c1-16)"
 if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
@@ -64,9 +83,11 @@ if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$jvm_fingerprint" > "$jvm_stamp"
 fi
+fi
 
 # Spark's S3A connector for s3:// targets (jvm/s3a: hadoop-aws matching PySpark's Hadoop, the AWS SDK v2
 # modules it loads, Spark's cloud committers; ~13 MB in jvm/s3a/target/jars), fetched again only when its pom changes.
+if wants s3a; then
 s3a_stamp="jvm/s3a/target/.storbench-built"
 s3a_fingerprint="$(sha256sum jvm/s3a/pom.xml | cut -c1-16)"
 if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
@@ -76,8 +97,10 @@ if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
       -DincludeScope=runtime >/dev/null
   echo "$s3a_fingerprint" > "$s3a_stamp"
 fi
+fi
 # Apache Cassandra's server jars (jvm/cassandra: their own classpath, apart from Hadoop's), resolved only
 # when their pom changes.
+if wants cassandra; then
 cassandra_stamp="jvm/cassandra/target/.storbench-resolved"
 cassandra_fingerprint="$(sha256sum jvm/cassandra/pom.xml | cut -c1-16)"
 if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ ! -s jvm/cassandra/target/classpath.txt ]; then
@@ -86,8 +109,9 @@ if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ 
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$cassandra_fingerprint" > "$cassandra_stamp"
 fi
+fi
 # YCSB core 0.17.0 and its key-drawing tool (jvm/ycsb/), for the tests only: rebuilt when its sources change.
-if [ "$want_test" = 1 ]; then
+if wants ycsb; then
   ycsb_stamp="jvm/ycsb/target/.storbench-built"
   ycsb_fingerprint="$(cat jvm/ycsb/pom.xml $(find jvm/ycsb/src -type f | sort) | sha256sum | cut -c1-16)"
   if [ "$(cat "$ycsb_stamp" 2>/dev/null)" != "$ycsb_fingerprint" ]; then
@@ -99,6 +123,7 @@ if [ "$want_test" = 1 ]; then
 fi
 
 # The native load engine (native/, Rust): a release build, rebuilt only when its sources change.
+if wants native; then
 native_stamp="native/target/.storbench-built"
 native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"
 if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x native/target/release/storbench-load ]; then
@@ -111,4 +136,5 @@ if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x n
   echo "setup: building the native load engine with cargo (first time: about 4 minutes)" >&2
   cargo build --release --quiet --manifest-path native/Cargo.toml
   echo "$native_fingerprint" > "$native_stamp"
+fi
 fi

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.engines.base import tool_engine
+from storbench.buildparts import build
 from storbench.errors import EngineError, WorkloadError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -39,13 +40,16 @@ START_DELAY_MS = 400  # processes of one fan-out start together this long after 
 
 
 def binary() -> str:
-    """The engine binary: $STORBENCH_LOAD_BIN, the repo's release build, or one on PATH."""
-    candidates = [os.environ.get("STORBENCH_LOAD_BIN"), str(REPO / "native" / "target" / "release" / BINARY_NAME),
-                  shutil.which(BINARY_NAME)]
-    for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise EngineError("the native load engine (storbench-load) is not built; run scripts/setup.sh "
+    """The engine binary: $STORBENCH_LOAD_BIN, the repo's release build (built on first use), or one on PATH."""
+    for attempt in range(2):
+        candidates = [os.environ.get("STORBENCH_LOAD_BIN"),
+                      str(REPO / "native" / "target" / "release" / BINARY_NAME), shutil.which(BINARY_NAME)]
+        for candidate in candidates:
+            if candidate and os.access(candidate, os.X_OK):
+                return candidate
+        if attempt == 0:
+            build("native")
+    raise EngineError("the native load engine (storbench-load) is not built; run scripts/setup.sh --part native "
                       "(it builds native/ with cargo)")
 
 

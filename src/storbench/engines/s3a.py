@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from storbench.analysis.metrics import metric_table
+from storbench.buildparts import build
 from storbench.errors import EngineError
 from storbench.results.model import Sample
 
@@ -63,6 +64,9 @@ METRICS = metric_table("""
 
 def s3a_jars() -> list[str]:
     jars = sorted(str(p) for p in JARS_DIR.glob("*.jar"))
+    if not any("hadoop-aws" in Path(j).name for j in jars):
+        build("s3a")
+        jars = sorted(str(p) for p in JARS_DIR.glob("*.jar"))
     if not any("hadoop-aws" in Path(j).name for j in jars):
         raise EngineError(f"the S3A jars are not built ({JARS_DIR}); run scripts/setup.sh")
     return jars

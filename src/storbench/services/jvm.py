@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from storbench.buildparts import build
 from storbench.errors import EngineError
 
 JVM_DIR = Path(__file__).resolve().parents[3] / "jvm"
@@ -14,7 +15,9 @@ def launcher_classpath() -> str:
     classes = JVM_DIR / "target" / "classes"
     deps = JVM_DIR / "target" / "classpath.txt"
     if not classes.is_dir() or not deps.is_file():
-        raise EngineError(f"the JVM launchers are not built ({JVM_DIR}/target); run scripts/setup.sh")
+        build("jvm")
+    if not classes.is_dir() or not deps.is_file():
+        raise EngineError(f"the JVM launchers are not built ({JVM_DIR}/target); run scripts/setup.sh --part jvm")
     return f"{classes}:{deps.read_text().strip()}"
 
 
@@ -23,6 +26,12 @@ def java_binary() -> str:
     if not java:
         raise EngineError("java is not installed; run scripts/setup.sh")
     return java
+
+
+def ensure_launcher_jar() -> None:
+    """Workloads that run storbench's JVM classes inside Spark (dfsio) build them first, before Spark starts."""
+    if launcher_jar() is None:
+        build("jvm")
 
 
 def launcher_jar() -> Path | None:
@@ -34,6 +43,8 @@ def launcher_jar() -> Path | None:
 def cassandra_classpath() -> str:
     """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash)."""
     deps = JVM_DIR / "cassandra" / "target" / "classpath.txt"
+    if not deps.is_file() or not deps.read_text().strip():
+        build("cassandra")
     if not deps.is_file() or not deps.read_text().strip():
         raise EngineError(f"Cassandra's jars are not fetched ({deps} is missing); run scripts/setup.sh")
     return deps.read_text().strip()

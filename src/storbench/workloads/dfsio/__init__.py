@@ -19,6 +19,7 @@ from typing import Any
 
 from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
+from storbench.services.jvm import ensure_launcher_jar
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
@@ -78,6 +79,7 @@ class _DfsIo(Workload):
         if params["driver"] == "testdfsio" and ctx.target.scheme == "s3":
             raise InputError(f"workload {self.name}: driver=testdfsio runs Hadoop's own TestDFSIO, which has no "
                              f"S3A connector here; use driver=storbench on {ctx.target.uri}")
+        ensure_launcher_jar()  # its JVM class runs inside Spark's tasks: built before Spark starts
 
     def data_dir(self, ctx: RunContext) -> str:
         return ctx.data_uri("dfsio")
