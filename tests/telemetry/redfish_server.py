@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.telemetry.exporters import free_port
+from tests.telemetry.exporters import free_port, stop_process
 
 SUSHY = shutil.which("sushy-static") or str(Path(__import__("sys").executable).with_name("sushy-static"))
 MOCKUP = Path(__file__).resolve().parents[1] / "data" / "power" / "redfish-mockup"
@@ -42,13 +42,7 @@ class Bmc:
         tmp.replace(path)  # atomic: a request never sees half a file
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def start_bmc(directory: Path, cert: tuple[Path, Path] | None = None) -> Bmc:

@@ -20,3 +20,14 @@ def fio_sample(samples, workload: str, metric: str, **labels):
              and "job" not in s["labels"] and all(s["labels"].get(k) == v for k, v in labels.items())]
     assert len(found) == 1, (workload, metric, found)
     return found[0]
+
+
+def failed_run(returncode: int, stdout: str, stderr: str) -> tuple[dict, Path, dict]:
+    """A run that failed cleanly (exit 4, no traceback, status failed): (outcome, its directory, manifest)."""
+    assert returncode == 4, stderr
+    assert "Traceback" not in stderr
+    outcome = json.loads(stdout)
+    run = Path(outcome["path"])
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert outcome["status"] == manifest["status"] == "failed"
+    return outcome, run, manifest

@@ -18,6 +18,7 @@ from storbench import api
 from storbench.results.store import ResultStore
 from storbench.s3client import S3Client
 from storbench.services import process
+from tests.workloads.helpers import failed_run
 from tests.cli.helpers import SRC
 
 pytestmark = pytest.mark.s3
@@ -81,12 +82,7 @@ def test_s3_server_killed_mid_put_fails_the_phase_keeps_samples_and_names_what_i
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 4, stderr
-    assert "Traceback" not in stderr
-    outcome = json.loads(stdout)
-    run = Path(outcome["path"])
-    manifest = json.loads((run / "manifest.json").read_text())
-    assert outcome["status"] == manifest["status"] == "failed"
+    outcome, run, manifest = failed_run(proc.returncode, stdout, stderr)
     put_error, *cleanup_errors = manifest["errors"]
     assert put_error["workload"] == "objects-put" and put_error["repetition"] == 1
     assert "operations failed (connect " in put_error["error"] and "\n" not in put_error["error"]

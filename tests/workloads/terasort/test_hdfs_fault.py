@@ -20,6 +20,7 @@ from storbench import api
 from storbench.results.store import ResultStore
 from storbench.services import process
 from storbench.services.jvm import java_binary, launcher_classpath
+from tests.workloads.helpers import failed_run
 from tests.cli.helpers import SRC
 
 pytestmark = pytest.mark.spark
@@ -86,12 +87,7 @@ def test_datanode_killed_mid_terasort_fails_the_phase_keeps_teragen_and_leaves_n
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 4, stderr
-    assert "Traceback" not in stderr
-    outcome = json.loads(stdout)
-    run = Path(outcome["path"])
-    manifest = json.loads((run / "manifest.json").read_text())
-    assert outcome["status"] == manifest["status"] == "failed"
+    outcome, run, manifest = failed_run(proc.returncode, stdout, stderr)
     assert len(manifest["errors"]) == 1, manifest["errors"]  # the phase; cleanup went through
     error = manifest["errors"][0]
     assert error["workload"] == "terasort" and error["repetition"] == 1
