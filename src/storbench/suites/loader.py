@@ -11,7 +11,7 @@ import yaml
 
 from storbench.errors import InputError
 from storbench.suites.model import Entry, Suite
-from storbench.workloads.base import all_workloads, get_workload
+from storbench.workloads.base import all_workloads, family, get_workload
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 DEFAULT_SUITE = "spark-transforms"
@@ -48,8 +48,10 @@ def load_suite(name_or_path: str | None) -> Suite:
 def workload_suite(name: str, builtins: dict[str, Path]) -> Suite:
     """One workload alone, as a one-entry suite made on the fly: its ``after`` workloads first, untimed (teragen
     before terasort), with the scales and parameters of the first built-in suite that runs it, if one does."""
-    prepare = [Entry(before) for before in get_workload(name, "run").after]
-    for path in builtins.values():
+    workload = get_workload(name, "run")
+    prepare = [Entry(before) for before in workload.after]
+    home_first = sorted(builtins.values(), key=lambda path: path.stem != family(type(workload)))  # its family's
+    for path in home_first:
         home = parse_suite(path.read_text(), str(path))
         entries = {entry.workload: entry for entry in home.entries()}
         if name in entries:
