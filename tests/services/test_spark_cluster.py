@@ -310,7 +310,8 @@ def test_interrupted_up_leaves_nothing_running(tmp_path):
                              "--workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     state_file = home / "services" / "spark" / process.STATE
     recorded = []
-    for _ in range(600):  # until the master, the worker and its exporter are spawned, before all is ready
+    deadline = time.monotonic() + 180  # a loaded machine starts JVMs slowly
+    while time.monotonic() < deadline:  # until the master, the worker and its exporter are spawned, before all is ready
         try:
             recorded = json.loads(state_file.read_text())["processes"]
         except (OSError, ValueError, KeyError):
