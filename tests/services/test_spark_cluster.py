@@ -316,7 +316,9 @@ def test_interrupted_up_leaves_nothing_running(tmp_path):
             recorded = json.loads(state_file.read_text())["processes"]
         except (OSError, ValueError, KeyError):
             recorded = []
-        if len(recorded) == 3 or proc.poll() is not None:
+        # all three spawned and each already its own program (spark-class execs java after a moment)
+        if (len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded)) \
+                or proc.poll() is not None:
             break
         time.sleep(0.05)
     assert len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded), recorded
