@@ -7,7 +7,8 @@
 #   scripts/setup.sh --test   also pytest, Debian's chromium (HTML report tests), fio, sysstat,
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
 #                             and sushy-tools (power sources),
-#                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests)
+#                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
+#                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -85,12 +86,29 @@ if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ 
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$cassandra_fingerprint" > "$cassandra_stamp"
 fi
+# YCSB core 0.17.0 and its key-drawing tool (jvm/ycsb/), for the tests only: rebuilt when its sources change.
+if [ "$want_test" = 1 ]; then
+  ycsb_stamp="jvm/ycsb/target/.storbench-built"
+  ycsb_fingerprint="$(cat jvm/ycsb/pom.xml $(find jvm/ycsb/src -type f | sort) | sha256sum | cut -c1-16)"
+  if [ "$(cat "$ycsb_stamp" 2>/dev/null)" != "$ycsb_fingerprint" ]; then
+    echo "setup: building YCSB core's key tool with Maven (jvm/ycsb)" >&2
+    mvn -q -B -f jvm/ycsb/pom.xml package dependency:build-classpath -DskipTests \
+        -Dmdep.outputFile=target/classpath.txt >/dev/null
+    echo "$ycsb_fingerprint" > "$ycsb_stamp"
+  fi
+fi
 
 # The native load engine (native/, Rust): a release build, rebuilt only when its sources change.
 native_stamp="native/target/.storbench-built"
 native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"
 if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x native/target/release/storbench-load ]; then
-  echo "setup: building the native load engine with cargo (first time: about 2 minutes)" >&2
+  # the cql protocol's driver (scylla 1.9) needs Rust 1.88; Debian 12's own cargo is 1.65
+  rust_minor="$(rustc --version 2>/dev/null | sed -n 's/^rustc 1\.\([0-9]*\)\..*/\1/p')"
+  if [ "${rust_minor:-0}" -lt 88 ]; then
+    echo "setup: the native load engine needs Rust >= 1.88 (rustup's stable); rustc here: $(rustc --version 2>&1)" >&2
+    exit 1
+  fi
+  echo "setup: building the native load engine with cargo (first time: about 4 minutes)" >&2
   cargo build --release --quiet --manifest-path native/Cargo.toml
   echo "$native_fingerprint" > "$native_stamp"
 fi

@@ -84,11 +84,13 @@ fn one_f() -> f64 {
     1.0
 }
 
-/// How an op picks its keys: in order (striped over processes) or uniformly at random.
+/// How an op picks its keys: in order (striped over processes), in order each once (the op ends
+/// when this process's keys run out), or uniformly at random.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyOrder {
     Sequential,
+    Once,
     Random,
 }
 

@@ -101,9 +101,9 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
         sequential: job
             .mix
             .iter()
-            .map(|m| m.keys.map_or(m.op.keys() != KeyUse::Random, |k| k == KeyOrder::Sequential))
+            .map(|m| m.keys.map_or(m.op.keys() != KeyUse::Random, |k| k != KeyOrder::Random))
             .collect(),
-        consumes: job.mix.iter().map(|m| m.op.keys() == KeyUse::Consume).collect(),
+        consumes: job.mix.iter().map(|m| m.op.keys() == KeyUse::Consume || m.keys == Some(KeyOrder::Once)).collect(),
         names: job.mix.iter().map(|m| m.op.name()).collect(),
     };
     let finished = AtomicU64::new(0);

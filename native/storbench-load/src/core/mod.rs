@@ -59,15 +59,16 @@ pub enum KeyUse {
     Consume,
 }
 
-/// Declares a protocol's operation enum: each variant (named in the job in lower case) with its
-/// `KeyUse`, e.g. `operations! { pub enum Op { Put => Sequential, Get => Random } }`.
+/// Declares a protocol's operation enum: each variant (named in the job in lower case, or as
+/// `as "NAME"` says) with its `KeyUse`, e.g.
+/// `operations! { pub enum Op { Put => Sequential, Get => Random, ReadModifyWrite as "READ-MODIFY-WRITE" => Random } }`.
 macro_rules! operations {
-    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($op:ident => $keys:ident),+ $(,)? }) => {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($op:ident $(as $rename:literal)? => $keys:ident),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, ::serde::Serialize)]
         #[serde(rename_all = "lowercase")]
         $vis enum $name {
-            $($op),+
+            $($(#[serde(rename = $rename)])? $op),+
         }
 
         impl<'de> ::serde::Deserialize<'de> for $name {

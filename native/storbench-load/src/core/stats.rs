@@ -31,7 +31,7 @@ pub fn decode_hist(text: &str) -> Result<Histogram<u64>, Error> {
     Ok(h)
 }
 
-/// p50/p90/p99/p99.9/max/mean in milliseconds plus the exact encoded histogram (µs).
+/// p50/p90/p95/p99/p99.9/max/mean in milliseconds plus the exact encoded histogram (µs).
 pub fn hist_json(h: &Histogram<u64>) -> Value {
     let ms = |v: u64| v as f64 / 1000.0;
     if h.len() == 0 {
@@ -42,6 +42,7 @@ pub fn hist_json(h: &Histogram<u64>) -> Value {
         "unit": "us",
         "p50_ms": ms(h.value_at_quantile(0.50)),
         "p90_ms": ms(h.value_at_quantile(0.90)),
+        "p95_ms": ms(h.value_at_quantile(0.95)),
         "p99_ms": ms(h.value_at_quantile(0.99)),
         "p99_9_ms": ms(h.value_at_quantile(0.999)),
         "max_ms": ms(h.max()),

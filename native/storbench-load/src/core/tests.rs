@@ -140,6 +140,18 @@ fn sequential_keys_each_once_and_consuming_ops_end_the_run() {
     let report = load::run(&job, &kv, None);
     assert_eq!(keys(&kv), (0..10).collect::<Vec<_>>());
     assert!(report.measured_s < 30.0, "{}", report.measured_s);
+
+    // "keys": "once": any op consumes its keys; each process of three its own stripe, then it ends
+    let mut all = Vec::new();
+    for index in 0..3 {
+        let (job, kv) = setup(json!({"mix": [{"op": "write", "keys": "once"}], "ops": 1000,
+                                     "process_index": index, "process_count": 3}));
+        let report = load::run(&job, &kv, false);
+        assert_eq!(report.stats.per_op[0].ops as usize, keys(&kv).len());
+        all.extend(keys(&kv));
+    }
+    all.sort();
+    assert_eq!(all, (0..10).collect::<Vec<_>>());
 }
 
 #[test]

@@ -1,0 +1,114 @@
+"""The native engine's cql protocol against a real Cassandra 5.0 node (no mocks): YCSB's load
+phase, then workloads A–F, each operation type counted in YCSB's proportions with no errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from storbench.engines import native
+
+from .cassandra_node import Node
+
+pytestmark = pytest.mark.cassandra
+
+RECORDS = 2000
+OPS = 4000
+
+
+@pytest.fixture(scope="module")
+def cassandra(tmp_path_factory):
+    node = Node(tmp_path_factory.mktemp("cassandra"), tmp_path_factory.getbasetemp().parent / "cassandra-jars")
+    try:
+        node.wait()
+        yield node
+    finally:
+        node.stop()
+
+
+def run(job: dict, tmp_path, name: str) -> tuple[int, dict]:
+    job_path, result_path = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
+    job_path.write_text(json.dumps(job))
+    done = subprocess.run([native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
+                          capture_output=True, text=True, timeout=600)
+    return done.returncode, json.loads(result_path.read_text())
+
+
+def workload(letter: str) -> dict:
+    done = subprocess.run([native.binary(), "ycsb-workload", letter], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def cql_job(node: Node, mix: list, ycsb: dict, **core) -> dict:
+    return {"protocol": "cql", "mix": mix, "load": {"model": "closed", "concurrency": 8}, **core,
+            "cql": {"contact_points": [node.contact_point], "keyspace": "ycsb_test", "consistency": "ONE",
+                    "create_table": {"replication_factor": 1}, "ycsb": {"recordcount": RECORDS, **ycsb}}}
+
+
+@pytest.fixture(scope="module")
+def loaded(cassandra):
+    # YCSB's load phase fanned out over two engine processes: each writes its stripe of the keys once
+    job = cql_job(cassandra, [{"op": "INSERT", "keys": "once"}], {"phase": "load"}, objects=RECORDS, ops=RECORDS)
+    result = native.run_local(job, 2)
+    assert result["status"] == "ok" and result["processes"] == 2
+    insert = result["ops"]["INSERT"]
+    assert (insert["ops"], insert["errors"], insert["bytes"]) == (RECORDS, 0, RECORDS * 10 * 100)
+    return cassandra
+
+
+def test_every_loaded_key_reads_back_its_ten_fields(loaded, tmp_path):
+    # each key once (not_found would be an error), 10 fields of 100 bytes each
+    code, result = run(cql_job(loaded, [{"op": "READ", "keys": "once"}], {}, objects=RECORDS, ops=RECORDS),
+                       tmp_path, "read")
+    assert (code, result["status"], result["errors"]) == (0, "ok", {})
+    read = result["ops"]["READ"]
+    assert (read["ops"], read["errors"], read["bytes"]) == (RECORDS, 0, RECORDS * 10 * 100)
+    # and a key never loaded is not found: the check can fail
+    code, result = run(cql_job(loaded, [{"op": "READ", "keys": "once"}], {"recordcount": RECORDS + 5},
+                               objects=5, start_key=RECORDS, ops=5), tmp_path, "missing")
+    assert code == 0 and result["ops"]["READ"]["errors"] == 5
+    assert result["errors"]["not_found"]["count"] == 5
+
+
+@pytest.mark.parametrize("letter", list("abcdef"))
+def test_workloads_a_to_f_run_in_ycsbs_proportions(loaded, tmp_path, letter):
+    wl = workload(letter)
+    ycsb = {"operationcount": OPS, **wl["ycsb"]}
+    code, result = run(cql_job(loaded, wl["mix"], ycsb, objects=RECORDS, ops=OPS), tmp_path, letter)
+    assert (code, result["status"], result["errors"]) == (0, "ok", {})
+    assert result["total"]["ops"] == OPS and result["total"]["ops_per_s"] > 0
+    assert set(result["ops"]) == {m["op"] for m in wl["mix"]}
+    for m in wl["mix"]:
+        got = result["ops"][m["op"]]
+        assert got["ops"] > 0 and got["errors"] == 0
+        assert abs(got["ops"] / OPS - m["weight"]) <= 0.03, (m, got["ops"])
+        for key in ("mean_ms", "p95_ms", "p99_ms", "max_ms"):
+            assert got["latency"][key] > 0
+    assert result["cpu"]["cpu_s"] > 0 and result["series"]
+
+
+def test_an_unreachable_contact_point_is_one_fatal_line(tmp_path):
+    job = {"protocol": "cql", "mix": [{"op": "READ"}], "ops": 1,
+           "cql": {"contact_points": ["127.0.0.1:9"], "keyspace": "ks", "connect_timeout_s": 2,
+                   "ycsb": {"recordcount": 10}}}
+    code, result = run(job, tmp_path, "unreachable")
+    assert code == 2 and result["status"] == "fatal"
+    assert result["fatal"].startswith("CQL contact points 127.0.0.1:9: cannot connect: ")
+
+
+def test_a_consistency_level_the_cluster_cannot_meet_is_counted_by_kind(cassandra, tmp_path):
+    # replication factor 3 on one node: QUORUM needs 2 replicas, ONE is met
+    def load(consistency: str) -> tuple[int, dict]:
+        job = cql_job(cassandra, [{"op": "INSERT", "keys": "once"}], {"phase": "load", "recordcount": 20},
+                      objects=20, ops=20)
+        job["cql"].update(keyspace="ycsb_rf3", consistency=consistency, create_table={"replication_factor": 3})
+        return run(job, tmp_path, consistency)
+
+    code, result = load("QUORUM")
+    assert (code, result["status"], result["total"]["ops"]) == (0, "ok", 0)
+    assert result["errors"]["unavailable"]["count"] == 20
+    assert "Cannot achieve consistency level QUORUM" in result["errors"]["unavailable"]["example"]
+    code, result = load("ONE")
+    assert (code, result["total"]["ops"], result["errors"]) == (0, 20, {})
