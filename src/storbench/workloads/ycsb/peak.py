@@ -1,14 +1,16 @@
 """Paper 003's thread sweep: the thread count where a workload's throughput peaks before its average
-latency climbs. Over the points of ``--sweep threads=8,16,32,...`` (each point's ops/s and average
-latency, averaged over its repetitions), the peak is the highest [OVERALL] Throughput among the points
-whose average latency is at most LATENCY_CLIMB times the lowest average latency of the sweep; ties go to
-fewer threads. The run states the rule and the pick in its notes and in artifacts.json (ycsb.peaks)."""
+latency climbs. Over the points of ``--sweep threads=8,16,32,...`` (each point's [OVERALL] Throughput and
+average latency, averaged over its repetitions), in increasing thread order: the peak moves to the next
+point while that point's throughput is at least MIN_GAIN above the peak's so far; it stops at the first
+point that gains less. In a closed loop average latency = threads / throughput (Little's law), so past
+the peak more threads mostly lengthen average latency. The run states the rule, the pick and the curve
+in its notes and in artifacts.json (ycsb.peaks)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-LATENCY_CLIMB = 1.5  # "before average latency climbs": within 50% of the sweep's lowest average latency
+MIN_GAIN = 0.10  # a step of the sweep must add 10% throughput to count as still climbing
 
 
 def peak(curve: dict[int, list[tuple[float, float]]]) -> dict[str, Any] | None:
@@ -17,21 +19,30 @@ def peak(curve: dict[int, list[tuple[float, float]]]) -> dict[str, Any] | None:
               for threads, runs in curve.items() if runs}
     if len(points) < 2:
         return None
-    lowest = min(avg for _, avg in points.values())
-    within = [t for t, (_, avg) in points.items() if avg <= LATENCY_CLIMB * lowest]
-    best = max(within, key=lambda t: (points[t][0], -t))
+    order = sorted(points)
+    best, following = order[0], None
+    for threads in order[1:]:
+        if points[threads][0] < (1 + MIN_GAIN) * points[best][0]:
+            following = threads
+            break
+        best = threads
     return {"threads": best, "ops_per_s": points[best][0], "avg_latency_us": points[best][1],
-            "lowest_avg_latency_us": lowest, "latency_climb": LATENCY_CLIMB,
+            "next_threads": following, "min_gain": MIN_GAIN,
             "points": {str(t): {"ops_per_s": o, "avg_latency_us": a} for t, (o, a) in sorted(points.items())}}
 
 
 def note(workload: str, found: dict[str, Any]) -> str:
     curve = ", ".join(f"{t} threads {p['ops_per_s']:.0f} ops/s {p['avg_latency_us']:.0f} us"
                       for t, p in found["points"].items())
+    if found["next_threads"] is None:
+        why = "throughput still rose by the sweep's last point: sweep further"
+    else:
+        nxt = found["points"][str(found["next_threads"])]
+        why = (f"{found['next_threads']} threads added less than {found['min_gain']:.0%} throughput "
+               f"({nxt['ops_per_s']:.0f} ops/s) while average latency went to {nxt['avg_latency_us']:.0f} us")
     return (f"{workload}: peak at {found['threads']} threads ({found['ops_per_s']:.0f} ops/s, average latency "
-            f"{found['avg_latency_us']:.0f} us): the highest throughput whose average latency is within "
-            f"{found['latency_climb']:g}x of the sweep's lowest ({found['lowest_avg_latency_us']:.0f} us); "
-            f"sweep: {curve}")
+            f"{found['avg_latency_us']:.0f} us): the last sweep step adding at least {found['min_gain']:.0%} "
+            f"throughput; {why}; sweep: {curve}")
 
 
 def record(ctx: Any, workload: str, threads: int, ops_per_s: float, avg_latency_us: float) -> None:
