@@ -151,3 +151,20 @@ def test_bad_input_is_one_line(cassandra1, args, says):
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], done.stderr
+
+
+def test_a_thread_sweep_states_its_peak(cassandra1):
+    home, state = cassandra1
+    done = storbench(home, "run", "ycsb-c", "--target", state["uri"], "--sweep", "threads=1,4",
+                     "--set", "recordcount=1000", "--set", "operationcount=2000", "--set", "restore=none", timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = _run_dir(home, done.stdout)
+    notes = json.loads((run_dir / "manifest.json").read_text())["notes"]
+    stated = [n for n in notes if n.startswith("ycsb-c: peak at ")]
+    assert len(stated) == 1 and "sweep: 1 threads" in stated[0] and ", 4 threads" in stated[0]
+    found = json.loads((run_dir / "artifacts.json").read_text())["ycsb"]["peaks"]["ycsb-c"]
+    assert set(found["points"]) == {"1", "4"} and str(found["threads"]) in found["points"]
+    rates = {s["labels"].get("threads"): s["value"] for s in _samples(run_dir)
+             if s["workload"] == "ycsb-c" and s["metric"] == "ycsb_throughput_ops_s"}
+    assert set(rates) == {"1", "4"} and all(v > 0 for v in rates.values())
+    assert found["points"]["4"]["ops_per_s"] == pytest.approx(rates["4"])
