@@ -153,6 +153,19 @@ def test_bad_input_is_one_line(cassandra1, args, says):
     assert len(lines) == 1 and says in lines[0], done.stderr
 
 
+def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1):
+    # the same node reached as localhost is not one of the service's recorded nodes: no data dirs, no nodetool
+    home, state = cassandra1
+    done = storbench(home, "run", "ycsb-a", "--target", f"cassandra://localhost:{state['ports']['native']}",
+                     "--set", "restore=snapshot", timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1, done.stderr
+    assert "restore=snapshot needs the nodes' data directories and nodetool" in lines[0]
+    ok = storbench(home, "run", "ycsb-a", "--target", f"cassandra://localhost:{state['ports']['native']}",
+                   "--set", "restore=none", "--set", "operationcount=500", "--set", "recordcount=500", timeout=300)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+
+
 def test_a_thread_sweep_states_its_peak(cassandra1):
     home, state = cassandra1
     done = storbench(home, "run", "ycsb-c", "--target", state["uri"], "--sweep", "threads=1,4",
