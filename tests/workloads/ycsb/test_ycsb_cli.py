@@ -94,6 +94,10 @@ def test_workloads_a_to_f_run_in_ycsbs_proportions(suite_run):
                       and s["metric"] == "ycsb_ops_per_server_thread"]
         threads = [s["value"] for s in samples if s["workload"] == name and s["metric"] == "ycsb_server_threads"]
         assert threads[0] >= 1 and per_thread[0] == pytest.approx(rate[0] / threads[0])
+    notes = json.loads((run_dir / "manifest.json").read_text())["notes"]
+    # the nodes run on this machine: its exporter's fingerprint, its host counted once
+    assert f"ycsb: operations per server CPU thread divide by {threads[0]:.0f} thread(s), from the 1 node(s)' " \
+           f"fingerprints, each host once: " in " ".join(notes)
 
 
 def test_restore_snapshot_brings_back_the_post_load_table(suite_run):

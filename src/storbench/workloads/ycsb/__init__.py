@@ -100,10 +100,10 @@ def server_threads(ctx: RunContext, target: CassandraTarget) -> tuple[int | None
         if print_.get("cores"):
             hosts[print_.get("hostname") or label] = int(print_["cores"])
     if hosts:
-        return sum(hosts.values()), (f"from the {len(prints)} node(s)' fingerprints: {len(hosts)} host(s) "
+        return sum(hosts.values()), (f"from the {len(prints)} node(s)' fingerprints, each host once: "
                                      + ", ".join(f"{h} {c}" for h, c in sorted(hosts.items())))
     if target.service:
-        return os.cpu_count(), f"this machine's {os.cpu_count()} cores (the nodes run here: services up cassandra)"
+        return os.cpu_count(), "this machine's cores (the nodes run here: services up cassandra)"
     return None, "unknown (no node fingerprints: pass --nodes to count the servers' threads)"
 
 
@@ -186,6 +186,9 @@ class _Ycsb(Workload):
         after = self._state(ctx, params)
         ctx.artifacts.setdefault("ycsb", {}).setdefault("restores", []).append(
             {"before": self.name, "post_load": snap["state"], "found": before, "restored": after})
+        if after is None and (text := f"ycsb: restore=snapshot not verified above {VERIFY_MAX_ROWS:,} rows "
+                                      f"(a COUNT(*) of the table would take too long)") not in ctx.notes:
+            ctx.notes.append(text)
         if after != snap["state"]:
             raise WorkloadError(f"{self.name}: the restored table differs from the post-load table "
                                 f"(restored {after}, post-load {snap['state']})")
@@ -244,7 +247,8 @@ class _Ycsb(Workload):
         out.append(Sample(self.name, "ycsb_server_threads", float(threads) if threads else None, "threads"))
         out.append(Sample(self.name, "ycsb_ops_per_server_thread",
                           total["ops_per_s"] / threads if threads else None, "ops/s/thread"))
-        text = f"ycsb: operations per server CPU thread count {how}"
+        text = (f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}" if threads
+                else f"ycsb: operations per server CPU thread not computed: server threads {how}")
         if text not in ctx.notes:
             ctx.notes.append(text)
         return out
