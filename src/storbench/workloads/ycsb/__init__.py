@@ -1,0 +1,289 @@
+"""YCSB on Cassandra (paper 003): ``ycsb-load`` and ``ycsb-a`` .. ``ycsb-f`` on the native engine's ``cql`` protocol.
+
+``ycsb-load`` is YCSB's load phase: ``recordcount`` rows (``user`` + FNV-1a 64 of the key number:
+insertorder=hashed), ``fieldcount`` fields of ``fieldlength`` bytes, into the target's ``usertable``.
+``ycsb-a`` .. ``ycsb-f`` are YCSB's core workloads with YCSB's own proportions and request
+distributions, as the engine defines them (``storbench-load ycsb-workload LETTER``: A 50/50
+read/update zipfian, B 95/5 read/update, C read only, D 95/5 read/insert latest, E 95/5 scan/insert
+with scans of 1-100 rows, F 50/50 read/read-modify-write); ``requestdistribution`` overrides the
+distribution. They run after ``ycsb-load`` (``after``), ``operationcount`` operations or
+``duration_s`` seconds, ``threads`` client threads per engine process (YCSB's -threads), ``drivers``
+processes, locally or as Spark barrier tasks (``fanout``).
+
+Samples, named as YCSB prints them: ``ycsb_throughput_ops_s`` ([OVERALL] Throughput(ops/sec)), per
+operation type (label ``op=READ``, ``UPDATE``, ``INSERT``, ``SCAN``, ``READ-MODIFY-WRITE``) and overall
+(no ``op``): ``ycsb_operations``, ``ycsb_{avg,p95,p99,max}_latency_us``; ``ycsb_errors`` (by kind:
+label ``error``); ``ycsb_load_throughput_ops_s``; ``ycsb_ops_per_server_thread`` (paper 003's
+operations per CPU thread: the servers' threads from the nodes' fingerprints, or this machine's
+cores when the nodes run here, ``ycsb_server_threads`` and a note say which). The overall throughput
+is the workload's ``ops_per_s``: ops per watt comes from the power machinery where power is readable.
+A ``--sweep threads=...`` run states the thread count where throughput peaks (``peak.py``).
+``restore=snapshot`` brings every node back to the post-load state before each measured run
+(``restore.py``). Each engine result is kept in ``artifacts.json`` (``ycsb``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from functools import cache
+from typing import Any
+
+from storbench.analysis.metrics import metric_table
+from storbench.context import RunContext
+from storbench.engines import native
+from storbench.errors import InputError, WorkloadError
+from storbench.results.model import Sample
+from storbench.targets.cassandra import FIELDS, CassandraTarget
+from storbench.workloads.base import Workload, variant
+from storbench.workloads.objects import _failed
+from storbench.workloads.params import Param
+from storbench.workloads.ycsb import peak, restore
+
+CONSISTENCY = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE")
+DISTRIBUTIONS = ("zipfian", "latest", "uniform", "hotspot")
+VERIFY_MAX_ROWS = 1_000_000  # restore=snapshot checks count and checksum up to this many rows
+
+PARAMS = (
+    Param("recordcount", int, 1000, "rows loaded (YCSB recordcount)", minimum=1),
+    Param("operationcount", int, 0, "operations per run, all processes together (0: duration_s)", minimum=0),
+    Param("duration_s", float, 10.0, "measured seconds per run when operationcount is 0", minimum=0),
+    Param("threads", int, 16, "client threads per engine process (YCSB -threads); sweep with --sweep threads=..",
+          minimum=1),
+    Param("consistency", str, "ONE", "CQL consistency level of every request", choices=CONSISTENCY),
+    Param("fieldcount", int, 10, "fields per row (the usertable has field0..field9)", minimum=1),
+    Param("fieldlength", int, 100, "bytes per field", minimum=1),
+    Param("requestdistribution", str, "", "override the workload's distribution (empty: YCSB's own)",
+          choices=("", *DISTRIBUTIONS)),
+    Param("drivers", int, 1, "engine processes started together", minimum=1),
+    Param("fanout", str, "local", "where driver processes run: local processes or Spark barrier tasks",
+          choices=("local", "spark")),
+    Param("timeout_s", float, 12.0, "per-request timeout in seconds", minimum=0.1),
+    Param("restore", str, "none", "snapshot: restore every node to the post-load state before each run",
+          choices=("none", "snapshot")),
+    Param("max_error_pct", float, 1.0, "the run fails when more than this % of its operations failed "
+          "(errors are counted by kind either way)", minimum=0),
+)
+
+OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
+METRICS = metric_table("""
+    ycsb_throughput_ops_s      | [OVERALL] Throughput(ops/sec)                     | ops/s        | mean | higher/lower
+    ycsb_load_throughput_ops_s | Load throughput (ops/sec)                         | ops/s        | mean | higher/lower
+    ycsb_ops_per_server_thread | Operations per second per server CPU thread       | ops/s/thread | mean | higher/lower
+    ycsb_server_threads        | Server CPU threads                                | threads      | mean | more/fewer
+    ycsb_operations            | Operations                                        | ops          | mean | more/fewer
+    ycsb_avg_latency_us        | AverageLatency(us)                                | us           | mean | lower/higher
+    ycsb_p95_latency_us        | 95thPercentileLatency(us)                         | us           | mean | lower/higher
+    ycsb_p99_latency_us        | 99thPercentileLatency(us)                         | us           | mean | lower/higher
+    ycsb_max_latency_us        | MaxLatency(us)                                    | us           | max  | lower/higher
+    ycsb_errors                | Errors                                            | errors       | mean | fewer/more
+    ycsb_client_cpu_us_per_op  | Client CPU per operation                          | us           | mean | lower/higher
+""")
+LATENCY = (("avg", "mean_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("max", "max_ms"))
+
+
+@cache
+def core_workload(letter: str) -> dict[str, Any]:
+    """YCSB's workload LETTER as the engine defines it: {"mix": [...], "ycsb": {...}}."""
+    done = subprocess.run([native.binary(), "ycsb-workload", letter], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise InputError(f"ycsb-{letter}: the engine does not know YCSB workload {letter!r} (a to f)")
+    return json.loads(done.stdout)
+
+
+def server_threads(ctx: RunContext, target: CassandraTarget) -> tuple[int | None, str]:
+    """(the servers' CPU threads, how they were counted)."""
+    prints = ctx.shared.get("node_fingerprints") or {}
+    hosts: dict[str, int] = {}
+    for label, print_ in prints.items():
+        if print_.get("cores"):
+            hosts[print_.get("hostname") or label] = int(print_["cores"])
+    if hosts:
+        return sum(hosts.values()), (f"from the {len(prints)} node(s)' fingerprints, each host once: "
+                                     + ", ".join(f"{h} {c}" for h, c in sorted(hosts.items())))
+    if target.service:
+        return os.cpu_count(), "this machine's cores (the nodes run here: services up cassandra)"
+    return None, "unknown (no node fingerprints: pass --nodes to count the servers' threads)"
+
+
+class _Ycsb(Workload):
+    engine = "native"
+    schemes = ("cassandra",)
+    params = PARAMS
+    metrics = METRICS
+    letter: str  # "load" or a to f
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        super().check(ctx, params)
+        target = ctx.target_as(CassandraTarget)
+        if params["fieldcount"] > len(FIELDS):
+            raise InputError(f"{self.name}: fieldcount={params['fieldcount']} is above the {len(FIELDS)} fields of "
+                             f"the target's usertable (field0..field9)")
+        if self.letter != "load" and params["operationcount"] <= 0 and params["duration_s"] <= 0:
+            raise InputError(f"{self.name}: set operationcount or duration_s")
+        if params["restore"] == "snapshot":
+            restore.require_service(target, self.name)
+        native.binary()
+        if self.letter != "load":
+            core_workload(self.letter)
+
+    def engines(self, params: dict[str, Any]) -> list[str]:
+        return [self.engine, "spark"] if params["fanout"] == "spark" else [self.engine]
+
+    def ops_per_s(self, params: dict[str, Any], samples: list[Sample], seconds: float) -> float | None:
+        name = "ycsb_load_throughput_ops_s" if self.letter == "load" else "ycsb_throughput_ops_s"
+        values = [s.value for s in samples if s.metric == name and s.value is not None and "op" not in s.labels]
+        return sum(values) if values else None
+
+    # -- the job -------------------------------------------------------------------------------
+
+    def _job(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+        target = ctx.target_as(CassandraTarget)
+        ycsb: dict[str, Any] = {"recordcount": params["recordcount"], "fieldcount": params["fieldcount"],
+                                "fieldlength": params["fieldlength"], "insertorder": "hashed"}
+        job: dict[str, Any] = {"protocol": "cql", "objects": params["recordcount"],
+                               "load": {"model": "closed", "concurrency": params["threads"]}}
+        if self.letter == "load":
+            job |= {"mix": [{"op": "INSERT", "keys": "once"}], "ops": params["recordcount"], "duration_s": 0.0}
+            ycsb["phase"] = "load"
+        else:
+            spec = core_workload(self.letter)
+            total = params["operationcount"]
+            ycsb |= {"phase": "run", **spec["ycsb"], "operationcount": total or params["recordcount"]}
+            if params["requestdistribution"]:
+                ycsb["requestdistribution"] = params["requestdistribution"]
+            job |= {"mix": spec["mix"], "ops": -(-total // params["drivers"]) if total else 0,
+                    "duration_s": 0.0 if total else params["duration_s"]}
+        job["cql"] = {"contact_points": [f"{h}:{p}" for h, p in target.contacts], "keyspace": target.keyspace,
+                      "table": target.table, "consistency": params["consistency"], "timeout_s": params["timeout_s"],
+                      "ycsb": ycsb}
+        return job
+
+    def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+        timeout = params["duration_s"] + 600 + params["recordcount"] / 100 + params["operationcount"] / 100
+        if params["fanout"] == "spark":
+            return native.run_spark_barrier(ctx.spark, job, params["drivers"], timeout=timeout)
+        return native.run_local(job, params["drivers"], timeout=timeout)
+
+    # -- restore=snapshot ----------------------------------------------------------------------
+
+    def _state(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any] | None:
+        if params["recordcount"] > VERIFY_MAX_ROWS:
+            return None
+        return restore.table_state(ctx.target_as(CassandraTarget), params["recordcount"])
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        if self.letter == "load" or params["restore"] != "snapshot":
+            return
+        snap = ctx.shared.get("ycsb_snapshot")
+        if snap is None:
+            raise WorkloadError(f"{self.name}: restore=snapshot has no post-load snapshot; run ycsb-load with "
+                                f"restore=snapshot first")
+        target = ctx.target_as(CassandraTarget)
+        before = self._state(ctx, params)
+        restore.restore(target, snap["tag"])
+        after = self._state(ctx, params)
+        ctx.artifacts.setdefault("ycsb", {}).setdefault("restores", []).append(
+            {"before": self.name, "post_load": snap["state"], "found": before, "restored": after})
+        if after is None and (text := f"ycsb: restore=snapshot not verified above {VERIFY_MAX_ROWS:,} rows "
+                                      f"(a COUNT(*) of the table would take too long)") not in ctx.notes:
+            ctx.notes.append(text)
+        if after != snap["state"]:
+            raise WorkloadError(f"{self.name}: the restored table differs from the post-load table "
+                                f"(restored {after}, post-load {snap['state']})")
+
+    def _after_load(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        if params["restore"] != "snapshot":
+            return
+        target = ctx.target_as(CassandraTarget)
+        old = ctx.shared.pop("ycsb_snapshot", None)
+        if old:
+            restore.clear(target, old["tag"])
+        tag = f"storbench_{target.keyspace}"
+        restore.snapshot(target, tag)
+        ctx.shared["ycsb_snapshot"] = {"tag": tag, "state": self._state(ctx, params)}
+        ctx.artifacts.setdefault("ycsb", {})["post_load"] = ctx.shared["ycsb_snapshot"]
+
+    # -- the timed run -------------------------------------------------------------------------
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        job = self._job(ctx, params)
+        with ctx.measure():
+            result = self._execute(ctx, params, job)
+        record = ctx.artifacts.setdefault("ycsb", {}).setdefault("runs", [])
+        record.append({"workload": self.name, "threads": params["threads"], "drivers": params["drivers"],
+                       "consistency": params["consistency"], "result": result})
+        samples = self._samples(ctx, params, result)
+        failed, share = _failed(self.name, [result])
+        if failed and share * 100 > params["max_error_pct"]:
+            failed.samples = tuple(samples)
+            raise failed
+        if failed:
+            ctx.notes.append(f"{failed} (at most {params['max_error_pct']:g}% allowed: max_error_pct)")
+        if self.letter == "load":
+            self._after_load(ctx, params)
+        else:
+            total = result["total"]
+            if total["ops"] and total["latency"].get("count"):
+                peak.record(ctx, self.name, params["threads"], total["ops_per_s"],
+                            total["latency"]["mean_ms"] * 1000)
+        return samples
+
+    def _samples(self, ctx: RunContext, params: dict[str, Any], result: dict[str, Any]) -> list[Sample]:
+        total = result["total"]
+        rate = "ycsb_load_throughput_ops_s" if self.letter == "load" else "ycsb_throughput_ops_s"
+        out = [Sample(self.name, rate, total["ops_per_s"], "ops/s"),
+               Sample(self.name, "ycsb_errors", float(total["errors"]), "errors"),
+               Sample(self.name, "ycsb_client_cpu_us_per_op",
+                      result["cpu"]["cpu_us_per_op"] if total["ops"] else None, "us")]
+        out += _op_samples(self.name, total, {})
+        for name, stats in sorted(result["ops"].items()):
+            out += _op_samples(self.name, stats, {"op": name})
+            out.append(Sample(self.name, "ycsb_errors", float(stats["errors"]), "errors", labels={"op": name}))
+        for kind, error in sorted(result["errors"].items()):
+            out.append(Sample(self.name, "ycsb_errors", float(error["count"]), "errors", labels={"error": kind}))
+        threads, how = server_threads(ctx, ctx.target_as(CassandraTarget))
+        out.append(Sample(self.name, "ycsb_server_threads", float(threads) if threads else None, "threads"))
+        out.append(Sample(self.name, "ycsb_ops_per_server_thread",
+                          total["ops_per_s"] / threads if threads else None, "ops/s/thread"))
+        text = (f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}" if threads
+                else f"ycsb: operations per server CPU thread not computed: server threads {how}")
+        if text not in ctx.notes:
+            ctx.notes.append(text)
+        return out
+
+    def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        if params["fanout"] == "spark":
+            left = native.wait_for_fanout_engines()
+            if left:
+                raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still run "
+                                    f"(pids {', '.join(map(str, left))})")
+        snap = ctx.shared.pop("ycsb_snapshot", None) if self.letter == "load" else None
+        if snap:
+            restore.clear(ctx.target_as(CassandraTarget), snap["tag"])
+
+
+def _op_samples(workload: str, stats: dict[str, Any], labels: dict[str, str]) -> list[Sample]:
+    lat = stats["latency"]
+    out = [Sample(workload, "ycsb_operations", float(stats["ops"]), "ops", labels=labels)]
+    for name, key in LATENCY:
+        value = lat[key] * 1000 if lat.get("count") else None
+        out.append(Sample(workload, f"ycsb_{name}_latency_us", value, "us", labels=labels))
+    return out
+
+
+YcsbLoad = variant(_Ycsb, "ycsb-load", "YCSB load phase: recordcount rows inserted (insertorder=hashed) into "
+                   "the target's usertable (Cassandra, native engine)", letter="load")
+WORKLOADS = {
+    "a": "YCSB workload A: 50% read, 50% update, zipfian",
+    "b": "YCSB workload B: 95% read, 5% update, zipfian",
+    "c": "YCSB workload C: 100% read, zipfian",
+    "d": "YCSB workload D: 95% read, 5% insert, latest",
+    "e": "YCSB workload E: 95% scan (1-100 rows), 5% insert, zipfian",
+    "f": "YCSB workload F: 50% read, 50% read-modify-write, zipfian",
+}
+YCSB_RUNS = {letter: variant(_Ycsb, f"ycsb-{letter}", text, letter=letter, after=("ycsb-load",))
+             for letter, text in WORKLOADS.items()}
+
+__all__ = ["YCSB_RUNS", "YcsbLoad", "core_workload", "server_threads"]
