@@ -31,15 +31,26 @@ def hdfs(tmp_path_factory):
         assert api.service_status("hdfs", store) is None
 
 
-# One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it; taken down
-# through the CLI after, and every process it recorded must be gone.
+# One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it, and one
+# 3-node cluster for the replication tests; each taken down through the CLI after the session, and every
+# process it recorded must be gone.
+@pytest.fixture(scope="session")
+def cassandra3(tmp_path_factory):
+    """Three nodes (512 MB heap each) on 127.0.0.1-3, started once for the session."""
+    yield from _cassandra(tmp_path_factory, 3, "512m")
+
+
 @pytest.fixture(scope="session")
 def cassandra1(tmp_path_factory):
+    yield from _cassandra(tmp_path_factory, 1, "768m")
+
+
+def _cassandra(tmp_path_factory, nodes: int, heap: str):
     from storbench.services import cassandra, process
     from tests.cli.helpers import storbench
 
-    home = tmp_path_factory.mktemp("cassandra-home")
-    up = storbench(home, "services", "up", "cassandra", "--nodes", "1", "--heap", "768m")
+    home = tmp_path_factory.mktemp(f"cassandra{nodes}-home")
+    up = storbench(home, "services", "up", "cassandra", "--nodes", str(nodes), "--heap", heap, timeout=900)
     assert up.returncode == 0, up.stderr
     state = cassandra.running(home)
     assert state is not None and up.stdout.strip() == state["uri"]
@@ -49,3 +60,4 @@ def cassandra1(tmp_path_factory):
         down = storbench(home, "services", "down", "cassandra")
         assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
         assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
+        assert not (home / "services" / "cassandra").exists()

@@ -100,22 +100,6 @@ def test_an_interrupted_up_leaves_nothing_running(tmp_path):
     assert storbench(home, "services", "status", "cassandra").returncode != 0
 
 
-@pytest.fixture(scope="module")
-def cassandra3(tmp_path_factory):
-    """Three nodes (512 MB heap each) on 127.0.0.1-3, started once for this module, down after."""
-    home = tmp_path_factory.mktemp("cassandra3-home")
-    up = storbench(home, "services", "up", "cassandra", "--nodes", "3", "--heap", "512m", timeout=900)
-    assert up.returncode == 0, up.stderr
-    state = cassandra.running(home)
-    try:
-        yield home, state
-    finally:
-        down = storbench(home, "services", "down", "cassandra")
-        assert down.returncode == 0 and "stopped" in down.stdout
-        assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
-        assert not (home / "services" / "cassandra").exists()
-
-
 @pytest.mark.cassandra
 def test_three_nodes_are_up_normal_with_their_nodes_file(cassandra3):
     _, state = cassandra3

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from storbench.services import cassandra, process
 from storbench.workloads.ycsb import core_workload
 from tests.cli.helpers import storbench
 
@@ -18,20 +17,6 @@ pytestmark = pytest.mark.cassandra
 
 RECORDS = 1000
 OPS = 2000
-
-
-@pytest.fixture(scope="module")
-def cassandra3(tmp_path_factory):
-    home = tmp_path_factory.mktemp("cassandra3-home")
-    up = storbench(home, "services", "up", "cassandra", "--nodes", "3", "--heap", "512m", timeout=900)
-    assert up.returncode == 0, up.stderr
-    state = cassandra.running(home)
-    try:
-        yield home, state
-    finally:
-        down = storbench(home, "services", "down", "cassandra")
-        assert down.returncode == 0, down.stderr
-        assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
 
 
 def test_rf3_load_a_and_d_with_every_node_restored(cassandra3, tmp_path):
