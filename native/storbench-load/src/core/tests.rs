@@ -146,7 +146,7 @@ fn sequential_keys_each_once_and_consuming_ops_end_the_run() {
     for index in 0..3 {
         let (job, kv) = setup(json!({"mix": [{"op": "write", "keys": "once"}], "ops": 1000,
                                      "process_index": index, "process_count": 3}));
-        let report = load::run(&job, &kv, false);
+        let report = load::run(&job, &kv, None);
         assert_eq!(report.stats.per_op[0].ops as usize, keys(&kv).len());
         all.extend(keys(&kv));
     }
