@@ -20,6 +20,7 @@ from storbench.services import service_status
 from storbench.targets.base import MARKER, Target, TargetOptions, evict_from_page_cache, refuse_capacity, register
 
 CONNECT_TIMEOUT_S = 3.0
+OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed it (kept by the NameNode)
 
 
 @register
@@ -106,6 +107,10 @@ class HdfsTarget(Target):
         out = fs.create(self.hadoop_path(f"{root}/{MARKER}"), False)
         out.write(bytearray((self.run_id + "\n").encode()))
         out.close()
+        try:  # the claim kept by the NameNode too: readable when the DataNode holding the marker is gone
+            fs.setXAttr(self.hadoop_path(root), OWNER_XATTR, bytearray(self.run_id.encode()))
+        except Exception:  # noqa: BLE001 - xattrs disabled on that cluster: the marker's content decides
+            pass
         self.root_uri = root
 
     def hadoop_path(self, uri: str) -> Any:
@@ -121,14 +126,7 @@ class HdfsTarget(Target):
     def release_root(self) -> bool:
         fs, root = self.fs(), self.run_root_uri()
         marker = self.hadoop_path(f"{root}/{MARKER}")
-        if not fs.exists(marker):
-            return False
-        stream = fs.open(marker)
-        try:
-            text = self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-        finally:
-            stream.close()
-        if str(text).strip() != self.run_id:
+        if not fs.exists(marker) or self._claimed_by(fs, root, marker) != self.run_id:
             return False
         deleted = bool(fs.delete(self.hadoop_path(root), True))
         for directory in self._created:  # what the claim made for the target, only while empty
@@ -136,6 +134,18 @@ class HdfsTarget(Target):
                 break
             fs.delete(directory, False)
         return deleted
+
+    def _claimed_by(self, fs: Any, root: str, marker: Any) -> str:
+        """The run id that claimed ``root``: the NameNode's xattr, else the marker's content."""
+        try:
+            return bytes(fs.getXAttr(self.hadoop_path(root), OWNER_XATTR)).decode()
+        except Exception:  # noqa: BLE001 - no xattr (xattrs disabled, or claimed by an older storbench)
+            pass
+        stream = fs.open(marker)
+        try:
+            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")).strip()
+        finally:
+            stream.close()
 
     def size_bytes(self, uri: str) -> int:
         return int(self.fs().getContentSummary(self.hadoop_path(uri)).getLength())
