@@ -8,7 +8,7 @@ run:
 
 test:
 	@scripts/setup.sh --test
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q -rs  # -rs: each skipped test and its reason in the summary
 
 bench:
 	@scripts/setup.sh --test

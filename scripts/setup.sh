@@ -39,6 +39,7 @@ if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
   command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
   [ -x /usr/lib/sysstat/sadc ] || apt_packages+=(sysstat)
+  command -v zstd >/dev/null 2>&1 || apt_packages+=(zstd)  # reads the engine's per-operation records in a test
   # node_exporter beside each `services up spark` worker; Prometheus for the prometheus telemetry source
   command -v prometheus-node-exporter >/dev/null 2>&1 || apt_packages+=(prometheus-node-exporter)
   command -v prometheus >/dev/null 2>&1 || apt_packages+=(prometheus)
