@@ -370,3 +370,7 @@ fn deliver(resp: &mut Response, data: &[u8], sink: &mut Sink) {
 fn find_crlf(data: &[u8]) -> Option<usize> {
     data.windows(2).position(|w| w == b"\r\n")
 }
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;
