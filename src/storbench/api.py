@@ -7,7 +7,8 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from storbench.errors import InputError
+from storbench.errors import InputError, TargetError
+from storbench.s3client import S3Error
 from storbench.targets.base import MARKER
 from storbench.progress import Progress
 from storbench.results.model import Run
@@ -129,6 +130,11 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
     if root.startswith("hdfs://"):
         raise InputError(f"run {run.run_id}: an hdfs:// run root is removed through Spark; remove {root} with "
                          f"`hdfs dfs -rm -r` after checking its {MARKER} names {run.run_id}")
-    if not target.release_root():
+    try:
+        released = target.release_root()
+    except (OSError, S3Error) as exc:
+        raise TargetError(f"run {run.run_id}: could not remove {root} ({exc}); nothing removed, try again when "
+                          f"the target answers") from None
+    if not released:
         raise InputError(f"run {run.run_id}: {root} is gone or its marker does not name this run; nothing removed")
     return root

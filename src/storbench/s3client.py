@@ -22,6 +22,10 @@ from xml.sax.saxutils import escape
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
+RETRY_STATUSES = (500, 502, 503, 504)
+RETRY_DELAYS_S = (0.2, 0.5, 1.0)  # then a last attempt whose answer stands
+
+
 class S3Error(Exception):
     def __init__(self, status: int, code: str, message: str):
         super().__init__(f"HTTP {status} {code}: {message}".strip())
@@ -83,6 +87,19 @@ class S3Client:
 
     def request(self, method: str, bucket: str, key: str = "", query: dict[str, str] | None = None,
                 body: bytes = b"", headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+        """One S3 request; a 500/503 answer (InternalError, SlowDown: the server asks to try again) is retried
+        with backoff, as the AWS SDKs' standard mode does. Every S3 request storbench makes is idempotent."""
+        for delay in RETRY_DELAYS_S:
+            status, got, data = self._request_once(method, bucket, key, query, body, headers)
+            if status not in RETRY_STATUSES:
+                break
+            time.sleep(delay)
+        else:
+            status, got, data = self._request_once(method, bucket, key, query, body, headers)
+        return status, got, data
+
+    def _request_once(self, method: str, bucket: str, key: str, query: dict[str, str] | None,
+                      body: bytes, headers: dict[str, str] | None) -> tuple[int, dict[str, str], bytes]:
         path = f"/{_encode(bucket)}" + (f"/{_encode(key, '/')}" if key else "")
         q = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in sorted((query or {}).items()))
         signed = self._sign(method, path, q, hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256,

@@ -15,13 +15,13 @@ on either side, and the gap is reported.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from storbench.telemetry import procfs
+from storbench.telemetry.ticker import Ticker, first_line
 from storbench.telemetry.procfs import CpuCounters, DiskCounters, NetCounters
 from storbench.telemetry.window import csv_lines, rate_row, rate_rows, to_csv
 
@@ -49,46 +49,25 @@ def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,
                     energy_uj=energy.read() if energy is not None else None)
 
 
-class Collector:
+class Collector(Ticker):
+    thread_name = "storbench-telemetry"
+
     def __init__(self, devices: list[str], interval: float = 1.0,
                  proc_root: str = "/proc", sys_root: str = "/sys", journal: Path | None = None,
                  reader: Callable[[frozenset[str]], Snapshot] | None = None):
+        super().__init__(interval)
         self.devices = list(devices)
         self._reader = reader
-        self._gaps: list[dict[str, Any]] = []  # {"from", "to": monotonic times, "error": first line}
         self._journal = journal
         self._journaled: tuple[Snapshot, list[str]] | None = None  # the last tick appended, the columns
-        self.interval = interval
         self._only = frozenset(devices)
         self._files = procfs.CounterFiles(proc_root)
         self._energy = procfs.EnergyMeter(sys_root)
         self._points: list[Snapshot] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._cpu_seconds = 0.0
-
-    @property
-    def cpu_seconds(self) -> float:
-        """CPU time spent sampling: the thread's own plus what mark() cost its callers."""
-        with self._lock:
-            return self._cpu_seconds
-
-    def start(self) -> None:
-        if self._thread is not None:
-            return
-        self.mark()  # points()[0] exists as soon as start() returns: it is the series' time origin
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="storbench-telemetry", daemon=True)
-        self._thread.start()
 
     def stop(self) -> None:
         """Stops sampling and takes a final snapshot; safe to call twice or without start()."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self.mark()
+        super().stop()
         with self._lock:
             self._files.close()  # a later mark() reopens what it needs
 
@@ -102,11 +81,6 @@ class Collector:
     def journal_to(self, path: Path) -> None:
         """Appends each tick's row to ``path`` from now on (set before start())."""
         self._journal = path
-
-    def gaps(self) -> list[dict[str, Any]]:
-        """The spans where readings failed, each with its first error (monotonic times)."""
-        with self._lock:
-            return [dict(gap) for gap in self._gaps]
 
     def points(self) -> list[Snapshot]:
         with self._lock:
@@ -124,32 +98,15 @@ class Collector:
                 snapshot = (self._reader(self._only) if self._reader is not None
                             else read_snapshot(self._only, self._files, self._energy))
             except OSError as exc:
-                self._record_gap(tried, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                self._record_gap(self._points[-1].time if self._points else tried, tried, first_line(exc))
                 return None
             self._points.append(snapshot)
             return snapshot
 
-    def _record_gap(self, when: float, error: str) -> None:
-        """Consecutive failures extend one gap; the last good snapshot before it starts it."""
-        last_good = self._points[-1].time if self._points else when
-        if self._gaps and self._gaps[-1]["to"] >= last_good:
-            self._gaps[-1]["to"] = when
-        else:
-            self._gaps.append({"from": last_good, "to": when, "error": error})
-
-    def _loop(self) -> None:
-        used = time.thread_time()
-        next_tick = time.monotonic() + self.interval
-        while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
-            tick = self._snapshot()
-            if tick is not None:
-                self._append(tick)
-            next_tick += self.interval
-            now = time.monotonic()
-            if next_tick < now:  # fell behind (suspended, overloaded): skip ticks, keep the phase
-                next_tick += ((now - next_tick) // self.interval + 1) * self.interval
-            used = self._charge(used)
-        self._charge(used)
+    def _tick(self) -> None:
+        tick = self._snapshot()
+        if tick is not None:
+            self._append(tick)
 
     def _append(self, tick: Snapshot) -> None:
         """The row from the last tick appended (or the first snapshot) to ``tick``, appended to the journal in
@@ -172,10 +129,3 @@ class Collector:
                 os.close(fd)
         except OSError:
             self._journal = None
-
-    def _charge(self, since: float) -> float:
-        """Adds this thread's CPU time since ``since``; returns the new reading."""
-        now = time.thread_time()
-        with self._lock:
-            self._cpu_seconds += now - since
-        return now

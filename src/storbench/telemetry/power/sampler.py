@@ -9,13 +9,13 @@ starts and ends on a reading when the source answers quickly.
 
 from __future__ import annotations
 
-import threading
 import time
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 from storbench.telemetry.power.base import PowerSource, Reading
+from storbench.telemetry.ticker import Ticker, first_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,50 +66,23 @@ def power_window(points: Sequence[PowerPoint], start: float, end: float) -> dict
             "max_power_w": max(inside) if inside else None}
 
 
-class PowerSampler:
+class PowerSampler(Ticker):
+    thread_name = "storbench-power"
+
     def __init__(self, source: PowerSource, interval: float = 1.0):
-        self.source, self.interval = source, interval
+        super().__init__(interval)
+        self.source = source
         self._readings: list[tuple[float, Reading]] = []
-        self._gaps: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._cpu_seconds = 0.0
-
-    @property
-    def cpu_seconds(self) -> float:
-        with self._lock:
-            return self._cpu_seconds
-
-    def start(self) -> None:
-        if self._thread is not None:
-            return
-        self.mark()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="storbench-power", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self.mark()
 
     def mark(self) -> float:
         used = time.thread_time()
         when = self._sample()
-        with self._lock:
-            self._cpu_seconds += time.thread_time() - used
+        self._charge(used)
         return when
 
     def points(self) -> list[PowerPoint]:
         with self._lock:
             return integrate(self._readings)
-
-    def gaps(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [dict(gap) for gap in self._gaps]
 
     def _sample(self) -> float:
         tried = time.monotonic()
@@ -117,12 +90,7 @@ class PowerSampler:
             reading = self.source.read()
         except OSError as exc:
             with self._lock:
-                last_good = self._readings[-1][0] if self._readings else tried
-                if self._gaps and self._gaps[-1]["to"] >= last_good:
-                    self._gaps[-1]["to"] = tried
-                else:
-                    self._gaps.append({"from": last_good, "to": tried, "error": str(exc).splitlines()[0]
-                                       if str(exc) else type(exc).__name__})
+                self._record_gap(self._readings[-1][0] if self._readings else tried, tried, first_line(exc))
             return tried
         done = time.monotonic()
         with self._lock:  # readings stay in time order when mark() races the thread
@@ -131,16 +99,5 @@ class PowerSampler:
                 self._readings.append((when, reading))
         return when
 
-    def _loop(self) -> None:
-        used = time.thread_time()
-        next_tick = time.monotonic() + self.interval
-        while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
-            self._sample()
-            next_tick += self.interval
-            now = time.monotonic()
-            if next_tick < now:
-                next_tick += ((now - next_tick) // self.interval + 1) * self.interval
-            now_cpu = time.thread_time()
-            with self._lock:
-                self._cpu_seconds += now_cpu - used
-            used = now_cpu
+    def _tick(self) -> None:
+        self._sample()
