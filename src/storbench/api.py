@@ -27,6 +27,11 @@ def list_runs(store: ResultStore | None = None, label: str | None = None) -> lis
     return (store or ResultStore()).list_runs(label)
 
 
+def import_run(run_dir: str | Path, store: ResultStore | None = None) -> Run:
+    """Index a run directory's manifest and samples in ``store`` (idempotent)."""
+    return (store or ResultStore()).import_run(run_dir)
+
+
 def list_workloads(name: str | None = None) -> list[dict[str, Any]]:
     """Every workload (or the one named: an unknown name is one line listing the nearest), with its parameters
     and the metrics it reports beyond the shared telemetry."""
