@@ -175,7 +175,7 @@ class ResultStore:
         if (self.runs_dir / ref / MANIFEST).exists():
             return self._load(self.runs_dir / ref, with_samples=True)
         self._ensure_index()
-        record = (self.index.run(ref) if self.index.shared else None) or self.index.latest(ref)
+        record = self.index.run(ref) or self.index.latest(ref)
         if record is None:
             raise ResultsError(f"no run or label named {ref!r} in {self.where}; labels: {self.known_labels()}")
         return self._from_record(record, with_samples=True)
