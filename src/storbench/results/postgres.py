@@ -72,7 +72,10 @@ class PostgresIndex(SqlIndex):
         if self._conn is not None and not self._conn.closed:
             return self._conn
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, application_name="storbench")
+            # keepalives and a TCP timeout: a network that drops packets ends in an error, not a hung run
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, application_name="storbench",
+                                   keepalives=1, keepalives_idle=30, keepalives_interval=10, keepalives_count=3,
+                                   tcp_user_timeout=60000)
         except psycopg.ProgrammingError as exc:  # libpq could not parse the URL
             raise InputError(f"--results {self.where}: not a PostgreSQL URL libpq accepts "
                              f"({self._reason(exc)}); expected postgresql://USER@HOST:PORT/DB") from None
