@@ -3,16 +3,18 @@
 Runs from many machines land in one index; each row records the host and path of its run directory
 (the files stay on the machine that ran it) and a copy of the manifest, so ``runs``, ``show`` and
 ``compare`` work on any machine. The URL's password (or ``PGPASSWORD``) goes to libpq only: every
-message names the URL through :func:`redact_url`.
+message names the URL through :func:`redact_pg`.
 """
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Any, Iterator
+from urllib.parse import unquote, urlsplit
 
 from storbench.errors import InputError, ResultsError
-from storbench.redaction import redact_url
+from storbench.redaction import MASK, redact_url
 from storbench.results.index import BASE_COLUMNS, IndexLost, SqlIndex
 
 DB_SCHEMA_VERSION = 1
@@ -36,13 +38,27 @@ def is_postgres_url(text: str) -> bool:
     return text.startswith(("postgresql://", "postgres://"))
 
 
+def redact_pg(text: str, url: str) -> str:
+    """``text`` without the URL's password: its user:password@, a ``password=`` parameter, the value itself."""
+    text = redact_url(text)
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.password] + re.findall(r"password=([^&]*)", parts.query)
+    except ValueError:  # an unparsable URL: the patterns above are all there is
+        secrets = []
+    for secret in filter(None, secrets):
+        for form in {secret, unquote(secret)}:
+            text = text.replace(form, MASK)
+    return text
+
+
 class PostgresIndex(SqlIndex):
     COLUMNS = (*BASE_COLUMNS, "host", "manifest")
     shared = True
 
     def __init__(self, url: str):
         self.url = url
-        self.where = redact_url(url)
+        self.where = redact_pg(url, url)
         self._conn: Any = None
 
     def _sql(self, query: str) -> str:
@@ -94,7 +110,7 @@ class PostgresIndex(SqlIndex):
 
     def _reason(self, exc: Exception) -> str:
         # libpq's text names host and port but never the password; redacted anyway, on one line
-        return redact_url(" ".join(str(exc).split()))
+        return redact_pg(" ".join(str(exc).split()), self.url)
 
     def close(self) -> None:
         if self._conn is not None:
