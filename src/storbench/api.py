@@ -125,6 +125,9 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
 
     store = store or ResultStore()
     run = store.resolve(ref)
+    if run.host and run.host != store.host:
+        raise InputError(f"run {run.run_id} ran on {run.host}: its target is reached from there; "
+                         f"run `storbench cleanup {run.run_id}` on {run.host}")
     config = run.manifest.get("config", {})
     root, text = config.get("run_root"), config.get("target")
     if not root or not text:

@@ -198,15 +198,16 @@ def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
     if args.json:
         print(json.dumps([{"run_id": r.run_id, "label": r.label, "suite": r.suite, "status": r.status,
                            "started": r.started, "scale": r.manifest.get("scale"),
-                           "target": r.manifest.get("config", {}).get("target"), "path": r.path}
+                           "target": r.manifest.get("config", {}).get("target"), "host": r.host, "path": r.path}
                           for r in runs], indent=2))
         return 0
     if not runs:
         print(f"no runs stored in {store.where}")
         return 0
-    rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET")]
+    shared = store.index.shared  # runs of many machines: say which one holds each run directory
+    rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET", *(("HOST",) if shared else ()))]
     rows += [(r.run_id, r.label, r.suite, str(r.manifest.get("scale", "")), r.status, r.started,
-              r.manifest.get("config", {}).get("target", "")) for r in runs]
+              r.manifest.get("config", {}).get("target", ""), *((r.host or "",) if shared else ())) for r in runs]
     print(_columns(rows))
     return 0
 

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -19,15 +20,18 @@ TINY = ("--set", "size=1m", "--set", "runtime_s=0", "--set", "ramp_time_s=0", "-
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
 
-def storbench(home, url, *args, password_env=False):
-    """The real CLI with ``home`` as $STORBENCH_HOME and the PostgreSQL index as --results."""
+def storbench(home, url, *args, password_env=False, url_env=False):
+    """The real CLI with ``home`` as $STORBENCH_HOME and the PostgreSQL index as --results (or
+    $STORBENCH_RESULTS), its password in the URL (or $PGPASSWORD)."""
     env = {**os.environ, "PYTHONPATH": SRC, "STORBENCH_HOME": str(home)}
     env.pop("STORBENCH_RESULTS", None)
-    if password_env:  # the password through PGPASSWORD, the URL without it
+    if password_env:
         user, _, rest = url.removeprefix("postgresql://").partition("@")
         env["PGPASSWORD"] = user.partition(":")[2]
         url = f"postgresql://{user.partition(':')[0]}@{rest}"
-    return subprocess.run([sys.executable, "-m", "storbench", "--results", url, *args],
+    if url_env:
+        env["STORBENCH_RESULTS"] = url
+    return subprocess.run([sys.executable, "-m", "storbench", *(() if url_env else ("--results", url)), *args],
                           capture_output=True, text=True, timeout=300, env=env)
 
 
@@ -41,7 +45,7 @@ def test_runs_from_two_homes_are_listed_and_compared_through_one_postgres(tmp_pa
     ran = {}
     for home, label in ((home_a, "disk-a"), (home_b, "disk-b")):
         done = storbench(home, pg_url, "run", "fio-write", "--label", label, "--target", str(target),
-                         *TINY, "--quiet", "--json", password_env=label == "disk-b")
+                         *TINY, "--quiet", "--json", password_env=label == "disk-b", url_env=label == "disk-b")
         assert done.returncode == 0, done.stderr
         ran[label] = json.loads(done.stdout)
         assert ran[label]["path"].startswith(str(home / "runs"))  # the run directory stays in that home
@@ -52,9 +56,11 @@ def test_runs_from_two_homes_are_listed_and_compared_through_one_postgres(tmp_pa
     assert listed.returncode == 0, listed.stderr
     runs = {r["label"]: r for r in json.loads(listed.stdout)}
     assert runs["disk-a"]["run_id"] == ran["disk-a"]["run_id"] and runs["disk-a"]["status"] == "succeeded"
-    assert runs["disk-b"]["path"].endswith(":" + ran["disk-b"]["path"])  # HOST:PATH of a directory not here
+    assert runs["disk-b"]["path"] == f"{socket.gethostname()}:{ran['disk-b']['path']}"  # a directory not here
+    assert runs["disk-a"]["host"] == runs["disk-b"]["host"] == socket.gethostname()
     table = storbench(home_c, pg_url, "runs")
-    assert table.returncode == 0 and "disk-a" in table.stdout and "disk-b" in table.stdout
+    assert table.returncode == 0 and table.stdout.splitlines()[0].split()[-1] == "HOST"
+    assert {line.split()[1] for line in table.stdout.splitlines()[1:]} == {"disk-a", "disk-b"}
 
     compared = storbench(home_c, pg_url, "compare", "disk-a", "disk-b", "--format", "json")
     assert compared.returncode == 0, compared.stderr
@@ -126,7 +132,7 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
 
 def test_an_unreachable_index_is_refused_before_a_run_starts(tmp_path, postgres):
     url = postgres.url().replace(str(postgres.port), "1")  # nothing listens on port 1
-    done = storbench(tmp_path / "home", url, "run", "fio-write", "--target", str(tmp_path), *TINY)
+    done = storbench(tmp_path / "home", url, "run", "fio-write", "--target", str(tmp_path), *TINY, url_env=True)
     assert done.returncode == 3
     assert done.stderr.startswith("storbench: error: results index postgresql://***@127.0.0.1:1/postgres: ")
     assert len(done.stderr.strip().splitlines()) == 1 and postgres.password not in done.stderr

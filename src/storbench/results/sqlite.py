@@ -30,6 +30,9 @@ class SqliteIndex(SqlIndex):
         self.db_path = home / "results.db"
         self.where = str(home)
 
+    def ready(self) -> None:
+        pass  # created on the first write; the home's own checks come first
+
     def missing(self) -> bool:
         return not self.db_path.exists()
 

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -215,9 +216,9 @@ class ResultStore:
 
     def _from_record(self, record: RunRecord, with_samples: bool) -> Run:
         """The run directory when this machine has it (the files are the truth), else the shared index's copy."""
-        local = Path(record["path"])
-        if record.get("host", self.host) == self.host and (local / MANIFEST).exists():
-            return self._load(local, with_samples)
+        local, host = Path(record["path"]), record.get("host", self.host)
+        if host == self.host and (local / MANIFEST).exists():
+            return replace(self._load(local, with_samples), host=host)
         if (self.runs_dir / record["run_id"] / MANIFEST).exists():
             return self._load(self.runs_dir / record["run_id"], with_samples)
         if "manifest" not in record:
@@ -227,7 +228,7 @@ class ResultStore:
         samples = self.index.samples(record["run_id"]) if with_samples else []
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
                    status=record["status"], started=manifest["started"], finished=record["finished"],
-                   manifest=manifest, samples=samples, path=f"{record['host']}:{record['path']}")
+                   manifest=manifest, samples=samples, path=f"{host}:{record['path']}", host=host)
 
     def _load(self, path: Path, with_samples: bool) -> Run:
         try:
@@ -250,7 +251,7 @@ class ResultStore:
                         raise ResultsError(f"{path / SAMPLES}:{number}: corrupt sample line") from None
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
                    status=manifest["status"], started=manifest["started"], finished=manifest.get("finished"),
-                   manifest=manifest, samples=samples, path=str(path))
+                   manifest=manifest, samples=samples, path=str(path), host=self.host)
 
     def _ensure_index(self) -> None:
         # Run directories copied in from elsewhere (or a deleted results.db) get indexed on first read.
