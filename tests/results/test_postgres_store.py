@@ -101,7 +101,8 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     target.mkdir()
     database = pg_url.rsplit("/", 1)[1]
     store = ResultStore(home, index=PostgresIndex(pg_url))
-    options = RunOptions(suite="fio-write", label="cut", target=str(target), repeat=2, overrides=dict(t.split("=") for t in TINY[1::2]))
+    options = RunOptions(suite="fio-write", label="cut", target=str(target), repeat=2,
+                         overrides=dict(pair.split("=") for pair in TINY[1::2]))
     outcome = Runner(options, store, _CutsTheIndex(postgres, database)).run()
     store.index.close()
 
@@ -112,12 +113,15 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     assert hint == [hint[0]] and hint[0].endswith(f"index it later with: storbench import {outcome.path}")
     assert "127.0.0.1" in hint[0] and postgres.password not in hint[0]
     indexed = postgres.sql(f"SELECT status FROM runs WHERE run_id = '{outcome.run_id}'", database)
-    assert indexed == [("running",)]  # the index stopped where the connection did
+    assert indexed == [("running",)]  # the index stopped where the connection did: after repetition 1
+    assert postgres.sql(f"SELECT DISTINCT repetition FROM samples WHERE run_id = '{outcome.run_id}'",
+                        database) == [(1,)]
 
     for _ in range(2):  # again: the same index, not twice the samples
         done = storbench(home, pg_url, "import", str(outcome.path))
         assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith(f"indexed run {outcome.run_id} (cut, fio-write, succeeded, {len(lines)} samples)")
+        assert done.stdout.startswith(f"indexed run {outcome.run_id} (cut, fio-write, succeeded, "
+                                      f"{len(lines)} samples)")
         count = postgres.sql(f"SELECT count(*) FROM samples WHERE run_id = '{outcome.run_id}'", database)
         assert count == [(len(lines),)]
     listed = storbench(tmp_path / "elsewhere", pg_url, "runs", "--json")
