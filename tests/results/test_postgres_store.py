@@ -17,7 +17,7 @@ from storbench.runner import RunOptions, Runner
 from tests.cli.helpers import SRC
 
 TINY = ("--set", "size=1m", "--set", "runtime_s=0", "--set", "ramp_time_s=0", "--set", "numjobs=1")  # ~1 s
-pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+pytestmark = [pytest.mark.postgres, pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")]
 
 
 def storbench(home, url, *args, password_env=False, url_env=False):
