@@ -80,7 +80,8 @@ class PgServer:
 
     def stop(self) -> None:
         try:
-            self._tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            if (self.data / "postmaster.pid").exists():  # a test may have stopped it already
+                self._tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
