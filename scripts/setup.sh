@@ -8,7 +8,7 @@
 #                             `services up cassandra`), native (the native load engine, Rust >= 1.88), ycsb
 #   scripts/setup.sh --test   every part, and also pytest, Debian's chromium (HTML report tests), fio, sysstat,
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
-#                             and sushy-tools (power sources),
+#                             and sushy-tools (power sources), postgresql (the shared results-store tests),
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
 #                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests)
 set -euo pipefail
@@ -43,6 +43,8 @@ if [ "$want_test" = 1 ]; then
   # node_exporter beside each `services up spark` worker; Prometheus for the prometheus telemetry source
   command -v prometheus-node-exporter >/dev/null 2>&1 || apt_packages+=(prometheus-node-exporter)
   command -v prometheus >/dev/null 2>&1 || apt_packages+=(prometheus)
+  # a real PostgreSQL for the shared results-store tests (initdb + pg_ctl into a temp dir; not on PATH)
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
   # ipmitool: the ipmi power source's parsing and error tests run the real tool
   command -v ipmitool >/dev/null 2>&1 || apt_packages+=(ipmitool)
   # a real single-node Ceph for `services up ceph` and the rados-bench tests (~55 s, 87 packages)

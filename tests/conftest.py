@@ -61,3 +61,21 @@ def _cassandra(tmp_path_factory, nodes: int, heap: str):
         assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
         assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
         assert not (home / "services" / "cassandra").exists()
+
+
+# One real PostgreSQL (Debian's package, initdb into a temp dir, 127.0.0.1, a free port) for the shared
+# results-store tests; each test takes its own database from it (`pg_url`).
+@pytest.fixture(scope="session")
+def postgres():
+    from tests.pgserver import PgServer
+
+    server = PgServer()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(postgres):
+    return postgres.url(postgres.new_database())

@@ -123,3 +123,17 @@ def test_no_canary_anywhere_after_a_spark_run_and_its_reports(tmp_path, monkeypa
     assert "***1" in md.stdout and CANARY not in md.stdout + html.read_text()
     assert _files_holding(home, CANARY) == [] and _files_holding(tmp, CANARY) == []  # run dir, results.db, reports
     assert list(target.iterdir()) == []
+
+
+def test_a_postgresql_password_is_masked_in_every_form_it_can_take():
+    from storbench.results.postgres import PostgresIndex, redact_pg
+
+    assert PostgresIndex("postgresql://bench:pa%40ss@db:5432/r?sslmode=require").where == \
+        "postgresql://***@db:5432/r?sslmode=require"
+    assert PostgresIndex("postgresql://bench@db/r?password=hunter2&sslmode=require").where == \
+        "postgresql://***@db/r?password=***&sslmode=require"
+    # libpq quoting a fragment of the URL back: the value itself goes too
+    assert redact_pg('invalid value "pa@ss" near hunter2', "postgresql://u:pa%40ss@db/r?password=hunter2") == \
+        'invalid value "***" near ***'
+    assert redact_argv(["storbench", "--results=postgresql://u@db/r?password=hunter2", "runs"]) == \
+        ["storbench", "--results=postgresql://***@db/r?password=***", "runs"]

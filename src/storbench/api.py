@@ -28,6 +28,11 @@ def list_runs(store: ResultStore | None = None, label: str | None = None) -> lis
     return (store or ResultStore()).list_runs(label)
 
 
+def import_run(run_dir: str | Path, store: ResultStore | None = None) -> Run:
+    """Index a run directory's manifest and samples in ``store`` (idempotent)."""
+    return (store or ResultStore()).import_run(run_dir)
+
+
 def list_workloads(name: str | None = None) -> list[dict[str, Any]]:
     """Every workload (or the one named: an unknown name is one line listing the nearest), with its parameters
     and the metrics it reports beyond the shared telemetry."""
@@ -121,6 +126,9 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
 
     store = store or ResultStore()
     run = store.resolve(ref)
+    if run.host and run.host != store.host:
+        raise InputError(f"run {run.run_id} ran on {run.host}: its target is reached from there; "
+                         f"run `storbench cleanup {run.run_id}` on {run.host}")
     config = run.manifest.get("config", {})
     root, text = config.get("run_root"), config.get("target")
     if not root or not text:

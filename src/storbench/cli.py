@@ -13,6 +13,7 @@ from storbench import __version__, api, interrupts
 from storbench.engines.spark import DEFAULT_MASTER, parse_conf
 from storbench.errors import InputError, ResultsError, StorbenchError
 from storbench.progress import Progress
+from storbench.results.factory import open_store
 from storbench.results.store import ResultStore
 from storbench.runner import RunOptions
 from storbench.services import SERVICES
@@ -30,8 +31,11 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="storbench", description="Storage benchmarks for distributed-analytics workloads.")
     parser.add_argument("--version", action="version", version=f"storbench {__version__}")
-    parser.add_argument("--results", metavar="DIR",
-                        help="results home (runs and results.db); default $STORBENCH_HOME or ~/.storbench")
+    parser.add_argument("--results", metavar="DIR|URL",
+                        help="results home (runs and results.db; default $STORBENCH_RESULTS, $STORBENCH_HOME or "
+                             "~/.storbench), or postgresql://USER@HOST:PORT/DB: a shared index that records each "
+                             "run's host and run directory; the directories stay in this machine's home "
+                             "($STORBENCH_HOME or ~/.storbench). The password: PGPASSWORD or ~/.pgpass")
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     run = commands.add_parser("run", help="run a suite (default: spark-transforms at the tiny scale)")
@@ -86,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--html", metavar="FILE", help="also write the HTML report to FILE")
     compare.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
     compare.add_argument("--force", action="store_true", help="compare runs of different suites anyway")
+
+    imported = commands.add_parser("import", help="index a run directory in the current store (a run that lost "
+                                   "its PostgreSQL index mid-run, or one copied from elsewhere); again: no change")
+    imported.add_argument("run_dir", metavar="RUN_DIR")
 
     runs = commands.add_parser("runs", help="list stored runs")
     runs.add_argument("--label", help="only runs with this label")
@@ -186,19 +194,20 @@ def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
 def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
     runs = api.list_runs(store, args.label)
     if args.label and not runs:
-        raise ResultsError(f"no run with label {args.label!r} in {store.home}; labels: {store.known_labels()}")
+        raise ResultsError(f"no run with label {args.label!r} in {store.where}; labels: {store.known_labels()}")
     if args.json:
         print(json.dumps([{"run_id": r.run_id, "label": r.label, "suite": r.suite, "status": r.status,
                            "started": r.started, "scale": r.manifest.get("scale"),
-                           "target": r.manifest.get("config", {}).get("target"), "path": r.path}
+                           "target": r.manifest.get("config", {}).get("target"), "host": r.host, "path": r.path}
                           for r in runs], indent=2))
         return 0
     if not runs:
-        print(f"no runs stored in {store.home}")
+        print(f"no runs stored in {store.where}")
         return 0
-    rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET")]
+    shared = store.index.shared  # runs of many machines: say which one holds each run directory
+    rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET", *(("HOST",) if shared else ()))]
     rows += [(r.run_id, r.label, r.suite, str(r.manifest.get("scale", "")), r.status, r.started,
-              r.manifest.get("config", {}).get("target", "")) for r in runs]
+              r.manifest.get("config", {}).get("target", ""), *((r.host or "",) if shared else ())) for r in runs]
     print(_columns(rows))
     return 0
 
@@ -281,22 +290,30 @@ def cmd_cleanup(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace, store: ResultStore) -> int:
+    run = api.import_run(args.run_dir, store)
+    print(f"indexed run {run.run_id} ({run.label}, {run.suite}, {run.status}, {len(run.samples)} samples) "
+          f"in {store.where}")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace, store: ResultStore) -> int:
     print(api.render(api.compare([args.run_id], store), args.format, store))
     return 0
 
 
-COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "compare": cmd_compare, "runs": cmd_runs, "workloads": cmd_workloads,
-            "suites": cmd_suites, "services": cmd_services}
+COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
+            "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    store: ResultStore | None = None
     try:
         args = build_parser().parse_args(argv or ["run"])
         if args.command is None:
             args = build_parser().parse_args(["run", *argv])
-        store = ResultStore(args.results) if args.results else ResultStore()
+        store = open_store(args.results)
         code = COMMANDS[args.command](args, store)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
@@ -309,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("storbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if store is not None:
+            store.index.close()  # a PostgreSQL index: its connection; SQLite: nothing held
 
 
 def run_main() -> Any:  # pragma: no cover - console entry point

@@ -32,8 +32,11 @@ def redact_settings(settings: dict[str, str]) -> dict[str, str]:
 
 
 def redact_url(text: str) -> str:
-    """``http://user:pass@host`` as ``http://***@host`` (anywhere in ``text``)."""
-    return re.sub(r"//[^/@\s]*@", f"//{MASK}@", text)
+    """``http://user:pass@host`` as ``http://***@host``, and ``?password=…`` (a secret name) as ``?password=***``
+    (anywhere in ``text``)."""
+    text = re.sub(r"//[^/@\s]*@", f"//{MASK}@", text)
+    return re.sub(r"([?&])([\w.-]+)=([^&\s\"']*)",
+                  lambda m: f"{m[1]}{m[2]}={MASK}" if is_secret_name(m[2]) else m[0], text)
 
 
 def redact_argv(argv: list[str]) -> list[str]:

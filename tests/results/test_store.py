@@ -58,3 +58,19 @@ def test_index_is_rebuilt_from_run_directories(store):
     _run(store, "r1", "a", [Sample("g", "completion_time", 1.0, "s", 1)]).finish("succeeded")
     store.db_path.unlink()
     assert [r.run_id for r in store.list_runs()] == ["r1"]
+
+
+def test_import_indexes_a_run_directory_once_and_refuses_others(store, tmp_path):
+    from storbench.errors import InputError
+    from storbench.results.store import ResultStore
+
+    elsewhere = ResultStore(tmp_path / "elsewhere")
+    writer = _run(elsewhere, "r9", "copied", [Sample("g", "completion_time", 3.0, "s", 1)])
+    writer.finish("succeeded")
+    for _ in range(2):  # again: no second copy of the run or its samples
+        assert store.import_run(writer.path).run_id == "r9"
+        assert [r.run_id for r in store.list_runs()] == ["r9"]
+        assert [s.value for s in store.resolve("r9").samples] == [3.0]
+    assert store.index.samples("r9") == store.resolve("copied").samples
+    with pytest.raises(InputError, match=r"import .*: not a storbench run directory \(no manifest.json"):
+        store.import_run(tmp_path)

@@ -57,6 +57,7 @@ class Run:
     manifest: dict[str, Any]
     samples: list[Sample]
     path: str | None = None
+    host: str | None = None  # the machine whose home holds the run directory (a shared index records it)
 
     @property
     def workload_versions(self) -> dict[str, str]:

@@ -1,40 +1,33 @@
-"""Run directories on disk plus a SQLite index over them.
+"""Run directories on disk plus an index over them (SQLite per home, or a shared PostgreSQL).
 
 Files are the source of truth: each run directory holds ``manifest.json`` and an
 append-only ``samples.jsonl`` written after every workload, so a crash keeps what
-was measured. ``results.db`` indexes runs and samples for ``runs`` and ``compare``
-and can be rebuilt from the directories with :meth:`ResultStore.reindex`.
+was measured. The index (``results.db``, or the tables of ``--results postgresql://…``)
+serves ``runs``, ``show`` and ``compare``; ``results.db`` can be rebuilt from the
+directories with :meth:`ResultStore.reindex`, and ``storbench import RUN_DIR`` indexes
+one directory (a run whose index was lost mid-run, or one copied from elsewhere).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-from contextlib import closing
+import socket
+import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from storbench.errors import InputError, ResultsError
+from storbench.results.index import IndexLost, RunRecord, SqlIndex
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
+from storbench.results.sqlite import SqliteIndex
 
-DB_SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SERIES = "telemetry.csv"
 WINDOWS = "windows.json"
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, label TEXT NOT NULL, suite TEXT NOT NULL, status TEXT NOT NULL,
-    started TEXT NOT NULL, finished TEXT, path TEXT NOT NULL, schema_version INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS runs_by_label ON runs(label, started);
-CREATE TABLE IF NOT EXISTS samples (
-    run_id TEXT NOT NULL REFERENCES runs(run_id), workload TEXT NOT NULL, metric TEXT NOT NULL,
-    value REAL, unit TEXT NOT NULL, repetition INTEGER NOT NULL, labels TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS samples_by_run ON samples(run_id);
-"""
 
 
 def default_home() -> Path:
@@ -60,6 +53,10 @@ def _check_schema(version: Any, where: str) -> None:
             f"{SCHEMA_VERSION}; upgrade storbench to read it")
 
 
+def _stderr_line(message: str) -> None:
+    print(f"storbench: warning: {message}", file=sys.stderr, flush=True)
+
+
 class RunWriter:
     """Writes one run as it goes: samples are on disk the moment a workload ends."""
 
@@ -68,6 +65,7 @@ class RunWriter:
         self.run_id = run_id
         self.path = path
         self.manifest = manifest
+        self.index_lost = False  # the index stopped answering: the run goes on in files only
 
     def add_samples(self, samples: Iterable[Sample]) -> None:
         samples = list(samples)
@@ -76,7 +74,7 @@ class RunWriter:
                 handle.write(json.dumps(sample.to_dict(), sort_keys=True) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        self.store._index_samples(self.run_id, samples)
+        self._index(lambda: self.store.index.add_samples(self.run_id, samples))
 
     def update_manifest(self, **fields: Any) -> None:
         self.manifest.update(fields)
@@ -94,18 +92,41 @@ class RunWriter:
 
     def finish(self, status: str) -> None:
         self.update_manifest(status=status, finished=utc_now())
-        self.store._index_run(self.manifest, self.path)
+        self._index(lambda: self.store.index.put_run(self.store._row(self.manifest, self.path)))
+
+    def _index(self, action: Callable[[], None]) -> None:
+        if self.index_lost:
+            return
+        try:
+            action()
+        except IndexLost as exc:
+            # The measurements matter more than the index: keep running in files, say once how to index them.
+            self.index_lost = True
+            self.store.warn(f"{exc}; run {self.run_id} goes on in {self.path}; "
+                            f"index it later with: storbench import {self.path}")
 
 
 class ResultStore:
-    def __init__(self, home: Path | str | None = None):
+    def __init__(self, home: Path | str | None = None, index: SqlIndex | None = None,
+                 warn: Callable[[str], None] = _stderr_line):
         self.home = Path(home) if home else default_home()
         self.runs_dir = self.home / "runs"
-        self.db_path = self.home / "results.db"
+        self.index = index or SqliteIndex(self.home)
+        self.warn = warn
+        self.host = socket.gethostname()
+
+    @property
+    def where(self) -> str:
+        """Where runs are listed from, for messages (never a password)."""
+        return self.index.where
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "results.db"
 
     # -- writing ---------------------------------------------------------------
     def check_writable(self) -> None:
-        """Refuse, before anything starts, a results home that cannot hold runs."""
+        """Refuse, before anything starts, a results home that cannot hold runs or an index that does not answer."""
         from storbench.targets.file import nearest_existing
 
         existing = nearest_existing(self.home)
@@ -113,6 +134,7 @@ class ResultStore:
             raise InputError(f"--results {self.home}: {existing} is a file, not a directory")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise InputError(f"--results {self.home}: {existing} is not writable by this user")
+        self.index.ready()
 
     def create_run(self, run_id: str, manifest: dict[str, Any]) -> RunWriter:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -123,35 +145,46 @@ class ResultStore:
         writer = RunWriter(self, run_id, path, manifest)
         writer.update_manifest()
         (path / SAMPLES).touch()
-        self._index_run(manifest, path)
+        writer._index(lambda: self.index.put_run(self._row(manifest, path)))
         return writer
+
+    def import_run(self, directory: Path | str) -> Run:
+        """Index one run directory (its manifest and samples) in this store; again: the same result."""
+        path = Path(directory).resolve()
+        if not (path / MANIFEST).is_file():
+            raise InputError(f"import {directory}: not a storbench run directory (no {MANIFEST}; "
+                             f"expected a directory under a results home's runs/)")
+        try:
+            manifest = json.loads((path / MANIFEST).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"import {directory}: {MANIFEST} is not readable JSON ({exc})") from None
+        if not isinstance(manifest, dict) or not {"run_id", "label", "suite", "status", "started"} <= set(manifest):
+            raise InputError(f"import {directory}: {MANIFEST} is not a storbench run manifest "
+                             f"(needs run_id, label, suite, status, started)")
+        run = self._load(path, with_samples=True)
+        self.index.put_run(self._row(run.manifest, path), run.samples)
+        return run
 
     # -- reading ---------------------------------------------------------------
     def list_runs(self, label: str | None = None) -> list[Run]:
         """Runs, oldest first, without their samples."""
         self._ensure_index()
-        query = "SELECT run_id FROM runs" + (" WHERE label = ?" if label else "") + " ORDER BY started, run_id"
-        with closing(self._connect()) as db:
-            ids = [row[0] for row in db.execute(query, (label,) if label else ())]
-        return [self._load(self.runs_dir / run_id, with_samples=False) for run_id in ids]
+        return [self._from_record(record, with_samples=False) for record in self.index.runs(label)]
 
     def resolve(self, ref: str) -> Run:
         """A run id, or a label meaning that label's latest run."""
         if (self.runs_dir / ref / MANIFEST).exists():
             return self._load(self.runs_dir / ref, with_samples=True)
         self._ensure_index()
-        with closing(self._connect()) as db:
-            row = db.execute("SELECT run_id FROM runs WHERE label = ? ORDER BY started DESC, run_id DESC LIMIT 1",
-                             (ref,)).fetchone()
-        if row is None:
-            raise ResultsError(f"no run or label named {ref!r} in {self.home}; labels: {self.known_labels()}")
-        return self._load(self.runs_dir / row[0], with_samples=True)
+        record = self.index.run(ref) or self.index.latest(ref)
+        if record is None:
+            raise ResultsError(f"no run or label named {ref!r} in {self.where}; labels: {self.known_labels()}")
+        return self._from_record(record, with_samples=True)
 
     def known_labels(self) -> str:
         """The stored labels, for messages that name what exists."""
         self._ensure_index()
-        with closing(self._connect()) as db:
-            labels = sorted({r[0] for r in db.execute("SELECT label FROM runs")})
+        labels = self.index.labels()
         return ", ".join(labels) if labels else "none stored yet"
 
     def load_series(self, run: Run) -> list[dict[str, Any]]:
@@ -166,17 +199,37 @@ class ResultStore:
 
     def reindex(self) -> int:
         """Rebuild the SQLite index from the run directories; returns the number of runs."""
-        if self.db_path.exists():
-            self.db_path.unlink()
+        self.index.reset()
         count = 0
         for path in sorted(self.runs_dir.glob("*/" + MANIFEST)):
             run = self._load(path.parent, with_samples=True)
-            self._index_run(run.manifest, path.parent)
-            self._index_samples(run.run_id, run.samples)
+            self.index.put_run(self._row(run.manifest, path.parent), run.samples)
             count += 1
         return count
 
     # -- internals -------------------------------------------------------------
+    def _row(self, manifest: dict[str, Any], path: Path) -> dict[str, Any]:
+        return {"run_id": manifest["run_id"], "label": manifest["label"], "suite": manifest["suite"],
+                "status": manifest["status"], "started": manifest["started"], "finished": manifest.get("finished"),
+                "path": str(path), "schema_version": manifest["schema_version"], "host": self.host,
+                "manifest": json.dumps(manifest, sort_keys=True)}
+
+    def _from_record(self, record: RunRecord, with_samples: bool) -> Run:
+        """The run directory when this machine has it (the files are the truth), else the shared index's copy."""
+        local, host = Path(record["path"]), record.get("host", self.host)
+        if host == self.host and (local / MANIFEST).exists():
+            return replace(self._load(local, with_samples), host=host)
+        if (self.runs_dir / record["run_id"] / MANIFEST).exists():
+            return self._load(self.runs_dir / record["run_id"], with_samples)
+        if "manifest" not in record:
+            return self._load(local, with_samples)  # SQLite: says which directory is missing
+        manifest = json.loads(record["manifest"])
+        _check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
+        samples = self.index.samples(record["run_id"]) if with_samples else []
+        return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
+                   status=record["status"], started=manifest["started"], finished=record["finished"],
+                   manifest=manifest, samples=samples, path=f"{host}:{record['path']}", host=host)
+
     def _load(self, path: Path, with_samples: bool) -> Run:
         try:
             manifest = json.loads((path / MANIFEST).read_text())
@@ -198,39 +251,9 @@ class ResultStore:
                         raise ResultsError(f"{path / SAMPLES}:{number}: corrupt sample line") from None
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
                    status=manifest["status"], started=manifest["started"], finished=manifest.get("finished"),
-                   manifest=manifest, samples=samples, path=str(path))
-
-    def _connect(self) -> sqlite3.Connection:
-        try:  # a home that is a file or read-only: one line, not a traceback
-            self.home.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.db_path, timeout=30)
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-        except (OSError, sqlite3.Error) as exc:
-            why = "it is a file" if self.home.is_file() else getattr(exc, "strerror", None) or exc
-            raise ResultsError(f"--results {self.home}: cannot open {self.db_path.name} ({why})") from None
-        if version > DB_SCHEMA_VERSION:
-            db.close()
-            raise ResultsError(f"{self.db_path}: index schema {version} is newer than this storbench "
-                               f"reads ({DB_SCHEMA_VERSION}); upgrade storbench")
-        if version == 0:
-            db.executescript(_DDL)
-            db.execute(f"PRAGMA user_version = {DB_SCHEMA_VERSION}")
-            db.commit()
-        return db
+                   manifest=manifest, samples=samples, path=str(path), host=self.host)
 
     def _ensure_index(self) -> None:
         # Run directories copied in from elsewhere (or a deleted results.db) get indexed on first read.
-        if not self.db_path.exists() and self.runs_dir.exists() and any(self.runs_dir.iterdir()):
+        if self.index.missing() and self.runs_dir.exists() and any(self.runs_dir.iterdir()):
             self.reindex()
-
-    def _index_run(self, manifest: dict[str, Any], path: Path) -> None:
-        with closing(self._connect()) as db, db:
-            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?)",
-                       (manifest["run_id"], manifest["label"], manifest["suite"], manifest["status"],
-                        manifest["started"], manifest.get("finished"), str(path), manifest["schema_version"]))
-
-    def _index_samples(self, run_id: str, samples: list[Sample]) -> None:
-        with closing(self._connect()) as db, db:
-            db.executemany("INSERT INTO samples VALUES (?,?,?,?,?,?,?)",
-                           [(run_id, s.workload, s.metric, s.value, s.unit, s.repetition,
-                             json.dumps(s.labels, sort_keys=True)) for s in samples])

@@ -1,0 +1,17 @@
+"""Which store ``--results`` (or ``$STORBENCH_RESULTS``) names: a results home, or a shared PostgreSQL index."""
+
+from __future__ import annotations
+
+import os
+
+from storbench.results.postgres import PostgresIndex, is_postgres_url
+from storbench.results.store import ResultStore
+
+
+def open_store(results: str | None = None) -> ResultStore:
+    """``DIR``: runs and results.db there. ``postgresql://USER@HOST:PORT/DB``: the index there, shared by
+    every machine; run directories stay in this machine's home ($STORBENCH_HOME or ~/.storbench)."""
+    results = results or os.environ.get("STORBENCH_RESULTS") or None
+    if results and is_postgres_url(results):
+        return ResultStore(index=PostgresIndex(results))
+    return ResultStore(results)
