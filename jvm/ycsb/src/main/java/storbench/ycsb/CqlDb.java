@@ -77,6 +77,9 @@ public final class CqlDb extends DB {
     DriverConfigLoader config = DriverConfigLoader.programmaticBuilder()
         .withString(DefaultDriverOption.REQUEST_CONSISTENCY, level.name())
         .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, timeout)
+        // no 2 s quiet period when the session closes: YCSB times its threads' cleanup into RunTime(ms)
+        .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
+        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
         // the local DC is the contact points' own unless named: storbench's nodes use SimpleSnitch
         .withString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS,
             dc.isEmpty() ? "DcInferringLoadBalancingPolicy" : "DefaultLoadBalancingPolicy")
