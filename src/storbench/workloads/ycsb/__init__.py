@@ -136,6 +136,9 @@ class _Ycsb(Workload):
             if params["fanout"] != "local" or params["drivers"] > 1:
                 raise InputError(f"{self.name}: driver=ycsb runs one YCSB client process here; drivers="
                                  f"{params['drivers']} fanout={params['fanout']} need driver=native")
+            refusal = core_driver.duration_refusal(self.letter, params)
+            if refusal:
+                raise InputError(refusal)
             core_driver.classpath()
             return
         native.binary()

@@ -48,6 +48,7 @@ WORKLOAD_FILES: dict[str, dict[str, str]] = {
     "f": {"readproportion": "0.5", "updateproportion": "0", "scanproportion": "0", "insertproportion": "0",
           "readmodifywriteproportion": "0.5", "requestdistribution": "zipfian"},
 }
+UNLIMITED = 2**31 - 1  # Integer.MAX_VALUE: YCSB's operationcount is an int
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
 LINE = re.compile(r"^\[([A-Z0-9_%-]+)\], ([^,]+), (.+)$")
 
@@ -80,9 +81,22 @@ def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, in
         props["requestdistribution"] = params["requestdistribution"]
     if params["operationcount"]:
         props["operationcount"] = str(params["operationcount"])
-    else:  # no operation limit (0), YCSB stops after maxexecutiontime seconds
-        props |= {"operationcount": "0", "maxexecutiontime": str(max(1, math.ceil(params["duration_s"])))}
+    else:  # YCSB stops after maxexecutiontime seconds; its operationcount=0 would mean 0 threads, so no limit
+        props |= {"operationcount": str(UNLIMITED), "maxexecutiontime": str(max(1, math.ceil(params["duration_s"])))}
     return props
+
+
+def duration_refusal(letter: str, params: dict[str, Any]) -> str | None:
+    """Why YCSB cannot run this workload for a duration, or None. YCSB sizes the key range of a zipfian,
+    uniform or hotspot chooser by operationcount × insertproportion: with no operation limit that range is
+    ~2^31 keys beyond the table, and YCSB's chooser would redraw forever."""
+    if letter == "load" or params["operationcount"] or float(WORKLOAD_FILES[letter]["insertproportion"]) == 0:
+        return None
+    distribution = params["requestdistribution"] or WORKLOAD_FILES[letter]["requestdistribution"]
+    if distribution == "latest":
+        return None
+    return (f"ycsb-{letter}: driver=ycsb needs operationcount (not duration_s) with inserts and a {distribution} "
+            f"distribution (YCSB sizes its key range by operationcount)")
 
 
 def overall_ops(letter: str) -> str:
@@ -105,6 +119,8 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
     if code != 0:
         raise WorkloadError(f"YCSB's client failed (exit {code}): {_last_line(raw)}")
     result = to_result(parse(raw), letter, cpu_s)
+    opened = re.search(r"^CqlDb: session open in (\d+) ms$", raw, re.M)
+    result["total"]["session_open_ms"] = int(opened[1]) if opened else None  # inside YCSB's RunTime(ms)
     if not result["total"]["ops"] and not result["total"]["errors"]:
         raise WorkloadError(f"YCSB's client did no operation: {_last_line(raw)}")
     return {"result": result, "raw": raw, "argv": argv}
@@ -132,7 +148,8 @@ def _wait(proc: subprocess.Popen, timeout: float) -> tuple[float, int]:
 
 
 def _last_line(raw: str) -> str:
-    lines = [x.strip() for x in raw.splitlines() if x.strip() and not x.startswith(("[", "\tat ", "SLF4J"))]
+    lines = [x.strip() for x in raw.splitlines()
+             if x.strip() and not x.startswith(("[", "\tat ", "SLF4J", "Command line:"))]
     picked = [x for x in lines if "Exception" in x or "CqlDb" in x] or lines
     return picked[-1][:400] if picked else "no output"
 
