@@ -121,6 +121,8 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
     result = to_result(parse(raw), letter, cpu_s)
     opened = re.search(r"^CqlDb: session open in (\d+) ms$", raw, re.M)
     result["total"]["session_open_ms"] = int(opened[1]) if opened else None  # inside YCSB's RunTime(ms)
+    startup = re.search(r"^CqlDb: process CPU at session open (\d+) ms$", raw, re.M)
+    result["cpu"]["startup_cpu_s"] = int(startup[1]) / 1000 if startup else None  # inside cpu_s
     if not result["total"]["ops"] and not result["total"]["errors"]:
         raise WorkloadError(f"YCSB's client did no operation: {_last_line(raw)}")
     return {"result": result, "raw": raw, "argv": argv}

@@ -55,6 +55,13 @@ public final class CqlDb extends DB {
         session = open(props);
         // in YCSB's RunTime(ms) and its maxexecutiontime: said in the raw output
         System.err.printf("CqlDb: session open in %d ms%n", (System.nanoTime() - start) / 1_000_000);
+        // the JVM's CPU so far (start-up, class loading, the session): the part of the client's rusage no
+        // operation caused, for a comparison of the steady cost per operation
+        var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+          System.err.printf("CqlDb: process CPU at session open %d ms%n",
+              ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() / 1_000_000);
+        }
       }
       users++;
     }
