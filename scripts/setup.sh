@@ -10,7 +10,8 @@
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
 #                             and sushy-tools (power sources), postgresql (the shared results-store tests),
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
-#                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests)
+#                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests; with
+#                             storbench's DataStax Java driver binding, the ycsb workloads' driver=ycsb)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -113,12 +114,13 @@ if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ 
   echo "$cassandra_fingerprint" > "$cassandra_stamp"
 fi
 fi
-# YCSB core 0.17.0 and its key-drawing tool (jvm/ycsb/), for the tests only: rebuilt when its sources change.
+# YCSB core 0.17.0, its key-drawing tool and storbench's binding on the DataStax Java driver 4.x (jvm/ycsb/: the
+# generator tests and driver=ycsb; built on first use by buildparts.py): rebuilt when its sources change.
 if wants ycsb; then
   ycsb_stamp="jvm/ycsb/target/.storbench-built"
   ycsb_fingerprint="$(cat jvm/ycsb/pom.xml $(find jvm/ycsb/src -type f | sort) | sha256sum | cut -c1-16)"
   if [ "$(cat "$ycsb_stamp" 2>/dev/null)" != "$ycsb_fingerprint" ]; then
-    echo "setup: building YCSB core's key tool with Maven (jvm/ycsb)" >&2
+    echo "setup: building YCSB core, its key tool and binding with Maven (jvm/ycsb)" >&2
     mvn -q -B -f jvm/ycsb/pom.xml package dependency:build-classpath -DskipTests \
         -Dmdep.outputFile=target/classpath.txt >/dev/null
     echo "$ycsb_fingerprint" > "$ycsb_stamp"

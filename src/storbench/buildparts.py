@@ -1,7 +1,7 @@
 """Parts of storbench the default job does not need, built on first use.
 
 ``make run`` sets up only what the default job uses (Python, PySpark, Java). The native load engine
-and the jars of the JVM launchers, S3A and Cassandra are built by ``scripts/setup.sh --part NAME`` the
+the jars of the JVM launchers, S3A and Cassandra, and YCSB core with storbench's binding (driver=ycsb) are built by ``scripts/setup.sh --part NAME`` the
 first time a run needs them, with one line saying so; ``make test`` builds them all up front.
 """
 
@@ -18,7 +18,8 @@ SETUP = REPO / "scripts" / "setup.sh"
 PARTS = {"native": "the native load engine (Rust, cargo; first time: about 4 minutes)",
          "jvm": "the JVM launchers (Maven; first time: about a minute)",
          "s3a": "Spark's S3A jars (Maven, ~13 MB)",
-         "cassandra": "Apache Cassandra's jars (Maven, ~70 MB)"}
+         "cassandra": "Apache Cassandra's jars (Maven, ~70 MB)",
+         "ycsb": "YCSB core 0.17.0 and storbench's binding on the DataStax Java driver (Maven, ~15 MB)"}
 
 
 def build(part: str) -> None:

@@ -20,6 +20,11 @@ is the workload's ``ops_per_s``: ops per watt comes from the power machinery whe
 A ``--sweep threads=...`` run states the thread count where throughput peaks (``peak.py``).
 ``restore=snapshot`` brings every node back to the post-load state before each measured run
 (``restore.py``). Each engine result is kept in ``artifacts.json`` (``ycsb``).
+
+``driver=ycsb`` runs the same workload with YCSB core 0.17.0 itself instead of the engine
+(``core_driver.py``: YCSB's Client with storbench's Java-driver binding), into the same samples labelled
+``driver=ycsb``; YCSB's raw output is kept with the run's record. It runs one client process here
+(no ``drivers`` > 1, no ``fanout=spark``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -39,7 +45,7 @@ from storbench.targets.cassandra import FIELDS, CassandraTarget
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.objects import _failed
 from storbench.workloads.params import Param
-from storbench.workloads.ycsb import peak, restore
+from storbench.workloads.ycsb import core_driver, peak, restore
 
 CONSISTENCY = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE")
 DISTRIBUTIONS = ("zipfian", "latest", "uniform", "hotspot")
@@ -62,6 +68,8 @@ PARAMS = (
     Param("timeout_s", float, 12.0, "per-request timeout in seconds", minimum=0.1),
     Param("restore", str, "none", "snapshot: restore every node to the post-load state before each run",
           choices=("none", "snapshot")),
+    Param("driver", str, "native", "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
+          "(the reference tool, with storbench's Java-driver binding)", choices=("native", "ycsb")),
     Param("max_error_pct", float, 1.0, "the run fails when more than this % of its operations failed "
           "(errors are counted by kind either way)", minimum=0),
 )
@@ -124,11 +132,22 @@ class _Ycsb(Workload):
             raise InputError(f"{self.name}: set operationcount or duration_s")
         if params["restore"] == "snapshot":
             restore.require_service(target, self.name)
+        if params["driver"] == "ycsb":
+            if params["fanout"] != "local" or params["drivers"] > 1:
+                raise InputError(f"{self.name}: driver=ycsb runs one YCSB client process here; drivers="
+                                 f"{params['drivers']} fanout={params['fanout']} need driver=native")
+            refusal = core_driver.duration_refusal(self.letter, params)
+            if refusal:
+                raise InputError(refusal)
+            core_driver.classpath()
+            return
         native.binary()
         if self.letter != "load":
             core_workload(self.letter)
 
     def engines(self, params: dict[str, Any]) -> list[str]:
+        if params["driver"] == "ycsb":
+            return []  # YCSB's client is a JVM of its own, started per run
         return [self.engine, "spark"] if params["fanout"] == "spark" else [self.engine]
 
     def ops_per_s(self, params: dict[str, Any], samples: list[Sample], seconds: float) -> float | None:
@@ -162,6 +181,13 @@ class _Ycsb(Workload):
 
     def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
         timeout = params["duration_s"] + 600 + params["recordcount"] / 100 + params["operationcount"] / 100
+        if params["driver"] == "ycsb":
+            target = ctx.target_as(CassandraTarget)
+            props = core_driver.properties(self.letter, params, target.contacts, target.keyspace, target.table)
+            try:
+                return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout)
+            finally:
+                ctx.drop_scratch("ycsb-client")
         if params["fanout"] == "spark":
             return native.run_spark_barrier(ctx.spark, job, params["drivers"], timeout=timeout)
         return native.run_local(job, params["drivers"], timeout=timeout)
@@ -208,13 +234,18 @@ class _Ycsb(Workload):
     # -- the timed run -------------------------------------------------------------------------
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        job = self._job(ctx, params)
+        job = self._job(ctx, params) if params["driver"] == "native" else {}  # YCSB's client takes properties
         with ctx.measure():
             result = self._execute(ctx, params, job)
-        record = ctx.artifacts.setdefault("ycsb", {}).setdefault("runs", [])
-        record.append({"workload": self.name, "threads": params["threads"], "drivers": params["drivers"],
-                       "consistency": params["consistency"], "result": result})
+        kept = {"workload": self.name, "driver": params["driver"], "threads": params["threads"],
+                "drivers": params["drivers"], "consistency": params["consistency"]}
+        if params["driver"] == "ycsb":  # YCSB's own output and command beside the parsed figures
+            kept |= {"command": result["argv"], "raw": result["raw"]}
+            result = result["result"]
+        ctx.artifacts.setdefault("ycsb", {}).setdefault("runs", []).append({**kept, "result": result})
         samples = self._samples(ctx, params, result)
+        if params["driver"] == "ycsb":
+            samples = [replace(s, labels={**s.labels, "driver": "ycsb"}) for s in samples]
         failed, share = _failed(self.name, [result])
         if failed and share * 100 > params["max_error_pct"]:
             failed.samples = tuple(samples)
