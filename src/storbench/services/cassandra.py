@@ -276,6 +276,12 @@ def _wait_ring(workdir: Path, state: dict[str, Any], deadline: float) -> None:
                           f"logs in {workdir}")
 
 
+def wait_normal(state: dict[str, Any], timeout: float = RING_TIMEOUT_S) -> None:
+    """Wait until every node of a running cluster is up and normal again (each node's gossip view and
+    ``nodetool status`` UN), e.g. after a node was paused or restarted; EngineError after ``timeout`` s."""
+    _wait_ring(Path(state["workdir"]), state, time.monotonic() + timeout)
+
+
 def status(workdir: Path) -> dict[str, Any] | None:
     return process.running_state(workdir)
 
