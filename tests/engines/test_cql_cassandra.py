@@ -1,5 +1,7 @@
-"""The native engine's cql protocol against a real Cassandra 5.0 node (no mocks): YCSB's load
-phase, then workloads A–F, each operation type counted in YCSB's proportions with no errors."""
+"""The native engine's cql protocol against a real Cassandra 5.0 node (no mocks: the session's ``cassandra1``,
+started by `storbench services up cassandra`): YCSB's load phase, then workloads A–F, each operation type
+counted in YCSB's proportions with no errors. The engine makes its own keyspaces (``create_table``); they are
+dropped after the module, so the shared node serves the other tests unchanged."""
 
 from __future__ import annotations
 
@@ -8,9 +10,8 @@ import subprocess
 
 import pytest
 
+from storbench.cassandra_cql import session_on
 from storbench.engines import native
-
-from .cassandra_node import Node
 
 pytestmark = pytest.mark.cassandra
 
@@ -18,14 +19,20 @@ RECORDS = 2000
 OPS = 4000
 
 
+KEYSPACES = ("ycsb_test", "ycsb_rf3")  # the engine's own (create_table), on the shared node
+
+
 @pytest.fixture(scope="module")
-def cassandra(tmp_path_factory):
-    node = Node(tmp_path_factory.mktemp("cassandra"), tmp_path_factory.getbasetemp().parent / "cassandra-jars")
+def cassandra(cassandra1):
+    """The session's node as a contact point, HOST:PORT; the keyspaces the engine made dropped after."""
+    _, state = cassandra1
+    host, port = state["hosts"][0], state["ports"]["native"]
     try:
-        node.wait()
-        yield node
+        yield f"{host}:{port}"
     finally:
-        node.stop()
+        with session_on([host], port, pin=True) as session:
+            for keyspace in KEYSPACES:
+                session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=60)
 
 
 def run(job: dict, tmp_path, name: str) -> tuple[int, dict]:
@@ -41,9 +48,9 @@ def workload(letter: str) -> dict:
     return json.loads(done.stdout)
 
 
-def cql_job(node: Node, mix: list, ycsb: dict, **core) -> dict:
+def cql_job(contact_point: str, mix: list, ycsb: dict, **core) -> dict:
     return {"protocol": "cql", "mix": mix, "load": {"model": "closed", "concurrency": 8}, **core,
-            "cql": {"contact_points": [node.contact_point], "keyspace": "ycsb_test", "consistency": "ONE",
+            "cql": {"contact_points": [contact_point], "keyspace": "ycsb_test", "consistency": "ONE",
                     "create_table": {"replication_factor": 1}, "ycsb": {"recordcount": RECORDS, **ycsb}}}
 
 

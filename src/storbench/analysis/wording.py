@@ -19,6 +19,9 @@ Definitions (one rule for every metric, chosen so paper 000's headlines come out
 * Efficiency metrics (a quantity per watt or per kWh, :data:`EFFICIENCY_UNITS`) are said like
   consistency metrics, as a factor once one run is at least twice the other, and before their
   subject as paper 003 says it: "16× more operations per watt", "45% more GB moved per kWh".
+  Counted rates worded "more/fewer" (:data:`COUNTED_RATES`: YCSB's throughput, operations per
+  server thread) are said the same way, before what they count rather than their title:
+  paper 003's "39× more operations per second" for ``[OVERALL] Throughput(ops/sec)``.
 * Consistency metrics (a spread such as the stddev of per-second IOPS, whose words are
   "more/less consistent") are said as a factor once one run is at least twice the
   other, as paper 004 says a 10× smaller stddev: "10× more consistent", not "90% more
@@ -71,11 +74,22 @@ def verdict(spec: MetricSpec, rel: float | None) -> str:
 
 CONSISTENCY_WORDS = ("more consistent", "less consistent")
 EFFICIENCY_UNITS = ("ops/W", "GB/kWh")
+# unit of a rate worded "more/fewer" -> what it counts, as paper 003 says it
+COUNTED_RATES = {"ops/s": "operations per second", "ops/s/thread": "operations per second per server CPU thread"}
+
+
+def _counted_rate(spec: MetricSpec) -> bool:
+    return spec.unit in COUNTED_RATES and spec.better_word == "more"
 
 
 def phrase(spec: MetricSpec, subject: str, words: str) -> str:
-    """"groupby maximum read throughput 190% higher"; efficiency first: "16× more operations per watt"."""
-    if spec.unit in EFFICIENCY_UNITS and words not in (NOT_AVAILABLE, "no change"):
+    """"groupby maximum read throughput 190% higher"; efficiency first: "16× more operations per watt";
+    a counted rate by what it counts: "39× more operations per second"."""
+    if words in (NOT_AVAILABLE, "no change"):
+        return f"{subject} {words}"
+    if _counted_rate(spec):
+        return f"{words} {COUNTED_RATES[spec.unit]}"
+    if spec.unit in EFFICIENCY_UNITS:
         return f"{words} {subject}"
     return f"{subject} {words}"
 
@@ -87,7 +101,7 @@ def delta_words(spec: MetricSpec, rel: float | None) -> str:
         return kind
     assert rel is not None
     word = spec.better_word if kind == "better" else spec.worse_word
-    if (spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS) and rel > -1.0:
+    if (spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS or _counted_rate(spec)) and rel > -1.0:
         factor = 1.0 + rel if rel > 0 else 1.0 / (1.0 + rel)
         if factor >= 2.0:
             return f"{factor:.1f}× {word}" if factor < 10 else f"{factor:,.0f}× {word}"

@@ -156,7 +156,7 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
             argv, marker, url = node_exporter.command(exporter, host)
             _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
             _wait_native(workdir, state, host, time.monotonic() + NODE_TIMEOUT_S)
-        _wait_ring(workdir, state, time.monotonic() + RING_TIMEOUT_S)
+        _wait_ring(workdir, state, RING_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
     except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
         _stop_all(state)
@@ -256,7 +256,7 @@ def ring_status(state: dict[str, Any], node: int = 1) -> dict[str, str]:
     return {row[1]: row[0] for row in rows if len(row) > 2 and re.fullmatch(r"[UD][NLJM]", row[0])}
 
 
-def _wait_ring(workdir: Path, state: dict[str, Any], deadline: float) -> None:
+def _wait_ring(workdir: Path, state: dict[str, Any], timeout: float) -> None:
     hosts = sorted(state["hosts"])
 
     def probe() -> str | None:
@@ -270,10 +270,17 @@ def _wait_ring(workdir: Path, state: dict[str, Any], deadline: float) -> None:
         seen = ring_status(state)  # once gossip agrees: nodetool's word, as an operator would check
         return None if seen == {h: "UN" for h in hosts} else f"nodetool status: {seen}"
 
+    deadline = time.monotonic() + timeout
     last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe, interval=1.0)
     if last is not None:
-        raise EngineError(f"the Cassandra ring was not all up and normal within {RING_TIMEOUT_S:.0f} s ({last}); "
+        raise EngineError(f"the Cassandra ring was not all up and normal within {timeout:.0f} s ({last}); "
                           f"logs in {workdir}")
+
+
+def wait_normal(state: dict[str, Any], timeout: float = RING_TIMEOUT_S) -> None:
+    """Wait until every node of a running cluster is up and normal again (each node's gossip view and
+    ``nodetool status`` UN), e.g. after a node was paused or restarted; EngineError after ``timeout`` s."""
+    _wait_ring(Path(state["workdir"]), state, timeout)
 
 
 def status(workdir: Path) -> dict[str, Any] | None:

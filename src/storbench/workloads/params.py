@@ -31,7 +31,7 @@ class Param:
         value = self._convert(value, where)
         if self.choices is not None and value not in self.choices:
             raise InputError(f"{where}: {self.name}={value!r} is not allowed; allowed: "
-                             + ", ".join(map(str, self.choices)))
+                             + ", ".join(str(c) if c != "" else "'' (empty)" for c in self.choices))
         if self.minimum is not None and value < self.minimum:
             raise InputError(f"{where}: {self.name}={value!r} is below the minimum {self.minimum:g}")
         if self.item_choices is not None:

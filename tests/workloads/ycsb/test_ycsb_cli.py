@@ -144,15 +144,26 @@ def test_every_loaded_key_reads_back_its_ten_fields(cassandra1):
         target._close()
 
 
-@pytest.mark.parametrize("args, says", [
-    (["run", "ycsb-g"], "unknown suite or workload 'ycsb-g'"),
-    (["run", "ycsb-a", "--set", "threads=0"], "threads=0 is below the minimum 1"),
-    (["run", "ycsb-a", "--set", "fieldcount=11"], "above the 10 fields"),
+@pytest.mark.parametrize("args, target, says", [
+    (["run", "ycsb-a"], "cassandra://127.0.0.1:9", "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 ("),
+    (["run", "ycsb-a", "--replication", "2"], "{uri}", "--replication 2: above the 1 node(s) of 127.0.0.1:"),
+    (["run", "ycsb-g"], "{uri}", "unknown suite or workload 'ycsb-g'"),
+    (["run", "{suite}"], "{uri}", "workloads: unknown workload 'ycsb-g'; known: "),
+    (["run", "ycsb-a", "--set", "requestdistribution=g"], "{uri}", "requestdistribution='g' is not allowed; "
+                                                                   "allowed: '' (empty), zipfian, latest"),
+    (["run", "ycsb-a", "--set", "threads=0"], "{uri}", "threads=0 is below the minimum 1"),
+    (["run", "ycsb-a", "--sweep", "threads=0,4"], "{uri}", "--sweep: threads=0 is below the minimum 1"),
+    (["run", "ycsb-a", "--set", "fieldcount=11"], "{uri}", "above the 10 fields"),
+    (["run", "ycsb-a"], '{uri}/"Usertable"', "keyspace '\"Usertable\"' is not allowed; use 1-48 letters"),
+    (["run", "ycsb-a"], "{uri}/ks'x", "keyspace \"ks'x\" is not allowed; use 1-48 letters"),
 ])
-def test_bad_input_is_one_line(cassandra1, args, says):
+def test_bad_input_is_one_line(cassandra1, tmp_path, args, target, says):
     home, state = cassandra1
-    done = storbench(home, *args, "--target", state["uri"], timeout=300)
-    assert done.returncode != 0
+    suite = tmp_path / "letters.yaml"
+    suite.write_text("name: letters\nprepare: [ycsb-load]\nworkloads: [ycsb-a, ycsb-g]\n")
+    args = [arg.format(suite=suite) for arg in args]
+    done = storbench(home, *args, "--target", target.format(uri=state["uri"]), timeout=300)
+    assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], done.stderr
 
