@@ -124,10 +124,16 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     let prepare = |cql: String| {
         let session = &session;
         async move {
-            let mut p = session.prepare(cql).await.map_err(|e| {
-                let msg = one_line(&e.to_string());
-                format!("CQL contact points {at}: keyspace {ks} / table {table}: {msg}")
-            })?;
+            // The driver prepares on every node and has no timeout of its own there (scylla-rust-driver
+            // #1332): a node that does not answer would hang the engine until the caller gives up.
+            let wait = timeout(cfg.timeout_s);
+            let mut p = tokio::time::timeout(wait, session.prepare(cql)).await
+                .map_err(|_| format!("CQL contact points {at}: preparing statements on every node did not finish in \
+                                      {:.0} s (timeout_s): is a node not answering?", wait.as_secs_f64()))?
+                .map_err(|e| {
+                    let msg = one_line(&e.to_string());
+                    format!("CQL contact points {at}: keyspace {ks} / table {table}: {msg}")
+                })?;
             p.set_consistency(shared.consistency);
             p.set_request_timeout(Some(timeout(cfg.timeout_s)));
             Ok::<PreparedStatement, String>(p)
