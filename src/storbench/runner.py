@@ -26,7 +26,7 @@ from storbench.engines.eventlog import EXECUTOR_HOST
 from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
-from storbench.progress import Progress
+from storbench.progress import Progress, expected_duration
 from storbench.redaction import redact_argv, redact_settings
 from storbench.results.model import Sample
 from storbench.results.store import SERIES, ResultStore, RunWriter
@@ -188,6 +188,9 @@ class Runner:
                 ctx.shared["node_fingerprints"] = {m.label: m.fingerprint for m in cluster.members}  # ops per thread
             self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                                f"target {target.uri}, devices {', '.join(devices) or 'none'}")
+            self.progress.plan(len(points) * (len(suite.prepare) + repetitions * len(suite.workloads)),
+                               self._expected_s(suite.name, scale, repetitions, writer.manifest["sweep"]))
+            ctx.progress = self.progress.advance  # a workload's own progress (generation, streams, stages)
             setup.run_dir = writer.path
             engines = self._engines = RunEngines(engine_names, setup)
             ctx.engines = engines.by_name
@@ -263,7 +266,7 @@ class Runner:
         label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
         if point.labels:
             label += f" [{_point_text(point)}]"
-        with self.progress.step(label) as outcome:
+        with self.progress.step(label, counted=True) as outcome:
             ctx.last_window = None
             tag = Tag(workload.name, repetition, index, point.labels)
             self._engines.begin(tag)
@@ -297,6 +300,13 @@ class Runner:
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
+
+    def _expected_s(self, suite: str, scale: str, repetitions: int, sweep: list[dict[str, str]]) -> float | None:
+        """A previous run's duration of this suite at this scale, for the ETA (None: none, or unreadable)."""
+        try:
+            return expected_duration(self.store.list_runs(), suite, scale, repetitions, sweep)
+        except Exception:  # the ETA is a nicety: a store it cannot read is no reason to fail the run
+            return None
 
     def _idle_baseline(self, telemetry: RunTelemetry) -> dict[str | None, float | None]:
         """--idle-s: power while nothing runs, before the first workload (per node and overall)."""
