@@ -149,12 +149,12 @@ class Progress:
             if work is None or not total:
                 return
             now = time.monotonic()
-            if now - work[4] < PLAIN_EVERY_S and done < total:
+            if now - work[4] < PLAIN_EVERY_S or done >= total:  # the step's own line says when it is done
                 return
             work[4] = now
             left = (now - work[1]) / done * (total - done) if done else None
             what = f"{_amount(done, unit)}/{_amount(total, unit)}" + (f" {unit}" if unit and unit != "bytes" else "")
-            eta = f", ETA {clock(left)}" if left is not None and done < total else ""
+            eta = f", ETA {clock(left)}" if left is not None else ""
         self._line(f"[{self._clock()}] {work[0]}: {what}{eta}")
 
     # -- drawing -----------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from storbench.context import RunContext
 from storbench.engines.base import EngineSetup, Tag
 from storbench.engines.lifecycle import RunEngines
 from storbench.engines.eventlog import EXECUTOR_HOST
+from storbench.engines.jvmlog import JVM_LOG, relevant_tail
 from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
@@ -249,7 +250,15 @@ class Runner:
                 if signalled() and status == "succeeded":
                     status = "interrupted"
                 step("run", lambda: writer.finish(status))
+                if status == "failed":
+                    self._show_log(writer.path / JVM_LOG)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
+
+    def _show_log(self, path: Path) -> None:
+        """A failed run: the last relevant lines of the JVM's log (the terminal never showed them), with its path."""
+        lines = relevant_tail(path)
+        if lines:
+            self.progress.warn(f"the last relevant lines of {path}:\n" + "\n".join(f"  {line}" for line in lines))
 
     def _attach_target(self, target: Target, ctx: RunContext, writer: RunWriter, need_bytes: int) -> None:
         """Targets reached through an engine (hdfs:// through Spark's Hadoop client) claim their run root now."""
