@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import storbench
-from tests.cli.test_terminal import ANSI, JVM_NOISE
+from tests.cli.helpers import ANSI, JVM_NOISE, storbench
 
 
 def _manifest(home: Path) -> dict:

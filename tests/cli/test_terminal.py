@@ -15,13 +15,7 @@ import pytest
 
 from storbench import progress as progress_module
 from storbench.progress import Progress
-from tests.cli.helpers import SRC, storbench
-
-ANSI = re.compile(r"\x1b\[")
-# what Spark, Hadoop and the JVM print on their own; a default run keeps it in spark.log
-# (checked by tests/cli/test_run_workload.py's Spark run)
-JVM_NOISE = ("WARNING: Using incubator modules", "NativeCodeLoader", "Setting default log level", "WARN SparkConf",
-             "log4j", "WARN ", "INFO ")
+from tests.cli.helpers import ANSI, SRC, storbench
 
 
 def _three_steps(progress: Progress) -> None:
