@@ -3,7 +3,8 @@
 A run plans its steps (workloads × repetitions × sweep points, see :meth:`Progress.plan`); each
 finished step updates the run's ETA, from the mean step so far or a previous run's duration.
 Long work inside a step (dataset generation, query streams, cosbench stages) reports what it
-has done through :meth:`Progress.advance` (the workloads' ``ctx.progress``), for the step's own ETA.
+has done through :meth:`Progress.advance` (the workloads' ``ctx.progress``), for the step's own ETA;
+other Spark work shows its Spark tasks done of those known (a step's ``poll``).
 On a terminal rich draws it (and clears it when the step ends); elsewhere (CI, pipes) the same
 facts are plain ``[mm:ss] ...`` lines, at most one every ``PLAIN_EVERY_S`` per step.
 """
@@ -17,7 +18,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, ProgressColumn, SpinnerColumn, Task, TextColumn
@@ -27,6 +28,7 @@ from rich.text import Text
 from storbench.errors import InputError
 
 PLAIN_EVERY_S = 10.0  # without a terminal, a step's own progress line at most this often
+POLL_S = 1.0  # how often a step's ``poll`` (Spark's tasks) is asked
 
 
 @dataclass
@@ -92,6 +94,7 @@ class Progress:
         self._bar: RichProgress | None = None  # the live display while a step runs on a terminal
         self._work: Any = None  # the running step's own task (rich) or [label, done, total, unit, last line]
         self._lock = threading.Lock()  # query streams report from several threads
+        self._own = False  # the running step's work reported its own progress
         self._console = Console(file=self.stream, force_terminal=True, highlight=False,
                                 soft_wrap=True) if self.live else None
 
@@ -108,12 +111,19 @@ class Progress:
         self._line(f"warning: {message}")
 
     @contextmanager
-    def step(self, label: str, counted: bool = False, expected_s: float | None = None) -> Iterator[dict[str, str]]:
+    def step(self, label: str, counted: bool = False, expected_s: float | None = None,
+             poll: Callable[[], tuple[int, int] | None] | None = None) -> Iterator[dict[str, str]]:
         """A timed step; the caller may put a short result in ``outcome['text']``. ``counted``: one of the
-        planned steps; ``expected_s``: how long it took last time (its ETA until then)."""
+        planned steps; ``expected_s``: how long it took last time (its ETA until then); ``poll``: the step's
+        Spark tasks (done, known), asked every ``POLL_S`` until the work reports its own progress."""
         outcome = {"text": ""}
         start = time.monotonic()
         self._open(label, start, expected_s)
+        stop = threading.Event()
+        poller = None
+        if poll is not None and not self.quiet:
+            poller = threading.Thread(target=self._poll, args=(poll, stop), daemon=True)
+            poller.start()
         status = "failed"
         bad_input = False
         try:
@@ -127,6 +137,9 @@ class Progress:
             raise
         finally:
             seconds = time.monotonic() - start
+            stop.set()
+            if poller is not None:
+                poller.join(timeout=5)
             self._close()
             plan = self._plan if counted else None
             if plan is not None and status == "done":
@@ -138,9 +151,21 @@ class Progress:
 
     def advance(self, done: float, total: float | None = None, unit: str = "") -> None:
         """The running step's own progress (``done`` of ``total`` ``unit``: tables, queries, bytes...)."""
+        self._advance(done, total, unit, polled=False)
+
+    def _poll(self, poll: Callable[[], tuple[int, int] | None], stop: threading.Event) -> None:
+        while not stop.wait(POLL_S):
+            found = poll()
+            if found is not None:
+                self._advance(found[0], found[1], "tasks", polled=True)
+
+    def _advance(self, done: float, total: float | None, unit: str, polled: bool) -> None:
         if self.quiet:
             return
         with self._lock:
+            if polled and self._own:  # the work's own figures (tables, queries) say more than Spark's tasks
+                return
+            self._own = self._own or not polled
             if self._bar is not None and self._work is not None:
                 fields = {"unit": unit} if unit else {}
                 self._bar.update(self._work, completed=done, total=total, **fields)
@@ -160,6 +185,7 @@ class Progress:
     # -- drawing -----------------------------------------------------------------------------------------
     def _open(self, label: str, start: float, expected_s: float | None) -> None:
         with self._lock:
+            self._own = False
             if not self.live:
                 self._work = [label, start, None, "", start]
                 return

@@ -275,7 +275,8 @@ class Runner:
         label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
         if point.labels:
             label += f" [{_point_text(point)}]"
-        with self.progress.step(label, counted=True) as outcome:
+        poll = getattr(self._engines.by_name.get("spark"), "task_progress", None)  # Spark's tasks, for progress
+        with self.progress.step(label, counted=True, poll=poll) as outcome:
             ctx.last_window = None
             tag = Tag(workload.name, repetition, index, point.labels)
             self._engines.begin(tag)

@@ -101,6 +101,7 @@ class SparkEngine(Engine):
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
         self._s3a_before: dict[str, int] | None = None  # S3A's request counters when the workload began
+        self._group: str | None = None  # the job group of the workload running now
 
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "SparkEngine":
@@ -207,8 +208,28 @@ class SparkEngine(Engine):
     def begin(self, tag: Tag) -> None:
         group = job_group(tag.workload, tag.repetition) + (f"{GROUP_SEPARATOR}{tag.point_index}" if tag.labels else "")
         self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
+        self._group = group
         self.set_job_group(group)
         self._s3a_before = s3a.read_counters(self.session) if self.session is not None else None
+
+    def task_progress(self) -> tuple[int, int] | None:
+        """Tasks done (or skipped) of those known in the running workload's Spark jobs, from Spark's status
+        store, for the progress line (None: no session or no job yet). Polled about once a second while a
+        workload runs, on a thread of the progress display; any failure only costs that line."""
+        session, group = self.session, self._group
+        if session is None or group is None:
+            return None
+        try:
+            context = session.sparkContext
+            store = context._jsc.sc().statusStore()
+            done = total = 0
+            for job in context.statusTracker().getJobIdsForGroup(group):
+                data = store.job(job)
+                done += data.numCompletedTasks() + data.numSkippedTasks()
+                total += data.numTasks()
+        except Exception:  # a job just cleaned from the store, the session stopping: no progress this time
+            return None
+        return (done, total) if total else None
 
     def end(self, tag: Tag) -> list[Sample]:
         """S3A's requests over the workload (on s3:// targets; the driver's JVM: all of them in local mode)."""
