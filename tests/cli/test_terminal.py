@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from storbench import progress as progress_module
-from storbench.progress import Progress
+from storbench.progress import START_TIMES, Progress, remember_seconds, remembered_seconds
 from tests.cli.helpers import ANSI, SRC, storbench
 
 
@@ -39,15 +39,22 @@ def _read_all(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_a_terminal_gets_a_live_display_with_an_eta():
+def test_a_terminal_gets_a_live_display_with_an_eta(tmp_path):
+    times = tmp_path / START_TIMES
+    remember_seconds(times, "s3", 30)  # `services up s3` took 30 s last time
     master, slave = pty.openpty()
     with open(slave, "w", closefd=True) as stream:
-        _three_steps(Progress(stream=stream))
+        progress = Progress(stream=stream)
+        _three_steps(progress)
+        with progress.step("starting s3", expected_s=remembered_seconds(times, "s3")):
+            pass
     text = _read_all(master)
     os.close(master)
     assert ANSI.search(text)  # drawn by rich, not plain lines
     assert re.search(r"run: step 2 of 3 .*ETA \d\d:\d\d", text), text  # the run's ETA once one step is done
     assert "tables" in text
+    assert re.search(r"starting s3 .*ETA 00:[23]\d", text), text  # a service's start: last time's duration
+    assert remembered_seconds(tmp_path / "missing.json", "s3") is None
 
 
 def test_without_a_terminal_plain_lines_carry_the_eta(monkeypatch):
