@@ -6,6 +6,8 @@
 #   scripts/setup.sh --part P one part: jvm (the JVM launchers: MiniDFSCluster for `services up hdfs`,
 #                             TestDFSIO), s3a (Spark's S3A jars for s3:// targets), cassandra (its jars, for
 #                             `services up cassandra`), native (the native load engine, Rust >= 1.88), ycsb
+#   scripts/setup.sh --check  only check the versions it needs (Python >= 3.11, Java >= 17, cargo for the native
+#                             engine against Cargo.lock) and say in one line each what is missing and how to get it
 #   scripts/setup.sh --test   every part, and also pytest, Debian's chromium (HTML report tests), fio, sysstat,
 #                             prometheus-node-exporter and prometheus (`services up spark`, telemetry), ipmitool
 #                             and sushy-tools (power sources), postgresql (the shared results-store tests),
@@ -16,17 +18,70 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_test=0
+want_check=0
 part=""
+PYTHON="${PYTHON:-python3}"  # e.g. PYTHON=python3.11 where the system's python3 is older
 case "${1:-}" in
   "") ;;
   --test) want_test=1 ;;
+  --check) want_check=1 ;;
   --part)
     part="${2:-}"
     case "$part" in jvm|s3a|cassandra|native|ycsb) ;; *)
       echo "setup: --part '$part': allowed: jvm, s3a, cassandra, native, ycsb" >&2; exit 2 ;; esac ;;
-  *) echo "setup: unknown option '$1'; allowed: --test, --part NAME" >&2; exit 2 ;;
+  *) echo "setup: unknown option '$1'; allowed: --test, --check, --part NAME" >&2; exit 2 ;;
 esac
 wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }  # one part, or all of them for the tests
+
+# -- versions: checked before anything is installed; each problem is one line saying how to fix it ------------
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }  # $1 >= $2
+problems=()
+check_python() {
+  local found
+  found="$("$PYTHON" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)"
+  if [ -z "$found" ]; then
+    problems+=("Python >= 3.11 is missing ($PYTHON not found): apt-get install python3 python3-venv, or set PYTHON=python3.11")
+  elif ! version_ge "$found" 3.11; then
+    problems+=("Python >= 3.11 needed, $PYTHON is $found: apt-get install python3.11 python3.11-venv (or pyenv), then PYTHON=python3.11 scripts/setup.sh")
+  fi
+}
+check_java() {  # a missing java is installed below (Debian's openjdk-17); an old one is not replaced silently
+  command -v java >/dev/null 2>&1 || return 0
+  local found major
+  found="$(java -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -1 || true)"
+  major="${found%%.*}"; [ "$major" = 1 ] && major="$(echo "$found" | cut -d. -f2)"  # 1.8.0_x is Java 8
+  if [ -z "$found" ] || [ "${major:-0}" -lt 17 ] 2>/dev/null; then
+    problems+=("Java >= 17 needed, $(command -v java) is ${found:-of an unknown version}: apt-get install openjdk-17-jdk-headless and pick it with update-alternatives --config java (or put a JDK 17+ first in PATH)")
+  fi
+}
+native_rust_needs() {  # the Rust the native engine needs: Cargo.lock's format, and the cql driver (scylla 1.9)
+  local lock_format lock_need=1.53.0 need=1.88.0
+  lock_format="$(sed -n 's/^version = \([0-9]*\)$/\1/p' native/Cargo.lock | head -1)"
+  [ "${lock_format:-0}" -ge 4 ] && lock_need=1.78.0  # lock file format 4 is read by cargo >= 1.78
+  version_ge "$lock_need" "$need" && need="$lock_need"
+  echo "$need"
+}
+check_cargo() {
+  local need found
+  need="$(native_rust_needs)"
+  found="$(cargo --version 2>/dev/null | sed -n 's/^cargo \([0-9][0-9.]*\).*/\1/p' || true)"
+  if [ -z "$found" ]; then
+    problems+=("cargo >= $need is missing (the native load engine, native/Cargo.lock): install Rust with rustup (https://rustup.rs: curl https://sh.rustup.rs -sSf | sh), Debian's cargo is too old")
+  elif ! version_ge "$found" "$need"; then
+    problems+=("cargo >= $need needed for native/Cargo.lock, cargo here is $found: rustup update stable (Debian's cargo is too old)")
+  fi
+}
+[ -n "$part" ] || check_python  # a part is built by storbench itself, from its .venv
+[ "$part" = native ] || check_java
+if [ "$want_check" = 1 ] || wants native; then check_cargo; fi
+if [ "${#problems[@]}" -gt 0 ]; then
+  printf 'setup: %s\n' "${problems[@]}" >&2
+  exit 1
+fi
+if [ "$want_check" = 1 ]; then
+  echo "setup: versions ok: Python $("$PYTHON" -c 'import platform; print(platform.python_version())'), $(java -version 2>&1 | head -1), $(cargo --version)" >&2
+  exit 0
+fi
 
 apt_packages=()
 command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
@@ -34,8 +89,7 @@ if wants jvm || wants s3a || wants cassandra || wants ycsb; then
   command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
 fi
-[ -n "$part" ] || python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
-if wants native; then command -v cargo >/dev/null 2>&1 || apt_packages+=(cargo); fi
+[ -n "$part" ] || "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
   command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
@@ -67,7 +121,7 @@ if [ -z "$part" ]; then
   stamp=".venv/.storbench-installed"
   fingerprint="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
   if [ ! -x .venv/bin/python ]; then
-    python3 -m venv .venv
+    "$PYTHON" -m venv .venv
   fi
   if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qx "$fingerprint" "$stamp" 2>/dev/null; then
     echo "setup: installing storbench and PySpark into .venv (first time: about 2 minutes)" >&2
@@ -132,12 +186,6 @@ if wants native; then
 native_stamp="native/target/.storbench-built"
 native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"
 if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x native/target/release/storbench-load ]; then
-  # the cql protocol's driver (scylla 1.9) needs Rust 1.88; Debian 12's own cargo is 1.65
-  rust_minor="$(rustc --version 2>/dev/null | sed -n 's/^rustc 1\.\([0-9]*\)\..*/\1/p')"
-  if [ "${rust_minor:-0}" -lt 88 ]; then
-    echo "setup: the native load engine needs Rust >= 1.88 (rustup's stable); rustc here: $(rustc --version 2>&1)" >&2
-    exit 1
-  fi
   echo "setup: building the native load engine with cargo (first time: about 4 minutes)" >&2
   cargo build --release --quiet --manifest-path native/Cargo.toml
   echo "$native_fingerprint" > "$native_stamp"

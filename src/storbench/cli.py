@@ -6,13 +6,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from storbench import __version__, api, interrupts
 from storbench.engines.spark import DEFAULT_MASTER, parse_conf
 from storbench.errors import InputError, ResultsError, StorbenchError
-from storbench.progress import Progress
+from storbench.progress import START_TIMES, Progress, remember_seconds, remembered_seconds
 from storbench.results.factory import open_store
 from storbench.results.store import ResultStore
 from storbench.runner import RunOptions
@@ -262,7 +263,12 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
     if args.action == "up":
         store.check_writable()
         options = {name: getattr(args, name) for name in SERVICE_OPTIONS if getattr(args, name) is not None}
-        state = api.service_up(args.name, store, **options)
+        times = store.home / "services" / START_TIMES  # how long each service took to start last time: its ETA
+        with Progress().step(f"starting {args.name}", expected_s=remembered_seconds(times, args.name)) as outcome:
+            started = time.monotonic()
+            state = api.service_up(args.name, store, **options)
+            remember_seconds(times, args.name, time.monotonic() - started)
+            outcome["text"] = state["uri"]
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
         if state.get("nodes"):  # spark, cassandra: the nodes file a run reads its workers' telemetry from

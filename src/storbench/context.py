@@ -45,6 +45,9 @@ class RunContext:
     # Records a workload wants kept with the run (e.g. fio job files and version); the runner
     # writes them as artifacts.json in the run directory at the end.
     artifacts: dict[str, Any] = field(default_factory=dict)
+    # A workload's own progress for long work: progress(done, total, unit), e.g. (3, 24, "tables"); the
+    # runner draws it with an ETA (storbench.progress). Safe from several threads.
+    progress: Callable[..., None] = lambda done, total=None, unit="": None
 
     def engine(self, kind: type[E]) -> E:
         """This run's engine of ``kind`` (the workload declared it in ``engines``)."""

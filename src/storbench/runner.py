@@ -23,10 +23,11 @@ from storbench.context import RunContext
 from storbench.engines.base import EngineSetup, Tag
 from storbench.engines.lifecycle import RunEngines
 from storbench.engines.eventlog import EXECUTOR_HOST
+from storbench.engines.jvmlog import JVM_LOG, relevant_tail
 from storbench.engines.spark import DEFAULT_MASTER
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.machine import fingerprint
-from storbench.progress import Progress
+from storbench.progress import Progress, expected_duration
 from storbench.redaction import redact_argv, redact_settings
 from storbench.results.model import Sample
 from storbench.results.store import SERIES, ResultStore, RunWriter
@@ -188,6 +189,9 @@ class Runner:
                 ctx.shared["node_fingerprints"] = {m.label: m.fingerprint for m in cluster.members}  # ops per thread
             self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                                f"target {target.uri}, devices {', '.join(devices) or 'none'}")
+            self.progress.plan(len(points) * (len(suite.prepare) + repetitions * len(suite.workloads)),
+                               self._expected_s(suite.name, scale, repetitions, writer.manifest["sweep"]))
+            ctx.progress = self.progress.advance  # a workload's own progress (generation, streams, stages)
             setup.run_dir = writer.path
             engines = self._engines = RunEngines(engine_names, setup)
             ctx.engines = engines.by_name
@@ -246,7 +250,15 @@ class Runner:
                 if signalled() and status == "succeeded":
                     status = "interrupted"
                 step("run", lambda: writer.finish(status))
+                if status == "failed":
+                    self._show_log(writer.path / JVM_LOG)
         return RunOutcome(run_id, status, writer.path, writer.manifest.get("errors", []))
+
+    def _show_log(self, path: Path) -> None:
+        """A failed run: the last relevant lines of the JVM's log (the terminal never showed them), with its path."""
+        lines = relevant_tail(path)
+        if lines:
+            self.progress.warn(f"the last relevant lines of {path}:\n" + "\n".join(f"  {line}" for line in lines))
 
     def _attach_target(self, target: Target, ctx: RunContext, writer: RunWriter, need_bytes: int) -> None:
         """Targets reached through an engine (hdfs:// through Spark's Hadoop client) claim their run root now."""
@@ -263,7 +275,8 @@ class Runner:
         label = workload.name if repetition == 0 else f"{workload.name} (repetition {repetition}/{repetitions})"
         if point.labels:
             label += f" [{_point_text(point)}]"
-        with self.progress.step(label) as outcome:
+        poll = getattr(self._engines.by_name.get("spark"), "task_progress", None)  # Spark's tasks, for progress
+        with self.progress.step(label, counted=True, poll=poll) as outcome:
             ctx.last_window = None
             tag = Tag(workload.name, repetition, index, point.labels)
             self._engines.begin(tag)
@@ -297,6 +310,13 @@ class Runner:
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
             outcome["text"] = _short_summary(samples)
+
+    def _expected_s(self, suite: str, scale: str, repetitions: int, sweep: list[dict[str, str]]) -> float | None:
+        """A previous run's duration of this suite at this scale, for the ETA (None: none, or unreadable)."""
+        try:
+            return expected_duration(self.store.list_runs(), suite, scale, repetitions, sweep)
+        except Exception:  # the ETA is a nicety: a store it cannot read is no reason to fail the run
+            return None
 
     def _idle_baseline(self, telemetry: RunTelemetry) -> dict[str | None, float | None]:
         """--idle-s: power while nothing runs, before the first workload (per node and overall)."""

@@ -1,12 +1,13 @@
 """Issue 17: `storbench run WORKLOAD` runs one workload alone, prints a short summary, `show` the full table."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import storbench
+from tests.cli.helpers import ANSI, JVM_NOISE, storbench
 
 
 def _manifest(home: Path) -> dict:
@@ -37,10 +38,18 @@ def test_a_fio_workload_runs_alone_with_a_short_summary(tmp_path):
 
 @pytest.mark.spark
 def test_a_spark_workload_runs_alone_after_its_data_generator(tmp_path):
+    """Also a default run's quiet terminal (issue 17): Spark's and the JVM's lines only in the run's spark.log;
+    captured output gets plain progress lines with the run's ETA."""
     home = tmp_path / "home"
-    done = storbench(home, "run", "groupby", "--scale", "20K", "--json", timeout=600)
+    done = storbench(home, "run", "groupby", "--scale", "20K", timeout=600)
     assert done.returncode == 0, done.stderr
-    outcome = json.loads(done.stdout)
-    samples = [json.loads(line) for line in (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines()]
+    run_dir = next(home.glob("runs/*"))
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     timed = {(s["workload"], s["repetition"]) for s in samples if s["metric"] == "completion_time"}
     assert timed == {("datagen", 0), ("groupby", 1)}  # datagen untimed first (prepare), groupby once
+    for pattern in JVM_NOISE:
+        assert pattern not in done.stdout and pattern not in done.stderr, pattern
+    assert not ANSI.search(done.stdout + done.stderr)  # not a terminal: plain lines
+    assert re.search(r"^\[\d\d:\d\d\] datagen: done in .*\[step 1/2, ETA \d\d:\d\d\]$", done.stderr, re.M), done.stderr
+    assert "Setting default log level" in (run_dir / "spark.log").read_text()  # Spark's own line went there
+    assert not (run_dir / "spark-driver.log").exists()

@@ -145,7 +145,7 @@ def test_a_signal_cancels_spark_jobs_and_ends_the_jvm(tmp_path, signum, twice):
     assert "FileNotFound" not in stderr  # no job was left reading the removed dataset
     assert "Traceback" not in stderr and "py4j" not in stderr, stderr
     assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
-    assert "Spark" in (Path(outcome["path"]) / "spark-driver.log").read_text()  # the JVM's own lines went there
+    assert "Spark" in (Path(outcome["path"]) / "spark.log").read_text()  # the JVM's own lines went there
 
 
 def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
+from storbench.engines.jvmlog import JVM_LOG
 from storbench.engines.shipping import ship_code
 from storbench.errors import EngineError, InputError
 from storbench.redaction import SPARK_REDACTION_REGEX, redact_settings
@@ -79,7 +80,6 @@ def quiet_py4j() -> None:
     logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
 
 
-JVM_LOG = "spark-driver.log"  # the JVM's stderr, in the run directory
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
 
 
@@ -96,11 +96,12 @@ class SparkEngine(Engine):
         self.local_dir = local_dir
         self.app_name = app_name
         self.event_log_dir: str | None = None  # the run's own results directory, when the run keeps one
-        self.jvm_log: Path | None = None  # where the JVM's stderr goes (else storbench's own stderr)
+        self.jvm_log: Path | None = None  # where the JVM's output goes (else storbench's own stdout/stderr)
         self.session: Any = None
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
         self._s3a_before: dict[str, int] | None = None  # S3A's request counters when the workload began
+        self._group: str | None = None  # the job group of the workload running now
 
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "SparkEngine":
@@ -168,8 +169,9 @@ class SparkEngine(Engine):
         return self.session
 
     def _launch_jvm(self) -> None:
-        """Spark's JVM with its stderr in the run's ``spark-driver.log``: its start-up notes, task errors and
-        a cancelled job's lines stay out of storbench's own output (PySpark would launch it on our stderr)."""
+        """Spark's JVM with its stdout and stderr in the run's ``spark.log``: its start-up notes (incubator
+        modules, NativeCodeLoader, the default log level), log4j's lines, task errors and a cancelled job's
+        lines stay out of storbench's own output (PySpark would launch it on our stdout and stderr)."""
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
 
@@ -178,7 +180,8 @@ class SparkEngine(Engine):
         conf = SparkConf().setMaster(self.master).setAppName(self.app_name).setAll(list(self.effective_conf().items()))
         log = os.open(self.jvm_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:  # the JVM keeps its own descriptor
-            SparkContext._ensure_initialized(gateway=launch_gateway(conf, popen_kwargs={"stderr": log}))
+            gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+            SparkContext._ensure_initialized(gateway=gateway)
         finally:
             os.close(log)
 
@@ -205,8 +208,28 @@ class SparkEngine(Engine):
     def begin(self, tag: Tag) -> None:
         group = job_group(tag.workload, tag.repetition) + (f"{GROUP_SEPARATOR}{tag.point_index}" if tag.labels else "")
         self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
+        self._group = group
         self.set_job_group(group)
         self._s3a_before = s3a.read_counters(self.session) if self.session is not None else None
+
+    def task_progress(self) -> tuple[int, int] | None:
+        """Tasks done (or skipped) of those known in the running workload's Spark jobs, from Spark's status
+        store, for the progress line (None: no session or no job yet). Polled about once a second while a
+        workload runs, on a thread of the progress display; any failure only costs that line."""
+        session, group = self.session, self._group
+        if session is None or group is None:
+            return None
+        try:
+            context = session.sparkContext
+            store = context._jsc.sc().statusStore()
+            done = total = 0
+            for job in context.statusTracker().getJobIdsForGroup(group):
+                data = store.job(job)
+                done += data.numCompletedTasks() + data.numSkippedTasks()
+                total += data.numTasks()
+        except Exception:  # a job just cleaned from the store, the session stopping: no progress this time
+            return None
+        return (done, total) if total else None
 
     def end(self, tag: Tag) -> list[Sample]:
         """S3A's requests over the workload (on s3:// targets; the driver's JVM: all of them in local mode)."""

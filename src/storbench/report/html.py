@@ -218,9 +218,10 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
 
 def render_html(comparison: Comparison, series_loader: SeriesLoader | None = None) -> str:
     c = comparison
-    body = "\n".join(filter(None, [_header(c), _configuration(c), _headlines(c), _summary(c), _charts(c),
+    # results first (a newcomer reads from the top), the configuration they were measured on after them
+    body = "\n".join(filter(None, [_header(c), _headlines(c), _summary(c), _charts(c),
                                    queries.html_section(c), nodes_html.html_section(c),
-                                   _series(c, series_loader)]))
+                                   _series(c, series_loader), _configuration(c)]))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(f.title(c))}</title><style>{CSS}</style></head>\n<body><main>\n{body}\n"

@@ -284,6 +284,7 @@ class _Objects(Workload):
             for size_text in sizes:
                 curve = []
                 for concurrency, drivers, clients in steps:
+                    ctx.progress(len(phases), len(sizes) * len(steps), "stages")  # cosbench-like stages
                     job = self._job(ctx, params, size_text, self._mix(params), concurrency, drivers)
                     if self.op == "delete":
                         job["ops"] = 0 if params["duration_s"] > 0 else params["objects"]

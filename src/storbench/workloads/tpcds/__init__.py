@@ -20,6 +20,7 @@ the event log through job groups ``<workload group>@query=…,streams=…``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 import statistics
@@ -36,9 +37,9 @@ from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param
 from storbench.workloads.tpcds.check import duckdb_answers
-from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, analyze_tables, create_database, drop_database,
-                                            duckdb_views, generate, missing_tables, register_tables, run_database,
-                                            tpcgen_version)
+from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, TABLES, analyze_tables, create_database,
+                                            drop_database, duckdb_views, generate, missing_tables, register_tables,
+                                            run_database, tpcgen_version)
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 
@@ -142,8 +143,10 @@ class TpcdsGen(Workload):
             ctx.shared.pop(stale, None)
         data_uri = ctx.data_uri("tpcds")
         with ctx.measure():
+            tables = itertools.count()  # tables started so far, for the progress line
             info = generate(ctx.spark, params["sf"], params["layout"], params["file_mb"], data_uri, staging,
-                            remote, keep, ctx.engine(SparkEngine).default_parallelism(), ctx.mark)
+                            remote, keep, ctx.engine(SparkEngine).default_parallelism(), ctx.mark,
+                            on_table=lambda _table: ctx.progress(next(tables), len(TABLES), "tables"))
         if not keep:
             shutil.rmtree(staging, ignore_errors=True)
         seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
@@ -264,10 +267,12 @@ class Tpcds(Workload):
         _use_database(ctx)  # current for the queries, whatever ran in between
         counts = stream_counts(params)
         results: dict[int, dict[str, Any]] = {}
+        total, done = sum(counts) * len(names), itertools.count(1)  # queries over all streams: the ETA
         with ctx.measure():
             for n in counts:
                 orders = [names] if n == 1 else [permutation(names, params["seed"], n, k) for k in range(1, n + 1)]
-                results[n] = run_streams(ctx.spark, texts, answers, orders, parent, n)
+                results[n] = run_streams(ctx.spark, texts, answers, orders, parent, n,
+                                         lambda: ctx.progress(next(done), total, "queries"))
         record = ctx.artifacts.setdefault("tpcds", {}).setdefault("runs", [])
         record.append({"seed": params["seed"], "streams": {str(n): {
             "orders": [s["order"] for s in r["streams"]],

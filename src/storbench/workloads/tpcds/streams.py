@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any
+from typing import Any, Callable
 
 from storbench.engines.eventlog import sub_group
 from storbench.errors import InputError, WorkloadError
@@ -33,8 +33,9 @@ def stream_counts(params: dict[str, Any]) -> list[int]:
 
 
 def run_streams(spark: Any, texts: dict[str, str], answers: dict[str, Any], orders: list[list[str]], parent: str,
-                n: int) -> dict[str, Any]:
-    """``orders`` run as concurrent streams (one thread each, its own FAIR pool); per stream its results."""
+                n: int, on_query: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """``orders`` run as concurrent streams (one thread each, its own FAIR pool); per stream its results;
+    ``on_query`` after each query of any stream (from that stream's thread)."""
     from pyspark import InheritableThread
 
     streams: list[dict[str, Any]] = [{"order": order, "results": {}} for order in orders]
@@ -48,6 +49,7 @@ def run_streams(spark: Any, texts: dict[str, str], answers: dict[str, Any], orde
             group = sub_group(parent, {"query": name, "streams": str(n)})
             sc.setJobGroup(group, f"TPC-DS {name} (stream {index + 1} of {n})")
             stream["results"][name] = _run_query(spark, name, texts[name], answers.get(name))
+            on_query()
         stream["seconds"] = time.monotonic() - start
 
     started = time.monotonic()
