@@ -45,6 +45,12 @@ class RunContext:
     # Records a workload wants kept with the run (e.g. fio job files and version); the runner
     # writes them as artifacts.json in the run directory at the end.
     artifacts: dict[str, Any] = field(default_factory=dict)
+    # The current workload's `flush` parameter (the runner sets it before each workload): measure() then
+    # closes the window only once the target made the written data durable.
+    flush: bool = False
+    # The conditions the current workload's window ran under, beside its samples in the manifest's
+    # window_rules (flush: how the data was made durable, or "off"; dfsio: checksum). Reset per workload.
+    rules: dict[str, str] = field(default_factory=dict)
 
     def engine(self, kind: type[E]) -> E:
         """This run's engine of ``kind`` (the workload declared it in ``engines``)."""
@@ -83,6 +89,13 @@ class RunContext:
         if path:
             shutil.rmtree(path, ignore_errors=True)
 
+    def evict(self, uri: str) -> int:
+        """The target's evict(uri), its outcome kept in this window's rules: "cold" when files were dropped
+        from the page cache, "warm" when there was nothing to drop (the wrong place, or a remote target)."""
+        count = self.target.evict(uri)
+        self.rules["cache"] = "cold" if count else "warm"
+        return count
+
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"
 
@@ -92,5 +105,7 @@ class RunContext:
         start = self.mark()
         try:
             yield
+            if self.flush:  # the writes end in the page cache; the device sees them only after this
+                self.rules["flush"] = self.target.flush()
         finally:
             self.last_window = Window(start, self.mark())
