@@ -302,7 +302,8 @@ class Runner:
                                 for s in samples + extra + self._engines.end(tag)])
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
-            self._record_rules(writer, workload.name, ctx.rules)
+            self._record_rules(writer, f"{workload.name} [{_point_text(point)}]" if point.labels else workload.name,
+                               ctx.rules)
             outcome["text"] = _short_summary(samples)
 
     def _execute(self, ctx: RunContext, workload: Workload, params: dict[str, Any], tag: Tag) -> list[Sample]:
@@ -337,8 +338,8 @@ class Runner:
                 raise error from exc
 
     def _record_rules(self, writer: RunWriter, workload: str, rules: dict[str, str]) -> None:
-        """The manifest's window_rules: per workload, the conditions its windows ran under (the report shows
-        them; compare calls runs whose rules differ not comparable)."""
+        """The manifest's window_rules: per workload (and sweep point), the conditions its windows ran under
+        (the report shows them; compare calls runs whose rules differ not comparable)."""
         known = dict(writer.manifest.get("window_rules") or {})
         if rules and known.get(workload) != rules:
             known[workload] = {**known.get(workload, {}), **rules}
