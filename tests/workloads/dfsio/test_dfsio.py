@@ -27,6 +27,8 @@ def test_hadoop_testdfsio_result_file_parses_and_converts_to_mb():
     samples = {s.metric: s for s in to_samples("dfsio-write", values)}
     assert samples["dfsio_throughput_mbps"].value == pytest.approx(1419.42 * 1.048576)
     assert samples["dfsio_throughput_mbps"].labels == {"driver": "testdfsio"}
+    labelled = to_samples("dfsio-write", values, {"checksum": "true"})
+    assert labelled[0].labels == {"driver": "testdfsio", "checksum": "true"}
 
 
 def _run(home, target, label, *extra):
@@ -53,13 +55,33 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
         assert ours[(phase, "dfsio_io_rate_stddev_mbps", None)]["value"] >= 0
     assert list(target.iterdir()) == []  # dfsio-clean and the run root are gone
     hadoop = _run(home, str(target), "dfsio-hadoop", "--set", "driver=testdfsio")
-    assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio"}
+    assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio",
+                                                                               "checksum": "true"}
+    assert ours[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"checksum": "false"}
     # the Hadoop engine started only for the testdfsio driver, and recorded the Hadoop it ran
     assert hadoop["manifest"]["software"]["hadoop"].startswith("hadoop 3.")
     assert "hadoop" not in ours["manifest"]["software"]
+    # the same rules for both drivers: each read phase starts with the files just written evicted (the
+    # testdfsio driver's own files, not an empty directory), each write window ends once the data is synced
+    for run, checksum in ((ours, "false"), (hadoop, "true")):
+        rules = run["manifest"]["window_rules"]
+        assert rules["dfsio-write"] == {"flush": "syncfs", "checksum": checksum}
+        assert rules["dfsio-read"] == {"cache": "cold", "checksum": checksum}
+    # the numbers agree: the same bytes written and read (TestDFSIO's MiB converted to MB) ...
+    for phase in ("dfsio-write", "dfsio-read"):
+        assert hadoop[(phase, "dfsio_total_mb", None)]["value"] == pytest.approx(16.0, rel=1e-3)
+    # ... and, both reading cold with as many files at once, rates within 5x of each other (from the page
+    # cache TestDFSIO's read was about 10x storbench's cold read, one map at a time its write 4x; the CRC
+    # layer costs 1.4-1.7x; 4 MB files on a shared machine leave the rest to noise)
+    for phase in ("dfsio-write", "dfsio-read"):
+        ratio = (hadoop[(phase, "dfsio_throughput_mbps", None)]["value"]
+                 / ours[(phase, "dfsio_throughput_mbps", None)]["value"])
+        assert 1 / 5 < ratio < 5, (phase, ratio)
     table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
     assert table.returncode == 0, table.stderr
     assert "dfsio-write" in table.stdout and "stddev" in table.stdout.lower()
+    # the checksum difference makes the two not comparable, named as such
+    assert "NOT COMPARABLE" in table.stdout and "dfsio-write.checksum: false" in table.stdout
 
 
 @pytest.mark.spark

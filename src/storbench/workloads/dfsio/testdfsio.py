@@ -12,6 +12,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines.base import io_timeout
 from storbench.engines.hadoop import HadoopEngine
+from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 
@@ -60,7 +61,11 @@ def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, A
                   labels: dict[str, str]) -> list[Sample]:
     hadoop = ctx.engine(HadoopEngine)
     result_file = hadoop.scratch() / f"testdfsio-{mode}.txt"
+    # As many files at once as storbench's driver has Spark tasks at once: the local runner's default is one
+    # map at a time, which gives each file the whole machine and is not what the other driver measures.
+    slots = min(params["files"], ctx.engine(SparkEngine).default_parallelism())
     args = ["-D", f"fs.defaultFS={ctx.root_uri}", "-D", "mapreduce.framework.name=local",
+            "-D", f"mapreduce.local.map.tasks.maximum={slots}",
             "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
             "-D", f"test.io.file.buffer.size={params['buffer_size']}",
             *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
