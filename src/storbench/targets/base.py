@@ -226,11 +226,13 @@ def syncfs(directory: Path) -> None:
 
     os.sync() would also wait for every other file system's write-back (other runs, the results home),
     stretching the window by work that is not the target's."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise TargetError(f"cannot sync {directory} (flush): {exc.strerror}") from None
     try:
         if _libc().syncfs(fd) != 0:
-            err = ctypes.get_errno()
-            raise TargetError(f"syncfs on {directory} failed: {os.strerror(err)}")
+            raise TargetError(f"cannot sync {directory} (flush): {os.strerror(ctypes.get_errno())}")
     finally:
         os.close(fd)
 
