@@ -93,6 +93,11 @@ def test_dfsio_on_real_hdfs(hdfs):
     home, state = hdfs
     samples = _run(home, f"{state['uri']}/dfsio", "dfsio-hdfs", "--replication", "2", "--set", "replication=2")
     assert samples[("dfsio-read", "dfsio_throughput_mbps", None)]["value"] > 0
+    # the DataNodes are ours, on this host: the write window ends once their file systems are synced; both
+    # drivers pay HDFS's checksums there
+    rules = samples["manifest"]["window_rules"]
+    assert rules["dfsio-write"] == {"flush": "syncfs (DataNode directories)", "checksum": "true"}
+    assert rules["dfsio-read"] == {"cache": "cold", "checksum": "true"}
     # the DataNodes' traffic crosses loopback: its own per-interface maximum is recorded
     assert samples[("dfsio-write", "max_net_mbps", "lo")]["value"] > 0
 
