@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target", help="where the data goes: file:///path or a directory (default: a temp dir)")
     run.add_argument("--scale", help="tiny, small, paper, or an explicit size (a row count, e.g. 5M)")
     run.add_argument("--repeat", type=int, help="repetitions (default: the suite's)")
+    run.add_argument("--warmup", type=int, default=0, metavar="N",
+                     help="unrecorded repetitions before the recorded ones, per sweep point (default: 0)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a parameter")
     run.add_argument("--spark-master", default=DEFAULT_MASTER, help="Spark master URL (default local[*])")
     run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
@@ -145,7 +147,7 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 
 def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     options = RunOptions(
-        suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat,
+        suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat, warmup=args.warmup,
         overrides=_pairs(args.set, "--set"), spark_master=args.spark_master,
         spark_conf=parse_conf(args.spark_conf), devices=args.devices, interval=args.interval,
         mode=args.mode, replication=args.replication,

@@ -48,6 +48,12 @@ class RunContext:
     # A workload's own progress for long work: progress(done, total, unit), e.g. (3, 24, "tables"); the
     # runner draws it with an ETA (storbench.progress). Safe from several threads.
     progress: Callable[..., None] = lambda done, total=None, unit="": None
+    # The current workload's `flush` parameter (the runner sets it before each workload): measure() then
+    # closes the window only once the target made the written data durable.
+    flush: bool = False
+    # The conditions the current workload's window ran under, beside its samples in the manifest's
+    # window_rules (flush: how the data was made durable, or "off"; dfsio: checksum). Reset per workload.
+    rules: dict[str, str] = field(default_factory=dict)
 
     def engine(self, kind: type[E]) -> E:
         """This run's engine of ``kind`` (the workload declared it in ``engines``)."""
@@ -86,6 +92,13 @@ class RunContext:
         if path:
             shutil.rmtree(path, ignore_errors=True)
 
+    def evict(self, uri: str) -> int:
+        """The target's evict(uri), its outcome kept in this window's rules: "cold" when files were dropped
+        from the page cache, "warm" when there was nothing to drop (the wrong place, or a remote target)."""
+        count = self.target.evict(uri)
+        self.rules["cache"] = "cold" if count else "warm"
+        return count
+
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"
 
@@ -95,5 +108,7 @@ class RunContext:
         start = self.mark()
         try:
             yield
+            if self.flush:  # the writes end in the page cache; the device sees them only after this
+                self.rules["flush"] = self.target.flush()
         finally:
             self.last_window = Window(start, self.mark())

@@ -46,8 +46,10 @@ from storbench.telemetry.run import HostTelemetry, NodesTelemetry, RunTelemetry
 from storbench.workloads.base import Workload
 
 NO_POINT = Point()
+WARMUP_REPETITION = -1  # the engines' tag of a warm-up: never sampled (SparkEngine.begin)
 LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 MAX_LABEL = 64  # the label is part of the run directory's name
+MAX_WARMUP = 100
 # The master URL forms Spark accepts, checked before Spark starts (else a Java stack trace after it does).
 MASTER_FORMS = "local, local[N], local[*], local[N,M], spark://HOST:PORT[,HOST:PORT], yarn, k8s://URL, mesos://URL"
 MASTER_RE = re.compile(r"local(\[(\d+|\*)(\s*,\s*\d+)?\])?|yarn|spark://[^,/:\s]+:\d+(,[^,/:\s]+:\d+)*"
@@ -61,6 +63,7 @@ class RunOptions:
     target: str | None = None  # None: a temporary directory, removed afterwards
     scale: str | None = None
     repeat: int | None = None
+    warmup: int = 0  # --warmup N: unrecorded repetitions before the recorded ones, per sweep point
     overrides: dict[str, Any] = field(default_factory=dict)
     spark_master: str = DEFAULT_MASTER
     spark_conf: dict[str, str] = field(default_factory=dict)
@@ -99,6 +102,8 @@ def validate_options(options: RunOptions) -> None:
         raise InputError(f"--spark-master {options.spark_master!r}: allowed: {MASTER_FORMS}")
     if options.repeat is not None and options.repeat < 1:
         raise InputError(f"--repeat {options.repeat}: must be at least 1")
+    if not 0 <= options.warmup <= MAX_WARMUP:
+        raise InputError(f"--warmup {options.warmup}: must be between 0 and {MAX_WARMUP}")
     if not 0.05 <= options.interval <= 60:
         raise InputError(f"--interval {options.interval}: must be between 0.05 and 60 seconds")
     if options.mode not in ("default", "compat"):
@@ -169,7 +174,7 @@ class Runner:
             writer = self.store.create_run(run_id, {
                 "label": options.label, "suite": suite.name, "suite_source": suite.source, "paper": suite.paper,
                 "tool_version": __version__, "command_line": redact_argv(options.command_line or sys.argv),
-                "scale": scale, "repetitions": repetitions, "parameters": suite_params,
+                "scale": scale, "repetitions": repetitions, "warmup": options.warmup, "parameters": suite_params,
                 "sweep": [point.labels for point in points if point.labels],
                 "workload_parameters": per_workload,
                 "workload_versions": {name: w.version for name, w in workloads.items()},
@@ -189,7 +194,7 @@ class Runner:
                 ctx.shared["node_fingerprints"] = {m.label: m.fingerprint for m in cluster.members}  # ops per thread
             self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                                f"target {target.uri}, devices {', '.join(devices) or 'none'}")
-            self.progress.plan(len(points) * (len(suite.prepare) + repetitions * len(suite.workloads)),
+            self.progress.plan(len(points) * (len(suite.prepare) + (options.warmup + repetitions) * len(suite.workloads)),
                                self._expected_s(suite.name, scale, repetitions, writer.manifest["sweep"]))
             ctx.progress = self.progress.advance  # a workload's own progress (generation, streams, stages)
             setup.run_dir = writer.path
@@ -215,6 +220,10 @@ class Runner:
                 for entry in suite.prepare:
                     self._run_one(ctx, writer, telemetry, windows, workloads[entry.workload],
                                   {**per_workload[entry.workload], **point.params}, 0, 0, point, index)
+                for warmup in range(1, options.warmup + 1):  # the JIT's and caches' start-up, not recorded
+                    for entry in suite.workloads:
+                        self._warm_up(ctx, workloads[entry.workload],
+                                      {**per_workload[entry.workload], **point.params}, warmup, point, index)
                 for repetition in range(1, repetitions + 1):
                     for entry in suite.workloads:
                         self._run_one(ctx, writer, telemetry, windows, workloads[entry.workload],
@@ -277,13 +286,10 @@ class Runner:
             label += f" [{_point_text(point)}]"
         poll = getattr(self._engines.by_name.get("spark"), "task_progress", None)  # Spark's tasks, for progress
         with self.progress.step(label, counted=True, poll=poll) as outcome:
-            ctx.last_window = None
             tag = Tag(workload.name, repetition, index, point.labels)
-            self._engines.begin(tag)
             signals = interrupts.received()
             try:
-                workload.prepare(ctx, params)
-                extra = workload.run(ctx, params)
+                extra = self._execute(ctx, workload, params, tag)
             except Exception as exc:
                 if interrupts.received() > signals:  # py4j turns an interrupt into its own error on the way up
                     raise KeyboardInterrupt from exc
@@ -309,6 +315,8 @@ class Runner:
                                 for s in samples + extra + self._engines.end(tag)])
             windows.append({"workload": workload.name, "repetition": repetition, **point.labels,
                             "t0": window.start, "t1": window.end})
+            self._record_rules(writer, f"{workload.name} [{_point_text(point)}]" if point.labels else workload.name,
+                               ctx.rules)
             outcome["text"] = _short_summary(samples)
 
     def _expected_s(self, suite: str, scale: str, repetitions: int, sweep: list[dict[str, str]]) -> float | None:
@@ -317,6 +325,45 @@ class Runner:
             return expected_duration(self.store.list_runs(), suite, scale, repetitions, sweep)
         except Exception:  # the ETA is a nicety: a store it cannot read is no reason to fail the run
             return None
+
+    def _execute(self, ctx: RunContext, workload: Workload, params: dict[str, Any], tag: Tag) -> list[Sample]:
+        """prepare + run under the engines' tag; the window's rules start from the workload's flush parameter."""
+        ctx.last_window = None
+        ctx.flush = bool(params.get("flush"))
+        ctx.rules = {"flush": "off"} if "flush" in params else {}
+        self._engines.begin(tag)
+        workload.prepare(ctx, params)
+        return list(workload.run(ctx, params))
+
+    def _warm_up(self, ctx: RunContext, workload: Workload, params: dict[str, Any], warmup: int,
+                 point: Point, index: int) -> None:
+        """One unrecorded repetition: run as a recorded one is, its samples and engine figures dropped."""
+        label = f"{workload.name} (warm-up {warmup}/{self.options.warmup})"
+        if point.labels:
+            label += f" [{_point_text(point)}]"
+        with self.progress.step(label, counted=True):
+            tag = Tag(workload.name, WARMUP_REPETITION, index, point.labels)
+            signals = interrupts.received()
+            try:
+                self._execute(ctx, workload, params, tag)
+                self._engines.end(tag)
+            except Exception as exc:
+                if interrupts.received() > signals:
+                    raise KeyboardInterrupt from exc
+                if isinstance(exc, StorbenchError):
+                    exc.where, exc.samples = (workload.name, 0), ()  # nothing of a warm-up is kept
+                    raise
+                error = WorkloadError(f"workload {workload.name} failed in warm-up {warmup}: {_error_line(exc)}")
+                error.where = (workload.name, 0)
+                raise error from exc
+
+    def _record_rules(self, writer: RunWriter, workload: str, rules: dict[str, str]) -> None:
+        """The manifest's window_rules: per workload (and sweep point), the conditions its windows ran under
+        (the report shows them; compare calls runs whose rules differ not comparable)."""
+        known = dict(writer.manifest.get("window_rules") or {})
+        if rules and known.get(workload) != rules:
+            known[workload] = {**known.get(workload, {}), **rules}
+            writer.update_manifest(window_rules=known)
 
     def _idle_baseline(self, telemetry: RunTelemetry) -> dict[str | None, float | None]:
         """--idle-s: power while nothing runs, before the first workload (per node and overall)."""

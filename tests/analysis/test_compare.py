@@ -144,6 +144,18 @@ def test_not_comparable_lists_exactly_the_differing_keys():
     assert compare_runs([a, make_run("c", values)]).comparable
 
 
+def test_runs_whose_windows_ran_under_other_rules_are_not_comparable():
+    values = {("datagen", "completion_time"): [1.0, 1.1, 1.2]}
+    flushed = make_run("a", values, window_rules={"datagen": {"flush": "syncfs"}})
+    cached = make_run("b", values, window_rules={"datagen": {"flush": "off"}})
+    c = compare_runs([flushed, cached])
+    assert [(d.kind, d.key, d.values) for d in c.differences] == [("window", "datagen.flush", ["syncfs", "off"])]
+    assert "window datagen.flush: syncfs (a) vs off (b)" in c.warnings[0]
+    assert c.runs[0].window_rules == {"datagen": {"flush": "syncfs"}}
+    again = make_run("c", values, window_rules={"datagen": {"flush": "syncfs"}})
+    assert compare_runs([flushed, again]).comparable
+
+
 def test_run_facts_failed_runs_and_single_run():
     a = make_run("a", {("g", "completion_time"): [1.0]})
     b = make_run("a", {("g", "completion_time"): [2.0]}, status="failed", run_id="r2",

@@ -33,6 +33,15 @@ def test_paper_scale_is_the_papers_own_size():
     assert [e.workload for e in suite.workloads] == ["groupby", "repartition", "join"]
 
 
+def test_flush_is_on_below_the_paper_scale_and_off_at_it_unless_asked():
+    suite = load_suite("spark-transforms")
+    for scale, flush in (("tiny", True), ("small", True), ("5M", True), ("paper", False)):
+        _, params, per = suite.resolve(scale, {})
+        assert params["flush"] is flush and per["datagen"]["flush"] is flush, scale
+        assert "flush" not in per["groupby"]  # only the workloads that write have it
+    assert suite.resolve("paper", {"flush": "true"})[1]["flush"] is True  # --set wins
+
+
 def test_resolve_layers_suite_scale_entry_and_overrides():
     suite = parse_suite(GOOD, "mini.yaml")
     scale, params, per = suite.resolve(None, {"seed": "7"})
@@ -72,7 +81,7 @@ def test_bad_suite_files_name_file_key_and_allowed(text, message):
 
 def test_unknown_parameter_names_the_allowed_ones():
     suite = parse_suite(GOOD.replace("{format: parquet}", "{fromat: parquet}"), "mini.yaml")
-    with pytest.raises(InputError, match=r"mini.yaml: unknown parameter 'fromat'.*allowed: cold_cache, format"):
+    with pytest.raises(InputError, match=r"mini.yaml: unknown parameter 'fromat'.*allowed: cold_cache, flush, format"):
         suite.resolve(None, {})
 
 

@@ -102,3 +102,12 @@ def test_delete_size_and_evict_inside_the_run_root_only(tmp_path):
     assert target.delete(f"file://{data}/part-1") and not (data / "part-1").exists()
     assert target.delete(f"file://{data}") and not data.exists()
     assert not target.delete(f"file://{data}")  # already gone
+
+
+def test_flush_syncs_the_run_roots_file_system_and_says_how(tmp_path):
+    target = claimed(tmp_path)
+    (tmp_path / "t" / "storbench-r1" / "part-0").write_bytes(b"x" * 4096)
+    assert target.flush() == "syncfs"
+    target.release()
+    with pytest.raises(TargetError, match=r"cannot sync .*storbench-r1 \(flush\): No such file or directory"):
+        target.flush()

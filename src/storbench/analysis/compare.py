@@ -27,7 +27,8 @@ __all__ = ["compare_runs", "Comparison", "RunInfo", "Row", "Cell", "Delta", "Dif
            "PREPARE", "TIMED", "OVERALL", "OVERALL_WORKLOAD"]
 
 MAX_HEADLINES_PER_RUN = 12
-_DIFFERENCE_KINDS = ("suite", "scale", "workload_version", "parameter", "workload_parameter")
+# "window": the conditions a workload's windows ran under (the manifest's window_rules: flush, cache, checksum)
+_DIFFERENCE_KINDS = ("suite", "scale", "workload_version", "parameter", "workload_parameter", "window")
 
 
 def _run_info(index: int, run: Run, name: str) -> RunInfo:
@@ -49,7 +50,8 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
                "driver_memory": settings.get("spark.driver.memory"),
                "executor_memory": settings.get("spark.executor.memory")},
         errors=list(m.get("errors") or []), telemetry_interval_s=config.get("telemetry_interval_s"),
-        replication=config.get("replication"))
+        replication=config.get("replication"), warmup=int(m.get("warmup") or 0),
+        window_rules=dict(m.get("window_rules") or {}))
 
 
 def _names(runs: list[Run]) -> list[str]:
@@ -66,6 +68,8 @@ def _differences(runs: list[Run]) -> list[Difference]:
         out.update({("parameter", k): v for k, v in run.parameters.items()})
         for workload, params in (run.manifest.get("workload_parameters") or {}).items():
             out.update({("workload_parameter", f"{workload}.{k}"): v for k, v in (params or {}).items()})
+        for workload, rules in (run.manifest.get("window_rules") or {}).items():
+            out.update({("window", f"{workload}.{k}"): v for k, v in (rules or {}).items()})
         return out
 
     per_run = [facts(run) for run in runs]

@@ -38,6 +38,9 @@ class RunInfo:
     errors: list[dict[str, Any]] = field(default_factory=list)
     telemetry_interval_s: float | None = None  # every telemetry-derived metric was sampled at this interval
     replication: int | None = None
+    warmup: int = 0  # unrecorded repetitions before the recorded ones (--warmup)
+    # per workload, the conditions its windows ran under (flush: how the data was made durable or "off")
+    window_rules: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def problem(self) -> str | None:

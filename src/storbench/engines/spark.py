@@ -207,7 +207,8 @@ class SparkEngine(Engine):
 
     def begin(self, tag: Tag) -> None:
         group = job_group(tag.workload, tag.repetition) + (f"{GROUP_SEPARATOR}{tag.point_index}" if tag.labels else "")
-        self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
+        if tag.repetition >= 0:  # a warm-up (negative) runs in a group of its own that is never sampled
+            self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
         self._group = group
         self.set_job_group(group)
         self._s3a_before = s3a.read_counters(self.session) if self.session is not None else None

@@ -147,6 +147,7 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
                for k in keys]
     fields += [
         ("Repetitions", get(lambda r: r.repetitions)),
+        ("Warm-up repetitions", get(lambda r: r.warmup or None)),
         ("Started (UTC)", get(lambda r: r.started.replace("T", " ").rstrip("Z"))),
         ("Target", get(lambda r: r.target)),
         ("Devices", get(lambda r: _devices(r.machine.get("devices")))),
@@ -165,6 +166,9 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Spark driver memory", get(lambda r: r.spark.get("driver_memory") or "default")),
         ("Spark executor memory", get(lambda r: r.spark.get("executor_memory") or "default")),
     ]
+    ruled = list(dict.fromkeys(w for r in runs for w in r.window_rules))
+    fields += [(f"Window {w}", get(lambda r, w=w: ", ".join(f"{k}={v}" for k, v in r.window_rules[w].items())
+                                    if w in r.window_rules else None)) for w in ruled]
     from storbench.report.nodes import config_fields  # here: report.nodes imports this module
 
     fields += config_fields(comparison)

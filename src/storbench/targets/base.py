@@ -9,6 +9,7 @@ marker is this run's.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import pkgutil
@@ -130,6 +131,12 @@ class Target:
         """Drop ``uri``'s data from this host's page cache; the number of files evicted."""
         return 0
 
+    def flush(self) -> str:
+        """Make what the run wrote durable before a timed window closes (the ``flush`` parameter); returns
+        how, as the manifest's ``window_rules`` records it. Where a write is durable once its call returns
+        (an S3 PUT), there is nothing to do: "none"."""
+        return "none"
+
     def delete(self, uri: str) -> bool:
         """Remove ``uri`` only if it lies inside a run root storbench marked as its own."""
         raise TargetError(f"refusing to delete {uri}: a {self.kind} target has no run directory")
@@ -212,6 +219,26 @@ def refuse_capacity(uri: str, need_bytes: int, free: int) -> None:
         raise TargetError(f"target {uri}: needs about {need_bytes / 1e9:.2f} GB for this run "
                           f"(dataset and shuffle space) but only {free / 1e9:.2f} GB are free; "
                           f"use a smaller --scale or another --target")
+
+
+def syncfs(directory: Path) -> None:
+    """syncfs(2) on the file system holding ``directory``: its dirty pages reach the device, and only its own.
+
+    os.sync() would also wait for every other file system's write-back (other runs, the results home),
+    stretching the window by work that is not the target's."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise TargetError(f"cannot sync {directory} (flush): {exc.strerror}") from None
+    try:
+        if _libc().syncfs(fd) != 0:
+            raise TargetError(f"cannot sync {directory} (flush): {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def evict_from_page_cache(directory: Path) -> int:

@@ -41,6 +41,15 @@ class DeviceTarget(PathTarget):
             return super().devices(option, warn)
         return [Path(os.path.realpath(self.path)).name], f"raw device {self.path}"
 
+    def flush(self) -> str:
+        """Buffered writes to the device node sit in its page cache until fsync on the device."""
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return "fsync"
+
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
         path = local_path_in(text)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from storbench.errors import InputError, TargetError
 from storbench.targets.base import (MARKER, PathTarget, Target, TargetOptions, evict_from_page_cache,
-                                    local_path_in, refuse_capacity, register)
+                                    local_path_in, refuse_capacity, register, syncfs)
 from storbench.targets.device import DeviceTarget, is_block_device
 
 
@@ -107,6 +107,10 @@ class FileTarget(PathTarget):
 
     def evict(self, uri: str) -> int:
         return evict_from_page_cache(_local(uri))
+
+    def flush(self) -> str:
+        syncfs(self.path / f"storbench-{self.run_id}")
+        return "syncfs"
 
     def delete(self, uri: str) -> bool:
         path = _local(uri)

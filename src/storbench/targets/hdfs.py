@@ -17,7 +17,8 @@ from urllib.parse import urlparse
 
 from storbench.errors import InputError, TargetError
 from storbench.services import service_status
-from storbench.targets.base import MARKER, Target, TargetOptions, evict_from_page_cache, refuse_capacity, register
+from storbench.targets.base import (MARKER, Target, TargetOptions, evict_from_page_cache, refuse_capacity, register,
+                                    syncfs)
 
 CONNECT_TIMEOUT_S = 3.0
 OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed it (kept by the NameNode)
@@ -158,6 +159,19 @@ class HdfsTarget(Target):
         if parent is None:
             raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
         return bool(fs.delete(path, True))
+
+    def flush(self) -> str:
+        """Spark's committer closes every file it wrote before the job ends, and an HDFS close returns once
+        each DataNode of the pipeline acknowledged the last packet: the data is on the DataNodes, in their
+        page cache, not necessarily on their disks (Spark's writers never call hsync). When the DataNodes are
+        ours (their directories are on this host) their file systems are synced here; remote DataNodes
+        reach their disks inside the window only with dfs.datanode.synconclose=true in their own settings."""
+        local_dirs = [Path(d) for d in (self.service["datanode_dirs"] if self.service else []) if Path(d).exists()]
+        if not local_dirs:
+            return "close"
+        for directory in local_dirs:
+            syncfs(directory)
+        return "syncfs (DataNode directories)"
 
     def evict(self, uri: str) -> int:
         """The blocks live in the DataNodes' directories; when those are ours, drop them from the cache."""

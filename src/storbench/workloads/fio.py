@@ -40,7 +40,7 @@ from storbench.results.model import Sample
 from storbench.targets.device import DeviceTarget, check_device_overwrite, device_number, device_size, same_device
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, variant
-from storbench.workloads.params import Param, SizeParam
+from storbench.workloads.params import FLUSH, Param, SizeParam
 
 
 FIO_PARAMS = (
@@ -274,9 +274,10 @@ def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, 
     return samples
 
 
-FioWrite = variant(_Fio, "fio-write", "fio sequential write (paper 002's raw device test)", rw="write")
+FioWrite = variant(_Fio, "fio-write", "fio sequential write (paper 002's raw device test)", rw="write",
+                   params=FIO_PARAMS + (FLUSH,))
 FioRead = variant(_Fio, "fio-read", "fio sequential read of files laid out untimed first (paper 002)", rw="read")
-FioRandWrite = variant(_Fio, "fio-randwrite", "fio random write", rw="randwrite")
+FioRandWrite = variant(_Fio, "fio-randwrite", "fio random write", rw="randwrite", params=FIO_PARAMS + (FLUSH,))
 FioRandRead = variant(_Fio, "fio-randread", "fio random read of files laid out untimed first", rw="randread")
 
 __all__ = ["FIO_PARAMS", "FioRandRead", "FioRandWrite", "FioRead", "FioWrite", "samples_for"]

@@ -37,7 +37,7 @@ from storbench.results.model import Sample
 from storbench.units import parse_size
 from storbench.targets.s3 import S3Target
 from storbench.workloads.base import Workload, variant
-from storbench.workloads.params import Param
+from storbench.workloads.params import FLUSH, Param
 
 HWM_SHARE = 0.95  # the high-water mark: the fewest clients reaching this share of the best throughput
 MIX_OPS = ("put", "get", "head", "list", "delete")
@@ -401,10 +401,11 @@ def hwm_samples(workload: str, curve: list[tuple[int | None, dict[str, Any]]], l
             Sample(workload, "obj_hwm_clients", float(knee), "clients", labels=tagged)]
 
 
-ObjectsPut = variant(_Objects, "objects-put", "S3 PUT of new objects (native engine; COSBench's write stage)", op="put")
+ObjectsPut = variant(_Objects, "objects-put", "S3 PUT of new objects (native engine; COSBench's write stage)", op="put",
+                     params=COMMON + (FLUSH,))  # a PUT is durable when it returns: the flush is "none"
 ObjectsGet = variant(_Objects, "objects-get", "S3 GET of objects written untimed first (whole or ranged)", op="get")
 ObjectsMixed = variant(_Objects, "objects-mixed", "S3 mixed operations by ratio (mix=get=70,put=25,head=5)",
-                       op="mixed")
+                       op="mixed", params=COMMON + (FLUSH,))
 ObjectsList = variant(_Objects, "objects-list", "S3 LIST pages of the workload's prefix", op="list")
 ObjectsDelete = variant(_Objects, "objects-delete", "S3 DELETE of objects written untimed first", op="delete")
 

@@ -99,3 +99,10 @@ class SizeParam(Param):
         what = f"{self.what} (or empty for {self.empty})" if self.empty else self.what
         parse_size(value, name=f"{where}: {self.name}", what=what)
         return text
+
+
+# Shared by every workload that writes to the target (storbench.context.RunContext.measure does the flush).
+# On by default; Suite.resolve turns it off at a suite's "paper" scale (see PAPER_SCALE there).
+FLUSH = Param("flush", bool, True,
+              "end the timed window only when the written data is durable (file://: syncfs; hdfs://: the "
+              "DataNodes' directories when they are local; s3://: nothing to do); default off at the paper scale")

@@ -17,7 +17,7 @@ from storbench.context import RunContext
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
-from storbench.workloads.params import Param
+from storbench.workloads.params import FLUSH, Param
 
 # Shared by every workload of the family: they all read the one dataset datagen wrote.
 DATASET_PARAMS = (
@@ -51,7 +51,7 @@ class Datagen(Workload):
     name = "datagen"
     version = "1"
     description = "Generate the dataset (value, prefix2/4/8, float_val, integer_val) and write it to the target"
-    params = DATASET_PARAMS
+    params = DATASET_PARAMS + (FLUSH,)
     metrics = METRICS
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:

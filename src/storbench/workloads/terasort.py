@@ -19,7 +19,7 @@ from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register, variant
-from storbench.workloads.params import Param
+from storbench.workloads.params import FLUSH, Param
 
 RECORD_BYTES = 100
 TERA_PARAMS = (
@@ -92,6 +92,7 @@ class _TeraPhase(Workload):
 
 class _Gen(_TeraPhase):
     phase = "gen"
+    params = TERA_PARAMS + (FLUSH,)
     description = "generate N 100-byte records (10-byte key, 90-byte value) and verify count and checksum"
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
@@ -118,6 +119,7 @@ class _Gen(_TeraPhase):
 
 class _Sort(_TeraPhase):
     phase = "sort"
+    params = TERA_PARAMS + (FLUSH,)
     description = "sort the generated records into a total order by key (sampled range partitioning)"
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ def test_hadoop_testdfsio_result_file_parses_and_converts_to_mb():
     samples = {s.metric: s for s in to_samples("dfsio-write", values)}
     assert samples["dfsio_throughput_mbps"].value == pytest.approx(1419.42 * 1.048576)
     assert samples["dfsio_throughput_mbps"].labels == {"driver": "testdfsio"}
+    labelled = to_samples("dfsio-write", values, {"checksum": "true"})
+    assert labelled[0].labels == {"driver": "testdfsio", "checksum": "true"}
 
 
 def _run(home, target, label, *extra):
@@ -53,13 +56,36 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
         assert ours[(phase, "dfsio_io_rate_stddev_mbps", None)]["value"] >= 0
     assert list(target.iterdir()) == []  # dfsio-clean and the run root are gone
     hadoop = _run(home, str(target), "dfsio-hadoop", "--set", "driver=testdfsio")
-    assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio"}
+    assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio",
+                                                                               "checksum": "true"}
+    assert ours[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"checksum": "false"}
     # the Hadoop engine started only for the testdfsio driver, and recorded the Hadoop it ran
     assert hadoop["manifest"]["software"]["hadoop"].startswith("hadoop 3.")
     assert "hadoop" not in ours["manifest"]["software"]
+    # the same rules for both drivers: each read phase starts with the files just written evicted (the
+    # testdfsio driver's own files, not an empty directory), each write window ends once the data is synced
+    for run, checksum in ((ours, "false"), (hadoop, "true")):
+        rules = run["manifest"]["window_rules"]
+        assert rules["dfsio-write"] == {"flush": "syncfs", "checksum": checksum}
+        assert rules["dfsio-read"] == {"cache": "cold", "checksum": checksum}
+    # the numbers agree: the same bytes written and read (TestDFSIO's MiB converted to MB) ...
+    for phase in ("dfsio-write", "dfsio-read"):
+        assert hadoop[(phase, "dfsio_total_mb", None)]["value"] == pytest.approx(16.0, rel=1e-3)
+    # ... and rates of the same order. Both read cold with as many files at once: within 5x (from the page
+    # cache TestDFSIO's read was about 10x storbench's cold read). The writes go to the page cache, whose
+    # speed on a machine shared with other writers is the kernel's dirty-page throttling of the moment
+    # (0.5x to 17x between runs minutes apart, here): within 25x, which still catches a unit or timer error.
+    for phase, factor in (("dfsio-read", 5), ("dfsio-write", 25)):
+        ratio = (hadoop[(phase, "dfsio_throughput_mbps", None)]["value"]
+                 / ours[(phase, "dfsio_throughput_mbps", None)]["value"])
+        assert 1 / factor < ratio < factor, (phase, ratio)
     table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
     assert table.returncode == 0, table.stderr
     assert "dfsio-write" in table.stdout and "stddev" in table.stdout.lower()
+    # the checksum difference makes the two not comparable, named as such
+    flat = re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", table.stdout))  # the note is wrapped, at hyphens too
+    assert "NOT COMPARABLE" in flat
+    assert "window dfsio-write.checksum: false (dfsio-ours) vs true (dfsio-hadoop)" in flat
 
 
 @pytest.mark.spark
@@ -67,6 +93,11 @@ def test_dfsio_on_real_hdfs(hdfs):
     home, state = hdfs
     samples = _run(home, f"{state['uri']}/dfsio", "dfsio-hdfs", "--replication", "2", "--set", "replication=2")
     assert samples[("dfsio-read", "dfsio_throughput_mbps", None)]["value"] > 0
+    # the DataNodes are ours, on this host: the write window ends once their file systems are synced; both
+    # drivers pay HDFS's checksums there
+    rules = samples["manifest"]["window_rules"]
+    assert rules["dfsio-write"] == {"flush": "syncfs (DataNode directories)", "checksum": "true"}
+    assert rules["dfsio-read"] == {"cache": "cold", "checksum": "true"}
     # the DataNodes' traffic crosses loopback: its own per-interface maximum is recorded
     assert samples[("dfsio-write", "max_net_mbps", "lo")]["value"] > 0
 

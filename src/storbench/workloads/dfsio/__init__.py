@@ -23,7 +23,7 @@ from storbench.services.jvm import ensure_launcher_jar
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
-from storbench.workloads.params import Param
+from storbench.workloads.params import FLUSH, Param
 
 DFSIO_PARAMS = (
     Param("files", int, 4, "number of files (one task each), TestDFSIO's -nrFiles", minimum=1),
@@ -49,11 +49,25 @@ def per_file_stats(results: list[tuple[int, int]]) -> dict[str, float]:
             "total_mb": total_bytes / 1e6, "files": float(len(results))}
 
 
-def stats_samples(workload: str, stats: dict[str, float]) -> list[Sample]:
-    return [Sample(workload, "dfsio_throughput_mbps", stats["throughput_mbps"], "MB/s"),
-            Sample(workload, "dfsio_avg_io_rate_mbps", stats["avg_io_rate_mbps"], "MB/s"),
-            Sample(workload, "dfsio_io_rate_stddev_mbps", stats["io_rate_stddev_mbps"], "MB/s"),
-            Sample(workload, "dfsio_total_mb", stats["total_mb"], "MB")]
+def stats_samples(workload: str, stats: dict[str, float], labels: dict[str, str]) -> list[Sample]:
+    return [Sample(workload, "dfsio_throughput_mbps", stats["throughput_mbps"], "MB/s", labels=labels),
+            Sample(workload, "dfsio_avg_io_rate_mbps", stats["avg_io_rate_mbps"], "MB/s", labels=labels),
+            Sample(workload, "dfsio_io_rate_stddev_mbps", stats["io_rate_stddev_mbps"], "MB/s", labels=labels),
+            Sample(workload, "dfsio_total_mb", stats["total_mb"], "MB", labels=labels)]
+
+
+def checksum_label(ctx: RunContext, driver: str) -> dict[str, str]:
+    """Whether the bytes pass through Hadoop's CRC layer, as a sample label and a window rule.
+
+    On file:// storbench's driver writes through the raw local file system (DfsIo.fileSystem) while
+    TestDFSIO goes through LocalFileSystem, which computes a CRC per 512 bytes and writes .crc side files:
+    up to 1.7x apart on the same files. Matching TestDFSIO would put the CPU's CRC rate into a device
+    benchmark, so the difference is labelled instead and compare calls the two not comparable. HDFS
+    checksums in its client and DataNodes for both drivers; S3A has no CRC layer.
+    """
+    on = driver == "testdfsio" or ctx.target.scheme == "hdfs"
+    ctx.rules["checksum"] = "true" if on else "false"
+    return {"checksum": ctx.rules["checksum"]}
 
 
 # TestDFSIO (papers 002, 004): the paper reports the mean and stddev across runs
@@ -81,11 +95,12 @@ class _DfsIo(Workload):
                              f"S3A connector here; use driver=storbench on {ctx.target.uri}")
         ensure_launcher_jar()  # its JVM class runs inside Spark's tasks: built before Spark starts
 
-    def data_dir(self, ctx: RunContext) -> str:
-        return ctx.data_uri("dfsio")
+    def data_dir(self, ctx: RunContext, params: dict[str, Any]) -> str:
+        """Where the files are: TestDFSIO's test.build.data for its driver (io_data/ inside), else ours."""
+        return ctx.data_uri("testdfsio" if params["driver"] == "testdfsio" else "dfsio")
 
     def file_uris(self, ctx: RunContext, params: dict[str, Any]) -> list[str]:
-        return [f"{self.data_dir(ctx)}/file_{index:05d}" for index in range(params["files"])]
+        return [f"{self.data_dir(ctx, params)}/file_{index:05d}" for index in range(params["files"])]
 
     def run_tasks(self, ctx: RunContext, expression: str, params: dict[str, Any]) -> list[tuple[int, int]]:
         """One Spark task per file running ``expression`` (a java_method call on ``uri``)."""
@@ -102,6 +117,7 @@ class _DfsIo(Workload):
 @register
 class DfsIoWrite(_DfsIo):
     name = "dfsio-write"
+    params = DFSIO_PARAMS + (FLUSH,)
     description = "TestDFSIO -write: N files of a given size, one Spark task per file, Hadoop FileSystem API"
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
@@ -121,13 +137,13 @@ class DfsIoWrite(_DfsIo):
         if params["driver"] == "testdfsio":
             from storbench.workloads.dfsio.testdfsio import run_testdfsio
 
-            return run_testdfsio(ctx, self.name, "write", params)
+            return run_testdfsio(ctx, self.name, "write", params, checksum_label(ctx, "testdfsio"))
         expression = (f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST({params['file_size']} AS BIGINT), "
                       f"{params['buffer_size']}, {params['replication']})")
         with ctx.measure():
             results = self.run_tasks(ctx, expression, params)
         ctx.shared["dfsio_written"] = True
-        return stats_samples(self.name, per_file_stats(results))
+        return stats_samples(self.name, per_file_stats(results), checksum_label(ctx, "storbench"))
 
 
 @register
@@ -139,13 +155,13 @@ class DfsIoRead(_DfsIo):
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["driver"] == "storbench" and not ctx.shared.get("dfsio_written"):
             raise WorkloadError("dfsio-read: no files to read; the suite must run dfsio-write first")
-        ctx.target.evict(self.data_dir(ctx))
+        ctx.evict(self.data_dir(ctx, params))  # both drivers read from the device, not what the write cached
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         if params["driver"] == "testdfsio":
             from storbench.workloads.dfsio.testdfsio import run_testdfsio
 
-            return run_testdfsio(ctx, self.name, "read", params)
+            return run_testdfsio(ctx, self.name, "read", params, checksum_label(ctx, "testdfsio"))
         expression = f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})"
         with ctx.measure():
             results = self.run_tasks(ctx, expression, params)
@@ -153,7 +169,7 @@ class DfsIoRead(_DfsIo):
         short = [b for b, _ in results if b != expected]
         if short:
             raise WorkloadError(f"dfsio-read: {len(short)} file(s) had {short[0]} bytes, expected {expected}")
-        return stats_samples(self.name, per_file_stats(results))
+        return stats_samples(self.name, per_file_stats(results), checksum_label(ctx, "storbench"))
 
 
 @register
@@ -164,6 +180,6 @@ class DfsIoClean(_DfsIo):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         with ctx.measure():
-            ctx.target.delete(self.data_dir(ctx))
+            ctx.target.delete(self.data_dir(ctx, params))
         ctx.shared.pop("dfsio_written", None)
         return []

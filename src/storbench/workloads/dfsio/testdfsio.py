@@ -12,6 +12,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines.base import io_timeout
 from storbench.engines.hadoop import HadoopEngine
+from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 
@@ -44,11 +45,11 @@ _SAMPLES = (("dfsio_throughput_mbps", "throughput", "MB/s"), ("dfsio_avg_io_rate
             ("dfsio_io_rate_stddev_mbps", "io_rate_stddev", "MB/s"), ("dfsio_total_mb", "total_mib", "MB"))
 
 
-def to_samples(workload: str, values: dict[str, float]) -> list[Sample]:
+def to_samples(workload: str, values: dict[str, float], labels: dict[str, str] | None = None) -> list[Sample]:
     """TestDFSIO's MiB/s converted to storbench's MB/s (10^6 bytes); a rate it could not measure is None."""
     scale = MIB / 1e6
     return [Sample(workload, metric, values[key] * scale if math.isfinite(values[key]) else None, unit,
-                   labels={"driver": "testdfsio"}) for metric, key, unit in _SAMPLES]
+                   labels={"driver": "testdfsio", **(labels or {})}) for metric, key, unit in _SAMPLES]
 
 
 def time_limit(params: dict[str, Any]) -> float:
@@ -56,10 +57,15 @@ def time_limit(params: dict[str, Any]) -> float:
     return io_timeout(params["files"] * params["file_size"])
 
 
-def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any]) -> list[Sample]:
+def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any],
+                  labels: dict[str, str]) -> list[Sample]:
     hadoop = ctx.engine(HadoopEngine)
     result_file = hadoop.scratch() / f"testdfsio-{mode}.txt"
+    # As many files at once as storbench's driver has Spark tasks at once: the local runner's default is one
+    # map at a time, which gives each file the whole machine and is not what the other driver measures.
+    slots = min(params["files"], ctx.engine(SparkEngine).default_parallelism())
     args = ["-D", f"fs.defaultFS={ctx.root_uri}", "-D", "mapreduce.framework.name=local",
+            "-D", f"mapreduce.local.map.tasks.maximum={slots}",
             "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
             "-D", f"test.io.file.buffer.size={params['buffer_size']}",
             *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
@@ -75,4 +81,4 @@ def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, A
     if done.returncode != 0:
         last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
         raise WorkloadError(f"{workload}: TestDFSIO exited with {done.returncode}: {last[0][:300]}")
-    return to_samples(workload, parse_result(result_file.read_text()))
+    return to_samples(workload, parse_result(result_file.read_text()), labels)

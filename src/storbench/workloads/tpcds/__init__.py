@@ -35,7 +35,7 @@ from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
-from storbench.workloads.params import Param
+from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.tpcds.check import duckdb_answers
 from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, TABLES, analyze_tables, create_database,
                                             drop_database, duckdb_views, generate, missing_tables, register_tables,
@@ -123,7 +123,7 @@ class TpcdsGen(Workload):
               Param("layout", str, "partitioned", "partitioned: the six fact tables in Hive partitions on their "
                     "date key (paper 001); flat: no partitions", choices=("partitioned", "flat")),
               Param("file_mb", int, 32, "target Parquet file size in MB (paper 001: 32)", minimum=1),
-              CHECK_MAX_SF)
+              CHECK_MAX_SF, FLUSH)
     metrics = METRICS
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
