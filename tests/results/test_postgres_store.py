@@ -88,11 +88,11 @@ class _CutsTheIndex(Progress):
         self.postgres, self.database = postgres, database
 
     @contextmanager
-    def step(self, label):
+    def step(self, label, **how):
         if "repetition 2/" in label:
             self.postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                               f"WHERE application_name = 'storbench' AND datname = '{self.database}'")
-        with super().step(label) as outcome:
+        with super().step(label, **how) as outcome:
             yield outcome
 
 
