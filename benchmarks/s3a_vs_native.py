@@ -58,7 +58,8 @@ def main() -> None:
         sys.exit(up.stderr)
     try:
         gen = storbench(home, "run", "teragen", "--target", "s3://storbench/bench", "--label", "spark",
-                        "--scale", args.size, "--repeat", str(args.repeat), "--set", f"partition_mb={args.partition_mb}")
+                        "--scale", args.size, "--repeat", str(args.repeat),
+                        "--set", f"partition_mb={args.partition_mb}")
         if gen.returncode != 0:
             sys.exit(gen.stderr[-2000:])
         rows = [s for s in samples(home, "spark") if s["workload"] == "teragen" and not s["labels"].get("cores")]
