@@ -56,6 +56,7 @@ public final class ExecutorStats {
     }
 
     /** The filesystems of FileSystem's cache (a private field: none when this Hadoop names it otherwise). */
+    @SuppressWarnings("unchecked")
     private static List<FileSystem> cachedFileSystems() {
         try {
             Field cacheField = FileSystem.class.getDeclaredField("CACHE");
