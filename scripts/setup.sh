@@ -147,12 +147,18 @@ fi
 # modules it loads, Spark's cloud committers; ~13 MB in jvm/s3a/target/jars), fetched again only when its pom changes.
 if wants s3a; then
 s3a_stamp="jvm/s3a/target/.storbench-built"
-s3a_fingerprint="$(sha256sum jvm/s3a/pom.xml | cut -c1-16)"
+s3a_fingerprint="$(cat jvm/s3a/pom.xml jvm/s3a/src/storbench/s3a/*.java | sha256sum | cut -c1-16)"
 if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
   echo "setup: fetching the S3A jars for Spark with Maven (~13 MB)" >&2
   rm -rf jvm/s3a/target/jars
   mvn -q -B -f jvm/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=target/jars \
       -DincludeScope=runtime >/dev/null
+  # storbench's reader of S3A's counters on the executors (java_method), compiled against PySpark's Hadoop API
+  pyspark_jars="$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars"
+  rm -rf jvm/s3a/target/classes && mkdir -p jvm/s3a/target/classes
+  javac --release 17 -nowarn -cp "$(ls "$pyspark_jars"/hadoop-client-api-*.jar)" \
+      -d jvm/s3a/target/classes jvm/s3a/src/storbench/s3a/*.java
+  jar cf jvm/s3a/target/jars/storbench-s3a-stats.jar -C jvm/s3a/target/classes .
   echo "$s3a_fingerprint" > "$s3a_stamp"
 fi
 fi

@@ -202,6 +202,24 @@ def test_objects_put_fanout_runs_the_shipped_engine_once_per_executor(cluster, s
     assert any(s["workload"] == "objects-put" and s["metric"] == "obj_mbps" for s in samples)
 
 
+@pytest.mark.s3
+def test_s3a_requests_are_counted_on_every_executor(cluster, s3, python_without_storbench, monkeypatch):  # noqa: F811
+    """On a cluster the data's PUTs happen in the executors' JVMs: their S3A counters are read by a job over
+    the executors and added to the driver's (3 JVMs); the driver alone PUTs no records."""
+    _, state, _ = cluster
+    s3_home, _ = s3
+    monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    result, outcome, samples = run_json(s3_home, "teragen", "--target", "s3://storbench/cluster-s3a", "--spark-master",
+                                        state["uri"], "--scale", "200K", "--repeat", "1", "--set", "partition_mb=1",
+                                        timeout=400)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    gen = {s["metric"]: s["value"] for s in samples if s["workload"] == "teragen" and not s["labels"]}
+    assert gen["s3a_jvms"] == 3  # the driver and both executors
+    assert gen["s3a_write_mb"] >= 0.2 and gen["s3a_put_requests"] > 0  # 2,000 records of 100 bytes, as Parquet
+    assert gen["s3a_get_requests"] > 0 and gen["s3a_head_ms"] > 0  # TeraGen's verify read; HEADs are timed
+
+
 def test_spark_transforms_on_the_cluster(cluster, python_without_storbench, monkeypatch):
     home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)

@@ -9,10 +9,10 @@ a copy and delete of every object on S3); ``directory``, ``partitioned`` (S3A's 
 multipart uploads completed at job commit) and ``magic`` (uploads written straight to their final
 keys, made visible at job commit) go through Spark's PathOutputCommitProtocol.
 
-Statistics: S3A counts every request by type in one JVM-wide ``S3AStorageStatistics``; the
-difference across a workload is stored as its samples (``METRICS``). The driver's JVM is read,
-which in local mode also runs every task; on a cluster the executors' requests are not included
-(a note says so).
+Statistics: S3A counts every request by type in one JVM-wide ``S3AStorageStatistics`` per JVM; the
+difference across a workload, summed over the JVMs, is stored as its samples (``METRICS``). The driver's
+JVM is read through py4j; on a cluster (any master but ``local``) each executor's too, by a tiny Spark
+job whose tasks call ``storbench.s3a.ExecutorStats`` (jvm/s3a/src) through Spark SQL's ``java_method``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,13 @@ _COUNTERS = {
     "object_put_bytes": "s3a_write_mb",
     "store_io_retry": "s3a_retries", "store_io_throttled": "s3a_throttled",
 }
+# S3A's request durations (IOStatistics means of its filesystems, in ms) → sample. The analytics read
+# stream's GETs are counted but not timed.
+_DURATIONS = {
+    "action_http_get_request.mean": "s3a_get_ms", "action_http_head_request.mean": "s3a_head_ms",
+    "object_list_request.mean": "s3a_list_ms", "object_put_request.mean": "s3a_put_ms",
+    "object_delete_request.mean": "s3a_delete_ms", "object_bulk_delete_request.mean": "s3a_bulk_delete_ms",
+}
 _BYTES = {"s3a_read_mb", "s3a_fetched_mb", "s3a_write_mb"}
 
 METRICS = metric_table("""
@@ -59,6 +66,13 @@ METRICS = metric_table("""
     s3a_write_mb            | S3A bytes PUT                   | MB       | mean | less/more
     s3a_retries             | S3A retries                     | retries  | mean | fewer/more
     s3a_throttled           | S3A throttled requests          | requests | mean | fewer/more
+    s3a_get_ms              | S3A GET request latency         | ms       | mean | less/more
+    s3a_head_ms             | S3A HEAD request latency        | ms       | mean | less/more
+    s3a_list_ms             | S3A LIST request latency        | ms       | mean | less/more
+    s3a_put_ms              | S3A PUT request latency         | ms       | mean | less/more
+    s3a_delete_ms           | S3A DELETE request latency      | ms       | mean | less/more
+    s3a_bulk_delete_ms      | S3A bulk DELETE request latency | ms       | mean | less/more
+    s3a_jvms                | JVMs whose S3A requests counted | JVMs     | mean | fewer/more
 """)
 
 
@@ -129,32 +143,86 @@ def committer(spark: Any, name: str, uri: str) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
-def read_counters(spark: Any) -> dict[str, int] | None:
-    """S3A's JVM-wide request counters, or None before any S3A filesystem was created."""
-    jvm = spark._jvm
-    stats = jvm.org.apache.hadoop.fs.GlobalStorageStatistics.INSTANCE.get("S3AStorageStatistics")
-    if stats is None:
-        return None
+_STATS_CLASS = "storbench.s3a.ExecutorStats"  # jvm/s3a/src: one JVM's S3A counters as "JVM name=value ..."
+STATS_GROUP = "storbench-s3a-statistics"  # the job group of the reading job (no workload's: not in its metrics)
+
+
+def _parse(line: str) -> tuple[str, dict[str, int]]:
+    """ExecutorStats' line: the JVM's name, its counters, and each duration ``X.mean=samples:sum`` as the
+    counters ``X.mean#samples`` and ``X.mean#sum`` (so that they subtract and add like the others)."""
+    jvm, *pairs = line.split(" ")
     out: dict[str, int] = {}
-    entries = stats.getLongStatistics()
-    while entries.hasNext():
-        entry = entries.next()
-        out[str(entry.getName())] = int(entry.getValue())
-    return out
+    for name, _, value in (pair.partition("=") for pair in pairs):
+        samples, sep, total = value.partition(":")
+        if sep:
+            out[name + "#samples"], out[name + "#sum"] = int(samples), int(total)
+        else:
+            out[name] = int(value)
+    return jvm, out
 
 
-def samples_between(workload: str, before: dict[str, int] | None, after: dict[str, int] | None) -> list[Sample]:
-    """The requests a workload made: ``after - before`` for each counter of ``_COUNTERS``."""
-    if after is None:
-        return []
+def _driver_counters(spark: Any) -> tuple[str, dict[str, int]]:
+    return _parse(str(spark._jvm.storbench.s3a.ExecutorStats.counters()))
+
+
+def _executor_counters(spark: Any) -> dict[str, dict[str, int]]:
+    """Each executor JVM's counters: a job of a few tasks per core, each calling ExecutorStats through Spark
+    SQL's ``java_method`` in whichever executor runs it (JVMs seen twice are read twice: kept once)."""
+    context = spark.sparkContext
+    executors = max(1, int(context._jsc.sc().getExecutorIds().size()))
+    tasks = max(2 * int(context.defaultParallelism), 2 * executors)
+    seen: dict[str, dict[str, int]] = {}
+    for _ in range(3):  # the scheduler may leave an executor without a task: try again, with more tasks
+        rows = spark.range(0, tasks, 1, tasks).selectExpr(f"java_method('{_STATS_CLASS}', 'counters') AS c").collect()
+        seen.update(_parse(row.c) for row in rows)
+        if len(seen) >= executors:
+            break
+        tasks *= 2
+    return seen
+
+
+def read_counters(spark: Any, executors: bool) -> dict[str, dict[str, int]]:
+    """S3A's JVM-wide request counters of each JVM by its name: the driver's (through py4j: it lists, plans and
+    commits jobs) and, with ``executors`` (any master but local: there the tasks run in the driver's JVM), every
+    executor's, read by a tiny Spark job in its own job group."""
+    name, driver = _driver_counters(spark)
+    jvms = {name: driver}
+    if executors:
+        context = spark.sparkContext
+        group = context.getLocalProperty("spark.jobGroup.id")
+        context.setJobGroup(STATS_GROUP, STATS_GROUP)
+        try:
+            jvms.update({jvm: counts for jvm, counts in _executor_counters(spark).items() if jvm != name})
+        finally:
+            if group:
+                context.setJobGroup(group, group)
+            else:
+                context.setLocalProperty("spark.jobGroup.id", None)
+    return jvms
+
+
+def samples_between(workload: str, before: dict[str, dict[str, int]] | None,
+                    after: dict[str, dict[str, int]]) -> list[Sample]:
+    """The requests a workload made in every JVM: ``after - before`` per JVM (an executor that started during
+    the workload counts from 0), summed, for each counter of ``_COUNTERS``; none when S3A was never used."""
     before = before or {}
+    totals: dict[str, int] = {}
+    for jvm, counts in after.items():
+        for counter, value in counts.items():
+            totals[counter] = totals.get(counter, 0) + value - before.get(jvm, {}).get(counter, 0)
     samples = []
     for counter, metric in _COUNTERS.items():
-        if counter not in after:
+        if counter not in totals:
             continue
-        delta = after[counter] - before.get(counter, 0)
         if metric in _BYTES:
-            samples.append(Sample(workload, metric, delta / 1e6, "MB"))
+            samples.append(Sample(workload, metric, totals[counter] / 1e6, "MB"))
         else:
-            samples.append(Sample(workload, metric, float(delta), next(s.unit for s in METRICS if s.name == metric)))
+            unit = next(s.unit for s in METRICS if s.name == metric)
+            samples.append(Sample(workload, metric, float(totals[counter]), unit))
+    for duration, metric in _DURATIONS.items():
+        count = totals.get(duration + "#samples", 0)
+        if count > 0:
+            samples.append(Sample(workload, metric, totals[duration + "#sum"] / count, "ms"))
+    if len(after) > 1:
+        samples.append(Sample(workload, "s3a_jvms", float(len(after)), "JVMs"))
     return samples

@@ -11,6 +11,7 @@ import atexit
 import logging
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -100,7 +101,7 @@ class SparkEngine(Engine):
         self.session: Any = None
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
-        self._s3a_before: dict[str, int] | None = None  # S3A's request counters when the workload began
+        self._s3a_before: dict[str, dict[str, int]] | None = None  # S3A's counters per JVM when the workload began
         self._group: str | None = None  # the job group of the workload running now
 
     @classmethod
@@ -211,7 +212,13 @@ class SparkEngine(Engine):
             self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
         self._group = group
         self.set_job_group(group)
-        self._s3a_before = s3a.read_counters(self.session) if self.session is not None else None
+        self._s3a_before = self._s3a_counters()
+
+    def _s3a_counters(self) -> dict[str, dict[str, int]] | None:
+        """S3A's counters per JVM on s3:// targets: the driver's, and the executors' unless they run in it."""
+        if self.session is None or "spark.hadoop.fs.s3a.endpoint" not in self.user_conf:
+            return None
+        return s3a.read_counters(self.session, executors=not re.fullmatch(r"local(\[.*\])?", self.master))
 
     def task_progress(self) -> tuple[int, int] | None:
         """Tasks done (or skipped) of those known in the running workload's Spark jobs, from Spark's status
@@ -233,10 +240,9 @@ class SparkEngine(Engine):
         return (done, total) if total else None
 
     def end(self, tag: Tag) -> list[Sample]:
-        """S3A's requests over the workload (on s3:// targets; the driver's JVM: all of them in local mode)."""
-        if self.session is None:
-            return []
-        return s3a.samples_between(tag.workload, self._s3a_before, s3a.read_counters(self.session))
+        """S3A's requests over the workload, from the driver and every executor."""
+        after = self._s3a_counters()
+        return s3a.samples_between(tag.workload, self._s3a_before, after) if after is not None else []
 
     def reconfigure(self, point: str, master: str | None, spark_conf: dict[str, str],
                     step: Callable[[str], Any]) -> bool:

@@ -84,3 +84,59 @@ def test_an_s3a_committer_on_a_file_target_is_refused(tmp_path):
     done = storbench(tmp_path / "home", "run", "terasort", "--target", f"file://{tmp_path}", "--set",
                      "committer=magic", "--scale", "200K", "--repeat", "1", timeout=120)
     assert done.returncode != 0 and "committer=magic is an S3A committer" in done.stderr, done.stderr
+
+
+EVERY_SPARK_WORKLOAD = """\
+name: every-spark-workload-on-s3
+description: each Spark workload family once, at its tiniest, on one s3:// target (one Spark session)
+repetitions: 1
+default_scale: tiny
+scale_parameter: rows
+scales:
+  tiny: {rows: 20000, partitions: 2}
+params:
+  format: parquet
+  repartition_partitions: 4
+prepare:
+  - datagen
+  - {workload: tpcds-gen, params: {sf: 0.01, layout: flat, file_mb: 32}}
+workloads:
+  - groupby
+  - repartition
+  - join
+  - {workload: hsgen, params: {size_bytes: 200000, partition_mb: 1}}
+  - {workload: hssort, params: {size_bytes: 200000, partition_mb: 1}}
+  - {workload: hsvalidate, params: {size_bytes: 200000, partition_mb: 1}}
+  - {workload: dfsio-write, params: {files: 2, file_size: 2000000}}
+  - {workload: dfsio-read, params: {files: 2, file_size: 2000000}}
+  - {workload: dfsio-clean, params: {files: 2, file_size: 2000000}}
+  - {workload: tpcds, params: {queries: [q3, q42, q52, q96], shuffle_partitions: 4}}
+"""
+
+
+def test_every_spark_workload_runs_on_s3_and_tpcds_answers_match(s3, client, tmp_path):
+    """spark-transforms, tpcx-hs, dfsio, tpcds-gen and TPC-DS queries (SF 0.01, answers checked against DuckDB
+    as on file://) in one run on s3://; each reports S3A's requests."""
+    home, state = s3
+    suite = tmp_path / "every.yaml"
+    suite.write_text(EVERY_SPARK_WORKLOAD)
+    run = storbench(home, "run", str(suite), "--target", f"s3://{state['bucket']}/every", "--label", "every",
+                    "--repeat", "1", "--interval", "0.5", timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (run_dir,) = [p for p in (home / "runs").iterdir() if "-every-" in p.name]
+    samples = _samples(run_dir)
+    by = {(s["workload"], s["metric"]): s["value"] for s in samples if not s["labels"].get("query")}
+    # bytes each reader took through S3A's streams (data read just before may come from the analytics stream's
+    # cache in this JVM, without a GET: the GETs are counted over the run)
+    for workload in ("groupby", "join", "hssort", "hsvalidate", "dfsio-read", "tpcds"):
+        assert by[(workload, "s3a_read_mb")] > 0, workload
+    assert sum(value for (_, metric), value in by.items() if metric == "s3a_get_requests") > 0
+    for workload in ("hsgen", "hssort", "dfsio-write"):
+        assert by[(workload, "s3a_put_requests")] > 0 and by[(workload, "s3a_list_requests")] >= 0, workload
+    assert by[("dfsio-write", "s3a_write_mb")] >= 4.0  # 2 files of 2 MB, PUT through S3A
+    assert by[("tpcds-gen", "rows")] > 100_000 and by[("tpcds-gen", "s3a_put_requests")] > 0
+    artifacts = json.loads((run_dir / "artifacts.json").read_text())
+    queries = artifacts["tpcds"]["runs"][0]["streams"]["1"]["queries"]
+    assert sorted(queries) == ["q3", "q42", "q52", "q96"]
+    assert {q: r[0]["status"] for q, r in queries.items()} == dict.fromkeys(queries, "ok")  # matched DuckDB
+    assert list(client.list(state["bucket"], "every")) == []  # the run's prefix is gone
