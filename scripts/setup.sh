@@ -123,7 +123,7 @@ if [ -z "$part" ]; then
   if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
   fi
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qx "$fingerprint" "$stamp" 2>/dev/null; then
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ] && ! grep -qxF "$fingerprint" "$stamp" 2>/dev/null; then
     echo "setup: installing storbench and PySpark into .venv (first time: about 2 minutes)" >&2
     .venv/bin/pip install -q --upgrade pip >/dev/null
     .venv/bin/pip install -q -e "$extras"
