@@ -27,13 +27,16 @@ def summary_text(comparison: Comparison) -> str:
     """A single run's short table; rows with labels (per node, per query, per job) are left to the full one."""
     by_workload: dict[str, dict[str, Row]] = {}
     rates: dict[str, list[Row]] = {}  # the workload's own rate: one row, labelled or not (fio labels its job)
+    axes = _sweep_axes(comparison)
     for row in comparison.rows:
         if row.phase == PREPARE or row.workload not in all_workloads():
             continue
-        if not row.labels:
-            by_workload.setdefault(row.workload, {})[row.metric] = row
+        point = {k: v for k, v in row.labels.items() if k in axes}  # a sweep point is an operation of its own
+        name = row.workload + (f" [{', '.join(f'{k}={v}' for k, v in point.items())}]" if point else "")
+        if len(point) == len(row.labels):
+            by_workload.setdefault(name, {})[row.metric] = row
         if row.metric == own_rate_metric(row.workload):
-            rates.setdefault(row.workload, []).append(row)
+            rates.setdefault(name, []).append(row)
     if not by_workload:
         return "(no timed operation finished)"
     table = [["Operation", *(title for _, title in COLUMNS), "Throughput"]]
@@ -42,10 +45,16 @@ def summary_text(comparison: Comparison) -> str:
         for metric, _ in COLUMNS:
             row = rows.get(metric)
             cells.append(f.num(row.cells[0].aggregate) if row else "")
-        own = rows.get(own_rate_metric(workload) or "") or next(iter(rates.get(workload, [])[:1]), None)
+        own = (rows.get(own_rate_metric(next(iter(rows.values())).workload) or "")
+               or next(iter(rates.get(workload, [])[:1]), None))
         cells.append(f"{f.num(own.cells[0].aggregate)} {own.unit}" if own else "")
         table.append(cells)
     runs = comparison.runs[0]
     note = (f"{runs.name}: {len(by_workload)} operation(s); aggregates over repetitions (max for throughput "
             f"and CPU, mean for time and latency). Full table: storbench show {runs.run_id}")
     return "\n".join([*align(table, right=set(range(1, len(COLUMNS) + 2))), "", note])
+
+
+def _sweep_axes(comparison: Comparison) -> set[str]:
+    """The parameters a run swept (its rows carry them as labels)."""
+    return {key for run in comparison.source_runs for point in run.manifest.get("sweep") or [] for key in point}
