@@ -1,5 +1,9 @@
 package storbench.jvm.tera;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /**
  * Hadoop TeraGen's rows (GenSort's format, Jim Gray's sort benchmark): row r is made from
  * the 128-bit linear congruential sequence x(n+1) = A·x(n) + C mod 2^128 started at 0,
@@ -73,28 +77,43 @@ public final class TeraRows {
         return (byte) (nibble < 10 ? '0' + nibble : 'A' + nibble - 10);
     }
 
+    // Whole-word writes into the record (the per-byte loops made generation CPU-bound)
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.BIG_ENDIAN);
+    private static final byte[] TEMPLATE = new byte[RECORD];  // the constant bytes of every record
+    private static final short[] HEX_PAIR = new short[256];  // a byte as two uppercase hex digits
+    private static final int[] HEX_FOUR = new int[16];  // a nibble's hex digit, four times
+
+    static {
+        TEMPLATE[11] = 0x11;
+        for (int i = 12; i < 28; i++) {
+            TEMPLATE[i] = '0';  // the row number's high 64 bits are 0 for any long row
+        }
+        byte[] fixed = {(byte) 0x88, (byte) 0x99, (byte) 0xAA, (byte) 0xBB};
+        System.arraycopy(fixed, 0, TEMPLATE, 44, 4);
+        byte[] end = {(byte) 0xCC, (byte) 0xDD, (byte) 0xEE, (byte) 0xFF};
+        System.arraycopy(end, 0, TEMPLATE, 96, 4);
+        for (int b = 0; b < 256; b++) {
+            HEX_PAIR[b] = (short) (hex(b >>> 4) << 8 | hex(b & 0xf));
+        }
+        for (int n = 0; n < 16; n++) {
+            int d = hex(n);
+            HEX_FOUR[n] = d << 24 | d << 16 | d << 8 | d;
+        }
+    }
+
     /** Writes row {@code row}, whose random value is {@code state} (already advanced), at {@code out[at..at+100)}. */
     public static void record(byte[] out, int at, long[] state, long row) {
         long hi = state[0], lo = state[1];
-        for (int i = 0; i < 8; i++) {
-            out[at + i] = (byte) (hi >>> (56 - 8 * i));
+        System.arraycopy(TEMPLATE, 0, out, at, RECORD);
+        LONG.set(out, at, hi);  // the key: the top 10 bytes of x
+        SHORT.set(out, at + 8, (short) (lo >>> 48));
+        for (int i = 0; i < 8; i++) {  // the row number's low 64 bits as 16 hex digits
+            SHORT.set(out, at + 28 + 2 * i, HEX_PAIR[(int) (row >>> (56 - 8 * i)) & 0xff]);
         }
-        out[at + 8] = (byte) (lo >>> 56);
-        out[at + 9] = (byte) (lo >>> 48);
-        out[at + 10] = 0x00;
-        out[at + 11] = 0x11;
-        for (int i = 0; i < 16; i++) {  // the row number's high 64 bits are 0 for any long row
-            out[at + 12 + i] = '0';
+        for (int i = 0; i < 12; i++) {  // hex digits 20..31 of x (the low 48 bits of lo), each four times
+            INT.set(out, at + 48 + 4 * i, HEX_FOUR[(int) (lo >>> (44 - 4 * i)) & 0xf]);
         }
-        for (int i = 0; i < 16; i++) {
-            out[at + 28 + i] = hex((int) (row >>> (60 - 4 * i)) & 0xf);
-        }
-        out[at + 44] = (byte) 0x88; out[at + 45] = (byte) 0x99; out[at + 46] = (byte) 0xAA; out[at + 47] = (byte) 0xBB;
-        for (int i = 0; i < 12; i++) {  // hex digits 20..31 of x are the low 48 bits of lo
-            byte digit = hex((int) (lo >>> (44 - 4 * i)) & 0xf);
-            out[at + 48 + 4 * i] = digit; out[at + 49 + 4 * i] = digit;
-            out[at + 50 + 4 * i] = digit; out[at + 51 + 4 * i] = digit;
-        }
-        out[at + 96] = (byte) 0xCC; out[at + 97] = (byte) 0xDD; out[at + 98] = (byte) 0xEE; out[at + 99] = (byte) 0xFF;
     }
 }
