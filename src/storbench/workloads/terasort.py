@@ -85,6 +85,7 @@ class _TeraPhase(Workload):
     params = TERA_PARAMS
     metrics = METRICS
     phase = ""  # "gen" | "sort" | "validate": the shared state keys are per phase, not per name
+    version = "2"  # 2: Hadoop TeraGen's rows from the JVM (1: md5 keys in Spark SQL), format=tera
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return 0
