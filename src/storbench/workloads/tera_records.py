@@ -1,10 +1,12 @@
 """Hadoop TeraGen's 100-byte records through storbench's JVM classes (jvm/…/tera), driven over py4j.
 
 Every per-record step runs in the JVM: generation (an InputFormat producing TeraGen's rows for
-any row range), Hadoop's raw record files (read and write), the sort (Spark's RangePartitioner:
-sampled cut points, a total order across part files, as TeraSort's partitioner), and the
-per-file validation pass (one task per file through java_method, as dfsio runs). Python only
-wires the jobs and adds up per-file results.
+any row range), Hadoop's raw record files (read and write), and the per-file validation pass
+(one task per file through java_method, as dfsio runs). Records travel as (10-byte key, 90-byte
+value) pairs; Spark's tuple encoder turns them into key/value binary columns and back with
+generated code, so the sort is Spark SQL's own (sampled range partitioning: a total order across
+part files, as TeraSort's partitioner; then a sort inside each partition). Python only wires the
+jobs and adds up per-file results.
 """
 
 from __future__ import annotations
@@ -28,43 +30,53 @@ def _conf(spark: Any, **values: Any) -> Any:
     return conf
 
 
+def _pair_encoder(spark: Any) -> Any:
+    encoders = spark.sparkContext._jvm.org.apache.spark.sql.Encoders
+    return encoders.tuple(encoders.BINARY(), encoders.BINARY())
+
+
 def generated(spark: Any, records: int, splits: int, first_row: int = 0) -> Any:
-    """A JavaPairRDD of (TeraRecord, null): rows first_row … first_row+records-1 in ``splits`` tasks."""
+    """A JavaPairRDD of (key, value) byte arrays: rows first_row … first_row+records-1 in ``splits`` tasks."""
     conf = _conf(spark, **{"storbench.tera.rows": records, "storbench.tera.splits": splits,
                            "storbench.tera.first": first_row})
+    byte_array = _class(spark, "[B")
     return spark.sparkContext._jsc.newAPIHadoopRDD(conf, _class(spark, f"{PACKAGE}.TeraGenInputFormat"),
-                                                   _class(spark, f"{PACKAGE}.TeraRecord"),
-                                                   _class(spark, "org.apache.hadoop.io.NullWritable"))
+                                                   byte_array, byte_array)
 
 
 def read(spark: Any, uri: str) -> Any:
-    """Hadoop's record files under ``uri`` as a JavaPairRDD of (TeraRecord, null)."""
+    """Hadoop's record files under ``uri`` as a JavaPairRDD of (key, value) byte arrays."""
+    byte_array = _class(spark, "[B")
     return spark.sparkContext._jsc.newAPIHadoopFile(uri, _class(spark, f"{PACKAGE}.TeraFileInputFormat"),
-                                                    _class(spark, f"{PACKAGE}.TeraRecord"),
-                                                    _class(spark, "org.apache.hadoop.io.NullWritable"), _conf(spark))
+                                                    byte_array, byte_array, _conf(spark))
 
 
 def write(spark: Any, pairs: Any, uri: str) -> None:
-    """Writes the records as Hadoop's 100-byte record files (part-r-NNNNN), replacing ``uri``."""
+    """Writes (key, value) pairs as Hadoop's 100-byte record files (part-r-NNNNN), replacing ``uri``."""
     conf = _conf(spark)
     path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(uri)
     path.getFileSystem(conf).delete(path, True)  # FileOutputFormat refuses an existing directory
-    pairs.saveAsNewAPIHadoopFile(uri, _class(spark, f"{PACKAGE}.TeraRecord"),
-                                 _class(spark, "org.apache.hadoop.io.NullWritable"),
-                                 _class(spark, f"{PACKAGE}.TeraFileOutputFormat"), conf)
-
-
-def sorted_by_key(pairs: Any, partitions: int) -> Any:
-    """Range-partitioned by sampled key cut points, sorted inside each partition (TeraSort's total order)."""
-    return pairs.sortByKey(True, partitions)
+    byte_array = _class(spark, "[B")
+    pairs.saveAsNewAPIHadoopFile(uri, byte_array, byte_array, _class(spark, f"{PACKAGE}.TeraFileOutputFormat"), conf)
 
 
 def frame(spark: Any, pairs: Any) -> Any:
-    """The records as a DataFrame of key (10 bytes) and value (90 bytes) binary columns, built in the JVM."""
+    """The pairs as a DataFrame of key (10 bytes) and value (90 bytes) binary columns (encoded in the JVM)."""
     from pyspark.sql import DataFrame
 
-    beans = spark._jsparkSession.createDataFrame(pairs.keys(), _class(spark, f"{PACKAGE}.TeraRecord"))
-    return DataFrame(beans, spark).select("key", "value")
+    dataset = spark._jsparkSession.createDataset(pairs.rdd(), _pair_encoder(spark))
+    return DataFrame(dataset, spark).toDF("key", "value")
+
+
+def pairs_of(spark: Any, frame: Any) -> Any:
+    """A key/value DataFrame back as a JavaPairRDD of byte arrays, partitions and order kept."""
+    dataset = getattr(frame.select("key", "value")._jdf, "as")(_pair_encoder(spark))
+    return spark.sparkContext._jvm.org.apache.spark.api.java.JavaPairRDD.fromJavaRDD(dataset.toJavaRDD())
+
+
+def sort(spark: Any, pairs: Any, partitions: int) -> Any:
+    """TeraSort's order: ``partitions`` sampled key ranges, each sorted by key (unsigned bytes, as Text)."""
+    return pairs_of(spark, frame(spark, pairs).repartitionByRange(partitions, "key").sortWithinPartitions("key"))
 
 
 def part_files(spark: Any, uri: str) -> list[str]:

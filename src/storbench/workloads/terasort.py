@@ -144,7 +144,7 @@ class _Sort(_TeraPhase):
         if ctx.shared["tera"].get("format") == "tera":
             with ctx.measure():  # TeraSort: sampled key ranges (a total order across part files), sorted within
                 rows = tera_records.read(spark, ctx.shared["tera"]["uri"])
-                tera_records.write(spark, tera_records.sorted_by_key(rows, partitions_of(params)), out)
+                tera_records.write(spark, tera_records.sort(spark, rows, partitions_of(params)), out)
             self._record_phase_time(ctx)
             ctx.shared["tera"]["sorted_uri"] = out
             return _throughput(self.name, ctx, params, [])

@@ -1,10 +1,10 @@
 package storbench.jvm.tera;
 
 import java.io.IOException;
+import java.util.Arrays;
 
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.mapreduce.InputSplit;
 import org.apache.hadoop.mapreduce.RecordReader;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
@@ -13,20 +13,22 @@ import org.apache.hadoop.mapreduce.lib.input.FileSplit;
 
 /**
  * Hadoop's 100-byte record files (TeraInputFormat's format): a split owns the records that
- * start inside it, so split boundaries need not fall on records. The value is null: the
- * record is the key.
+ * start inside it, so split boundaries need not fall on records. Each record is a fresh
+ * (10-byte key, 90-byte value) pair.
  */
-public final class TeraFileInputFormat extends FileInputFormat<TeraRecord, NullWritable> {
+public final class TeraFileInputFormat extends FileInputFormat<byte[], byte[]> {
     private static final int BUFFER = 1 << 20;
 
     @Override
-    public RecordReader<TeraRecord, NullWritable> createRecordReader(InputSplit split, TaskAttemptContext context) {
-        return new RecordReader<TeraRecord, NullWritable>() {
+    public RecordReader<byte[], byte[]> createRecordReader(InputSplit split, TaskAttemptContext context) {
+        return new RecordReader<byte[], byte[]>() {
             private FSDataInputStream in;
             private long offset;
             private long end;
             private long start;
-            private TeraRecord current;
+            private final byte[] record = new byte[TeraRows.RECORD];
+            private byte[] key;
+            private byte[] value;
 
             @Override
             public void initialize(InputSplit s, TaskAttemptContext c) throws IOException {
@@ -48,27 +50,27 @@ public final class TeraFileInputFormat extends FileInputFormat<TeraRecord, NullW
                 if (offset >= end) {
                     return false;
                 }
-                byte[] bytes = new byte[TeraRows.RECORD];
-                int read = in.read(bytes, 0, TeraRows.RECORD);
+                int read = in.read(record, 0, TeraRows.RECORD);
                 if (read <= 0) {
                     return false;
                 }
                 if (read < TeraRows.RECORD) {
-                    in.readFully(bytes, read, TeraRows.RECORD - read);
+                    in.readFully(record, read, TeraRows.RECORD - read);
                 }
                 offset += TeraRows.RECORD;
-                current = new TeraRecord(bytes);
+                key = Arrays.copyOfRange(record, 0, TeraRows.KEY);
+                value = Arrays.copyOfRange(record, TeraRows.KEY, TeraRows.RECORD);
                 return true;
             }
 
             @Override
-            public TeraRecord getCurrentKey() {
-                return current;
+            public byte[] getCurrentKey() {
+                return key;
             }
 
             @Override
-            public NullWritable getCurrentValue() {
-                return null;
+            public byte[] getCurrentValue() {
+                return value;
             }
 
             @Override
