@@ -115,14 +115,14 @@ def main() -> None:
     print(f"scope: in-window on both sides (job submission to committed output; JVM/Spark start-up outside); "
           f"slots: Hadoop local mode {args.slots} map + {args.slots} reduce, {reduces} reducers "
           f"(TeraGen: 1 map, local mode's limit) | storbench Spark local[{args.slots}], {reduces} partitions")
-    print(f"{'phase':<10}{'hadoop s':>10}{'storbench s':>13}{'hadoop/storbench':>18}{'goal':>7}")
+    print(f"{'phase':<18}{'hadoop s':>10}{'storbench s':>13}{'hadoop/storbench':>18}{'goal':>7}")
     goals = {"teragen": 1.3, "teragen+terasort": 1.5}
     rows = [("teragen", hadoop["teragen"][0], ours["teragen"]), ("terasort", hadoop["terasort"][0], ours["terasort"]),
             ("teragen+terasort", hadoop["teragen"][0] + hadoop["terasort"][0], ours["teragen"] + ours["terasort"])]
     for phase, theirs, mine in rows:
         goal = f"{goals[phase]:.1f}x" if phase in goals else ""
         verdict = "" if not goal else (" met" if theirs / mine >= goals[phase] else " MISSED")
-        print(f"{phase:<10}{theirs:>10.2f}{mine:>13.2f}{theirs / mine:>17.2f}x{goal:>7}{verdict}")
+        print(f"{phase:<18}{theirs:>10.2f}{mine:>13.2f}{theirs / mine:>17.2f}x{goal:>7}{verdict}")
     whole = hadoop["teragen"][1] + hadoop["terasort"][1]
     print(f"for reference, whole processes (JVM start-up in): hadoop teragen+terasort {whole:.2f} s; storbench's "
           f"whole run {wall:.2f} s, which also starts Spark, verifies teragen and runs teravalidate")

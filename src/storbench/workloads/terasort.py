@@ -140,18 +140,15 @@ class _Sort(_TeraPhase):
         if "tera" not in ctx.shared:
             raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
         ctx.target.evict(ctx.shared["tera"]["uri"])
-        out, spark = ctx.data_uri("tera-out"), ctx.spark
-        if ctx.shared["tera"].get("format") == "tera":
-            with ctx.measure():  # TeraSort: sampled key ranges (a total order across part files), sorted within
-                rows = tera_records.read(spark, ctx.shared["tera"]["uri"])
-                tera_records.write(spark, tera_records.sort(spark, rows, partitions_of(params)), out)
-            self._record_phase_time(ctx)
-            ctx.shared["tera"]["sorted_uri"] = out
-            return _throughput(self.name, ctx, params, [])
+        out, spark, source = ctx.data_uri("tera-out"), ctx.spark, ctx.shared["tera"]["uri"]
+        # TeraSort's order: sampled key ranges (a total order across part files), sorted inside each
         with s3a.committer(spark, params["committer"], out), ctx.measure():
-            frame = spark.read.parquet(ctx.shared["tera"]["uri"])
-            (frame.repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
-             .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
+            if ctx.shared["tera"].get("format") == "tera":
+                tera_records.write(spark, tera_records.sort(spark, tera_records.read(spark, source),
+                                                            partitions_of(params)), out)
+            else:
+                (spark.read.parquet(source).repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
+                 .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
         self._record_phase_time(ctx)
         ctx.shared["tera"]["sorted_uri"] = out
         return _throughput(self.name, ctx, params, [])
