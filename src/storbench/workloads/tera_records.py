@@ -35,10 +35,14 @@ def _pair_encoder(spark: Any) -> Any:
     return encoders.tuple(encoders.BINARY(), encoders.BINARY())
 
 
-def generated(spark: Any, records: int, splits: int, first_row: int = 0) -> Any:
-    """A JavaPairRDD of (key, value) byte arrays: rows first_row … first_row+records-1 in ``splits`` tasks."""
+def generated(spark: Any, records: int, splits: int, first_row: int = 0, block: int = 1) -> Any:
+    """A JavaPairRDD of (key, value) byte arrays: rows first_row … first_row+records-1 in ``splits`` tasks.
+
+    ``block`` > 1: each pair is that many consecutive whole records and an empty value, only for
+    ``write`` (Spark's per-pair costs once per block; the files are the same bytes).
+    """
     conf = _conf(spark, **{"storbench.tera.rows": records, "storbench.tera.splits": splits,
-                           "storbench.tera.first": first_row})
+                           "storbench.tera.first": first_row, "storbench.tera.block": block})
     byte_array = _class(spark, "[B")
     return spark.sparkContext._jsc.newAPIHadoopRDD(conf, _class(spark, f"{PACKAGE}.TeraGenInputFormat"),
                                                    byte_array, byte_array)

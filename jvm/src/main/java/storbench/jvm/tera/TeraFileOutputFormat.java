@@ -9,7 +9,10 @@ import org.apache.hadoop.mapreduce.RecordWriter;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 
-/** Hadoop's 100-byte record files (TeraOutputFormat's format): each record's key then value, nothing between. */
+/**
+ * Hadoop's 100-byte record files (TeraOutputFormat's format): each record's key then value, nothing
+ * between (a block of whole records from TeraGenInputFormat arrives as the key, with an empty value).
+ */
 public final class TeraFileOutputFormat extends FileOutputFormat<byte[], byte[]> {
     @Override
     public RecordWriter<byte[], byte[]> getRecordWriter(TaskAttemptContext context) throws IOException {
