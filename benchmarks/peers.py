@@ -23,9 +23,10 @@ def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True) ->
 
     direct=True: O_DIRECT and an fsync at the end (the device's rate); direct=False:
     buffered without fsync, like TestDFSIO and Hadoop writers, which never sync.
+    fio writes exactly ``size`` bytes (split over ``jobs``): the storbench side's bytes.
     """
     result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
-                             f"--size={min(size, 2 * 10**9) // jobs}", f"--numjobs={jobs}", "--group_reporting",
+                             f"--size={size // jobs}", f"--numjobs={jobs}", "--group_reporting",
                              f"--direct={int(direct)}", "--ioengine=libaio", "--iodepth=16",
                              f"--end_fsync={int(direct)}",
                              "--output-format=json"], check=True, capture_output=True, text=True)
@@ -36,13 +37,17 @@ def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True) ->
     return job["write"]["bw_bytes"] / 1e6
 
 
-def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | None = None) -> list[Sample]:
-    """One repetition of a built-in suite on ``work``; returns its samples (exits on failure)."""
+def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | None = None,
+              master: str | None = None) -> list[Sample]:
+    """One repetition of a built-in suite (or one workload) on ``work``; returns its samples (exits on failure)."""
     store = ResultStore(work / "home")
     target = work / f"target-{suite}"
     target.mkdir()
-    outcome = api.run(RunOptions(suite=suite, label="bench", target=str(target), scale=scale, repeat=1,
-                                 overrides=overrides or {}), store)
+    options = RunOptions(suite=suite, label="bench", target=str(target), scale=scale, repeat=1,
+                         overrides=overrides or {})
+    if master:
+        options.spark_master = master
+    outcome = api.run(options, store)
     if outcome.status != "succeeded":
         raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
     return store.resolve(outcome.run_id).samples
@@ -59,3 +64,13 @@ def run_cli(home: Path, *args: str) -> tuple[dict[str, Any], float]:
         last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
         sys.exit(f"storbench failed: {last}")
     return json.loads(done.stdout), wall
+
+
+def drop_written(work: Path) -> None:
+    """Between the two sides of a write benchmark: everything dirty reaches the disk (sync), and this
+    benchmark's own files leave the page cache (fadvise DONTNEED), so neither side pays for the other's
+    write-back or starts with the other's pages cached. Other users' cached pages are left alone."""
+    from storbench.targets.base import evict_from_page_cache
+
+    os.sync()
+    evict_from_page_cache(work)

@@ -1,10 +1,14 @@
 """TeraGen → TeraSort → TeraValidate (papers 001, 002), and TPCx-HS's HSGen/HSSort/HSValidate.
 
-Records are 100 bytes: a 10-byte random key and a 90-byte value carrying the row id,
-generated in the JVM from a seed. They are stored as uncompressed Parquet (key,
-value binary columns) in files of ``partition_mb``, so bytes on storage ≈ 100 × records.
+Records are Hadoop TeraGen's own 100-byte rows (GenSort's 10-byte keys from its 128-bit
+random sequence, the row id in hex, filler), generated in the JVM (storbench.jvm.tera, see
+``tera_records``) with no Python or per-row SQL in the path. ``format`` chooses how they are
+stored, in files of ``partition_mb``: ``parquet`` (uncompressed, key and value binary columns)
+or ``tera`` (Hadoop's raw 100-byte record files, which Hadoop's own TeraSort and TeraValidate
+read, and which storbench reads from Hadoop's TeraGen). Bytes on storage ≈ 100 × records.
 The checksum is TeraValidate's: the sum of every record's CRC32, order-independent,
-so TeraValidate can prove that the sort lost, duplicated or altered nothing.
+so TeraValidate can prove that the sort lost, duplicated or altered nothing; for the
+same row count it equals the one Hadoop's TeraValidate prints (in hex).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from storbench.engines import s3a
 from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
+from storbench.services.jvm import ensure_launcher_jar
+from storbench.workloads import tera_records
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import FLUSH, Param
 
@@ -26,7 +32,11 @@ TERA_PARAMS = (
     Param("size_bytes", int, 100_000_000, "data set size in bytes (records = size / 100), e.g. 1G", minimum=100),
     Param("partition_mb", int, 128, "size of each generated and sorted file in MB (paper 001: 128, 512, 1024)",
           minimum=1),
-    Param("seed", int, 20260101, "seed of the record generator"),
+    Param("seed", int, 0, "first row of TeraGen's sequence: 0 gives exactly Hadoop TeraGen's rows; another value "
+          "gives rows seed … seed+N-1, a different data set of the same distribution", minimum=0),
+    Param("format", str, "parquet", "how records are stored: parquet (key/value binary columns) or tera "
+          "(Hadoop's 100-byte record files, readable by Hadoop's TeraSort and TeraValidate)",
+          choices=("parquet", "tera")),
     Param("committer", str, s3a.DEFAULT_COMMITTER, "output committer on s3:// targets: file (Spark's classic, "
           "rename on commit), directory, partitioned or magic (S3A's)", choices=s3a.COMMITTERS),
 )
@@ -39,6 +49,7 @@ METRICS = metric_table("""
     hs_elapsed_s     | TPCx-HS elapsed time         | s         | mean | faster/slower
     hsph             | HSph@SF                      | HSph@SF   | mean | higher/lower
 """)
+TERA_BLOCK = 10_000  # records per generated block for format=tera (1 MB arrays)
 PARQUET_OPTIONS = {"compression": "none", "parquet.enable.dictionary": "false"}
 
 
@@ -75,6 +86,7 @@ class _TeraPhase(Workload):
     params = TERA_PARAMS
     metrics = METRICS
     phase = ""  # "gen" | "sort" | "validate": the shared state keys are per phase, not per name
+    version = "2"  # 2: Hadoop TeraGen's rows from the JVM (1: md5 keys in Spark SQL), format=tera
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return 0
@@ -84,6 +96,10 @@ class _TeraPhase(Workload):
         if params["committer"] != s3a.DEFAULT_COMMITTER and ctx.target.scheme != "s3":
             raise InputError(f"workload {self.name}: committer={params['committer']} is an S3A committer and "
                              f"needs an s3:// target; on {ctx.target.kind} use committer=file")
+        if params["committer"] != s3a.DEFAULT_COMMITTER and params["format"] == "tera":
+            raise InputError(f"workload {self.name}: format=tera writes through Hadoop's FileOutputCommitter; "
+                             f"committer={params['committer']} applies to format=parquet only (use committer=file)")
+        ensure_launcher_jar()  # the generator and the record formats are JVM classes: built before Spark starts
 
     def _record_phase_time(self, ctx: RunContext) -> None:
         if ctx.last_window:
@@ -99,21 +115,23 @@ class _Gen(_TeraPhase):
         return params["size_bytes"] * 3  # input, sorted output, shuffle space
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        from pyspark.sql import functions as F
-
-        records, uri = records_of(params), ctx.data_uri("tera-in")
-        ids = ctx.spark.range(0, records, 1, partitions_of(params))
-        digest = F.unhex(F.md5(F.concat_ws(":", F.lit(str(params["seed"])), F.col("id").cast("string"))))
-        filler = F.repeat(F.substring(F.lit("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), (F.col("id") % 26 + 1).cast("int"), 1), 58)
-        frame = ids.select(F.substring(digest, 1, 10).alias("key"),
-                           F.concat(F.lpad(F.hex("id"), 32, "0"), filler).cast("binary").alias("value"))
-        with s3a.committer(ctx.spark, params["committer"], uri), ctx.measure():
-            frame.write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(uri)
+        spark, records, uri = ctx.spark, records_of(params), ctx.data_uri("tera-in")
+        tera = params["format"] == "tera"  # record files take blocks of records: no per-record step in Spark
+        rows = tera_records.generated(spark, records, partitions_of(params), params["seed"], TERA_BLOCK if tera else 1)
+        with s3a.committer(spark, params["committer"], uri), ctx.measure():
+            if tera:
+                tera_records.write(spark, rows, uri)
+            else:
+                tera_records.frame(spark, rows).write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(uri)
         self._record_phase_time(ctx)
-        checksum, count = _checksum_and_count(ctx.spark.read.parquet(uri))  # TeraGen's verify stage
+        if tera:  # TeraGen's verify stage
+            per_file = tera_records.scan(spark, uri)
+            checksum, count = sum(f["checksum"] for f in per_file), sum(f["records"] for f in per_file)
+        else:
+            checksum, count = _checksum_and_count(spark.read.parquet(uri))
         if count != records:
             raise WorkloadError(f"{self.name}: wrote {count} records, expected {records}")
-        ctx.shared["tera"] = {"uri": uri, "checksum": checksum, "records": records}
+        ctx.shared["tera"] = {"uri": uri, "checksum": checksum, "records": records, "format": params["format"]}
         return _throughput(self.name, ctx, params, [Sample(self.name, "records", float(records), "records")])
 
 
@@ -126,11 +144,15 @@ class _Sort(_TeraPhase):
         if "tera" not in ctx.shared:
             raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
         ctx.target.evict(ctx.shared["tera"]["uri"])
-        out = ctx.data_uri("tera-out")
-        with s3a.committer(ctx.spark, params["committer"], out), ctx.measure():
-            frame = ctx.spark.read.parquet(ctx.shared["tera"]["uri"])
-            (frame.repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
-             .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
+        out, spark, source = ctx.data_uri("tera-out"), ctx.spark, ctx.shared["tera"]["uri"]
+        # TeraSort's order: sampled key ranges (a total order across part files), sorted inside each
+        with s3a.committer(spark, params["committer"], out), ctx.measure():
+            if ctx.shared["tera"].get("format") == "tera":
+                tera_records.write(spark, tera_records.sort(spark, tera_records.read(spark, source),
+                                                            partitions_of(params)), out)
+            else:
+                (spark.read.parquet(source).repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
+                 .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
         self._record_phase_time(ctx)
         ctx.shared["tera"]["sorted_uri"] = out
         return _throughput(self.name, ctx, params, [])
@@ -145,8 +167,9 @@ class _Validate(_TeraPhase):
         if "sorted_uri" not in tera:
             raise WorkloadError(f"{self.name}: no sorted output; the suite must run the sort first")
         ctx.target.evict(tera["sorted_uri"])
+        validate = validate_records if tera.get("format") == "tera" else validate_sorted
         with ctx.measure():
-            problems = validate_sorted(ctx.spark, tera["sorted_uri"], tera["records"], tera["checksum"])
+            problems = validate(ctx.spark, tera["sorted_uri"], tera["records"], tera["checksum"])
         self._record_phase_time(ctx)
         if problems:
             raise WorkloadError(f"{self.name}: {problems[0]}" + (f" (and {len(problems) - 1} more problems)"
@@ -177,10 +200,26 @@ def validate_sorted(spark: Any, uri: str, records: int, checksum: int) -> list[s
     if disorder is not None:
         problems.append(f"partition {files.index(disorder['file'])} ({disorder['file']}): the record at offset "
                         f"{disorder['offset']} has a smaller key than the record before it")
-    for index in range(1, len(per_file)):
-        if per_file[index]["first"] < per_file[index - 1]["last"]:
-            problems.append(f"partition {index} ({files[index]}): its first key (offset 0) is smaller than the "
-                            f"last key of partition {index - 1}")
+    return problems + _cross_file_problems(per_file, records, checksum)
+
+
+def validate_records(spark: Any, uri: str, records: int, checksum: int) -> list[str]:
+    """``validate_sorted`` for Hadoop's record files (format=tera): one JVM pass per file, offsets in records."""
+    per_file = tera_records.scan(spark, uri)
+    problems = [f"partition {index} ({entry['file']}): the record at offset {entry['misorder'] // RECORD_BYTES} "
+                f"has a smaller key than the record before it"
+                for index, entry in enumerate(per_file) if entry["misorder"] >= 0]
+    return problems + _cross_file_problems(per_file, records, checksum)
+
+
+def _cross_file_problems(per_file: list[Any], records: int, checksum: int) -> list[str]:
+    """TeraValidate's reduce side: file boundaries in order, the record count and the checksum."""
+    problems = []
+    filled = [(index, entry) for index, entry in enumerate(per_file) if entry["records"]]  # empty: no keys
+    for (before, previous), (index, entry) in zip(filled, filled[1:]):
+        if entry["first"] < previous["last"]:
+            problems.append(f"partition {index} ({entry['file']}): its first key (offset 0) is smaller than the "
+                            f"last key of partition {before}")
     total = sum(row["records"] for row in per_file)
     if total != records:
         problems.append(f"{total} records in the sorted output, the generator wrote {records}")

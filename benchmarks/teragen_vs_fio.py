@@ -1,0 +1,53 @@
+"""storbench's teragen vs fio's buffered sequential write on the same file system, same bytes.
+
+Named peer, measured in this run: fio, one job, 1 MiB sequential writes, buffered (no O_DIRECT, no
+fsync: the data ends in the page cache, as teragen's does), exactly the bytes teragen writes, in
+the same directory. Scope: in-window on both sides (fio's own bandwidth; teragen's window from job
+submission to committed output, Spark start-up and the verify pass outside). Before each side,
+everything dirty is synced and this benchmark's files are evicted from the page cache.
+Goal: teragen ≥ 50% of fio's rate.
+
+    .venv/bin/python benchmarks/teragen_vs_fio.py [--size 1G] [--dir /var/tmp] [--format tera]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+from peers import drop_written, fio_write_mbps, run_suite  # noqa: E402  (benchmarks/ is on sys.path as a script)
+from storbench.units import parse_count  # noqa: E402
+
+GOAL = 0.5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="1G", help="bytes both sides write (default 1G)")
+    parser.add_argument("--dir", default="/var/tmp", help="filesystem to run on (default /var/tmp)")
+    parser.add_argument("--format", default="tera", choices=("tera", "parquet"), help="teragen's storage format")
+    args = parser.parse_args()
+    size = parse_count(args.size)
+    if not size:
+        raise SystemExit(f"--size {args.size!r}: expected a byte count such as 1G")
+    work = Path(tempfile.mkdtemp(prefix="storbench-teragen-fio-", dir=args.dir))
+    try:
+        drop_written(work)
+        samples = run_suite(work, "teragen", str(size), {"format": args.format})
+        seconds = next(s.value for s in samples if s.workload == "teragen" and s.metric == "completion_time")
+        shutil.rmtree(work / "target-teragen", ignore_errors=True)
+        drop_written(work)
+        fio = fio_write_mbps(work, size, direct=False)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    teragen = size / 1e6 / seconds
+    print(f"{size / 1e6:.0f} MB on the filesystem of {args.dir}; teragen format={args.format}; scope: in-window, "
+          f"buffered on both sides (no fsync), page cache synced and this benchmark's files evicted before each")
+    print(f"teragen {teragen:.0f} MB/s vs fio buffered sequential write {fio:.0f} MB/s: {teragen / fio * 100:.0f}% "
+          f"of fio (goal {GOAL * 100:.0f}%: {'met' if teragen / fio >= GOAL else 'MISSED'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+package storbench.jvm.tera;
+
+import java.io.IOException;
+import java.util.Arrays;
+
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.InputSplit;
+import org.apache.hadoop.mapreduce.RecordReader;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.input.FileSplit;
+
+/**
+ * Hadoop's 100-byte record files (TeraInputFormat's format): a split owns the records that
+ * start inside it, so split boundaries need not fall on records. Each record is a fresh
+ * (10-byte key, 90-byte value) pair.
+ */
+public final class TeraFileInputFormat extends FileInputFormat<byte[], byte[]> {
+    private static final int BUFFER = 1 << 20;
+
+    @Override
+    public RecordReader<byte[], byte[]> createRecordReader(InputSplit split, TaskAttemptContext context) {
+        return new RecordReader<byte[], byte[]>() {
+            private FSDataInputStream in;
+            private long offset;
+            private long end;
+            private long start;
+            private final byte[] record = new byte[TeraRows.RECORD];
+            private byte[] key;
+            private byte[] value;
+
+            @Override
+            public void initialize(InputSplit s, TaskAttemptContext c) throws IOException {
+                FileSplit file = (FileSplit) s;
+                Path path = file.getPath();
+                start = ceilRecord(file.getStart());
+                end = ceilRecord(file.getStart() + file.getLength());
+                offset = start;
+                in = path.getFileSystem(c.getConfiguration()).open(path, BUFFER);
+                in.seek(start);
+            }
+
+            private long ceilRecord(long position) {
+                return (position + TeraRows.RECORD - 1) / TeraRows.RECORD * TeraRows.RECORD;
+            }
+
+            @Override
+            public boolean nextKeyValue() throws IOException {
+                if (offset >= end) {
+                    return false;
+                }
+                int read = in.read(record, 0, TeraRows.RECORD);
+                if (read <= 0) {
+                    return false;
+                }
+                if (read < TeraRows.RECORD) {
+                    in.readFully(record, read, TeraRows.RECORD - read);
+                }
+                offset += TeraRows.RECORD;
+                key = Arrays.copyOfRange(record, 0, TeraRows.KEY);
+                value = Arrays.copyOfRange(record, TeraRows.KEY, TeraRows.RECORD);
+                return true;
+            }
+
+            @Override
+            public byte[] getCurrentKey() {
+                return key;
+            }
+
+            @Override
+            public byte[] getCurrentValue() {
+                return value;
+            }
+
+            @Override
+            public float getProgress() {
+                return end == start ? 1f : (offset - start) / (float) (end - start);
+            }
+
+            @Override
+            public void close() throws IOException {
+                if (in != null) {
+                    in.close();
+                }
+            }
+        };
+    }
+}
