@@ -196,7 +196,7 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
 
 def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
     for entry in state["processes"]:
-        if not process.alive(entry["pid"], entry["marker"]):
+        if not process.still_running(entry["pid"], entry["marker"]):
             log = Path(entry.get("log") or workdir / "log" / f"{entry['name']}.log")
             raise EngineError(f"cassandra {entry['name']} (pid {entry['pid']}) exited while starting; "
                               f"last log line: {process.last_line(log)} (log: {log})")

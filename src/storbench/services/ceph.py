@@ -162,7 +162,7 @@ class _Cluster:
 
     def check_alive(self) -> None:
         for daemon in self.daemons:
-            if not process.alive(daemon["pid"], daemon["marker"]):
+            if not process.still_running(daemon["pid"], daemon["marker"]):
                 log = self.workdir / "log" / f"ceph-{daemon['name']}.log"
                 raise EngineError(f"ceph {daemon['name']} (pid {daemon['pid']}) exited while starting; "
                                   f"last log line: {process.last_line(log)}")

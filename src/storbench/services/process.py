@@ -98,11 +98,26 @@ def starting(workdir: Path, state: dict[str, Any], proc: subprocess.Popen) -> It
         raise
 
 
+_CHILDREN: dict[int, subprocess.Popen] = {}  # what spawn() started in this process, by PID
+
+
 def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     workdir.mkdir(parents=True, exist_ok=True)
     log = open(workdir / log_name, "ab")
-    return subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env={**os.environ, **(env or {})}, start_new_session=True)
+    _CHILDREN[proc.pid] = proc
+    return proc
+
+
+def still_running(pid: int, marker: str) -> bool:
+    """Whether a service process is still up while it starts: for one this process spawned, its own exit status
+    (its command line in /proc was seen not to name its program yet right after the start, so a marker check
+    there could call a healthy process dead); for any other, its command line."""
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        return child.poll() is None
+    return alive(pid, marker)
 
 
 def socket_dir(workdir: Path, longest: str) -> Path:
@@ -159,8 +174,9 @@ def alive(pid: int, marker: str) -> bool:
 
 
 def stop_pid(pid: int, marker: str, timeout: float = 20.0) -> bool:
-    """SIGTERM, wait, then SIGKILL; only if the PID's command line still contains ``marker``."""
-    if not alive(pid, marker):
+    """SIGTERM, wait, then SIGKILL; only a process this storbench spawned and still runs, or one whose command
+    line still contains ``marker`` (never a reused PID)."""
+    if not still_running(pid, marker):
         return False
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
         try:
@@ -169,11 +185,11 @@ def stop_pid(pid: int, marker: str, timeout: float = 20.0) -> bool:
             return True
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if not alive(pid, marker) or _zombie(pid):
+            if not still_running(pid, marker) or _zombie(pid):
                 _reap(pid)
                 return True
             time.sleep(0.1)
-    return not alive(pid, marker)
+    return not still_running(pid, marker)
 
 
 def _zombie(pid: int) -> bool:

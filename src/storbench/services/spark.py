@@ -172,7 +172,7 @@ def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, 
 
 def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
     for entry in state["processes"]:
-        if not process.alive(entry["pid"], entry["marker"]):
+        if not process.still_running(entry["pid"], entry["marker"]):
             log = workdir / "log" / f"{entry['name']}.log"
             raise EngineError(f"spark {entry['name']} (pid {entry['pid']}) exited while starting; "
                               f"last log line: {process.last_line(log)} (log: {log})")
