@@ -1,8 +1,6 @@
 package storbench.jvm.tera;
 
 import java.io.IOException;
-import java.util.Arrays;
-
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.InputSplit;
@@ -21,14 +19,11 @@ public final class TeraFileInputFormat extends FileInputFormat<byte[], byte[]> {
 
     @Override
     public RecordReader<byte[], byte[]> createRecordReader(InputSplit split, TaskAttemptContext context) {
-        return new RecordReader<byte[], byte[]>() {
+        return new TeraPairReader() {
             private FSDataInputStream in;
             private long offset;
             private long end;
             private long start;
-            private final byte[] record = new byte[TeraRows.RECORD];
-            private byte[] key;
-            private byte[] value;
 
             @Override
             public void initialize(InputSplit s, TaskAttemptContext c) throws IOException {
@@ -58,24 +53,13 @@ public final class TeraFileInputFormat extends FileInputFormat<byte[], byte[]> {
                     in.readFully(record, read, TeraRows.RECORD - read);
                 }
                 offset += TeraRows.RECORD;
-                key = Arrays.copyOfRange(record, 0, TeraRows.KEY);
-                value = Arrays.copyOfRange(record, TeraRows.KEY, TeraRows.RECORD);
+                splitRecord();
                 return true;
             }
 
             @Override
-            public byte[] getCurrentKey() {
-                return key;
-            }
-
-            @Override
-            public byte[] getCurrentValue() {
-                return value;
-            }
-
-            @Override
             public float getProgress() {
-                return end == start ? 1f : (offset - start) / (float) (end - start);
+                return progress(offset, start, end);
             }
 
             @Override

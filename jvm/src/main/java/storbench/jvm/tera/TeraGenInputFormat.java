@@ -4,7 +4,6 @@ import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import org.apache.hadoop.io.Writable;
@@ -85,15 +84,12 @@ public final class TeraGenInputFormat extends InputFormat<byte[], byte[]> {
 
     @Override
     public RecordReader<byte[], byte[]> createRecordReader(InputSplit split, TaskAttemptContext context) {
-        return new RecordReader<byte[], byte[]>() {
+        return new TeraPairReader() {
             private long row;
             private long end;
             private long first;
             private long[] state;
             private int block;
-            private final byte[] record = new byte[TeraRows.RECORD];
-            private byte[] key;
-            private byte[] value;
 
             @Override
             public void initialize(InputSplit s, TaskAttemptContext c) {
@@ -122,24 +118,13 @@ public final class TeraGenInputFormat extends InputFormat<byte[], byte[]> {
                 }
                 TeraRows.next(state);
                 TeraRows.record(record, 0, state, row++);
-                key = Arrays.copyOfRange(record, 0, TeraRows.KEY);  // fresh arrays: Spark may keep them
-                value = Arrays.copyOfRange(record, TeraRows.KEY, TeraRows.RECORD);
+                splitRecord();
                 return true;
             }
 
             @Override
-            public byte[] getCurrentKey() {
-                return key;
-            }
-
-            @Override
-            public byte[] getCurrentValue() {
-                return value;
-            }
-
-            @Override
             public float getProgress() {
-                return end == first ? 1f : (row - first) / (float) (end - first);
+                return progress(row, first, end);
             }
 
             @Override
