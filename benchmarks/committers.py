@@ -13,21 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import s3_service, storbench_cli as storbench  # noqa: E402
+
 COMMITTERS = ("file", "directory", "partitioned", "magic")
 PEER = "file"
-
-
-def storbench(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), *args],
-                          capture_output=True, text=True, env=env, timeout=3600)
 
 
 def main() -> None:
@@ -35,10 +29,7 @@ def main() -> None:
     parser.add_argument("--size", default="20M", help="TeraGen bytes (default 20M: 200,000 records)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="storbench-bench-committers-"))
-    up = storbench(home, "services", "up", "s3")
-    if up.returncode != 0:
-        sys.exit(up.stderr)
-    try:
+    with s3_service(home):
         run = storbench(home, "run", "terasort", "--target", "s3://storbench/bench", "--label", "committers",
                         "--scale", args.size, "--repeat", "1", "--set", "partition_mb=1",
                         "--sweep", "committer=" + ",".join(COMMITTERS))
@@ -50,8 +41,6 @@ def main() -> None:
             s = json.loads(line)
             if "committer" in s["labels"]:
                 rows[(s["labels"]["committer"], s["workload"], s["metric"])] = s["value"]
-    finally:
-        storbench(home, "services", "down", "s3")
     print(f"terasort on SeaweedFS, {args.size} bytes, files of 1 MB, local[*]; ratio = time / time of '{PEER}'")
     print(f"{'committer':<12}{'sort s':>8}{'ratio':>7}{'gen s':>8}{'ratio':>7}"
           f"{'PUT':>6}{'COPY':>6}{'DELETE':>7}{'LIST':>6}{'multipart':>10}")

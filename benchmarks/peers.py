@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -64,6 +65,26 @@ def run_cli(home: Path, *args: str) -> tuple[dict[str, Any], float]:
         last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
         sys.exit(f"storbench failed: {last}")
     return json.loads(done.stdout), wall
+
+
+def storbench_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """`storbench --results HOME ARGS` in a child process, output captured (the caller judges the exit)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
+           "SPARK_LOCAL_IP": "127.0.0.1"}
+    return subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), *args],
+                          capture_output=True, text=True, env=env, timeout=3600)
+
+
+@contextmanager
+def s3_service(home: Path) -> Iterator[None]:
+    """storbench's own SeaweedFS (`services up s3`) in ``home`` for the block, stopped after."""
+    up = storbench_cli(home, "services", "up", "s3")
+    if up.returncode != 0:
+        sys.exit(up.stderr)
+    try:
+        yield
+    finally:
+        storbench_cli(home, "services", "down", "s3")
 
 
 def drop_written(work: Path) -> None:

@@ -17,19 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def storbench(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), *args],
-                          capture_output=True, text=True, env=env, timeout=3600)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import s3_service, storbench_cli as storbench  # noqa: E402
 
 
 def run_dir(home: Path, label: str) -> Path:
@@ -53,10 +46,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="storbench-bench-s3a-"))
-    up = storbench(home, "services", "up", "s3")
-    if up.returncode != 0:
-        sys.exit(up.stderr)
-    try:
+    with s3_service(home):
         gen = storbench(home, "run", "teragen", "--target", "s3://storbench/bench", "--label", "spark",
                         "--scale", args.size, "--repeat", str(args.repeat),
                         "--set", f"partition_mb={args.partition_mb}")
@@ -76,8 +66,6 @@ def main() -> None:
         if native.returncode != 0:
             sys.exit(native.stderr[-2000:])
         native_mbps = mean([s["value"] for s in samples(home, "native") if s["metric"] == "obj_mbps"])
-    finally:
-        storbench(home, "services", "down", "s3")
     print(f"SeaweedFS on 127.0.0.1, one server; {parts} objects of {object_bytes / 1e6:.2f} MB, concurrency {slots}, "
           f"mean of {args.repeat} repetitions each")
     print(f"  Spark S3A teragen (records + Parquet + PUT + commit): {spark_mbps:8.2f} MB/s "
