@@ -131,16 +131,22 @@ if [ -z "$part" ]; then
   fi
 fi
 
-# The JVM launchers (jvm/): rebuilt only when their sources change.
+# A Maven module DIR (its jar, and its runtime classpath in DIR/target/classpath.txt), rebuilt only when its
+# pom or sources change; MESSAGE says what is built when it is.
+maven_package() {  # DIR MESSAGE
+  local stamp="$1/target/.storbench-built" fingerprint
+  fingerprint="$(cat "$1/pom.xml" $(find "$1/src" -type f | sort) | sha256sum | cut -c1-16)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ]; then
+    echo "setup: $2" >&2
+    mvn -q -B -f "$1/pom.xml" package dependency:build-classpath -DskipTests \
+        -Dmdep.outputFile=target/classpath.txt >/dev/null
+    echo "$fingerprint" > "$stamp"
+  fi
+}
+
+# The JVM launchers (jvm/).
 if wants jvm; then
-jvm_stamp="jvm/target/.storbench-built"
-jvm_fingerprint="$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -c1-16)"
-if [ "$(cat "$jvm_stamp" 2>/dev/null)" != "$jvm_fingerprint" ]; then
-  echo "setup: building the JVM launchers with Maven (first time: about a minute, ~130 MB of jars)" >&2
-  mvn -q -B -f jvm/pom.xml package dependency:build-classpath -DskipTests \
-      -Dmdep.outputFile=target/classpath.txt >/dev/null
-  echo "$jvm_fingerprint" > "$jvm_stamp"
-fi
+  maven_package jvm "building the JVM launchers with Maven (first time: about a minute, ~130 MB of jars)"
 fi
 
 # Spark's S3A connector for s3:// targets (jvm/s3a: hadoop-aws matching PySpark's Hadoop, the AWS SDK v2
@@ -175,16 +181,9 @@ if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ 
 fi
 fi
 # YCSB core 0.17.0, its key-drawing tool and storbench's binding on the DataStax Java driver 4.x (jvm/ycsb/: the
-# generator tests and driver=ycsb; built on first use by buildparts.py): rebuilt when its sources change.
+# generator tests and driver=ycsb; built on first use by buildparts.py).
 if wants ycsb; then
-  ycsb_stamp="jvm/ycsb/target/.storbench-built"
-  ycsb_fingerprint="$(cat jvm/ycsb/pom.xml $(find jvm/ycsb/src -type f | sort) | sha256sum | cut -c1-16)"
-  if [ "$(cat "$ycsb_stamp" 2>/dev/null)" != "$ycsb_fingerprint" ]; then
-    echo "setup: building YCSB core, its key tool and binding with Maven (jvm/ycsb)" >&2
-    mvn -q -B -f jvm/ycsb/pom.xml package dependency:build-classpath -DskipTests \
-        -Dmdep.outputFile=target/classpath.txt >/dev/null
-    echo "$ycsb_fingerprint" > "$ycsb_stamp"
-  fi
+  maven_package jvm/ycsb "building YCSB core, its key tool and binding with Maven (jvm/ycsb)"
 fi
 
 # The native load engine (native/, Rust): a release build, rebuilt only when its sources change.
