@@ -7,6 +7,7 @@ crash or Ctrl-C keeps what was measured and the run is marked interrupted or fai
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
 import shutil
@@ -344,9 +345,12 @@ class Runner:
         with self.progress.step(label, counted=True):
             tag = Tag(workload.name, WARMUP_REPETITION, index, point.labels)
             signals = interrupts.received()
+            kept = copy.deepcopy(ctx.artifacts)  # what the workload keeps (fio's job files and JSON) is not kept
             try:
                 self._execute(ctx, workload, params, tag)
                 self._engines.end(tag)
+                ctx.artifacts.clear()
+                ctx.artifacts.update(kept)
             except Exception as exc:
                 if interrupts.received() > signals:
                     raise KeyboardInterrupt from exc

@@ -24,6 +24,8 @@ def test_warmup_repetitions_run_per_point_and_store_no_samples(tmp_path):
     assert {s["repetition"] for s in samples} == {1}
     times = [s for s in samples if s["metric"] == "completion_time"]
     assert sorted(s["labels"]["bs"] for s in times) == ["128k", "64k"]  # one recorded window per point
+    kept = json.loads((run / "artifacts.json").read_text())["fio"]["workloads"]["fio-write"]["runs"]
+    assert len(kept) == 2  # fio's JSON of the recorded windows only, none of the 4 warm-ups
 
 
 def test_warmup_must_not_be_negative(tmp_path):
