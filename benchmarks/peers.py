@@ -19,17 +19,20 @@ from storbench.results.store import ResultStore  # noqa: E402
 from storbench.runner import RunOptions  # noqa: E402
 
 
-def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True) -> float:
+def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fsync: bool | None = None) -> float:
     """fio sequential write, 1 MiB blocks, libaio, iodepth 16: MB/s.
 
     direct=True: O_DIRECT and an fsync at the end (the device's rate); direct=False:
-    buffered without fsync, like TestDFSIO and Hadoop writers, which never sync.
+    buffered without fsync, like TestDFSIO and Hadoop writers, which never sync. ``fsync``
+    overrides the end-of-job fsync (inside fio's time): buffered with fsync is a writer whose
+    window ends when its data is durable, as storbench's ``flush``.
     fio writes exactly ``size`` bytes (split over ``jobs``): the storbench side's bytes.
     """
+    fsync = direct if fsync is None else fsync
     result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
                              f"--size={size // jobs}", f"--numjobs={jobs}", "--group_reporting",
                              f"--direct={int(direct)}", "--ioengine=libaio", "--iodepth=16",
-                             f"--end_fsync={int(direct)}",
+                             f"--end_fsync={int(fsync)}",
                              "--output-format=json"], check=True, capture_output=True, text=True)
     job = json.loads(result.stdout)["jobs"][0]
     for name in os.listdir(work):
