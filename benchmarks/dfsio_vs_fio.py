@@ -30,7 +30,7 @@ def main() -> None:
     try:
         # Each writer starts with no dirty pages left by the one before (writeback would throttle it).
         os.sync()
-        samples = run_suite(work, "dfsio-002", str(size), {"files": files})
+        samples = run_suite(work, "dfsio-002", str(size), {"files": files, "flush": False})  # as TestDFSIO: no sync
         os.sync()
         fio = fio_write_mbps(work, size * files, jobs=files)
         os.sync()
