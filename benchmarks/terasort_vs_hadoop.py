@@ -113,7 +113,8 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"size {size / 1e6:.0f} MB ({size // 100} records), filesystem of {args.dir}; storbench format={args.format}")
     print(f"scope: in-window on both sides (job submission to committed output; JVM/Spark start-up outside; "
-          f"neither side syncs: storbench flush=false, as Hadoop writes); "
+          f"neither side syncs: storbench flush=false, as Hadoop writes; both through the checksummed local "
+          f"file system); "
           f"slots: Hadoop local mode {args.slots} map + {args.slots} reduce, {reduces} reducers "
           f"(TeraGen: 1 map, local mode's limit) | storbench Spark local[{args.slots}], {reduces} partitions")
     print(f"{'phase':<18}{'hadoop s':>10}{'storbench s':>13}{'hadoop/storbench':>18}{'goal':>7}")

@@ -55,9 +55,18 @@ def read(spark: Any, uri: str) -> Any:
                                                     byte_array, byte_array, _conf(spark))
 
 
-def write(spark: Any, pairs: Any, uri: str) -> None:
-    """Writes (key, value) pairs as Hadoop's 100-byte record files (part-r-NNNNN), replacing ``uri``."""
-    conf = _conf(spark)
+# file:// through Hadoop's raw local file system: no CRC per 512 bytes, no .crc side files. The FileSystem
+# cache is bypassed so that the session's own file:// instance (checksummed) is not replaced.
+RAW_LOCAL = {"fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem", "fs.file.impl.disable.cache": "true"}
+
+
+def write(spark: Any, pairs: Any, uri: str, checksum: bool = True) -> None:
+    """Writes (key, value) pairs as Hadoop's 100-byte record files (part-r-NNNNN), replacing ``uri``.
+
+    ``checksum=False`` on file:// writes through the raw local file system (Hadoop's TeraGen, like
+    every Hadoop writer there, goes through the checksummed one); other schemes are unaffected.
+    """
+    conf = _conf(spark, **({} if checksum else RAW_LOCAL))
     path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(uri)
     path.getFileSystem(conf).delete(path, True)  # FileOutputFormat refuses an existing directory
     byte_array = _class(spark, "[B")

@@ -37,6 +37,9 @@ TERA_PARAMS = (
     Param("format", str, "parquet", "how records are stored: parquet (key/value binary columns) or tera "
           "(Hadoop's 100-byte record files, readable by Hadoop's TeraSort and TeraValidate)",
           choices=("parquet", "tera")),
+    Param("checksum", bool, True, "format=tera on file://: write through Hadoop's checksummed local file system "
+          "(a CRC per 512 bytes and .crc side files, as Hadoop's TeraGen writes there) or, false, through the raw "
+          "one (the drive's rate without the CPU's CRC rate); hdfs:// always checksums, s3:// never"),
     Param("committer", str, s3a.DEFAULT_COMMITTER, "output committer on s3:// targets: file (Spark's classic, "
           "rename on commit), directory, partitioned or magic (S3A's)", choices=s3a.COMMITTERS),
 )
@@ -99,7 +102,18 @@ class _TeraPhase(Workload):
         if params["committer"] != s3a.DEFAULT_COMMITTER and params["format"] == "tera":
             raise InputError(f"workload {self.name}: format=tera writes through Hadoop's FileOutputCommitter; "
                              f"committer={params['committer']} applies to format=parquet only (use committer=file)")
+        if not params["checksum"] and (params["format"] != "tera" or ctx.target.scheme == "hdfs"):
+            raise InputError(f"workload {self.name}: checksum=false needs format=tera on file:// (Spark's Parquet "
+                             f"writer and HDFS always checksum); got format={params['format']} on "
+                             f"{ctx.target.scheme}://")
         ensure_launcher_jar()  # the generator and the record formats are JVM classes: built before Spark starts
+
+    def checksummed(self, ctx: RunContext, params: dict[str, Any]) -> bool:
+        """Whether the written bytes pass through Hadoop's CRC layer, recorded as a window rule (compare calls
+        runs that differ not comparable: the CRC rate is the CPU's, not the drive's)."""
+        on = ctx.target.scheme != "s3" and bool(params["checksum"])
+        ctx.rules["checksum"] = "true" if on else "false"
+        return on
 
     def _record_phase_time(self, ctx: RunContext) -> None:
         if ctx.last_window:
@@ -118,9 +132,10 @@ class _Gen(_TeraPhase):
         spark, records, uri = ctx.spark, records_of(params), ctx.data_uri("tera-in")
         tera = params["format"] == "tera"  # record files take blocks of records: no per-record step in Spark
         rows = tera_records.generated(spark, records, partitions_of(params), params["seed"], TERA_BLOCK if tera else 1)
+        checksum = self.checksummed(ctx, params)
         with s3a.committer(spark, params["committer"], uri), ctx.measure():
             if tera:
-                tera_records.write(spark, rows, uri)
+                tera_records.write(spark, rows, uri, checksum)
             else:
                 tera_records.frame(spark, rows).write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(uri)
         self._record_phase_time(ctx)
@@ -146,10 +161,11 @@ class _Sort(_TeraPhase):
         ctx.target.evict(ctx.shared["tera"]["uri"])
         out, spark, source = ctx.data_uri("tera-out"), ctx.spark, ctx.shared["tera"]["uri"]
         # TeraSort's order: sampled key ranges (a total order across part files), sorted inside each
+        checksum = self.checksummed(ctx, params)
         with s3a.committer(spark, params["committer"], out), ctx.measure():
             if ctx.shared["tera"].get("format") == "tera":
                 tera_records.write(spark, tera_records.sort(spark, tera_records.read(spark, source),
-                                                            partitions_of(params)), out)
+                                                            partitions_of(params)), out, checksum)
             else:
                 (spark.read.parquet(source).repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
                  .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))

@@ -63,7 +63,8 @@ def test_corrupted_sorted_output_names_partition_and_offset(hdfs, tmp_path):
         target.claim("corrupt")
         target.attach_session(spark, 0)
         ctx = RunContext("corrupt", target, str(target.root_uri), engines={"spark": engine})
-        params = {"size_bytes": 3_000_000, "partition_mb": 1, "seed": 7, "committer": "file", "format": "parquet"}
+        params = {"size_bytes": 3_000_000, "partition_mb": 1, "seed": 7, "committer": "file", "format": "parquet",
+                  "checksum": True}
         for name in ("teragen", "terasort", "teravalidate"):
             get_workload(name).run(ctx, params)  # an intact chain validates
         sorted_uri = ctx.shared["tera"]["sorted_uri"]

@@ -76,7 +76,8 @@ def both(tmp_path_factory, request):
         target = parse_target(f"file://{work}/ours")
         target.claim("tera")
         ctx = RunContext("tera", target, str(target.root_uri), engines={"spark": engine})
-        params = {"size_bytes": ROWS * 100, "partition_mb": 1, "seed": 0, "committer": "file", "format": "tera"}
+        params = {"size_bytes": ROWS * 100, "partition_mb": 1, "seed": 0, "committer": "file", "format": "tera",
+                  "checksum": True}
         for name in ("teragen", "terasort"):
             get_workload(name).run(ctx, params)
         validator = in_thread(("teravalidate", ctx.shared["tera"]["sorted_uri"], f"file://{work}/hadoop-report"))
@@ -125,3 +126,23 @@ def test_misordered_record_is_named_by_partition_and_offset(both):
                         f"before it"]
     assert [f["records"] for f in tera_records.scan(spark, f"file://{copy}")] == \
            [f["records"] for f in tera_records.scan(spark, both["tera"]["sorted_uri"])]
+
+
+def test_checksum_false_writes_the_same_records_without_the_crc_layer(both):
+    spark = both["spark"]
+    raw = both["work"] / "raw"
+    tera_records.write(spark, tera_records.generated(spark, ROWS, 2, 0, 1000), f"file://{raw}", checksum=False)
+    assert list(raw.glob("part-r-*")) and not list(raw.glob(".*.crc"))  # no side files: the raw file system
+    assert list(Path(both["tera"]["uri"].removeprefix("file://")).glob(".part-r-*.crc"))  # the default has them
+    assert _bytes_of(raw) == _bytes_of(Path(both["tera"]["uri"].removeprefix("file://")))
+    assert sum(f["checksum"] for f in tera_records.scan(spark, f"file://{raw}")) == both["tera"]["checksum"]
+
+
+def test_checksum_false_is_refused_where_it_cannot_hold(tmp_path):
+    from tests.cli.helpers import storbench
+
+    result = storbench(tmp_path / "home", "run", "teragen", "--target", str(tmp_path), "--set", "checksum=false")
+    assert result.returncode == 2
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [
+        "storbench: error: workload teragen: checksum=false needs format=tera on file:// (Spark's Parquet writer "
+        "and HDFS always checksum); got format=parquet on file://"]
