@@ -99,6 +99,21 @@ class RunContext:
         self.rules["cache"] = "cold" if count else "warm"
         return count
 
+    def tool_window(self, seconds: float | None) -> None:
+        """Narrows the last window to a tool's own operation phase: the last ``seconds`` of it, as the tool
+        timed them (its start-up, connect and teardown then fall outside, as the native path's do); rules
+        say so as ``timing=operations``. ``None`` (the tool printed no time) leaves the window whole and says
+        ``timing=process``, so compare sets it apart."""
+        window = self.last_window
+        if window is None:
+            return
+        if seconds is None or seconds <= 0:
+            self.rules["timing"] = "process"
+            return
+        # the teardown after the last operation (summary, exit) is short; the window ends with the process
+        self.last_window = Window(max(window.start, window.end - seconds), window.end)
+        self.rules["timing"] = "operations"
+
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"
 

@@ -244,6 +244,17 @@ class Cluster:
             raise TargetError(f"ceph {' '.join(args)} failed on {self.conf}: {first_error(done.stderr, done.stdout)}")
         return json.loads(done.stdout or "null")
 
+    def drop_osd_caches(self, timeout: float = 60.0) -> str | None:
+        """``ceph tell osd.* cache drop``: every OSD empties its BlueStore onode and data caches, so a read
+        phase reads from the devices, not what the write left cached. None when done, else why not (e.g.
+        memstore has no cache to drop: its data lives in memory)."""
+        argv = [ceph_binary(), "-c", self.conf, "--connect-timeout", str(int(timeout)), "tell", "osd.*", "cache",
+                "drop"]
+        done = self._run(argv, timeout + 5, "ceph tell osd.* cache drop")
+        if done.returncode != 0:
+            return first_error(done.stderr, done.stdout) or f"exit {done.returncode}"
+        return None
+
     def pools(self) -> list[str]:
         done = self._run(self.rados_argv("lspools", pool=False), 30.0, "rados lspools")
         if done.returncode != 0:

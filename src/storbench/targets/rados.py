@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 from storbench.errors import InputError, TargetError
 from storbench.services import service_status
-from storbench.targets.base import Target, TargetOptions, register
+from storbench.targets.base import Target, TargetOptions, evict_from_page_cache, register
 
 
 @register
@@ -62,6 +62,12 @@ class RadosTarget(Target):
     def local_path(self) -> Path | None:
         """Our own cluster's OSD data (BlueStore files) is on this host."""
         return Path(self.service["osd_root"]) if self.service else None
+
+    def evict(self, uri: str) -> int:
+        """Our own cluster's OSD files (BlueStore's block file, RocksDB through BlueFS's buffered I/O) out of
+        this host's page cache; a cluster named by its conf keeps its hosts' caches (0)."""
+        dirs = [Path(d) for d in (self.service or {}).get("osd_dirs", [])]
+        return sum(evict_from_page_cache(d) for d in dirs if d.exists())
 
     def claim_root(self) -> str:
         """The run root names the cluster; a pool holds no marker."""

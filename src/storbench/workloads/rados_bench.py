@@ -32,6 +32,13 @@ run's artifacts.json) — also for a phase that failed.
 reports the same metrics from fio's figures (unlabelled, so ``compare`` sets a rados run and
 a fio run row by row; the differing ``driver`` parameter is flagged there).
 
+Both drivers run under the same window rules (the manifest's ``window_rules``; ``compare`` calls runs
+whose rules differ not comparable): ``flush=on ack`` for writes (RADOS acknowledges a write once every
+replica stored it); ``cache=cold`` before each read phase (``ceph tell osd.* cache drop`` and, on
+storbench's own cluster, the OSD files out of the page cache; ``warm`` with a note when the OSDs
+refuse, e.g. memstore); ``timing=operations``: the window is the tool's own operation phase (rados
+bench's "Total time run", fio's runtime), so neither's start-up, connect or fio's object set-up is in it.
+
 A write never fills the cluster: it is capped at :data:`FILL_SHARE` of the pool's
 free space (``ceph df`` MAX AVAIL) through ``--max-objects``, and a note says when
 the cap ended it early (a full BlueStore blocks every client, deletes included).
@@ -165,6 +172,25 @@ class _RadosBench(Workload):
                              f"osd_max_write_size={limits['max_write_size'] // 2**20} MiB; set op_size (e.g. 4m) "
                              f"below it")
 
+    # -- the same conditions for both drivers ------------------------------------------------
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """The window rules both drivers run under (recorded in the manifest's window_rules; compare sets
+        runs apart whose rules differ). A write is durable when RADOS acknowledges it (on every replica's
+        store), so there is nothing to flush. A read phase starts cold for either driver: the OSDs drop their
+        BlueStore caches and our own OSDs' files leave this host's page cache, so neither re-reads what
+        the write just left in memory."""
+        if self.mode == "write":
+            ctx.rules["flush"] = "on ack"
+            return
+        why = cluster_of(ctx, params).drop_osd_caches(params["op_timeout_s"])
+        evicted = ctx.target.evict(ctx.root_uri)
+        ctx.rules["cache"] = "warm" if why else "cold"
+        ctx.rules["cache_drop"] = "none" if why else ("osd caches, osd files" if evicted else "osd caches")
+        if why and (note := f"{self.name}: the OSDs kept their caches (ceph tell osd.* cache drop: {why}); "
+                            f"the read is warm") not in ctx.notes:
+            ctx.notes.append(note)
+
     # -- running --------------------------------------------------------------------------
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
@@ -217,6 +243,7 @@ class _RadosBench(Workload):
         with ctx.measure():
             done = cluster.run(argv, timeout, scratch / f"{self.name}-{number}.txt", started)
         output = rados.parse_bench(done.stdout, done.stderr)
+        ctx.tool_window(output.summary.get("time_s"))  # rados bench's own clock: its operations, as fio's
         if self.mode == "write":
             record["prefix"] = output.prefix or record["prefix"]
             record["complete"] = done.returncode == 0 and output.complete
@@ -301,6 +328,8 @@ class _RadosBench(Workload):
             record["complete"] = True
             ctx.shared["rados"]["last"] = record
         data = done.data["jobs"][0][direction]
+        # fio's own clock for the direction (its bw is bytes over it): connect and object set-up outside
+        ctx.tool_window(data["runtime"] / 1000 if data.get("runtime") else None)
         entry.update(wall_s=round(done.wall_s, 6), fio_json=done.data)
         self._keep(ctx, cluster, entry)
         figures = {"rados_bw_mbps": data["bw_bytes"] / 1e6, "rados_avg_iops": data["iops"],

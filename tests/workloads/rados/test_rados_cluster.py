@@ -107,6 +107,30 @@ def test_fio_rados_driver_on_the_same_pool(ceph, pool):
     assert objects(state, pool) == before
 
 
+def test_rados_and_fio_drivers_run_under_the_same_window_rules_and_compare_as_comparable(ceph, pool):
+    # rados bench and fio's rados engine, 1 s per phase: the same flush, cache and timing rules in both manifests
+    home, state, _ = ceph
+    runs = {}
+    for driver in ("rados", "fio"):
+        result, outcome, samples = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label",
+                                            f"x-{driver}", "--scale", "1", "--set", f"driver={driver}",
+                                            "--set", "fio_objects=16")
+        assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
+        manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
+        runs[driver] = (outcome["run_id"], manifest["window_rules"], samples)
+    rules = runs["rados"][1]
+    read = {"cache": "cold", "cache_drop": "osd caches, osd files", "timing": "operations"}
+    assert rules == {"rados-bench-write": {"flush": "on ack", "timing": "operations"},
+                     "rados-bench-seq": read, "rados-bench-rand": read}
+    assert runs["fio"][1] == rules
+    for driver, (_, _, samples) in runs.items():  # the window is the tool's own operation phase (~1 s)
+        for phase in PHASES:
+            assert 0 < one(samples, phase, "completion_time")["value"] < 3, (driver, phase)
+    comparison = api.compare([runs["rados"][0], runs["fio"][0]], ResultStore(home))
+    # the driver differs (suite and per-workload parameter); no window rule does
+    assert {d.key for d in comparison.differences} == {"driver"} | {f"{phase}.driver" for phase in PHASES}
+
+
 def test_bad_input_is_one_clear_line_and_no_run(ceph, tmp_path):
     home, _, _ = ceph
     cases = [

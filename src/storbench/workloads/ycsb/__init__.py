@@ -10,6 +10,12 @@ distribution. They run after ``ycsb-load`` (``after``), ``operationcount`` opera
 ``duration_s`` seconds, ``threads`` client threads per engine process (YCSB's -threads), ``drivers``
 processes, locally or as Spark barrier tasks (``fanout``).
 
+Both drivers run under the same window rules (the manifest's ``window_rules``; ``compare`` calls runs whose
+rules differ not comparable): the same state at the start (``state``), no in-run warm-up, writes counted on
+Cassandra's acknowledgement, and ``timing=operations``: the rate and the window cover the operations only
+(the engine's measured time, which starts after it connected; YCSB's RunTime less its session open; the
+JVM's start-up is outside). With ``duration_s``, YCSB's maxexecutiontime still counts the session open.
+
 Samples, named as YCSB prints them: ``ycsb_throughput_ops_s`` ([OVERALL] Throughput(ops/sec)), per
 operation type (label ``op=READ``, ``UPDATE``, ``INSERT``, ``SCAN``, ``READ-MODIFY-WRITE``) and overall
 (no ``op``): ``ycsb_operations``, ``ycsb_{avg,p95,p99,max}_latency_us``; ``ycsb_errors`` (by kind:
@@ -236,8 +242,11 @@ class _Ycsb(Workload):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         job = self._job(ctx, params) if params["driver"] == "native" else {}  # YCSB's client takes properties
+        self._rules(ctx, params)
         with ctx.measure():
             result = self._execute(ctx, params, job)
+        measured = result["result"]["total"]["measured_s"] if params["driver"] == "ycsb" else result.get("measured_s")
+        ctx.tool_window(measured)  # both drivers: the window is the operations, not start-up and connect
         kept = {"workload": self.name, "driver": params["driver"], "threads": params["threads"],
                 "drivers": params["drivers"], "consistency": params["consistency"]}
         if params["driver"] == "ycsb":  # YCSB's own output and command beside the parsed figures
@@ -261,6 +270,18 @@ class _Ycsb(Workload):
                 peak.record(ctx, self.name, params["threads"], total["ops_per_s"],
                             total["latency"]["mean_ms"] * 1000)
         return samples
+
+    def _rules(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """The conditions either driver runs under, for the manifest's window_rules: what the table holds at
+        the start (restore=snapshot: the flushed post-load snapshot; else as the last workload left it,
+        memtables unflushed), no warm-up inside the run (neither YCSB nor the engine's ycsb jobs have one;
+        --warmup repeats whole runs for both), and a write counts once Cassandra acknowledges it (its commit
+        log, synced as the server is set). The window's timing is added after the run (tool_window)."""
+        if self.letter != "load":
+            ctx.rules["state"] = ("restored post-load snapshot (memtables flushed)" if params["restore"] == "snapshot"
+                                  else "continued (memtables as left)")
+        ctx.rules["warmup"] = "none"
+        ctx.rules["flush"] = "on ack (commit log)"
 
     def _samples(self, ctx: RunContext, params: dict[str, Any], result: dict[str, Any]) -> list[Sample]:
         total = result["total"]
