@@ -10,7 +10,7 @@ sample difference: start-up cancels out on both sides. The in-run figure (the sa
 thread's ``thread_time`` in storbench's own process, what a run pays) is shown beside, and at
 0.1 s storbench alone: sysstat samples in whole seconds only.
 
-    .venv/bin/python benchmarks/collector_overhead.py [--seconds 20]
+    .venv/bin/python benchmarks/collector_overhead.py [--seconds 20] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -118,6 +118,15 @@ def print_table(rows: list[Measured]) -> None:
               f"{row.cpu_s / row.seconds * 100:>10.4f}% {row.cpu_s / row.samples * 1e3:>9.3f}")
 
 
+def median_of(rounds: list[dict[str, Measured]]) -> dict[str, Measured]:
+    """Per tool, the round with the median CPU time (tools that failed in some round: over the others)."""
+    by_tool: dict[str, list[Measured]] = {}
+    for measured in rounds:
+        for name, row in measured.items():
+            by_tool.setdefault(name, []).append(row)
+    return {name: sorted(rows, key=lambda m: m.cpu_s)[len(rows) // 2] for name, rows in by_tool.items()}
+
+
 def steady(short: Measured, long: Measured) -> tuple[float, float]:
     """(CPU s per sample, start-up CPU s) from two runs of one tool: the slope and intercept of CPU on samples."""
     per_sample = (long.cpu_s - short.cpu_s) / (long.samples - short.samples)
@@ -131,24 +140,28 @@ def ratio(ours: float, theirs: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=20, help="the long duration in seconds (default 20)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of both durations; medians (default 3)")
     args = parser.parse_args()
     long_s = args.seconds
     short_s = max(2, long_s // 4)
 
     resolution = devices_for_path(os.getcwd())
     devices = resolution.devices
-    print(f"collector overhead: {short_s} s and {long_s} s at 1 s, devices {', '.join(devices) or 'none'} "
+    print(f"collector overhead: {short_s} s and {long_s} s at 1 s, {args.rounds} round(s) (medians), devices {', '.join(devices) or 'none'} "
           f"({resolution.how}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     if resolution.warning:
         print(f"  warning: {resolution.warning}")
 
+    shorts: list[dict[str, Measured]] = []
+    longs: list[dict[str, Measured]] = []
+    in_run: list[Measured] = []  # the in-run thread samples over the same seconds as the long processes
     with tempfile.TemporaryDirectory(prefix="storbench-bench-") as tmp:
-        tools = peers(devices, short_s, 1.0, Path(tmp))
-        short = run_processes(tools)
-        tools = peers(devices, long_s, 1.0, Path(tmp))
-        in_run: list[Measured] = []  # the in-run thread samples over the same seconds as the long processes
-        long = run_processes(tools, lambda: in_run.append(run_thread(devices, 1.0, long_s)))
-    thread_1s = in_run[0]
+        for _ in range(args.rounds):  # alternated, so a burst of load from elsewhere hits both durations
+            shorts.append(run_processes(peers(devices, short_s, 1.0, Path(tmp))))
+            tools = peers(devices, long_s, 1.0, Path(tmp))
+            longs.append(run_processes(tools, lambda: in_run.append(run_thread(devices, 1.0, long_s))))
+    short, long = median_of(shorts), median_of(longs)
+    thread_1s = median_of([{"thread": m} for m in in_run])["thread"]
     thread_01s = run_thread(devices, 0.1, long_s)
 
     print("\nscope: every process's whole rusage (start-up included), the same devices, seconds and interval")
