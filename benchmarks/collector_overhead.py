@@ -147,7 +147,8 @@ def main() -> None:
 
     resolution = devices_for_path(os.getcwd())
     devices = resolution.devices
-    print(f"collector overhead: {short_s} s and {long_s} s at 1 s, {args.rounds} round(s) (medians), devices {', '.join(devices) or 'none'} "
+    print(f"collector overhead: {short_s} s and {long_s} s at 1 s, {args.rounds} round(s) (medians), "
+          f"devices {', '.join(devices) or 'none'} "
           f"({resolution.how}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     if resolution.warning:
         print(f"  warning: {resolution.warning}")

@@ -70,7 +70,8 @@ def main() -> None:
     _, _, params = load_suite("spark-transforms").resolve(args.rows, {})
     params["broadcast-join"] = params["join"]  # the same dataset parameters; the suite has no row for it
     spec = ref.load()
-    target = parse_target(tempfile.mkdtemp(prefix="storbench-bench-"))
+    scratch = tempfile.mkdtemp(prefix="storbench-bench-")
+    target = parse_target(scratch)
     root = target.claim("bench")
     engine = SparkEngine(local_dir=target.spark_local_dir(), app_name="storbench compat benchmark")
     contexts = {mode: RunContext("bench", target, f"{root}/{mode}", {"spark": engine}, mode=mode)
@@ -103,13 +104,15 @@ def main() -> None:
     finally:
         engine.stop()
         target.release()
+        os.rmdir(scratch)  # empty once the run root is released
     report(params, args.repeat, times, counts)
 
 
 def report(params: dict, repeat: int, times: dict[tuple[str, str], list[float]], counts: dict[str, set[int]]) -> None:
     print(f"rows={params['datagen']['rows']} partitions={params['datagen']['partitions']} "
           f"repartition={params['repartition']['repartition_partitions']} repetitions={repeat} "
-          f"(median seconds; datagen once, after a 1% one unrecorded), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+          f"(median seconds; datagen once, after a 1% one unrecorded), {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f}")
     print("scope of each timing:")
     for what, text in SCOPE.items():
         print(f"  {what}: {text}")
