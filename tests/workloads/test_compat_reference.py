@@ -5,20 +5,18 @@ This test rebuilds them with a real local Spark and compares the plans Spark mak
 storbench's compat workloads (analyzed plans, expression ids and the UDF's name normalised), and checks that
 the same Spark jobs run inside the timed window: the CSV header job before it, the action inside it."""
 
-import json
 import os
 import re
 import sys
-import uuid
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
+from storbench.workloads import compat_reference as ref
 from storbench.workloads import spark_transforms as st
 
 pytestmark = pytest.mark.spark
-REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "compat" / "pyspark-benchmark.json").read_text())
+REFERENCE = ref.load()
 PARAMS = {"rows": 2000, "partitions": 2, "format": "csv", "seed": 8675309, "cold_cache": False,
           "repartition_partitions": 8}  # the reference's -r N (default 200): small here, the plan is the same
 
@@ -43,48 +41,6 @@ def _plan(frame) -> str:
     return re.sub(r"#\d+L?", "", text)  # expression ids differ between two otherwise equal plans
 
 
-def _reference_dataset(spark, spec):
-    from pyspark.sql import functions as F
-
-    gen = spec["generate"]
-    frame = spark.range(gen["range"]["start"], PARAMS[gen["range"]["end"]],
-                        numPartitions=PARAMS[gen["range"]["numPartitions"]])
-    for name, kind, *args in gen["columns"]:
-        if kind == "udf":
-            def getUUID():  # noqa: N802 - the reference's function; nested, so Spark pickles it by value
-                return uuid.uuid4().hex
-
-            column = F.udf(getUUID, args[1])()
-        elif kind == "substring":
-            column = F.substring(F.col(args[0]), args[1], args[2])
-        elif kind == "rand_times":
-            column = F.rand(seed=args[0]) * args[1]
-        else:
-            column = F.col(args[0]).cast(args[1])
-        frame = frame.withColumn(name, column)
-    return frame.drop(gen["drop"])
-
-
-def _reference_query(df, calls):
-    from pyspark.sql import functions as F
-
-    for call, *args in calls:
-        if call == "groupBy":
-            df = df.groupBy(*args)
-        elif call == "agg":
-            df = df.agg(*[getattr(F, fn)(col).alias(alias) for fn, col, alias in args])
-        elif call == "repartition":
-            assert args[0]["default"] == st.REPARTITION_PARAMS[0].default
-            df = df.repartition(PARAMS["repartition_partitions"], args[1])
-        elif call == "join_grouped":  # df.join([broadcast](df.groupBy(on).agg(count('*'))), on=, how=)
-            on, how, broadcast = args
-            grouped = df.groupBy(on).agg(F.count("*").alias("total_count"))
-            df = df.join(F.broadcast(grouped) if broadcast else grouped, on=on, how=how)
-        else:
-            raise AssertionError(f"the description names a call this test does not know: {call}")
-    return df
-
-
 def _jobs(spark) -> int:
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
 
@@ -105,14 +61,14 @@ class _Ctx:
 
 def test_the_generated_dataset_is_the_references(spark):
     ours = st.Datagen().frame(spark, "compat", PARAMS)
-    assert _plan(ours) == _plan(_reference_dataset(spark, REFERENCE))
+    assert _plan(ours) == _plan(ref.dataset(spark, REFERENCE, PARAMS))
     assert "getUUID(" in _plan(ours)  # a Python UDF per row, as the reference generates it
 
 
 @pytest.fixture(scope="module")
 def dataset(spark, tmp_path_factory):
     uri = f"file://{tmp_path_factory.mktemp('compat')}/dataset"
-    _reference_dataset(spark, REFERENCE).write.csv(uri, mode="overwrite", header=REFERENCE["generate"]["write"]["header"])
+    ref.write(ref.dataset(spark, REFERENCE, PARAMS), REFERENCE, uri)
     return uri
 
 
@@ -121,14 +77,15 @@ def test_each_timed_query_and_its_window_are_the_references(spark, dataset, name
     uri = dataset
     workload = {w.name: w for w in (st.GroupBy(), st.Repartition(), st.InnerJoin(), st.BroadcastJoin())}[name]
     assert REFERENCE["read"] == {"format": "csv", "header": True, "schema": None, "outside_timer": True}
+    assert all(args[0]["default"] == st.REPARTITION_PARAMS[0].default  # the reference's -r default is ours
+               for call, *args in REFERENCE["tests"][name] if call == "repartition")
 
     before = _jobs(spark)
-    df = spark.read.csv(uri, header=True)  # the reference's read, before its timer
+    df = ref.read(spark, REFERENCE, uri)  # the reference's read, before its timer
     read_jobs = _jobs(spark) - before
-    reference = _reference_query(df, REFERENCE["tests"][name])
+    reference = ref.query(df, REFERENCE["tests"][name], PARAMS["repartition_partitions"])
     start = _jobs(spark)
-    assert REFERENCE["action"] == "rdd.count"
-    reference_rows = reference.rdd.count()
+    _, reference_rows = ref.timed_test(df, REFERENCE, name, PARAMS["repartition_partitions"])  # its timed region
     reference_window = _jobs(spark) - start
 
     ctx = _Ctx(spark, uri)
