@@ -62,6 +62,7 @@ from storbench.results.store import ResultStore  # noqa: E402
 from storbench.s3client import S3Client  # noqa: E402
 
 PEERS = ("awscrt", "s5cmd", "boto3")
+CLIENT_TIMEOUT_S = 300  # a client stuck in retries (s5cmd once sat 390 s on a SeaweedFS GET) is reported failed
 PYTHON = sys.executable
 
 
@@ -150,7 +151,7 @@ AWSCRT = textwrap.dedent("""
 def _outside(argv: list[str], env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
     """Runs one client process; (its result, wall from spawn to exit, its user+sys CPU)."""
     r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
     t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     return done, t1 - t0, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
 
