@@ -106,7 +106,10 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
         consumes: job.mix.iter().map(|m| m.op.keys() == KeyUse::Consume || m.keys == Some(KeyOrder::Once)).collect(),
         names: job.mix.iter().map(|m| m.op.name()).collect(),
     };
-    let finished = AtomicU64::new(0);
+    // Each worker says when it is done: the coordinator sleeps until then (or its next deadline) instead
+    // of waking every 5 ms, and the process ends as soon as the last request does.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut finished = 0u64;
     let mut cpu_at_measure: Option<Cpu> = None;
     let cpu_start = cpu_now();
     let mut total = WorkerStats::new(job.mix.len());
@@ -114,19 +117,20 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
         let handles: Vec<_> = (0..workers)
             .map(|w| {
                 let shared = &shared;
-                let finished = &finished;
+                let done_tx = done_tx.clone();
                 let mut worker = proto.worker(w);
                 std::thread::Builder::new()
                     .name(format!("load-{w}"))
                     .stack_size(256 << 10)
                     .spawn_scoped(scope, move || {
                         let stats = worker_loop(shared, &mut worker, w, records);
-                        finished.fetch_add(1, Ordering::SeqCst);
+                        let _ = done_tx.send(());
                         stats
                     })
                     .expect("spawn worker")
             })
             .collect();
+        drop(done_tx); // only the workers' copies remain: all gone means all workers ended
         // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
         // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
         // run's data is being cleaned up (a PUT cut short leaves no object).
@@ -138,7 +142,7 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
             if cpu_at_measure.is_none() && now >= measure_start {
                 cpu_at_measure = Some(cpu_now());
             }
-            if finished.load(Ordering::SeqCst) == workers as u64 {
+            if finished == workers as u64 {
                 break;
             }
             if let Some(end) = end {
@@ -147,9 +151,12 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
                     break;
                 }
             }
-            let next = if cpu_at_measure.is_none() { measure_start } else { end.unwrap_or(now + Duration::from_millis(5)) };
-            let wait = next.saturating_duration_since(now).min(Duration::from_millis(5));
-            std::thread::sleep(wait.max(Duration::from_micros(200)));
+            let wait = coordinator_wait(now, cpu_at_measure.is_none().then_some(measure_start), end);
+            match done_rx.recv_timeout(wait) {
+                Ok(()) => finished += 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => finished = workers as u64,
+            }
         }
         for h in handles {
             total.merge(h.join().expect("worker panicked"));
@@ -192,6 +199,15 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
         scheduled,
     }
 }
+
+/// How long the coordinator may sleep: until the next of its deadlines (warm-up's end, the window's
+/// end), at most PARENT_CHECK so an orphaned engine still exits promptly; a worker's end wakes it earlier.
+fn coordinator_wait(now: Instant, measure_start: Option<Instant>, end: Option<Instant>) -> Duration {
+    let next = [measure_start, end].into_iter().flatten().min().unwrap_or(now + PARENT_CHECK);
+    next.saturating_duration_since(now).clamp(Duration::from_micros(200), PARENT_CHECK)
+}
+
+const PARENT_CHECK: Duration = Duration::from_millis(50);
 
 fn pick_op<Op>(shared: &Shared<Op>, rng: &mut Rng) -> Option<usize> {
     let live: f64 = shared
@@ -339,4 +355,20 @@ fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, re
         }
     }
     stats
+}
+
+#[cfg(test)]
+mod coordinator_tests {
+    use super::*;
+
+    #[test]
+    fn the_coordinator_sleeps_until_its_next_deadline_within_bounds() {
+        let now = Instant::now();
+        let ms = Duration::from_millis;
+        assert_eq!(coordinator_wait(now, None, None), PARENT_CHECK); // nothing due: parent checks only
+        assert_eq!(coordinator_wait(now, Some(now + ms(20)), Some(now + ms(30))), ms(20));
+        assert_eq!(coordinator_wait(now, None, Some(now + ms(7))), ms(7));
+        assert_eq!(coordinator_wait(now, Some(now + ms(900)), None), PARENT_CHECK);
+        assert_eq!(coordinator_wait(now, Some(now), None), Duration::from_micros(200)); // due now: a short wait
+    }
 }
