@@ -41,9 +41,11 @@ def lay_out(staged: Path, dest: Path, table: str, layout: str, file_mb: int, sta
     source = f"read_parquet('{staged}/*.parquet')"
     size = f"FILE_SIZE_BYTES {file_mb * 1_000_000}"
     try:
-        if key is None:
+        if key is None:  # the size is checked between row groups: several to a file
+            rows = con.execute(f"SELECT sum(num_rows) FROM parquet_file_metadata('{staged}/*.parquet')").fetchone()[0]
+            group = max(1024, min(122_880, int(rows * file_mb * 1_000_000 / max(1, staged_bytes) / 4)))
             con.execute(f"COPY (SELECT * FROM {source}) TO '{dest}' (FORMAT parquet, COMPRESSION snappy, {size}, "
-                        f"FILENAME_PATTERN 'part-{{i}}', OVERWRITE_OR_IGNORE)")
+                        f"ROW_GROUP_SIZE {group}, FILENAME_PATTERN 'part-{{i}}', OVERWRITE_OR_IGNORE)")
             return "split"
         con.execute(f"COPY (SELECT * FROM {source} WHERE {key} IS NOT NULL ORDER BY {key}) TO '{dest}' "
                     f"(FORMAT parquet, COMPRESSION snappy, PARTITION_BY ({key}), "

@@ -29,8 +29,9 @@ STAGED = 2  # tables staged at once: the one being laid out and the next one
 
 def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, staging: Path, remote: bool,
              keep_local: bool, parallelism: int, mark: Callable[[], float] = time.monotonic,
-             on_table: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Every table into ``data_uri/<table>``; per table rows, layout (files, partitions, bytes) and seconds.
+             on_table: Callable[[str], None] | None = None, tables: tuple[str, ...] = TABLES) -> dict[str, Any]:
+    """Every table into ``data_uri/<table>``; per table rows, layout (files, partitions, bytes) and when
+    it was generated and placed (seconds from the start).
 
     ``keep_local``: a remote target's local copy of the layout stays under ``staging/layout`` (DuckDB's
     answers read it). Generator and layout seconds overlap: their sum exceeds the wall time.
@@ -41,28 +42,29 @@ def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, st
     stop = threading.Event()
 
     def produce() -> None:
-        for table in TABLES:
+        for table in tables:
             slots.acquire()
             if stop.is_set():
                 return
             try:
                 t0 = mark()
                 staged = generate_table(table, sf, staging / "staged", threads=parallelism)
-                ready.put((table, staged, staged_rows(staged), local_bytes(staged), mark() - t0))
+                ready.put((table, staged, staged_rows(staged), local_bytes(staged), t0, mark()))
             except BaseException as exc:  # the consumer raises it in the workload's thread
                 ready.put(exc)
                 return
 
+    start = mark()
     producer = threading.Thread(target=produce, name="tpcgen", daemon=True)
     producer.start()
-    tables: dict[str, Any] = {}
+    done: dict[str, Any] = {}
     gen_s = layout_s = 0.0
     try:
-        for _ in TABLES:
+        for _ in tables:
             item = ready.get()
             if isinstance(item, BaseException):
                 raise item
-            table, staged, rows, size, seconds = item
+            table, staged, rows, size, began, generated = item
             if on_table:
                 on_table(table)
             t1 = mark()
@@ -73,11 +75,12 @@ def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, st
                                     f"wrote {rows}")
             shutil.rmtree(staged, ignore_errors=True)
             slots.release()
-            placed = mark() - t1
-            gen_s += seconds
-            layout_s += placed
-            tables[table] = {"rows": rows, "staged_bytes": size, "generate_s": round(seconds, 3),
-                             "layout_s": round(placed, 3), **info}
+            placed = mark()
+            gen_s += generated - began
+            layout_s += placed - t1
+            done[table] = {"rows": rows, "staged_bytes": size, **info,  # seconds from the first table's start
+                           "generated": [round(began - start, 3), round(generated - start, 3)],
+                           "placed": [round(t1 - start, 3), round(placed - start, 3)]}
     finally:
         stop.set()
         slots.release()  # a producer waiting for a slot sees the stop
@@ -86,7 +89,7 @@ def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, st
         shutil.rmtree(staging / "scratch", ignore_errors=True)
     if remote and not keep_local:
         shutil.rmtree(staging / "layout", ignore_errors=True)
-    return {"tables": tables, "generate_s": gen_s, "layout_s": layout_s, "staged_at_once": STAGED,
+    return {"tables": done, "generate_s": gen_s, "layout_s": layout_s, "staged_at_once": STAGED,
             "writer": "duckdb"}
 
 
