@@ -69,11 +69,14 @@ def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, st
                 on_table(table)
             t1 = mark()
             info = _place(spark, staged, table, layout, file_mb, size, data_uri, staging, remote, parallelism)
-            written = _target_rows(spark, data_uri, table, info.pop("local"), remote)
+            local = info.pop("local")
+            written = _target_rows(spark, data_uri, table, local, remote)
             if written != rows:
                 raise WorkloadError(f"tpcds-gen: table {table} has {written} rows on the target, the generator "
                                     f"wrote {rows}")
             shutil.rmtree(staged, ignore_errors=True)
+            if remote and not keep_local:  # copied: this host keeps no copy of the dataset
+                shutil.rmtree(local, ignore_errors=True)
             slots.release()
             placed = mark()
             gen_s += generated - began
