@@ -160,3 +160,14 @@ def test_generation_overlaps_layout_with_two_tables_staged_at_most(spark, tmp_pa
     for table in tables:
         assert spark.read.parquet(f"file://{tmp_path}/target/{table}").count() == done[table]["rows"] > 0
     assert not (staging / "staged").exists() and (staging / "layout" / "web_returns").is_dir()  # kept: answers
+
+
+def test_a_generator_failure_stops_the_pipeline_with_its_message(tmp_path):
+    from storbench.errors import WorkloadError
+    from storbench.workloads.tpcds.pipeline import generate
+
+    with pytest.raises(WorkloadError, match="tpcgen-cli failed for table no_such_table at SF 0.01"):
+        generate(None, 0.01, "flat", 32, f"file://{tmp_path}/target", tmp_path / "staging", False, False, 2,
+                 tables=("reason", "no_such_table", "ship_mode"))
+    assert (tmp_path / "target" / "reason").is_dir() and not (tmp_path / "target" / "ship_mode").exists()
+    assert not (tmp_path / "staging" / "staged").exists()
