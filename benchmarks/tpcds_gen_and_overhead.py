@@ -1,16 +1,22 @@
 """TPC-DS: generation throughput against DuckDB alone, and storbench's overhead per query against a bare
 Spark session running the same SQL on the same files.
 
-1. Generation at SF 1 (``--sf``): MB of Parquet written per second of wall time, for
-   - storbench's tpcds-gen (tpcgen-cli, then Spark writes the layout; flat and partitioned),
-   - DuckDB alone: ``CALL dsdgen(sf)`` then ``COPY <table> TO '<table>.parquet'``, to the same disk,
-   - tpcgen-cli alone (the generator storbench uses, without the Spark layout step),
-   with each one's peak memory (RSS of its process tree, from /proc via resource.getrusage).
+1. Generation of all 24 tables as Parquet at SF 1 (``--sf``) on one disk (the work directory), for
+   - storbench's tpcds-gen, flat and partitioned (tpcgen-cli, the layout written meanwhile),
+   - DuckDB alone: ``CALL dsdgen(sf)`` then ``COPY <table> TO '<table>.parquet'``,
+   - tpcgen-cli alone (the generator storbench uses, without the layout step).
+   Scope, the same for every side: each runs in a fresh child process of its own; its time is the wall
+   time from the first table's generation to the last file closed, without interpreter or JVM start-up
+   (storbench: the run's timed window, ``flush=false``; DuckDB: timed inside its process after the
+   connection; tpcgen-cli: its whole process, a native binary whose start is milliseconds); no side
+   syncs its files. Rates divide the SAME bytes, tpcgen-cli's Parquet of the 24 tables, by each side's
+   time. Peak memory: the largest process of each side's own tree (RUSAGE_CHILDREN of a wrapper that ran
+   only that side), so DuckDB's peak never includes tpcgen's run.
 2. Overhead per query: storbench's ``query_time`` of each of the 104 queries at SF 0.01 against
    the wall time of ``spark.sql(text).collect()`` in a bare PySpark session (same master, same
    SQL settings, same files, statistics collected the same way, no event log, no telemetry).
 
-    .venv/bin/python benchmarks/tpcds_gen_and_overhead.py [--sf 1] [--work DIR]
+    .venv/bin/python benchmarks/tpcds_gen_and_overhead.py [--sf 1] [--work DIR] [--skip-overhead]
 """
 
 from __future__ import annotations
@@ -18,23 +24,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from storbench import api  # noqa: E402
-from storbench.results.store import ResultStore  # noqa: E402
-from storbench.runner import RunOptions  # noqa: E402
-from storbench.workloads.tpcds.data import TABLES, tpcgen_binary  # noqa: E402
+from storbench.workloads.tpcds.data import FACT_DATE_KEYS, TABLES, tpcgen_binary  # noqa: E402
 
 BARE = r"""
 import json, os, sys, time
@@ -50,8 +51,10 @@ for key, value in SESSION_CONF.items():
     builder = builder.config(key, value)
 spark = builder.getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
-register_tables(spark, sys.argv[1])
-analyze_tables(spark)
+spark.sql("CREATE DATABASE IF NOT EXISTS bare")
+spark.sql("USE bare")
+register_tables(spark, sys.argv[1], "bare")
+analyze_tables(spark, "bare")
 times = {}
 for name in query_names():
     start = time.monotonic()
@@ -61,8 +64,24 @@ print(json.dumps(times))
 """
 
 
-def child_peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+WRAP = r"""
+import json, resource, subprocess, sys, time
+start = time.monotonic()
+result = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(json.dumps({"rc": result.returncode, "wall_s": time.monotonic() - start, "stdout": result.stdout,
+                  "stderr": result.stderr[-3000:],
+                  "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def alone(*command: str, env: dict | None = None) -> dict:
+    """``command`` as the only child of a fresh wrapper: its wall time, output and its own peak RSS."""
+    result = subprocess.run([sys.executable, "-c", WRAP, *command], capture_output=True, text=True, check=True,
+                            env=env)
+    out = json.loads(result.stdout)
+    if out["rc"] != 0:
+        raise SystemExit(f"{command[0]} failed: {out['stderr']}")
+    return out
 
 
 def size_mb(path: Path) -> float:
@@ -74,15 +93,24 @@ def storbench_gen(work: Path, sf: float, layout: str) -> dict[str, float]:
     suite.write_text("name: tpcds-gen-bench\nworkloads: [tpcds-gen]\n")
     target = work / f"target-{layout}"
     target.mkdir()
-    store = ResultStore(work / "home")
-    outcome = api.run(RunOptions(suite=str(suite), label=f"gen-{layout}", target=str(target), repeat=1,
-                                 overrides={"sf": sf, "layout": layout, "check_max_sf": 0}), store)
-    if outcome.status != "succeeded":
-        raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")
-    values = {s.metric: s.value for s in store.resolve(outcome.run_id).samples
-              if s.workload == "tpcds-gen" and not s.labels}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = alone(sys.executable, "-m", "storbench", "--results", str(work / "home"), "run", str(suite), "--target",
+                f"file://{target}", "--label", f"gen-{layout}", "--set", f"sf={sf:g}", "--set", f"layout={layout}",
+                "--set", "check_max_sf=0", "--set", "flush=false", "--json", env=env)
+    outcome = json.loads(run["stdout"])
+    if outcome["status"] != "succeeded":
+        raise SystemExit(f"storbench run {outcome['status']}: {outcome['errors']}")
+    path = Path(outcome["path"])
+    values = {}
+    for line in (path / "samples.jsonl").read_text().splitlines():
+        sample = json.loads(line)
+        if sample["workload"] == "tpcds-gen" and not sample["labels"]:
+            values[sample["metric"]] = sample["value"]
+    tables = json.loads((path / "artifacts.json").read_text())["tpcds"]["generation"]["tables"]
     return {"seconds": values["completion_time"], "mb": values["dataset_mb"], "generate_s": values["generate_s"],
-            "layout_s": values["layout_s"]}
+            "layout_s": values["layout_s"], "files": values["files"], "folders": values["partition_folders"],
+            "max_per_folder": values["max_files_per_folder"], "peak_mb": run["peak_mb"],
+            "fact_files": {t: tables[t]["files"] for t in FACT_DATE_KEYS}}
 
 
 def duckdb_alone(work: Path, sf: float) -> dict[str, float]:
@@ -95,19 +123,15 @@ def duckdb_alone(work: Path, sf: float) -> dict[str, float]:
             "for (t,) in con.execute('SHOW TABLES').fetchall():\n"
             f"    con.execute(f\"COPY {{t}} TO '{out}/{{t}}.parquet' (FORMAT parquet)\")\n"
             "print(time.monotonic() - start)\n")
-    seconds = float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                                   text=True).stdout.strip().splitlines()[-1])
-    return {"seconds": seconds, "mb": size_mb(out), "peak_mb": child_peak_mb()}
+    run = alone(sys.executable, "-c", code)
+    return {"seconds": float(run["stdout"].strip().splitlines()[-1]), "mb": size_mb(out), "peak_mb": run["peak_mb"]}
 
 
 def tpcgen_alone(work: Path, sf: float) -> dict[str, float]:
     out = work / "tpcgen"
-    start = time.monotonic()
-    subprocess.run([tpcgen_binary(), "tpcds", "parquet", "-s", f"{sf:g}", "--output-dir", str(out), "-q"],
-                   check=True)
-    seconds = time.monotonic() - start
+    run = alone(tpcgen_binary(), "tpcds", "parquet", "-s", f"{sf:g}", "--output-dir", str(out), "-q")
     (out / "dbgen_version.parquet").unlink(missing_ok=True)
-    return {"seconds": seconds, "mb": size_mb(out)}
+    return {"seconds": run["wall_s"], "mb": size_mb(out), "peak_mb": run["peak_mb"]}
 
 
 def _cli(*args: str) -> dict:
@@ -176,18 +200,32 @@ def main() -> None:
 
 
 def generation(work: Path, sf: float) -> None:
-    print(f"TPC-DS generation at SF {sf:g} on {work} ({len(TABLES)} tables, MB of Parquet / wall s)")
+    print(f"TPC-DS generation at SF {sf:g} on {work} ({len(TABLES)} tables as Parquet; load {_load()})")
+    print("  scope: each side in its own fresh process, timed from the first table's generation to the last file "
+          "closed (no interpreter/JVM start-up, no sync); rate = tpcgen-cli's Parquet bytes / that time; peak = "
+          "largest process of that side's own tree")
     rows = [("tpcgen-cli alone", tpcgen_alone(work, sf)), ("DuckDB alone (dsdgen + COPY)", duckdb_alone(work, sf))]
     for layout in ("flat", "partitioned"):
         rows.append((f"storbench tpcds-gen, {layout}", storbench_gen(work, sf, layout)))
-    duck = rows[1][1]["mb"] / rows[1][1]["seconds"]
+    same_mb = rows[0][1]["mb"]
+    duck_s = rows[1][1]["seconds"]
+    print(f"  logical data: {same_mb:.1f} MB (tpcgen-cli's Parquet)")
     for name, r in rows:
-        rate = r["mb"] / r["seconds"]
-        extra = f", peak {r['peak_mb']:.0f} MB" if "peak_mb" in r else ""
+        extra = ""
         if "layout_s" in r:
-            extra += f" (generator {r['generate_s']:.1f} s, Spark layout {r['layout_s']:.1f} s)"
-        print(f"  {name:32s} {r['mb']:8.1f} MB in {r['seconds']:6.1f} s = {rate:7.1f} MB/s, "
-              f"{rate / duck:.2f}x DuckDB alone{extra}", flush=True)
+            extra = (f"; generator {r['generate_s']:.1f} s overlapped with layout {r['layout_s']:.1f} s; "
+                     f"{r['files']:.0f} files in {r['folders']:.0f} partition folders, at most "
+                     f"{r['max_per_folder']:.0f} per folder; fact tables: "
+                     + ", ".join(f"{t} {n}" for t, n in r["fact_files"].items()))
+        print(f"  {name:32s} {r['seconds']:6.1f} s = {same_mb / r['seconds']:7.1f} MB/s, "
+              f"{duck_s / r['seconds']:.2f}x DuckDB alone, peak {r['peak_mb']:.0f} MB, "
+              f"own output {r['mb']:.1f} MB{extra}", flush=True)
+    print(f"  load after: {_load()}")
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
 if __name__ == "__main__":

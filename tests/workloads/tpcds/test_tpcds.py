@@ -46,9 +46,14 @@ def test_generation_at_sf_001_on_file_target(tiny):
     generation = artifacts["tpcds"]["generation"]
     assert generation["generator"].startswith("tpcgen-cli 4.0.0")
     assert generation["tables"]["store_sales"]["rows"] > 100_000  # SF 0.01: 120,527 rows
-    gen = {s["metric"]: s["value"] for s in samples if s["workload"] == "tpcds-gen"}
+    gen = {s["metric"]: s["value"] for s in samples if s["workload"] == "tpcds-gen" and not s["labels"]}
     assert gen["rows"] == sum(t["rows"] for t in generation["tables"].values())
     assert gen["dataset_mb"] > 10 and gen["data_mbps"] > 0 and gen["completion_time"] > 0
+    tables = generation["tables"]  # the layout as written, per table and in total (flat: no folders)
+    assert gen["files"] == sum(t["files"] for t in tables.values()) == sum(
+        len(list((data / t).glob("*.parquet"))) for t in TABLES)
+    assert gen["partition_folders"] == 0 and all(t["partitions"] == 0 and t["bytes"] > 0 for t in tables.values())
+    assert tables["store_sales"]["how"] in ("moved", "split") and generation["staged_at_once"] == 2
     assert manifest["workload_parameters"]["tpcds-gen"]["sf"] == 0.01
     analyze = {s["metric"]: s["value"] for s in samples if s["workload"] == "tpcds-analyze" and not s["labels"]}
     assert analyze["analyze_s"] > 0 and analyze["register_s"] > 0

@@ -2,7 +2,8 @@
 in the catalog with its partitions, read back by Spark and by DuckDB (the reference answers) alike.
 
 One small fact table (web_returns at SF 0.01) keeps it quick; the full partitioned data set at SF 0.01
-has about 9,000 partition folders, which the CLI tests avoid (they use the flat layout).
+has about 9,000 partition folders, which the CLI tests avoid (they use the flat layout); the pipeline's
+own test runs a few tables through it.
 """
 
 import os
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from storbench.workloads.tpcds import data as d
+from storbench.workloads.tpcds.layout import lay_out, layout_stats
+from storbench.workloads.tpcds.pipeline import staged_rows
 from storbench.workloads.tpcds.queries import duckdb_connect
 
 pytestmark = pytest.mark.spark
@@ -31,14 +34,18 @@ def spark():
 
 def test_partitioned_fact_table_round_trip(spark, tmp_path):
     staged = d.generate_table("web_returns", 0.01, tmp_path / "staging")
-    rows = d.staged_rows(staged)
+    rows = staged_rows(staged)
     assert rows > 1000
     out = tmp_path / "data"
-    d.write_layout(spark, f"file://{staged}", f"file://{out}/web_returns", "web_returns", "partitioned", 32,
-                   rows, d.local_bytes(staged), 2)
+    how = lay_out(staged, out / "web_returns", "web_returns", "partitioned", 32, d.local_bytes(staged), 2,
+                  tmp_path / "scratch")
     folders = [p.name for p in (out / "web_returns").iterdir() if p.is_dir()]
-    assert all(name.startswith("wr_returned_date_sk=") for name in folders)
+    assert how == "partitioned" and all(name.startswith("wr_returned_date_sk=") for name in folders)
     assert "wr_returned_date_sk=__HIVE_DEFAULT_PARTITION__" in folders  # rows without a date key
+    # one writer per date: one file in each folder, the rows sorted on the key so none is reopened
+    stats = layout_stats(out / "web_returns")
+    assert stats["files"] == stats["partitions"] == len(folders) and stats["max_files_per_folder"] == 1
+    assert staged_rows(out / "web_returns") == rows
 
     spark.sql(f"CREATE TABLE web_returns USING parquet LOCATION 'file://{out}/web_returns'")
     spark.sql("ALTER TABLE web_returns RECOVER PARTITIONS")
@@ -59,13 +66,18 @@ def test_partitioned_fact_table_round_trip(spark, tmp_path):
 
 
 def test_flat_layout_has_files_of_about_file_mb(spark, tmp_path):
-    staged = d.generate_table("inventory", 0.01, tmp_path / "staging")
-    rows, size = d.staged_rows(staged), d.local_bytes(staged)
-    out = tmp_path / "data" / "inventory"
-    d.write_layout(spark, f"file://{staged}", f"file://{out}", "inventory", "flat", 1, rows, size, 2)
+    staged = d.generate_table("store_sales", 0.01, tmp_path / "staging")
+    rows, size = staged_rows(staged), d.local_bytes(staged)
+    out = tmp_path / "data" / "store_sales"
+    assert lay_out(staged, out, "store_sales", "flat", 1, size, 2, tmp_path / "scratch") == "split"
     files = list(Path(out).glob("*.parquet"))
-    assert len(files) >= size // 1_000_000 and not [p for p in out.iterdir() if p.is_dir()]
+    assert len(files) >= size // 1_000_000 > 1 and not [p for p in out.iterdir() if p.is_dir()]
     assert spark.read.parquet(f"file://{out}").count() == rows
+    small = d.generate_table("reason", 0.01, tmp_path / "staging")  # about file_mb or less: moved as it is
+    rows = staged_rows(small)
+    assert lay_out(small, tmp_path / "data" / "reason", "reason", "flat", 1, d.local_bytes(small), 2,
+                   tmp_path / "scratch") == "moved"
+    assert not list(small.glob("*.parquet")) and staged_rows(tmp_path / "data" / "reason") == rows > 0
 
 
 def test_a_failing_or_wrong_query_is_recorded_with_its_error(spark):
@@ -120,3 +132,42 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
         assert not (tmp_path / "run" / "tpcds-catalog").exists()
     finally:
         spark.sql("DROP TABLE IF EXISTS default.item")
+
+
+def test_generation_overlaps_layout_with_two_tables_staged_at_most(spark, tmp_path):
+    """The next table is generated while this one is laid out; the remote path (a local layout copied
+    through Hadoop's client, rows read back by Spark) on a file:// URI standing in for hdfs://."""
+    import time
+
+    from storbench.workloads.tpcds.pipeline import STAGED, generate
+
+    staging, seen = tmp_path / "staging", []
+
+    def mark():  # also an observer: the tables staged whenever a step starts or ends
+        folder = staging / "staged"
+        seen.append(len([p for p in folder.iterdir() if p.is_dir()]) if folder.is_dir() else 0)
+        return time.monotonic()
+
+    tables = ("web_returns", "reason", "inventory", "ship_mode")
+    info = generate(spark, 0.01, "partitioned", 32, f"file://{tmp_path}/target", staging, True, True, 2, mark,
+                    tables=tables)
+    done = info["tables"]
+    assert list(done) == list(tables) and max(seen) <= STAGED == 2
+    assert done["reason"]["generated"][0] < done["web_returns"]["placed"][1]  # generated during the layout
+    assert done["web_returns"]["how"] == "partitioned" and done["web_returns"]["max_files_per_folder"] == 1
+    assert done["web_returns"]["files"] == done["web_returns"]["partitions"] > 500
+    assert done["reason"]["how"] == "moved" and done["reason"]["files"] == 1
+    for table in tables:
+        assert spark.read.parquet(f"file://{tmp_path}/target/{table}").count() == done[table]["rows"] > 0
+    assert not (staging / "staged").exists() and (staging / "layout" / "web_returns").is_dir()  # kept: answers
+
+
+def test_a_generator_failure_stops_the_pipeline_with_its_message(tmp_path):
+    from storbench.errors import WorkloadError
+    from storbench.workloads.tpcds.pipeline import generate
+
+    with pytest.raises(WorkloadError, match="tpcgen-cli failed for table no_such_table at SF 0.01"):
+        generate(None, 0.01, "flat", 32, f"file://{tmp_path}/target", tmp_path / "staging", False, False, 2,
+                 tables=("reason", "no_such_table", "ship_mode"))
+    assert (tmp_path / "target" / "reason").is_dir() and not (tmp_path / "target" / "ship_mode").exists()
+    assert not (tmp_path / "staging" / "staged").exists()

@@ -1,7 +1,9 @@
 """TPC-DS on Spark SQL (paper 001): tpcds-gen → tpcds-analyze → tpcds (single and multi-stream).
 
-- ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table) and writes
-  them to the target in the paper's layout (:mod:`storbench.workloads.tpcds.data`).
+- ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table, the next
+  table generated while this one is written) and writes them to the target in the paper's layout
+  (:mod:`storbench.workloads.tpcds.pipeline`); files, partition folders and bytes per table go to
+  artifacts.json (``tpcds.generation.tables``) and the totals to the samples.
 - ``tpcds-analyze`` registers them in Spark's catalog (external tables, partitions recovered)
   and collects table and column statistics, timed on its own as the paper did up front. The
   tables live in a database the run creates and drops (``storbench_<run id>``), never the user's.
@@ -37,9 +39,10 @@ from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.tpcds.check import duckdb_answers
-from storbench.workloads.tpcds.data import (PARQUET_BYTES_PER_SF, TABLES, analyze_tables, create_database,
-                                            drop_database, duckdb_views, generate, missing_tables, register_tables,
-                                            run_database, tpcgen_version)
+from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF, TABLES, analyze_tables,
+                                            create_database, drop_database, duckdb_views, missing_tables,
+                                            register_tables, run_database, tpcgen_version)
+from storbench.workloads.tpcds.pipeline import generate
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 
@@ -104,8 +107,11 @@ METRICS = metric_table("""
     geomean_query_time     | Geometric mean of query times          | s          | mean   | faster/slower
     stream_degradation_pct | Multi-stream degradation vs one stream | %          | mean   | lower/higher
     queries_failed         | Queries failed or mismatched           | queries    | max    | fewer/more
-    generate_s             | Generator time                         | s          | mean   | faster/slower
-    layout_s               | Layout write time                      | s          | mean   | faster/slower
+    generate_s             | Generator time (overlaps layout_s)     | s          | mean   | faster/slower
+    layout_s               | Layout write and row check time        | s          | mean   | faster/slower
+    files                  | Parquet files written                  | files      | max    | fewer/more
+    partition_folders      | Partition folders written              | folders    | max    | fewer/more
+    max_files_per_folder   | Most files in one folder               | files      | max    | fewer/more
     register_s             | Catalog registration time              | s          | mean   | faster/slower
     analyze_s              | Statistics collection time             | s          | mean   | faster/slower
     partitions             | Catalog partitions                     | partitions | max    | fewer/more
@@ -118,7 +124,7 @@ METRICS = metric_table("""
 class TpcdsGen(Workload):
     name = "tpcds-gen"
     description = ("generate TPC-DS at a scale factor (tpcgen-cli) and write it as Parquet to the target, fact "
-                   "tables Hive-partitioned by date key or flat, files of about file_mb")
+                   "tables Hive-partitioned by date key (about one file per date) or flat, files of about file_mb")
     params = (SF,
               Param("layout", str, "partitioned", "partitioned: the six fact tables in Hive partitions on their "
                     "date key (paper 001); flat: no partitions", choices=("partitioned", "flat")),
@@ -131,7 +137,7 @@ class TpcdsGen(Workload):
         ctx.shared["tpcds_gen_planned"] = True
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
-        return int(params["sf"] * PARQUET_BYTES_PER_SF * 3)  # the dataset, one staged table, Spark's shuffle
+        return int(params["sf"] * PARQUET_BYTES_PER_SF * 2)  # the dataset, two staged tables, the sort's spill
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         remote = not isinstance(ctx.target, FileTarget)
@@ -153,7 +159,7 @@ class TpcdsGen(Workload):
         size = ctx.target.size_bytes(data_uri)
         rows = sum(t["rows"] for t in info["tables"].values())
         ctx.shared["tpcds"] = {"data_uri": data_uri, "sf": params["sf"], "layout": params["layout"],
-                               "answers_root": staging if keep else Path(data_uri.removeprefix("file://")),
+                               "answers_root": staging / "layout" if keep else Path(data_uri.removeprefix("file://")),
                                "local": not remote or keep, "given": False}
         ctx.artifacts.setdefault("tpcds", {})["generation"] = {
             "generator": f"tpcgen-cli {tpcgen_version()}", **info}
@@ -161,12 +167,25 @@ class TpcdsGen(Workload):
                 Sample(self.name, "rows", float(rows), "rows"),
                 Sample(self.name, "generate_s", info["generate_s"], "s"),
                 Sample(self.name, "layout_s", info["layout_s"], "s"),
-                Sample(self.name, "data_mbps", size / 1e6 / seconds if seconds else None, "MB/s")]
+                Sample(self.name, "data_mbps", size / 1e6 / seconds if seconds else None, "MB/s"),
+                *layout_samples(self.name, info["tables"])]
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         staging = ctx.shared.get("tpcds_staging")
         if staging and not isinstance(ctx.target, FileTarget):
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def layout_samples(workload: str, tables: dict[str, Any]) -> list[Sample]:
+    """The layout as written: totals, and files per fact table (where a small-file explosion would show)."""
+    out = [Sample(workload, "files", float(sum(t["files"] for t in tables.values())), "files"),
+           Sample(workload, "partition_folders", float(sum(t["partitions"] for t in tables.values())), "folders"),
+           Sample(workload, "max_files_per_folder", float(max(t["max_files_per_folder"] for t in tables.values())),
+                  "files")]
+    for table in FACT_DATE_KEYS:
+        if table in tables:
+            out.append(Sample(workload, "files", float(tables[table]["files"]), "files", labels={"table": table}))
+    return out
 
 
 @register

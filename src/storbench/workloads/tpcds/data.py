@@ -1,12 +1,11 @@
-"""TPC-DS data: generation with tpcgen-cli, the paper's Parquet layout written through Spark, the
-Spark catalog, and DuckDB's reference answers over the same files.
+"""TPC-DS data: generation of one table with tpcgen-cli, the Spark catalog, and DuckDB's views over
+the same files (the reference answers).
 
 Generation runs table by table so that a large scale factor streams: tpcgen-cli (a Rust port of
 dsdgen, PyPI ``tpcgen-cli``) writes one table as Parquet into a storbench-owned staging
-directory (bounded memory: it writes 7 MiB row groups as it generates), Spark rewrites it to
-the target in the chosen layout, the row count on the target is checked against the
-generator's, and the staging copy is deleted before the next table. Only the largest table is
-ever staged twice.
+directory (bounded memory: it writes 7 MiB row groups as it generates); the next table is
+generated while this one is laid out on the target (:mod:`storbench.workloads.tpcds.pipeline`,
+:mod:`storbench.workloads.tpcds.layout`).
 
 Layouts (paper 001): ``partitioned`` puts the six fact tables into Hive-style partitions on their
 date key (``ss_sold_date_sk=2451000/``), files of about ``file_mb``; ``flat`` writes every table
@@ -20,9 +19,8 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from storbench.errors import EngineError, WorkloadError
 
@@ -63,92 +61,8 @@ def generate_table(table: str, sf: float, staging: Path, threads: int | None = N
     return staging / table
 
 
-def staged_rows(directory: Path) -> int:
-    from storbench.workloads.tpcds.queries import duckdb_connect
-
-    con = duckdb_connect()
-    try:
-        return int(con.execute(f"SELECT count(*) FROM read_parquet('{directory}/*.parquet')").fetchone()[0])
-    finally:
-        con.close()
-
-
 def local_bytes(directory: Path) -> int:
     return sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
-
-
-def write_layout(spark: Any, source_uri: str, dest_uri: str, table: str, layout: str, file_mb: int,
-                 rows: int, source_bytes: int, parallelism: int) -> None:
-    """Spark rewrites one staged table to the target: partitioned on its date key or flat.
-
-    Partitioned: a shuffle on the date key puts each date in one task, which cuts it into files
-    of ``file_mb``. Flat: no shuffle; Spark reads the staged files in splits of ``file_mb`` and
-    writes each split as one file.
-    """
-    files = max(1, math.ceil(source_bytes / (file_mb * 1_000_000)))
-    rows_per_file = max(1, math.ceil(rows / files))
-    if layout == "partitioned" and table in FACT_DATE_KEYS:
-        key = FACT_DATE_KEYS[table]
-        (spark.read.parquet(source_uri).repartition(max(parallelism, files), key).write.partitionBy(key)
-         .mode("overwrite").option("maxRecordsPerFile", rows_per_file).parquet(dest_uri))
-        return
-    split = "spark.sql.files.maxPartitionBytes"  # read when the write is planned: set around the write
-    before = spark.conf.get(split)
-    spark.conf.set(split, str(file_mb * 1_000_000))
-    try:  # coalesce: a small table is one file, not one per split
-        (spark.read.parquet(source_uri).coalesce(files).write.mode("overwrite")
-         .option("maxRecordsPerFile", rows_per_file).parquet(dest_uri))
-    finally:
-        spark.conf.set(split, before)
-
-
-def copy_to_target(spark: Any, local: Path, uri: str) -> None:
-    """A staged table onto a Hadoop file system (hdfs://), through the session's own client."""
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    dest = jvm.org.apache.hadoop.fs.Path(uri)
-    dest.getFileSystem(conf).copyFromLocalFile(False, True, jvm.org.apache.hadoop.fs.Path(f"file://{local}"), dest)
-
-
-def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, staging: Path, remote: bool,
-             keep_staging: bool, parallelism: int, mark: Callable[[], float] = time.monotonic,
-             on_table: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Generate every table into ``data_uri/<table>``; per table: staged rows and bytes, seconds."""
-    staging.mkdir(parents=True, exist_ok=True)
-    tables: dict[str, Any] = {}
-    gen_s = layout_s = 0.0
-    for table in TABLES:
-        if on_table:
-            on_table(table)
-        t0 = mark()
-        local = generate_table(table, sf, staging, threads=parallelism)
-        t1 = mark()
-        rows, size = staged_rows(local), local_bytes(local)
-        source = f"file://{local}"
-        if remote:  # executors read the staged copy from the target, not from this host's disk
-            source = f"{data_uri}/_staging/{table}"
-            copy_to_target(spark, local, source)
-        write_layout(spark, source, f"{data_uri}/{table}", table, layout, file_mb, rows, size, parallelism)
-        if remote:
-            _delete(spark, source)
-        t2 = mark()
-        written = spark.read.parquet(f"{data_uri}/{table}").count()
-        if written != rows:
-            raise WorkloadError(f"tpcds-gen: table {table} has {written} rows on the target, the generator "
-                                f"wrote {rows}")
-        if not keep_staging:
-            shutil.rmtree(local, ignore_errors=True)
-        gen_s += t1 - t0
-        layout_s += t2 - t1
-        tables[table] = {"rows": rows, "staged_bytes": size}
-    if remote:
-        _delete(spark, f"{data_uri}/_staging")
-    return {"tables": tables, "generate_s": gen_s, "layout_s": layout_s}
-
-
-def _delete(spark: Any, uri: str) -> None:
-    path = spark._jvm.org.apache.hadoop.fs.Path(uri)
-    path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def missing_tables(spark: Any, data_uri: str) -> list[str]:
