@@ -107,7 +107,7 @@ METRICS = metric_table("""
     geomean_query_time     | Geometric mean of query times          | s          | mean   | faster/slower
     stream_degradation_pct | Multi-stream degradation vs one stream | %          | mean   | lower/higher
     queries_failed         | Queries failed or mismatched           | queries    | max    | fewer/more
-    generate_s             | Generator time (overlaps layout_s)     | s          | mean   | faster/slower
+    generate_s             | Generator time (overlaps layout write) | s          | mean   | faster/slower
     layout_s               | Layout write and row check time        | s          | mean   | faster/slower
     files                  | Parquet files written                  | files      | max    | fewer/more
     partition_folders      | Partition folders written              | folders    | max    | fewer/more
