@@ -42,13 +42,14 @@ def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fs
 
 
 def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | None = None,
-              master: str | None = None) -> list[Sample]:
-    """One repetition of a built-in suite (or one workload) on ``work``; returns its samples (exits on failure)."""
+              master: str | None = None, warmup: int = 0) -> list[Sample]:
+    """One repetition of a built-in suite (or one workload) on ``work``, after ``warmup`` unrecorded ones;
+    returns its samples (exits on failure)."""
     store = ResultStore(work / "home")
     target = work / f"target-{suite}"
     target.mkdir()
     options = RunOptions(suite=suite, label="bench", target=str(target), scale=scale, repeat=1,
-                         overrides=overrides or {})
+                         overrides=overrides or {}, warmup=warmup)
     if master:
         options.spark_master = master
     outcome = api.run(options, store)

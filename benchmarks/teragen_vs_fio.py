@@ -8,8 +8,8 @@ exactly the bytes teragen writes, in the same directory. Two pairs, each equal i
   ``end_fsync=1`` (its time includes the fsync).
 With format=tera teragen writes through the raw local file system (``checksum=false``): fio has
 no CRC layer (Parquet cannot: Spark's writer checksums). Scope: in-window on both sides (fio's own
-bandwidth; teragen's window from job submission to committed output, Spark start-up and the verify
-pass outside). Before each side, everything dirty
+bandwidth; teragen's window from job submission to committed output, Spark start-up, one unrecorded
+warm-up repetition and the verify pass outside). Before each side, everything dirty
 is synced and this benchmark's files are evicted from the page cache.
 Goal: teragen ≥ 50% of fio's rate (page-cache pair).
 
@@ -19,6 +19,8 @@ Goal: teragen ≥ 50% of fio's rate (page-cache pair).
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -29,10 +31,17 @@ from storbench.units import parse_count  # noqa: E402
 GOAL = 0.5
 
 
+def file_mb(size: int) -> int:
+    """One file per core: fio's one job writes one file; a byte-count scale would otherwise bring the tiny
+    scale's 8 MB files (125 Spark tasks for 1 GB, each paying its scheduling and commit)."""
+    return max(1, math.ceil(size / (os.cpu_count() or 1) / 1_000_000))
+
+
 def teragen_mbps(work: Path, size: int, fmt: str, flush: bool) -> float:
     drop_written(work)
-    overrides = {"format": fmt, "flush": flush} | ({"checksum": False} if fmt == "tera" else {})  # fio has no CRC
-    samples = run_suite(work, "teragen", str(size), overrides)
+    overrides = {"format": fmt, "flush": flush, "partition_mb": file_mb(size)}
+    overrides |= {"checksum": False} if fmt == "tera" else {}  # fio has no CRC layer
+    samples = run_suite(work, "teragen", str(size), overrides, warmup=1)  # the JIT warm, as fio's C code is
     seconds = next(s.value for s in samples if s.workload == "teragen" and s.metric == "completion_time")
     shutil.rmtree(work / "target-teragen", ignore_errors=True)
     shutil.rmtree(work / "home", ignore_errors=True)
@@ -58,7 +67,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     crc = "checksum=false" if args.format == "tera" else "with Hadoop's CRC layer"
-    print(f"{size / 1e6:.0f} MB on the filesystem of {args.dir}; teragen format={args.format} {crc}, local[*]; fio one "
+    print(f"{size / 1e6:.0f} MB on the filesystem of {args.dir}; teragen format={args.format} {crc}, local[*], "
+          f"files of {file_mb(size)} MB (one per core); fio one "
           f"job; scope: in-window on both sides, page cache synced and this benchmark's files evicted before each")
     for name, (teragen, fio) in pairs.items():
         scope = ("teragen flush=false vs fio buffered, no fsync" if name == "page cache"

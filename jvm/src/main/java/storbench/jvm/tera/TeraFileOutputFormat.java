@@ -17,9 +17,10 @@ public final class TeraFileOutputFormat extends FileOutputFormat<byte[], byte[]>
     @Override
     public RecordWriter<byte[], byte[]> getRecordWriter(TaskAttemptContext context) throws IOException {
         Path file = getDefaultWorkFile(context, "");
-        // buffered: two small writes per record would each pass through the checksum layer
+        // buffered: two small writes per record would each pass through the checksum layer; a block of
+        // records (1 MB) is larger than the buffer, so it goes to the file in one write, not copied first
         OutputStream out = new BufferedOutputStream(file.getFileSystem(context.getConfiguration()).create(file, false),
-                                                    1 << 20);
+                                                    1 << 16);
         return new RecordWriter<byte[], byte[]>() {
             @Override
             public void write(byte[] key, byte[] value) throws IOException {

@@ -21,7 +21,9 @@ import org.apache.hadoop.mapreduce.TaskAttemptContext;
  * the shape Spark's tuple encoder turns into key/value binary columns without per-row code.
  * With {@code storbench.tera.block} = B > 1, each pair is instead B consecutive whole records
  * (and an empty value): for writing record files, where nothing needs single records, so
- * Spark's per-record costs are paid once per B records. Ranges are cut as Hadoop
+ * Spark's per-record costs are paid once per B records; the block's array is reused from pair
+ * to pair (each is written before the next is read; a fresh 1 MB array per block cost a
+ * humongous allocation each in G1). Ranges are cut as Hadoop
  * TeraGen cuts them, so part-N holds the same rows in both tools.
  */
 public final class TeraGenInputFormat extends InputFormat<byte[], byte[]> {
@@ -108,7 +110,9 @@ public final class TeraGenInputFormat extends InputFormat<byte[], byte[]> {
                 }
                 if (block > 1) {
                     int count = (int) Math.min(block, end - row);
-                    key = new byte[count * TeraRows.RECORD];
+                    if (key == null || key.length != count * TeraRows.RECORD) {
+                        key = new byte[count * TeraRows.RECORD];  // reused, as Hadoop's readers reuse theirs
+                    }
                     for (int i = 0; i < count; i++) {
                         TeraRows.next(state);
                         TeraRows.record(key, i * TeraRows.RECORD, state, row++);
