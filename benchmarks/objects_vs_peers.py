@@ -87,7 +87,7 @@ BOTO3 = textwrap.dedent("""
     from concurrent.futures import ThreadPoolExecutor
     import boto3
     from botocore.config import Config
-    a = json.loads(sys.argv[1])
+    a = json.loads(sys.stdin.read())  # on stdin, not argv: the keys stay out of the process list
     s3 = boto3.client("s3", endpoint_url=a["endpoint"], aws_access_key_id=a["key"], aws_secret_access_key=a["secret"],
                       region_name="us-east-1", config=Config(max_pool_connections=a["concurrency"] + 4,
                       s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
@@ -110,7 +110,7 @@ AWSCRT = textwrap.dedent("""
     from awscrt.io import ClientBootstrap, DefaultHostResolver, EventLoopGroup
     from awscrt.s3 import S3Client, S3RequestTlsMode, S3RequestType
     import io
-    a = json.loads(sys.argv[1])
+    a = json.loads(sys.stdin.read())  # on stdin, not argv: the keys stay out of the process list
     host = a["endpoint"].split("://", 1)[1]
     elg = EventLoopGroup(1)
     bootstrap = ClientBootstrap(elg, DefaultHostResolver(elg))
@@ -148,16 +148,17 @@ AWSCRT = textwrap.dedent("""
 """)
 
 
-def _outside(argv: list[str], env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
+def _outside(argv: list[str], env: dict | None = None,
+             stdin: str | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
     """Runs one client process; (its result, wall from spawn to exit, its user+sys CPU)."""
     r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+    done = subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
     t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     return done, t1 - t0, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
 
 
 def run_python_peer(code: str, args: dict) -> dict:
-    done, wall, cpu = _outside([PYTHON, "-c", code, json.dumps(args)])
+    done, wall, cpu = _outside([PYTHON, "-c", code], stdin=json.dumps(args))
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
     inner = json.loads(done.stdout.strip().splitlines()[-1])
