@@ -16,15 +16,19 @@ from storbench.errors import EngineError, InputError
 from storbench.targets import Target
 
 T = TypeVar("T", bound=Target)
-
-
 E = TypeVar("E", bound=Engine)
+S = TypeVar("S")
 
 
 @dataclass
 class Window:
     start: float  # time.monotonic()
     end: float
+
+
+@dataclass
+class Scratch:
+    dirs: dict[str, Path] = field(default_factory=dict)  # the run's private scratch directories by key
 
 
 @dataclass
@@ -35,7 +39,12 @@ class RunContext:
     engines: dict[str, Engine] = field(default_factory=dict)  # the engines this run started, by name
     mode: str = "default"  # "default" or "compat" (reference-tool behaviour)
     mark: Callable[[], float] = time.monotonic  # the collector's mark() when telemetry runs
-    shared: dict[str, Any] = field(default_factory=dict)  # e.g. the dataset written by datagen
+    # Per-family state that lives for the run (the dataset datagen wrote, terasort's input, fio's device
+    # checks): one typed object per class, made on first use by ``ctx.state(Kind)``.
+    states: dict[type, Any] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)  # untyped: being replaced by ``state`` (issue 23)
+    # The measured nodes' fingerprints by node label (cores, threads; empty: this machine alone)
+    node_fingerprints: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_window: Window | None = None
     notes: list[str] = field(default_factory=list)
     # --allow-device-overwrite: a raw device target may be written (fio workloads check it is blank)
@@ -68,6 +77,13 @@ class RunContext:
         """The run's SparkSession (workloads on the Spark engine)."""
         return self.engine(SparkEngine).start()
 
+    def state(self, kind: type[S]) -> S:
+        """This run's one ``kind`` object (a family's own dataclass, every field defaulted), made on first use:
+        what one workload of a family leaves for the next (datagen's dataset for the transforms)."""
+        if kind not in self.states:
+            self.states[kind] = kind()
+        return self.states[kind]
+
     def target_as(self, kind: type[T]) -> T:
         """This run's target as the concrete ``kind`` a workload needs (its bucket, device, pool...)."""
         if not isinstance(self.target, kind):
@@ -81,14 +97,14 @@ class RunContext:
         and plant a symlink or a job file in it (issue 12 item 11). mkdtemp's is unpredictable,
         mode 0700 and never reused.
         """
-        slot = f"scratch:{key}"
-        if slot not in self.shared:
-            self.shared[slot] = Path(tempfile.mkdtemp(prefix=f"storbench-{key}-"))
-        return self.shared[slot]
+        scratch = self.state(Scratch).dirs
+        if key not in scratch:
+            scratch[key] = Path(tempfile.mkdtemp(prefix=f"storbench-{key}-"))
+        return scratch[key]
 
     def drop_scratch(self, key: str) -> None:
         """Removes the scratch directory ``key`` if this run made one."""
-        path = self.shared.pop(f"scratch:{key}", None)
+        path = self.state(Scratch).dirs.pop(key, None)
         if path:
             shutil.rmtree(path, ignore_errors=True)
 

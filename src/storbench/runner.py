@@ -192,7 +192,7 @@ class Runner:
                             "nodes": cluster.describe(), "nodes_from": self._cluster_source},
                     machine={**writer.manifest["machine"],
                              "nodes": {m.label: m.fingerprint for m in cluster.members}})
-                ctx.shared["node_fingerprints"] = {m.label: m.fingerprint for m in cluster.members}  # ops per thread
+                ctx.node_fingerprints = {m.label: m.fingerprint for m in cluster.members}  # ops per thread
             self.progress.info(f"run {run_id}: suite {suite.name}, scale {scale}, {repetitions} repetition(s), "
                                f"target {target.uri}, devices {', '.join(devices) or 'none'}")
             self.progress.plan(len(points) * (len(suite.prepare) + (options.warmup + repetitions) * len(suite.workloads)),

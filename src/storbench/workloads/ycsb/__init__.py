@@ -109,7 +109,7 @@ def core_workload(letter: str) -> dict[str, Any]:
 
 def server_threads(ctx: RunContext, target: CassandraTarget) -> tuple[int | None, str]:
     """(the servers' CPU threads, how they were counted)."""
-    prints = ctx.shared.get("node_fingerprints") or {}
+    prints = ctx.node_fingerprints
     hosts: dict[str, int] = {}
     for label, print_ in prints.items():
         if print_.get("cores"):
