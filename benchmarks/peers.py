@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from storbench import api  # noqa: E402
 from storbench.results.model import Sample  # noqa: E402
 from storbench.results.store import ResultStore  # noqa: E402
-from storbench.runner import RunOptions  # noqa: E402
+from storbench.run import RunOptions  # noqa: E402
 
 
 def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fsync: bool | None = None) -> float:
@@ -51,7 +51,7 @@ def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | No
     options = RunOptions(suite=suite, label="bench", target=str(target), scale=scale, repeat=1,
                          overrides=overrides or {}, warmup=warmup)
     if master:
-        options.spark_master = master
+        options.engine_options["spark_master"] = master
     outcome = api.run(options, store)
     if outcome.status != "succeeded":
         raise SystemExit(f"storbench run {outcome.status}: {outcome.errors}")

@@ -14,7 +14,7 @@ from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError
 from storbench.redaction import is_secret_name, redact_argv, redact_settings
 from storbench.services import process
-from storbench.sweep import sweep_points
+from storbench.run.sweep import sweep_points
 from storbench.targets.s3 import resolve_endpoint
 from tests.cli.helpers import storbench
 
@@ -47,11 +47,11 @@ def test_settings_and_command_lines_are_masked():
 
 
 def test_a_swept_secret_is_labelled_by_position_and_still_reaches_spark():
-    points = sweep_points({"spark.hadoop.fs.s3a.secret.key": [f"{CANARY}a", f"{CANARY}b"]}, {}, "local[2]", "--sweep")
+    points = sweep_points({"spark.hadoop.fs.s3a.secret.key": [f"{CANARY}a", f"{CANARY}b"]}, {}, {"spark_master": "local[2]"}, "--sweep")
     assert [p.labels for p in points] == [{"spark.hadoop.fs.s3a.secret.key": "***1"},
                                           {"spark.hadoop.fs.s3a.secret.key": "***2"}]
-    assert [p.spark_conf["spark.hadoop.fs.s3a.secret.key"] for p in points] == [f"{CANARY}a", f"{CANARY}b"]
-    plain = sweep_points({"spark.sql.shuffle.partitions": ["4", "8"]}, {}, "local[2]", "--sweep")
+    assert [p.engine_options["spark_conf"]["spark.hadoop.fs.s3a.secret.key"] for p in points] == [f"{CANARY}a", f"{CANARY}b"]
+    plain = sweep_points({"spark.sql.shuffle.partitions": ["4", "8"]}, {}, {"spark_master": "local[2]"}, "--sweep")
     assert [p.labels["spark.sql.shuffle.partitions"] for p in plain] == ["4", "8"]
     engine = SparkEngine("local[1]", {"spark.hadoop.fs.s3a.secret.key": CANARY})
     assert engine.effective_conf()["spark.hadoop.fs.s3a.secret.key"] == CANARY  # what Spark is given

@@ -6,7 +6,7 @@ import pytest
 
 from storbench.errors import InputError
 from storbench.suites import load_suite
-from storbench.sweep import Point, parse_sweep_option, sweep_points
+from storbench.run.sweep import Point, parse_sweep_option, sweep_points
 from tests.cli.helpers import storbench
 
 
@@ -15,18 +15,19 @@ def declared():
 
 
 def test_no_sweep_is_one_unlabelled_point():
-    assert sweep_points(None, declared(), "local[*]", "x") == [Point()]
+    assert sweep_points(None, declared(), {"spark_master": "local[*]"}, "x") == [Point()]
 
 
 def test_cores_on_local_and_cluster_masters():
-    local = sweep_points({"cores": ["1", "2"]}, declared(), "local[*]", "x")
-    assert [(p.labels, p.master) for p in local] == [({"cores": "1"}, "local[1]"), ({"cores": "2"}, "local[2]")]
-    cluster = sweep_points({"cores": [8]}, declared(), "spark://10.0.0.1:7077", "x")
-    assert cluster[0].spark_conf == {"spark.cores.max": "8"} and cluster[0].master is None
+    local = sweep_points({"cores": ["1", "2"]}, declared(), {"spark_master": "local[*]"}, "x")
+    assert [(p.labels, p.engine_options) for p in local] == [({"cores": "1"}, {"spark_master": "local[1]"}),
+                                                             ({"cores": "2"}, {"spark_master": "local[2]"})]
+    cluster = sweep_points({"cores": [8]}, declared(), {"spark_master": "spark://10.0.0.1:7077"}, "x")
+    assert cluster[0].engine_options == {"spark_conf": {"spark.cores.max": "8"}}
 
 
 def test_parameter_sweep_coerces_sizes():
-    points = sweep_points({"size_bytes": ["1G", "2G"]}, declared(), "local[*]", "x")
+    points = sweep_points({"size_bytes": ["1G", "2G"]}, declared(), {"spark_master": "local[*]"}, "x")
     assert [p.params["size_bytes"] for p in points] == [10**9, 2 * 10**9]
     assert points[1].labels == {"size_bytes": "2G"}
 
@@ -39,7 +40,7 @@ def test_parameter_sweep_coerces_sizes():
 ])
 def test_bad_sweeps_name_what_is_allowed(sweep, message):
     with pytest.raises(InputError, match=message.replace("*", r"\*").replace("(", r"\(")):
-        sweep_points(sweep, declared(), "local[*]", "--sweep")
+        sweep_points(sweep, declared(), {"spark_master": "local[*]"}, "--sweep")
 
 
 def test_option_parsing():

@@ -13,15 +13,15 @@ from storbench.targets.base import MARKER
 from storbench.progress import Progress
 from storbench.results.model import Run
 from storbench.results.store import ResultStore
-from storbench.runner import RunOptions, RunOutcome, Runner
+from storbench.report import FORMATS as REPORT_FORMATS
+from storbench.run import RunOptions, RunOutcome
+from storbench.run import run as run_suite
 from storbench.suites import builtin_suites, load_suite
 from storbench.workloads import all_workloads
 
-REPORT_FORMATS = ("table", "md", "json", "csv", "html")
-
 
 def run(options: RunOptions, store: ResultStore | None = None, progress: Progress | None = None) -> RunOutcome:
-    return Runner(options, store or ResultStore(), progress or Progress()).run()
+    return run_suite(options, store or ResultStore(), progress or Progress())
 
 
 def list_runs(store: ResultStore | None = None, label: str | None = None) -> list[Run]:

@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from storbench import __version__, api, interrupts
-from storbench.engines.spark import DEFAULT_MASTER, parse_conf
+from storbench.engines.spark_options import CONF, DEFAULT_MASTER, MASTER, parse_conf
 from storbench.errors import InputError, ResultsError, StorbenchError
 from storbench.progress import START_TIMES, Progress, remember_seconds, remembered_seconds
 from storbench.results.factory import open_store
 from storbench.results.store import ResultStore
-from storbench.runner import RunOptions
+from storbench.keyvalue import parse_pairs
+from storbench.run import RunOptions
 from storbench.services import SERVICES
-from storbench.sweep import parse_sweep_option
+from storbench.run.sweep import parse_sweep_option
 
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a tool whose reader went away
@@ -135,21 +136,11 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON on stdout")
 
 
-def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    result = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"{flag} {item!r}: expected KEY=VALUE")
-        result[key.strip()] = value.strip()
-    return result
-
-
 def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     options = RunOptions(
         suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat, warmup=args.warmup,
-        overrides=_pairs(args.set, "--set"), spark_master=args.spark_master,
-        spark_conf=parse_conf(args.spark_conf), devices=args.devices, interval=args.interval,
+        overrides=parse_pairs(args.set, "--set"),
+        engine_options={MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)}, devices=args.devices, interval=args.interval,
         mode=args.mode, replication=args.replication,
         sweep=parse_sweep_option(args.sweep) if args.sweep else None, keep_data=args.keep_data,
         command_line=["storbench", *sys.argv[1:]],

@@ -19,6 +19,8 @@ from typing import Iterator
 from urllib.parse import quote, urlparse
 from xml.sax.saxutils import escape
 
+from storbench.errors import TargetError
+
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
@@ -26,7 +28,9 @@ RETRY_STATUSES = (500, 502, 503, 504)
 RETRY_DELAYS_S = (0.2, 0.5, 1.0)  # then a last attempt whose answer stands
 
 
-class S3Error(Exception):
+class S3Error(TargetError):
+    """An S3 endpoint's error answer (HTTP status, S3 code, message)."""
+
     def __init__(self, status: int, code: str, message: str):
         super().__init__(f"HTTP {status} {code}: {message}".strip())
         self.status, self.code, self.message = status, code, message

@@ -15,7 +15,7 @@ from storbench.cli import EXIT_INTERRUPTED
 from storbench.engines.spark import SparkEngine
 from storbench.progress import Progress
 from storbench.results.store import ResultStore, RunWriter
-from storbench.runner import RunOptions, Runner
+from storbench.run import RunOptions, run
 from tests.cli.helpers import SRC
 
 INTERRUPTED_LINE = "warning: interrupted: what was measured so far is kept"
@@ -157,7 +157,7 @@ def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch
     target = tmp_path / "t"
     target.mkdir()
     options = RunOptions(suite="fio-basic", target=str(target), overrides={"runtime_s": "1", "size": "8m"})
-    outcome = Runner(options, ResultStore(tmp_path / "home"), Progress(quiet=True)).run()
+    outcome = run(options, ResultStore(tmp_path / "home"), Progress(quiet=True))
     assert not [p.name for p in target.iterdir() if p.name.startswith("storbench-")]
     manifest = json.loads((outcome.path / "manifest.json").read_text())
     assert manifest["status"] == outcome.status == "succeeded" and manifest["finished"]

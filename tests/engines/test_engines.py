@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from storbench.targets.base import TargetFacts
+
 from storbench.context import RunContext
 from storbench.engines.base import Engine, EngineSetup, Tag, all_engines, make_engine, register
 from storbench.engines.fio import FioEngine
@@ -99,10 +101,19 @@ def test_run_engines_start_tag_stop_and_collect(tmp_path, recorder_registered):
 
 def test_spark_engine_builds_its_event_log_and_local_dir_from_the_setup(tmp_path):
     made = []
-    setup = EngineSetup(run_dir=tmp_path, master="local[1]", spark_conf={"spark.local.dir": "/fast"},
-                        local_dir=lambda: made.append(1) or str(tmp_path / "local"))
+
+    class Scratchy:  # a target with a local scratch directory, made once when Spark binds to it
+        def facts(self):
+            return TargetFacts("file")
+
+        def scratch_dir(self):
+            made.append(1)
+            return str(tmp_path / "local")
+
+    setup = EngineSetup(run_dir=tmp_path, options={"spark_master": "local[1]",
+                                                   "spark_conf": {"spark.local.dir": "/fast"}}, target=Scratchy())
     engine = make_engine("spark", setup)
-    assert isinstance(engine, SparkEngine) and made == [1]
+    assert isinstance(engine, SparkEngine) and made == [1] and engine.local_dir == str(tmp_path / "local")
     assert Path(engine.event_log_dir) == tmp_path / "spark-events" and engine.event_log_dir
     assert engine.scratch_dirs() == ["/fast"]  # --spark-conf spark.local.dir wins over the target's
     assert engine.describe() == "Spark (local[1])"

@@ -13,7 +13,7 @@ import pytest
 from storbench.progress import Progress
 from storbench.results.postgres import PostgresIndex
 from storbench.results.store import ResultStore
-from storbench.runner import RunOptions, Runner
+from storbench.run import RunOptions, run
 from tests.cli.helpers import SRC
 
 TINY = ("--set", "size=1m", "--set", "runtime_s=0", "--set", "ramp_time_s=0", "--set", "numjobs=1")  # ~1 s
@@ -103,7 +103,7 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     store = ResultStore(home, index=PostgresIndex(pg_url))
     options = RunOptions(suite="fio-write", label="cut", target=str(target), repeat=2,
                          overrides=dict(pair.split("=") for pair in TINY[1::2]))
-    outcome = Runner(options, store, _CutsTheIndex(postgres, database)).run()
+    outcome = run(options, store, _CutsTheIndex(postgres, database))
     store.index.close()
 
     assert outcome.status == "succeeded"

@@ -69,8 +69,8 @@ def test_replication_below_one_is_refused_for_any_scheme():
 def test_release_without_a_claim_removes_only_the_scratch(tmp_path):
     target = parse_target("rados://pool")
     target.run_id = "r1"
-    scratch = target.spark_local_dir()
-    assert "storbench-r1-spark-" in scratch
+    scratch = target.scratch_dir()
+    assert "storbench-r1-scratch-" in scratch
     assert not target.release()
     assert not Path(scratch).exists()
 

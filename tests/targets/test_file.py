@@ -23,7 +23,7 @@ def test_plain_paths_and_file_uris(tmp_path, text):
     assert isinstance(target, FileTarget)
     assert (target.uri, target.path) == (f"file://{tmp_path}/t", tmp_path / "t")
     assert target.local_path() == tmp_path / "t"
-    assert target.spark_conf() == {} and target.manifest_config() == {}
+    assert target.facts().endpoint_url is None and target.manifest_config() == {}
 
 
 def test_relative_and_home_paths_become_absolute(monkeypatch, tmp_path):
@@ -58,7 +58,7 @@ def test_claim_marks_the_run_root_and_refuses_to_reuse_it(tmp_path):
     target = claimed(tmp_path)
     root = tmp_path / "t" / "storbench-r1"
     assert (root / MARKER).read_text() == "r1\n"
-    assert target.spark_local_dir() == str(root / "spark-local")
+    assert target.scratch_dir() == str(root / "spark-local")
     again = parse_target(str(tmp_path / "t"))
     with pytest.raises(TargetError, match="already exists; refusing to reuse it"):
         again.claim("r1")

@@ -50,10 +50,12 @@ def test_unreachable_namenode_fails_in_one_line():
 
 
 def test_spark_settings_fail_fast_and_carry_the_replication():
-    assert parse_target("hdfs://nn:1/x", TargetOptions(replication=2)).spark_conf() == {
+    from storbench.engines.spark import target_conf
+
+    assert target_conf(parse_target("hdfs://nn:1/x", TargetOptions(replication=2)).facts()) == {
         "spark.hadoop.ipc.client.connect.max.retries": "2", "spark.hadoop.ipc.client.connect.timeout": "5000",
         "spark.hadoop.dfs.replication": "2"}
-    assert "spark.hadoop.dfs.replication" not in parse_target("hdfs://nn:1/x").spark_conf()
+    assert "spark.hadoop.dfs.replication" not in target_conf(parse_target("hdfs://nn:1/x").facts())
 
 
 def test_nothing_is_claimed_before_spark_is_attached():

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from storbench.engines.spark import SparkEngine
+
 from storbench.context import RunContext
 from storbench.errors import InputError
 from storbench.targets import Target, TargetOptions, parse_target, registry
@@ -62,7 +64,7 @@ def test_a_workload_refuses_the_schemes_it_does_not_take(targets, tmp_path, work
 def test_spark_workloads_take_s3_through_s3a(targets, workload):
     params = {p.name: p.default for p in get_workload(workload).params}
     get_workload(workload).check(context(targets["s3"]), params)  # no refusal
-    assert targets["s3"].spark_uri("s3://bucket/x/storbench-r") == "s3a://bucket/x/storbench-r"
+    assert SparkEngine.data_uri(targets["s3"], "s3://bucket/x/storbench-r") == "s3a://bucket/x/storbench-r"
 
 
 def takers(scheme: str) -> str:

@@ -27,15 +27,20 @@ from storbench.errors import InputError
 from storbench.results.model import Sample
 
 
+# The run's engine options by name, as the CLI gives them (``--spark-master`` is "spark_master"); each
+# engine reads, checks and records its own and ignores the others'.
+EngineOptions = dict[str, Any]
+
+
 @dataclass
 class EngineSetup:
     """What a run tells its engines; each takes what it needs."""
 
-    run_dir: Path | None = None  # the run's results directory (Spark keeps its event log there)
+    run_dir: Path | None = None  # the run's results directory (an engine may keep its logs there)
     app_name: str = "storbench"
-    master: str = "local[*]"  # --spark-master
-    spark_conf: dict[str, str] = field(default_factory=dict)  # the target's, the workloads', then --spark-conf
-    local_dir: Callable[[], str] | None = None  # makes Spark's local (shuffle/spill) dir, only if Spark runs
+    options: EngineOptions = field(default_factory=dict)  # the run's engine options
+    target: Any = None  # the run's Target (claimed): engines bind to it from its neutral facts
+    workloads: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)  # (Workload, params) of the run
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,49 @@ class Engine:
     """One engine of a run: started once, told what each workload is, stopped and collected at the end."""
 
     name: ClassVar[str]
+
+    # -- the run's options, before anything starts (called on every registered engine class) ----------
+
+    @classmethod
+    def check_options(cls, options: EngineOptions) -> None:
+        """Refuse this engine's bad options in one line (InputError) before anything starts."""
+
+    @classmethod
+    def options_config(cls, options: EngineOptions) -> dict[str, Any]:
+        """This engine's options as the manifest's ``config`` records them (secrets masked)."""
+        return {}
+
+    @classmethod
+    def sweep(cls, key: str, values: list[Any], options: EngineOptions, where: str) -> list[EngineOptions] | None:
+        """A sweep of ``key`` over ``values`` as this engine's options per point (overriding the run's), or None
+        when the key is not this engine's."""
+        return None
+
+    @classmethod
+    def sweep_keys(cls) -> list[str]:
+        """How the sweep keys this engine takes are named in a bad-input message."""
+        return []
+
+    @classmethod
+    def service_nodes(cls, options: EngineOptions, home: Path) -> tuple[Path, str] | None:
+        """(nodes file, how it was found) of the storbench service these options run on, or None."""
+        return None
+
+    @classmethod
+    def runs_elsewhere(cls, options: EngineOptions) -> str | None:
+        """Where the work runs when it is not this machine alone (a cluster's URL), else None."""
+        return None
+
+    @classmethod
+    def check_target(cls, target: Any) -> None:
+        """Before the target is claimed: what this engine needs to reach it is there (EngineError if not)."""
+
+    @classmethod
+    def data_uri(cls, target: Any, uri: str) -> str:
+        """The target's ``uri`` as the workloads hand it to this engine (the same, for most)."""
+        return uri
+
+    # -- the run ----------------------------------------------------------------------------------
 
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "Engine":
@@ -82,10 +130,25 @@ class Engine:
         """Called after each workload: samples the engine measured itself over it (stored with the workload's)."""
         return []
 
-    def reconfigure(self, point: str, master: str | None, spark_conf: dict[str, str],
-                    step: Callable[[str], Any]) -> bool:
-        """A sweep point with its own engine settings (shown as a progress ``step``); True if it restarted."""
+    def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any]) -> bool:
+        """A sweep point with its own engine options (shown as a progress ``step``); True if it restarted."""
         return False
+
+    def task_progress(self) -> tuple[int, int] | None:
+        """(done, total) of the running workload's tasks, for the progress line; None when unknown."""
+        return None
+
+    def explain(self, exc: BaseException) -> str | None:
+        """The one line that names what failed when ``exc`` came out of this engine (its root cause), else None."""
+        return None
+
+    def failure_log(self) -> tuple[Path, list[str]] | None:
+        """A failed run: this engine's own log and its last relevant lines (the terminal never showed them)."""
+        return None
+
+    def hadoop_client(self) -> tuple[Any, Any] | None:
+        """(JVM gateway, Hadoop Configuration) when this engine runs a Hadoop client targets can use."""
+        return None
 
     def describe(self) -> str | None:
         """How the progress line names the engine while it starts; None when starting is instant."""

@@ -40,3 +40,19 @@ def relevant_tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
         if frames == 0 and index:  # the line before an error often names it ("Unrecognized VM option ...")
             keep.add(index - 1)
     return ([every[i] for i in sorted(keep)] or every)[-lines:]
+
+
+def root_cause(exc: BaseException) -> str | None:
+    """For a JVM error (py4j's Py4JJavaError) its root cause's one line, which names what failed
+    (``org.apache.hadoop.hdfs.BlockMissingException: Could not obtain block ...``); None for any other error,
+    or when the JVM is gone."""
+    cause = getattr(exc, "java_exception", None)
+    if cause is None:
+        return None
+    try:
+        while cause.getCause() is not None and not cause.getCause().equals(cause):
+            cause = cause.getCause()
+        text = f"{cause.toString()}".strip()
+    except Exception:  # the JVM is gone: the Python text is all there is
+        return None
+    return text.splitlines()[0] if text else ""

@@ -1,6 +1,6 @@
 """The engines of one run: built from the workloads' needs, started, tagged, stopped and collected.
 
-The runner drives this through the engine protocol only (storbench.engines.base); it
+The run core drives this through the engine protocol only (storbench.engines.base); it
 never names an engine. The manifest gets each engine's versions (``software``), its
 settings (``<name>_settings``), its start-up time when starting is real work
 (``<name>_startup_s``) and, in a sweep, the settings of each restart
@@ -10,10 +10,50 @@ settings (``<name>_settings``), its start-up time when starting is real work
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable
 
-from storbench.engines.base import Engine, EngineSetup, Tag, make_engine
+from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, all_engines, make_engine
 from storbench.results.model import Sample
+
+
+# -- the run's engine options, checked and recorded by every registered engine before anything starts ----
+
+def check_engine_options(options: EngineOptions) -> None:
+    for engine in all_engines().values():
+        engine.check_options(options)
+
+
+def engine_options_config(options: EngineOptions) -> dict[str, Any]:
+    """The manifest's ``config`` entries of every engine's options."""
+    return {key: value for engine in all_engines().values() for key, value in engine.options_config(options).items()}
+
+
+def engine_sweep(key: str, values: list[Any], options: EngineOptions,
+                 where: str) -> tuple[list[EngineOptions] | None, list[str]]:
+    """(each point's engine options, when an engine owns ``key``; the sweep keys engines take, for a message)."""
+    keys: list[str] = []
+    for engine in all_engines().values():
+        points = engine.sweep(key, values, options, where)
+        if points is not None:
+            return points, keys
+        keys += engine.sweep_keys()
+    return None, keys
+
+
+def service_nodes(options: EngineOptions, home: Path) -> tuple[Path, str] | None:
+    """The nodes file of the storbench service the engine options point at (``services up ...``), if any."""
+    return next(filter(None, (engine.service_nodes(options, home) for engine in all_engines().values())), None)
+
+
+def runs_elsewhere(options: EngineOptions) -> str | None:
+    """Where the engines run when not on this machine alone (a cluster's URL), if anywhere."""
+    return next(filter(None, (engine.runs_elsewhere(options) for engine in all_engines().values())), None)
+
+
+def engine_classes(names: list[str]) -> list[type[Engine]]:
+    known = all_engines()
+    return [known[name] for name in dict.fromkeys(names) if name in known]
 
 
 class RunEngines:
@@ -52,15 +92,25 @@ class RunEngines:
     def end(self, tag: Tag) -> list[Sample]:
         return [sample for engine in self.by_name.values() for sample in engine.end(tag)]
 
-    def reconfigure(self, labels: dict[str, str], master: str | None, spark_conf: dict[str, str],
-                    step: Callable[[str], Any], manifest: dict[str, Any], record: Callable[..., None]) -> None:
-        """A sweep point's own engine settings: engines that restart for it record their new settings."""
-        point = ", ".join(f"{key}={value}" for key, value in labels.items())
+    def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any],
+                    manifest: dict[str, Any], record: Callable[..., None]) -> None:
+        """A sweep point's own engine options: engines that restart for it record their new settings."""
         for name, engine in self.by_name.items():
-            if engine.reconfigure(point, master, spark_conf, step):
+            if engine.reconfigure(point, options, step):
                 by_point = dict(manifest.get(f"{name}_settings_by_point") or {})
                 by_point[point] = engine.settings()
                 record(**{f"{name}_settings_by_point": by_point})
+
+    def task_progress(self) -> tuple[int, int] | None:
+        """The running workload's tasks (done, total) from the first engine that knows them."""
+        return next(filter(None, (engine.task_progress() for engine in self.by_name.values())), None)
+
+    def explain(self, exc: BaseException) -> str | None:
+        """The engines' one line for an error that came out of one of them (its root cause), if any."""
+        return next(filter(None, (engine.explain(exc) for engine in self.by_name.values())), None)
+
+    def failure_logs(self) -> list[tuple[Path, list[str]]]:
+        return [log for log in (engine.failure_log() for engine in self.by_name.values()) if log and log[1]]
 
     def cancel(self, failed: Callable[[str, str], None]) -> None:
         """Cancel what every engine still runs; one that fails to is reported and the others still cancel."""

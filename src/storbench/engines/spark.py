@@ -21,28 +21,17 @@ from typing import Any, Callable
 
 from storbench import interrupts
 from storbench.engines import s3a
-from storbench.engines.base import Engine, EngineSetup, Tag, register
+from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
-from storbench.engines.jvmlog import JVM_LOG
+from storbench.engines import spark_options
+from storbench.engines.jvmlog import JVM_LOG, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
-from storbench.errors import EngineError, InputError
+from storbench.engines.spark_options import DEFAULT_MASTER, parse_conf  # noqa: F401 (the engine's options)
+from storbench.errors import EngineError
 from storbench.redaction import SPARK_REDACTION_REGEX, redact_settings
 from storbench.results.model import Sample
 from storbench.services.jvm import launcher_jar
-
-DEFAULT_MASTER = "local[*]"
-
-
-def parse_conf(pairs: list[str]) -> dict[str, str]:
-    """``k=v`` strings from --spark-conf into a dict; a pair without '=' is bad input."""
-    conf: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"--spark-conf {pair!r}: expected key=value, e.g. spark.executor.memory=4g")
-        conf[key.strip()] = value.strip()
-    return conf
 
 
 def _end_jvm() -> None:
@@ -81,6 +70,20 @@ def quiet_py4j() -> None:
     logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
 
 
+def target_conf(facts: Any) -> dict[str, str]:
+    """How Spark's Hadoop client reaches the target: S3A with its endpoint and keys (never recorded: secret
+    names are masked in the manifest and the event log); on HDFS, fail fast when the NameNode goes away and
+    keep the replication asked for."""
+    if facts.scheme == "s3":
+        return s3a.spark_conf(facts.endpoint_url, facts.access_key, facts.secret_key, facts.region)
+    if facts.scheme != "hdfs":
+        return {}
+    conf = {"spark.hadoop.ipc.client.connect.max.retries": "2", "spark.hadoop.ipc.client.connect.timeout": "5000"}
+    if facts.replication is not None:
+        conf["spark.hadoop.dfs.replication"] = str(facts.replication)
+    return conf
+
+
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
 
 
@@ -104,9 +107,49 @@ class SparkEngine(Engine):
         self._s3a_before: dict[str, dict[str, int]] | None = None  # S3A's counters per JVM when the workload began
         self._group: str | None = None  # the job group of the workload running now
 
+    # -- the run's options and target ---------------------------------------------------------------
+
+    @classmethod
+    def check_options(cls, options: EngineOptions) -> None:
+        spark_options.check(options)
+
+    @classmethod
+    def options_config(cls, options: EngineOptions) -> dict[str, Any]:
+        return spark_options.manifest_config(options)
+
+    @classmethod
+    def sweep(cls, key: str, values: list[Any], options: EngineOptions, where: str) -> list[EngineOptions] | None:
+        return spark_options.sweep(key, values, options, where)
+
+    @classmethod
+    def sweep_keys(cls) -> list[str]:
+        return spark_options.SWEEP_KEYS
+
+    @classmethod
+    def service_nodes(cls, options: EngineOptions, home: Path) -> tuple[Path, str] | None:
+        return spark_options.service_nodes(options, home)
+
+    @classmethod
+    def runs_elsewhere(cls, options: EngineOptions) -> str | None:
+        master = spark_options.master(options)
+        return None if spark_options.is_local(master) else master
+
+    @classmethod
+    def check_target(cls, target: Any) -> None:
+        target_conf(target.facts())  # the S3A jars are built: else one line before anything is claimed
+
+    @classmethod
+    def data_uri(cls, target: Any, uri: str) -> str:
+        return s3a.spark_uri(uri)
+
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "SparkEngine":
-        engine = cls(setup.master, setup.spark_conf, setup.local_dir() if setup.local_dir else None, setup.app_name)
+        # the target's settings, the workloads', then --spark-conf
+        wanted = {k: v for workload, params in setup.workloads for k, v in workload.spark_conf(params).items()}
+        conf = {**(target_conf(setup.target.facts()) if setup.target else {}), **wanted,
+                **spark_options.conf(setup.options)}
+        engine = cls(spark_options.master(setup.options), conf,
+                     setup.target.scratch_dir() if setup.target else None, setup.app_name)
         if setup.run_dir is not None:
             events = setup.run_dir / "spark-events"
             events.mkdir(exist_ok=True)
@@ -244,14 +287,14 @@ class SparkEngine(Engine):
         after = self._s3a_counters()
         return s3a.samples_between(tag.workload, self._s3a_before, after) if after is not None else []
 
-    def reconfigure(self, point: str, master: str | None, spark_conf: dict[str, str],
-                    step: Callable[[str], Any]) -> bool:
+    def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any]) -> bool:
         """A sweep point with its own master or Spark settings gets its own session (same dirs, same event log)."""
+        master, spark_conf = options.get(spark_options.MASTER), options.get(spark_options.CONF)
         if not master and not spark_conf:
             return False
         self.stop()
         self.master = master or self.master
-        self.user_conf = {**self.user_conf, **spark_conf}
+        self.user_conf = {**self.user_conf, **(spark_conf or {})}
         with step(f"starting Spark for {point}"):
             self.start()
         return True
@@ -273,6 +316,18 @@ class SparkEngine(Engine):
         except (OSError, ValueError) as exc:
             raise EngineError(f"could not read the Spark event log: {exc}") from None
         return samples_from(roll_up(groups), sub_labelled(self._groups.get)), {STAGES_FILE: stage_table(groups)}
+
+    def explain(self, exc: BaseException) -> str | None:
+        """A JVM error (Py4JJavaError): its root cause, which names what failed, not the py4j call."""
+        return root_cause(exc)
+
+    def failure_log(self) -> tuple[Path, list[str]] | None:
+        return (self.jvm_log, relevant_tail(self.jvm_log)) if self.jvm_log else None
+
+    def hadoop_client(self) -> tuple[Any, Any] | None:
+        if self.session is None:
+            return None
+        return self.session._jvm, self.session._jsc.hadoopConfiguration()
 
     def default_parallelism(self) -> int:
         return int(self.start().sparkContext.defaultParallelism)

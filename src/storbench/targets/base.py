@@ -15,12 +15,11 @@ import os
 import pkgutil
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 from urllib.parse import urlparse
 
-from storbench.engines.base import Engine
 from storbench.errors import InputError, TargetError
 from storbench.telemetry import devices_for_path, parse_devices_option
 
@@ -35,6 +34,18 @@ class TargetOptions:
     home: Path | None = None  # the results home, where storbench's own services keep their state
     replication: int | None = None  # --replication (HDFS; a Cassandra keyspace's replication factor)
     endpoint: str | None = None  # --endpoint (S3)
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """What an engine needs to reach a target, in no engine's terms (each engine binds itself from these)."""
+
+    scheme: str
+    endpoint_url: str | None = None  # an object store's endpoint
+    region: str | None = None
+    access_key: str | None = field(default=None, repr=False)  # never shown, never recorded
+    secret_key: str | None = field(default=None, repr=False)
+    replication: int | None = None  # --replication, where the target keeps copies
 
 
 class Target:
@@ -106,7 +117,7 @@ class Target:
         """Create and mark the run root; None where it is claimed later (``attach``) or there is none."""
         return None
 
-    def attach(self, engines: dict[str, Engine], need_bytes: int) -> None:
+    def attach(self, engines: dict[str, Any], need_bytes: int) -> None:
         """Once the run's engines are up: targets reached through one (hdfs:// through Spark's Hadoop client)
         check and claim here."""
 
@@ -143,18 +154,15 @@ class Target:
 
     # -- what the engines and the manifest get ---------------------------------------------------
 
-    def spark_local_dir(self) -> str:
-        """Spark's shuffle and spill directory: a scratch directory removed at release."""
-        self._scratch = tempfile.mkdtemp(prefix=f"storbench-{self.run_id}-spark-")
+    def scratch_dir(self) -> str:
+        """A local directory for an engine's scratch data (shuffle, spill), removed at release: a private
+        temporary one unless the target has its own device (a file target: inside its run root)."""
+        self._scratch = tempfile.mkdtemp(prefix=f"storbench-{self.run_id}-scratch-")
         return self._scratch
 
-    def spark_conf(self) -> dict[str, str]:
-        """Spark settings this target needs (--spark-conf still wins)."""
-        return {}
-
-    def spark_uri(self, uri: str) -> str:
-        """``uri`` as Spark's Hadoop client names it (``s3://`` is ``s3a://`` there)."""
-        return uri
+    def facts(self) -> TargetFacts:
+        """How an engine reaches this target: endpoint, credentials, replication (the scheme alone, here)."""
+        return TargetFacts(self.scheme, replication=self.options.replication)
 
     def manifest_config(self) -> dict[str, Any]:
         """What the manifest's ``config`` records beyond the URI and run root; never a secret."""

@@ -121,6 +121,6 @@ class FileTarget(PathTarget):
         shutil.rmtree(path) if path.is_dir() else path.unlink()
         return True
 
-    def spark_local_dir(self) -> str:
+    def scratch_dir(self) -> str:
         """Shuffle and spill on the target's own device, inside the run root."""
         return str(self.path / f"storbench-{self.run_id}" / "spark-local")

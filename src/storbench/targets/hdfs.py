@@ -1,6 +1,6 @@
-"""``hdfs://host:port/path`` targets, reached through the running Spark's own Hadoop client.
+"""``hdfs://host:port/path`` targets, reached through the Hadoop client of the run's engine (Spark's).
 
-Before Spark starts only reachability (and replication against storbench's own HDFS) is
+Before the engines start only reachability (and replication against storbench's own HDFS) is
 checked, so a wrong address fails in a second; the run root is claimed in ``attach``,
 through the session's Hadoop FileSystem, so storbench sees exactly what the workloads see.
 """
@@ -11,8 +11,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from storbench.engines.base import Engine
-from storbench.engines.spark import SparkEngine
 from urllib.parse import urlparse
 
 from storbench.errors import InputError, TargetError
@@ -68,27 +66,20 @@ class HdfsTarget(Target):
         """Our own HDFS: all its DataNodes share one host directory."""
         return Path(self.service["datanode_dirs"][0]) if self.service else None
 
-    def spark_conf(self) -> dict[str, str]:
-        """Fail fast when the NameNode goes away; the replication asked for."""
-        conf = {"spark.hadoop.ipc.client.connect.max.retries": "2",
-                "spark.hadoop.ipc.client.connect.timeout": "5000"}
-        if self.replication is not None:
-            conf["spark.hadoop.dfs.replication"] = str(self.replication)
-        return conf
+    # -- through an engine's Hadoop client ------------------------------------------------------
 
-    # -- through Spark's Hadoop client ---------------------------------------------------------
+    def attach(self, engines: dict[str, Any], need_bytes: int) -> None:
+        """Through the first engine that runs a Hadoop client: the one the workloads use too."""
+        client = next(filter(None, (engine.hadoop_client() for engine in engines.values())), None)
+        if client is not None:
+            self.attach_client(*client, need_bytes)
 
-    def attach(self, engines: dict[str, Engine], need_bytes: int) -> None:
-        """Through the run's Spark session: the Hadoop client that the workloads use too."""
-        spark = engines.get(SparkEngine.name)
-        if isinstance(spark, SparkEngine) and spark.session is not None:
-            self.attach_session(spark.session, need_bytes)
-
-    def attach_session(self, spark: Any, need_bytes: int) -> None:
-        """Check live DataNodes and free space, then claim the run root."""
+    def attach_client(self, jvm: Any, conf: Any, need_bytes: int) -> None:
+        """Check live DataNodes and free space through the Hadoop client (its JVM and Configuration), then
+        claim the run root."""
         if self.root_uri is not None:
             return
-        self._jvm, self._conf = spark._jvm, spark._jsc.hadoopConfiguration()
+        self._jvm, self._conf = jvm, conf
         replication = self.replication or 1
         fs = self.fs()
         if hasattr(fs, "getDataNodeStats"):

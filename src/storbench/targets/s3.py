@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from storbench.engines import s3a
 from storbench.errors import InputError, TargetError
 from storbench.redaction import redact_url
 from storbench.s3client import S3Client, S3Error
 from storbench.services import service_status
-from storbench.targets.base import MARKER, Target, TargetOptions, register
+from storbench.targets.base import MARKER, Target, TargetFacts, TargetOptions, register
 
 
 @dataclass
@@ -167,14 +166,10 @@ class S3Target(Target):
         self.client.delete_prefix(self.bucket, self.run_prefix())
         return True
 
-    def spark_conf(self) -> dict[str, str]:
-        """Spark reaches the bucket through S3A with this endpoint and these credentials (never recorded:
-        secret-looking names are masked in the manifest and Spark's event log)."""
-        return s3a.spark_conf(self.endpoint.url, self.endpoint.access_key, self.endpoint.secret_key,
-                              self.endpoint.region)
-
-    def spark_uri(self, uri: str) -> str:
-        return s3a.spark_uri(uri)
+    def facts(self) -> TargetFacts:
+        """The endpoint and its credentials (an engine passes them on, never records them)."""
+        return TargetFacts(self.scheme, endpoint_url=self.endpoint.url, region=self.endpoint.region,
+                           access_key=self.endpoint.access_key, secret_key=self.endpoint.secret_key)
 
     def size_bytes(self, uri: str) -> int:
         key = urlparse(uri).path.strip("/")

@@ -13,7 +13,7 @@ import pytest
 from storbench.engines import fio as engine
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
-from storbench.runner import RunOptions, Runner
+from storbench.run import RunOptions, run
 from storbench.suites import load_suite
 from tests.cli.helpers import storbench
 from tests.workloads.helpers import fio_sample, run_json
@@ -151,7 +151,7 @@ def test_engine_fallback_is_recorded(tmp_path, monkeypatch):
     store = ResultStore(tmp_path / "home")
     options = RunOptions(suite="fio-basic", target=str(tmp_path / "t"),
                          overrides={"ioengine": "io_uring", "runtime_s": "1", "size": "8m"})
-    outcome = Runner(options, store, Progress(quiet=True)).run()
+    outcome = run(options, store, Progress(quiet=True))
     assert outcome.status == "succeeded", outcome.errors
     samples = [json.loads(line) for line in (outcome.path / "samples.jsonl").read_text().splitlines()]
     fio_samples = [s for s in samples if s["metric"].startswith("fio_")]

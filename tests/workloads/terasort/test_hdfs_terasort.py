@@ -61,7 +61,7 @@ def test_corrupted_sorted_output_names_partition_and_offset(hdfs, tmp_path):
         target = parse_target(f"{state['uri']}/corrupt")
         assert isinstance(target, HdfsTarget)
         target.claim("corrupt")
-        target.attach_session(spark, 0)
+        target.attach_client(spark._jvm, spark._jsc.hadoopConfiguration(), 0)
         ctx = RunContext("corrupt", target, str(target.root_uri), engines={"spark": engine})
         params = {"size_bytes": 3_000_000, "partition_mb": 1, "seed": 7, "committer": "file", "format": "parquet",
                   "checksum": True}

@@ -1,0 +1,79 @@
+"""Spark's run options (``--spark-master``, ``--spark-conf``): their grammar, the manifest's record of them and
+the sweep keys Spark owns (``cores``, any ``spark.*`` setting). The run core hands them over untouched."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import InputError
+from storbench.keyvalue import parse_pairs
+from storbench.redaction import redact_settings
+from storbench.services.spark import running_cluster
+
+DEFAULT_MASTER = "local[*]"
+MASTER = "spark_master"  # the keys of the run's engine options that are Spark's
+CONF = "spark_conf"
+# The master URL forms Spark accepts, checked before Spark starts (else a Java stack trace after it does).
+MASTER_FORMS = "local, local[N], local[*], local[N,M], spark://HOST:PORT[,HOST:PORT], yarn, k8s://URL, mesos://URL"
+MASTER_RE = re.compile(r"local(\[(\d+|\*)(\s*,\s*\d+)?\])?|yarn|spark://[^,/:\s]+:\d+(,[^,/:\s]+:\d+)*"
+                       r"|(k8s|mesos)://\S+")
+
+
+def parse_conf(pairs: list[str]) -> dict[str, str]:
+    """``k=v`` strings from --spark-conf into a dict; a pair without '=' is bad input."""
+    return parse_pairs(pairs, "--spark-conf", "key=value, e.g. spark.executor.memory=4g")
+
+
+def master(options: dict[str, Any]) -> str:
+    return options.get(MASTER) or DEFAULT_MASTER
+
+
+def conf(options: dict[str, Any]) -> dict[str, str]:
+    return dict(options.get(CONF) or {})
+
+
+def is_local(master_url: str) -> bool:
+    return master_url.startswith("local")
+
+
+def check(options: dict[str, Any]) -> None:
+    if not MASTER_RE.fullmatch(master(options)):
+        raise InputError(f"--spark-master {master(options)!r}: allowed: {MASTER_FORMS}")
+
+
+def manifest_config(options: dict[str, Any]) -> dict[str, Any]:
+    return {"spark_master": master(options), "spark_conf": redact_settings(conf(options))}
+
+
+def sweep(key: str, values: list[Any], options: dict[str, Any], where: str) -> list[dict[str, Any]] | None:
+    """``cores``: ``local[N]`` on a local master, ``spark.cores.max`` elsewhere; ``spark.*``: that setting (a new
+    Spark session per value). Each point's options override the run's."""
+    if key == "cores":
+        cores = [_positive_int(v, where) for v in values]
+        if is_local(master(options)):
+            return [{MASTER: f"local[{n}]"} for n in cores]
+        return [{CONF: {"spark.cores.max": str(n)}} for n in cores]
+    if key.startswith("spark."):
+        return [{CONF: {key: str(v)}} for v in values]
+    return None
+
+
+SWEEP_KEYS = ["cores", "a spark.* setting"]
+
+
+def service_nodes(options: dict[str, Any], home: Path) -> tuple[Path, str] | None:
+    """The nodes file of `services up spark` when the run's master is that service's."""
+    service = running_cluster(home)
+    return (service[1], "services up spark") if service and service[0] == master(options) else None
+
+
+def _positive_int(value: Any, where: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1:
+        raise InputError(f"{where}: sweep cores value {value!r} must be a positive integer")
+    return number

@@ -1,0 +1,37 @@
+"""The run core: plan → session → loop.
+
+``plan`` resolves options, suite, scale, sweep and target into a Plan (checked before anything starts);
+``session`` owns what the run holds (target claim and release, engines, telemetry, the run directory) and
+its ordered cleanup; ``loop`` runs points × prepare steps × warm-ups × repetitions and turns each timed
+window into samples. The core speaks only the engine and target protocols and never names an engine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+from storbench.progress import Progress
+from storbench.results.store import ResultStore
+from storbench.run.loop import run_loop
+from storbench.run.options import RunOptions, RunOutcome, validate_options
+from storbench.run.plan import make_plan
+from storbench.run.session import RunSession
+
+__all__ = ["RunOptions", "RunOutcome", "run"]
+
+
+def run(options: RunOptions, store: ResultStore, progress: Progress) -> RunOutcome:
+    validate_options(options)
+    store.check_writable()
+    temporary = options.target is None
+    text = options.target or tempfile.mkdtemp(prefix="storbench-target-")
+    try:
+        plan = make_plan(options, store.home, text)
+        with RunSession(plan, store, progress) as session:
+            session.start()
+            run_loop(plan, session)
+        return session.outcome()
+    finally:
+        if temporary:
+            shutil.rmtree(text, ignore_errors=True)

@@ -1,0 +1,139 @@
+"""The run's loop: sweep points × prepare steps × warm-ups × repetitions, and the one place where a timed
+window becomes samples.
+
+Each workload runs under the engines' tag (``begin``/``end``); its window (``ctx.measure``) gets the
+completion time, the telemetry's device and CPU metrics, the derived power metrics and the engines' own
+samples, all labelled with the sweep point, written at once (a crash keeps what was measured).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+from storbench import interrupts
+from storbench.engines.base import Tag
+from storbench.errors import StorbenchError, WorkloadError
+from storbench.results.model import Sample
+from storbench.run.plan import Plan
+from storbench.run.session import RunSession
+from storbench.run.sweep import Point
+from storbench.telemetry.power.derived import derived_samples
+from storbench.workloads.base import Workload
+
+WARMUP_REPETITION = -1  # the engines' tag of a warm-up: never sampled
+
+
+def run_loop(plan: Plan, session: RunSession) -> None:
+    for index, point in enumerate(plan.points):
+        if point.engine_options:
+            session.engines.reconfigure(point.text, point.engine_options, session.progress.step,
+                                        session.writer.manifest, session.writer.update_manifest)
+        for entry in plan.suite.prepare:
+            _run_one(plan, session, entry.workload, 0, point, index)
+        for warmup in range(1, plan.options.warmup + 1):  # the JIT's and caches' start-up, not recorded
+            for entry in plan.suite.workloads:
+                _warm_up(plan, session, entry.workload, warmup, point, index)
+        for repetition in range(1, plan.repetitions + 1):
+            for entry in plan.suite.workloads:
+                _run_one(plan, session, entry.workload, repetition, point, index)
+
+
+def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point: Point, index: int) -> None:
+    """One recorded repetition (0: a prepare step): its window's samples, the engines' and its rules."""
+    workload, params, ctx, writer = plan.workloads[name], plan.params(name, point), session.ctx, session.writer
+    label = name if repetition == 0 else f"{name} (repetition {repetition}/{plan.repetitions})"
+    with session.progress.step(_at(label, point), counted=True, poll=session.engines.task_progress) as outcome:
+        tag = Tag(name, repetition, index, point.labels)
+        try:
+            extra = _execute(session, workload, params, tag, f"workload {name} failed")
+        except StorbenchError as exc:
+            exc.where = (name, repetition)
+            if exc.samples:  # measured before it failed: kept, and the phase still fails
+                writer.add_samples(_at_point(exc.samples, repetition, point))
+            raise
+        window = ctx.last_window
+        if window is None:
+            raise WorkloadError(f"workload {name} did not time its action (ctx.measure)")
+        seconds = window.end - window.start
+        samples = [Sample(name, "completion_time", seconds, "s", repetition)]
+        samples += session.telemetry.samples(name, window, repetition)
+        samples += derived_samples(name, repetition, samples, workload.ops_per_s(params, extra, seconds), session.idle)
+        writer.add_samples(_at_point(samples + extra + session.engines.end(tag), repetition, point))
+        session.windows.append({"workload": name, "repetition": repetition, **point.labels,
+                                "t0": window.start, "t1": window.end})
+        _record_rules(session, _at(name, point), ctx.rules)
+        outcome["text"] = _short_summary(samples)
+
+
+def _warm_up(plan: Plan, session: RunSession, name: str, warmup: int, point: Point, index: int) -> None:
+    """One unrecorded repetition: run as a recorded one is, its samples and engine figures dropped."""
+    workload, ctx = plan.workloads[name], session.ctx
+    with session.progress.step(_at(f"{name} (warm-up {warmup}/{plan.options.warmup})", point), counted=True):
+        tag = Tag(name, WARMUP_REPETITION, index, point.labels)
+        kept = copy.deepcopy(ctx.artifacts)  # what the workload keeps (fio's job files and JSON) is not kept
+        try:
+            _execute(session, workload, plan.params(name, point), tag, f"workload {name} failed in warm-up {warmup}")
+        except StorbenchError as exc:
+            exc.where, exc.samples = (name, 0), ()  # nothing of a warm-up is kept
+            raise
+        session.engines.end(tag)
+        ctx.artifacts.clear()
+        ctx.artifacts.update(kept)
+
+
+def _execute(session: RunSession, workload: Workload, params: dict[str, Any], tag: Tag,
+             failure: str) -> list[Sample]:
+    """prepare + run under the engines' tag; the window's rules start from the workload's flush parameter.
+    A bare exception becomes a WorkloadError (``failure: Kind: line``, or the engine's root cause); an
+    interrupt that an engine turned into its own error on the way up stays an interrupt."""
+    ctx = session.ctx
+    ctx.last_window = None
+    ctx.flush = bool(params.get("flush"))
+    ctx.rules = {"flush": "off"} if "flush" in params else {}
+    signals = interrupts.received()
+    try:
+        session.engines.begin(tag)
+        workload.prepare(ctx, params)
+        return list(workload.run(ctx, params))
+    except Exception as exc:
+        if interrupts.received() > signals:  # py4j turns an interrupt into its own error on the way up
+            raise KeyboardInterrupt from exc
+        if isinstance(exc, StorbenchError):
+            raise
+        line = session.engines.explain(exc) or _first_line(exc)
+        raise WorkloadError(f"{failure}: {line}") from exc
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _at_point(samples: Any, repetition: int, point: Point) -> list[Sample]:
+    return [replace(s, repetition=repetition, labels={**s.labels, **point.labels}) for s in samples]
+
+
+def _at(label: str, point: Point) -> str:
+    return f"{label} [{point.text}]" if point.labels else label
+
+
+def _record_rules(session: RunSession, workload: str, rules: dict[str, str]) -> None:
+    """The manifest's window_rules: per workload (and sweep point), the conditions its windows ran under
+    (the report shows them; compare calls runs whose rules differ not comparable)."""
+    writer = session.writer
+    known = dict(writer.manifest.get("window_rules") or {})
+    if rules and known.get(workload) != rules:
+        known[workload] = {**known.get(workload, {}), **rules}
+        writer.update_manifest(window_rules=known)
+
+
+def _short_summary(samples: list[Sample]) -> str:
+    values = {s.metric: s.value for s in samples}
+    parts = []
+    for metric, fmt in (("max_read_mbps", "read max {:.0f} MB/s"), ("max_write_mbps", "write max {:.0f} MB/s"),
+                        ("max_cpu_pct", "CPU max {:.0f}%"), ("avg_power_w", "{:.0f} W avg")):
+        if values.get(metric) is not None:
+            parts.append(fmt.format(values[metric]))
+    return ", ".join(parts)

@@ -1,0 +1,59 @@
+"""The plan of a run: options, suite, scale, sweep and target resolved into what the session and loop run.
+
+Everything here is checked before anything starts: a bad option, suite, scale, sweep or target is one
+line and nothing is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from storbench.engines.lifecycle import engine_classes
+from storbench.run.options import RunOptions, new_run_id
+from storbench.run.sweep import Point, sweep_points
+from storbench.suites import Suite, load_suite
+from storbench.targets import Target, TargetOptions, parse_target
+from storbench.workloads.base import Workload
+
+
+@dataclass
+class Plan:
+    options: RunOptions
+    run_id: str
+    suite: Suite
+    scale: str
+    suite_params: dict[str, Any]
+    per_workload: dict[str, dict[str, Any]]  # each workload's resolved parameters
+    repetitions: int
+    workloads: dict[str, Workload]
+    points: list[Point]
+    target: Target
+    need_bytes: int  # what the workloads will write, checked against the target's free space
+    engine_names: list[str]  # the engines the workloads name, in the order they first need them
+
+    def params(self, workload: str, point: Point) -> dict[str, Any]:
+        """``workload``'s parameters at a sweep point."""
+        return {**self.per_workload[workload], **point.params}
+
+    def steps(self) -> int:
+        """Progress steps: prepare steps, warm-ups and repetitions of every workload, at every point."""
+        suite = self.suite
+        per_point = len(suite.prepare) + (self.options.warmup + self.repetitions) * len(suite.workloads)
+        return len(self.points) * per_point
+
+
+def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
+    suite = load_suite(options.suite)
+    scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
+    workloads = suite.instances()
+    target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint))
+    points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.engine_options,
+                          "--sweep" if options.sweep else suite.source)
+    names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
+    plan = Plan(options, new_run_id(options.label), suite, scale, suite_params, per_workload,
+                options.repeat or suite.repetitions, workloads, points, target,
+                sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items()), names)
+    target.precheck(plan.need_bytes)
+    for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim
+        engine.check_target(target)
+    return plan
