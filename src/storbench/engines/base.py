@@ -1,11 +1,11 @@
 """The engine protocol: where a workload's work runs, and what the engine measures itself.
 
-Spark, fio, rados bench and the native load engine are peers behind this one protocol.
+Every engine (a JVM session, fio, rados bench, the native load engine) is a peer behind this one protocol.
 A run builds only the engines its workloads name (``Workload.engines(params)``), starts
 each before the first workload, tells it when each workload begins and ends (``begin``,
 ``end``: samples it measured itself over that workload), stops them after the last one
-and then asks each for what it could only measure once stopped (``collect``: Spark's
-event log is complete only then). fio, rados bench and the native engine measure inside
+and then asks each for what it could only measure once stopped (``collect``: a JVM
+engine's event log is complete only then). fio, rados bench and the native engine measure inside
 their workloads and add nothing more.
 
 A new engine is one module in this package with a ``@register``-ed subclass; the
@@ -27,8 +27,8 @@ from storbench.errors import InputError
 from storbench.results.model import Sample
 
 
-# The run's engine options by name, as the CLI gives them (``--spark-master`` is "spark_master"); each
-# engine reads, checks and records its own and ignores the others'.
+# The run's engine options by name, as the CLI gives them (an engine's own flags, e.g. its master URL);
+# each engine reads, checks and records its own and ignores the others'.
 EngineOptions = dict[str, Any]
 
 
@@ -155,7 +155,7 @@ class Engine:
         return None
 
     def scratch_dirs(self) -> list[str]:
-        """Local directories the engine writes scratch data to (Spark: shuffle and spill)."""
+        """Local directories the engine writes scratch data to (shuffle and spill)."""
         return []
 
     def collect(self) -> tuple[list[Sample], dict[str, Any]]:

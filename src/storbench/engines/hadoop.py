@@ -13,7 +13,9 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from storbench.engines import s3a
 from storbench.engines.base import ToolEngine, register, run_limited
 from storbench.services.jvm import java_binary, launcher_classpath
 
@@ -21,6 +23,10 @@ from storbench.services.jvm import java_binary, launcher_classpath
 @register
 class HadoopEngine(ToolEngine):
     name = "hadoop"
+
+    @classmethod
+    def data_uri(cls, target: Any, uri: str) -> str:
+        return s3a.spark_uri(uri)  # Hadoop's own client reaches s3:// through S3A too
 
     def __init__(self) -> None:
         super().__init__()

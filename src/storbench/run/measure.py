@@ -1,7 +1,7 @@
 """What a run measures with: this machine alone or a cluster's nodes (their telemetry source), and power.
 
 The nodes come from ``--nodes``/``--node``, else from the storbench service the engine options point at
-(``services up spark`` when --spark-master is its master), else from the target's own storbench service.
+(an engine's ``service_nodes``: a cluster storbench started), else from the target's own storbench service.
 Every source is checked to answer before anything is written: an unreachable exporter or BMC is one line.
 """
 

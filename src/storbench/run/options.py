@@ -25,8 +25,8 @@ class RunOptions:
     repeat: int | None = None
     warmup: int = 0  # --warmup N: unrecorded repetitions before the recorded ones, per sweep point
     overrides: dict[str, Any] = field(default_factory=dict)
-    # The engines' own options by name (each engine checks and records its own: --spark-master is
-    # "spark_master", --spark-conf "spark_conf"); the run core passes them on untouched.
+    # The engines' own options by name (each engine checks and records its own; the CLI names them, see
+    # engines.base.EngineOptions); the run core passes them on untouched.
     engine_options: dict[str, Any] = field(default_factory=dict)
     devices: str | None = None
     interval: float = 1.0

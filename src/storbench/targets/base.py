@@ -118,7 +118,7 @@ class Target:
         return None
 
     def attach(self, engines: dict[str, Any], need_bytes: int) -> None:
-        """Once the run's engines are up: targets reached through one (hdfs:// through Spark's Hadoop client)
+        """Once the run's engines are up: targets reached through one (hdfs:// through an engine's Hadoop client)
         check and claim here."""
 
     def release(self, keep_data: bool = False) -> bool:
