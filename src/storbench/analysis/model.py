@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from storbench.analysis import wording
-from storbench.analysis.metrics import CATALOG, MetricSpec
+from storbench.analysis.metrics import CATALOG
+from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
 
 PREPARE, TIMED, OVERALL = "prepare", "timed", "overall"
