@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -79,8 +80,13 @@ def unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def imports(root: Path = SRC) -> list[Import]:
+def imports(root: Path = SRC) -> tuple[Import, ...]:
     """Every import of a storbench module, at any depth of every module under ``root``."""
+    return _imports(root)
+
+
+@cache  # the checks read the same tree
+def _imports(root: Path) -> tuple[Import, ...]:
     modules = module_names(root)
     found = []
 
@@ -89,6 +95,7 @@ def imports(root: Path = SRC) -> list[Import]:
 
     for source, path in modules.items():
         package = source if path.name == "__init__.py" else source.rpartition(".")[0]
+        shown = str(path.relative_to(root.parent))
 
         def visit(node: ast.AST, where: str) -> None:
             for child in ast.iter_child_nodes(node):
@@ -107,13 +114,12 @@ def imports(root: Path = SRC) -> list[Import]:
                         anchor = package.split(".")[:len(package.split(".")) - child.level + 1]
                         base = ".".join(anchor + ([base] if base else []))
                     targets = [resolve(base, alias.name) for alias in child.names]
-                file = str(path.relative_to(root.parent))
-                found.extend(Import(source, target, file, child.lineno, inner) for target in dict.fromkeys(targets)
+                found.extend(Import(source, target, shown, child.lineno, inner) for target in dict.fromkeys(targets)
                              if target == "storbench" or target.startswith("storbench."))
                 visit(child, inner)
 
         visit(ast.parse(path.read_text(), str(path)), "module level")
-    return found
+    return tuple(found)
 
 
 def unplaced(table: dict[str, tuple[int, str]], root: Path = SRC) -> list[str]:
