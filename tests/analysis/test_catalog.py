@@ -5,12 +5,13 @@ import importlib
 import pytest
 
 from storbench.analysis import metrics
-from storbench.analysis.metrics import CATALOG, MetricSpec, build_catalog, declarations, metric, metric_table
+from storbench.analysis.metrics import CATALOG, build_catalog, declarations
+from storbench.results.metrics import MetricSpec, metric, metric_table
 from storbench.workloads import all_workloads
 
 # One metric of each declaring module, as the reports know them.
 FAMILIES = {"storbench.telemetry.metrics": "max_read_mbps", "storbench.engines.eventlog": "shuffle_read_mb",
-            "storbench.analysis.consistency": "ps_iops_cv", "storbench.engines.s3a": "s3a_put_requests",
+            "storbench.results.consistency": "ps_iops_cv", "storbench.engines.s3a": "s3a_put_requests",
             "storbench.workloads.spark_transforms": "rows",
             "storbench.workloads.terasort": "hsph", "storbench.workloads.tpcds": "query_time",
             "storbench.workloads.dfsio": "dfsio_throughput_mbps", "storbench.workloads.fio": "fio_clat_p99_9_ms",
@@ -77,3 +78,9 @@ def test_a_table_row_says_direction_by_its_wording():
 def test_a_bad_table_row_says_what_is_allowed(row, message):
     with pytest.raises(ValueError, match=message):
         metric_table(row)
+
+
+def test_workload_metrics_are_a_workloads_own_declarations_and_none_for_a_stranger():
+    assert metrics.workload_metrics("scan") == all_workloads()["scan"].metrics
+    assert metrics.workload_metrics("scan")[0].name == "scan_rows_per_s"
+    assert metrics.workload_metrics("no-such-workload") is None

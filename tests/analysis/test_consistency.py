@@ -7,7 +7,7 @@ import pytest
 
 from storbench.analysis import wording
 from storbench.analysis.compare import compare_runs
-from storbench.analysis.consistency import consistency, consistency_samples, percentile, stalls
+from storbench.results.consistency import consistency, consistency_samples, percentile, stalls
 from storbench.analysis.metrics import spec_for
 from storbench.report import render
 from tests.analysis.factory import make_run

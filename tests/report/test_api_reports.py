@@ -5,7 +5,7 @@ import io
 import json
 
 from storbench import api
-from storbench.telemetry.window import to_csv
+from storbench.results.series import to_csv
 from tests.analysis.factory import manifest, paper_runs, series_loader
 
 

@@ -8,7 +8,7 @@ import sys
 import time
 
 from storbench.telemetry import Collector
-from storbench.telemetry.window import from_csv
+from storbench.results.series import from_csv
 from tests.cli.helpers import SRC
 from tests.cli.test_signals import _descendants
 

@@ -7,7 +7,8 @@ import pytest
 from storbench.telemetry import Snapshot, window_metrics
 from storbench.telemetry.collector import read_snapshot
 from storbench.telemetry.procfs import CounterFiles, CpuCounters, DiskCounters, NetCounters
-from storbench.telemetry.window import METRICS, from_csv, merge_slivers, rate_rows, to_csv
+from storbench.results.series import from_csv, to_csv
+from storbench.telemetry.window import METRICS, merge_slivers, rate_rows
 
 MEASURED = frozenset({"sda", "nvme0n1"})
 

@@ -18,9 +18,10 @@ from typing import Any
 from storbench.analysis import wording
 from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
                                            Delta, Difference, Headline, Row, RunInfo)
-from storbench.analysis.metrics import CATALOG, MetricSpec, spec_for
+from storbench.analysis.metrics import CATALOG, spec_for
 from storbench.analysis.stats import aggregate, summarize, welch_t_test
 from storbench.redaction import redact_url
+from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
 
 __all__ = ["compare_runs", "Comparison", "RunInfo", "Row", "Cell", "Delta", "Difference", "Headline",

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from storbench.analysis import wording
-from storbench.analysis.metrics import CATALOG, MetricSpec
+from storbench.analysis.metrics import CATALOG
+from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
 
 PREPARE, TIMED, OVERALL = "prepare", "timed", "overall"
@@ -153,7 +154,7 @@ class Comparison:
                      for d in self.differences]
             notes.append("NOT COMPARABLE: the runs differ in " + "; ".join(parts))
         notes.extend(run.problem for run in self.runs if run.problem)
-        from storbench.telemetry.power import power_notes
+        from storbench.telemetry.power import power_notes  # here: telemetry.power is slow to import
 
         for info, run in zip(self.runs, self.source_runs):
             notes.extend(power_notes(run.manifest, info.name))

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 
-from storbench.analysis.metrics import MetricSpec
 from storbench.analysis.stats import TTest
+from storbench.results.metrics import MetricSpec
 
 NO_CHANGE_PCT = 2.0
 ALPHA = 0.05

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
 
 GROUP_SEPARATOR = "#"

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.buildparts import build
 from storbench.errors import EngineError
 from storbench.results.model import Sample

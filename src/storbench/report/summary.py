@@ -7,10 +7,10 @@ workload's own throughput (its first rate metric: records/s, ops/s, MB/s ...). T
 
 from __future__ import annotations
 
+from storbench.analysis.metrics import workload_metrics
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
 from storbench.report.table import align
-from storbench.workloads.base import all_workloads
 
 COLUMNS = (("completion_time", "Time s"), ("max_read_mbps", "Read MB/s max"), ("max_write_mbps", "Write MB/s max"),
            ("avg_read_latency_ms", "Read lat ms"), ("avg_write_latency_ms", "Write lat ms"),
@@ -19,8 +19,7 @@ COLUMNS = (("completion_time", "Time s"), ("max_read_mbps", "Read MB/s max"), ("
 
 def own_rate_metric(workload: str) -> str | None:
     """The workload's own throughput: the first metric it declares whose unit is a rate."""
-    cls = all_workloads().get(workload)
-    return next((m.name for m in cls.metrics if "/s" in m.unit), None) if cls else None
+    return next((m.name for m in workload_metrics(workload) or () if "/s" in m.unit), None)
 
 
 def summary_text(comparison: Comparison) -> str:
@@ -29,7 +28,7 @@ def summary_text(comparison: Comparison) -> str:
     rates: dict[str, list[Row]] = {}  # the workload's own rate: one row, labelled or not (fio labels its job)
     axes = _sweep_axes(comparison)
     for row in comparison.rows:
-        if row.phase == PREPARE or row.workload not in all_workloads():
+        if row.phase == PREPARE or workload_metrics(row.workload) is None:
             continue
         point = {k: v for k, v in row.labels.items() if k in axes}  # a sweep point is an operation of its own
         name = row.workload + (f" [{', '.join(f'{k}={v}' for k, v in point.items())}]" if point else "")

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 from storbench.errors import InputError, ResultsError
 from storbench.results.index import IndexLost, RunRecord, SqlIndex
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
+from storbench.results.series import from_csv
 from storbench.results.sqlite import SqliteIndex
 
 MANIFEST = "manifest.json"
@@ -127,9 +128,7 @@ class ResultStore:
     # -- writing ---------------------------------------------------------------
     def check_writable(self) -> None:
         """Refuse, before anything starts, a results home that cannot hold runs or an index that does not answer."""
-        from storbench.targets.file import nearest_existing
-
-        existing = nearest_existing(self.home)
+        existing = next(p for p in (self.home, *self.home.parents) if p.exists())  # what mkdir would start from
         if not existing.is_dir():
             raise InputError(f"--results {self.home}: {existing} is a file, not a directory")
         if not os.access(existing, os.W_OK | os.X_OK):
@@ -188,8 +187,6 @@ class ResultStore:
         return ", ".join(labels) if labels else "none stored yet"
 
     def load_series(self, run: Run) -> list[dict[str, Any]]:
-        from storbench.telemetry.window import from_csv
-
         path = Path(run.path or self.runs_dir / run.run_id) / SERIES
         return from_csv(path.read_text()) if path.exists() else []
 

@@ -24,6 +24,7 @@ from storbench.errors import InputError
 from storbench.telemetry.collector import Collector, Snapshot
 from storbench.telemetry.exporter import (FINGERPRINT_COLLECTORS, ExporterError, ExporterReader, default_devices,
                                           disk_names, fingerprint)
+from storbench.telemetry.machine import fingerprint as local_fingerprint
 from storbench.telemetry.nodes import Cluster, Node
 from storbench.telemetry.power import NodePower, open_power
 from storbench.telemetry.procfs import EnergyMeter
@@ -87,8 +88,6 @@ def _power(node: Node, index: int, cluster: Cluster, interval: float, collector:
 def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: str, interval: float,
                  local_devices: list[str], insecure: bool = False) -> Member:
     if node.is_local:
-        from storbench.machine import fingerprint as local_fingerprint
-
         devices = list(node.devices) if node.devices is not None else local_devices
         local = Collector(devices, interval=interval)
         return Member(node, label, local, local_fingerprint(None, devices),

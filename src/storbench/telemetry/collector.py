@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench.results.series import csv_lines, to_csv
 from storbench.telemetry import procfs
 from storbench.telemetry.ticker import Ticker, first_line
 from storbench.telemetry.procfs import CpuCounters, DiskCounters, NetCounters
-from storbench.telemetry.window import csv_lines, rate_row, rate_rows, to_csv
+from storbench.telemetry.window import rate_row, rate_rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ order; a cluster adds :data:`CLUSTER`. MB is 10^6 bytes; latency in milliseconds
 
 from __future__ import annotations
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 
 METRICS = metric_table("""
     completion_time      | Time to complete           | s    | mean | faster/slower

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from storbench.analysis.metrics import spec_for
 from storbench.results.model import Sample
+from storbench.results.series import to_csv
 from storbench.results.store import RunWriter
 from storbench.telemetry.cluster import ClusterTelemetry
 from storbench.telemetry.collector import Collector
+from storbench.telemetry.metrics import METRICS
 from storbench.telemetry.power import NodePower, PowerPoint
-from storbench.telemetry.window import interface_max_mbps, only_devices, rate_rows, to_csv, window_metrics
+from storbench.telemetry.window import interface_max_mbps, only_devices, rate_rows, window_metrics
 
+UNITS = {spec.name: spec.unit for spec in METRICS}
 SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
 
 
@@ -47,7 +49,7 @@ def _power_gaps(power: NodePower, origin: float) -> list[dict[str, Any]]:
 
 def _metric_samples(workload: str, values: dict[str, float | None], repetition: int,
                     labels: dict[str, str] | None = None, only: tuple[str, ...] | None = None) -> list[Sample]:
-    return [Sample(workload, metric, value, spec_for(metric).unit, repetition, dict(labels or {}))
+    return [Sample(workload, metric, value, UNITS.get(metric, ""), repetition, dict(labels or {}))
             for metric, value in values.items() if only is None or metric in only]
 
 

@@ -1,4 +1,4 @@
-"""From raw snapshots to the paper's metrics over a timed window, and the rate series as CSV.
+"""From raw snapshots to the paper's metrics over a timed window and the rate series.
 
 Maxima are taken over sampling intervals; totals and averages (MB moved, latency,
 average CPU, energy) come straight from the window's first and last snapshots, so
@@ -7,8 +7,6 @@ they are exact whatever the interval. Anything the host cannot measure is None.
 
 from __future__ import annotations
 
-import csv
-import io
 from bisect import bisect_left, bisect_right
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Sequence
@@ -196,26 +194,3 @@ def window_intervals(points: Sequence[Snapshot], start: float, end: float,
     """(middle time, rates) of each sampling interval of a window."""
     return [((a.time + b.time) / 2, interval_rates(a, b))
             for a, b in _intervals(_window(points, start, end), interval)]
-
-
-def to_csv(rates: list[dict[str, Any]]) -> str:
-    """The series as CSV: ``t`` first, then every column in first-seen order; None is an empty cell."""
-    columns = ["t"] + list(dict.fromkeys(key for row in rates for key in row if key != "t"))
-    return _csv([columns]) + csv_lines(rates, columns)
-
-
-def csv_lines(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """``rows`` as CSV lines (no header) in ``columns``, other keys left out; None is an empty cell."""
-    return _csv([["" if row.get(c) is None else repr(float(row[c])) for c in columns] for row in rows])
-
-
-def _csv(cells: list[list[str]]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(cells)
-    return out.getvalue()
-
-
-def from_csv(text: str) -> list[dict[str, float | None]]:
-    """Rows back from :func:`to_csv`: every cell a float, or None where it was empty."""
-    return [{key: float(value) if value else None for key, value in row.items()}
-            for row in csv.DictReader(io.StringIO(text))]

@@ -8,12 +8,12 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from storbench.errors import InputError
+from storbench.results.metrics import MetricSpec
 from storbench.results.model import Sample
 from storbench.targets import Target, target_class
 from storbench.workloads.params import Param
 
 if TYPE_CHECKING:
-    from storbench.analysis.metrics import MetricSpec
     from storbench.context import RunContext
 
 OPS_UNITS = ("ops/s", "IOPS", "records/s", "rows/s")
@@ -35,7 +35,7 @@ class Workload:
     params: ClassVar[tuple[Param, ...]] = ()
     # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
     # storbench.analysis.metrics builds the catalog from them.
-    metrics: ClassVar[tuple["MetricSpec", ...]] = ()
+    metrics: ClassVar[tuple[MetricSpec, ...]] = ()
     # The workloads whose output this one reads (terasort: teragen): `storbench run <name>` runs them
     # first, untimed, when the workload runs alone.
     after: ClassVar[tuple[str, ...]] = ()

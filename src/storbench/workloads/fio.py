@@ -11,7 +11,7 @@ directory (or points it at a raw device), runs fio, and reports fio's own figure
   ``p99`` / ``p99_9`` (completion latency percentiles);
 - ``fio_bw_stddev_mbps`` and ``fio_iops_stddev`` over fio's per-second logs, and the
   consistency figures of the per-second IOPS (``ps_iops_*``: mean, stddev, CV, min/max,
-  p1/p99, stalls; see storbench.analysis.consistency).
+  p1/p99, stalls; see storbench.results.consistency).
 
 Every sample carries labels ``ioengine`` and ``direct`` with what really ran, and
 ``fallback`` when that differs from what was asked (io_uring → libaio → psync when an
@@ -29,15 +29,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from storbench.analysis.consistency import consistency_samples
-from storbench.analysis.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results as fio_results
 from storbench.errors import InputError, TargetError
-from storbench.machine import available_memory
+from storbench.results.consistency import consistency_samples
+from storbench.results.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.targets.device import DeviceTarget, check_device_overwrite, device_number, device_size, same_device
+from storbench.telemetry.machine import available_memory
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import FLUSH, Param, SizeParam
@@ -60,7 +60,7 @@ FIO_PARAMS = (
 
 # fio's own figures for the whole job (group aggregate; papers 002, 004), MB = 10^6 bytes; samples
 # carry ioengine/direct (and fallback) labels, per-job ones a job label; the per-second IOPS
-# also gives the consistency figures (ps_iops_*, storbench.analysis.consistency).
+# also gives the consistency figures (ps_iops_*, storbench.results.consistency).
 METRICS = (
     *metric_table("""
         fio_bw_mbps     | fio bandwidth                              | MB/s | mean | higher/lower

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from storbench.analysis.metrics import metric, metric_table
+from storbench.results.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import native
 from storbench.errors import InputError, WorkloadError

@@ -23,7 +23,7 @@ Samples: rados bench's own summary (``rados_bw_mbps``, ``rados_avg_iops``,
 ``rados_stddev_iops``, ``rados_max_iops``/``rados_min_iops``, ``rados_avg_lat_ms``,
 ``rados_max_lat_ms``, ``rados_ops``; MB = 10^6 bytes) and storbench's consistency
 figures over the per-second IOPS and MB/s (``ps_iops_*``, ``ps_mbps_*``, see
-:mod:`storbench.analysis.consistency`). The per-second series, the command, the raw
+:mod:`storbench.results.consistency`). The per-second series, the command, the raw
 output and the summary of every phase are kept in ``ctx.artifacts["rados"]`` (the
 run's artifacts.json) — also for a phase that failed.
 
@@ -54,16 +54,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from storbench.analysis.consistency import consistency_samples
-from storbench.analysis.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
 from storbench.engines import rados
 from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
-from storbench.machine import available_memory
+from storbench.results.consistency import consistency_samples
+from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.targets.rados import RadosTarget
+from storbench.telemetry.machine import available_memory
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param, SizeParam

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.results.model import Sample
 from storbench.workloads.base import register

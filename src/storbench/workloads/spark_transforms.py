@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines import s3a
 from storbench.engines.spark import SparkEngine

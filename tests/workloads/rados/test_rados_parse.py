@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.analysis.consistency import consistency
+from storbench.results.consistency import consistency
 from storbench.engines.rados import MIB_TO_MB, Cluster, first_error, parse_bench
 from storbench.errors import TargetError
 from storbench.workloads.rados_bench import fio_rados_job, owned

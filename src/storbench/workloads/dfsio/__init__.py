@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.services.jvm import ensure_launcher_jar
 from storbench.errors import InputError, WorkloadError

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError

@@ -42,7 +42,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines import native
 from storbench.errors import InputError, WorkloadError

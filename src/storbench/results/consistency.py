@@ -26,7 +26,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from storbench.analysis.metrics import MetricSpec, metric
+from storbench.results.metrics import MetricSpec, metric
 from storbench.results.model import Sample
 
 STALL_FRACTION = 0.5

@@ -1,0 +1,67 @@
+"""The metric vocabulary: how a producer declares a metric (unit, direction, aggregation, the paper's wording).
+
+Paper 000 aggregates throughput and CPU as the maximum of the repetitions and latency
+and completion time as their mean; ``aggregation`` encodes that rule per metric.
+
+Whoever measures a metric declares its :class:`MetricSpec` here beside :class:`~storbench.results.model.Sample`,
+usually as a :func:`metric_table`, so producers (workloads, engines, telemetry) need nothing
+above the results layer. The catalog of every declaration is the comparison stage's
+(:mod:`storbench.analysis.metrics`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    title: str  # as the paper names it
+    unit: str
+    higher_is_better: bool
+    aggregation: str  # one of AGGREGATIONS (storbench.analysis.stats.aggregate)
+    better_word: str  # "faster", "higher", "lower", "better usage"
+    worse_word: str
+    # True when one figure over all timed operations means something (paper 000's summary
+    # table and headlines give maximum throughput, average latency and maximum CPU overall).
+    overall: bool = False
+
+    @property
+    def direction(self) -> str:
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+
+AGGREGATIONS = ("max", "min", "mean", "median", "sum")
+# The paper's words for a change for the better and for the worse ("17% faster", "2× more
+# consistent"); the wording says which way is better (True: higher is better).
+WORDINGS = {"higher/lower": True, "more/fewer": True, "more/less": True, "larger/smaller": True,
+            "better/worse": True, "better usage/worse usage": True,
+            "lower/higher": False, "faster/slower": False, "shorter/longer": False, "fewer/more": False,
+            "less/more": False, "more consistent/less consistent": False}
+
+
+def metric(name: str, title: str, unit: str, aggregation: str, wording: str, overall: str = "") -> MetricSpec:
+    """A spec from its wording (a key of WORDINGS); ``overall="overall"`` sets MetricSpec.overall."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"metric {name}: aggregation {aggregation!r} is not one of: {', '.join(AGGREGATIONS)}")
+    if wording not in WORDINGS:
+        raise ValueError(f"metric {name}: wording {wording!r} is not one of: {', '.join(WORDINGS)}")
+    if overall not in ("", "overall"):
+        raise ValueError(f"metric {name}: the last column is 'overall' or nothing, not {overall!r}")
+    better, worse = wording.split("/")
+    return MetricSpec(name, title, unit, WORDINGS[wording], aggregation, better, worse, overall == "overall")
+
+
+def metric_table(text: str) -> tuple[MetricSpec, ...]:
+    """Specs from rows ``name | title | unit | aggregation | better/worse [| overall]``; # starts a comment."""
+    specs = []
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.split("|")]
+        if not cells[0] or cells[0].startswith("#"):
+            continue
+        if len(cells) not in (5, 6):
+            raise ValueError(f"metric row {line.strip()!r}: name | title | unit | aggregation | better/worse "
+                             f"[| overall]")
+        specs.append(metric(*cells))
+    return tuple(specs)
