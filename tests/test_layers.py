@@ -17,15 +17,6 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "storbench"
 
-# Violations in files the lead owns (issue 23), left for the lead's split of runner.py: (importer,
-# imported module). The tests fail on anything else and report these as an expected failure.
-LEAD_OWNED = {
-    ("storbench.targets.base", "storbench.engines.base"),
-    ("storbench.targets.hdfs", "storbench.engines.base"),
-    ("storbench.targets.hdfs", "storbench.engines.spark"),
-    ("storbench.targets.s3", "storbench.engines.s3a"),
-}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -172,12 +163,6 @@ def circles(root: Path = SRC) -> list[list[str]]:
     return sorted(found, key=len, reverse=True)
 
 
-def _known(found: list[Import]) -> tuple[list[Import], list[Import]]:
-    """(new, lead-owned) offenders."""
-    lead = [i for i in found if (i.source, i.target) in LEAD_OWNED]
-    return [i for i in found if (i.source, i.target) not in LEAD_OWNED], lead
-
-
 def test_every_package_and_module_has_a_layer():
     missing = unplaced(layer_table())
     assert not missing, (f"not in the layer table of src/storbench/__init__.py: {', '.join(missing)}; "
@@ -186,30 +171,24 @@ def test_every_package_and_module_has_a_layer():
 
 def test_no_upward_import():
     table = layer_table()
-    new, lead = _known(upward(table))
+    new = upward(table)
 
     def show(offenders: list[Import]) -> str:
         return "".join(f"\n  {i}: {unit(i.source)} (layer {table[unit(i.source)][1]}) is below {unit(i.target)} "
                        f"(layer {table[unit(i.target)][1]})" for i in offenders)
 
     assert not new, f"{len(new)} upward import(s):{show(new)}"
-    if lead:
-        pytest.xfail(f"{len(lead)} upward import(s) in lead-owned files:{show(lead)}")
 
 
 def test_no_circle_across_packages():
     crossing = [c for c in circles() if len({unit(m) for m in c}) > 1]
-    pairs = {(i.source, i.target) for i in imports()}
-    lead = [c for c in crossing if any((a, b) in pairs for a, b in LEAD_OWNED if a in c and b in c)]
-    new = [c for c in crossing if c not in lead]
+    new = crossing
 
     def show(found: list[list[str]]) -> str:
         return "".join(f"\n  {len(c)} modules of {', '.join(sorted({unit(m) for m in c}))}: {', '.join(c)}"
                        for c in found)
 
     assert not new, f"{len(new)} import circle(s) across packages:{show(new)}"
-    if lead:
-        pytest.xfail(f"{len(lead)} import circle(s) across packages through lead-owned files:{show(lead)}")
 
 
 def test_the_checks_see_function_level_and_type_checking_imports(tmp_path):

@@ -5,7 +5,7 @@ functions too, and no import circle spans two packages (tests/test_layers.py che
 reads this table). One line a layer: its name, then its packages and top-level modules:
 
     base       __init__ errors redaction interrupts
-    tools      units buildparts s3client cassandra_cql progress
+    tools      units keyvalue buildparts s3client cassandra_cql progress
     results    results
     telemetry  telemetry
     services   services
@@ -14,7 +14,7 @@ reads this table). One line a layer: its name, then its packages and top-level m
     context    context
     workloads  workloads
     suites     suites
-    run        sweep runner run machine
+    run        run
     analysis   analysis
     report     report
     api        api
@@ -26,7 +26,7 @@ reads this table). One line a layer: its name, then its packages and top-level m
 - telemetry, services, targets, engines: the producers and what they run on; a target is
   storage, an engine binds itself to one.
 - context, workloads, suites: what a workload sees of a run, the workloads, the suites naming them.
-- run: the run core (``machine`` only re-exports ``telemetry.machine`` for it).
+- run: the run core (plan, session, loop); it speaks only the engine and target protocols.
 - analysis, report: the comparison stage (it gathers the metric catalog from every workload's
   declarations) and its renderings; api and cli on top.
 """

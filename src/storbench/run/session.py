@@ -19,7 +19,7 @@ from storbench.context import RunContext
 from storbench.engines.base import EngineSetup
 from storbench.engines.lifecycle import RunEngines, engine_classes, engine_options_config
 from storbench.errors import StorbenchError
-from storbench.machine import fingerprint
+from storbench.telemetry.machine import fingerprint
 from storbench.progress import Progress, expected_duration
 from storbench.redaction import redact_argv
 from storbench.results.store import ResultStore, RunWriter
