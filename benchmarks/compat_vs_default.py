@@ -73,7 +73,7 @@ def main() -> None:
     scratch = tempfile.mkdtemp(prefix="storbench-bench-")
     target = parse_target(scratch)
     root = target.claim("bench")
-    engine = SparkEngine(local_dir=target.spark_local_dir(), app_name="storbench compat benchmark")
+    engine = SparkEngine(local_dir=target.scratch_dir(), app_name="storbench compat benchmark")
     contexts = {mode: RunContext("bench", target, f"{root}/{mode}", {"spark": engine}, mode=mode)
                 for mode in ("default", "compat")}
     times: dict[tuple[str, str], list[float]] = {}

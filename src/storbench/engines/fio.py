@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench.binaries import require
 from storbench.engines.base import io_timeout, run_limited, tool_engine
 from storbench.errors import EngineError, InputError, WorkloadError
 from storbench.units import parse_size
@@ -43,10 +43,7 @@ _VERSION: dict[str, str] = {}
 
 
 def fio_binary() -> str:
-    path = shutil.which("fio")
-    if not path:
-        raise EngineError("fio is not installed (on Debian/Ubuntu: apt-get install fio)")
-    return path
+    return require("fio", " (on Debian/Ubuntu: apt-get install fio)")
 
 
 def fio_version() -> str:

@@ -27,7 +27,7 @@ from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_l
 from storbench.engines import spark_options
 from storbench.engines.jvmlog import JVM_LOG, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
-from storbench.engines.spark_options import DEFAULT_MASTER, parse_conf  # noqa: F401 (the engine's options)
+from storbench.engines.spark_options import DEFAULT_MASTER
 from storbench.errors import EngineError
 from storbench.redaction import SPARK_REDACTION_REGEX, redact_settings
 from storbench.results.model import Sample

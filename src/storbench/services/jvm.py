@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
+from storbench.binaries import require
 from storbench.buildparts import build
 from storbench.errors import EngineError
 
@@ -22,10 +22,7 @@ def launcher_classpath() -> str:
 
 
 def java_binary() -> str:
-    java = shutil.which("java")
-    if not java:
-        raise EngineError("java is not installed; run scripts/setup.sh")
-    return java
+    return require("java", "; run scripts/setup.sh")
 
 
 def ensure_launcher_jar() -> None:
