@@ -25,6 +25,12 @@ def record(event: str) -> None:
     EVENTS.append(event)
 
 
+def _tagged(tag: Tag) -> str:
+    """``null-write 2`` (its repetition), ``null-write -1 [size=1000]`` (a warm-up, at a sweep point)."""
+    point = ", ".join(f"{key}={value}" for key, value in tag.labels.items())
+    return f"{tag.workload} {tag.repetition}" + (f" [{point}]" if point else "")
+
+
 @register
 class NullEngine(Engine):
     name = "null"
@@ -48,10 +54,10 @@ class NullEngine(Engine):
 
     def begin(self, tag: Tag) -> None:
         self.tag = tag
-        self._call(f"begin {tag.workload} {tag.repetition}")
+        self._call(f"begin {_tagged(tag)}")
 
     def end(self, tag: Tag) -> list[Sample]:
-        self._call(f"end {tag.workload} {tag.repetition}")
+        self._call(f"end {_tagged(tag)}")
         return []
 
     def cancel(self) -> None:

@@ -33,6 +33,7 @@ METRICS = metric_table("""
 FAILURES = ("", "error", "crash", "interrupt", "signal", "signal-wrapped", "untimed")
 CLEANUP_FAILURES = ("", "workload", "cancel", "stop", "collect", "release", "signal")
 DATA = "null/data"
+SIGNALS = {"TERM": signal.SIGTERM, "HUP": signal.SIGHUP, "INT": signal.SIGINT}
 
 
 class _Null(Workload):
@@ -43,10 +44,12 @@ class _Null(Workload):
         Param("size", int, 65536, "bytes moved in the timed action", minimum=0),
         Param("sleep_ms", float, 0.0, "milliseconds the timed action lasts beyond moving the bytes", minimum=0),
         Param("fail", str, "", "go wrong in the timed action: error (a WorkloadError carrying the samples so far), "
-              "crash (a bare exception), interrupt (Ctrl-C), signal (SIGTERM to this process), signal-wrapped "
+              "crash (a bare exception), interrupt (Ctrl-C), signal (`signal` sent to this process), signal-wrapped "
               "(a signal the workload turns into its own error, as py4j does), untimed (no ctx.measure)",
               choices=FAILURES),
         Param("fail_at", int, 1, "the repetition where `fail` happens (-1: a warm-up, 0: a prepare step)"),
+        Param("signal", str, "TERM", "the signal of fail=signal and fail_cleanup=signal",
+              choices=tuple(SIGNALS)),
         Param("fail_cleanup", str, "", "a cleanup step that fails: this workload's cleanup, the engine's cancel, "
               "stop or collect, the target's release (mem:// only), or a signal during cleanup",
               choices=CLEANUP_FAILURES),
@@ -77,9 +80,11 @@ class _Null(Workload):
         with ctx.measure():
             self.move(ctx, params["size"])
             time.sleep(params["sleep_ms"] / 1000)
-            _go_wrong_inside(fail)
+            _go_wrong_inside(fail, SIGNALS[params["signal"]])
         window = ctx.last_window
         rate = [Sample(self.name, "null_mbps", params["size"] / 1e6 / max(window.end - window.start, 1e-9), "MB/s")]
+        # kept with the run as artifacts.json (a warm-up's are dropped, as fio's job files are)
+        ctx.artifacts.setdefault("null", []).append({"workload": self.name, "repetition": repetition})
         if fail == "error":
             error = WorkloadError(f"{self.name}: failed at repetition {repetition} (fail=error)")
             error.samples = tuple(rate)
@@ -96,19 +101,19 @@ class _Null(Workload):
         if params["fail_cleanup"] == "workload":
             raise RuntimeError(f"{self.name}: cleanup failed (fail_cleanup=workload)")
         if params["fail_cleanup"] == "signal":
-            os.kill(os.getpid(), signal.SIGTERM)  # the run is shielded now: noted, and it ends interrupted
+            os.kill(os.getpid(), SIGNALS[params["signal"]])  # shielded now: noted, and the run ends interrupted
 
 
-def _go_wrong_inside(fail: str) -> None:
+def _go_wrong_inside(fail: str, signum: int) -> None:
     """The failures that happen inside the timed window."""
     if fail == "interrupt":
         raise KeyboardInterrupt
     if fail == "signal":
-        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises KeyboardInterrupt here
+        os.kill(os.getpid(), signum)  # storbench's handler raises KeyboardInterrupt here
         time.sleep(1)  # not reached: the signal arrives at the next bytecode
     if fail == "signal-wrapped":
         try:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signum)
             time.sleep(1)
         except KeyboardInterrupt:
             raise RuntimeError("the library's own error for an interrupt") from None
