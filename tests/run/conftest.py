@@ -82,7 +82,7 @@ def handlers():
 def run_null(tmp_path: Path, suite: str = "null", target: str | None = "mem://x", **fields: Any) -> NullRun:
     """``storbench run`` of ``suite`` in process; ``fields`` are RunOptions' (``overrides``: --set)."""
     stream = io.StringIO()
-    options = RunOptions(suite=suite, target=target, interval=INTERVAL, **fields)
+    options = RunOptions(**{"suite": suite, "target": target, "interval": INTERVAL, **fields})
     outcome = api.run(options, ResultStore(tmp_path / "home"), Progress(stream=stream))
     samples = [json.loads(line) for line in (outcome.path / "samples.jsonl").read_text().splitlines()]
     manifest = json.loads((outcome.path / "manifest.json").read_text())
