@@ -26,14 +26,14 @@ def test_cleanup_runs_in_the_same_order_after_a_failure(tmp_path):
 
 
 @pytest.mark.parametrize("step, errors", [
-    ("workload", [("null-write", "cleanup: null-write: cleanup failed (fail_cleanup=workload)"),
-                  ("null-read", "cleanup: null-read: cleanup failed (fail_cleanup=workload)")]),
-    ("cancel", [("null", "could not cancel: null engine: cancel failed (armed)")]),
-    ("stop", [("null", "could not stop: null engine: stop failed (armed)")]),
-    ("collect", [("null-metrics", "null engine: collect failed (armed)")]),
+    ("workload-cleanup", [("null-write", "cleanup: null-write: cleanup failed (fail_step=workload-cleanup)"),
+                          ("null-read", "cleanup: null-read: cleanup failed (fail_step=workload-cleanup)")]),
+    ("engine-cancel", [("null", "could not cancel: null engine: cancel failed (armed)")]),
+    ("engine-stop", [("null", "could not stop: null engine: stop failed (armed)")]),
+    ("engine-collect", [("null-metrics", "null engine: collect failed (armed)")]),
 ])
 def test_a_failing_cleanup_step_is_an_error_and_the_later_steps_still_run(tmp_path, step, errors):
-    run = run_null(tmp_path, repeat=1, overrides={"fail_cleanup": step})
+    run = run_null(tmp_path, repeat=1, overrides={"fail_step": step})
     assert [(e["workload"], e["error"]) for e in run.errors] == errors
     assert run.manifest["errors"] == run.errors
     assert after(run.events, "engine cancel") == ORDER
@@ -44,7 +44,7 @@ def test_a_failing_cleanup_step_is_an_error_and_the_later_steps_still_run(tmp_pa
 
 
 def test_a_target_that_cannot_release_keeps_the_root_and_says_how_to_remove_it_later(tmp_path):
-    run = run_null(tmp_path, repeat=1, overrides={"fail_cleanup": "release"})
+    run = run_null(tmp_path, repeat=1, overrides={"fail_step": "target-release"})
     (error,) = run.errors
     root = run.manifest["config"]["run_root"]
     assert error == {"workload": "cleanup", "repetition": 0, "error":
@@ -66,6 +66,29 @@ def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch
     assert [e["workload"] for e in run.errors] == ["telemetry"]
     assert "No space left on device" in run.errors[0]["error"]
     assert (run.path / "artifacts.json").exists() and (run.path / "null-engine.json").exists()  # later steps ran
+
+
+def test_an_engine_that_fails_after_a_window_fails_the_run_and_keeps_no_half_window(tmp_path):
+    """An engine's end() that raises (not a workload's error): the run fails with the engine's one line."""
+    run = run_null(tmp_path, repeat=2, overrides={"fail_step": "engine-end"})
+    assert run.status == "failed" and run.samples == []
+    assert run.errors == [{"workload": "run", "repetition": 0, "error": "RuntimeError: null engine: end failed (armed)"}]
+    assert after(run.events, "engine cancel") == ORDER
+
+
+def test_a_workload_s_notes_are_kept_in_the_manifest_and_shown(tmp_path):
+    run = run_null(tmp_path, repeat=2, overrides={"note": "null: O_DIRECT not available, buffered I/O used"})
+    assert run.manifest["notes"] == ["null: O_DIRECT not available, buffered I/O used"]
+    assert run.stderr.count("warning: null: O_DIRECT not available, buffered I/O used") == 1
+
+
+def test_a_target_claimed_once_the_engines_are_up_records_its_root_then(tmp_path):
+    """Like hdfs:// (reached through Spark's Hadoop client): claim at attach, after the engines started."""
+    run = run_null(tmp_path, target="mem://x?claim=attach", repeat=1)
+    assert run.status == "succeeded", run.errors
+    assert run.events[:2] == ["engine start", "target claim"]
+    assert run.manifest["config"]["run_root"] == f"mem://x/storbench-{run.manifest['run_id']}"
+    assert not mem.volume("x").files
 
 
 def test_a_run_removes_its_root_and_nothing_else_on_the_target(tmp_path):

@@ -38,12 +38,12 @@ def test_a_signal_stops_a_run_like_ctrl_c(tmp_path, handlers, name):
 @pytest.mark.parametrize("name", ["TERM", "INT"])
 def test_a_second_signal_during_cleanup_does_not_cut_it_short(tmp_path, handlers, name):
     run = run_null(tmp_path, repeat=3, overrides={"fail": "signal", "fail_at": "2", "signal": name,
-                                                  "fail_cleanup": "signal"})
+                                                  "fail_step": "signal-in-cleanup"})
     assert_interrupted_after_repetition_1(run)
 
 
 def test_a_signal_during_cleanup_of_a_finished_run_marks_it_interrupted(tmp_path, handlers):
-    run = run_null(tmp_path, repeat=1, overrides={"fail_cleanup": "signal"})
+    run = run_null(tmp_path, repeat=1, overrides={"fail_step": "signal-in-cleanup"})
     assert run.status == "interrupted" and run.errors == []
     assert after(run.events, "engine cancel") == CLEANUP
     assert len(run.times()) == 2

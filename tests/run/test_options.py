@@ -37,7 +37,8 @@ CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shu
     ({"replication": 2}, "--replication 2: applies to hdfs:// targets only; the target is mem://x"),
     ({"nodes": "n.yaml", "node_specs": ["a=http://127.0.0.1:1"]}, "--nodes and --node: give the nodes one way"),
     ({"telemetry": "node_exporter"}, "--telemetry node_exporter: needs the cluster's nodes"),
-    ({"overrides": {"fail_cleanup": "release"}, "target": None}, "null-write: fail_cleanup=release needs a mem://"),
+    ({"overrides": {"fail_step": "target-release"}, "target": None},
+     "null-write: fail_step=target-release needs a mem://"),
 ])
 def test_bad_options_are_one_line_and_store_nothing(tmp_path, fields, message):
     options = {"target": "mem://x", **fields}

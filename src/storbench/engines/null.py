@@ -18,7 +18,7 @@ from storbench.results.model import Sample
 # Every null plugin's calls in this process, oldest first ("engine stop", "target claim", ...). The run-core
 # tests clear it before a run and read it after; a user's run only ever appends a few short strings.
 EVENTS: list[str] = []
-STEPS = ("cancel", "stop", "collect")  # the steps a workload may arm to fail
+STEPS = ("end", "cancel", "stop", "collect")  # the steps a workload may arm to fail
 
 
 def record(event: str) -> None:

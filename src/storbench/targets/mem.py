@@ -5,7 +5,9 @@ storage service: what ``--keep-data`` keeps stays there, and a test can put a fi
 own in it to check that a run deletes nothing outside its run root. The rules are those
 of every target: the run root ``mem://NAME/storbench-<run-id>`` carries the marker, a
 delete happens only inside a marked root, and release removes the root only when the
-marker names this run. Claim and release are recorded in ``engines.null.EVENTS``.
+marker names this run. ``mem://NAME?claim=attach`` claims the root only once the engines
+are up, as a target reached through an engine does (hdfs://). Claim and release are
+recorded in ``engines.null.EVENTS``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench.engines.base import Engine
 from storbench.engines.null import record
 from storbench.errors import InputError, TargetError
 from storbench.targets.base import MARKER, Target, TargetOptions, refuse_capacity, register
@@ -45,24 +48,26 @@ def volume(name: str) -> Volume:
 class MemTarget(Target):
     scheme = "mem"
     kind = "in-memory"
-    usage = "mem://NAME (in this process's memory; tests and smoke runs)"
+    usage = "mem://NAME[?claim=attach] (in this process's memory; tests and smoke runs)"
     wanted = "a mem://NAME target"
 
-    def __init__(self, name: str, options: TargetOptions):
+    def __init__(self, name: str, options: TargetOptions, late: bool = False):
         super().__init__(f"mem://{name}", options)
         self.name = name
         self.volume = volume(name)
+        self.late = late  # the root is claimed at attach (once the engines are up), not before
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
-        name = text.removeprefix("mem://").rstrip("/")
-        if not NAME.fullmatch(name):
-            raise InputError(f"--target {text!r}: expected mem://NAME, NAME of lowercase letters, digits, '.', "
-                             f"'_' and '-' (at most 63)")
+        name, _, query = text.removeprefix("mem://").partition("?")
+        name = name.rstrip("/")
+        if not NAME.fullmatch(name) or query not in ("", "claim=attach"):
+            raise InputError(f"--target {text!r}: expected mem://NAME[?claim=attach], NAME of lowercase letters, "
+                             f"digits, '.', '_' and '-' (at most 63)")
         if options.replication is not None:
             raise InputError(f"--replication {options.replication}: applies to hdfs:// targets only; "
                              f"the target is mem://{name}")
-        return cls(name, options)
+        return cls(name, options, late=bool(query))
 
     def precheck(self, need_bytes: int) -> None:
         used = sum(len(data) for data in self.volume.files.values())
@@ -79,7 +84,14 @@ class MemTarget(Target):
             raise TargetError(f"target {self.uri}: {uri} is not on this volume")
         return uri.removeprefix(prefix).rstrip("/")
 
-    def claim_root(self) -> str:
+    def claim_root(self) -> str | None:
+        return None if self.late else self._claim()
+
+    def attach(self, engines: dict[str, Engine], need_bytes: int) -> None:
+        if self.late and self.root_uri is None:
+            self.root_uri = self._claim()
+
+    def _claim(self) -> str:
         root = f"storbench-{self.run_id}"
         if self.volume.under(root):
             raise TargetError(f"target {self.uri}: {root} already exists; refusing to reuse it")

@@ -5,7 +5,7 @@ windows, the manifest, cleanup) in about a second, on the default temporary dire
 on ``--target mem://NAME``. Their parameters make a run go wrong on purpose, at one
 repetition, so that the run core's error paths have tests that take milliseconds:
 ``fail`` (in the timed action), ``fail_at`` (which repetition: -1 a warm-up, 0 a prepare
-step) and ``fail_cleanup`` (a cleanup step that fails). Each call is recorded in
+step) and ``fail_step`` (a step around the workloads that fails). Each call is recorded in
 ``engines.null.EVENTS``.
 """
 
@@ -31,7 +31,8 @@ METRICS = metric_table("""
     null_mbps | Bytes moved per second (size / time) | MB/s | mean | higher/lower
 """)
 FAILURES = ("", "error", "crash", "interrupt", "signal", "signal-wrapped", "untimed")
-CLEANUP_FAILURES = ("", "workload", "cancel", "stop", "collect", "release", "signal")
+STEP_FAILURES = ("", "engine-end", "engine-cancel", "engine-stop", "engine-collect", "workload-cleanup",
+                 "target-release", "signal-in-cleanup")
 DATA = "null/data"
 SIGNALS = {"TERM": signal.SIGTERM, "HUP": signal.SIGHUP, "INT": signal.SIGINT}
 
@@ -48,27 +49,28 @@ class _Null(Workload):
               "(a signal the workload turns into its own error, as py4j does), untimed (no ctx.measure)",
               choices=FAILURES),
         Param("fail_at", int, 1, "the repetition where `fail` happens (-1: a warm-up, 0: a prepare step)"),
-        Param("signal", str, "TERM", "the signal of fail=signal and fail_cleanup=signal",
+        Param("signal", str, "TERM", "the signal of fail=signal and fail_step=signal-in-cleanup",
               choices=tuple(SIGNALS)),
-        Param("fail_cleanup", str, "", "a cleanup step that fails: this workload's cleanup, the engine's cancel, "
-              "stop or collect, the target's release (mem:// only), or a signal during cleanup",
-              choices=CLEANUP_FAILURES),
+        Param("fail_step", str, "", "a step around the workloads that fails: the engine's end (after each "
+              "window), cancel, stop or collect, this workload's cleanup, the target's release (mem:// only), "
+              "or a signal arriving during cleanup", choices=STEP_FAILURES),
+        Param("note", str, "", "a warning the workload leaves with the run (as fio's fallbacks do)"),
     )
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
-        if params["fail_cleanup"] == "release" and not isinstance(ctx.target, MemTarget):
-            raise InputError(f"{self.name}: fail_cleanup=release needs a mem://NAME target")
-        if "signal" in (params["fail"], params["fail_cleanup"]) or params["fail"] == "signal-wrapped":
+        if params["fail_step"] == "target-release" and not isinstance(ctx.target, MemTarget):
+            raise InputError(f"{self.name}: fail_step=target-release needs a mem://NAME target")
+        if params["fail"] in ("signal", "signal-wrapped") or params["fail_step"] == "signal-in-cleanup":
             if not interrupts.installed():  # without storbench's handlers SIGTERM kills the process
                 raise InputError(f"{self.name}: a signal needs storbench's signal handlers (the CLI installs them)")
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         record(f"workload prepare {self.name}")
-        step = params["fail_cleanup"]
+        step = params["fail_step"].removeprefix("engine-")
         if step in STEPS:
             ctx.engine(NullEngine).fail.add(step)
-        elif step == "release":
+        elif step == "target-release":
             ctx.target_as(MemTarget).volume.fail_release = True
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
@@ -83,6 +85,8 @@ class _Null(Workload):
             _go_wrong_inside(fail, SIGNALS[params["signal"]])
         window = ctx.last_window
         rate = [Sample(self.name, "null_mbps", params["size"] / 1e6 / max(window.end - window.start, 1e-9), "MB/s")]
+        if params["note"] and params["note"] not in ctx.notes:
+            ctx.notes.append(params["note"])
         # kept with the run as artifacts.json (a warm-up's are dropped, as fio's job files are)
         ctx.artifacts.setdefault("null", []).append({"workload": self.name, "repetition": repetition})
         if fail == "error":
@@ -98,9 +102,9 @@ class _Null(Workload):
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         record(f"workload cleanup {self.name}")
-        if params["fail_cleanup"] == "workload":
-            raise RuntimeError(f"{self.name}: cleanup failed (fail_cleanup=workload)")
-        if params["fail_cleanup"] == "signal":
+        if params["fail_step"] == "workload-cleanup":
+            raise RuntimeError(f"{self.name}: cleanup failed (fail_step=workload-cleanup)")
+        if params["fail_step"] == "signal-in-cleanup":
             os.kill(os.getpid(), SIGNALS[params["signal"]])  # shielded now: noted, and the run ends interrupted
 
 
