@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import json
+import platform
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,17 @@ class NullRun:
 
     def json(self, name: str) -> Any:
         return json.loads((self.path / name).read_text())
+
+
+@pytest.fixture(autouse=True)
+def no_subprocess(monkeypatch):
+    """The fast lane's promise: nothing here starts a process. (The standard library's ``uname -p``, which
+    platform.platform() in the machine's fingerprint runs once per interpreter and caches, runs first.)"""
+    platform.platform()
+    def refused(self, *args, **kwargs):
+        raise AssertionError(f"a run-core test started a process: {args[0] if args else kwargs.get('args')}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused)
 
 
 @pytest.fixture(autouse=True)
