@@ -121,3 +121,15 @@ def test_a_workload_that_does_not_time_its_action_fails_the_run(tmp_path):
     assert run.status == "failed" and run.samples == []
     assert [e["error"] for e in run.errors] == ["workload null-write did not time its action (ctx.measure)"]
     assert after(run.events, "engine cancel") == CLEANUP
+
+
+def test_a_target_error_in_a_workload_names_the_workload_and_repetition(tmp_path):
+    """A suite file whose null-read has nothing to read: the target's own error, with no samples to keep."""
+    suite = tmp_path / "alone.yaml"
+    suite.write_text("name: alone\nworkloads: [null-read]\n")
+    run = run_null(tmp_path, suite=str(suite))
+    assert run.status == "failed" and run.samples == []
+    root = run.manifest["config"]["run_root"]
+    assert run.errors == [{"workload": "null-read", "repetition": 1,
+                           "error": f"target mem://x: {root}/null/data does not exist"}]
+    assert run.manifest["suite_source"] == str(suite)

@@ -101,3 +101,13 @@ def test_a_file_target_s_flush_is_syncfs(tmp_path):
     run = run_null(tmp_path, suite="null-write", target=str(target))
     assert run.manifest["window_rules"] == {"null-write": {"flush": "syncfs"}}
     assert list(target.iterdir()) == []
+
+
+def test_the_window_is_the_timed_action_and_nothing_around_it(tmp_path):
+    """sleep_ms inside ctx.measure(): each window at least that long; prepare and cleanup stay outside it."""
+    run = run_null(tmp_path, repeat=2, overrides={"sleep_ms": "30"})
+    times = [s["value"] for s in run.samples if s["metric"] == "completion_time"]
+    assert len(times) == 4 and all(0.03 <= t < 0.5 for t in times)
+    windows = run.json("windows.json")
+    assert all(w["t1"] - w["t0"] >= 0.03 for w in windows)
+    assert all(a["t1"] <= b["t0"] for a, b in zip(windows, windows[1:]))  # one after the other, in order
