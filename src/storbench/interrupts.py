@@ -43,6 +43,11 @@ def reclaim() -> None:
             signal.signal(sig, _on_signal)
 
 
+def installed() -> bool:
+    """Whether storbench's handlers are in place (a signal then interrupts; without them it kills)."""
+    return _installed
+
+
 def received() -> int:
     """How many signals have arrived since :func:`install` (a mark to compare with later)."""
     return len(_received)

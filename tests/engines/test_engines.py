@@ -25,7 +25,7 @@ def test_every_engine_module_is_found_by_discovery():
 
 
 def test_an_unknown_engine_is_one_clear_line():
-    with pytest.raises(InputError, match=r"^engine 'ycsb' is not known; known: fio, hadoop, native, rados, spark$"):
+    with pytest.raises(InputError, match=r"^engine 'ycsb' is not known; known: fio, hadoop, native, null, rados, spark$"):
         make_engine("ycsb", EngineSetup())
 
 

@@ -12,7 +12,7 @@ from storbench.targets import TargetOptions, base, parse_target, registry
 
 
 def test_every_scheme_is_found_and_the_default_comes_first():
-    assert list(registry()) == ["file", "cassandra", "device", "hdfs", "rados", "s3"]
+    assert list(registry()) == ["file", "cassandra", "device", "hdfs", "mem", "rados", "s3"]
     assert all(cls.scheme == scheme for scheme, cls in registry().items())
 
 
