@@ -107,8 +107,6 @@ def test_a_failing_prepare_step_fails_the_run_before_the_repetitions(tmp_path):
     assert run.errors[0]["workload"] == "null-write" and run.errors[0]["repetition"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="runner: the 'did not time its action' error has no `where`, so the "
-                   "manifest names workload 'run', repetition 0 (a fix for the lead: set error.where)")
 def test_a_workload_that_does_not_time_its_action_is_refused(tmp_path):
     run = run_null(tmp_path, repeat=2, overrides={"fail": "untimed", "fail_at": "1"})
     assert run.status == "failed" and run.samples == []

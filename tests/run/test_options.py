@@ -28,7 +28,7 @@ CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shu
     ({"interval": 61.0}, "--interval 61.0: must be between 0.05 and 60 seconds"),
     ({"mode": "fast"}, "--mode 'fast': allowed: default, compat"),
     ({"idle_s": -1.0}, "--idle-s -1.0: must be between 0 and 3600 seconds"),
-    ({"spark_master": "bogus://x"}, "--spark-master 'bogus://x': allowed: local, local[N], local[*], local[N,M]"),
+    ({"engine_options": {"spark_master": "bogus://x"}}, "--spark-master 'bogus://x': allowed: local, local[N], local[*], local[N,M]"),
     ({"suite": "nosuch"}, "unknown suite or workload 'nosuch'"),
     ({"overrides": {"size": "lots"}}, "--set: size='lots' must be an integer"),
     ({"overrides": {"fail": "often"}}, "--set: fail='often' is not allowed; allowed: '' (empty), error, crash"),
@@ -97,7 +97,7 @@ def test_an_idle_baseline_runs_before_the_first_workload(tmp_path):
 
 
 def test_a_cluster_master_warns_that_only_this_machine_is_measured(tmp_path):
-    run = run_null(tmp_path, repeat=1, spark_master="spark://10.0.0.1:7077")
+    run = run_null(tmp_path, repeat=1, engine_options={"spark_master": "spark://10.0.0.1:7077"})
     assert ("warning: telemetry measures only this machine (the driver), not the nodes of spark://10.0.0.1:7077"
             in run.stderr)
     assert run.manifest["config"]["spark_master"] == "spark://10.0.0.1:7077"

@@ -14,15 +14,9 @@ from typing import Any
 from storbench import __version__
 from storbench.engines.base import Engine, Tag, register
 from storbench.results.model import Sample
+from storbench.targets.mem import EVENTS, record  # noqa: F401 (one list for the engine, target and workloads)
 
-# Every null plugin's calls in this process, oldest first ("engine stop", "target claim", ...). The run-core
-# tests clear it before a run and read it after; a user's run only ever appends a few short strings.
-EVENTS: list[str] = []
 STEPS = ("end", "cancel", "stop", "collect")  # the steps a workload may arm to fail
-
-
-def record(event: str) -> None:
-    EVENTS.append(event)
 
 
 def _tagged(tag: Tag) -> str:

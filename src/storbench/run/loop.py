@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from storbench import interrupts
+from storbench.context import Window
 from storbench.engines.base import Tag
 from storbench.errors import StorbenchError, WorkloadError
 from storbench.results.model import Sample
@@ -53,9 +54,7 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
             if exc.samples:  # measured before it failed: kept, and the phase still fails
                 writer.add_samples(_at_point(exc.samples, repetition, point))
             raise
-        window = ctx.last_window
-        if window is None:
-            raise WorkloadError(f"workload {name} did not time its action (ctx.measure)")
+        window = _timed(ctx.last_window, name, repetition)
         seconds = window.end - window.start
         samples = [Sample(name, "completion_time", seconds, "s", repetition)]
         samples += session.telemetry.samples(name, window, repetition)
@@ -75,6 +74,7 @@ def _warm_up(plan: Plan, session: RunSession, name: str, warmup: int, point: Poi
         kept = copy.deepcopy(ctx.artifacts)  # what the workload keeps (fio's job files and JSON) is not kept
         try:
             _execute(session, workload, plan.params(name, point), tag, f"workload {name} failed in warm-up {warmup}")
+            _timed(ctx.last_window, name, 0)
         except StorbenchError as exc:
             exc.where, exc.samples = (name, 0), ()  # nothing of a warm-up is kept
             raise
@@ -104,6 +104,15 @@ def _execute(session: RunSession, workload: Workload, params: dict[str, Any], ta
             raise
         line = session.engines.explain(exc) or _first_line(exc)
         raise WorkloadError(f"{failure}: {line}") from exc
+
+
+def _timed(window: Window | None, name: str, repetition: int) -> Window:
+    """The workload's timed window; a workload that did not time its action fails (a warm-up too)."""
+    if window is None:
+        error = WorkloadError(f"workload {name} did not time its action (ctx.measure)")
+        error.where = (name, repetition)
+        raise error
+    return window
 
 
 def _first_line(exc: Exception) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench import interrupts
-from storbench.analysis.metrics import metric_table
+from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines.null import STEPS, NullEngine, record
 from storbench.errors import InputError, WorkloadError
