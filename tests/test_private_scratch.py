@@ -66,7 +66,7 @@ def test_rados_bench_scratch_is_private(tmp, tmp_path, monkeypatch, cleaner):
     workload.run(ctx, params)
     assert used[0] == used[1] and used[0].name != f"storbench-rados-{RUN_ID}"
     _private(used[0], tmp)
-    ctx.shared["rados"]["writes"].clear()  # nothing was written: no pool to clean
+    ctx.state(rados_bench.RadosState).writes.clear()  # nothing was written: no pool to clean
     cleaner().cleanup(ctx, params)  # the write's or a read's cleanup, whichever comes first
     assert not used[0].exists() and victim.is_dir() and (tmp / f"storbench-rados-{RUN_ID}").is_symlink()
 

@@ -1,4 +1,4 @@
-"""What a workload sees while it runs: the target, the engine, the timer and shared state."""
+"""What a workload sees while it runs: the target, the engine, the timer and its family's state."""
 
 from __future__ import annotations
 
@@ -42,7 +42,6 @@ class RunContext:
     # Per-family state that lives for the run (the dataset datagen wrote, terasort's input, fio's device
     # checks): one typed object per class, made on first use by ``ctx.state(Kind)``.
     states: dict[type, Any] = field(default_factory=dict)
-    shared: dict[str, Any] = field(default_factory=dict)  # untyped: being replaced by ``state`` (issue 23)
     # The measured nodes' fingerprints by node label (cores, threads; empty: this machine alone)
     node_fingerprints: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_window: Window | None = None

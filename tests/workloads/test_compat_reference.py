@@ -49,8 +49,13 @@ class _Ctx:
     """What the transform workloads use of a run context, with a window that counts Spark's jobs."""
 
     def __init__(self, spark, uri):
-        self.spark, self.mode, self.shared = spark, "compat", {"dataset": {"uri": uri, "format": "csv"}}
+        self.spark, self.mode = spark, "compat"
+        self.dataset = st.DatasetState(uri=uri, format="csv")
         self.window_jobs = None
+
+    def state(self, kind):
+        assert kind is st.DatasetState
+        return self.dataset
 
     @contextmanager
     def measure(self):

@@ -65,6 +65,24 @@ NativeEngine = tool_engine("native", lambda: f"storbench-load {version().get('ve
                            "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).")
 
 
+def load_model(concurrency: int, rate: float = 0.0) -> dict[str, Any]:
+    """The job's ``load``: a closed loop of ``concurrency`` workers per process, or with ``rate`` > 0 an open
+    loop of ``rate`` requests per second in total with at most ``concurrency`` in flight per process."""
+    if rate > 0:
+        return {"model": "open", "rate": rate, "max_outstanding": concurrency}
+    return {"model": "closed", "concurrency": concurrency}
+
+
+def job(protocol: str, settings: dict[str, Any], mix: list[dict[str, Any]], objects: int, load: dict[str, Any],
+        ops: int, duration_s: float, **more: Any) -> dict[str, Any]:
+    """A job for the engine (its format: native/storbench-load/src/core/job.rs). ``protocol`` ("s3", "cql")
+    names the protocol and its own section ``settings``; ``mix`` the operations (``{"op": ..., "weight": ...}``);
+    ``objects`` the key space; ``ops`` the operations per process (0: time based) and ``duration_s`` the
+    measured seconds (0: until ``ops``); ``more`` the other fields (object_size, warmup_s, verify...)."""
+    return {"protocol": protocol, protocol: settings, "mix": mix, "objects": objects, "load": load, "ops": ops,
+            "duration_s": duration_s, **more}
+
+
 # the job's S3 keys -> the environment variables the engine reads them from
 CREDENTIAL_ENV = {"access_key": "STORBENCH_S3_ACCESS_KEY", "secret_key": "STORBENCH_S3_SECRET_KEY"}
 
@@ -142,6 +160,14 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
         shutil.rmtree(work, ignore_errors=True)
 
 
+def run(job: dict[str, Any], processes: int, *, spark: Any = None, timeout: float | None = None) -> dict[str, Any]:
+    """The job in ``processes`` engine processes started together, their results merged: Spark barrier tasks
+    of the session ``spark``, or local processes when it is None."""
+    if spark is not None:
+        return run_spark_barrier(spark, job, processes, timeout=timeout)
+    return run_local(job, processes, timeout=timeout)
+
+
 def merge(result_paths: list[Path], work: Path | None = None) -> dict[str, Any]:
     """Several engine results as one (exact histogram merge, series aligned on wall-clock seconds)."""
     own = work is None
@@ -194,6 +220,15 @@ def wait_for_fanout_engines(timeout: float = 30.0) -> list[int]:
     while (left := _running(_fanout_names)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+def require_fanouts_gone() -> None:
+    """A workload's cleanup after a Spark fan-out: raises when engines of a cancelled fan-out still run here
+    (they could still write where the run's data is about to be removed)."""
+    left = wait_for_fanout_engines()
+    if left:
+        raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still run "
+                            f"(pids {', '.join(map(str, left))})")
 
 
 def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: str | None, name: str,

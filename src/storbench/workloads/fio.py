@@ -20,12 +20,13 @@ never sets unlike runs side by side in one row. Aggregate samples have no ``job`
 label; with ``group_reporting=false`` each job also gets samples labelled ``job=N``.
 
 The job text, fio's version, the I/O choice and the per-second series are kept in
-``ctx.artifacts["fio"]`` (written as the run's artifacts.json) and in
-``ctx.shared["fio"]``; the job file and fio's JSON also sit next to the data.
+``ctx.artifacts["fio"]`` (written as the run's artifacts.json); the job file and fio's JSON also
+sit next to the data.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,16 @@ METRICS = (
 BUFFER_MEMORY_SHARE = 0.8
 
 
+@dataclass
+class FioState:
+    """What the fio workloads of one run share (``ctx.state(FioState)``)."""
+    device_number: int | None = None  # a device target's major:minor when first checked
+    device_path: str | None = None  # the path it resolved to at the last check (fio gets this one)
+    device_written: bool = False  # the run wrote the device already: later writes need no blank check
+    io: dict[tuple[str, str, bool], fio_engine.IoChoice] = field(default_factory=dict)  # (workload, engine, direct)
+    runs: dict[str, int] = field(default_factory=dict)  # fio runs so far per workload (numbers logs and outputs)
+
+
 class _Fio(Workload):
     engine = "fio"
     schemes = ("file", "device")
@@ -98,7 +109,7 @@ class _Fio(Workload):
     def _location(self, ctx: RunContext) -> str:
         """The run-owned directory (file targets) or the device (the path it resolved to when last checked)."""
         if self._is_device(ctx):
-            return ctx.shared.get("fio_device_path") or str(ctx.target_as(DeviceTarget).path)
+            return ctx.state(FioState).device_path or str(ctx.target_as(DeviceTarget).path)
         return ctx.root_uri.removeprefix("file://")
 
     def _workdir(self, ctx: RunContext) -> Path:
@@ -130,7 +141,9 @@ class _Fio(Workload):
         fio_engine.fio_version()  # fio missing or too old: fail before anything runs
         if self._is_device(ctx):
             device = ctx.target_as(DeviceTarget).path
-            ctx.shared.setdefault("fio_device_number", device_number(device)[1])
+            state = ctx.state(FioState)
+            if state.device_number is None:
+                state.device_number = device_number(device)[1]
             check_device_overwrite(device, ctx.allow_device_overwrite)
             capacity = device_size(device)
             if capacity is not None and size * params["numjobs"] > capacity:
@@ -140,7 +153,7 @@ class _Fio(Workload):
 
     def _choice(self, ctx: RunContext, params: dict[str, Any]) -> fio_engine.IoChoice:
         """The engine/direct pair that works here, probed once per run and workload."""
-        cache = ctx.shared.setdefault("fio_io", {})
+        cache = ctx.state(FioState).io
         key = (self.name, params["ioengine"], params["direct"])
         if key not in cache:
             choice = fio_engine.resolve_io(params["ioengine"], params["direct"], self._location(ctx),
@@ -181,17 +194,19 @@ class _Fio(Workload):
     def _recheck_device(self, ctx: RunContext) -> None:
         """Right before fio starts: the target still resolves to the device checked first (same major:minor),
         and before the run's first write to it, that device is still blank; fio gets the resolved path."""
-        resolved = same_device(ctx.target_as(DeviceTarget).path, ctx.shared["fio_device_number"])
-        if self.rw.endswith("write") and not ctx.shared.get("fio_device_written"):
+        state = ctx.state(FioState)
+        assert state.device_number is not None, "check() records the device first"
+        resolved = same_device(ctx.target_as(DeviceTarget).path, state.device_number)
+        if self.rw.endswith("write") and not state.device_written:
             check_device_overwrite(resolved, ctx.allow_device_overwrite)
-            ctx.shared["fio_device_written"] = True
-        ctx.shared["fio_device_path"] = str(resolved)
+            state.device_written = True
+        state.device_path = str(resolved)
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         version = fio_engine.fio_version()
         if self._is_device(ctx):
             self._recheck_device(ctx)
-        runs = ctx.shared.setdefault("fio_runs", {})
+        runs = ctx.state(FioState).runs
         number = runs[self.name] = runs.get(self.name, 0) + 1
         workdir = self._workdir(ctx)
         workdir.mkdir(parents=True, exist_ok=True)
@@ -215,7 +230,6 @@ class _Fio(Workload):
     def _keep(self, ctx: RunContext, version: str, text: str, choice: fio_engine.IoChoice, number: int,
               done: fio_engine.FioRun, bw: dict[str, list[float]], iops: dict[str, list[float]]) -> None:
         record = ctx.artifacts.setdefault("fio", {"version": version, "workloads": {}})
-        ctx.shared["fio"] = record
         entry = record["workloads"].setdefault(self.name, {"job_file": text, "io": choice.to_dict(), "runs": []})
         entry["job_file"] = text
         entry["runs"].append({"run": number, "fio_wall_s": round(done.wall_s, 6),

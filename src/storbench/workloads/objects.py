@@ -26,13 +26,14 @@ Each engine result (exact HDR histograms, per-second series, errors) is kept in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.results.metrics import metric, metric_table
 from storbench.context import RunContext
 from storbench.engines import native
-from storbench.errors import InputError, WorkloadError
+from storbench.engines.native_results import Vocabulary, judge_errors, result_samples
+from storbench.errors import InputError
 from storbench.results.model import Sample
 from storbench.units import parse_size
 from storbench.targets.s3 import S3Target
@@ -157,6 +158,16 @@ METRICS = (
         obj_not_issued    | Scheduled requests never started (open loop) | ops     | mean | fewer/more
     """),
 )
+NAMES = Vocabulary(rate="obj_ops_per_s", ops="obj_ops", errors="obj_errors", cpu="obj_cpu_us_per_op", mbps="obj_mbps",
+                   latency=tuple((f"obj_lat_{key}_ms", f"{key}_ms") for key in LATENCY_KEYS),
+                   ttfb=tuple((f"obj_ttfb_{key}_ms", f"{key}_ms") for key in TTFB_KEYS), not_issued="obj_not_issued")
+
+
+@dataclass
+class ObjectsState:
+    """What the objects workloads of a run share: the objects written so far by key prefix (a read of
+    the same size then needs no untimed write first)."""
+    written: dict[str, int] = field(default_factory=dict)
 
 
 class _Objects(Workload):
@@ -202,41 +213,32 @@ class _Objects(Workload):
         target = ctx.target_as(S3Target)
         endpoint = target.endpoint
         _, key_prefix = self._prefix(ctx, params, size_text)
-        rate = params["rate"] if rate is None else rate
-        load = ({"model": "open", "rate": rate, "max_outstanding": concurrency} if rate > 0
-                else {"model": "closed", "concurrency": concurrency})
-        return {
-            "protocol": "s3",
-            "s3": {"endpoint": endpoint.url, "region": endpoint.region, "access_key": endpoint.access_key,
-                   "secret_key": endpoint.secret_key, "bucket": target.bucket, "prefix": key_prefix,
-                   "addressing": params["addressing"], "payload_signing": params["payload_signing"],
-                   "multipart_threshold": params["multipart_threshold"], "part_size": params["part_size"],
-                   "list_max_keys": params["list_max_keys"], "timeout_s": params["timeout_s"]},
-            "mix": mix,
-            "object_size": size_dist(size_text),
-            "objects": params["objects"] if objects is None else objects,
-            "load": load,
-            "duration_s": params["duration_s"] if duration is None else duration,
-            "ops": params["ops"] if ops is None else ops,
-            "warmup_s": params["warmup_s"] if duration is None else 0.0,
-            "verify": params["verify"] if verify is None else verify,
-        }
+        s3 = {"endpoint": endpoint.url, "region": endpoint.region, "access_key": endpoint.access_key,
+              "secret_key": endpoint.secret_key, "bucket": target.bucket, "prefix": key_prefix,
+              "addressing": params["addressing"], "payload_signing": params["payload_signing"],
+              "multipart_threshold": params["multipart_threshold"], "part_size": params["part_size"],
+              "list_max_keys": params["list_max_keys"], "timeout_s": params["timeout_s"]}
+        return native.job("s3", s3, mix, params["objects"] if objects is None else objects,
+                          native.load_model(concurrency, params["rate"] if rate is None else rate),
+                          ops=params["ops"] if ops is None else ops,
+                          duration_s=params["duration_s"] if duration is None else duration,
+                          object_size=size_dist(size_text),
+                          warmup_s=params["warmup_s"] if duration is None else 0.0,
+                          verify=params["verify"] if verify is None else verify)
 
     def _timeout(self, params: dict[str, Any]) -> float:
         return params["duration_s"] + params["warmup_s"] + max(600.0, params["timeout_s"] * 4)
 
     def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any], drivers: int) -> dict[str, Any]:
-        timeout = self._timeout(params)
-        if params["fanout"] == "spark":
-            return native.run_spark_barrier(ctx.spark, job, drivers, timeout=timeout)
-        return native.run_local(job, drivers, timeout=timeout)
+        return native.run(job, drivers, spark=ctx.spark if params["fanout"] == "spark" else None,
+                          timeout=self._timeout(params))
 
     # -- data the timed phase needs --------------------------------------------------------
 
     def _populate(self, ctx: RunContext, params: dict[str, Any], size_text: str) -> None:
         """Write the key space once (untimed), unless this run already wrote it."""
         _, key_prefix = self._prefix(ctx, params, size_text)
-        written = ctx.shared.setdefault("objects_written", {})
+        written = ctx.state(ObjectsState).written
         if written.get(key_prefix, 0) >= params["objects"]:
             return
         job = self._job(ctx, params, size_text, [{"op": "put", "keys": "sequential"}],
@@ -294,10 +296,10 @@ class _Objects(Workload):
                     result = self._execute(ctx, params, job, drivers)
                     phases.append((size_text, concurrency, drivers, clients, result))
                     curve.append((clients, result))
+                    written = ctx.state(ObjectsState).written
                     if self.op == "delete":
-                        ctx.shared.setdefault("objects_written", {}).pop(self._prefix(ctx, params, size_text)[1], None)
+                        written.pop(self._prefix(ctx, params, size_text)[1], None)
                     if self.op == "put":  # a later read of the same size reuses these objects
-                        written = ctx.shared.setdefault("objects_written", {})
                         key_prefix = self._prefix(ctx, params, size_text)[1]
                         share = -(-params["objects"] // drivers)  # keys each driver's stride covers
                         if all(p["ops"] >= share for p in result["per_process"]):
@@ -311,75 +313,17 @@ class _Objects(Workload):
                 labels["size"] = size_text
             if clients is not None:
                 labels["clients"] = str(clients)
-            samples += result_samples(self.name, result, labels, per_op=self.op == "mixed")
+            samples += result_samples(self.name, result, NAMES, labels, per_op=self.op == "mixed")
             record.append({"size": size_text, "concurrency": concurrency, "drivers": drivers,
                            "fanout": params["fanout"], "result": result})
-        failed, share = _failed(self.name, [phase[-1] for phase in phases])
-        if failed and share * 100 > params["max_error_pct"]:  # the phase fails; what it measured is kept
-            failed.samples = tuple(samples)
-            raise failed
-        if failed:  # a few errors (503 SlowDown under load) are a result, counted by kind, not a failure
-            ctx.notes.append(f"{failed} (at most {params['max_error_pct']:g}% allowed: max_error_pct)")
+        judge_errors(self.name, [phase[-1] for phase in phases], samples, params["max_error_pct"], ctx.notes)
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """This workload's objects go with the run prefix (the runner deletes it, marker checked), once no
         engine of a cancelled Spark fan-out can write there any more."""
         if params["fanout"] == "spark":
-            left = native.wait_for_fanout_engines()
-            if left:
-                raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still "
-                                    f"run (pids {', '.join(map(str, left))})")
-
-
-def _failed(workload: str, results: list[dict[str, Any]]) -> tuple[WorkloadError | None, float]:
-    """One line naming the failed operations by kind (``connect 812, timeout 3``) and the first example,
-    and the share of operations that failed."""
-    kinds: dict[str, int] = {}
-    example = ""
-    for result in results:
-        for kind, error in result["errors"].items():
-            kinds[kind] = kinds.get(kind, 0) + error["count"]
-            example = example or error.get("example", "")
-    if not kinds:
-        return None, 0.0
-    failed = sum(kinds.values())
-    done = sum(result["total"]["ops"] for result in results)
-    by_kind = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1]))
-    return (WorkloadError(f"{workload}: {failed} of {failed + done} operations failed ({by_kind}); "
-                          f"first: {example.splitlines()[0] if example else 'no detail'}"), failed / (failed + done))
-
-
-def _ms(hist: dict[str, Any], key: str) -> float | None:
-    return hist.get(key) if hist.get("count") else None
-
-
-def result_samples(workload: str, result: dict[str, Any], labels: dict[str, str], per_op: bool = False) -> list[Sample]:
-    total = result["total"]
-    samples = _op_samples(workload, total, labels)
-    samples.append(Sample(workload, "obj_cpu_us_per_op", result["cpu"]["cpu_us_per_op"] if total["ops"] else None,
-                          "us", labels=labels))
-    samples.append(Sample(workload, "obj_errors", float(total["errors"]), "errors", labels=labels))
-    for kind, error in sorted(result["errors"].items()):  # by kind (connect, timeout, http_503_SlowDown...)
-        samples.append(Sample(workload, "obj_errors", float(error["count"]), "errors", labels={**labels, "error": kind}))
-    if result["load"]["model"] == "open":
-        samples.append(Sample(workload, "obj_not_issued", float(result["load"]["not_issued"]), "ops", labels=labels))
-    if per_op:
-        for name, stats in result["ops"].items():
-            samples += _op_samples(workload, stats, {**labels, "op": name})
-    return samples
-
-
-def _op_samples(workload: str, stats: dict[str, Any], labels: dict[str, str]) -> list[Sample]:
-    lat, ttfb = stats["latency"], stats["ttfb"]
-    out = [Sample(workload, "obj_mbps", stats["mb_per_s"], "MB/s", labels=labels),
-           Sample(workload, "obj_ops_per_s", stats["ops_per_s"], "ops/s", labels=labels),
-           Sample(workload, "obj_ops", float(stats["ops"]), "ops", labels=labels)]
-    for key in LATENCY_KEYS:
-        out.append(Sample(workload, f"obj_lat_{key}_ms", _ms(lat, f"{key}_ms"), "ms", labels=labels))
-    for key in TTFB_KEYS:
-        out.append(Sample(workload, f"obj_ttfb_{key}_ms", _ms(ttfb, f"{key}_ms"), "ms", labels=labels))
-    return out
+            native.require_fanouts_gone()
 
 
 def high_water_mark(curve: list[tuple[int, float]]) -> tuple[float, int, int]:
@@ -410,4 +354,4 @@ ObjectsList = variant(_Objects, "objects-list", "S3 LIST pages of the workload's
 ObjectsDelete = variant(_Objects, "objects-delete", "S3 DELETE of objects written untimed first", op="delete")
 
 __all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark",
-           "result_samples", "size_dist"]
+           "size_dist"]

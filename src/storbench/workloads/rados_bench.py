@@ -49,8 +49,7 @@ with rados's error instead of hanging, and a hard timeout bounds the whole comma
 from __future__ import annotations
 
 import re
-import statistics
-import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +57,15 @@ from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
 from storbench.engines import rados
-from storbench.errors import EngineError, InputError, StorbenchError, WorkloadError
-from storbench.results.consistency import consistency_samples
-from storbench.results.metrics import metric_table
+from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.results.model import Sample
 from storbench.targets.rados import RadosTarget
 from storbench.telemetry.machine import available_memory
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param, SizeParam
+from storbench.workloads.rados_fio import fio_rados_job, require_fio_rados_engine
+from storbench.workloads.rados_results import METRICS, bench_figures, figure_samples, fio_figures, hint
 
 FILL_SHARE = 0.6  # of the pool's MAX AVAIL one write may take
 BUFFER_MEMORY_SHARE = 0.8
@@ -102,32 +101,14 @@ def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
     return rados.Cluster(target.conf(), params["pool"] or target.pool, params["op_timeout_s"])
 
 
-_HINTS = {
-    "(110)": "no answer from an OSD or monitor within op_timeout_s; is an OSD down?",
-    "(27)": "the object size is above the OSDs' osd_max_object_size",
-    "(90)": "the op size is above the OSDs' osd_max_write_size",
-    "(28)": "the pool is full",
-    "(122)": "the pool's quota is reached",
-    "(2)": "the pool or the objects to read do not exist",
-}
-
-
-def _hint(message: str) -> str:
-    return next((f" — {hint}" for code, hint in _HINTS.items() if code in message), "")
-
-
-# rados bench's own summary figures (its MB/sec is MiB/s, converted to MB/s = 10^6 B/s here);
-# the fio driver (driver=fio) reports the same metrics from fio's figures.
-METRICS = metric_table("""
-    rados_bw_mbps     | Bandwidth            | MB/s | mean | higher/lower
-    rados_avg_iops    | Average IOPS         | IOPS | mean | higher/lower
-    rados_stddev_iops | Stddev IOPS          | IOPS | mean | more consistent/less consistent
-    rados_max_iops    | Max IOPS             | IOPS | mean | higher/lower
-    rados_min_iops    | Min IOPS             | IOPS | mean | higher/lower
-    rados_avg_lat_ms  | Average latency      | ms   | mean | lower/higher
-    rados_max_lat_ms  | Max latency          | ms   | mean | lower/higher
-    rados_ops         | Operations completed | ops  | mean | more/fewer
-""")
+@dataclass
+class RadosState:
+    """What the rados-bench workloads of a run share (``ctx.state(RadosState)``). A write is a dict (run_name,
+    driver, conf, pool, prefix, complete, objects, object_size, max_objects, removed: see :func:`owned`)."""
+    writes: list[dict[str, Any]] = field(default_factory=list)  # every write, recorded before it writes
+    last: dict[str, Any] | None = None  # the last complete write: what the reads read
+    runs: dict[str, int] = field(default_factory=dict)  # runs so far per workload (numbers names and files)
+    limits: dict[tuple[str, str], dict[str, int | None]] = field(default_factory=dict)  # OSD limits by (conf, pool)
 
 
 class _RadosBench(Workload):
@@ -156,9 +137,9 @@ class _RadosBench(Workload):
                              f"{human_bytes(memory)} of memory available; lower threads or op_size")
         rados.rados_binary()
         if params["driver"] == "fio":
-            _fio_rados_engine()
+            require_fio_rados_engine()
         cluster = cluster_of(ctx, params)
-        probed = ctx.shared.setdefault("rados_checked", {})
+        probed = ctx.state(RadosState).limits
         key = (cluster.conf, cluster.pool)
         if key not in probed:
             probed[key] = _probe(cluster)
@@ -195,16 +176,16 @@ class _RadosBench(Workload):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         cluster = cluster_of(ctx, params)
-        state = ctx.shared.setdefault("rados", {"writes": [], "last": None})
-        counts = ctx.shared.setdefault("rados_runs", {})
+        state = ctx.state(RadosState)
+        counts = state.runs
         number = counts[self.name] = counts.get(self.name, 0) + 1
         if self.mode == "write":
             record = {"run_name": f"storbench-{ctx.run_id}-w{number}", "driver": params["driver"],
                       "conf": cluster.conf, "pool": cluster.pool, "prefix": None, "complete": False,
                       "objects": None, "object_size": sizes(params)[0]}
-            state["writes"].append(record)  # before anything is written: cleanup finds it after any failure
+            state.writes.append(record)  # before anything is written: cleanup finds it after any failure
         else:
-            record = state["last"]
+            record = state.last
             if record is None:
                 raise WorkloadError(f"{self.name} reads what rados-bench-write wrote earlier in this run; "
                                     f"list rados-bench-write before it in the suite")
@@ -254,34 +235,19 @@ class _RadosBench(Workload):
         self._keep(ctx, cluster, entry)
         if done.returncode is None:
             raise WorkloadError(f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
-                                f"killed{_hint(' '.join(output.errors))}")
+                                f"killed{hint(' '.join(output.errors))}")
         if done.returncode != 0 or not output.complete:
             message = rados.first_error(done.stderr, "\n".join(output.errors), done.stdout)
             raise WorkloadError(f"{self.name}: rados bench {self.mode} failed (exit {done.returncode}) after "
-                                f"{done.wall_s:.0f} s: {message}{_hint(message)}")
+                                f"{done.wall_s:.0f} s: {message}{hint(message)}")
         if self.mode == "write":
-            state = ctx.shared["rados"]
-            state["last"] = record
+            ctx.state(RadosState).last = record
             if cap and record["objects"] >= cap:
                 ctx.notes.append(f"{self.name}: the write stopped after {record['objects']} objects "
                                  f"({output.summary['time_s']:.1f} of {params['duration_s']} s) at "
                                  f"{FILL_SHARE:.0%} of the pool's free space; start Ceph with a larger --osd-gb "
                                  f"for longer writes")
-        s = output.summary
-        figures = {"rados_bw_mbps": _scaled(s.get("bw_mibps"), rados.MIB_TO_MB),
-                   "rados_avg_iops": s.get("avg_iops"), "rados_stddev_iops": s.get("stddev_iops"),
-                   "rados_max_iops": s.get("max_iops"), "rados_min_iops": s.get("min_iops"),
-                   "rados_avg_lat_ms": _scaled(s.get("avg_lat_s"), 1000.0),
-                   "rados_max_lat_ms": _scaled(s.get("max_lat_s"), 1000.0), "rados_ops": s.get("ops")}
-        return self._samples(figures, {}, output.iops_series())
-
-    def _samples(self, figures: dict[str, float | None], labels: dict[str, str], iops: list[float]) -> list[Sample]:
-        units = {"rados_bw_mbps": "MB/s", "rados_avg_lat_ms": "ms", "rados_max_lat_ms": "ms", "rados_ops": "ops"}
-        samples = [Sample(self.name, metric, value, units.get(metric, "IOPS"), labels=dict(labels))
-                   for metric, value in figures.items()]
-        # IOPS only: with a fixed op size the MB/s series is the IOPS series times a constant (same CV,
-        # stalls and relative changes); both series are kept in the artifacts.
-        return samples + consistency_samples(self.name, "iops", iops, labels)
+        return figure_samples(self.name, bench_figures(output.summary), {}, output.iops_series())
 
     def _keep(self, ctx: RunContext, cluster: rados.Cluster, entry: dict[str, Any]) -> None:
         record = ctx.artifacts.setdefault("rados", {"version": rados.rados_version(), "conf": cluster.conf,
@@ -323,22 +289,16 @@ class _RadosBench(Workload):
                  "error": error, "per_second": {"iops": iops, "mbps": mbps}}
         if error:
             self._keep(ctx, cluster, entry)
-            raise WorkloadError(f"{self.name}: {error}{_hint(error)}")
+            raise WorkloadError(f"{self.name}: {error}{hint(error)}")
         if self.mode == "write":
             record["complete"] = True
-            ctx.shared["rados"]["last"] = record
+            ctx.state(RadosState).last = record
         data = done.data["jobs"][0][direction]
         # fio's own clock for the direction (its bw is bytes over it): connect and object set-up outside
         ctx.tool_window(data["runtime"] / 1000 if data.get("runtime") else None)
         entry.update(wall_s=round(done.wall_s, 6), fio_json=done.data)
         self._keep(ctx, cluster, entry)
-        figures = {"rados_bw_mbps": data["bw_bytes"] / 1e6, "rados_avg_iops": data["iops"],
-                   "rados_stddev_iops": statistics.stdev(iops) if len(iops) >= 2 else None,
-                   "rados_max_iops": max(iops) if iops else None, "rados_min_iops": min(iops) if iops else None,
-                   "rados_avg_lat_ms": _scaled(data.get("lat_ns", {}).get("mean"), 1e-6),
-                   "rados_max_lat_ms": _scaled(data.get("lat_ns", {}).get("max"), 1e-6),
-                   "rados_ops": float(data["total_ios"])}
-        return self._samples(figures, {}, iops)
+        return figure_samples(self.name, fio_figures(data, iops), {}, iops)
 
     # -- cleanup ------------------------------------------------------------------------------
 
@@ -348,8 +308,7 @@ class _RadosBench(Workload):
         ctx.drop_scratch("rados")
         if self.mode != "write":
             return
-        state = ctx.shared.get("rados") or {}
-        writes = [w for w in state.get("writes", []) if not w.get("removed")]
+        writes = [w for w in ctx.state(RadosState).writes if not w.get("removed")]
         if ctx.keep_data:
             for write in writes:
                 ctx.notes.append(f"{self.name}: --keep-data: this run's objects stay in pool {write['pool']}: "
@@ -392,32 +351,6 @@ def owned(write: dict[str, Any], name: str) -> bool:
     return write.get("objects") is None or int(match.group(1)) < write["objects"]
 
 
-def fio_rados_job(name: str, rw: str, cluster: rados.Cluster, run_name: str, objects: int, object_size: int,
-                  op_size: int, threads: int, seconds: int, log_prefix: str) -> str:
-    """A fio job on fio's rados engine: ``objects`` objects named ``<run_name>.<job>.<file>``."""
-    lines = [f"; storbench {name}, driver fio (rados engine)", "[global]", "ioengine=rados", "clientname=admin",
-             f"pool={cluster.pool}", f"conf={cluster.conf}", "busy_poll=0",
-             f"touch_objects={1 if rw == 'write' else 0}", f"bs={op_size}", f"filesize={object_size}",
-             f"nrfiles={objects}", f"size={objects * object_size}", "file_service_type=roundrobin",
-             f"iodepth={threads}", "numjobs=1", "time_based=1", f"runtime={seconds}",
-             f"filename_format={run_name}.$jobnum.$filenum", f"write_bw_log={log_prefix}",
-             f"write_iops_log={log_prefix}", "log_avg_msec=1000", "per_job_logs=1", "", f"[{name}]", f"rw={rw}", ""]
-    return "\n".join(lines)
-
-
-_FIO_RADOS: list[bool] = []
-
-
-def _fio_rados_engine() -> None:
-    fio_engine.fio_version()
-    if not _FIO_RADOS:
-        done = subprocess.run([fio_engine.fio_binary(), "--enghelp=rados"], capture_output=True, text=True,
-                              timeout=30)
-        _FIO_RADOS.append(done.returncode == 0 and "pool" in done.stdout)
-    if not _FIO_RADOS[0]:
-        raise EngineError("this fio has no rados engine (Debian's fio 3.33 has it); use driver=rados")
-
-
 def _probe(cluster: rados.Cluster) -> dict[str, int | None]:
     pools = cluster.pools()
     if cluster.pool not in pools:
@@ -427,10 +360,6 @@ def _probe(cluster: rados.Cluster) -> dict[str, int | None]:
     max_write = cluster.osd_limit("osd_max_write_size")  # MiB
     return {"max_object_size": cluster.osd_limit("osd_max_object_size"),
             "max_write_size": max_write * 2**20 if max_write else None}
-
-
-def _scaled(value: float | None, factor: float) -> float | None:
-    return None if value is None else value * factor
 
 
 def _register(name: str, mode: str, description: str) -> type[_RadosBench]:
@@ -445,4 +374,4 @@ RadosBenchWrite = _register("rados-bench-write", "write",
 RadosBenchSeq = _register("rados-bench-seq", "seq", "rados bench sequential read of what rados-bench-write wrote")
 RadosBenchRand = _register("rados-bench-rand", "rand", "rados bench random read of what rados-bench-write wrote")
 
-__all__ = ["PARAMS", "RadosBenchRand", "RadosBenchSeq", "RadosBenchWrite", "fio_rados_job", "owned"]
+__all__ = ["PARAMS", "RadosBenchRand", "RadosBenchSeq", "RadosBenchWrite", "RadosState", "owned"]

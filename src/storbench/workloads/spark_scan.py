@@ -14,7 +14,7 @@ from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.results.model import Sample
 from storbench.workloads.base import register
-from storbench.workloads.spark_transforms import _TimedTransform
+from storbench.workloads.spark_transforms import _TimedTransform, dataset
 
 METRICS = metric_table("""
     scan_rows_per_s | Rows scanned per second      | rows/s | mean | higher/lower
@@ -37,6 +37,6 @@ class Scan(_TimedTransform):
         seconds = window.end - window.start if window else 0.0
         if seconds <= 0:
             return samples
-        size_mb = ctx.target.size_bytes(ctx.shared["dataset"]["uri"]) / 1e6
+        size_mb = ctx.target.size_bytes(dataset(ctx).uri) / 1e6
         return samples + [Sample(self.name, "scan_rows_per_s", params["rows"] / seconds, "rows/s"),
                           Sample(self.name, "scan_mbps", size_mb / seconds, "MB/s")]

@@ -10,6 +10,7 @@ can be set beside it.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from storbench.results.metrics import metric_table
@@ -40,10 +41,19 @@ SCHEMA_DDL = ("value STRING, prefix2 STRING, prefix4 STRING, prefix8 STRING, "
               "float_val DOUBLE, integer_val BIGINT")
 
 
-def _dataset(ctx: RunContext) -> dict[str, Any]:
-    if "dataset" not in ctx.shared:
+@dataclass
+class DatasetState:
+    """The dataset datagen wrote, which every timed transform (and the scan) reads: its URI and format."""
+    uri: str | None = None
+    format: str = "csv"
+
+
+def dataset(ctx: RunContext) -> DatasetState:
+    """The run's dataset; a clear error when no datagen ran before."""
+    state = ctx.state(DatasetState)
+    if state.uri is None:
         raise WorkloadError("no dataset: the suite must run 'datagen' before the timed operations")
-    return ctx.shared["dataset"]
+    return state
 
 
 @register
@@ -88,7 +98,8 @@ class Datagen(Workload):
                 writer.option("header", True).csv(uri)
             else:
                 writer.parquet(uri)
-        ctx.shared["dataset"] = {"uri": uri, "format": params["format"]}
+        state = ctx.state(DatasetState)
+        state.uri, state.format = uri, params["format"]
         return [Sample(self.name, "rows", float(params["rows"]), "rows", 0),
                 Sample(self.name, "dataset_mb", ctx.target.size_bytes(uri) / 1e6, "MB", 0)]
 
@@ -105,16 +116,16 @@ class _TimedTransform(Workload):
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["cold_cache"]:
-            ctx.target.evict(_dataset(ctx)["uri"])
+            ctx.target.evict(dataset(ctx).uri)
 
     def read(self, ctx: RunContext) -> Any:
-        dataset = _dataset(ctx)
+        written = dataset(ctx)
         reader = ctx.spark.read
-        if dataset["format"] == "parquet":
-            return reader.parquet(dataset["uri"])
+        if written.format == "parquet":
+            return reader.parquet(written.uri)
         if ctx.mode == "compat":
-            return reader.csv(dataset["uri"], header=True)  # all strings, as the reference reads it
-        return reader.csv(dataset["uri"], header=True, schema=SCHEMA_DDL)
+            return reader.csv(written.uri, header=True)  # all strings, as the reference reads it
+        return reader.csv(written.uri, header=True, schema=SCHEMA_DDL)
 
     def transform(self, frame: Any, params: dict[str, Any]) -> Any:
         raise NotImplementedError

@@ -14,6 +14,7 @@ same row count it equals the one Hadoop's TeraValidate prints (in hex).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.results.metrics import metric_table
@@ -117,7 +118,19 @@ class _TeraPhase(Workload):
 
     def _record_phase_time(self, ctx: RunContext) -> None:
         if ctx.last_window:
-            ctx.shared.setdefault("tera_phase_s", {})[self.phase] = ctx.last_window.end - ctx.last_window.start
+            ctx.state(TeraState).phase_s[self.phase] = ctx.last_window.end - ctx.last_window.start
+
+
+@dataclass
+class TeraState:
+    """What the phases of a run share: the generated records (where, how many, their checksum: the sum of
+    each record's CRC32), the sorted output's URI, and each phase's seconds (for HSph@SF)."""
+    uri: str | None = None
+    checksum: int = 0
+    records: int = 0
+    format: str = "parquet"
+    sorted_uri: str | None = None
+    phase_s: dict[str, float] = field(default_factory=dict)
 
 
 class _Gen(_TeraPhase):
@@ -146,7 +159,9 @@ class _Gen(_TeraPhase):
             checksum, count = _checksum_and_count(spark.read.parquet(uri))
         if count != records:
             raise WorkloadError(f"{self.name}: wrote {count} records, expected {records}")
-        ctx.shared["tera"] = {"uri": uri, "checksum": checksum, "records": records, "format": params["format"]}
+        state = ctx.state(TeraState)  # a new input: a sorted output of an earlier one is no longer its sort
+        state.uri, state.checksum, state.records, state.format, state.sorted_uri = (uri, checksum, records,
+                                                                                    params["format"], None)
         return _throughput(self.name, ctx, params, [Sample(self.name, "records", float(records), "records")])
 
 
@@ -156,21 +171,22 @@ class _Sort(_TeraPhase):
     description = "sort the generated records into a total order by key (sampled range partitioning)"
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        if "tera" not in ctx.shared:
+        tera = ctx.state(TeraState)
+        if tera.uri is None:
             raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
-        ctx.target.evict(ctx.shared["tera"]["uri"])
-        out, spark, source = ctx.data_uri("tera-out"), ctx.spark, ctx.shared["tera"]["uri"]
+        ctx.target.evict(tera.uri)
+        out, spark, source = ctx.data_uri("tera-out"), ctx.spark, tera.uri
         # TeraSort's order: sampled key ranges (a total order across part files), sorted inside each
         checksum = self.checksummed(ctx, params)
         with s3a.committer(spark, params["committer"], out), ctx.measure():
-            if ctx.shared["tera"].get("format") == "tera":
+            if tera.format == "tera":
                 tera_records.write(spark, tera_records.sort(spark, tera_records.read(spark, source),
                                                             partitions_of(params)), out, checksum)
             else:
                 (spark.read.parquet(source).repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
                  .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
         self._record_phase_time(ctx)
-        ctx.shared["tera"]["sorted_uri"] = out
+        tera.sorted_uri = out
         return _throughput(self.name, ctx, params, [])
 
 
@@ -179,13 +195,13 @@ class _Validate(_TeraPhase):
     description = "check global key order across files, the record count and the checksum against the generator's"
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        tera = ctx.shared.get("tera", {})
-        if "sorted_uri" not in tera:
+        tera = ctx.state(TeraState)
+        if tera.sorted_uri is None:
             raise WorkloadError(f"{self.name}: no sorted output; the suite must run the sort first")
-        ctx.target.evict(tera["sorted_uri"])
-        validate = validate_records if tera.get("format") == "tera" else validate_sorted
+        ctx.target.evict(tera.sorted_uri)
+        validate = validate_records if tera.format == "tera" else validate_sorted
         with ctx.measure():
-            problems = validate(ctx.spark, tera["sorted_uri"], tera["records"], tera["checksum"])
+            problems = validate(ctx.spark, tera.sorted_uri, tera.records, tera.checksum)
         self._record_phase_time(ctx)
         if problems:
             raise WorkloadError(f"{self.name}: {problems[0]}" + (f" (and {len(problems) - 1} more problems)"
@@ -262,7 +278,7 @@ class HSValidate(_Validate):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         samples = super().run(ctx, params)
-        phases = ctx.shared.get("tera_phase_s", {})
+        phases = ctx.state(TeraState).phase_s
         if set(phases) >= {"gen", "sort", "validate"}:
             elapsed = sum(phases[p] for p in ("gen", "sort", "validate"))
             scale_factor = params["size_bytes"] / params["scale_factor_bytes"]

@@ -10,7 +10,7 @@ from storbench.errors import WorkloadError
 from storbench.targets import parse_target
 from storbench.targets.hdfs import HdfsTarget
 from storbench.workloads import get_workload
-from storbench.workloads.terasort import validate_sorted
+from storbench.workloads.terasort import TeraState, validate_sorted
 from tests.cli.helpers import storbench
 
 pytestmark = pytest.mark.spark
@@ -67,9 +67,10 @@ def test_corrupted_sorted_output_names_partition_and_offset(hdfs, tmp_path):
                   "checksum": True}
         for name in ("teragen", "terasort", "teravalidate"):
             get_workload(name).run(ctx, params)  # an intact chain validates
-        sorted_uri = ctx.shared["tera"]["sorted_uri"]
+        tera = ctx.state(TeraState)
+        sorted_uri = tera.sorted_uri
         _swap_two_records(spark, target, sorted_uri, file_index=1, offset=5)
-        problems = validate_sorted(spark, sorted_uri, ctx.shared["tera"]["records"], ctx.shared["tera"]["checksum"])
+        problems = validate_sorted(spark, sorted_uri, tera.records, tera.checksum)
         assert problems and "partition 1" in problems[0] and "offset 6" in problems[0]
         with pytest.raises(WorkloadError, match=r"teravalidate: partition 1 \(part-00001.*offset 6"):
             get_workload("teravalidate").run(ctx, params)

@@ -14,7 +14,7 @@ from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.targets import parse_target
 from storbench.workloads import get_workload, tera_records
-from storbench.workloads.terasort import validate_records
+from storbench.workloads.terasort import TeraState, validate_records
 
 pytestmark = pytest.mark.spark
 
@@ -80,28 +80,28 @@ def both(tmp_path_factory, request):
                   "checksum": True}
         for name in ("teragen", "terasort"):
             get_workload(name).run(ctx, params)
-        validator = in_thread(("teravalidate", ctx.shared["tera"]["sorted_uri"], f"file://{work}/hadoop-report"))
+        validator = in_thread(("teravalidate", ctx.state(TeraState).sorted_uri, f"file://{work}/hadoop-report"))
         get_workload("teravalidate").run(ctx, params)  # raises on any problem
         peer.join()
-        theirs = validate_records(spark, f"file://{work}/hadoop-sorted", ROWS, ctx.shared["tera"]["checksum"])
+        theirs = validate_records(spark, f"file://{work}/hadoop-sorted", ROWS, ctx.state(TeraState).checksum)
         validator.join()
         if failures:
             raise failures[0]
-        yield {"work": work, "spark": spark, "tera": ctx.shared["tera"], "hadoop_sorted_problems": theirs}
+        yield {"work": work, "spark": spark, "tera": ctx.state(TeraState), "hadoop_sorted_problems": theirs}
     finally:
         peer.join()
         engine.stop()
 
 
 def test_teragen_rows_equal_hadoop_teragen_byte_for_byte(both):
-    ours = _bytes_of(Path(both["tera"]["uri"].removeprefix("file://")))
+    ours = _bytes_of(Path(both["tera"].uri.removeprefix("file://")))
     theirs = _bytes_of(both["work"] / "hadoop-gen")
     assert len(ours) == len(theirs) == ROWS * 100
     assert ours == theirs
 
 
 def test_hadoop_teravalidate_accepts_storbench_terasort(both):
-    sorted_dir = Path(both["tera"]["sorted_uri"].removeprefix("file://"))
+    sorted_dir = Path(both["tera"].sorted_uri.removeprefix("file://"))
     assert len(list(sorted_dir.glob("part-r-*"))) == 2  # partition_mb=1 over 2 MB: a total order across files
     lines = _bytes_of(both["work"] / "hadoop-report").decode().splitlines()
     assert [line.split("\t")[0] for line in lines] == ["checksum"], lines  # any "error" line is a rejection
@@ -115,17 +115,17 @@ def test_storbench_teravalidate_accepts_hadoop_terasort(both):
 
 def test_misordered_record_is_named_by_partition_and_offset(both):
     spark, copy = both["spark"], both["work"] / "misordered"
-    shutil.copytree(Path(both["tera"]["sorted_uri"].removeprefix("file://")), copy)
+    shutil.copytree(Path(both["tera"].sorted_uri.removeprefix("file://")), copy)
     victim = sorted(copy.glob("part-r-*"))[1]
     data = bytearray(victim.read_bytes())
     data[500:600], data[600:700] = data[600:700], data[500:600]  # records 5 and 6 swapped
     victim.write_bytes(bytes(data))
     (copy / f".{victim.name}.crc").unlink()  # the local file system's checksum would reject the edit itself
-    problems = validate_records(spark, f"file://{copy}", ROWS, both["tera"]["checksum"])
+    problems = validate_records(spark, f"file://{copy}", ROWS, both["tera"].checksum)
     assert problems == [f"partition 1 ({victim.name}): the record at offset 6 has a smaller key than the record "
                         f"before it"]
     assert [f["records"] for f in tera_records.scan(spark, f"file://{copy}")] == \
-           [f["records"] for f in tera_records.scan(spark, both["tera"]["sorted_uri"])]
+           [f["records"] for f in tera_records.scan(spark, both["tera"].sorted_uri)]
 
 
 def test_checksum_false_writes_the_same_records_without_the_crc_layer(both):
@@ -133,9 +133,9 @@ def test_checksum_false_writes_the_same_records_without_the_crc_layer(both):
     raw = both["work"] / "raw"
     tera_records.write(spark, tera_records.generated(spark, ROWS, 2, 0, 1000), f"file://{raw}", checksum=False)
     assert list(raw.glob("part-r-*")) and not list(raw.glob(".*.crc"))  # no side files: the raw file system
-    assert list(Path(both["tera"]["uri"].removeprefix("file://")).glob(".part-r-*.crc"))  # the default has them
-    assert _bytes_of(raw) == _bytes_of(Path(both["tera"]["uri"].removeprefix("file://")))
-    assert sum(f["checksum"] for f in tera_records.scan(spark, f"file://{raw}")) == both["tera"]["checksum"]
+    assert list(Path(both["tera"].uri.removeprefix("file://")).glob(".part-r-*.crc"))  # the default has them
+    assert _bytes_of(raw) == _bytes_of(Path(both["tera"].uri.removeprefix("file://")))
+    assert sum(f["checksum"] for f in tera_records.scan(spark, f"file://{raw}")) == both["tera"].checksum
 
 
 def test_checksum_false_is_refused_where_it_cannot_hold(tmp_path):

@@ -111,7 +111,12 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
         def data_uri(name):
             return f"file://{tmp_path}/run/{name}"
 
-        ctx = SimpleNamespace(run_id="20261123-170412-ab12", shared={}, spark=spark, data_uri=data_uri)
+        def context():  # what _use_database reads of a run context: one TpcdsState per run
+            states = {}
+            return SimpleNamespace(run_id="20261123-170412-ab12", spark=spark, data_uri=data_uri,
+                                   state=lambda kind: states.setdefault(kind, kind()))
+
+        ctx = context()
         database = tpcds._use_database(ctx)
         assert database == "storbench_20261123_170412_ab12"
         d.register_tables(spark, f"file://{tmp_path}/data", database)
@@ -121,7 +126,7 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
         result = run_streams(spark, {"q": "SELECT sum(k) FROM item"}, {}, [["q"], ["q"]], "g", 2)
         assert [s["results"]["q"]["status"] for s in result["streams"]] == ["unchecked", "unchecked"]
         with pytest.raises(WorkloadError, match="already exists"):  # never reused, even by the same run id
-            tpcds._use_database(SimpleNamespace(run_id=ctx.run_id, shared={}, spark=spark, data_uri=data_uri))
+            tpcds._use_database(context())
 
         tpcds._drop_database(ctx)
         tpcds._drop_database(ctx)  # the second workload's cleanup: nothing left to do

@@ -15,6 +15,7 @@ driver converts).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from storbench.results.metrics import metric_table
@@ -79,6 +80,13 @@ METRICS = metric_table("""
 """)
 
 
+@dataclass
+class DfsIoState:
+    """What the dfsio workloads of a run share (driver=storbench)."""
+    warm: bool = False  # the executors loaded the writer class and the file system client once
+    written: bool = False  # dfsio-write wrote the files and no dfsio-clean removed them since
+
+
 class _DfsIo(Workload):
     params = DFSIO_PARAMS
     metrics = METRICS
@@ -125,13 +133,14 @@ class DfsIoWrite(_DfsIo):
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """Warm-up outside the timed window: load the class and the file system client in the executors."""
-        if params["driver"] == "storbench" and not ctx.shared.get("dfsio_warm"):
+        state = ctx.state(DfsIoState)
+        if params["driver"] == "storbench" and not state.warm:
             warm = ctx.data_uri("dfsio-warmup")
             frame = ctx.spark.createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
             frame.selectExpr(f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST(1048576 AS BIGINT), "
                              f"{params['buffer_size']}, {params['replication']})").collect()
             ctx.target.delete(warm)
-            ctx.shared["dfsio_warm"] = True
+            state.warm = True
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         if params["driver"] == "testdfsio":
@@ -142,7 +151,7 @@ class DfsIoWrite(_DfsIo):
                       f"{params['buffer_size']}, {params['replication']})")
         with ctx.measure():
             results = self.run_tasks(ctx, expression, params)
-        ctx.shared["dfsio_written"] = True
+        ctx.state(DfsIoState).written = True
         return stats_samples(self.name, per_file_stats(results), checksum_label(ctx, "storbench"))
 
 
@@ -153,7 +162,7 @@ class DfsIoRead(_DfsIo):
     description = "TestDFSIO -read: read back the files dfsio-write wrote, one Spark task per file"
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        if params["driver"] == "storbench" and not ctx.shared.get("dfsio_written"):
+        if params["driver"] == "storbench" and not ctx.state(DfsIoState).written:
             raise WorkloadError("dfsio-read: no files to read; the suite must run dfsio-write first")
         ctx.evict(self.data_dir(ctx, params))  # both drivers read from the device, not what the write cached
 
@@ -181,5 +190,5 @@ class DfsIoClean(_DfsIo):
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         with ctx.measure():
             ctx.target.delete(self.data_dir(ctx, params))
-        ctx.shared.pop("dfsio_written", None)
+        ctx.state(DfsIoState).written = False
         return []

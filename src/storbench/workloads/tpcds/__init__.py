@@ -27,6 +27,7 @@ import math
 import shutil
 import statistics
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,18 +53,47 @@ DATA = Param("data", str, "", "an existing generated dataset (URI of the directo
 CHECK_MAX_SF = Param("check_max_sf", float, 1.0, "check results against DuckDB up to this scale factor", minimum=0)
 
 
-def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> dict[str, Any]:
+@dataclass
+class TpcdsData:
+    """A data set the queries read: tpcds-gen's, or the one ``data`` names."""
+    data_uri: str
+    sf: float
+    answers_root: Path  # where DuckDB reads it for the answers (tpcds-gen's local copy of a remote one)
+    local: bool  # DuckDB can read it on this machine
+
+
+@dataclass
+class Database:
+    """The run's own catalog database, and the one that was current before it."""
+    name: str
+    previous: str
+
+
+@dataclass
+class TpcdsState:
+    """What the TPC-DS workloads of a run share (``ctx.state(TpcdsState)``)."""
+    gen_planned: bool = False  # the suite has a tpcds-gen step (known at check time, before it ran)
+    generated: TpcdsData | None = None  # what tpcds-gen wrote
+    staging: Path | None = None  # tpcds-gen's local staging directory
+    database: Database | None = None  # made on first use, dropped at cleanup
+    registered: str | None = None  # the data set whose tables the run's database holds
+    answers: dict[str, Any] = field(default_factory=dict)  # DuckDB's answers by query, for that data set
+
+
+def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> TpcdsData:
     if params.get("data"):
-        return {"data_uri": params["data"].rstrip("/"), "sf": params["sf"], "given": True}
-    if "tpcds" not in ctx.shared:
+        uri = params["data"].rstrip("/")
+        return TpcdsData(uri, params["sf"], Path(uri.removeprefix("file://")), uri.startswith(("file://", "/")))
+    generated = ctx.state(TpcdsState).generated
+    if generated is None:
         raise WorkloadError(f"{who}: no TPC-DS data; run tpcds-gen first or pass --set data=URI")
-    return ctx.shared["tpcds"]
+    return generated
 
 
 def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None:
     data = params.get("data") or ""
     if not data:
-        if not ctx.shared.get("tpcds_gen_planned"):
+        if not ctx.state(TpcdsState).gen_planned:
             raise InputError(f"workload {who}: no TPC-DS tables: the suite has no tpcds-gen step; "
                              f"add it or pass --set data=URI of a generated dataset")
         return
@@ -81,20 +111,21 @@ def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None
 def _use_database(ctx: RunContext) -> str:
     """The run's own database (issue 12 item 7), created on first use and made current: the query
     texts name their tables unqualified, and every stream thread shares the session's current one."""
-    owned = ctx.shared.get("tpcds_database")
-    if owned is None:
-        owned = {"name": run_database(ctx.run_id), "previous": ctx.spark.catalog.currentDatabase()}
-        create_database(ctx.spark, owned["name"], ctx.data_uri("tpcds-catalog"))
-        ctx.shared["tpcds_database"] = owned
-    ctx.spark.sql(f"USE `{owned['name']}`")
-    return owned["name"]
+    state = ctx.state(TpcdsState)
+    if state.database is None:
+        owned = Database(run_database(ctx.run_id), ctx.spark.catalog.currentDatabase())
+        create_database(ctx.spark, owned.name, ctx.data_uri("tpcds-catalog"))
+        state.database = owned
+    ctx.spark.sql(f"USE `{state.database.name}`")
+    return state.database.name
 
 
 def _drop_database(ctx: RunContext) -> None:
     """Only the database this run created; never a table by an unqualified name."""
-    owned = ctx.shared.pop("tpcds_database", None)
+    state = ctx.state(TpcdsState)
+    owned, state.database = state.database, None
     if owned:
-        drop_database(ctx.spark, owned["name"], owned["previous"])
+        drop_database(ctx.spark, owned.name, owned.previous)
 
 
 # Per-query rows carry the labels query and streams (paper 001). tpcds-gen also reports the
@@ -134,7 +165,7 @@ class TpcdsGen(Workload):
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
-        ctx.shared["tpcds_gen_planned"] = True
+        ctx.state(TpcdsState).gen_planned = True
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return int(params["sf"] * PARQUET_BYTES_PER_SF * 2)  # the dataset, two staged tables, the sort's spill
@@ -144,9 +175,9 @@ class TpcdsGen(Workload):
         keep = remote and params["sf"] <= params["check_max_sf"]  # DuckDB's answers need a local copy
         staging = (Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging" if not remote
                    else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-")))
-        ctx.shared["tpcds_staging"] = staging
-        for stale in ("tpcds_registered", "tpcds_answers"):  # a new data set (a sweep point) starts afresh
-            ctx.shared.pop(stale, None)
+        state = ctx.state(TpcdsState)
+        state.staging = staging
+        state.registered, state.answers = None, {}  # a new data set (a sweep point) starts afresh
         data_uri = ctx.data_uri("tpcds")
         with ctx.measure():
             tables = itertools.count()  # tables started so far, for the progress line
@@ -158,9 +189,9 @@ class TpcdsGen(Workload):
         seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
         size = ctx.target.size_bytes(data_uri)
         rows = sum(t["rows"] for t in info["tables"].values())
-        ctx.shared["tpcds"] = {"data_uri": data_uri, "sf": params["sf"], "layout": params["layout"],
-                               "answers_root": staging / "layout" if keep else Path(data_uri.removeprefix("file://")),
-                               "local": not remote or keep, "given": False}
+        state.generated = TpcdsData(data_uri, params["sf"],
+                                    staging / "layout" if keep else Path(data_uri.removeprefix("file://")),
+                                    not remote or keep)
         ctx.artifacts.setdefault("tpcds", {})["generation"] = {
             "generator": f"tpcgen-cli {tpcgen_version()}", **info}
         return [Sample(self.name, "dataset_mb", size / 1e6, "MB"),
@@ -171,7 +202,7 @@ class TpcdsGen(Workload):
                 *layout_samples(self.name, info["tables"])]
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        staging = ctx.shared.get("tpcds_staging")
+        staging = ctx.state(TpcdsState).staging
         if staging and not isinstance(ctx.target, FileTarget):
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -209,11 +240,11 @@ class TpcdsAnalyze(Workload):
         database = _use_database(ctx)
         with ctx.measure():
             t0 = ctx.mark()
-            partitions = register_tables(spark, dataset["data_uri"], database)
+            partitions = register_tables(spark, dataset.data_uri, database)
             t1 = ctx.mark()
             analyze_tables(spark, database)
             t2 = ctx.mark()
-        ctx.shared["tpcds_registered"] = dataset["data_uri"]
+        ctx.state(TpcdsState).registered = dataset.data_uri
         ctx.artifacts.setdefault("tpcds", {})["partitions"] = partitions
         return [Sample(self.name, "register_s", t1 - t0, "s"), Sample(self.name, "analyze_s", t2 - t1, "s"),
                 Sample(self.name, "partitions", float(sum(partitions.values())), "partitions")]
@@ -255,24 +286,24 @@ class Tpcds(Workload):
         dataset = _dataset(ctx, params, self.name)
         spark = ctx.spark
         spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))  # a sweep may change it
-        if ctx.shared.get("tpcds_registered") != dataset["data_uri"]:
-            missing = missing_tables(spark, dataset["data_uri"])
+        state = ctx.state(TpcdsState)
+        if state.registered != dataset.data_uri:
+            missing = missing_tables(spark, dataset.data_uri)
             if missing:
-                raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset['data_uri']}: "
+                raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset.data_uri}: "
                                     f"{', '.join(missing)}")
             # no statistics: the suite has no tpcds-analyze
-            register_tables(spark, dataset["data_uri"], _use_database(ctx))
-            ctx.shared["tpcds_registered"] = dataset["data_uri"]
+            register_tables(spark, dataset.data_uri, _use_database(ctx))
+            state.registered = dataset.data_uri
             ctx.notes.append(f"{self.name}: tables registered without statistics (no tpcds-analyze step)")
         names = select_queries(params["queries"])
-        cache = ctx.shared.setdefault("tpcds_answers", {})
+        cache = state.answers
         wanted = [n for n in names if n not in cache]
-        if wanted and dataset["sf"] <= params["check_max_sf"]:
-            root = dataset.get("answers_root") or Path(dataset["data_uri"].removeprefix("file://"))
-            if dataset.get("local", dataset["data_uri"].startswith(("file://", "/"))):
+        if wanted and dataset.sf <= params["check_max_sf"]:
+            if dataset.local:
                 con = duckdb_connect()
                 try:
-                    duckdb_views(con, Path(root))
+                    duckdb_views(con, dataset.answers_root)
                     cache.update(duckdb_answers(con, {n: all_texts()[n] for n in wanted}))
                 finally:
                     con.close()
@@ -280,7 +311,7 @@ class Tpcds(Workload):
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         names = select_queries(params["queries"])
         texts = {name: to_spark(all_texts()[name]) for name in names}
-        answers = ctx.shared.get("tpcds_answers", {})
+        answers = ctx.state(TpcdsState).answers
         dataset = _dataset(ctx, params, self.name)
         parent = ctx.spark.sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
         _use_database(ctx)  # current for the queries, whatever ran in between
@@ -299,7 +330,7 @@ class Tpcds(Workload):
         cores = ctx.engine(SparkEngine).default_parallelism()
         samples: list[Sample] = []
         for n, result in results.items():
-            samples += self._samples(ctx, names, n, result, dataset["sf"], cores, results.get(1))
+            samples += self._samples(ctx, names, n, result, dataset.sf, cores, results.get(1))
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:

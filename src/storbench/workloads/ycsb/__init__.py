@@ -38,18 +38,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines import native
+from storbench.engines.native_results import Vocabulary, judge_errors, result_samples
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.targets.cassandra import FIELDS, CassandraTarget
 from storbench.workloads.base import Workload, variant
-from storbench.workloads.objects import _failed
 from storbench.workloads.params import Param
 from storbench.workloads.ycsb import core_driver, peak, restore
 
@@ -96,6 +96,24 @@ METRICS = metric_table("""
     ycsb_client_cpu_us_per_op  | Client CPU per operation                          | us           | mean | lower/higher
 """)
 LATENCY = (("avg", "mean_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("max", "max_ms"))
+# the engine's result in YCSB's names: per operation type, the operations, latencies and errors (no rate)
+NAMES = Vocabulary(rate="ycsb_throughput_ops_s", ops="ycsb_operations", errors="ycsb_errors",
+                   cpu="ycsb_client_cpu_us_per_op", latency_unit="us", op_rate=False, op_errors=True,
+                   latency=tuple((f"ycsb_{name}_latency_us", key) for name, key in LATENCY))
+LOAD_NAMES = replace(NAMES, rate="ycsb_load_throughput_ops_s")
+
+
+@dataclass
+class Snapshot:
+    """restore=snapshot: the nodes' post-load snapshot (its tag) and the table's state when it was taken."""
+    tag: str
+    state: dict[str, Any] | None
+
+
+@dataclass
+class YcsbState:
+    """What the YCSB workloads of a run share (``ctx.state(YcsbState)``)."""
+    snapshot: Snapshot | None = None  # ycsb-load's, with restore=snapshot: each run starts from it
 
 
 @cache
@@ -168,23 +186,22 @@ class _Ycsb(Workload):
         target = ctx.target_as(CassandraTarget)
         ycsb: dict[str, Any] = {"recordcount": params["recordcount"], "fieldcount": params["fieldcount"],
                                 "fieldlength": params["fieldlength"], "insertorder": "hashed"}
-        job: dict[str, Any] = {"protocol": "cql", "objects": params["recordcount"],
-                               "load": {"model": "closed", "concurrency": params["threads"]}}
+        cql = {"contact_points": [f"{h}:{p}" for h, p in target.contacts], "keyspace": target.keyspace,
+               "table": target.table, "consistency": params["consistency"], "timeout_s": params["timeout_s"],
+               "ycsb": ycsb}
+        load = native.load_model(params["threads"])
         if self.letter == "load":
-            job |= {"mix": [{"op": "INSERT", "keys": "once"}], "ops": params["recordcount"], "duration_s": 0.0}
             ycsb["phase"] = "load"
-        else:
-            spec = core_workload(self.letter)
-            total = params["operationcount"]
-            ycsb |= {"phase": "run", **spec["ycsb"], "operationcount": total or params["recordcount"]}
-            if params["requestdistribution"]:
-                ycsb["requestdistribution"] = params["requestdistribution"]
-            job |= {"mix": spec["mix"], "ops": -(-total // params["drivers"]) if total else 0,
-                    "duration_s": 0.0 if total else params["duration_s"]}
-        job["cql"] = {"contact_points": [f"{h}:{p}" for h, p in target.contacts], "keyspace": target.keyspace,
-                      "table": target.table, "consistency": params["consistency"], "timeout_s": params["timeout_s"],
-                      "ycsb": ycsb}
-        return job
+            return native.job("cql", cql, [{"op": "INSERT", "keys": "once"}], params["recordcount"], load,
+                              ops=params["recordcount"], duration_s=0.0)
+        spec = core_workload(self.letter)
+        total = params["operationcount"]
+        ycsb |= {"phase": "run", **spec["ycsb"], "operationcount": total or params["recordcount"]}
+        if params["requestdistribution"]:
+            ycsb["requestdistribution"] = params["requestdistribution"]
+        return native.job("cql", cql, spec["mix"], params["recordcount"], load,
+                          ops=-(-total // params["drivers"]) if total else 0,
+                          duration_s=0.0 if total else params["duration_s"])
 
     def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
         timeout = params["duration_s"] + 600 + params["recordcount"] / 100 + params["operationcount"] / 100
@@ -195,9 +212,8 @@ class _Ycsb(Workload):
                 return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout)
             finally:
                 ctx.drop_scratch("ycsb-client")
-        if params["fanout"] == "spark":
-            return native.run_spark_barrier(ctx.spark, job, params["drivers"], timeout=timeout)
-        return native.run_local(job, params["drivers"], timeout=timeout)
+        return native.run(job, params["drivers"], spark=ctx.spark if params["fanout"] == "spark" else None,
+                          timeout=timeout)
 
     # -- restore=snapshot ----------------------------------------------------------------------
 
@@ -209,34 +225,35 @@ class _Ycsb(Workload):
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if self.letter == "load" or params["restore"] != "snapshot":
             return
-        snap = ctx.shared.get("ycsb_snapshot")
+        snap = ctx.state(YcsbState).snapshot
         if snap is None:
             raise WorkloadError(f"{self.name}: restore=snapshot has no post-load snapshot; run ycsb-load with "
                                 f"restore=snapshot first")
         target = ctx.target_as(CassandraTarget)
         before = self._state(ctx, params)
-        restore.restore(target, snap["tag"])
+        restore.restore(target, snap.tag)
         after = self._state(ctx, params)
         ctx.artifacts.setdefault("ycsb", {}).setdefault("restores", []).append(
-            {"before": self.name, "post_load": snap["state"], "found": before, "restored": after})
+            {"before": self.name, "post_load": snap.state, "found": before, "restored": after})
         if after is None and (text := f"ycsb: restore=snapshot not verified above {VERIFY_MAX_ROWS:,} rows "
                                       f"(a COUNT(*) of the table would take too long)") not in ctx.notes:
             ctx.notes.append(text)
-        if after != snap["state"]:
+        if after != snap.state:
             raise WorkloadError(f"{self.name}: the restored table differs from the post-load table "
-                                f"(restored {after}, post-load {snap['state']})")
+                                f"(restored {after}, post-load {snap.state})")
 
     def _after_load(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["restore"] != "snapshot":
             return
         target = ctx.target_as(CassandraTarget)
-        old = ctx.shared.pop("ycsb_snapshot", None)
+        state = ctx.state(YcsbState)
+        old, state.snapshot = state.snapshot, None
         if old:
-            restore.clear(target, old["tag"])
+            restore.clear(target, old.tag)
         tag = f"storbench_{target.keyspace}"
         restore.snapshot(target, tag)
-        ctx.shared["ycsb_snapshot"] = {"tag": tag, "state": self._state(ctx, params)}
-        ctx.artifacts.setdefault("ycsb", {})["post_load"] = ctx.shared["ycsb_snapshot"]
+        state.snapshot = Snapshot(tag, self._state(ctx, params))
+        ctx.artifacts.setdefault("ycsb", {})["post_load"] = {"tag": tag, "state": state.snapshot.state}
 
     # -- the timed run -------------------------------------------------------------------------
 
@@ -256,12 +273,7 @@ class _Ycsb(Workload):
         samples = self._samples(ctx, params, result)
         if params["driver"] == "ycsb":
             samples = [replace(s, labels={**s.labels, "driver": "ycsb"}) for s in samples]
-        failed, share = _failed(self.name, [result])
-        if failed and share * 100 > params["max_error_pct"]:
-            failed.samples = tuple(samples)
-            raise failed
-        if failed:
-            ctx.notes.append(f"{failed} (at most {params['max_error_pct']:g}% allowed: max_error_pct)")
+        judge_errors(self.name, [result], samples, params["max_error_pct"], ctx.notes)
         if self.letter == "load":
             self._after_load(ctx, params)
         else:
@@ -285,17 +297,7 @@ class _Ycsb(Workload):
 
     def _samples(self, ctx: RunContext, params: dict[str, Any], result: dict[str, Any]) -> list[Sample]:
         total = result["total"]
-        rate = "ycsb_load_throughput_ops_s" if self.letter == "load" else "ycsb_throughput_ops_s"
-        out = [Sample(self.name, rate, total["ops_per_s"], "ops/s"),
-               Sample(self.name, "ycsb_errors", float(total["errors"]), "errors"),
-               Sample(self.name, "ycsb_client_cpu_us_per_op",
-                      result["cpu"]["cpu_us_per_op"] if total["ops"] else None, "us")]
-        out += _op_samples(self.name, total, {})
-        for name, stats in sorted(result["ops"].items()):
-            out += _op_samples(self.name, stats, {"op": name})
-            out.append(Sample(self.name, "ycsb_errors", float(stats["errors"]), "errors", labels={"op": name}))
-        for kind, error in sorted(result["errors"].items()):
-            out.append(Sample(self.name, "ycsb_errors", float(error["count"]), "errors", labels={"error": kind}))
+        out = result_samples(self.name, result, LOAD_NAMES if self.letter == "load" else NAMES)
         threads, how = server_threads(ctx, ctx.target_as(CassandraTarget))
         out.append(Sample(self.name, "ycsb_server_threads", float(threads) if threads else None, "threads"))
         out.append(Sample(self.name, "ycsb_ops_per_server_thread",
@@ -308,22 +310,13 @@ class _Ycsb(Workload):
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["fanout"] == "spark":
-            left = native.wait_for_fanout_engines()
-            if left:
-                raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still run "
-                                    f"(pids {', '.join(map(str, left))})")
-        snap = ctx.shared.pop("ycsb_snapshot", None) if self.letter == "load" else None
+            native.require_fanouts_gone()
+        if self.letter != "load":
+            return
+        state = ctx.state(YcsbState)
+        snap, state.snapshot = state.snapshot, None
         if snap:
-            restore.clear(ctx.target_as(CassandraTarget), snap["tag"])
-
-
-def _op_samples(workload: str, stats: dict[str, Any], labels: dict[str, str]) -> list[Sample]:
-    lat = stats["latency"]
-    out = [Sample(workload, "ycsb_operations", float(stats["ops"]), "ops", labels=labels)]
-    for name, key in LATENCY:
-        value = lat[key] * 1000 if lat.get("count") else None
-        out.append(Sample(workload, f"ycsb_{name}_latency_us", value, "us", labels=labels))
-    return out
+            restore.clear(ctx.target_as(CassandraTarget), snap.tag)
 
 
 YcsbLoad = variant(_Ycsb, "ycsb-load", "YCSB load phase: recordcount rows inserted (insertorder=hashed) into "

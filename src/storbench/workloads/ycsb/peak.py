@@ -8,9 +8,18 @@ in its notes and in artifacts.json (ycsb.peaks)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.context import RunContext
+
 MIN_GAIN = 0.10  # a step of the sweep must add 10% throughput to count as still climbing
+
+
+@dataclass
+class SweepState:
+    """The run's sweep so far: workload → threads → [(ops/s, average latency µs) per repetition]."""
+    curves: dict[str, dict[int, list[tuple[float, float]]]] = field(default_factory=dict)
 
 
 def peak(curve: dict[int, list[tuple[float, float]]]) -> dict[str, Any] | None:
@@ -45,9 +54,9 @@ def note(workload: str, found: dict[str, Any]) -> str:
             f"throughput; {why}; sweep: {curve}")
 
 
-def record(ctx: Any, workload: str, threads: int, ops_per_s: float, avg_latency_us: float) -> None:
+def record(ctx: RunContext, workload: str, threads: int, ops_per_s: float, avg_latency_us: float) -> None:
     """Adds one measured point; keeps one note per workload (replaced as points arrive) and the artifact."""
-    curves = ctx.shared.setdefault("ycsb_sweep", {}).setdefault(workload, {})
+    curves = ctx.state(SweepState).curves.setdefault(workload, {})
     curves.setdefault(threads, []).append((ops_per_s, avg_latency_us))
     found = peak(curves)
     if found is None:
