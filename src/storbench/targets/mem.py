@@ -37,6 +37,7 @@ def record(event: str) -> None:
 class Volume:
     files: dict[str, bytes] = field(default_factory=dict)  # path inside the volume → content
     fail_release: bool = False  # armed by a workload: the next release fails, as a target that went away
+    nodes: Path | None = None  # set by a test: the nodes file of the service the volume lives on
 
     def under(self, path: str) -> list[str]:
         """The files at ``path`` or below it."""
@@ -79,6 +80,9 @@ class MemTarget(Target):
     def precheck(self, need_bytes: int) -> None:
         used = sum(len(data) for data in self.volume.files.values())
         refuse_capacity(self.uri, need_bytes, CAPACITY - used)
+
+    def nodes_file(self) -> Path | None:
+        return self.volume.nodes
 
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
         """No device holds the data: none to measure, and nothing to warn about."""

@@ -28,8 +28,9 @@ from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 
 METRICS = metric_table("""
-    null_mbps | Bytes moved per second (size / time) | MB/s | mean | higher/lower
-""")
+    null_mbps  | Bytes moved per second (size / time)          | MB/s  | mean | higher/lower
+    null_tasks | Null engine tasks (its null_hosts option's)   | tasks | mean | fewer/more
+""")  # null_tasks: the null engine's own samples, under these workloads' names
 FAILURES = ("", "error", "crash", "interrupt", "signal", "signal-wrapped", "untimed")
 STEP_FAILURES = ("", "engine-end", "engine-cancel", "engine-stop", "engine-collect", "workload-cleanup",
                  "target-release", "signal-in-cleanup")
