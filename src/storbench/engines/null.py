@@ -14,6 +14,7 @@ with that setting.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from storbench import __version__
@@ -46,6 +47,7 @@ class NullEngine(Engine):
         self.own_settings = dict(settings or {})
         self.hosts = list(hosts or [])
         self.windows: list[Tag] = []  # the recorded windows, for collect's per-host tasks
+        self.log: Path | None = None  # null-engine.json in the run directory: its calls, written by collect
 
     @classmethod
     def check_options(cls, options: EngineOptions) -> None:
@@ -64,7 +66,9 @@ class NullEngine(Engine):
 
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "NullEngine":
-        return cls(setup.options.get(SETTINGS), setup.options.get(HOSTS))
+        engine = cls(setup.options.get(SETTINGS), setup.options.get(HOSTS))
+        engine.log = setup.run_dir / "null-engine.json" if setup.run_dir is not None else None
+        return engine
 
     def _call(self, what: str) -> None:
         self.calls.append(what)
@@ -104,6 +108,10 @@ class NullEngine(Engine):
     def stop(self) -> None:
         self._call("stop")
 
+    def failure_log(self) -> tuple[Path, list[str]] | None:
+        """Its log's last lines: the last calls it got."""
+        return (self.log, self.calls[-3:]) if self.log is not None else None
+
     def collect(self) -> tuple[list[Sample], dict[str, Any]]:
         """With ``null_hosts``: per recorded window, its tasks (one per host) and each host's (labelled with it)."""
         self._call("collect")
@@ -113,4 +121,4 @@ class NullEngine(Engine):
                                   dict(tag.labels)))
             samples += [Sample(tag.workload, "null_tasks", 1.0, "tasks", tag.repetition,
                                {**tag.labels, EXECUTOR_HOST: host}) for host in self.hosts]
-        return samples, {"null-engine.json": {"calls": list(self.calls)}}
+        return samples, {"null-engine.json": {"calls": list(self.calls)}}  # its log (failure_log)
