@@ -101,4 +101,4 @@ def test_rapl_power_is_read_from_the_collector_s_own_snapshots(tmp_path, monkeyp
     assert run.status == "succeeded", run.errors
     assert run.manifest["power"]["source"] == "rapl" and run.manifest["power"]["from"] == "collector"
     watts = [s["value"] for s in run.samples if s["metric"] == "avg_power_w"]
-    assert len(watts) == 2 and all(45 < w < 55 for w in watts)
+    assert len(watts) == 2 and all(40 < w < 60 for w in watts)
