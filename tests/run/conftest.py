@@ -25,6 +25,7 @@ from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.targets import mem
 from storbench.telemetry.run import HostTelemetry
+from tests.run.exporter import NodeExporter
 
 INTERVAL = 0.05  # the shortest telemetry interval allowed: the collector's thread stops within it
 
@@ -77,6 +78,14 @@ def fresh(monkeypatch):
     monkeypatch.setattr(HostTelemetry, "write_series", recorded_series)
     yield
     mem.VOLUMES.clear()
+
+
+@pytest.fixture
+def exporter():
+    """An in-process node_exporter (tests/run/exporter.py): add nodes, read their URLs."""
+    server = NodeExporter().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -51,6 +51,31 @@ def test_a_sweep_runs_the_suite_per_point_and_labels_every_sample(tmp_path):
     assert all(0 <= w["t0"] <= w["t1"] for w in windows)
 
 
+def test_a_sweep_of_an_engine_s_own_setting_reconfigures_it_before_each_point(tmp_path):
+    """null.*: the null engine's; each point reconfigures it first, and its settings are recorded per point."""
+    run = run_null(tmp_path, repeat=1, sweep={"null.depth": ["1", "2"]})
+    assert run.status == "succeeded", run.errors
+    assert [labels for _, _, labels in run.times()] == [{"null.depth": "1"}] * 2 + [{"null.depth": "2"}] * 2
+    assert [e for e in run.events if e.startswith(("engine reconfigure", "engine begin"))] == [
+        event for depth in ("1", "2") for event in (f"engine reconfigure [null.depth={depth}]",
+                                                    f"engine begin null-write 1 [null.depth={depth}]",
+                                                    f"engine begin null-read 1 [null.depth={depth}]")]
+    assert run.manifest["null_settings_by_point"] == {"null.depth=1": {"null.depth": "1"},
+                                                      "null.depth=2": {"null.depth": "2"}}
+    assert "null_settings" not in run.manifest  # none before the first point
+
+
+def test_a_secret_setting_s_points_are_numbered_and_its_values_never_kept(tmp_path):
+    run = run_null(tmp_path, repeat=1, sweep={"null.password": ["hunter2", "opensesame"]})
+    assert run.status == "succeeded", run.errors
+    assert run.manifest["sweep"] == [{"null.password": "***1"}, {"null.password": "***2"}]
+    assert run.manifest["null_settings_by_point"] == {"null.password=***1": {"null.password": "***"},
+                                                      "null.password=***2": {"null.password": "***"}}
+    assert "engine reconfigure [null.password=***2]" in run.events
+    kept = "".join(path.read_text() for path in run.path.iterdir())
+    assert "hunter2" not in kept and "opensesame" not in kept
+
+
 def test_a_sweep_of_engine_settings_reaches_the_engines_and_labels_the_samples(tmp_path):
     """cores: each point a master of its own; the engines that do not restart for it keep no settings."""
     run = run_null(tmp_path, repeat=1, sweep={"cores": ["1", "2"]})

@@ -6,6 +6,7 @@ import pytest
 from storbench import __version__
 from storbench.errors import InputError, TargetError
 from storbench.results.store import ResultStore
+from storbench.run.sweep import parse_sweep_option
 from storbench.targets import mem
 from tests.run.conftest import run_null
 
@@ -32,7 +33,11 @@ CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shu
     ({"suite": "nosuch"}, "unknown suite or workload 'nosuch'"),
     ({"overrides": {"size": "lots"}}, "--set: size='lots' must be an integer"),
     ({"overrides": {"fail": "often"}}, "--set: fail='often' is not allowed; allowed: '' (empty), error, crash"),
-    ({"sweep": {"nosuch": ["1"]}}, "--sweep: cannot sweep 'nosuch'; allowed: cores, a spark.* setting"),
+    ({"sweep": {"nosuch": ["1"]}}, "--sweep: cannot sweep 'nosuch'; allowed: "),
+    ({"sweep": {"size": ["1"], "null.x": ["1"]}}, "--sweep: sweep one key at a time (change one variable, as the "
+                                                  "papers do); got size, null.x"),
+    ({"sweep": {"size": []}}, "--sweep: sweep.size must be a non-empty list of values"),
+    ({"engine_options": {"null_hosts": "10.0.0.1"}}, "null_hosts '10.0.0.1': expected a list of host names"),
     ({"target": "mem://Bad Name"}, "--target 'mem://Bad Name': expected mem://NAME"),
     ({"replication": 2}, "--replication 2: applies to hdfs:// targets only; the target is mem://x"),
     ({"nodes": "n.yaml", "node_specs": ["a=http://127.0.0.1:1"]}, "--nodes and --node: give the nodes one way"),
@@ -47,6 +52,23 @@ def test_bad_options_are_one_line_and_store_nothing(tmp_path, fields, message):
     assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
     assert not (tmp_path / "home" / "runs").exists() or not list((tmp_path / "home" / "runs").iterdir())
     assert not mem.volume("x").files
+
+
+def test_a_key_that_neither_an_engine_nor_a_workload_takes_lists_what_can_be_swept(tmp_path):
+    with pytest.raises(InputError) as refused:
+        run_null(tmp_path, sweep={"nosuch": ["1"]})
+    engines, _, params = str(refused.value).removeprefix("--sweep: cannot sweep 'nosuch'; allowed: ").partition(
+        ", or a parameter: ")
+    assert sorted(engines.split(", ")) == ["a null.* setting", "a spark.* setting", "cores"]  # every engine's
+    assert params == "fail, fail_at, fail_step, flush, note, signal, size, sleep_ms"
+
+
+def test_a_sweep_option_is_one_key_and_its_values():
+    assert parse_sweep_option(" null.x = 1, 2,") == {"null.x": ["1", "2"]}
+    for text in ("cores", "=1,2", "size=", "size= , "):
+        with pytest.raises(InputError) as refused:
+            parse_sweep_option(text)
+        assert str(refused.value) == f"--sweep {text!r}: expected KEY=V1,V2,... e.g. cores=1,2 or size_bytes=1G,2G"
 
 
 def test_a_target_too_small_is_refused_before_the_claim(tmp_path):

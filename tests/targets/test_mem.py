@@ -70,3 +70,15 @@ def test_capacity_is_checked_before_the_claim():
     target.precheck(mem.CAPACITY)
     with pytest.raises(TargetError, match="^target mem://t: needs about"):
         target.precheck(mem.CAPACITY + 1)
+
+
+def test_claim_none_claims_no_root_before_or_after_the_engines(tmp_path):
+    mem.VOLUMES.pop("t", None)
+    target = parse_target("mem://t?claim=none")
+    target.claim("r1")
+    target.attach({}, 0)
+    assert target.root_uri is None and mem.volume("t").files == {}
+    assert target.nodes_file() is None
+    mem.volume("t").nodes = tmp_path / "nodes.yaml"  # the service the volume lives on
+    assert target.nodes_file() == tmp_path / "nodes.yaml"
+    mem.VOLUMES.pop("t", None)

@@ -6,7 +6,8 @@ own in it to check that a run deletes nothing outside its run root. The rules ar
 of every target: the run root ``mem://NAME/storbench-<run-id>`` carries the marker, a
 delete happens only inside a marked root, and release removes the root only when the
 marker names this run. ``mem://NAME?claim=attach`` claims the root only once the engines
-are up, as a target reached through an engine does (hdfs://). Claim and release are
+are up, as a target reached through an engine does (hdfs://); ``?claim=none`` claims no root at all (as a
+raw device, used whole, has none: the workloads' data URIs then name no place on the volume). Claim and release are
 recorded in ``EVENTS`` (here, below the engines; the null engine and workloads append to it too).
 """
 
@@ -37,6 +38,7 @@ def record(event: str) -> None:
 class Volume:
     files: dict[str, bytes] = field(default_factory=dict)  # path inside the volume → content
     fail_release: bool = False  # armed by a workload: the next release fails, as a target that went away
+    nodes: Path | None = None  # set by a test: the nodes file of the service the volume lives on
 
     def under(self, path: str) -> list[str]:
         """The files at ``path`` or below it."""
@@ -55,30 +57,33 @@ def volume(name: str) -> Volume:
 class MemTarget(Target):
     scheme = "mem"
     kind = "in-memory"
-    usage = "mem://NAME[?claim=attach] (in this process's memory; tests and smoke runs)"
+    usage = "mem://NAME[?claim=attach|none] (in this process's memory; tests and smoke runs)"
     wanted = "a mem://NAME target"
 
-    def __init__(self, name: str, options: TargetOptions, late: bool = False):
+    def __init__(self, name: str, options: TargetOptions, claim: str = ""):
         super().__init__(f"mem://{name}", options)
         self.name = name
         self.volume = volume(name)
-        self.late = late  # the root is claimed at attach (once the engines are up), not before
+        self.claim_at = claim  # "": at claim; "attach": once the engines are up; "none": never
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
         name, _, query = text.removeprefix("mem://").partition("?")
         name = name.rstrip("/")
-        if not NAME.fullmatch(name) or query not in ("", "claim=attach"):
-            raise InputError(f"--target {text!r}: expected mem://NAME[?claim=attach], NAME of lowercase letters, "
+        if not NAME.fullmatch(name) or query not in ("", "claim=attach", "claim=none"):
+            raise InputError(f"--target {text!r}: expected mem://NAME[?claim=attach|none], NAME of lowercase letters, "
                              f"digits, '.', '_' and '-' (at most 63)")
         if options.replication is not None:
             raise InputError(f"--replication {options.replication}: applies to hdfs:// targets only; "
                              f"the target is mem://{name}")
-        return cls(name, options, late=bool(query))
+        return cls(name, options, claim=query.removeprefix("claim="))
 
     def precheck(self, need_bytes: int) -> None:
         used = sum(len(data) for data in self.volume.files.values())
         refuse_capacity(self.uri, need_bytes, CAPACITY - used)
+
+    def nodes_file(self) -> Path | None:
+        return self.volume.nodes
 
     def devices(self, option: str | None, warn: Callable[[str], None]) -> tuple[list[str], str]:
         """No device holds the data: none to measure, and nothing to warn about."""
@@ -92,10 +97,10 @@ class MemTarget(Target):
         return uri.removeprefix(prefix).rstrip("/")
 
     def claim_root(self) -> str | None:
-        return None if self.late else self._claim()
+        return None if self.claim_at else self._claim()
 
     def attach(self, engines: dict[str, Any], need_bytes: int) -> None:
-        if self.late and self.root_uri is None:
+        if self.claim_at == "attach" and self.root_uri is None:
             self.root_uri = self._claim()
 
     def _claim(self) -> str:

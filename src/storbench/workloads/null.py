@@ -28,9 +28,10 @@ from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 
 METRICS = metric_table("""
-    null_mbps | Bytes moved per second (size / time) | MB/s | mean | higher/lower
-""")
-FAILURES = ("", "error", "crash", "interrupt", "signal", "signal-wrapped", "untimed")
+    null_mbps  | Bytes moved per second (size / time)          | MB/s  | mean | higher/lower
+    null_tasks | Null engine tasks (its null_hosts option's)   | tasks | mean | fewer/more
+""")  # null_tasks: the null engine's own samples, under these workloads' names
+FAILURES = ("", "error", "crash", "interrupt", "signal", "signal-wrapped", "untimed", "exit")
 STEP_FAILURES = ("", "engine-end", "engine-cancel", "engine-stop", "engine-collect", "workload-cleanup",
                  "target-release", "signal-in-cleanup")
 DATA = "null/data"
@@ -46,7 +47,8 @@ class _Null(Workload):
         Param("sleep_ms", float, 0.0, "milliseconds the timed action lasts beyond moving the bytes", minimum=0),
         Param("fail", str, "", "go wrong in the timed action: error (a WorkloadError carrying the samples so far), "
               "crash (a bare exception), interrupt (Ctrl-C), signal (`signal` sent to this process), signal-wrapped "
-              "(a signal the workload turns into its own error, as py4j does), untimed (no ctx.measure)",
+              "(a signal the workload turns into its own error, as py4j does), untimed (no ctx.measure), exit "
+              "(SystemExit, as a library's sys.exit)",
               choices=FAILURES),
         Param("fail_at", int, 1, "the repetition where `fail` happens (-1: a warm-up, 0: a prepare step)"),
         Param("signal", str, "TERM", "the signal of fail=signal and fail_step=signal-in-cleanup",
@@ -112,6 +114,8 @@ def _go_wrong_inside(fail: str, signum: int) -> None:
     """The failures that happen inside the timed window."""
     if fail == "interrupt":
         raise KeyboardInterrupt
+    if fail == "exit":
+        raise SystemExit(3)
     if fail == "signal":
         os.kill(os.getpid(), signum)  # storbench's handler raises KeyboardInterrupt here
         time.sleep(1)  # not reached: the signal arrives at the next bytecode
