@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from storbench.engines.base import Engine
-from storbench.engines.spark import SparkEngine
 from storbench.errors import EngineError, InputError
 from storbench.targets import Target
 
@@ -70,11 +69,6 @@ class RunContext:
             raise EngineError(f"the {kind.name} engine was not started for this run; the workload must name it "
                               f"in Workload.engines()")
         return engine
-
-    @property
-    def spark(self) -> Any:
-        """The run's SparkSession (workloads on the Spark engine)."""
-        return self.engine(SparkEngine).start()
 
     def state(self, kind: type[S]) -> S:
         """This run's one ``kind`` object (a family's own dataclass, every field defaulted), made on first use:

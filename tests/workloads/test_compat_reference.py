@@ -7,6 +7,7 @@ the same Spark jobs run inside the timed window: the CSV header job before it, t
 
 import os
 import re
+import types
 import sys
 from contextlib import contextmanager
 
@@ -56,6 +57,9 @@ class _Ctx:
     def state(self, kind):
         assert kind is st.DatasetState
         return self.dataset
+
+    def engine(self, kind):  # the Spark engine, already started on the test's session
+        return types.SimpleNamespace(start=lambda: self.spark)
 
     @contextmanager
     def measure(self):

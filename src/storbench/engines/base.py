@@ -182,8 +182,9 @@ def _discover() -> None:
 
 
 def all_engines() -> dict[str, type[Engine]]:
+    """Every registered engine by name, in name order (so messages listing them read the same every time)."""
     _discover()
-    return dict(_ENGINES)
+    return dict(sorted(_ENGINES.items()))
 
 
 def make_engine(name: str, setup: EngineSetup) -> Engine:

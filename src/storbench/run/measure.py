@@ -26,12 +26,12 @@ from storbench.telemetry.procfs import EnergyMeter
 from storbench.telemetry.run import HostTelemetry, NodesTelemetry, RunTelemetry
 
 
-def telemetry_source(options: RunOptions, cluster: Cluster | None = None) -> str:
+def telemetry_source(options: RunOptions, cluster: Cluster | None) -> str:
     """--telemetry, or node_exporter when nodes are given (prometheus when the nodes file names one)."""
     if options.telemetry:
         return options.telemetry
-    if cluster is None:
-        return "local" if not (options.nodes or options.node_specs) else "node_exporter"
+    if cluster is None:  # --nodes and --node always give a cluster
+        return "local"
     return "prometheus" if (cluster.prometheus or options.prometheus) else "node_exporter"
 
 

@@ -39,6 +39,7 @@ from storbench.units import parse_size
 from storbench.targets.s3 import S3Target
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import FLUSH, Param
+from storbench.workloads.on_spark import spark_session
 
 HWM_SHARE = 0.95  # the high-water mark: the fewest clients reaching this share of the best throughput
 MIX_OPS = ("put", "get", "head", "list", "delete")
@@ -230,7 +231,7 @@ class _Objects(Workload):
         return params["duration_s"] + params["warmup_s"] + max(600.0, params["timeout_s"] * 4)
 
     def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any], drivers: int) -> dict[str, Any]:
-        return native.run(job, drivers, spark=ctx.spark if params["fanout"] == "spark" else None,
+        return native.run(job, drivers, spark=spark_session(ctx) if params["fanout"] == "spark" else None,
                           timeout=self._timeout(params))
 
     # -- data the timed phase needs --------------------------------------------------------

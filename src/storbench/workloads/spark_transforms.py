@@ -19,6 +19,7 @@ from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
+from storbench.workloads.on_spark import spark_session
 
 # Shared by every workload of the family: they all read the one dataset datagen wrote.
 DATASET_PARAMS = (
@@ -90,7 +91,7 @@ class Datagen(Workload):
                 .drop("id"))
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        frame = self.frame(ctx.spark, ctx.mode, params)
+        frame = self.frame(spark_session(ctx), ctx.mode, params)
         uri = ctx.data_uri("dataset")
         writer = frame.write.mode("overwrite")  # inside the run root; a sweep point regenerates it
         with ctx.measure():
@@ -120,7 +121,7 @@ class _TimedTransform(Workload):
 
     def read(self, ctx: RunContext) -> Any:
         written = dataset(ctx)
-        reader = ctx.spark.read
+        reader = spark_session(ctx).read
         if written.format == "parquet":
             return reader.parquet(written.uri)
         if ctx.mode == "compat":

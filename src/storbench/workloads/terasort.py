@@ -27,6 +27,7 @@ from storbench.services.jvm import ensure_launcher_jar
 from storbench.workloads import tera_records
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import FLUSH, Param
+from storbench.workloads.on_spark import spark_session
 
 RECORD_BYTES = 100
 TERA_PARAMS = (
@@ -142,7 +143,7 @@ class _Gen(_TeraPhase):
         return params["size_bytes"] * 3  # input, sorted output, shuffle space
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        spark, records, uri = ctx.spark, records_of(params), ctx.data_uri("tera-in")
+        spark, records, uri = spark_session(ctx), records_of(params), ctx.data_uri("tera-in")
         tera = params["format"] == "tera"  # record files take blocks of records: no per-record step in Spark
         rows = tera_records.generated(spark, records, partitions_of(params), params["seed"], TERA_BLOCK if tera else 1)
         checksum = self.checksummed(ctx, params)
@@ -175,7 +176,7 @@ class _Sort(_TeraPhase):
         if tera.uri is None:
             raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
         ctx.target.evict(tera.uri)
-        out, spark, source = ctx.data_uri("tera-out"), ctx.spark, tera.uri
+        out, spark, source = ctx.data_uri("tera-out"), spark_session(ctx), tera.uri
         # TeraSort's order: sampled key ranges (a total order across part files), sorted inside each
         checksum = self.checksummed(ctx, params)
         with s3a.committer(spark, params["committer"], out), ctx.measure():
@@ -201,7 +202,7 @@ class _Validate(_TeraPhase):
         ctx.target.evict(tera.sorted_uri)
         validate = validate_records if tera.format == "tera" else validate_sorted
         with ctx.measure():
-            problems = validate(ctx.spark, tera.sorted_uri, tera.records, tera.checksum)
+            problems = validate(spark_session(ctx), tera.sorted_uri, tera.records, tera.checksum)
         self._record_phase_time(ctx)
         if problems:
             raise WorkloadError(f"{self.name}: {problems[0]}" + (f" (and {len(problems) - 1} more problems)"

@@ -25,6 +25,7 @@ from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
+from storbench.workloads.on_spark import spark_session
 
 DFSIO_PARAMS = (
     Param("files", int, 4, "number of files (one task each), TestDFSIO's -nrFiles", minimum=1),
@@ -112,7 +113,7 @@ class _DfsIo(Workload):
 
     def run_tasks(self, ctx: RunContext, expression: str, params: dict[str, Any]) -> list[tuple[int, int]]:
         """One Spark task per file running ``expression`` (a java_method call on ``uri``)."""
-        spark = ctx.spark
+        spark = spark_session(ctx)
         files = spark.createDataFrame([(uri,) for uri in self.file_uris(ctx, params)], "uri string")
         rows = files.repartition(params["files"]).selectExpr(f"{expression} AS result").collect()
         results = []
@@ -136,7 +137,7 @@ class DfsIoWrite(_DfsIo):
         state = ctx.state(DfsIoState)
         if params["driver"] == "storbench" and not state.warm:
             warm = ctx.data_uri("dfsio-warmup")
-            frame = ctx.spark.createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
+            frame = spark_session(ctx).createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
             frame.selectExpr(f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST(1048576 AS BIGINT), "
                              f"{params['buffer_size']}, {params['replication']})").collect()
             ctx.target.delete(warm)

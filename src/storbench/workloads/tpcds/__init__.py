@@ -46,6 +46,7 @@ from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF
 from storbench.workloads.tpcds.pipeline import generate
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
+from storbench.workloads.on_spark import spark_session
 
 SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny: 0.01)", minimum=0.01)
 DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
@@ -113,10 +114,10 @@ def _use_database(ctx: RunContext) -> str:
     texts name their tables unqualified, and every stream thread shares the session's current one."""
     state = ctx.state(TpcdsState)
     if state.database is None:
-        owned = Database(run_database(ctx.run_id), ctx.spark.catalog.currentDatabase())
-        create_database(ctx.spark, owned.name, ctx.data_uri("tpcds-catalog"))
+        owned = Database(run_database(ctx.run_id), spark_session(ctx).catalog.currentDatabase())
+        create_database(spark_session(ctx), owned.name, ctx.data_uri("tpcds-catalog"))
         state.database = owned
-    ctx.spark.sql(f"USE `{state.database.name}`")
+    spark_session(ctx).sql(f"USE `{state.database.name}`")
     return state.database.name
 
 
@@ -125,7 +126,7 @@ def _drop_database(ctx: RunContext) -> None:
     state = ctx.state(TpcdsState)
     owned, state.database = state.database, None
     if owned:
-        drop_database(ctx.spark, owned.name, owned.previous)
+        drop_database(spark_session(ctx), owned.name, owned.previous)
 
 
 # Per-query rows carry the labels query and streams (paper 001). tpcds-gen also reports the
@@ -181,7 +182,7 @@ class TpcdsGen(Workload):
         data_uri = ctx.data_uri("tpcds")
         with ctx.measure():
             tables = itertools.count()  # tables started so far, for the progress line
-            info = generate(ctx.spark, params["sf"], params["layout"], params["file_mb"], data_uri, staging,
+            info = generate(spark_session(ctx), params["sf"], params["layout"], params["file_mb"], data_uri, staging,
                             remote, keep, ctx.engine(SparkEngine).default_parallelism(), ctx.mark,
                             on_table=lambda _table: ctx.progress(next(tables), len(TABLES), "tables"))
         if not keep:
@@ -234,7 +235,7 @@ class TpcdsAnalyze(Workload):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         dataset = _dataset(ctx, params, self.name)
-        spark = ctx.spark
+        spark = spark_session(ctx)
         for key, value in SESSION_CONF.items():
             spark.conf.set(key, value)
         database = _use_database(ctx)
@@ -284,7 +285,7 @@ class Tpcds(Workload):
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         dataset = _dataset(ctx, params, self.name)
-        spark = ctx.spark
+        spark = spark_session(ctx)
         spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))  # a sweep may change it
         state = ctx.state(TpcdsState)
         if state.registered != dataset.data_uri:
@@ -313,7 +314,7 @@ class Tpcds(Workload):
         texts = {name: to_spark(all_texts()[name]) for name in names}
         answers = ctx.state(TpcdsState).answers
         dataset = _dataset(ctx, params, self.name)
-        parent = ctx.spark.sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
+        parent = spark_session(ctx).sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
         _use_database(ctx)  # current for the queries, whatever ran in between
         counts = stream_counts(params)
         results: dict[int, dict[str, Any]] = {}
@@ -321,7 +322,7 @@ class Tpcds(Workload):
         with ctx.measure():
             for n in counts:
                 orders = [names] if n == 1 else [permutation(names, params["seed"], n, k) for k in range(1, n + 1)]
-                results[n] = run_streams(ctx.spark, texts, answers, orders, parent, n,
+                results[n] = run_streams(spark_session(ctx), texts, answers, orders, parent, n,
                                          lambda: ctx.progress(next(done), total, "queries"))
         record = ctx.artifacts.setdefault("tpcds", {}).setdefault("runs", [])
         record.append({"seed": params["seed"], "streams": {str(n): {

@@ -52,6 +52,7 @@ from storbench.targets.cassandra import FIELDS, CassandraTarget
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
 from storbench.workloads.ycsb import core_driver, peak, restore
+from storbench.workloads.on_spark import spark_session
 
 CONSISTENCY = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE")
 DISTRIBUTIONS = ("zipfian", "latest", "uniform", "hotspot")
@@ -212,7 +213,7 @@ class _Ycsb(Workload):
                 return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout)
             finally:
                 ctx.drop_scratch("ycsb-client")
-        return native.run(job, params["drivers"], spark=ctx.spark if params["fanout"] == "spark" else None,
+        return native.run(job, params["drivers"], spark=spark_session(ctx) if params["fanout"] == "spark" else None,
                           timeout=timeout)
 
     # -- restore=snapshot ----------------------------------------------------------------------
