@@ -29,7 +29,8 @@ def under_dev(path: Path) -> bool:
     return real.is_relative_to("/dev") and not real.is_relative_to("/dev/shm")
 
 
-def _local(uri: str) -> Path:
+def path_of(uri: str) -> Path:
+    """The local path of a ``file://`` URI (or a plain path)."""
     return Path(uri.removeprefix("file://"))
 
 
@@ -103,17 +104,17 @@ class FileTarget(PathTarget):
         return True
 
     def size_bytes(self, uri: str) -> int:
-        return sum(f.stat().st_size for f in _local(uri).rglob("*") if f.is_file())
+        return sum(f.stat().st_size for f in path_of(uri).rglob("*") if f.is_file())
 
     def evict(self, uri: str) -> int:
-        return evict_from_page_cache(_local(uri))
+        return evict_from_page_cache(path_of(uri))
 
     def flush(self) -> str:
         syncfs(self.path / f"storbench-{self.run_id}")
         return "syncfs"
 
     def delete(self, uri: str) -> bool:
-        path = _local(uri)
+        path = path_of(uri)
         if not any((parent / MARKER).is_file() for parent in path.parents):
             raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
         if not path.exists():

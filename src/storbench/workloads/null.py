@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 from storbench import interrupts
@@ -23,6 +22,7 @@ from storbench.context import RunContext
 from storbench.engines.null import STEPS, NullEngine, record
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
+from storbench.targets.file import path_of
 from storbench.targets.mem import MemTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
@@ -127,10 +127,6 @@ def _go_wrong_inside(fail: str, signum: int) -> None:
             raise RuntimeError("the library's own error for an interrupt") from None
 
 
-def _local(uri: str) -> Path:
-    return Path(uri.removeprefix("file://"))
-
-
 @register
 class NullWrite(_Null):
     name = "null-write"
@@ -146,8 +142,8 @@ class NullWrite(_Null):
         if isinstance(ctx.target, MemTarget):
             ctx.target.write(uri, data)
         else:
-            _local(uri).parent.mkdir(parents=True, exist_ok=True)
-            _local(uri).write_bytes(data)
+            path_of(uri).parent.mkdir(parents=True, exist_ok=True)
+            path_of(uri).write_bytes(data)
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return params["size"]
@@ -165,6 +161,6 @@ class NullRead(_Null):
 
     def move(self, ctx: RunContext, size: int) -> None:
         uri = ctx.data_uri(DATA)
-        data = ctx.target.read(uri) if isinstance(ctx.target, MemTarget) else _local(uri).read_bytes()
+        data = ctx.target.read(uri) if isinstance(ctx.target, MemTarget) else path_of(uri).read_bytes()
         if len(data) < size:
             raise WorkloadError(f"{self.name}: {uri} holds {len(data)} bytes, {size} expected (run null-write first)")

@@ -121,6 +121,16 @@ class _TeraPhase(Workload):
         if ctx.last_window:
             ctx.state(TeraState).phase_s[self.phase] = ctx.last_window.end - ctx.last_window.start
 
+    def input(self, ctx: RunContext, field_name: str, missing: str) -> "TeraState":
+        """The run's TeraState once the earlier phase left ``field_name`` (a URI), its files evicted from the
+        page cache so the phase reads from the device; a phase run without it fails in one line."""
+        tera = ctx.state(TeraState)
+        uri = getattr(tera, field_name)
+        if uri is None:
+            raise WorkloadError(f"{self.name}: {missing}")
+        ctx.target.evict(uri)
+        return tera
+
 
 @dataclass
 class TeraState:
@@ -172,10 +182,7 @@ class _Sort(_TeraPhase):
     description = "sort the generated records into a total order by key (sampled range partitioning)"
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        tera = ctx.state(TeraState)
-        if tera.uri is None:
-            raise WorkloadError(f"{self.name}: no generated data; the suite must run the generator first")
-        ctx.target.evict(tera.uri)
+        tera = self.input(ctx, "uri", "no generated data; the suite must run the generator first")
         out, spark, source = ctx.data_uri("tera-out"), spark_session(ctx), tera.uri
         # TeraSort's order: sampled key ranges (a total order across part files), sorted inside each
         checksum = self.checksummed(ctx, params)
@@ -196,10 +203,7 @@ class _Validate(_TeraPhase):
     description = "check global key order across files, the record count and the checksum against the generator's"
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        tera = ctx.state(TeraState)
-        if tera.sorted_uri is None:
-            raise WorkloadError(f"{self.name}: no sorted output; the suite must run the sort first")
-        ctx.target.evict(tera.sorted_uri)
+        tera = self.input(ctx, "sorted_uri", "no sorted output; the suite must run the sort first")
         validate = validate_records if tera.format == "tera" else validate_sorted
         with ctx.measure():
             problems = validate(spark_session(ctx), tera.sorted_uri, tera.records, tera.checksum)

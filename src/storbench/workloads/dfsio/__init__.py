@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from storbench.results.metrics import metric_table
 from storbench.context import RunContext
@@ -122,6 +122,20 @@ class _DfsIo(Workload):
             results.append((int(written), int(nanos)))
         return results
 
+    def timed(self, ctx: RunContext, params: dict[str, Any], mode: str, expression: str,
+              check: Callable[[list[tuple[int, int]], dict[str, Any]], None] | None = None) -> list[Sample]:
+        """One timed pass of ``mode`` (write/read): Hadoop's TestDFSIO, or one Spark task per file running
+        ``expression``; its per-file figures checked by ``check`` after the window, then the paper's stats."""
+        if params["driver"] == "testdfsio":
+            from storbench.workloads.dfsio.testdfsio import run_testdfsio
+
+            return run_testdfsio(ctx, self.name, mode, params, checksum_label(ctx, "testdfsio"))
+        with ctx.measure():
+            results = self.run_tasks(ctx, expression, params)
+        if check is not None:
+            check(results, params)
+        return stats_samples(self.name, per_file_stats(results), checksum_label(ctx, "storbench"))
+
 
 @register
 class DfsIoWrite(_DfsIo):
@@ -144,16 +158,11 @@ class DfsIoWrite(_DfsIo):
             state.warm = True
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        if params["driver"] == "testdfsio":
-            from storbench.workloads.dfsio.testdfsio import run_testdfsio
-
-            return run_testdfsio(ctx, self.name, "write", params, checksum_label(ctx, "testdfsio"))
         expression = (f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST({params['file_size']} AS BIGINT), "
                       f"{params['buffer_size']}, {params['replication']})")
-        with ctx.measure():
-            results = self.run_tasks(ctx, expression, params)
+        samples = self.timed(ctx, params, "write", expression)
         ctx.state(DfsIoState).written = True
-        return stats_samples(self.name, per_file_stats(results), checksum_label(ctx, "storbench"))
+        return samples
 
 
 @register
@@ -168,18 +177,15 @@ class DfsIoRead(_DfsIo):
         ctx.evict(self.data_dir(ctx, params))  # both drivers read from the device, not what the write cached
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        if params["driver"] == "testdfsio":
-            from storbench.workloads.dfsio.testdfsio import run_testdfsio
+        return self.timed(ctx, params, "read", f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})",
+                          check=self._all_read)
 
-            return run_testdfsio(ctx, self.name, "read", params, checksum_label(ctx, "testdfsio"))
-        expression = f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})"
-        with ctx.measure():
-            results = self.run_tasks(ctx, expression, params)
+    @staticmethod
+    def _all_read(results: list[tuple[int, Any]], params: dict[str, Any]) -> None:
         expected = params["file_size"]
         short = [b for b, _ in results if b != expected]
         if short:
             raise WorkloadError(f"dfsio-read: {len(short)} file(s) had {short[0]} bytes, expected {expected}")
-        return stats_samples(self.name, per_file_stats(results), checksum_label(ctx, "storbench"))
 
 
 @register
