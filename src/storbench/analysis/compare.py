@@ -52,7 +52,7 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
                "executor_memory": settings.get("spark.executor.memory")},
         errors=list(m.get("errors") or []), telemetry_interval_s=config.get("telemetry_interval_s"),
         replication=config.get("replication"), warmup=int(m.get("warmup") or 0),
-        window_rules=dict(m.get("window_rules") or {}))
+        window_rules=dict(m.get("window_rules") or {}), zoned=config.get("zoned") or None)
 
 
 def _names(runs: list[Run]) -> list[str]:

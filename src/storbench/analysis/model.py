@@ -42,6 +42,8 @@ class RunInfo:
     warmup: int = 0  # unrecorded repetitions before the recorded ones (--warmup)
     # per workload, the conditions its windows ran under (flush: how the data was made durable or "off")
     window_rules: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the stack under the target and its zoned models (config "zoned"); None for runs that did not record it
+    zoned: dict[str, Any] | None = None
 
     @property
     def problem(self) -> str | None:
@@ -184,7 +186,7 @@ class Comparison:
                 "deltas": [None if d is None else {**asdict(d), "marker": d.marker} for d in row.deltas]})
         return {"schema": "storbench.comparison/1", "comparable": self.comparable,
                 "warnings": self.warnings, "baseline": self.baseline.run_id,
-                "runs": [{**asdict(r), "problem": r.problem} for r in self.runs],
+                "runs": [_run_dict(r) for r in self.runs],
                 "differences": [asdict(d) for d in self.differences],
                 "headlines": [asdict(h) for h in self.headlines],
                 "significance_legend": wording.MARKER_LEGEND, "rows": rows}
@@ -192,3 +194,11 @@ class Comparison:
 
 def _show(value: Any) -> str:
     return "(missing)" if value is None else str(value)
+
+
+def _run_dict(run: RunInfo) -> dict[str, Any]:
+    """A run in the JSON form; a run without a recorded stack has no ``zoned`` key (as before it was recorded)."""
+    data = {**asdict(run), "problem": run.problem}
+    if run.zoned is None:
+        del data["zoned"]
+    return data

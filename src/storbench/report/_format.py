@@ -154,6 +154,7 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Telemetry interval", get(lambda r: f"{r.telemetry_interval_s:g} s" if r.telemetry_interval_s else None)),
         ("Replication", get(lambda r: r.replication)),
         ("Filesystem", get(lambda r: _filesystem(r.machine.get("filesystem")))),
+        ("Zoned stack", get(lambda r: r.zoned.get("summary") if r.zoned else None)),
         ("CPU", get(lambda r: r.machine.get("cpu_model"))),
         ("Cores", get(lambda r: r.machine.get("cores"))),
         ("Memory", get(lambda r: f"{float(r.machine['memory_gb']):,.4g} GB" if r.machine.get("memory_gb") else None)),

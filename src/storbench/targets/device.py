@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from storbench.errors import InputError, TargetError
 from storbench.targets.base import PathTarget, Target, TargetOptions, local_path_in, register
+from storbench.telemetry.zoned import device_stack
 
 
 def is_block_device(path: Path) -> bool:
@@ -49,6 +50,10 @@ class DeviceTarget(PathTarget):
         finally:
             os.close(fd)
         return "fsync"
+
+    def manifest_config(self) -> dict[str, Any]:
+        """The device's zoned model and zone geometry (none, host-aware, host-managed; paper 004)."""
+        return {"zoned": device_stack(str(self.path))}
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
