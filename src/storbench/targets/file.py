@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from storbench.errors import InputError, TargetError
 from storbench.targets.base import (MARKER, PathTarget, Target, TargetOptions, evict_from_page_cache,
                                     local_path_in, refuse_capacity, register, syncfs)
 from storbench.targets.device import DeviceTarget, is_block_device
+from storbench.telemetry.zoned import zoned_stack
 
 
 def nearest_existing(path: Path) -> Path:
@@ -74,6 +76,11 @@ class FileTarget(PathTarget):
 
     def local_path(self) -> Path:
         return self.path
+
+    def manifest_config(self) -> dict[str, Any]:
+        """The stack under the directory: its file system, disks and their zoned models (paper 004)."""
+        stack = zoned_stack(str(self.path))
+        return {"zoned": stack} if stack else {}
 
     def claim_root(self) -> str:
         root = self.path / f"storbench-{self.run_id}"
