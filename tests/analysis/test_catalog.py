@@ -72,8 +72,9 @@ def test_a_table_row_says_direction_by_its_wording():
 @pytest.mark.parametrize("row,message", [
     ("a | A | s | mean | quicker/slower", "wording 'quicker/slower' is not one of: higher/lower,"),
     ("a | A | s | average | faster/slower", "aggregation 'average' is not one of: max, min, mean, median, sum"),
-    ("a | A | s | mean", r"name \| title \| unit \| aggregation \| better/worse \[\| overall\]"),
-    ("a | A | s | mean | faster/slower | always", "the last column is 'overall' or nothing"),
+    ("a | A | s | mean", r"name \| title \| unit \| aggregation \| better/worse \[\| flags\]"),
+    ("a | A | s | mean | faster/slower | always",
+     "the last column names overall, words-first, factor or nothing, not 'always'"),
 ])
 def test_a_bad_table_row_says_what_is_allowed(row, message):
     with pytest.raises(ValueError, match=message):

@@ -25,7 +25,10 @@ Definitions (one rule for every metric, chosen so paper 000's headlines come out
 * Consistency metrics (a spread such as the stddev of per-second IOPS, whose words are
   "more/less consistent") are said as a factor once one run is at least twice the
   other, as paper 004 says a 10× smaller stddev: "10× more consistent", not "90% more
-  consistent"; below 2× they read as a percent like any other metric.
+  consistent"; below 2× they read as a percent like any other metric. A metric declared
+  ``factor`` is said so too ("10× lower IOPS standard deviation").
+* A metric declared ``words-first`` is said with the change before its title, as paper 004
+  writes "58% higher average IOPS".
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def phrase(spec: MetricSpec, subject: str, words: str) -> str:
         return f"{subject} {words}"
     if _counted_rate(spec):
         return f"{words} {COUNTED_RATES[spec.unit]}"
-    if spec.unit in EFFICIENCY_UNITS:
+    if spec.unit in EFFICIENCY_UNITS or spec.words_first:
         return f"{words} {subject}"
     return f"{subject} {words}"
 
@@ -101,7 +104,8 @@ def delta_words(spec: MetricSpec, rel: float | None) -> str:
         return kind
     assert rel is not None
     word = spec.better_word if kind == "better" else spec.worse_word
-    if (spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS or _counted_rate(spec)) and rel > -1.0:
+    if (spec.factor or spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS or _counted_rate(spec)) \
+            and rel > -1.0:
         factor = 1.0 + rel if rel > 0 else 1.0 / (1.0 + rel)
         if factor >= 2.0:
             return f"{factor:.1f}× {word}" if factor < 10 else f"{factor:,.0f}× {word}"

@@ -26,6 +26,10 @@ class MetricSpec:
     # True when one figure over all timed operations means something (paper 000's summary
     # table and headlines give maximum throughput, average latency and maximum CPU overall).
     overall: bool = False
+    # Said as the paper says it, the change before the title: "58% higher average IOPS" (paper 004).
+    words_first: bool = False
+    # A spread said as a factor once one run is at least twice the other: "10× lower IOPS standard deviation".
+    factor: bool = False
 
     @property
     def direction(self) -> str:
@@ -41,20 +45,26 @@ WORDINGS = {"higher/lower": True, "more/fewer": True, "more/less": True, "larger
             "less/more": False, "more consistent/less consistent": False}
 
 
-def metric(name: str, title: str, unit: str, aggregation: str, wording: str, overall: str = "") -> MetricSpec:
-    """A spec from its wording (a key of WORDINGS); ``overall="overall"`` sets MetricSpec.overall."""
+FLAGS = ("overall", "words-first", "factor")  # the optional last column: MetricSpec.overall, .words_first, .factor
+
+
+def metric(name: str, title: str, unit: str, aggregation: str, wording: str, flags: str = "") -> MetricSpec:
+    """A spec from its wording (a key of WORDINGS); ``flags`` names FLAGS, space-separated ("overall")."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"metric {name}: aggregation {aggregation!r} is not one of: {', '.join(AGGREGATIONS)}")
     if wording not in WORDINGS:
         raise ValueError(f"metric {name}: wording {wording!r} is not one of: {', '.join(WORDINGS)}")
-    if overall not in ("", "overall"):
-        raise ValueError(f"metric {name}: the last column is 'overall' or nothing, not {overall!r}")
+    unknown = [flag for flag in flags.split() if flag not in FLAGS]
+    if unknown:
+        raise ValueError(f"metric {name}: the last column names {', '.join(FLAGS)} or nothing, not {unknown[0]!r}")
     better, worse = wording.split("/")
-    return MetricSpec(name, title, unit, WORDINGS[wording], aggregation, better, worse, overall == "overall")
+    given = flags.split()
+    return MetricSpec(name, title, unit, WORDINGS[wording], aggregation, better, worse, "overall" in given,
+                      "words-first" in given, "factor" in given)
 
 
 def metric_table(text: str) -> tuple[MetricSpec, ...]:
-    """Specs from rows ``name | title | unit | aggregation | better/worse [| overall]``; # starts a comment."""
+    """Specs from rows ``name | title | unit | aggregation | better/worse [| flags]``; # starts a comment."""
     specs = []
     for line in text.splitlines():
         cells = [cell.strip() for cell in line.split("|")]
@@ -62,6 +72,6 @@ def metric_table(text: str) -> tuple[MetricSpec, ...]:
             continue
         if len(cells) not in (5, 6):
             raise ValueError(f"metric row {line.strip()!r}: name | title | unit | aggregation | better/worse "
-                             f"[| overall]")
+                             f"[| flags]")
         specs.append(metric(*cells))
     return tuple(specs)
