@@ -10,6 +10,7 @@ percentiles are taken from the merged latency histograms (``json+`` bins), as fi
 from __future__ import annotations
 
 import math
+import re
 import os
 import statistics
 from dataclasses import dataclass
@@ -213,3 +214,15 @@ def stddev(values: list[float]) -> float | None:
 
 def is_finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
+
+
+_ZONE_RESETS = re.compile(r";\s*(\d+) zone resets?\b")
+
+
+def zone_resets(normal_output: str) -> int | None:
+    """Zone resets fio made (``--output-format=...,normal`` prints "; N zone resets" on a job's line when N > 0);
+    0 when the output holds fio's report without such a line, None when it holds no report at all."""
+    counts = [int(n) for n in _ZONE_RESETS.findall(normal_output)]
+    if counts:
+        return sum(counts)  # one line per group (group_reporting) or per job
+    return 0 if re.search(r"(?m)^\s*(write|read): IOPS=", normal_output) else None

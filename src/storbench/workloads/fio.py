@@ -225,7 +225,12 @@ class _Fio(Workload):
         iops_series = fio_results.read_log_series(str(logs / self.name), "iops")
         choice = self._choice(ctx, params)
         self._keep(ctx, version, text, choice, number, done, bw_series, iops_series)
-        return samples_for(self.name, result, choice.labels(), bw_series, iops_series)
+        return self._samples(result, choice.labels(), bw_series, iops_series, done)
+
+    def _samples(self, result: fio_results.FioResult, labels: dict[str, str], bw: dict[str, list[float]],
+                 iops: dict[str, list[float]], done: fio_engine.FioRun) -> list[Sample]:
+        """What one fio run reports (storbench.workloads.zoned reports the paper's figures instead)."""
+        return samples_for(self.name, result, labels, bw, iops)
 
     def _keep(self, ctx: RunContext, version: str, text: str, choice: fio_engine.IoChoice, number: int,
               done: fio_engine.FioRun, bw: dict[str, list[float]], iops: dict[str, list[float]]) -> None:
