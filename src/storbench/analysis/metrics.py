@@ -28,8 +28,9 @@ SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbenc
 # come in this order — the paper's time, throughput, latency and CPU first, then the
 # dataset, Spark's own figures and the workload families; a workload family not named here
 # follows them, in discovery order (by module name). Within a section the declaration's own
-# order holds, and a metric declared again keeps the place of its first declaration.
-ORDER = ("storbench.telemetry.metrics", "storbench.workloads.spark_transforms", "storbench.engines.eventlog",
+# order holds, and a metric declared again keeps the place of its first declaration. Paper 004's zoned
+# figures lead: a zoned run's headlines are the paper's sentences, not the telemetry's.
+ORDER = ("storbench.workloads.zoned", "storbench.telemetry.metrics", "storbench.workloads.spark_transforms", "storbench.engines.eventlog",
          "storbench.engines.s3a", "storbench.workloads.terasort", "storbench.workloads.tpcds", "storbench.workloads.dfsio",
          "storbench.workloads.fio", "storbench.workloads.rados_bench", "storbench.results.consistency",
          "storbench.workloads.objects")

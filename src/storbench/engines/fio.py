@@ -90,12 +90,11 @@ class JobSpec:
     log_prefix: str | None = None  # per-second bandwidth/IOPS logs
     create_only: bool = False  # lay the files out and stop (untimed preparation)
     comments: list[str] = field(default_factory=list)
-    # Zoned devices (storbench.workloads.zoned): "zbd" makes fio write at the write pointers and reset zones;
-    # zonesize emulates zones on a regular file; offset starts the first job's region (the claimed range).
+    # Zoned devices (storbench.workloads.zoned): "zbd" makes fio write at the write pointers and reset zones
+    # (only inside each job's [offset, offset + size)); zonesize emulates zones on a regular file.
     zonemode: str = "none"
     zonesize: str | None = None
     max_open_zones: int = 0  # 0: fio's default (the device's own limit)
-    offset: int = 0
 
     @property
     def timeout_s(self) -> float:
@@ -128,8 +127,6 @@ def job_text(spec: JobSpec) -> str:
             lines.append(f"offset_increment={spec.size}")  # each job its own region of the device
     else:
         lines.append(f"directory={_escape(spec.directory or '.')}")
-    if spec.offset:
-        lines.append(f"offset={spec.offset}")
     if spec.zonemode != "none":
         lines.append(f"zonemode={spec.zonemode}")
         lines += [f"zonesize={spec.zonesize}"] if spec.zonesize else []

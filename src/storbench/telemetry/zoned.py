@@ -101,6 +101,10 @@ class ZonedDevice:
 
     def text(self) -> str:
         """"nvme0n1 (host-managed: 32 zones of 64 MiB, capacity 48 MiB, max open 14, max active 14)"."""
+        return f"{self.name} ({self.facts()})"
+
+    def facts(self) -> str:
+        """"host-managed: 32 zones of 64 MiB, ...", "none" or "none, metadata"."""
         facts = [f"{self.nr_zones} zones of {size_text(self.zone_size)}" if self.nr_zones and self.zone_size
                  else ""]
         if self.zone_capacity and self.zone_capacity != self.zone_size:
@@ -110,8 +114,7 @@ class ZonedDevice:
                 facts.append(f"max {what} {limit}")
         said = ", ".join(f for f in facts if f)
         model = f"{self.model}: {said}" if self.zoned and said else self.model
-        role = f", {self.role}" if self.role else ""
-        return f"{self.name} ({model}{role})"
+        return f"{model}, {self.role}" if self.role else model
 
 
 def size_text(value: int | None) -> str:

@@ -1,0 +1,242 @@
+"""Zoned drives (paper 004): fio on SMR/ZNS devices and on the stacks over them, in the paper's figures.
+
+Paper 004 sets host-managed SMR drives behind a log-structured layer against conventional drives under
+ext4/XFS: 4 MB writes with 16 in flight for 1800 s, reported as the average IOPS and the standard
+deviation of the per-second IOPS ("58% higher average IOPS", "10× better consistency"), then reads
+of what was written, as the average throughput over three runs. These workloads run those shapes with
+fio on any local target:
+
+- a raw zoned device (``--target /dev/nvme0n1``): ``zonemode=zbd``, so fio writes at the write pointers,
+  resets zones when a time-based write wraps (counted: ``zoned_zone_resets``, from fio's own report) and
+  keeps at most ``max_open_zones`` open (the device's limit unless a lower one is asked);
+- a file system over a zoned device (btrfs zoned, f2fs: the log-structured layer), a conventional device
+  or a directory: plain fio files, the file system handling any zones (``zone_size`` makes fio emulate
+  zones on the files instead).
+
+Zone resets destroy data. A raw device gets the fio workloads' guards (--allow-device-overwrite, the
+blank check, the re-check before the first write). Each job's region is whole zones from the device's
+start (``size`` rounded up to zones; fio's ``offset_increment``), and fio's zbd mode resets only zones
+inside a job's region, so a run claims the zones ``[0, numjobs × size)``; the zones after them are read
+(BLKREPORTZONE) before and after every fio run and must be unchanged, or the run fails.
+Refused before anything starts, in one line (:func:`plan_zoning`): writes to a host-managed device without
+zbd, a block size that is not a multiple of its logical block (O_DIRECT) or does not divide its zones,
+buffered writes to it, more open zones than it allows, and zbd where there are no zones and no zone_size.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from storbench.context import RunContext
+from storbench.engines import fio as fio_engine
+from storbench.engines import fio_results
+from storbench.errors import InputError, TargetError, WorkloadError
+from storbench.results.metrics import metric_table
+from storbench.results.model import Sample
+from storbench.targets.device import DeviceTarget, device_size
+from storbench.telemetry.zoned import Zone, ZonedDevice, all_zones, size_text, zoned_device
+from storbench.units import parse_size
+from storbench.workloads.base import variant
+from storbench.workloads.fio import FIO_PARAMS, _Fio
+from storbench.workloads.params import FLUSH, Param, SizeParam
+
+ZONED_PARAMS = FIO_PARAMS + (
+    Param("zonemode", str, "auto", "zbd: fio writes at the write pointers and resets zones; none: plain I/O; "
+          "auto: zbd on a zoned raw device (and for writes with zone_size), none elsewhere",
+          choices=("auto", "zbd", "none")),
+    SizeParam("zone_size", str, "", "zones fio emulates with zbd where the target has none, e.g. 64m",
+              empty="no emulated zones", what="a fio size"),
+    Param("max_open_zones", int, 0, "zones open at once with zbd; 0: the device's max_open_zones", minimum=0),
+)
+
+# Paper 004's figures in its words; a write pass reports IOPS and their spread, a read pass throughput.
+METRICS = metric_table("""
+    zoned_avg_iops       | average IOPS              | IOPS   | mean | higher/lower | words-first
+    zoned_iops_stddev    | IOPS standard deviation   | IOPS   | mean | lower/higher | words-first factor
+    zoned_write_p99_ms   | p99 write latency         | ms     | mean | lower/higher | words-first
+    zoned_write_p99_9_ms | p99.9 write latency       | ms     | mean | lower/higher | words-first
+    zoned_write_mbps     | average write throughput  | MB/s   | mean | higher/lower | words-first
+    zoned_zone_resets    | zone resets               | resets | mean | fewer/more   | words-first
+    zoned_read_mbps      | average read throughput   | MB/s   | mean | higher/lower | words-first
+    zoned_read_iops      | average read IOPS         | IOPS   | mean | higher/lower | words-first
+    zoned_read_p99_ms    | p99 read latency          | ms     | mean | lower/higher | words-first
+    zoned_read_p99_9_ms  | p99.9 read latency        | ms     | mean | lower/higher | words-first
+""")
+WRITES = {"write": "sequential writes", "randwrite": "random writes"}
+
+
+@dataclass(frozen=True)
+class Zoning:
+    """How one workload meets the zones: fio's zone mode, the zone size (real or emulated), each job's region."""
+
+    mode: str  # "zbd" or "none"
+    zone_size: int | None  # bytes
+    emulated: bool  # zones fio emulates on a target without them (zone_size)
+    job_bytes: int  # each job's region; whole zones under zbd
+    max_open: int  # 0: fio's default
+
+
+def plan_zoning(name: str, rw: str, params: dict[str, Any], device: ZonedDevice | None,
+                where: str) -> tuple[Zoning, list[str]]:
+    """The zoning of a job on ``where`` (``device``: a raw target's zoned model), and notes; InputError (one
+    line: what, where, what is allowed) for a job the device cannot take."""
+    bs, size = parse_size(params["bs"]), parse_size(params["size"])
+    zoned = device is not None and device.zoned
+    writes = rw in WRITES
+    if zoned:
+        assert device is not None
+        said = f"{where} ({device.facts()})"
+        if device.model == "host-managed" and params["zonemode"] == "none" and writes:
+            raise InputError(f"{name}: {said} is host-managed: {WRITES[rw]} without zonemode=zbd miss the write "
+                             f"pointers and the device refuses them; allowed: zonemode=zbd or auto")
+        block = device.logical_block or 512
+        if params["direct"] and bs % block:
+            raise InputError(f"{name}: bs={params['bs']} is not a multiple of the {block}-byte logical block of "
+                             f"{where}, which O_DIRECT needs; allowed: a multiple of {block}, e.g. 4m")
+        if writes and not params["direct"]:
+            raise InputError(f"{name}: buffered writes (direct=false) reach the zoned {where} out of order; "
+                             f"allowed: direct=true")
+        if params["zone_size"] and parse_size(params["zone_size"]) != device.zone_size:
+            raise InputError(f"{name}: zone_size={params['zone_size']} on {said}, whose zones are "
+                             f"{size_text(device.zone_size)}; allowed: zone_size empty (the device's own)")
+        limit = device.max_open_zones or 0
+        if limit and params["max_open_zones"] > limit:
+            raise InputError(f"{name}: max_open_zones={params['max_open_zones']} is more than the {limit} "
+                             f"{where} allows; allowed: 1 to {limit}, or 0 for {limit}")
+    zone = device.zone_size if zoned and device else (parse_size(params["zone_size"]) if params["zone_size"] else None)
+    mode = params["zonemode"]
+    if mode == "auto":  # fio's emulated zones start empty each run: reads would find nothing written in them
+        mode = "zbd" if zoned or (zone and writes) else "none"
+    if mode == "none":
+        return Zoning("none", zone, False, size, 0), []
+    if not zone:
+        raise InputError(f"{name}: zonemode=zbd needs zones and {where} has none; allowed: zone_size=64m (fio "
+                         f"then emulates zones of that size), or zonemode=auto")
+    if not zoned and not writes:
+        raise InputError(f"{name}: zonemode=zbd reads on zones fio emulates on {where} find nothing (they start "
+                         f"empty each run); allowed: zonemode=auto or none")
+    if zone % bs:
+        raise InputError(f"{name}: bs={params['bs']} does not divide the {size_text(zone)} zones of {where}, so "
+                         f"I/O would straddle zones; allowed: a block size that divides {size_text(zone)}")
+    job_bytes = -(-size // zone) * zone
+    notes = [] if job_bytes == size else [f"size {params['size']} per job is rounded up to {job_bytes // zone} "
+                                          f"whole zone(s) of {size_text(zone)} on {where}"]
+    max_open = params["max_open_zones"] or (device.max_open_zones or 0 if zoned and device else 0)
+    return Zoning("zbd", zone, not zoned, job_bytes, max_open), notes
+
+
+def changed_zones(before: list[Zone], after: list[Zone]) -> list[Zone]:
+    """Zones whose write pointer or condition moved between two reports (the zones a run must not touch)."""
+    now = {zone.start: zone for zone in after}
+    return [zone for zone in before if now.get(zone.start) != zone]
+
+
+class _Zoned(_Fio):
+    params = ZONED_PARAMS
+    metrics = METRICS
+
+    def _device(self, ctx: RunContext) -> ZonedDevice | None:
+        if not self._is_device(ctx):
+            return None
+        return zoned_device(Path(os.path.realpath(ctx.target_as(DeviceTarget).path)).name)
+
+    def _zoning(self, ctx: RunContext, params: dict[str, Any]) -> tuple[Zoning, list[str]]:
+        if self._is_device(ctx):
+            where = str(ctx.target_as(DeviceTarget).path)
+        else:
+            where = f"the directory {ctx.target.local_path() or ctx.target.uri}"
+        return plan_zoning(self.name, self.rw, params, self._device(ctx), where)
+
+    def estimated_bytes(self, params: dict[str, Any]) -> int:
+        size, zone = parse_size(params["size"]), parse_size(params["zone_size"] or params["size"])
+        return -(-size // zone) * zone * params["numjobs"]
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        zoning, notes = self._zoning(ctx, params)  # the zoned refusals first: they say more than fio's
+        super().check(ctx, {**params, "size": str(zoning.job_bytes)})
+        ctx.notes.extend(f"{self.name}: {note}" for note in notes)
+        if self._is_device(ctx) and zoning.mode == "zbd":
+            device = ctx.target_as(DeviceTarget).path
+            capacity = device_size(device)
+            if capacity is not None and zoning.job_bytes * params["numjobs"] > capacity:
+                raise TargetError(f"{self.name}: numjobs {params['numjobs']} × {size_text(zoning.job_bytes)} of "
+                                  f"whole zones is more than the {size_text(capacity)} of {device}")
+
+    def _spec(self, ctx: RunContext, params: dict[str, Any], create_only: bool = False,
+              log_prefix: str | None = None) -> fio_engine.JobSpec:
+        zoning, _ = self._zoning(ctx, params)
+        spec = super()._spec(ctx, {**params, "size": str(zoning.job_bytes)}, create_only, log_prefix)
+        if zoning.mode == "zbd" and not create_only:  # the layout writes plain files; zones start with the job
+            spec.zonemode, spec.max_open_zones = "zbd", zoning.max_open
+            spec.zonesize = str(zoning.zone_size) if zoning.emulated else None
+            spec.comments.append(f"claimed: bytes [0, {zoning.job_bytes * params['numjobs']}) in zones of "
+                                 f"{size_text(zoning.zone_size)}; fio's zbd mode resets only zones inside a "
+                                 f"job's [offset, offset + size)")
+        return spec
+
+    def _zones_after(self, ctx: RunContext, params: dict[str, Any], zoning: Zoning) -> tuple[int, list[Zone]] | None:
+        """The zones after the claimed range of a zoned raw device, and where that range ends (in sectors);
+        None elsewhere, or where they cannot be read (a note says so)."""
+        if zoning.mode != "zbd" or zoning.emulated or not self._is_device(ctx):
+            return None
+        path = os.path.realpath(ctx.target_as(DeviceTarget).path)
+        end = zoning.job_bytes * params["numjobs"] // 512
+        try:
+            return end, [zone for zone in all_zones(path, (device_size(Path(path)) or 0) // 512) if zone.start >= end]
+        except OSError as exc:
+            ctx.notes.append(f"{self.name}: the zones outside the claimed range of {path} could not be read "
+                             f"({exc.strerror}); fio's own range limit alone kept them")
+            return None
+
+    def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
+        zoning, _ = self._zoning(ctx, params)
+        before = self._zones_after(ctx, params, zoning)
+        samples = super().run(ctx, params)
+        after = self._zones_after(ctx, params, zoning) if before else None
+        moved = changed_zones(before[1], after[1]) if before and after else []
+        if moved:
+            raise WorkloadError(f"{self.name}: {len(moved)} zone(s) of {ctx.target_as(DeviceTarget).path} after "
+                                f"the claimed range (from sector {before[0]}) changed, the first at sector "
+                                f"{moved[0].start}; the run must not touch them")
+        choice = self._choice(ctx, params)
+        ctx.rules["io"] = f"{choice.engine}, direct={int(choice.direct)}"
+        return samples
+
+    def _samples(self, result: fio_results.FioResult, labels: dict[str, str], bw: dict[str, list[float]],
+                 iops: dict[str, list[float]], done: fio_engine.FioRun) -> list[Sample]:
+        """The paper's figures, unlabelled so compare can make headlines of them (the I/O engine and direct
+        flag are the window's rules instead); fio's whole JSON and per-second series stay in artifacts."""
+        moved = [(d, stats) for d, stats in result.aggregate().items() if stats.io_bytes]
+        if not moved:  # zbd reads stop at the write pointers: empty zones give nothing to read
+            raise WorkloadError(f"{self.name}: fio moved no data ({done.output_path.name}); on a zoned device "
+                                f"reads find only what was written: run zoned-write first, as zoned-004 does")
+        direction, stats = moved[0]  # one direction per zoned workload
+        p99, p99_9 = stats.percentile_ms(99.0), stats.percentile_ms(99.9)
+        if self.rw in WRITES:
+            values = [("zoned_avg_iops", stats.iops, "IOPS"),
+                      ("zoned_iops_stddev", fio_results.stddev(iops.get(direction, [])), "IOPS"),
+                      ("zoned_write_p99_ms", p99, "ms"), ("zoned_write_p99_9_ms", p99_9, "ms"),
+                      ("zoned_write_mbps", stats.bw_bytes / 1e6, "MB/s")]
+            resets = fio_results.zone_resets(done.output_path.read_text()) if done.output_path.exists() else None
+            if resets is not None:  # zbd only: fio's normal output is asked for then
+                values.append(("zoned_zone_resets", float(resets), "resets"))
+        else:
+            values = [("zoned_read_mbps", stats.bw_bytes / 1e6, "MB/s"), ("zoned_read_iops", stats.iops, "IOPS"),
+                      ("zoned_read_p99_ms", p99, "ms"), ("zoned_read_p99_9_ms", p99_9, "ms")]
+        return [Sample(self.name, metric, value if fio_results.is_finite(value) else None, unit)
+                for metric, value, unit in values]
+
+
+ZonedWrite = variant(_Zoned, "zoned-write", "sequential writes on a zoned device (zbd) or any stack (paper 004)",
+                     rw="write", params=ZONED_PARAMS + (FLUSH,))
+ZonedRead = variant(_Zoned, "zoned-read", "sequential reads of what zoned-write wrote, or of files laid out first",
+                    rw="read")
+ZonedRandWrite = variant(_Zoned, "zoned-randwrite", "random writes, at the write pointers on a zoned device (zbd)",
+                         rw="randwrite", params=ZONED_PARAMS + (FLUSH,))
+ZonedRandRead = variant(_Zoned, "zoned-randread", "random reads on a zoned device (zbd) or any stack",
+                        rw="randread")
+
+__all__ = ["ZONED_PARAMS", "ZonedRandRead", "ZonedRandWrite", "ZonedRead", "ZonedWrite", "Zoning", "plan_zoning"]
