@@ -10,7 +10,8 @@ from storbench.results.metrics import MetricSpec, metric, metric_table
 from storbench.workloads import all_workloads
 
 # One metric of each declaring module, as the reports know them.
-FAMILIES = {"storbench.workloads.zoned": "zoned_iops_stddev", "storbench.telemetry.metrics": "max_read_mbps", "storbench.engines.eventlog": "shuffle_read_mb",
+FAMILIES = {"storbench.workloads.zoned": "zoned_iops_stddev",
+            "storbench.telemetry.metrics": "max_read_mbps", "storbench.engines.eventlog": "shuffle_read_mb",
             "storbench.results.consistency": "ps_iops_cv", "storbench.engines.s3a": "s3a_put_requests",
             "storbench.workloads.spark_transforms": "rows",
             "storbench.workloads.terasort": "hsph", "storbench.workloads.tpcds": "query_time",

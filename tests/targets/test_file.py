@@ -23,7 +23,9 @@ def test_plain_paths_and_file_uris(tmp_path, text):
     assert isinstance(target, FileTarget)
     assert (target.uri, target.path) == (f"file://{tmp_path}/t", tmp_path / "t")
     assert target.local_path() == tmp_path / "t"
-    assert target.facts().endpoint_url is None and target.manifest_config() == {}
+    assert target.facts().endpoint_url is None
+    assert list(target.manifest_config()) == ["zoned"]  # the stack under the directory (storbench.telemetry.zoned)
+    assert target.manifest_config()["zoned"]["summary"]
 
 
 def test_relative_and_home_paths_become_absolute(monkeypatch, tmp_path):

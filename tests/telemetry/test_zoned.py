@@ -88,6 +88,7 @@ def test_f2fs_superblock_without_magic_lists_nothing():
     assert f2fs_devices(struct.pack("<I", 0xF2F52010)) == []  # too short to hold the device list
 
 
+@pytest.mark.real
 @pytest.mark.skipif(not shutil.which("mkfs.f2fs"), reason="f2fs-tools (mkfs.f2fs) is not installed")
 def test_a_real_multi_device_f2fs_superblock():
     with tempfile.TemporaryDirectory(prefix="sb-", dir="/tmp") as short:  # f2fs keeps 64 bytes per path

@@ -39,8 +39,8 @@ def test_every_workload_names_known_schemes():
 
 
 @pytest.mark.parametrize("workload,scheme,message", [
-    ("datagen", "device", "workload datagen cannot use the raw device target device:///dev/sdx; only the fio "
-                          f"workloads can (datagen needs {SPARK_NEEDS})"),
+    ("datagen", "device", "workload datagen cannot use the raw device target device:///dev/sdx; only the fio and "
+                          f"zoned workloads can (datagen needs {SPARK_NEEDS})"),
     ("teragen", "rados", "workload teragen cannot use the RADOS pool target rados://pool; only the rados-bench "
                          f"workloads can (teragen needs {SPARK_NEEDS})"),
     ("fio-write", "hdfs", "workload fio-write cannot use the hdfs:// target hdfs://127.0.0.1:1/x; only the {takers} "
@@ -49,8 +49,8 @@ def test_every_workload_names_known_schemes():
                             "workloads can (objects-put needs an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on "
                             "`storbench services up s3`)"),
     ("rados-bench-write", "device", "workload rados-bench-write cannot use the raw device target device:///dev/sdx; "
-                                    "only the fio workloads can (rados-bench-write needs a RADOS pool target: "
-                                    "rados://POOL on `storbench services up ceph` or rados://POOL?conf=PATH)"),
+                                    "only the fio and zoned workloads can (rados-bench-write needs a RADOS pool "
+                                    "target: rados://POOL on `storbench services up ceph` or rados://POOL?conf=PATH)"),
 ])
 def test_a_workload_refuses_the_schemes_it_does_not_take(targets, tmp_path, workload, scheme, message):
     with pytest.raises(InputError) as refused:

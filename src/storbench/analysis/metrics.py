@@ -30,7 +30,8 @@ SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbenc
 # follows them, in discovery order (by module name). Within a section the declaration's own
 # order holds, and a metric declared again keeps the place of its first declaration. Paper 004's zoned
 # figures lead: a zoned run's headlines are the paper's sentences, not the telemetry's.
-ORDER = ("storbench.workloads.zoned", "storbench.telemetry.metrics", "storbench.workloads.spark_transforms", "storbench.engines.eventlog",
+ORDER = ("storbench.workloads.zoned",
+         "storbench.telemetry.metrics", "storbench.workloads.spark_transforms", "storbench.engines.eventlog",
          "storbench.engines.s3a", "storbench.workloads.terasort", "storbench.workloads.tpcds", "storbench.workloads.dfsio",
          "storbench.workloads.fio", "storbench.workloads.rados_bench", "storbench.results.consistency",
          "storbench.workloads.objects")
