@@ -26,6 +26,7 @@ sit next to the data.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,11 @@ from storbench.results.metrics import metric, metric_table
 from storbench.results.model import Sample
 from storbench.targets.device import DeviceTarget, check_device_overwrite, device_number, device_size, same_device
 from storbench.telemetry.machine import available_memory
+from storbench.telemetry.zoned import zoned_device
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import FLUSH, Param, SizeParam
+from storbench.workloads.zoning import refuse_plain_writes
 
 
 FIO_PARAMS = (
@@ -125,6 +128,8 @@ class _Fio(Workload):
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
+        if self._is_device(ctx):
+            self._check_zones(ctx.target_as(DeviceTarget).path, params)
         bs = parse_size(params["bs"], name=f"{self.name}: bs", what="a fio size")
         size = parse_size(params["size"], name=f"{self.name}: size", what="a fio size")
         if size < bs:
@@ -150,6 +155,12 @@ class _Fio(Workload):
                 raise TargetError(f"{self.name}: numjobs {params['numjobs']} × size {params['size']} is more than "
                                   f"the {human_bytes(capacity)} of {device}; lower size or numjobs")
         self._choice(ctx, params)  # probe now: no engine at all fails before the run starts
+
+    def _check_zones(self, device: Path, params: dict[str, Any]) -> None:
+        """A host-managed zoned device refuses writes off its write pointers: refused here, not mid-run
+        (storbench.workloads.zoned writes at them with zonemode=zbd)."""
+        zoned = zoned_device(Path(os.path.realpath(device)).name)
+        refuse_plain_writes(self.name, self.rw, zoned, str(device), f"the zoned-{self.rw} workload (zonemode=zbd)")
 
     def _choice(self, ctx: RunContext, params: dict[str, Any]) -> fio_engine.IoChoice:
         """The engine/direct pair that works here, probed once per run and workload."""

@@ -26,14 +26,13 @@ buffered writes to it, more open zones than it allows, and zbd where there are n
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
-from storbench.errors import InputError, TargetError, WorkloadError
+from storbench.errors import TargetError, WorkloadError
 from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.targets.device import DeviceTarget, device_size
@@ -41,6 +40,7 @@ from storbench.telemetry.zoned import Zone, ZonedDevice, all_zones, size_text, z
 from storbench.units import parse_size
 from storbench.workloads.base import variant
 from storbench.workloads.fio import FIO_PARAMS, _Fio
+from storbench.workloads.zoning import WRITES, Zoning, changed_zones, plan_zoning
 from storbench.workloads.params import FLUSH, Param, SizeParam
 
 ZONED_PARAMS = FIO_PARAMS + (
@@ -65,75 +65,6 @@ METRICS = metric_table("""
     zoned_read_p99_ms    | p99 read latency          | ms     | mean | lower/higher | words-first
     zoned_read_p99_9_ms  | p99.9 read latency        | ms     | mean | lower/higher | words-first
 """)
-WRITES = {"write": "sequential writes", "randwrite": "random writes"}
-
-
-@dataclass(frozen=True)
-class Zoning:
-    """How one workload meets the zones: fio's zone mode, the zone size (real or emulated), each job's region."""
-
-    mode: str  # "zbd" or "none"
-    zone_size: int | None  # bytes
-    emulated: bool  # zones fio emulates on a target without them (zone_size)
-    job_bytes: int  # each job's region; whole zones under zbd
-    max_open: int  # 0: fio's default
-
-
-def plan_zoning(name: str, rw: str, params: dict[str, Any], device: ZonedDevice | None,
-                where: str) -> tuple[Zoning, list[str]]:
-    """The zoning of a job on ``where`` (``device``: a raw target's zoned model), and notes; InputError (one
-    line: what, where, what is allowed) for a job the device cannot take."""
-    bs, size = parse_size(params["bs"]), parse_size(params["size"])
-    zoned = device is not None and device.zoned
-    writes = rw in WRITES
-    if zoned:
-        assert device is not None
-        said = f"{where} ({device.facts()})"
-        if device.model == "host-managed" and params["zonemode"] == "none" and writes:
-            raise InputError(f"{name}: {said} is host-managed: {WRITES[rw]} without zonemode=zbd miss the write "
-                             f"pointers and the device refuses them; allowed: zonemode=zbd or auto")
-        block = device.logical_block or 512
-        if params["direct"] and bs % block:
-            raise InputError(f"{name}: bs={params['bs']} is not a multiple of the {block}-byte logical block of "
-                             f"{where}, which O_DIRECT needs; allowed: a multiple of {block}, e.g. 4m")
-        if writes and not params["direct"]:
-            raise InputError(f"{name}: buffered writes (direct=false) reach the zoned {where} out of order; "
-                             f"allowed: direct=true")
-        if params["zone_size"] and parse_size(params["zone_size"]) != device.zone_size:
-            raise InputError(f"{name}: zone_size={params['zone_size']} on {said}, whose zones are "
-                             f"{size_text(device.zone_size)}; allowed: zone_size empty (the device's own)")
-        limit = device.max_open_zones or 0
-        if limit and params["max_open_zones"] > limit:
-            raise InputError(f"{name}: max_open_zones={params['max_open_zones']} is more than the {limit} "
-                             f"{where} allows; allowed: 1 to {limit}, or 0 for {limit}")
-    zone = device.zone_size if zoned and device else (parse_size(params["zone_size"]) if params["zone_size"] else None)
-    mode = params["zonemode"]
-    if mode == "auto":  # fio's emulated zones start empty each run: reads would find nothing written in them
-        mode = "zbd" if zoned or (zone and writes) else "none"
-    if mode == "none":
-        return Zoning("none", zone, False, size, 0), []
-    if not zone:
-        raise InputError(f"{name}: zonemode=zbd needs zones and {where} has none; allowed: zone_size=64m (fio "
-                         f"then emulates zones of that size), or zonemode=auto")
-    if not zoned and not writes:
-        raise InputError(f"{name}: zonemode=zbd reads on zones fio emulates on {where} find nothing (they start "
-                         f"empty each run); allowed: zonemode=auto or none")
-    if zone % bs:
-        raise InputError(f"{name}: bs={params['bs']} does not divide the {size_text(zone)} zones of {where}, so "
-                         f"I/O would straddle zones; allowed: a block size that divides {size_text(zone)}")
-    job_bytes = -(-size // zone) * zone
-    notes = [] if job_bytes == size else [f"size {params['size']} per job is rounded up to {job_bytes // zone} "
-                                          f"whole zone(s) of {size_text(zone)} on {where}"]
-    max_open = params["max_open_zones"] or (device.max_open_zones or 0 if zoned and device else 0)
-    return Zoning("zbd", zone, not zoned, job_bytes, max_open), notes
-
-
-def changed_zones(before: list[Zone], after: list[Zone]) -> list[Zone]:
-    """Zones whose write pointer or condition moved between two reports (the zones a run must not touch)."""
-    now = {zone.start: zone for zone in after}
-    return [zone for zone in before if now.get(zone.start) != zone]
-
-
 class _Zoned(_Fio):
     params = ZONED_PARAMS
     metrics = METRICS
@@ -149,6 +80,9 @@ class _Zoned(_Fio):
         else:
             where = f"the directory {ctx.target.local_path() or ctx.target.uri}"
         return plan_zoning(self.name, self.rw, params, self._device(ctx), where)
+
+    def _check_zones(self, device: Path, params: dict[str, Any]) -> None:
+        """plan_zoning decided already (check, before the fio checks)."""
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         size, zone = parse_size(params["size"]), parse_size(params["zone_size"] or params["size"])

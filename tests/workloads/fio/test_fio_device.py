@@ -45,8 +45,8 @@ def test_blank_loop_device(tmp_path):
         assert spark.returncode == 2
         assert spark.stderr.strip().splitlines()[-1] == (
             f"storbench: error: workload datagen cannot use the raw device target device://{device}; "
-            f"only the fio workloads can (datagen needs a directory on a filesystem or an hdfs://HOST:PORT/PATH "
-            f"or an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on `storbench services up s3`)")
+            f"only the fio and zoned workloads can (datagen needs a directory on a filesystem or an "
+            f"hdfs://HOST:PORT/PATH or an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on `storbench services up s3`)")
         too_big = storbench(home, "run", "fio-basic", "--target", device, "--allow-device-overwrite",
                             "--set", "size=1g", timeout=120)
         assert too_big.returncode == 2 and "is more than the 67.1 MB of" in too_big.stderr
@@ -59,5 +59,6 @@ def test_blank_loop_device(tmp_path):
         assert manifest["config"]["target"] == f"device://{device}"
         assert manifest["config"]["devices"] == [Path(device).name]
         assert manifest["config"]["run_root"] is None
+        assert manifest["config"]["zoned"]["summary"] == f"raw {Path(device).name} (none)"  # a loop device is not zoned
         job = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["fio"]["workloads"]["fio-write"]
         assert f"filename={device}" in job["job_file"] and "offset_increment=8m" in job["job_file"]

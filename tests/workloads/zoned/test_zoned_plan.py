@@ -12,7 +12,7 @@ from storbench.engines.fio_results import zone_resets
 from storbench.errors import InputError
 from storbench.telemetry.zoned import Zone, zoned_device
 from storbench.workloads import get_workload
-from storbench.workloads.zoned import changed_zones, plan_zoning
+from storbench.workloads.zoning import changed_zones, plan_zoning, refuse_plain_writes
 
 SYS = str(Path(__file__).resolve().parents[2] / "data" / "telemetry" / "zoned" / "sys")
 ZNS = zoned_device("nvme0n1", SYS)  # host-managed, 32 zones of 64 MiB, max open 14, 4096-byte blocks
@@ -66,6 +66,18 @@ def test_jobs_a_device_cannot_take_are_refused_in_one_line(rw, changes, device, 
         plan_zoning(name, rw, params(**changes), device, "/dev/nvme0n1" if device else "the directory /d")
     assert message in str(error.value) and "\n" not in str(error.value)
     assert error.value.exit_code == 2
+
+
+def test_plain_fio_writes_to_a_host_managed_device_are_refused_and_reads_are_not():
+    with pytest.raises(InputError) as error:
+        refuse_plain_writes("fio-randwrite", "randwrite", ZNS, "/dev/nvme0n1", "the zoned-randwrite workload")
+    assert str(error.value) == (
+        "fio-randwrite: /dev/nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14) is host-managed: "
+        "random writes without zonemode=zbd miss the write pointers and the device refuses them; "
+        "allowed: the zoned-randwrite workload")
+    refuse_plain_writes("fio-read", "read", ZNS, "/dev/nvme0n1", "")
+    refuse_plain_writes("fio-randwrite", "randwrite", HOST_AWARE, "/dev/sda", "")  # the drive handles them
+    refuse_plain_writes("fio-write", "write", CONVENTIONAL, "/dev/sdc", "")
 
 
 def test_what_other_devices_and_file_targets_get():
