@@ -46,7 +46,8 @@ def test_blank_loop_device(tmp_path):
         assert spark.stderr.strip().splitlines()[-1] == (
             f"storbench: error: workload datagen cannot use the raw device target device://{device}; "
             f"only the fio and zoned workloads can (datagen needs a directory on a filesystem or an "
-            f"hdfs://HOST:PORT/PATH or an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on `storbench services up s3`)")
+            f"hdfs://HOST:PORT/PATH or an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on "
+            f"`storbench services up s3`)")
         too_big = storbench(home, "run", "fio-basic", "--target", device, "--allow-device-overwrite",
                             "--set", "size=1g", timeout=120)
         assert too_big.returncode == 2 and "is more than the 67.1 MB of" in too_big.stderr
