@@ -105,7 +105,7 @@ def test_hadoop_teravalidate_accepts_storbench_terasort(both):
     assert len(list(sorted_dir.glob("part-r-*"))) == 2  # partition_mb=1 over 2 MB: a total order across files
     lines = _bytes_of(both["work"] / "hadoop-report").decode().splitlines()
     assert [line.split("\t")[0] for line in lines] == ["checksum"], lines  # any "error" line is a rejection
-    assert lines[0].split("\t")[1] == f"{both['tera']['checksum']:x}"
+    assert lines[0].split("\t")[1] == f"{both['tera'].checksum:x}"
 
 
 def test_storbench_teravalidate_accepts_hadoop_terasort(both):
