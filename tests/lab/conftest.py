@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import compileall
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab.guest import KERNEL_DIR, ROOT, Guest, LabError
+from tests.lab.guest import KERNEL_DIR, ROOT, Guest
 
 LIMIT_S = 900  # QEMU's hard limit: the lab lane takes ~5 minutes
 BOOT_S = 180
@@ -37,6 +38,7 @@ def lab():
         yield guest
     finally:
         guest.stop()
+        assert not guest.alive(), "QEMU still runs after stop()"
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -69,7 +71,7 @@ def storbench_in_guest(guest: Guest, *args: str, timeout_s: float = 240) -> Gues
     """`python -m storbench --results SHARE/results run ARGS` in the guest; the run directory it made."""
     home = results_home(guest)
     before = set((home / "runs").iterdir()) if (home / "runs").is_dir() else set()
-    quoted = " ".join(_quote(a) for a in args)
+    quoted = " ".join(shlex.quote(a) for a in args)
     done = guest.run(f"cd /tmp && {sys.executable} -m storbench --results {home} run --quiet {quoted}", timeout_s)
     made = sorted(set((home / "runs").iterdir()) - before) if (home / "runs").is_dir() else []
     return GuestRun(done.rc, done.stdout, done.stderr, made[-1] if made else None)
@@ -79,12 +81,3 @@ def storbench_on_host(guest: Guest, *args: str) -> subprocess.CompletedProcess:
     """storbench on the host, over the results the guest wrote."""
     return subprocess.run([sys.executable, "-m", "storbench", "--results", str(results_home(guest)), *args],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
-
-
-__all__ = ["GuestRun", "LabError", "storbench_in_guest", "storbench_on_host"]

@@ -215,10 +215,16 @@ class Guest:
             _wait_gone(qemu_pid, grace_s)
 
     def _qemu_pid(self) -> int | None:
+        """QEMU's PID from its pidfile, if that process is still this QEMU (not a reused PID)."""
         try:
-            return int(self.pidfile.read_text().strip())
+            pid = int(self.pidfile.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except (OSError, ValueError):
             return None
+        return pid if str(self.pidfile).encode() in cmdline else None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None or self._qemu_pid() is not None
 
 
 def _signal(pid: int, sig: int) -> None:
