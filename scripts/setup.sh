@@ -13,7 +13,8 @@
 #                             and sushy-tools (power sources), postgresql (the shared results-store tests),
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
 #                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests; with
-#                             storbench's DataStax Java driver binding, the ycsb workloads' driver=ycsb)
+#                             storbench's DataStax Java driver binding, the ycsb workloads' driver=ycsb), and
+#                             the device lab (--part lab: QEMU, busybox, Debian's generic kernel in lab/target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,8 +28,8 @@ case "${1:-}" in
   --check) want_check=1 ;;
   --part)
     part="${2:-}"
-    case "$part" in jvm|s3a|cassandra|native|ycsb) ;; *)
-      echo "setup: --part '$part': allowed: jvm, s3a, cassandra, native, ycsb" >&2; exit 2 ;; esac ;;
+    case "$part" in jvm|s3a|cassandra|native|ycsb|lab) ;; *)
+      echo "setup: --part '$part': allowed: jvm, s3a, cassandra, native, ycsb, lab" >&2; exit 2 ;; esac ;;
   *) echo "setup: unknown option '$1'; allowed: --test, --check, --part NAME" >&2; exit 2 ;;
 esac
 wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }  # one part, or all of them for the tests
@@ -106,6 +107,13 @@ if [ "$want_test" = 1 ]; then
   for pair in ceph-mon:ceph-mon ceph-osd:ceph-osd ceph-mgr:ceph-mgr radosgw:radosgw rados:ceph-common; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
   done
+fi
+if wants lab; then  # the device lab's host side (tests/lab): QEMU under TCG, the guest's initramfs and mkfs tools
+  for pair in qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils cpio:cpio depmod:kmod dmsetup:dmsetup \
+              mkfs.btrfs:btrfs-progs mkfs.f2fs:f2fs-tools blkzone:util-linux; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
+  done
+  [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx modprobe || apt_packages+=(busybox-static)
 fi
 apt_packages=($(printf '%s\n' "${apt_packages[@]}" | sort -u))
 if [ "${#apt_packages[@]}" -gt 0 ]; then
@@ -195,4 +203,25 @@ if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x n
   cargo build --release --quiet --manifest-path native/Cargo.toml
   echo "$native_fingerprint" > "$native_stamp"
 fi
+fi
+
+# The device lab's guest kernel (tests/lab): Debian's generic kernel (nvme, 9p, virtio, dm-delay, dm-flakey,
+# btrfs, f2fs as modules), the version linux-image-amd64 depends on, downloaded and unpacked, not installed.
+if wants lab; then
+  lab_dir="lab/target"
+  kernel_pkg="$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1)"
+  if [ -z "$kernel_pkg" ]; then
+    echo "setup: the apt index offers no linux-image-amd64 (a Debian kernel for the device lab): apt-get update" >&2
+    exit 1
+  fi
+  if [ "$(cat "$lab_dir/kernel.done" 2>/dev/null)" != "$kernel_pkg" ]; then
+    echo "setup: downloading and unpacking $kernel_pkg for the device lab (~70 MB)" >&2
+    rm -rf "$lab_dir/kernel" "$lab_dir/download" && mkdir -p "$lab_dir/download"
+    (cd "$lab_dir/download" && apt-get download -qq "$kernel_pkg" 2>/dev/null)
+    dpkg-deb -x "$lab_dir"/download/"$kernel_pkg"_*.deb "$lab_dir/kernel"
+    kver="$(ls "$lab_dir/kernel/lib/modules")"
+    depmod -b "$lab_dir/kernel" "$kver"
+    rm -rf "$lab_dir/download"
+    echo "$kernel_pkg" > "$lab_dir/kernel.done"
+  fi
 fi

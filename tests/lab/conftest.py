@@ -1,0 +1,83 @@
+"""The device lab: one QEMU TCG guest per test session (tests/lab/guest.py), stopped by PID at the end.
+
+Needs `scripts/setup.sh --part lab` (QEMU, busybox, Debian's generic kernel in lab/target); without
+it the lab's tests are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import compileall
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lab.guest import KERNEL_DIR, ROOT, Guest
+
+LIMIT_S = 900  # QEMU's hard limit: the lab lane takes ~5 minutes
+BOOT_S = 180
+
+
+@pytest.fixture(scope="session")
+def lab():
+    if shutil.which("qemu-system-x86_64") is None or not (KERNEL_DIR / "boot").is_dir():
+        pytest.skip("the device lab is not set up: scripts/setup.sh --part lab")
+    # The guest reads the source over 9p and cannot write bytecode: compile it here, once.
+    compileall.compile_dir(ROOT / "src", quiet=1)
+    workdir = Path(tempfile.mkdtemp(prefix="storbench-lab-", dir="/tmp"))
+    guest = Guest(workdir, sys.executable, LIMIT_S)
+    try:
+        guest.wait_ready(BOOT_S)
+        yield guest
+    finally:
+        guest.stop()
+        assert not guest.alive(), "QEMU still runs after stop()"
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@dataclass
+class GuestRun:
+    """One `storbench run` in the guest: its exit code, output, and what it stored (read on the host)."""
+
+    rc: int
+    stdout: str
+    stderr: str
+    run_dir: Path | None
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        assert self.run_dir is not None, self.stderr
+        return json.loads((self.run_dir / "manifest.json").read_text())
+
+    @property
+    def samples(self) -> list[dict[str, Any]]:
+        assert self.run_dir is not None, self.stderr
+        lines = (self.run_dir / "samples.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def results_home(guest: Guest) -> Path:
+    return guest.share / "results"
+
+
+def storbench_in_guest(guest: Guest, *args: str, timeout_s: float = 240) -> GuestRun:
+    """`python -m storbench --results SHARE/results run ARGS` in the guest; the run directory it made."""
+    home = results_home(guest)
+    before = set((home / "runs").iterdir()) if (home / "runs").is_dir() else set()
+    quoted = " ".join(shlex.quote(a) for a in args)
+    done = guest.run(f"cd /tmp && {sys.executable} -m storbench --results {home} run --quiet {quoted}", timeout_s)
+    made = sorted(set((home / "runs").iterdir()) - before) if (home / "runs").is_dir() else []
+    return GuestRun(done.rc, done.stdout, done.stderr, made[-1] if made else None)
+
+
+def storbench_on_host(guest: Guest, *args: str) -> subprocess.CompletedProcess:
+    """storbench on the host, over the results the guest wrote."""
+    return subprocess.run([sys.executable, "-m", "storbench", "--results", str(results_home(guest)), *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
