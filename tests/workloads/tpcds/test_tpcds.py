@@ -14,6 +14,8 @@ from storbench.workloads.tpcds.data import TABLES
 from storbench.workloads.tpcds.queries import query_names
 from tests.cli.helpers import storbench
 
+pytestmark = pytest.mark.real  # the CLI as a child process, Spark
+
 STREAM_QUERIES = ["q3", "q7", "q42", "q52", "q55", "q96"]
 
 
