@@ -1,6 +1,7 @@
-# The two commands of the README: `make run` (the default job) and `make test`.
+# The commands of the README: `make run` (the default job), `make test` (every test) and `make test-fast`
+# (the fast lane: no real service, no JVM, no child process but cheap system tools; tests/lanes.py).
 # Each installs what it needs first (scripts/setup.sh is idempotent).
-.PHONY: run test setup bench
+.PHONY: run test test-fast setup bench
 
 run:
 	@scripts/setup.sh
@@ -9,6 +10,10 @@ run:
 test:
 	@scripts/setup.sh --test
 	.venv/bin/python -m pytest -q -rs  # -rs: each skipped test and its reason in the summary
+
+test-fast:
+	@scripts/setup.sh --test-fast
+	.venv/bin/python -m pytest -q -rs -m "not real"
 
 bench:
 	@scripts/setup.sh --test

@@ -6,6 +6,8 @@
 #   scripts/setup.sh --part P one part: jvm (the JVM launchers: MiniDFSCluster for `services up hdfs`,
 #                             TestDFSIO), s3a (Spark's S3A jars for s3:// targets), cassandra (its jars, for
 #                             `services up cassandra`), native (the native load engine, Rust >= 1.88), ycsb
+#   scripts/setup.sh --test-fast  what the fast test lane needs (make test-fast): the virtualenv with storbench
+#                             and its test extras (pytest) from pip; no Java, no Debian packages, no optional part
 #   scripts/setup.sh --check  only check the versions it needs (Python >= 3.11, Java >= 17, cargo for the native
 #                             engine against Cargo.lock) and say in one line each what is missing and how to get it
 #   scripts/setup.sh --test   every part, and also pytest, Debian's chromium (HTML report tests), fio, sysstat,
@@ -19,18 +21,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_test=0
+want_fast=0
 want_check=0
 part=""
 PYTHON="${PYTHON:-python3}"  # e.g. PYTHON=python3.11 where the system's python3 is older
 case "${1:-}" in
   "") ;;
   --test) want_test=1 ;;
+  --test-fast) want_fast=1 ;;
   --check) want_check=1 ;;
   --part)
     part="${2:-}"
     case "$part" in jvm|s3a|cassandra|native|ycsb|lab) ;; *)
       echo "setup: --part '$part': allowed: jvm, s3a, cassandra, native, ycsb, lab" >&2; exit 2 ;; esac ;;
-  *) echo "setup: unknown option '$1'; allowed: --test, --check, --part NAME" >&2; exit 2 ;;
+  *) echo "setup: unknown option '$1'; allowed: --test, --test-fast, --check, --part NAME" >&2; exit 2 ;;
 esac
 wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }  # one part, or all of them for the tests
 
@@ -73,7 +77,7 @@ check_cargo() {
   fi
 }
 [ -n "$part" ] || check_python  # a part is built by storbench itself, from its .venv
-[ "$part" = native ] || check_java
+[ "$part" = native ] || [ "$want_fast" = 1 ] || check_java  # the fast lane starts no JVM
 if [ "$want_check" = 1 ] || wants native; then check_cargo; fi
 if [ "${#problems[@]}" -gt 0 ]; then
   printf 'setup: %s\n' "${problems[@]}" >&2
@@ -85,7 +89,7 @@ if [ "$want_check" = 1 ]; then
 fi
 
 apt_packages=()
-command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
+[ "$want_fast" = 1 ] || command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)  # no JVM in the fast lane
 if wants jvm || wants s3a || wants cassandra || wants ycsb; then
   command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
@@ -125,7 +129,7 @@ fi
 
 # Reinstall the package only when its metadata changed; a no-op run takes a second.
 if [ -z "$part" ]; then
-  extras="."; [ "$want_test" = 1 ] && extras=".[test]"
+  extras="."; { [ "$want_test" = 1 ] || [ "$want_fast" = 1 ]; } && extras=".[test]"
   stamp=".venv/.storbench-installed"
   fingerprint="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
   if [ ! -x .venv/bin/python ]; then

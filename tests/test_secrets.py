@@ -78,6 +78,7 @@ def test_secret_files_are_owner_only_from_the_start(tmp_path, monkeypatch):
     assert json.loads((tmp_path / process.STATE).read_text()) == {"secret_key": CANARY}
 
 
+@pytest.mark.real
 def test_an_unreachable_endpoint_with_userinfo_fails_without_showing_it(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AK")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", f"{CANARY}env")

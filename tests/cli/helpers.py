@@ -11,9 +11,17 @@ JVM_NOISE = ("WARNING: Using incubator modules", "NativeCodeLoader", "Setting de
              "log4j", "WARN ", "INFO ")
 
 
+# The CLI's Spark driver JVM (spark-submit reads SPARK_SUBMIT_OPTS): the client compiler only and the serial
+# collector. A test's Spark run is short, so most of its CPU went to C2 compiling and to GC threads: this takes
+# the Spark CLI test files from 224 to 125 s of CPU (test_end_to_end 101 -> 59 s wall). A long run (TPC-DS's 104
+# queries) passes env_extra={"SPARK_SUBMIT_OPTS": ""}: C2 pays off there. What the tests check is JIT-neutral.
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def storbench(home: Path, *args: str, timeout: float = 600, env_extra: dict[str, str] | None = None,
               **kwargs) -> subprocess.CompletedProcess:
     """The real CLI in a child process, with its own results home (and ``env_extra`` in its environment)."""
-    env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", **(env_extra or {})}
+    env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_SUBMIT_OPTS": os.environ.get("SPARK_SUBMIT_OPTS", QUICK_JVM), **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), *args],
                           capture_output=True, text=True, timeout=timeout, env=env, **kwargs)

@@ -11,6 +11,8 @@ import pytest
 from storbench.suites import builtin_suites
 from tests.cli.helpers import SRC, storbench
 
+pytestmark = pytest.mark.real  # every test runs the CLI as a child process
+
 GOLDEN_RUNS = Path(__file__).resolve().parents[1] / "data" / "golden" / "runs"  # two suites, two runs each
 STORED_LABELS = "labels: cfg-a, cfg-b, pm7r-sas, sata-vendor-a"
 as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")

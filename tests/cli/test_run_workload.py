@@ -9,6 +9,8 @@ import pytest
 
 from tests.cli.helpers import ANSI, JVM_NOISE, storbench
 
+pytestmark = pytest.mark.real  # the CLI as a child process, on Spark
+
 
 def _manifest(home: Path) -> dict:
     return json.loads(next(home.glob("runs/*/manifest.json")).read_text())

@@ -20,6 +20,8 @@ from storbench.cli import EXIT_INTERRUPTED
 from storbench.engines.spark import SparkEngine
 from tests.cli.helpers import SRC
 
+pytestmark = pytest.mark.real  # every test here sends a real signal to a real run
+
 INTERRUPTED_LINE = "warning: interrupted: what was measured so far is kept"
 
 

@@ -72,6 +72,7 @@ def test_without_a_terminal_plain_lines_carry_the_eta(monkeypatch):
     assert quiet.getvalue() == ""
 
 
+@pytest.mark.real
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 def test_a_run_on_a_pseudo_terminal_shows_an_eta(tmp_path):
     target = tmp_path / "target"

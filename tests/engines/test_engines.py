@@ -75,6 +75,7 @@ def recorder_registered(monkeypatch):
     monkeypatch.setitem(base._ENGINES, Recorder.name, Recorder)
 
 
+@pytest.mark.real
 def test_run_engines_start_tag_stop_and_collect(tmp_path, recorder_registered):
     engines = RunEngines(["test-recorder", "fio", "test-recorder"], EngineSetup(run_dir=tmp_path))
     assert list(engines.by_name) == ["test-recorder", "fio"]  # first use decides the order; no duplicates
@@ -127,6 +128,7 @@ def test_a_workload_reaches_only_the_engines_of_its_run():
         ctx.engine(SparkEngine)
 
 
+@pytest.mark.real
 def test_a_fio_run_starts_fio_and_not_spark(tmp_path):
     result, outcome, samples = run_json(tmp_path / "home", "fio-basic", "--target", str(tmp_path / "t"),
                                         "--set", "runtime_s=1", "--set", "size=8m")

@@ -19,6 +19,8 @@ import pytest
 
 from storbench.engines import native
 
+pytestmark = pytest.mark.real  # YCSB itself, on a JVM
+
 YCSB_DIR = Path(__file__).resolve().parents[2] / "jvm" / "ycsb"
 DRAWS = 1_000_000
 Z_CRIT = 3.719  # standard normal quantile at 1 - 1e-4

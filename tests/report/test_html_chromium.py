@@ -9,8 +9,9 @@ from storbench.report import render
 from tests.analysis.factory import paper_runs, series_loader
 from tests.report.chromium import distinct_colors, dump_dom, find_chromium, read_png, screenshot
 
-pytestmark = pytest.mark.skipif(find_chromium() is None,
-                                reason="no chromium binary found; `scripts/setup.sh --test` installs Debian's chromium")
+pytestmark = [pytest.mark.real,  # headless Chromium
+              pytest.mark.skipif(find_chromium() is None,
+                                 reason="no chromium binary found; `scripts/setup.sh --test` installs Debian's chromium")]
 
 
 class _Charts(HTMLParser):

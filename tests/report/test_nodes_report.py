@@ -141,6 +141,7 @@ def exporters():
             proc.wait(timeout=10)
 
 
+@pytest.mark.real
 @pytest.mark.skipif(not Path(EXPORTER).exists() or shutil.which("fio") is None,
                     reason="needs Debian's prometheus-node-exporter and fio")
 def test_real_run_on_two_node_exporters_has_a_per_node_table(tmp_path, exporters):

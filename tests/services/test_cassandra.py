@@ -21,6 +21,8 @@ from storbench.telemetry.devices import devices_for_path
 from storbench.telemetry.nodes import load_nodes
 from tests.cli.helpers import SRC, storbench
 
+pytestmark = pytest.mark.real  # the CLI as a child process, Cassandra
+
 
 def _all_normal(state) -> None:
     """Every node, asked alone, sees every node NORMAL in gossip; nodetool shows them all UN."""

@@ -14,6 +14,7 @@ from storbench.errors import InputError
 from storbench.services import ceph, process, s3
 
 
+@pytest.mark.real
 def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch):
     seen = {}
 
@@ -44,6 +45,7 @@ def test_up_refuses_an_unmarked_service_dir(store):
     assert (workdir / "canary").read_text() == "mine"
 
 
+@pytest.mark.real
 def test_up_refuses_an_unmarked_service_dir_in_one_line_from_the_cli(store):
     workdir = store.home / "services" / "hdfs"
     workdir.mkdir(parents=True)

@@ -69,10 +69,12 @@ def _refused_by_the_cli(home, target: str, *args: str) -> str:
     return lines[0]
 
 
+@pytest.mark.real
 def test_bad_keyspace_through_the_cli_is_one_line(tmp_path):
     assert "no quotes" in _refused_by_the_cli(tmp_path / "home", "cassandra://127.0.0.1:9042/\"evil\"")
 
 
+@pytest.mark.real
 def test_unreachable_contact_point_through_the_cli_is_one_line(tmp_path):
     line = _refused_by_the_cli(tmp_path / "home", f"cassandra://127.0.0.1:{free_port()}/")
     assert "cannot connect to" in line and "services up cassandra" in line

@@ -28,7 +28,7 @@ from tests.loopdev import loop_device
 from tests.telemetry.exporters import (needs_exporter, needs_prometheus, private_dir, start_exporter,
                                        start_prometheus)
 
-pytestmark = needs_exporter
+pytestmark = [pytest.mark.real, needs_exporter]  # real node_exporters and Prometheus
 FIO = shutil.which("fio")
 
 

@@ -12,7 +12,8 @@ from tests.cli.helpers import storbench
 from tests.telemetry.exporters import needs_exporter, start_exporter
 from tests.telemetry.redfish_server import needs_sushy, start_bmc
 
-pytestmark = [needs_sushy, needs_exporter, pytest.mark.skipif(shutil.which("fio") is None, reason="no fio")]
+pytestmark = [pytest.mark.real,  # real BMCs (sushy-static), node_exporters and the CLI
+              needs_sushy, needs_exporter, pytest.mark.skipif(shutil.which("fio") is None, reason="no fio")]
 
 
 def _nodes_run(tmp_path, power_a: str, power_b: str):

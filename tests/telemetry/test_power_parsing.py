@@ -64,6 +64,7 @@ def test_ipmitool_deactivated_reading_is_no_reading():
         parse_dcmi((DATA / "ipmitool-1.8.19-dcmi-power-reading-deactivated.txt").read_text())
 
 
+@pytest.mark.real
 @pytest.mark.skipif(shutil.which("ipmitool") is None, reason="Debian's ipmitool is not installed")
 def test_real_ipmitool_without_a_bmc_is_one_line():
     """The real tool, as captured in the fixture: the message is its first line."""

@@ -68,6 +68,7 @@ def test_sampler_integrates_served_watts(bmc):
     assert window["energy_j"] == pytest.approx(window["avg_power_w"] * (end - start))
 
 
+@pytest.mark.real
 def test_https_certificate_checked_by_default(tmp_path):
     cert, key = tmp_path / "bmc.crt", tmp_path / "bmc.key"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",

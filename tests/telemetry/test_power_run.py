@@ -15,7 +15,7 @@ import pytest
 from tests.cli.helpers import storbench
 from tests.telemetry.redfish_server import needs_sushy, start_bmc
 
-pytestmark = needs_sushy
+pytestmark = [pytest.mark.real, needs_sushy]  # the CLI as a child process, a real BMC
 CANARY = "canary-Pw-7f3e91"  # the BMC password: must appear nowhere the run writes
 
 

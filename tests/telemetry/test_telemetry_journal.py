@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from storbench.telemetry import Collector
 from storbench.results.series import from_csv
 from tests.cli.helpers import SRC
@@ -35,6 +37,7 @@ def test_a_journal_that_cannot_be_written_does_not_stop_sampling(tmp_path):
     assert len(collector.rates()) >= 3
 
 
+@pytest.mark.real
 def test_a_killed_run_leaves_its_series(tmp_path):
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()

@@ -15,6 +15,8 @@ import pytest
 from tests.cli.helpers import storbench
 from tests.loopdev import loop_device
 
+pytestmark = pytest.mark.real  # loop devices, the CLI as a child process
+
 
 @contextmanager
 def mounted_ext4(base: Path, size_mb: int):

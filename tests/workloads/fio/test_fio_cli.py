@@ -18,6 +18,8 @@ from storbench.suites import load_suite
 from tests.cli.helpers import storbench
 from tests.workloads.helpers import fio_sample, run_json
 
+pytestmark = pytest.mark.real  # the CLI as a child process, fio
+
 FIO_WORKLOADS = ("fio-write", "fio-read", "fio-randwrite", "fio-randread")
 
 

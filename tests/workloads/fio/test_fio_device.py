@@ -4,11 +4,15 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from storbench.targets import parse_target
 from storbench.targets.device import DeviceTarget
 from tests.cli.helpers import storbench
 from tests.loopdev import loop_device
 from tests.workloads.helpers import fio_sample, run_json
+
+pytestmark = pytest.mark.real  # loop devices, fio
 
 
 def test_device_scheme_must_name_a_block_device(tmp_path):

@@ -44,6 +44,7 @@ def _fio_processes(job_file: Path) -> list[int]:
     return found
 
 
+@pytest.mark.real
 def test_a_stalled_fio_run_is_killed_at_its_timeout(tmp_path, monkeypatch):
     """fio-write of 2 × 4 MiB limited to 1 MB/s per job needs over 4 s; its timeout is set to 2 s."""
     monkeypatch.setattr(base, "MARGIN_S", 0)
@@ -72,6 +73,7 @@ def test_a_stalled_fio_run_is_killed_at_its_timeout(tmp_path, monkeypatch):
         target.release()
 
 
+@pytest.mark.real
 def test_device_swapped_after_the_check_is_refused_before_fio_writes(tmp_path):
     with loop_device(tmp_path / "a.img", 16) as first, loop_device(tmp_path / "b.img", 16) as second:
         link = tmp_path / "disk"
@@ -101,6 +103,7 @@ def test_device_swapped_after_the_check_is_refused_before_fio_writes(tmp_path):
         workload.cleanup(ctx, params)
 
 
+@pytest.mark.real
 def test_device_that_gained_a_signature_is_refused_before_fio_writes(tmp_path):
     with loop_device(tmp_path / "a.img", 16) as device:
         target = parse_target(device)

@@ -149,6 +149,7 @@ def test_no_engine_at_all_is_one_clear_error():
         engine.resolve_io("spdk", True, "/x", probe=lambda *a: (True, ""))
 
 
+@pytest.mark.real
 def test_real_probe_reports_fio_reason_for_an_engine_it_cannot_load(tmp_path):
     works, why = engine._probe_uncached("storbench-no-such-engine", False, str(tmp_path), False)
     assert not works and "not loadable" in why
@@ -156,6 +157,7 @@ def test_real_probe_reports_fio_reason_for_an_engine_it_cannot_load(tmp_path):
     assert not list(tmp_path.iterdir())  # the probe file is removed
 
 
+@pytest.mark.real
 def test_real_probe_of_o_direct_matches_the_kernel(tmp_path):
     """/dev/shm (tmpfs) refuses O_DIRECT before Linux 6.6 and accepts it since; the probe says the same."""
     shm = Path("/dev/shm")

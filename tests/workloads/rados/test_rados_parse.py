@@ -102,6 +102,7 @@ def test_fio_rados_job_names_objects_after_the_run():
         assert line in lines, line
 
 
+@pytest.mark.real
 def test_listing_keeps_only_the_wanted_names_and_a_stalled_one_is_cut_off(tmp_path, monkeypatch):
     fake = tmp_path / "rados"  # stands in for `rados ls`: a few names, then (with STALL) no end
     fake.write_text("#!/bin/sh\nprintf 'canary\\nbenchmark_data_vm_7_object0\\nbenchmark_data_vm_7_object1\\n'\n"

@@ -15,6 +15,7 @@ from storbench.engines.spark import SparkEngine
 from storbench.targets import parse_target
 from storbench.workloads import get_workload, tera_records
 from storbench.workloads.terasort import TeraState, validate_records
+from tests.cli.helpers import QUICK_JVM
 
 pytestmark = pytest.mark.spark
 
@@ -39,8 +40,8 @@ def _hadoop_classpath(work: Path, cache) -> str:
 
 
 def _hadoop(classpath: str, tool: str, *args: str) -> None:
-    command = ["java", "-Xmx512m", "-cp", classpath, "org.apache.hadoop.examples.ExampleDriver", tool, *LOCAL_MR,
-               *args]
+    command = ["java", "-Xmx512m", *QUICK_JVM.split(), "-cp", classpath,  # short JVMs, as the CLI's Spark
+               "org.apache.hadoop.examples.ExampleDriver", tool, *LOCAL_MR, *args]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"hadoop {tool}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
 

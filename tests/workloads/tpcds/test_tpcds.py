@@ -14,6 +14,8 @@ from storbench.workloads.tpcds.data import TABLES
 from storbench.workloads.tpcds.queries import query_names
 from tests.cli.helpers import storbench
 
+pytestmark = pytest.mark.real  # the CLI as a child process, Spark
+
 STREAM_QUERIES = ["q3", "q7", "q42", "q52", "q55", "q96"]
 
 
@@ -30,7 +32,8 @@ def tiny(tmp_path_factory):
     home, target = base / "home", base / "target"
     target.mkdir()
     result = storbench(home, "run", "tpcds", "--scale", "tiny", "--target", f"file://{target}", "--label", "a",
-                       "--keep-data", "--interval", "0.5", "--json", timeout=1200)
+                       "--keep-data", "--interval", "0.5", "--json", timeout=1200,
+                       env_extra={"SPARK_SUBMIT_OPTS": ""})  # 104 queries in one JVM: C2 pays (cli/helpers.py)
     assert result.returncode == 0, result.stderr[-3000:]
     outcome = json.loads(result.stdout)
     return base, home, target, outcome, *_load(outcome)

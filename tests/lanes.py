@@ -1,0 +1,95 @@
+"""The two lanes of the suite (a pytest plugin, loaded by tests/conftest.py).
+
+A test that starts a real process carries the ``real`` marker: a service (HDFS, SeaweedFS, Ceph, Cassandra,
+PostgreSQL, node_exporter, a BMC), a JVM (Spark, Hadoop, YCSB), fio, rados, ipmitool, Chromium, cargo, mvn,
+loop devices (losetup, mount), or the storbench CLI as a child process. ``make test-fast`` runs
+``-m "not real"``; ``make test`` runs everything.
+
+A test gets ``real`` from its file (``pytestmark = pytest.mark.real``) or its own ``@pytest.mark.real``, or
+here: from a service marker (spark, s3, ceph, cassandra, postgres), or from a fixture that starts a service
+(``REAL_FIXTURES``, directly or through another fixture). ``CHEAP_TOOLS`` may run in the fast lane unmarked.
+
+The guard: in a run that selects no ``real`` test (``-m "not real"``, or any part of the fast lane), an unmarked
+test whose set-up or body starts any other program (subprocess.Popen, which run/check_output and asyncio use)
+fails before the program starts, with one line naming the test and the program.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+REAL = "real"
+SERVICE_MARKERS = ("spark", "s3", "ceph", "cassandra", "postgres", "lab")
+# the shared fixtures that start a service (tests/conftest.py, the objects and rados conftests, redfish_server)
+REAL_FIXTURES = frozenset({"hdfs", "s3", "ceph", "cassandra1", "cassandra3", "postgres", "bmc", "lab"})
+# Debian base-system tools that answer in well under a second and leave nothing running: a shell running a
+# short script (setup.sh --check, the power `command:` source), lsblk/blkid reading a device, git, a small dd.
+# Anything that needs mount/losetup, a tool the base set-up does not install, or Python (the CLI) is `real`.
+CHEAP_TOOLS = frozenset({"sh", "bash", "git", "lsblk", "blkid", "dd"})
+
+GUARDING = pytest.StashKey[bool]()
+_running: list[tuple[str, list[str]]] = []  # (node id, violations) of the guarded test running now (innermost last)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the markers implied here must count
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker(REAL) is None and (
+                any(item.get_closest_marker(m) for m in SERVICE_MARKERS) or REAL_FIXTURES & set(item.fixturenames)):
+            item.add_marker(REAL)
+
+
+def pytest_collection_finish(session):
+    session.config.stash[GUARDING] = bool(session.items) and not any(i.get_closest_marker(REAL) for i in session.items)
+    if session.config.stash[GUARDING] and not hasattr(subprocess.Popen.__init__, "lanes_guard"):
+        _install()
+
+
+def _program(args, kwargs) -> str:
+    argv = args[0] if args else kwargs.get("args", "")
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        argv = [argv] if not kwargs.get("shell") else str(argv).split()
+    return os.path.basename(os.fsdecode(kwargs.get("executable") or (argv[0] if argv else "")))
+
+
+def _install() -> None:
+    original = subprocess.Popen.__init__
+
+    def guarded(self, *args, **kwargs):
+        program = _program(args, kwargs)
+        if _running and program not in CHEAP_TOOLS:
+            test, violations = _running[-1]
+            message = (f"{test} starts a real process ({program}) but is not marked `real`: give it "
+                       "@pytest.mark.real (or its file pytestmark = pytest.mark.real); see tests/lanes.py")
+            violations.append(message)
+            pytest.fail(message, pytrace=False)  # a BaseException: no `except Exception` in the code hides it
+        original(self, *args, **kwargs)
+
+    guarded.lanes_guard = True
+    subprocess.Popen.__init__ = guarded
+
+
+def _guard(item):
+    """Set-up and call only: a module or session fixture may be torn down after an unmarked test."""
+    if not item.config.stash.get(GUARDING, False) or item.get_closest_marker(REAL) is not None:
+        return (yield)
+    violations: list[str] = []
+    _running.append((item.nodeid, violations))
+    try:
+        result = yield
+    finally:
+        _running.pop()
+    if violations:  # also when the code under test swallowed the failure, or it came on another thread
+        pytest.fail(violations[0], pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _guard(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _guard(item))
