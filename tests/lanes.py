@@ -24,9 +24,10 @@ SERVICE_MARKERS = ("spark", "s3", "ceph", "cassandra", "postgres", "lab")
 # the shared fixtures that start a service (tests/conftest.py, the objects and rados conftests, redfish_server)
 REAL_FIXTURES = frozenset({"hdfs", "s3", "ceph", "cassandra1", "cassandra3", "postgres", "bmc", "lab"})
 # Debian base-system tools that answer in well under a second and leave nothing running: a shell running a
-# short script (setup.sh --check, the power `command:` source), lsblk/blkid reading a device, git, a small dd.
+# short script (setup.sh --check, the power `command:` source), lsblk/blkid reading a device, git, a small dd,
+# uname (the standard library asks it for the processor once, for the machine fingerprint).
 # Anything that needs mount/losetup, a tool the base set-up does not install, or Python (the CLI) is `real`.
-CHEAP_TOOLS = frozenset({"sh", "bash", "git", "lsblk", "blkid", "dd"})
+CHEAP_TOOLS = frozenset({"sh", "bash", "git", "lsblk", "blkid", "dd", "uname"})
 
 GUARDING = pytest.StashKey[bool]()
 _running: list[tuple[str, list[str]]] = []  # (node id, violations) of the guarded test running now (innermost last)
