@@ -4,7 +4,7 @@
 Detection against QEMU's own geometry, zbd writes with their resets and nothing outside the claimed
 zones, the up-front refusals, and zoned-004 on raw ZNS, btrfs zoned over it, f2fs over both, and ext4 on
 the conventional namespace, with compare's paper sentences. Speeds are the emulator's: only the
-geometry, the refusals and the sentences' form are checked. Needs the lab (tests/lab/conftest.py).
+geometry, the refusals and the sentences' form are checked. Needs the lab (tests/lab/conftest.py: btrfs and f2fs are loaded at boot; mount points live in the guest's tmpfs /tmp).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ SENTENCE = re.compile(r"^\d+% (higher|lower)$|^[\d.,]+× (higher|lower)$")
 def zns(lab):
     """The ZNS namespace with every zone reset and no file system on it (before and after the test)."""
     device = lab.device("zns")
-    lab.run(f"umount /mnt/zns 2>/dev/null; umount /mnt/conv 2>/dev/null; wipefs -a -q {device}; "
+    lab.run(f"umount /tmp/mnt-zns 2>/dev/null; umount /tmp/mnt-conv 2>/dev/null; wipefs -a -q {device}; "
             f"blkzone reset {device}")
     yield device
-    lab.run(f"umount /mnt/zns 2>/dev/null; umount /mnt/conv 2>/dev/null; wipefs -a -q {device} "
+    lab.run(f"umount /tmp/mnt-zns 2>/dev/null; umount /tmp/mnt-conv 2>/dev/null; wipefs -a -q {device} "
             f"{lab.device('conv')}; blkzone reset {device}")
 
 
@@ -74,12 +74,12 @@ def test_zoned_004_on_zoned_stacks_and_a_conventional_one_in_the_papers_words(la
     conv = lab.device("conv")
     raw = zoned_004(lab, "raw-zns", zns, "--allow-device-overwrite")
     assert raw.manifest["config"]["zoned"]["summary"].startswith(f"raw {Path(zns).name} (host-managed: 32 zones")
-    lab.check(f"blkzone reset {zns} && modprobe btrfs 2>/dev/null; mkfs.btrfs -q -f -O zoned -d single -m single "
-              f"{zns} && mkdir -p /mnt/zns && mount {zns} /mnt/zns")
-    btrfs = zoned_004(lab, "btrfs-zoned", "/mnt/zns")
+    lab.check(f"blkzone reset {zns} && mkfs.btrfs -q -f -O zoned -d single -m single "
+              f"{zns} && mkdir -p /tmp/mnt-zns && mount {zns} /tmp/mnt-zns")
+    btrfs = zoned_004(lab, "btrfs-zoned", "/tmp/mnt-zns")
     assert btrfs.manifest["config"]["zoned"]["summary"].startswith(f"btrfs zoned on {Path(zns).name} (host-managed")
-    lab.check(f"mkfs.ext4 -q -F {conv} && mkdir -p /mnt/conv && mount {conv} /mnt/conv")
-    ext4 = zoned_004(lab, "ext4-conv", "/mnt/conv")
+    lab.check(f"mkfs.ext4 -q -F {conv} && mkdir -p /tmp/mnt-conv && mount {conv} /tmp/mnt-conv")
+    ext4 = zoned_004(lab, "ext4-conv", "/tmp/mnt-conv")
     assert ext4.manifest["config"]["zoned"]["summary"] == f"ext4 on {Path(conv).name} (none)"
     done = storbench_on_host(lab, "compare", "ext4-conv", "btrfs-zoned", "--format", "json")
     assert done.returncode == 0, done.stderr
@@ -94,9 +94,9 @@ def test_zoned_004_on_zoned_stacks_and_a_conventional_one_in_the_papers_words(la
 
 def test_f2fs_with_its_metadata_on_the_conventional_namespace_is_seen_as_one_stack(lab, zns):
     conv = lab.device("conv")
-    lab.check(f"modprobe crc32_generic; modprobe f2fs; mkfs.f2fs -f -m -c {zns} {conv} >/dev/null && "
-              f"mkdir -p /mnt/conv && mount -t f2fs {conv} /mnt/conv")
-    run = storbench_in_guest(lab, "zoned-write", "--label", "f2fs", "--target", "/mnt/conv",
+    lab.check(f"mkfs.f2fs -f -m -c {zns} {conv} >/dev/null && "
+              f"mkdir -p /tmp/mnt-conv && mount -t f2fs {conv} /tmp/mnt-conv")
+    run = storbench_in_guest(lab, "zoned-write", "--label", "f2fs", "--target", "/tmp/mnt-conv",
                              "--set", "size=64m", "--set", "runtime_s=2")
     assert run.rc == 0, run.stderr
     stack = run.manifest["config"]["zoned"]
