@@ -94,7 +94,9 @@ def test_zoned_004_on_zoned_stacks_and_a_conventional_one_in_the_papers_words(la
 
 def test_f2fs_with_its_metadata_on_the_conventional_namespace_is_seen_as_one_stack(lab, zns):
     conv = lab.device("conv")
-    lab.check(f"mkfs.f2fs -f -m -c {zns} {conv} >/dev/null && "
+    # both namespaces blank first (an earlier test left ext4 on the conventional one); mkfs's own lines on failure
+    lab.check(f"umount /tmp/mnt-conv 2>/dev/null; wipefs -a -q {zns} {conv}; blkzone reset {zns}; "
+              f"mkfs.f2fs -f -m -c {zns} {conv} > /tmp/mkfs-f2fs.log 2>&1 || {{ tail -5 /tmp/mkfs-f2fs.log >&2; false; }}; "
               f"mkdir -p /tmp/mnt-conv && mount -t f2fs {conv} /tmp/mnt-conv")
     run = storbench_in_guest(lab, "zoned-write", "--label", "f2fs", "--target", "/tmp/mnt-conv",
                              "--set", "size=64m", "--set", "runtime_s=2")
