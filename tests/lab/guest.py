@@ -60,6 +60,13 @@ class LabError(RuntimeError):
     pass
 
 
+def under_tmp(*paths: Path) -> list[str]:
+    """The host paths the guest must still see though its /tmp is a tmpfs: a checkout (and its Python) under
+    /tmp (a CI clone, say) is bound back over the tmpfs, read-only, at the same path."""
+    keep = [str(path if path.is_dir() else path.parents[1]) for path in paths if str(path).startswith("/tmp/")]
+    return list(dict.fromkeys(keep))
+
+
 def kernel_version() -> str:
     versions = sorted(p.name for p in (KERNEL_DIR / "lib" / "modules").iterdir())
     return versions[-1]
@@ -90,7 +97,7 @@ class Guest:
         kver = kernel_version()
         env = {"LAB_KERNEL": str(KERNEL_DIR), "LAB_KVER": kver, "LAB_MODULES": " ".join(initramfs.GUEST_MODULES),
                "LAB_SRC": str(ROOT / "src"), "LAB_PYTHON": python, "LAB_AGENT": str(ROOT / "tests/lab/agent.py"),
-               "LAB_SHARE": str(self.share)}
+               "LAB_SHARE": str(self.share), "LAB_KEEP": " ".join(under_tmp(ROOT, Path(python).resolve()))}
         initrd = initramfs.build(KERNEL_DIR, kver, env, workdir / "initrd.gz")
         args = ["timeout", "--signal=TERM", "--kill-after=10", str(limit_s), "qemu-system-x86_64",
                 "-accel", "tcg,thread=single", "-cpu", "max", "-smp", "1", "-m", str(memory_mb),

@@ -26,8 +26,12 @@ for m in $(cat /modules.order); do insmod /modules/$m || fail "insmod $m"; done
 mkdir -p /host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=524288,cache=loose host /host || fail "mount host"
 mount -t proc proc /host/proc && mount -t sysfs sys /host/sys && mount -t devtmpfs dev /host/dev
-mount -t tmpfs tmp /host/tmp && mount -t tmpfs run /host/run
 . /lab.env
+mkdir -p /hosttmp && mount -o bind /host/tmp /hosttmp  # the host's /tmp, before the guest's tmpfs hides it
+mount -t tmpfs tmp /host/tmp && mount -t tmpfs run /host/run
+for keep in $LAB_KEEP; do  # a checkout under the host's /tmp: bound back, read-only, at its own path
+  mkdir -p "/host$keep" && mount -o bind "/hosttmp/${keep#/tmp/}" "/host$keep" || fail "bind $keep"
+done
 mkdir -p /host/dev/shm "/host$LAB_SHARE" && mount -t tmpfs shm /host/dev/shm
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 share "/host$LAB_SHARE" || fail "mount share"
 chroot /host /sbin/modprobe -d "$LAB_KERNEL" -S "$LAB_KVER" -a $LAB_MODULES || fail "modprobe"
