@@ -115,12 +115,16 @@ def plain_sectors(lab) -> int:
     return int(lab.check(f"blockdev --getsz {lab.device('plain')}").strip())
 
 
-@pytest.mark.xfail(reason="dm-delay of Debian's 6.1 kernel (HZ=250) under TCG adds 15-19 ms to a 10 ms write "
-                   "delay, measured alike by fio and the dm device's own counters (LAB report, issue 24)")
-def test_dm_delay_adds_10_ms_to_each_write(lab):
+# The guest kernel's timer runs at HZ=250: dm-delay holds a bio for its delay rounded up to whole 4 ms ticks and
+# releases it at the next tick, so a 10 ms delay measured 15.7-18.8 ms here (fio and the dm device's own
+# counters alike). 100 ms keeps that quantum within the ±15% the known truth allows.
+DELAY_MS = 100
+
+
+def test_dm_delay_adds_its_delay_to_each_write(lab):
     plain, sectors = lab.device("plain"), plain_sectors(lab)
     latencies = {}
-    for delay_ms in (0, 10):
+    for delay_ms in (0, DELAY_MS):
         device = table(lab, "lab-delay", f"0 {sectors} delay {plain} 0 0 {plain} 0 {delay_ms}")
         run = storbench_in_guest(lab, "fio-randwrite", "--label", f"delay{delay_ms}", "--target", device,
                                  "--allow-device-overwrite", "--set", "bs=4k", "--set", "size=64m",
@@ -128,10 +132,10 @@ def test_dm_delay_adds_10_ms_to_each_write(lab):
         assert run.rc == 0, run.stderr
         latencies[delay_ms] = values(run, "fio_lat_mean_ms") + values(run, "avg_write_latency_ms")
     lab.check("dmsetup remove lab-delay", 60)
-    added = latencies[10][0] - latencies[0][0]
-    print(f"known truth: +10 ms; fio_lat_mean_ms, avg_write_latency_ms {latencies[0]} -> {latencies[10]}: "
-          f"+{added:.2f} ms")
-    assert abs(added - 10) <= 1.5, latencies
+    added = [after - before for before, after in zip(latencies[0], latencies[DELAY_MS])]
+    print(f"known truth: +{DELAY_MS} ms; fio_lat_mean_ms, avg_write_latency_ms {latencies[0]} -> "
+          f"{latencies[DELAY_MS]}: +{added[0]:.2f} / +{added[1]:.2f} ms")
+    assert len(added) == 2 and all(abs(a - DELAY_MS) <= 0.15 * DELAY_MS for a in added), latencies
 
 
 def test_writes_failing_past_a_point_fail_the_run_in_one_line_and_keep_earlier_samples(lab):
