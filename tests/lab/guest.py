@@ -104,7 +104,9 @@ class Guest:
                 "-nographic", "-no-reboot", "-nodefaults", "-pidfile", str(self.pidfile),
                 "-serial", f"file:{self.console}",
                 "-kernel", str(KERNEL_DIR / "boot" / f"vmlinuz-{kver}"), "-initrd", str(initrd),
-                "-append", "console=ttyS0 panic=-1 quiet loglevel=4",
+                # Under TCG a flood of buffered writes can keep an emulated NVMe command waiting past the
+                # kernel's 30 s: the controller is reset and the namespace vanishes (seen in CI). Wait instead.
+                "-append", "console=ttyS0 panic=-1 quiet loglevel=4 nvme_core.io_timeout=600 nvme_core.admin_timeout=600",
                 "-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
                 "-virtfs", f"local,path={self.share},mount_tag=share,security_model=none",
                 "-device", "virtio-serial-pci", "-chardev", f"socket,id=cmd,path={self.socket_path},server=on,wait=off",
