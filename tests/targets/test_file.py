@@ -98,7 +98,7 @@ def test_delete_size_and_evict_inside_the_run_root_only(tmp_path):
     outside = tmp_path / "t" / "not-ours"
     outside.mkdir()
     for uri in (f"file://{outside}", f"file://{tmp_path / 't'}", target.root_uri):
-        with pytest.raises(TargetError, match="is not inside a storbench run directory"):
+        with pytest.raises(TargetError, match="it is not below this run's root"):
             target.delete(uri)
     assert outside.exists()
     assert target.delete(f"file://{data}/part-1") and not (data / "part-1").exists()
@@ -113,3 +113,57 @@ def test_flush_syncs_the_run_roots_file_system_and_says_how(tmp_path):
     target.release()
     with pytest.raises(TargetError, match=r"cannot sync .*storbench-r1 \(flush\): No such file or directory"):
         target.flush()
+
+
+def test_delete_resolves_the_path_and_takes_only_this_run_s_marker(tmp_path):
+    """Not another run's marked root, not '..', not through a symlink out of the root; a symlink inside the
+    root is removed itself, never what it points to."""
+    target = claimed(tmp_path)
+    root = tmp_path / "t" / "storbench-r1"
+    other = tmp_path / "t" / "storbench-r2"
+    other.mkdir()
+    (other / MARKER).write_text("r2\n")
+    (other / "data").write_text("theirs")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("mine")
+    (root / "link").symlink_to(outside)
+    refused = {
+        f"file://{other}/data": "it is not below this run's root",
+        f"file://{root}/../storbench-r2/data": "'.' and '..' are not allowed in it",
+        f"file://{root}/./link": "'.' and '..' are not allowed in it",
+        f"file://{root}/link/keep": f"it resolves to {outside}/keep, outside this run's root",
+    }
+    for uri, why in refused.items():
+        with pytest.raises(TargetError) as error:
+            target.delete(uri)
+        assert str(error.value) == f"refusing to delete {uri}: {why} (this run's root: {target.root_uri})"
+    assert target.delete(f"file://{root}/link") and not (root / "link").is_symlink()
+    assert (outside / "keep").read_text() == "mine" and (other / "data").read_text() == "theirs"
+    (root / "data").mkdir()
+    (root / MARKER).write_text("r2\n")  # the root's marker no longer names this run
+    with pytest.raises(TargetError, match=f"the root's {MARKER} does not name run r1"):
+        target.delete(f"file://{root}/data")
+    assert (root / "data").is_dir()
+
+
+def test_release_finishes_when_an_engine_removes_part_of_the_root_at_the_same_time(tmp_path, monkeypatch):
+    """A signal stops Spark with storbench: its shutdown hook deletes its local dirs under the run root while
+    the release walks it. The release still removes the root, and says so (timeout's SIGTERM, issue 25 case 8)."""
+    target = claimed(tmp_path)
+    root = tmp_path / "t" / "storbench-r1"
+    local = root / "spark-local" / "blockmgr-1"
+    local.mkdir(parents=True)
+    for n in range(3):
+        (local / f"shuffle-{n}").write_bytes(b"x")
+    real_unlink = os.unlink
+
+    def raced(path, *args, dir_fd=None, **kwargs):  # the engine removed the file between rmtree's listing and it
+        if str(path).startswith("shuffle-"):
+            real_unlink(path, *args, dir_fd=dir_fd, **kwargs)
+        return real_unlink(path, *args, dir_fd=dir_fd, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", raced)
+    assert target.root_state() == "ours"
+    assert target.release() and not root.exists()
+    assert target.root_state() == "gone"

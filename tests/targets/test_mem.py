@@ -47,12 +47,37 @@ def test_files_are_written_read_sized_and_deleted_inside_the_run_root(target):
 def test_nothing_outside_a_marked_root_is_deleted(target):
     volume = mem.volume("t")
     volume.files["users/own.dat"] = b"x"
-    for uri in ("mem://t/users/own.dat", "mem://t/users", "mem://t/storbench-r1"):
-        with pytest.raises(TargetError, match=f"^refusing to delete {uri}: it is not inside a storbench run"):
+    for uri in ("mem://t/users/own.dat", "mem://t/users", "mem://t/storbench-r1", "mem://other/storbench-r1/x"):
+        with pytest.raises(TargetError, match=f"^refusing to delete {uri}: it is not below this run's root "
+                                              rf"\(this run's root: mem://t/storbench-r1\)$"):
             target.delete(uri)
-    with pytest.raises(TargetError, match="is not on this volume"):
-        target.delete("mem://other/storbench-r1/x")
     assert "users/own.dat" in volume.files
+
+
+def test_only_this_run_s_root_is_deleted_in_not_another_run_s_nor_through_dot_dot(target):
+    """Another run's marked root is not this run's (the marker of any run among the parents used to do)."""
+    volume = mem.volume("t")
+    volume.files.update({f"storbench-r2/{MARKER}": b"r2\n", "storbench-r2/data": b"theirs", "users/own.dat": b"x"})
+    with pytest.raises(TargetError, match="^refusing to delete mem://t/storbench-r2/data: it is not below"):
+        target.delete("mem://t/storbench-r2/data")
+    for uri in ("mem://t/storbench-r1/../users", "mem://t/storbench-r1/./x", "mem://t/storbench-r1/a//b"):
+        with pytest.raises(TargetError, match=f"^refusing to delete {uri}: "):
+            target.delete(uri)
+    with pytest.raises(TargetError, match="'.' and '..' are not allowed in it"):
+        target.delete("mem://t/storbench-r1/../storbench-r2/data")
+    volume.files[f"storbench-r1/{MARKER}"] = b"r2\n"  # the root is no longer marked for this run
+    with pytest.raises(TargetError, match=f"the root's {MARKER} does not name run r1"):
+        target.delete("mem://t/storbench-r1/d")
+    assert volume.files["storbench-r2/data"] == b"theirs" and volume.files["users/own.dat"] == b"x"
+
+
+def test_root_state_says_what_is_left_of_the_run_root(target):
+    volume = mem.volume("t")
+    assert target.root_state() == "ours"
+    volume.files[f"storbench-r1/{MARKER}"] = b"r2\n"
+    assert target.root_state() == "other" and not target.release()
+    volume.files.clear()
+    assert target.root_state() == "gone"
 
 
 def test_release_removes_only_a_root_whose_marker_names_this_run(target):

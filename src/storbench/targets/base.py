@@ -3,8 +3,8 @@
 Each scheme is one module of this package that registers its class with ``@register``;
 the registry imports every module here, so a new scheme is one new module. A run claims
 ``<target>/storbench-<run-id>/`` with a marker naming the run; a target deletes only
-inside a root that carries the marker, and release removes the root only when the
-marker is this run's.
+inside this run's own root (its marker naming this run, the path resolved: no ``..``, no
+symlink out of it), and release removes the root only when the marker is this run's.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from storbench.errors import InputError, TargetError
 from storbench.telemetry import devices_for_path, parse_devices_option
 
 MARKER = ".storbench-owned"
+OURS, GONE, OTHER, UNKNOWN = "ours", "gone", "other", "unknown"  # Target.root_state()
 DEFAULT_SCHEME = "file"  # what a plain path is
 
 
@@ -133,6 +134,12 @@ class Target:
         """Delete the run root if (and only if) its marker names this run."""
         return False
 
+    def root_state(self) -> str:
+        """What is at this run's root now: ``ours`` (marked for this run), ``gone`` (nothing), ``other``
+        (something not marked for this run), or ``unknown`` where the target cannot tell. After a failed
+        release it says whether anything is left for ``storbench cleanup``."""
+        return UNKNOWN
+
     # -- what workloads do with the data ------------------------------------------------------
 
     def size_bytes(self, uri: str) -> int:
@@ -149,8 +156,15 @@ class Target:
         return "none"
 
     def delete(self, uri: str) -> bool:
-        """Remove ``uri`` only if it lies inside a run root storbench marked as its own."""
+        """Remove ``uri`` only if it lies inside this run's root and that root's marker names this run."""
         raise TargetError(f"refusing to delete {uri}: a {self.kind} target has no run directory")
+
+    def refuse_delete(self, uri: str, why: str | None = None) -> TargetError:
+        """The one line of a refused ``delete``: why (by default: outside the root, or a '.'/'..' segment)."""
+        if why is None:
+            dots = any(part in (".", "..") for part in uri.split("/"))
+            why = "'.' and '..' are not allowed in it" if dots else "it is not below this run's root"
+        return TargetError(f"refusing to delete {uri}: {why} (this run's root: {self.root_uri or 'none claimed'})")
 
     # -- what the engines and the manifest get ---------------------------------------------------
 
@@ -211,6 +225,18 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
         raise InputError(f"--target {text!r}: scheme {scheme}:// is not supported; supported: "
                          + ", ".join(cls.usage for cls in schemes.values()))
     return schemes[scheme].parse(text, options or TargetOptions())
+
+
+def below_root(root: str, path: str) -> str | None:
+    """The part of ``path`` strictly below ``root`` (both '/'-separated, as a target names them), or None when
+    ``path`` is not below it or names a '.' or '..' segment (never resolved: refused)."""
+    root = root.rstrip("/")
+    if not root or not path.startswith(root + "/"):
+        return None
+    rest = path[len(root) + 1:].rstrip("/")
+    if not rest or any(part in ("", ".", "..") for part in rest.split("/")):
+        return None
+    return rest
 
 
 def local_path_in(text: str) -> Path:

@@ -7,14 +7,16 @@ A plain path that is a block device is a raw device target (targets.device) inst
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError, TargetError
-from storbench.targets.base import (MARKER, PathTarget, Target, TargetOptions, evict_from_page_cache,
-                                    local_path_in, refuse_capacity, register, syncfs)
+from storbench.targets.base import (GONE, MARKER, OTHER, OURS, PathTarget, Target, TargetOptions, below_root,
+                                    evict_from_page_cache, local_path_in, refuse_capacity, register, syncfs)
 from storbench.targets.device import DeviceTarget, is_block_device
 from storbench.telemetry.zoned import zoned_stack
 
@@ -34,6 +36,24 @@ def under_dev(path: Path) -> bool:
 def path_of(uri: str) -> Path:
     """The local path of a ``file://`` URI (or a plain path)."""
     return Path(uri.removeprefix("file://"))
+
+
+def remove_tree(root: Path) -> None:
+    """shutil.rmtree that lets another process remove parts of the tree at the same time: an engine stopping
+    on the same signal (Spark's shutdown hook deletes its local dirs under the run root while we do)."""
+    def already_gone(function, path, exc) -> None:  # noqa: ANN001 - shutil's callback
+        exc = exc[1] if isinstance(exc, tuple) else exc
+        if not isinstance(exc, FileNotFoundError):
+            raise exc
+
+    handler = {"onexc": already_gone} if sys.version_info >= (3, 12) else {"onerror": already_gone}
+    for attempt in range(3):
+        try:
+            shutil.rmtree(root, **handler)
+            return
+        except OSError as exc:  # a file written into it meanwhile (ENOTEMPTY): once more, it is stopping
+            if exc.errno != errno.ENOTEMPTY or attempt == 2:
+                raise
 
 
 @register
@@ -83,7 +103,7 @@ class FileTarget(PathTarget):
         return {"zoned": stack} if stack else {}
 
     def claim_root(self) -> str:
-        root = self.path / f"storbench-{self.run_id}"
+        root = self.root()
         # A target whose parents do not exist yet is created, as `mkdir -p` would, rather than
         # refused: a user naming /tmp/x/a/b expects it to work. What was created for the run is
         # removed at release when empty, so nothing is left behind (deepest first).
@@ -97,12 +117,21 @@ class FileTarget(PathTarget):
         (root / MARKER).write_text(self.run_id + "\n")
         return f"file://{root}"
 
+    def root(self) -> Path:
+        return self.path / f"storbench-{self.run_id}"
+
+    def root_state(self) -> str:
+        root, marker = self.root(), self.root() / MARKER
+        if not os.path.lexists(root):
+            return GONE
+        if root.is_symlink() or not marker.is_file() or marker.is_symlink():
+            return OTHER
+        return OURS if marker.read_text().strip() == self.run_id else OTHER
+
     def release_root(self) -> bool:
-        root = self.path / f"storbench-{self.run_id}"
-        marker = root / MARKER
-        if not marker.is_file() or marker.read_text().strip() != self.run_id:
+        if not self.run_id or self.root_state() != OURS:
             return False
-        shutil.rmtree(root)
+        remove_tree(self.root())
         for directory in self._created:
             try:
                 directory.rmdir()  # only if empty: another run or the user may have put something there
@@ -117,18 +146,26 @@ class FileTarget(PathTarget):
         return evict_from_page_cache(path_of(uri))
 
     def flush(self) -> str:
-        syncfs(self.path / f"storbench-{self.run_id}")
+        syncfs(self.root())
         return "syncfs"
 
     def delete(self, uri: str) -> bool:
-        path = path_of(uri)
-        if not any((parent / MARKER).is_file() for parent in path.parents):
-            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
-        if not path.exists():
+        """Only below this run's marked root, after resolving symlinks: a link inside the root is removed, not
+        followed; a path through a link out of the root, or with '..', is refused."""
+        raw = uri.removeprefix("file://")  # not through Path, which would drop a '.' segment silently
+        if not self.run_id or below_root(str(self.root()), raw) is None:
+            raise self.refuse_delete(uri)
+        path = Path(raw)
+        real = Path(os.path.realpath(path.parent)) / path.name  # the parents resolved, the entry itself not
+        if below_root(os.path.realpath(self.root()), str(real)) is None:
+            raise self.refuse_delete(uri, f"it resolves to {real}, outside this run's root")
+        if self.root_state() != OURS:
+            raise self.refuse_delete(uri, f"the root's {MARKER} does not name run {self.run_id}")
+        if not os.path.lexists(real):
             return False
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        shutil.rmtree(real) if real.is_dir() and not real.is_symlink() else real.unlink()
         return True
 
     def scratch_dir(self) -> str:
         """Shuffle and spill on the target's own device, inside the run root."""
-        return str(self.path / f"storbench-{self.run_id}" / "spark-local")
+        return str(self.root() / "spark-local")

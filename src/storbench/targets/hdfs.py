@@ -15,8 +15,8 @@ from urllib.parse import urlparse
 
 from storbench.errors import InputError, TargetError
 from storbench.services import service_status
-from storbench.targets.base import (MARKER, Target, TargetOptions, evict_from_page_cache, refuse_capacity, register,
-                                    syncfs)
+from storbench.targets.base import (MARKER, Target, TargetOptions, below_root, evict_from_page_cache, refuse_capacity,
+                                    register, syncfs)
 
 CONNECT_TIMEOUT_S = 3.0
 OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed it (kept by the NameNode)
@@ -143,13 +143,15 @@ class HdfsTarget(Target):
         return int(self.fs().getContentSummary(self.hadoop_path(uri)).getLength())
 
     def delete(self, uri: str) -> bool:
-        fs, path = self.fs(), self.hadoop_path(uri)
-        parent = path.getParent()
-        while parent is not None and not fs.exists(self.hadoop_path(f"{parent.toString()}/{MARKER}")):
-            parent = parent.getParent()
-        if parent is None:
-            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
-        return bool(fs.delete(path, True))
+        """Only below this run's root (same NameNode, no '..' or '.'), whose claim names this run."""
+        root, wanted = urlparse(self.root_uri or ""), urlparse(uri)
+        if (not self.run_id or not root.path or (wanted.scheme or root.scheme) != root.scheme
+                or (wanted.netloc or root.netloc) != root.netloc or below_root(root.path, wanted.path) is None):
+            raise self.refuse_delete(uri)
+        fs, marker = self.fs(), self.hadoop_path(f"{self.root_uri}/{MARKER}")
+        if not fs.exists(marker) or self._claimed_by(fs, self.root_uri, marker) != self.run_id:
+            raise self.refuse_delete(uri, f"the root's {MARKER} does not name run {self.run_id}")
+        return bool(fs.delete(self.hadoop_path(uri), True))
 
     def flush(self) -> str:
         """Spark's committer closes every file it wrote before the job ends, and an HDFS close returns once

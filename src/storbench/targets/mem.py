@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench.errors import InputError, TargetError
-from storbench.targets.base import MARKER, Target, TargetOptions, refuse_capacity, register
+from storbench.targets.base import (GONE, MARKER, OTHER, OURS, Target, TargetOptions, below_root, refuse_capacity,
+                                    register)
 
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 CAPACITY = 1 << 30  # bytes a volume may hold: it is this process's memory
@@ -118,9 +119,15 @@ class MemTarget(Target):
             raise TargetError(f"target {self.uri}: the volume does not answer (armed)")
         return super().release(keep_data)
 
+    def root_state(self) -> str:
+        root = f"storbench-{self.run_id}"
+        if self.volume.files.get(f"{root}/{MARKER}", b"").decode().strip() == self.run_id:
+            return OURS
+        return OTHER if self.volume.under(root) else GONE
+
     def release_root(self) -> bool:
         root = f"storbench-{self.run_id}"
-        if self.volume.files.get(f"{root}/{MARKER}", b"").decode().strip() != self.run_id:
+        if not self.run_id or self.root_state() != OURS:
             return False
         for name in self.volume.under(root):
             del self.volume.files[name]
@@ -143,11 +150,11 @@ class MemTarget(Target):
         return 0
 
     def delete(self, uri: str) -> bool:
-        path = self.path(uri)
-        parents = [str(parent) for parent in Path(path).parents if str(parent) != "."]
-        if not any(f"{parent}/{MARKER}" in self.volume.files for parent in parents):
-            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run directory")
-        names = self.volume.under(path)
+        if not self.run_id or self.root_uri is None or below_root(self.root_uri, uri) is None:
+            raise self.refuse_delete(uri)
+        if self.root_state() != OURS:
+            raise self.refuse_delete(uri, f"the root's {MARKER} does not name run {self.run_id}")
+        names = self.volume.under(self.path(uri))
         for name in names:
             del self.volume.files[name]
         return bool(names)

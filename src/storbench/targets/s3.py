@@ -25,7 +25,8 @@ from storbench.errors import InputError, TargetError
 from storbench.redaction import redact_url
 from storbench.s3client import S3Client, S3Error
 from storbench.services import service_status
-from storbench.targets.base import MARKER, Target, TargetFacts, TargetOptions, register
+from storbench.targets.base import (GONE, MARKER, OTHER, OURS, Target, TargetFacts, TargetOptions, below_root,
+                                    register)
 
 
 @dataclass
@@ -160,8 +161,13 @@ class S3Target(Target):
         data = self.client.get(self.bucket, prefix + MARKER)
         return data is not None and (run_id is None or data.decode(errors="replace").strip() == run_id)
 
+    def root_state(self) -> str:
+        if self._marked(self.run_prefix(), self.run_id):
+            return OURS
+        return OTHER if next(iter(self.client.list(self.bucket, self.run_prefix())), None) is not None else GONE
+
     def release_root(self) -> bool:
-        if not self._marked(self.run_prefix(), self.run_id):
+        if not self.run_id or not self._marked(self.run_prefix(), self.run_id):
             return False
         self.client.delete_prefix(self.bucket, self.run_prefix())
         return True
@@ -176,15 +182,15 @@ class S3Target(Target):
         return sum(size for _, size in self.client.list_sizes(self.bucket, key + "/"))
 
     def delete(self, uri: str) -> bool:
-        """Delete the objects under ``uri`` (a prefix), only inside a marked run prefix of this bucket."""
+        """Delete the objects under ``uri`` (a prefix; s3:// or s3a://), only below this run's own prefix, whose
+        marker names this run."""
         parsed = urlparse(uri)
-        key = parsed.path.strip("/")
-        parts = key.split("/")
-        inside = parsed.netloc == self.bucket and any(
-            self._marked("/".join(parts[:depth]) + "/") for depth in range(1, len(parts)))
-        if not key or not inside:
-            raise TargetError(f"refusing to delete {uri}: it is not inside a storbench run prefix")
-        return self.client.delete_prefix(self.bucket, key + "/") > 0
+        key = parsed.path.lstrip("/")
+        if not self.run_id or parsed.netloc != self.bucket or below_root(self.run_prefix(), key) is None:
+            raise self.refuse_delete(uri)
+        if not self._marked(self.run_prefix(), self.run_id):
+            raise self.refuse_delete(uri, f"the run prefix's {MARKER} does not name run {self.run_id}")
+        return self.client.delete_prefix(self.bucket, key.rstrip("/") + "/") > 0
 
     def manifest_config(self) -> dict[str, Any]:
         """The endpoint and where it came from; never the credentials."""
