@@ -88,7 +88,8 @@ def test_a_target_that_claims_no_root_leaves_the_run_root_unrecorded(tmp_path):
     assert run.status == "failed" and run.manifest["config"]["run_root"] is None
     assert "target claim" not in run.events and "target release" in run.events
     assert run.errors == [{"workload": "null-write", "repetition": 1,
-                           "error": "target mem://x: /null/data is not on this volume"}]
+                           "error": "refusing to delete /null/data: it is not below this run's root "
+                                    "(this run's root: none claimed)"}]
 
 
 def test_rapl_power_is_read_from_the_collector_s_own_snapshots(tmp_path, monkeypatch):

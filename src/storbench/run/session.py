@@ -27,6 +27,7 @@ from storbench.run.measure import (MeasuredNodes, node_labelled, open_local_powe
                                    run_telemetry)
 from storbench.run.options import RunOutcome
 from storbench.run.plan import Plan
+from storbench.targets.base import GONE
 from storbench.telemetry.run import RunTelemetry
 
 
@@ -167,7 +168,7 @@ class RunSession:
             step("telemetry", lambda: telemetry.write_series(writer, self.windows))
             for name, workload in plan.workloads.items():  # one's failure must not stop the others' cleanup
                 step(name, lambda: workload.cleanup(ctx, plan.per_workload[name]), "cleanup: ")
-            step("cleanup", lambda: plan.target.release(plan.options.keep_data),
+            step("cleanup", self._release,
                  f"could not remove {plan.target.root_uri} (later: storbench cleanup {plan.run_id}): ")
             step("cleanup", lambda: engines.stop(failed))
             step("engines", lambda: self._add_engine_metrics(failed))
@@ -182,6 +183,20 @@ class RunSession:
             step("run", lambda: writer.finish(self.status))
             if self.status == "failed":
                 self._show_logs()
+
+    def _release(self) -> None:
+        """Release the target; a failure is the run's error only when it left something for `storbench cleanup`
+        (an engine stopping on the same signal may have removed the last of the root while we did)."""
+        target = self.plan.target
+        try:
+            target.release(self.plan.options.keep_data)
+        except Exception:
+            try:
+                left = target.root_state() != GONE
+            except Exception:  # the target does not answer: assume the worst, say how to remove it
+                left = True
+            if left:
+                raise
 
     def outcome(self) -> RunOutcome:
         return RunOutcome(self.plan.run_id, self.status, self.writer.path, self.writer.manifest.get("errors", []))
