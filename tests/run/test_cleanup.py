@@ -54,6 +54,25 @@ def test_a_target_that_cannot_release_keeps_the_root_and_says_how_to_remove_it_l
     assert f"{root.removeprefix('mem://x/')}/{MARKER}" in mem.volume("x").files
 
 
+def test_a_release_that_fails_after_the_root_went_leaves_no_error_and_no_cleanup_hint(tmp_path, monkeypatch):
+    """Issue 25 case 8: a run stopped by `timeout` (SIGTERM to the whole process group) whose engine removed the
+    last of the run root while the release did: the release's error names nothing left, so the run says nothing
+    of `storbench cleanup`."""
+    from storbench.targets.mem import MemTarget
+
+    release_root = MemTarget.release_root
+
+    def raced(self):
+        release_root(self)  # everything is gone ...
+        raise FileNotFoundError(2, "No such file or directory", "spark-local/blockmgr-1")  # ... and it failed
+
+    monkeypatch.setattr(MemTarget, "release_root", raced)
+    run = run_null(tmp_path, repeat=1)
+    assert run.status == "succeeded" and run.errors == [] and not mem.volume("x").files
+    assert "storbench cleanup" not in run.stderr and "could not remove" not in run.stderr
+    assert after(run.events, "engine cancel") == ORDER
+
+
 def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch):
     """A full disk while writing the series: the run root still goes, the run still finishes, the error is kept."""
     def full(self, csv_text, windows):

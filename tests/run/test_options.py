@@ -1,6 +1,8 @@
 """What a run checks before it starts (one InputError line, nothing stored, nothing left on the target),
 the manifest a run writes, and the options that change what it measures."""
 
+import os
+
 import pytest
 
 from storbench import __version__
@@ -11,7 +13,7 @@ from storbench.targets import mem
 from tests.run.conftest import run_null
 
 MANIFEST_KEYS = {"collector_cpu_s", "command_line", "config", "errors", "finished", "label", "machine", "paper",
-                 "parameters", "power", "power_cpu_s", "repetitions", "run_id", "scale", "schema_version",
+                 "parameters", "power", "power_cpu_s", "process", "repetitions", "run_id", "scale", "schema_version",
                  "software", "started", "status", "suite", "suite_source", "sweep", "tool_version", "warmup",
                  "window_rules", "workload_parameters", "workload_versions"}
 CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shuffle_devices", "spark_conf",
@@ -92,6 +94,7 @@ def test_the_manifest_records_the_run(tmp_path):
     assert manifest["config"]["devices"] == [] and manifest["config"]["devices_how"] == "in memory"
     assert manifest["config"]["telemetry_interval_s"] == 0.05 and manifest["errors"] == []
     assert manifest["started"] <= manifest["finished"]
+    assert manifest["process"]["pid"] == os.getpid() and manifest["process"]["start_ticks"] > 0  # for liveness
     stored = ResultStore(tmp_path / "home").list_runs("smoke")  # indexed for `storbench runs` and compare
     assert [r.run_id for r in stored] == [manifest["run_id"]]
 

@@ -48,9 +48,12 @@ class SqlIndex:
         """True when the index does not exist yet and should be rebuilt from the local run directories."""
         return False
 
-    def reset(self) -> None:
+    @contextmanager
+    def rebuilding(self) -> Iterator["SqlIndex"]:
+        """An empty index to fill, which replaces this one when the block ends without an error."""
         raise ResultsError(f"{self.where}: a shared index is not rebuilt from one machine's run directories; "
                            f"index a run with `storbench import RUN_DIR`")
+        yield self
 
     def close(self) -> None:
         pass

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import tempfile
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from storbench.errors import ResultsError
 from storbench.results.index import SqlIndex
+from storbench.results.runfiles import fsync_dir
 
 DB_SCHEMA_VERSION = 1
 
@@ -25,9 +28,9 @@ CREATE INDEX IF NOT EXISTS samples_by_run ON samples(run_id);
 
 
 class SqliteIndex(SqlIndex):
-    def __init__(self, home: Path):
+    def __init__(self, home: Path, db_path: Path | None = None):
         self.home = home
-        self.db_path = home / "results.db"
+        self.db_path = db_path or home / "results.db"
         self.where = str(home)
 
     def ready(self) -> None:
@@ -36,9 +39,23 @@ class SqliteIndex(SqlIndex):
     def missing(self) -> bool:
         return not self.db_path.exists()
 
-    def reset(self) -> None:
-        if self.db_path.exists():
-            self.db_path.unlink()
+    @contextmanager
+    def rebuilding(self) -> Iterator["SqliteIndex"]:
+        """A new index file beside ``results.db``, renamed over it once filled (atomic: an interrupt or an error
+        leaves the old index, and the half-built file is removed)."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f"{self.db_path.name}.", suffix=".new", dir=self.home)
+        os.close(fd)
+        fresh = SqliteIndex(self.home, Path(name))
+        try:
+            yield fresh
+            with open(name, "rb+") as handle:  # sqlite syncs its own commits; this covers the file as a whole
+                os.fsync(handle.fileno())
+            os.replace(name, self.db_path)
+            fsync_dir(self.home)
+        finally:
+            if os.path.exists(name):
+                os.unlink(name)
 
     @contextmanager
     def _cursor(self, write: bool = False) -> Iterator[Any]:

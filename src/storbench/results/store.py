@@ -6,6 +6,9 @@ was measured. The index (``results.db``, or the tables of ``--results postgresql
 serves ``runs``, ``show`` and ``compare``; ``results.db`` can be rebuilt from the
 directories with :meth:`ResultStore.reindex`, and ``storbench import RUN_DIR`` indexes
 one directory (a run whose index was lost mid-run, or one copied from elsewhere).
+
+A run records the process running it; a reader shows a run whose process is gone as ``crashed``
+(``results.liveness``), and ``storbench cleanup`` finishes it (:meth:`ResultStore.finish_crashed`).
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from storbench.errors import InputError, ResultsError
+from storbench.results import liveness
 from storbench.results.index import IndexLost, RunRecord, SqlIndex
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
+from storbench.results.names import check_label, check_ref, check_run_id
+from storbench.results.runfiles import create_durably, fsync_dir, read_samples, write_durably
 from storbench.results.series import from_csv
 from storbench.results.sqlite import SqliteIndex
 
@@ -29,6 +35,7 @@ MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SERIES = "telemetry.csv"
 WINDOWS = "windows.json"
+STATUSES = ("running", "succeeded", "failed", "interrupted", "crashed")  # as a manifest records them
 
 
 def default_home() -> Path:
@@ -37,12 +44,6 @@ def default_home() -> Path:
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _check_schema(version: Any, where: str) -> None:
@@ -79,17 +80,17 @@ class RunWriter:
 
     def update_manifest(self, **fields: Any) -> None:
         self.manifest.update(fields)
-        _write_atomic(self.path / MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True))
+        write_durably(self.path / MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True))
 
     def write_series(self, csv_text: str, windows: list[dict[str, Any]]) -> None:
-        _write_atomic(self.path / SERIES, csv_text)
-        _write_atomic(self.path / WINDOWS, json.dumps(windows, indent=1))
+        write_durably(self.path / SERIES, csv_text)
+        write_durably(self.path / WINDOWS, json.dumps(windows, indent=1))
 
     def write_text(self, name: str, text: str) -> None:
-        _write_atomic(self.path / name, text)
+        write_durably(self.path / name, text)
 
     def write_json(self, name: str, data: Any) -> None:
-        _write_atomic(self.path / name, json.dumps(data, indent=1))
+        write_durably(self.path / name, json.dumps(data, indent=1))
 
     def finish(self, status: str) -> None:
         self.update_manifest(status=status, finished=utc_now())
@@ -139,16 +140,23 @@ class ResultStore:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         path = self.runs_dir / run_id
         path.mkdir()
-        manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "status": "running",
-                    "started": utc_now(), "finished": None, **manifest}
+        # the process running it: a reader tells a run still going from one whose process died (liveness)
+        manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "status": liveness.RUNNING,
+                    "started": utc_now(), "finished": None, "process": liveness.this_process(), **manifest}
         writer = RunWriter(self, run_id, path, manifest)
         writer.update_manifest()
-        (path / SAMPLES).touch()
+        create_durably(path / SAMPLES)
+        fsync_dir(self.runs_dir)  # the run directory itself, before the index names it
         writer._index(lambda: self.index.put_run(self._row(manifest, path)))
         return writer
 
     def import_run(self, directory: Path | str) -> Run:
-        """Index one run directory (its manifest and samples) in this store; again: the same result."""
+        """Index one run directory (its manifest and samples) in this store; again: the same result.
+
+        Its run id, label and status must be ones a run would have been given (a run id names a directory, a
+        label is a run reference). A last samples line cut short by a crash is skipped with a warning naming
+        it (the lines before it were fsynced before it was written, they stand); a bad line before the last is
+        refused (``runfiles``): that file was damaged or edited, and importing the rest would hide it."""
         path = Path(directory).resolve()
         if not (path / MANIFEST).is_file():
             raise InputError(f"import {directory}: not a storbench run directory (no {MANIFEST}; "
@@ -160,7 +168,15 @@ class ResultStore:
         if not isinstance(manifest, dict) or not {"run_id", "label", "suite", "status", "started"} <= set(manifest):
             raise InputError(f"import {directory}: {MANIFEST} is not a storbench run manifest "
                              f"(needs run_id, label, suite, status, started)")
-        run = self._load(path, with_samples=True)
+        where = f"import {directory}: {MANIFEST}"
+        check_label(manifest["label"], f"{where} label")
+        check_run_id(manifest["run_id"], manifest["label"], where)
+        if manifest["status"] not in STATUSES:
+            raise InputError(f"{where} status {manifest['status']!r}: allowed: {', '.join(STATUSES)}")
+        try:
+            run = self._load(path, with_samples=True)
+        except ResultsError as exc:
+            raise ResultsError(f"import {directory}: {exc}; nothing imported") from None
         self.index.put_run(self._row(run.manifest, path), run.samples)
         return run
 
@@ -171,7 +187,8 @@ class ResultStore:
         return [self._from_record(record, with_samples=False) for record in self.index.runs(label)]
 
     def resolve(self, ref: str) -> Run:
-        """A run id, or a label meaning that label's latest run."""
+        """A run id, or a label meaning that label's latest run; never a path (``names.check_ref``)."""
+        check_ref(ref)
         if (self.runs_dir / ref / MANIFEST).exists():
             return self._load(self.runs_dir / ref, with_samples=True)
         self._ensure_index()
@@ -195,14 +212,31 @@ class ResultStore:
         return json.loads(path.read_text()) if path.exists() else []
 
     def reindex(self) -> int:
-        """Rebuild the SQLite index from the run directories; returns the number of runs."""
-        self.index.reset()
+        """Rebuild the SQLite index from the run directories; returns the number of runs.
+
+        The new index is built beside ``results.db`` and renamed over it once complete: an interrupt or an
+        unreadable run directory leaves the old index as it was."""
         count = 0
-        for path in sorted(self.runs_dir.glob("*/" + MANIFEST)):
-            run = self._load(path.parent, with_samples=True)
-            self.index.put_run(self._row(run.manifest, path.parent), run.samples)
-            count += 1
+        with self.index.rebuilding() as fresh:
+            for path in sorted(self.runs_dir.glob("*/" + MANIFEST)):
+                run = self._load(path.parent, with_samples=True)
+                fresh.put_run(self._row(run.manifest, path.parent), run.samples)
+                count += 1
         return count
+
+    def finish_crashed(self, run: Run, removed: str | None) -> Run:
+        """Record that ``run``'s process died before it finished and ``storbench cleanup`` finished it
+        (``removed``: the run root it deleted, None if nothing was left); the run reads ``crashed`` from now on."""
+        path = Path(run.path or self.runs_dir / run.run_id)
+        writer = RunWriter(self, run.run_id, path, dict(run.manifest))
+        process = run.manifest.get("process") or {}
+        errors = [*run.manifest.get("errors", []), {
+            "workload": "run", "repetition": 0,
+            "error": f"the run's process (pid {process.get('pid', '?')} on {process.get('host', '?')}) ended "
+                     f"before the run finished; finished by storbench cleanup"}]
+        writer.update_manifest(errors=errors, cleanup={"at": utc_now(), "removed": removed})
+        writer.finish(liveness.CRASHED)
+        return self._load(path, with_samples=False)
 
     # -- internals -------------------------------------------------------------
     def _row(self, manifest: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -224,7 +258,7 @@ class ResultStore:
         _check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
         samples = self.index.samples(record["run_id"]) if with_samples else []
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
-                   status=record["status"], started=manifest["started"], finished=record["finished"],
+                   status=liveness.status(record["status"], manifest.get("process"), self.host), started=manifest["started"], finished=record["finished"],
                    manifest=manifest, samples=samples, path=f"{host}:{record['path']}", host=host)
 
     def _load(self, path: Path, with_samples: bool) -> Run:
@@ -236,18 +270,13 @@ class ResultStore:
             raise ResultsError(f"{path / MANIFEST}: not valid JSON ({exc})") from None
         _check_schema(manifest.get("schema_version"), str(path / MANIFEST))
         samples: list[Sample] = []
-        if with_samples and (path / SAMPLES).exists():
-            for number, line in enumerate((path / SAMPLES).read_text().splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    samples.append(Sample.from_dict(json.loads(line)))
-                except (json.JSONDecodeError, KeyError, ValueError):
-                    # A crash can cut the last line short; everything before it stands.
-                    if number < len((path / SAMPLES).read_text().splitlines()):
-                        raise ResultsError(f"{path / SAMPLES}:{number}: corrupt sample line") from None
+        if with_samples:
+            samples, cut = read_samples(path / SAMPLES)
+            if cut is not None:
+                self.warn(f"{path / SAMPLES}:{cut}: last line cut short (the run's process ended mid-write): "
+                          f"skipped; the {len(samples)} samples before it stand")
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
-                   status=manifest["status"], started=manifest["started"], finished=manifest.get("finished"),
+                   status=liveness.status(manifest["status"], manifest.get("process"), self.host), started=manifest["started"], finished=manifest.get("finished"),
                    manifest=manifest, samples=samples, path=str(path), host=self.host)
 
     def _ensure_index(self) -> None:

@@ -10,9 +10,8 @@ from typing import Any
 
 from storbench.engines.lifecycle import check_engine_options
 from storbench.errors import InputError
+from storbench.results.names import check_label
 
-LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-MAX_LABEL = 64  # the label is part of the run directory's name
 MAX_WARMUP = 100
 
 
@@ -55,10 +54,7 @@ class RunOutcome:
 
 
 def validate_options(options: RunOptions) -> None:
-    if not options.label or not set(options.label) <= LABEL_CHARS:
-        raise InputError(f"--label {options.label!r}: use letters, digits, '.', '_' and '-' only")
-    if len(options.label) > MAX_LABEL:
-        raise InputError(f"--label: {len(options.label)} characters; at most {MAX_LABEL} allowed")
+    check_label(options.label)  # the label is part of the run directory's name (results.names)
     check_engine_options(options.engine_options)
     if options.repeat is not None and options.repeat < 1:
         raise InputError(f"--repeat {options.repeat}: must be at least 1")
