@@ -9,8 +9,9 @@ from typing import Any
 
 from storbench.errors import InputError, TargetError
 from storbench.s3client import S3Error
-from storbench.targets.base import MARKER
+from storbench.targets.base import GONE, MARKER, OTHER
 from storbench.progress import Progress
+from storbench.results import liveness
 from storbench.results.model import Run
 from storbench.results.store import ResultStore
 from storbench.report import FORMATS as REPORT_FORMATS
@@ -119,9 +120,14 @@ def write_run_report(run_id: str, store: ResultStore | None = None) -> Path:
     return path
 
 
-def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None = None) -> str:
-    """What a run could not remove (its target was down): its run root, deleted now if its marker still names
-    that run. Returns the root removed; an InputError says why nothing was."""
+def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None = None) -> dict[str, Any]:
+    """Finish what a run left: its run root (its target was down at the end, or its process died), deleted if its
+    marker still names that run, and a run whose process died recorded as ``crashed``, finished by cleanup.
+
+    Returns {"run_id", "root", "removed", "crashed", "status"}: ``removed`` False means nothing of the root was
+    left (for a run that finished: nothing to do); ``crashed`` that the run was finished now, as crashed. An
+    InputError says why nothing could be done: the run still runs, runs elsewhere, or its root holds another
+    run's marker."""
     from storbench.targets import TargetOptions, parse_target
 
     store = store or ResultStore()
@@ -129,20 +135,39 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
     if run.host and run.host != store.host:
         raise InputError(f"run {run.run_id} ran on {run.host}: its target is reached from there; "
                          f"run `storbench cleanup {run.run_id}` on {run.host}")
+    process = run.manifest.get("process") or {}
+    if run.status == liveness.RUNNING:
+        raise InputError(f"run {run.run_id} is still running (pid {process.get('pid')}): stop it first (Ctrl-C, or "
+                         f"kill -TERM {process.get('pid')}); it removes its own run root as it stops")
+    if run.status.startswith(f"{liveness.RUNNING}? (host"):
+        raise InputError(f"run {run.run_id} ran on {process.get('host')}: whether it still runs is seen there; "
+                         f"run `storbench cleanup {run.run_id}` on {process.get('host')}")
+    crashed = run.status == liveness.CRASHED and run.manifest.get("status") == liveness.RUNNING
     config = run.manifest.get("config", {})
     root, text = config.get("run_root"), config.get("target")
-    if not root or not text:
-        raise InputError(f"run {run.run_id}: nothing to clean up (no run root on its target {text or 'none'})")
-    target = parse_target(text, TargetOptions(store.home, config.get("replication"), endpoint))
+    removed = bool(root and text) and _remove_root(run, root, parse_target(
+        text, TargetOptions(store.home, config.get("replication"), endpoint)))
+    if crashed:
+        run = store.finish_crashed(run, root if removed else None)
+    return {"run_id": run.run_id, "root": root, "removed": removed, "crashed": crashed, "status": run.status}
+
+
+def _remove_root(run: Run, root: str, target: Any) -> bool:
+    """Delete ``run``'s root if it is still there and marked for it; False when nothing of it is left."""
     target.run_id, target.root_uri = run.run_id, root
     if root.startswith("hdfs://"):
         raise InputError(f"run {run.run_id}: an hdfs:// run root is removed through Spark; remove {root} with "
                          f"`hdfs dfs -rm -r` after checking its {MARKER} names {run.run_id}")
     try:
-        released = target.release_root()
+        state = target.root_state()
+        if state == GONE:
+            return False
+        if state != OTHER and target.release_root():
+            return True
     except (OSError, S3Error) as exc:
         raise TargetError(f"run {run.run_id}: could not remove {root} ({exc}); nothing removed, try again when "
                           f"the target answers") from None
-    if not released:
-        raise InputError(f"run {run.run_id}: {root} is gone or its marker does not name this run; nothing removed")
-    return root
+    if state == OTHER:
+        raise InputError(f"run {run.run_id}: {root} is there but its {MARKER} does not name this run; "
+                         f"nothing removed")
+    raise InputError(f"run {run.run_id}: {root} is gone or its marker does not name this run; nothing removed")

@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "partition table or any signature)")
     _output_flags(run)
 
-    cleanup = commands.add_parser("cleanup", help="remove what a run left on its target (it was down at the end)")
+    cleanup = commands.add_parser("cleanup", help="remove what a run left on its target (it was down at the end, "
+                                  "or the run's process died: the run is then finished as crashed)")
     cleanup.add_argument("run_id", metavar="RUN_ID")
     cleanup.add_argument("--endpoint", help="S3 endpoint, when it is not the one the run used by default")
     show = commands.add_parser("show", help="one run's full report table (or another format)")
@@ -285,7 +286,13 @@ def _columns(rows: list[tuple[str, ...]]) -> str:
 
 
 def cmd_cleanup(args: argparse.Namespace, store: ResultStore) -> int:
-    print(f"removed {api.cleanup_run(args.run_id, store, args.endpoint)}")
+    done = api.cleanup_run(args.run_id, store, args.endpoint)
+    if done["removed"]:
+        print(f"removed {done['root']}")
+    if done["crashed"]:  # its process died: now finished, as crashed
+        print(f"run {done['run_id']}: crashed (its process ended before the run finished); finished by cleanup")
+    elif not done["removed"]:
+        print(f"run {done['run_id']}: {done['status']}, nothing of it left on its target: nothing to do")
     return 0
 
 

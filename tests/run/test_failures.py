@@ -131,3 +131,50 @@ def test_a_target_error_in_a_workload_names_the_workload_and_repetition(tmp_path
     assert run.errors == [{"workload": "null-read", "repetition": 1,
                            "error": f"target mem://x: {root}/null/data does not exist"}]
     assert run.manifest["suite_source"] == str(suite)
+
+
+@pytest.mark.parametrize("raised, status", [(KeyboardInterrupt, "interrupted"), (RuntimeError, "failed")])
+def test_a_run_stopped_while_it_is_set_up_is_recorded_as_ended_not_running(tmp_path, monkeypatch, raised, status):
+    """Ctrl-C or SIGTERM (timeout's) after the run was recorded but before it started: the caller sees the
+    interrupt, the record says the run ended (it used to stay "running" for good), the target is clean."""
+    import json
+
+    from storbench.results.store import ResultStore
+    from storbench.run import session
+
+    def stopped(*args, **kwargs):
+        raise raised("stopped during set-up")
+
+    monkeypatch.setattr(session, "run_telemetry", stopped)
+    with pytest.raises(raised):
+        run_null(tmp_path, repeat=1)
+    (manifest,) = [json.loads(p.read_text()) for p in (tmp_path / "home" / "runs").glob("*/manifest.json")]
+    assert manifest["status"] == status and manifest["finished"]
+    assert manifest["errors"] == ([] if status == "interrupted" else
+                                  [{"workload": "run", "repetition": 0, "error": "stopped during set-up"}])
+    assert [r.status for r in ResultStore(tmp_path / "home").list_runs()] == [status]
+    assert not mem.volume("x").files
+
+
+def test_a_signal_while_the_run_is_recorded_is_not_lost_and_the_record_ends(tmp_path, monkeypatch, handlers):
+    """SIGTERM between the record's creation and the session holding it: noted, raised right after, and the
+    record finished as interrupted."""
+    import json
+    import os
+    import signal
+
+    from storbench.results.store import ResultStore
+
+    create_run = ResultStore.create_run
+
+    def signalled(self, *args, **kwargs):
+        writer = create_run(self, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return writer
+
+    monkeypatch.setattr(ResultStore, "create_run", signalled)
+    with pytest.raises(KeyboardInterrupt):
+        run_null(tmp_path, repeat=1)
+    (manifest,) = [json.loads(p.read_text()) for p in (tmp_path / "home" / "runs").glob("*/manifest.json")]
+    assert manifest["status"] == "interrupted" and manifest["finished"]
+    assert "engine start" not in null.EVENTS and not mem.volume("x").files

@@ -258,7 +258,8 @@ class ResultStore:
         _check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
         samples = self.index.samples(record["run_id"]) if with_samples else []
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
-                   status=liveness.status(record["status"], manifest.get("process"), self.host), started=manifest["started"], finished=record["finished"],
+                   status=liveness.status(record["status"], manifest.get("process"), self.host),
+                   started=manifest["started"], finished=record["finished"],
                    manifest=manifest, samples=samples, path=f"{host}:{record['path']}", host=host)
 
     def _load(self, path: Path, with_samples: bool) -> Run:
@@ -276,7 +277,8 @@ class ResultStore:
                 self.warn(f"{path / SAMPLES}:{cut}: last line cut short (the run's process ended mid-write): "
                           f"skipped; the {len(samples)} samples before it stand")
         return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
-                   status=liveness.status(manifest["status"], manifest.get("process"), self.host), started=manifest["started"], finished=manifest.get("finished"),
+                   status=liveness.status(manifest["status"], manifest.get("process"), self.host),
+                   started=manifest["started"], finished=manifest.get("finished"),
                    manifest=manifest, samples=samples, path=str(path), host=self.host)
 
     def _ensure_index(self) -> None:

@@ -64,7 +64,10 @@ class RunSession:
                 workload.check(ctx, plan.per_workload[name])
             for warning in deferred:
                 self.progress.warn(warning)
-            self.writer = writer = self.store.create_run(plan.run_id, self._manifest(devices, how))
+            with interrupts.shielded() as signalled:  # the record and this session's hold on it come together
+                self.writer = writer = self.store.create_run(plan.run_id, self._manifest(devices, how))
+            if signalled():
+                raise KeyboardInterrupt
             if self.nodes is not None:
                 members = self.nodes.telemetry.members
                 writer.update_manifest(
@@ -85,10 +88,22 @@ class RunSession:
             self.telemetry = run_telemetry(options, self.nodes and self.nodes.telemetry, self.engines, devices,
                                            writer, power)
             ctx.mark = self.telemetry.mark
-        except BaseException:
+        except BaseException as exc:
             target.release(keep_data=False)
+            if hasattr(self, "writer"):  # already recorded as running: finished now, never left "running"
+                self._finish_early(exc)
             raise
         return self
+
+    def _finish_early(self, exc: BaseException) -> None:
+        """A run stopped while it was being set up (Ctrl-C, SIGTERM, an engine that did not start): the CLI
+        prints why; the record says it too, and that the run ended."""
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        if not interrupted:
+            error = {"workload": "run", "repetition": 0, "error": str(exc) or type(exc).__name__}
+            self.writer.manifest["errors"] = [*self.writer.manifest.get("errors", []), error]
+        with interrupts.shielded():
+            self.writer.finish("interrupted" if interrupted else "failed")
 
     def _manifest(self, devices: list[str], how: str) -> dict[str, Any]:
         plan, options, target = self.plan, self.plan.options, self.plan.target

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from storbench.errors import TargetError
-from storbench.targets import TargetOptions, parse_target
+from storbench.targets import MARKER, TargetOptions, parse_target
 from storbench.targets.s3 import S3Target
 from tests.cli.helpers import storbench
 from tests.workloads.helpers import run_json
@@ -107,16 +107,22 @@ def test_storage_refuses_to_delete_outside_its_run(s3, client):
     with pytest.raises(TargetError):
         other.claim("run-2")  # already holds objects
     assert not other.release_root()  # no marker of ours there: nothing deleted
+    assert other.root_state() == "other" and target.root_state() == "ours"
     with pytest.raises(TargetError):
         target.delete("s3://storbench/guard/storbench-run-2/objects")
     with pytest.raises(TargetError):
         target.delete("s3://storbench/guard")  # the prefix above the run's own
-    assert target.delete("s3://storbench/guard/storbench-run-1/objects")
+    client.put("storbench", f"guard/storbench-run-2/{MARKER}", b"run-2\n")  # another run's marked prefix: not ours
+    for uri in ("s3://storbench/guard/storbench-run-2/objects",
+                "s3://storbench/guard/storbench-run-1/../storbench-run-2/objects"):
+        with pytest.raises(TargetError, match=f"^refusing to delete {uri}: "):
+            target.delete(uri)
+    assert target.delete("s3a://storbench/guard/storbench-run-1/objects")  # as Spark names it
     with pytest.raises(TargetError):
         target.claim("run-1")  # the marker is still there
-    assert target.release()
+    assert target.release() and target.root_state() == "gone"
     keys = set(client.list("storbench", "guard/"))
-    assert keys == {"guard/storbench-run-2/objects/a"}
+    assert keys == {"guard/storbench-run-2/objects/a", f"guard/storbench-run-2/{MARKER}"}
     client.delete_prefix("storbench", "guard/")
 
 
