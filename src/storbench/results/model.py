@@ -51,7 +51,7 @@ class Run:
     run_id: str
     label: str
     suite: str
-    status: str  # running | succeeded | failed | interrupted
+    status: str  # running | succeeded | failed | interrupted | crashed; "running? (host H)": not checkable here
     started: str  # ISO 8601 UTC
     finished: str | None
     manifest: dict[str, Any]
