@@ -21,7 +21,7 @@ from storbench.run import RunOptions
 from storbench.services import SERVICES
 from storbench.run.sweep import parse_sweep_option
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 (interrupts.exit_code)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a tool whose reader went away
 
 
@@ -161,7 +161,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         print(f"results: {outcome.path}")
         print(f"report:  {report}")
     if outcome.status == "interrupted":
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code()
     return 0 if outcome.status == "succeeded" else 4
 
 
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("storbench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code()
     finally:
         if store is not None:
             store.index.close()  # a PostgreSQL index: its connection; SQLite: nothing held
