@@ -78,6 +78,16 @@ as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-on
      "--sweep rows: given twice (rows=1000,2000 and rows=3000); give one --sweep rows=V1,V2,... with every value"),
     (["run", "--sweep", "rows=1000,2000", "--sweep", "partitions=2,4"], 2,
      "--sweep: sweep one key at a time (change one variable, as the papers do); got rows, partitions"),
+    # case 10: a share above 100 %, an option with nothing to apply to, every scheme that takes --replication
+    (["run", "objects-basic", "--target", "s3://b/x", "--endpoint", "http://127.0.0.1:1", "--set",
+      "max_error_pct=200"], 2, "--set: max_error_pct=200.0 is above the maximum 100"),
+    (["run", "null", "--power-insecure"], 2, "--power-insecure: applies to a Redfish power source (--power "
+     "redfish:URL, or a node's power: redfish:URL in a nodes file); no --power was given"),
+    (["run", "null", "--power-insecure", "--power", "command:echo 5"], 2, "--power-insecure: applies to a Redfish "
+     "power source (--power redfish:URL, or a node's power: redfish:URL in a nodes file); --power is command:echo 5"),
+    (["run", "null", "--replication", "0", "--target", "{tmp}"], 2, "--replication 0: must be at least 1"),
+    (["run", "null", "--replication", "2", "--target", "{tmp}"], 2,
+     "--replication 2: applies to cassandra:// and hdfs:// targets only; the target is file://{tmp}"),
     # item 16
     (["compare", "sata-vendor-a", "cfg-a"], 2, "compare: sata-vendor-a is a spark-transforms run and cfg-a a mixed "
                                                "run: runs of different suites are not comparable; pass --force"),

@@ -44,7 +44,7 @@ CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shu
                                            "needs its own value"),
     ({"engine_options": {"null_hosts": "10.0.0.1"}}, "null_hosts '10.0.0.1': expected a list of host names"),
     ({"target": "mem://Bad Name"}, "--target 'mem://Bad Name': expected mem://NAME"),
-    ({"replication": 2}, "--replication 2: applies to hdfs:// targets only; the target is mem://x"),
+    ({"replication": 2}, "--replication 2: applies to cassandra:// and hdfs:// targets only; the target is mem://x"),
     ({"nodes": "n.yaml", "node_specs": ["a=http://127.0.0.1:1"]}, "--nodes and --node: give the nodes one way"),
     ({"telemetry": "node_exporter"}, "--telemetry node_exporter: needs the cluster's nodes"),
     ({"overrides": {"fail_step": "target-release"}, "target": None},

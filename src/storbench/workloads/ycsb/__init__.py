@@ -78,7 +78,7 @@ PARAMS = (
     Param("driver", str, "native", "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
           "(the reference tool, with storbench's Java-driver binding)", choices=("native", "ycsb")),
     Param("max_error_pct", float, 1.0, "the run fails when more than this % of its operations failed "
-          "(errors are counted by kind either way)", minimum=0),
+          "(errors are counted by kind either way)", minimum=0, maximum=100),
 )
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
