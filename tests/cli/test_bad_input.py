@@ -78,6 +78,9 @@ as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-on
      "--sweep rows: given twice (rows=1000,2000 and rows=3000); give one --sweep rows=V1,V2,... with every value"),
     (["run", "--sweep", "rows=1000,2000", "--sweep", "partitions=2,4"], 2,
      "--sweep: sweep one key at a time (change one variable, as the papers do); got rows, partitions"),
+    # case 4: a node's device that is not there is refused, not reported n/a everywhere
+    (["run", "null", "--node", "w1=local,devices=nosuchdisk"], 2,
+     "--node: nodes[0].devices: node w1 has no device 'nosuchdisk' (this machine lists: "),
     # case 10: a share above 100 %, an option with nothing to apply to, every scheme that takes --replication
     (["run", "objects-basic", "--target", "s3://b/x", "--endpoint", "http://127.0.0.1:1", "--set",
       "max_error_pct=200"], 2, "--set: max_error_pct=200.0 is above the maximum 100"),
