@@ -81,6 +81,9 @@ as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-on
     # case 4: a node's device that is not there is refused, not reported n/a everywhere
     (["run", "null", "--node", "w1=local,devices=nosuchdisk"], 2,
      "--node: nodes[0].devices: node w1 has no device 'nosuchdisk' (this machine lists: "),
+    # case 12: the scheme a workload cannot take is named before the target is reached (no "is Cassandra running?")
+    (["run", "fio-basic", "--target", "cassandra://127.0.0.1:1/ks"], 2,
+     "workload fio-write cannot use the cassandra:// target cassandra://127.0.0.1:1/ks; only the ycsb workloads can"),
     # case 10: a share above 100 %, an option with nothing to apply to, every scheme that takes --replication
     (["run", "objects-basic", "--target", "s3://b/x", "--endpoint", "http://127.0.0.1:1", "--set",
       "max_error_pct=200"], 2, "--set: max_error_pct=200.0 is above the maximum 100"),

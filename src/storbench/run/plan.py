@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.engines.lifecycle import engine_classes
-from storbench.errors import StorbenchError
+from storbench.errors import InputError, StorbenchError
 from storbench.run.options import RunOptions, new_run_id
 from storbench.run.sweep import Point, sweep_points
 from storbench.suites import Suite, load_suite
@@ -61,6 +61,9 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
     workloads = suite.instances()
     target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint))
+    for workload in workloads.values():  # before precheck reaches for the target ("is Cassandra running?")
+        if target.scheme not in workload.schemes:
+            raise InputError(workload.scheme_refusal(target))
     names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
     points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.engine_options,
                           "--sweep" if options.sweep else suite.source, names)
