@@ -62,7 +62,13 @@ as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-on
     (["runs", "--label", "nosuch"], 3, "no run with label 'nosuch' in {tmp}/home; " + STORED_LABELS),
     (["run", "fio-basic", "--target", "s3://Bad_Bucket!/x"], 2,
      "bucket name 'Bad_Bucket!' is not allowed; use 3-63 lowercase letters, digits, '.' and '-', starting and"),
-    # issue 25 case 2: an unknown URL scheme is not a directory named `mysql:` in the current directory
+    # issue 25, case 1: YCSB's parameters are refused before Cassandra is reached (port 1: a connect fails)
+    (["run", "ycsb-a", "--target", "cassandra://127.0.0.1:1/ks", "--set", "fieldcount=11"], 2,
+     "ycsb-load: fieldcount=11 is above the 10 fields of the target's usertable (field0..field9)"),
+    (["run", "ycsb-a", "--target", "cassandra://127.0.0.1:1/ks", "--set", "restore=none", "--set", "driver=ycsb",
+      "--set", "drivers=2"], 2,
+     "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=2 fanout=local need driver=native"),
+    # case 2: an unknown URL scheme is not a directory named `mysql:` in the current directory
     (["--results", "mysql://u:pw@db.example/x", "run"], 2,
      "--results mysql://...: unknown scheme mysql://; allowed: a directory, postgresql://USER@HOST:PORT/DB"),
     # case 3: a sweep gets --set's checks at each point, takes only the run's keys, one value per point, one key

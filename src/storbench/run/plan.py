@@ -6,7 +6,7 @@ line and nothing is written."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from storbench.engines.lifecycle import engine_classes
 from storbench.errors import InputError, StorbenchError
@@ -37,15 +37,25 @@ class Plan:
         return {**self.per_workload[workload], **point.params}
 
     def check_workloads(self, ctx: Any) -> None:
-        """Each workload's own checks (``Workload.check``) at every sweep point, as ``--set`` gets them: a
-        swept value a workload refuses (``checksum=false`` on Parquet) is one line before anything runs."""
+        """Each workload's own checks (``Workload.check``, the target claimed) at every sweep point."""
+        self._at_every_point(lambda workload, params: workload.check(ctx, params))
+
+    def check_params(self) -> None:
+        """Each workload's parameter checks (``Workload.check_params``) at every sweep point, before the target
+        is reached or claimed."""
+        self._at_every_point(lambda workload, params: workload.check_params(params, self.target))
+
+    def _at_every_point(self, check: Callable[[Workload, dict[str, Any]], None]) -> None:
+        """``check`` of each workload at every sweep point, as ``--set`` gets it: a swept value a workload
+        refuses (``checksum=false`` on Parquet) is one line naming the point, before anything runs."""
         for point in self.points:
             for name, workload in self.workloads.items():
                 try:
-                    workload.check(ctx, self.params(name, point))
+                    check(workload, self.params(name, point))
                 except StorbenchError as exc:
                     if not point.labels:
                         raise
+                    check(workload, self.per_workload[name])  # not the point's doing: said without it
                     where = "--sweep" if self.options.sweep else self.suite.source
                     raise type(exc)(f"{where} point {point.text}: {exc}") from None
 
@@ -71,6 +81,7 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
                for point in points)  # the largest point's: `--sweep rows=...` is checked like `--set rows=...`
     plan = Plan(options, new_run_id(options.label), suite, scale, suite_params, per_workload,
                 options.repeat or suite.repetitions, workloads, points, target, need, names)
+    plan.check_params()
     target.precheck(plan.need_bytes)
     for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim
         engine.check_target(target)
