@@ -90,6 +90,9 @@ as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-on
     # case 12: the scheme a workload cannot take is named before the target is reached (no "is Cassandra running?")
     (["run", "fio-basic", "--target", "cassandra://127.0.0.1:1/ks"], 2,
      "workload fio-write cannot use the cassandra:// target cassandra://127.0.0.1:1/ks; only the ycsb workloads can"),
+    # case 6: a master that does not answer is one line at once, not a minute of retries and Java frames
+    (["run", "groupby", "--spark-master", "spark://127.0.0.1:1"], 2, "--spark-master spark://127.0.0.1:1: no Spark "
+     "master answers at 127.0.0.1:1 (Connection refused); start one (storbench services up spark) or use local[*]"),
     # case 10: a share above 100 %, an option with nothing to apply to, every scheme that takes --replication
     (["run", "objects-basic", "--target", "s3://b/x", "--endpoint", "http://127.0.0.1:1", "--set",
       "max_error_pct=200"], 2, "--set: max_error_pct=200.0 is above the maximum 100"),

@@ -135,6 +135,10 @@ class SparkEngine(Engine):
         return None if spark_options.is_local(master) else master
 
     @classmethod
+    def check_reachable(cls, options: EngineOptions) -> None:
+        spark_options.check_master_answers(options)
+
+    @classmethod
     def check_target(cls, target: Any) -> None:
         target_conf(target.facts())  # the S3A jars are built: else one line before anything is claimed
 
