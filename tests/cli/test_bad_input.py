@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from storbench import cli
 from storbench.suites import builtin_suites
 from tests.cli.helpers import SRC, storbench
+from tests.loopdev import tmpfs
 
 # The table runs the CLI in this process (cli.main, as `storbench` does): each refusal comes before anything
 # starts, so the fast lane runs it, and its guard (tests/lanes.py) fails a row that starts a program. The tests
@@ -128,6 +130,50 @@ def test_bad_input_exits_with_one_line(tmp_path, monkeypatch, capsys, args, code
     assert sorted(os.listdir(home / "runs")) == sorted(os.listdir(GOLDEN_RUNS))
     assert [path for path in missing if path.exists()] == []  # no target, file or results home created
     assert os.listdir(tmp_path / "cwd") == []
+
+
+@pytest.mark.real
+def test_a_worker_dir_no_one_can_write_is_one_line_and_leaves_no_service_dir(tmp_path):
+    """Issue 25 case 5: a read-only mount (root cannot write it either) is refused before the service directory
+    is made: no traceback, nothing under the results home."""
+    (tmp_path / "ro").mkdir()
+    with tmpfs(tmp_path / "ro", 1, read_only=True) as read_only:
+        result = storbench(tmp_path / "home", "services", "up", "spark", "--worker-dir", str(read_only), timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"storbench: error: --worker-dir {read_only}: cannot write there (Read-only file system); give a directory "
+        "this user can write"]
+    assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.spark
+def test_a_disk_that_fills_during_spark_datagen_is_one_line_without_java_frames(tmp_path):
+    """Issue 25 case 7: another writer fills the target's file system once the run has claimed it (the precheck
+    saw room): the failure is one line naming the full disk, without the log's Java frames, and the run root
+    is gone."""
+    (tmp_path / "t").mkdir()
+    with tmpfs(tmp_path / "t", 200) as target:
+        env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1"}
+        child = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(tmp_path / "home"), "run",
+                                  "datagen", "-q", "--target", str(target)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            while not list(target.glob("storbench-*")):  # claimed: the capacity check is behind it
+                assert child.poll() is None, child.communicate()
+                time.sleep(0.05)
+            room = os.statvfs(target)
+            (target / "filler").write_bytes(b"\0" * (room.f_bavail * room.f_frsize - (8 << 20)))
+            _, stderr = child.communicate(timeout=600)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        left = os.listdir(target)
+    assert child.returncode == 4, stderr
+    warnings = [line for line in stderr.splitlines() if "tmpfs" not in line]  # no block device: said, and fine
+    assert warnings == ["warning: datagen: workload datagen failed: java.io.IOException: No space left on device "
+                        "(a file system Spark writes to is full: the target, or Spark's local directories)"], stderr
+    assert left == ["filler"]
 
 
 @pytest.mark.real
