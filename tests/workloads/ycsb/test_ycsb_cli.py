@@ -145,7 +145,9 @@ def test_every_loaded_key_reads_back_its_ten_fields(cassandra1):
 
 
 @pytest.mark.parametrize("args, target, says", [
-    (["run", "ycsb-a"], "cassandra://127.0.0.1:9", "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 ("),
+    # restore=none: restore=snapshot on a cluster that is not storbench's is refused first, before any connect
+    (["run", "ycsb-a", "--set", "restore=none"], "cassandra://127.0.0.1:9",
+     "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 ("),
     (["run", "ycsb-a", "--replication", "2"], "{uri}", "--replication 2: above the 1 node(s) of 127.0.0.1:"),
     (["run", "ycsb-g"], "{uri}", "unknown suite or workload 'ycsb-g'"),
     (["run", "{suite}"], "{uri}", "workloads: unknown workload 'ycsb-g'; known: "),
