@@ -19,9 +19,9 @@ from storbench.results.store import ResultStore
 from storbench.keyvalue import parse_pairs
 from storbench.run import RunOptions
 from storbench.services import SERVICES
-from storbench.run.sweep import parse_sweep_option
+from storbench.run.sweep import parse_sweep_options
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 (interrupts.exit_code)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a tool whose reader went away
 
 
@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--interval", type=float, default=1.0, help="telemetry interval in seconds (default 1)")
     run.add_argument("--mode", default="default", choices=("default", "compat"),
                      help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
-    run.add_argument("--sweep", metavar="KEY=V1,V2",
-                     help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter")
+    run.add_argument("--sweep", metavar="KEY=V1,V2", action="append", default=[],
+                     help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter "
+                          "(one key)")
     run.add_argument("--replication", type=int, help="replication factor: HDFS (hdfs://) or the keyspace's (cassandra://, default 1)")
     run.add_argument("--endpoint", help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
                                          "(default: $AWS_ENDPOINT_URL or the running `services up s3`)")
@@ -143,7 +144,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         overrides=parse_pairs(args.set, "--set"),
         engine_options={MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)}, devices=args.devices, interval=args.interval,
         mode=args.mode, replication=args.replication,
-        sweep=parse_sweep_option(args.sweep) if args.sweep else None, keep_data=args.keep_data,
+        sweep=parse_sweep_options(args.sweep) or None, keep_data=args.keep_data,
         command_line=["storbench", *sys.argv[1:]],
         allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint, nodes=args.nodes,
         node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus,
@@ -162,7 +163,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         print(f"results: {outcome.path}")
         print(f"report:  {report}")
     if outcome.status == "interrupted":
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code()
     return 0 if outcome.status == "succeeded" else 4
 
 
@@ -331,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("storbench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code()
     finally:
         if store is not None:
             store.index.close()  # a PostgreSQL index: its connection; SQLite: nothing held

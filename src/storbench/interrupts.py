@@ -2,7 +2,8 @@
 
 A `timeout` expiry, a closed SSH session or a scheduler's kill sends SIGTERM or SIGHUP to
 storbench alone. Each becomes one KeyboardInterrupt, so the code that handles Ctrl-C (the
-run marked interrupted, its report written, every child process stopped) handles it too.
+run marked interrupted, its report written, every child process stopped) handles it too; the exit
+status still names the signal, 128 + its number as shells report it (SIGINT 130, SIGTERM 143, SIGHUP 129).
 Once storbench is stopping, or while a cleanup runs inside ``shielded()``, further signals
 are noted and not raised.
 """
@@ -51,6 +52,12 @@ def installed() -> bool:
 def received() -> int:
     """How many signals have arrived since :func:`install` (a mark to compare with later)."""
     return len(_received)
+
+
+def exit_code() -> int:
+    """The status of a process stopped by a signal: 128 + the first signal received (SIGINT's when none came
+    through the handlers, such as a KeyboardInterrupt raised without them)."""
+    return 128 + int(_received[0] if _received else signal.SIGINT)
 
 
 def exiting() -> None:

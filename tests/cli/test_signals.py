@@ -18,7 +18,7 @@ import pytest
 from storbench import interrupts
 from storbench.cli import EXIT_INTERRUPTED
 from storbench.engines.spark import SparkEngine
-from tests.cli.helpers import SRC
+from tests.cli.helpers import SRC, storbench
 
 pytestmark = pytest.mark.real  # every test here sends a real signal to a real run
 
@@ -110,8 +110,9 @@ def _interrupt(tmp_path: Path, args: list[str], ready, signum: int, twice: bool 
     return proc.returncode, json.loads(out), err_path.read_text(), children, target
 
 
-def _assert_stopped_like_ctrl_c(code: int, outcome: dict, stderr: str, children: dict[int, str], target: Path):
-    assert code == EXIT_INTERRUPTED, stderr
+def _assert_stopped_like_ctrl_c(code: int, signum: int, outcome: dict, stderr: str, children: dict[int, str],
+                                target: Path):
+    assert code == 128 + signum, stderr  # what a shell reports for a process the signal stopped
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert manifest["status"] == "interrupted" and manifest["finished"]
     assert Path(outcome["report"]).exists()
@@ -124,7 +125,7 @@ def _assert_stopped_like_ctrl_c(code: int, outcome: dict, stderr: str, children:
 def test_signal_stops_a_run_like_ctrl_c(tmp_path, signum, twice):
     code, outcome, stderr, children, target = _interrupt(
         tmp_path, ["fio-basic", "--set", "runtime_s=30"], lambda pid, _err: _benchmarking(pid), signum, twice)
-    _assert_stopped_like_ctrl_c(code, outcome, stderr, children, target)
+    _assert_stopped_like_ctrl_c(code, signum, outcome, stderr, children, target)
     assert "Traceback" not in stderr
     assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
 
@@ -143,11 +144,21 @@ def test_a_signal_cancels_spark_jobs_and_ends_the_jvm(tmp_path, signum, twice):
 
     code, outcome, stderr, children, target = _interrupt(tmp_path, ["spark-scan"], ready, signum, twice)
     assert "java" in children.values()
-    _assert_stopped_like_ctrl_c(code, outcome, stderr, children, target)
+    _assert_stopped_like_ctrl_c(code, signum, outcome, stderr, children, target)
     assert "FileNotFound" not in stderr  # no job was left reading the removed dataset
     assert "Traceback" not in stderr and "py4j" not in stderr, stderr
     assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
     assert "Spark" in (Path(outcome["path"]) / "spark.log").read_text()  # the JVM's own lines went there
+
+
+@pytest.mark.parametrize("name, code", [("TERM", 143), ("HUP", 129), ("INT", EXIT_INTERRUPTED)])
+def test_exit_status_names_the_signal(tmp_path, name, code):
+    """Issue 25 case 13: 128 + the signal, as shells report it; SIGTERM and SIGHUP are not Ctrl-C's 130. The
+    null workload sends the signal to the storbench process itself, in its timed action."""
+    result = storbench(tmp_path / "home", "run", "null", "-q", "--set", "fail=signal", "--set", f"signal={name}",
+                       timeout=120)
+    assert result.returncode == code, result.stderr
+    assert [line for line in result.stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE]
 
 
 @pytest.mark.spark

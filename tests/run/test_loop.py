@@ -76,14 +76,6 @@ def test_a_secret_setting_s_points_are_numbered_and_its_values_never_kept(tmp_pa
     assert "hunter2" not in kept and "opensesame" not in kept
 
 
-def test_a_sweep_of_engine_settings_reaches_the_engines_and_labels_the_samples(tmp_path):
-    """cores: each point a master of its own; the engines that do not restart for it keep no settings."""
-    run = run_null(tmp_path, repeat=1, sweep={"cores": ["1", "2"]})
-    assert run.status == "succeeded", run.errors
-    assert [labels for _, _, labels in run.times()] == [{"cores": "1"}] * 2 + [{"cores": "2"}] * 2
-    assert not [key for key in run.manifest if key.endswith("_settings_by_point")]
-
-
 def test_warm_ups_run_per_point_before_the_recorded_repetitions_and_store_nothing(tmp_path):
     """--warmup 2 on a 2-point sweep: 4 warm-ups of each workload, shown, never recorded; what the workload
     keeps (artifacts.json) holds only the recorded windows'."""

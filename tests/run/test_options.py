@@ -39,9 +39,14 @@ CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shu
     ({"sweep": {"size": ["1"], "null.x": ["1"]}}, "--sweep: sweep one key at a time (change one variable, as the "
                                                   "papers do); got size, null.x"),
     ({"sweep": {"size": []}}, "--sweep: sweep.size must be a non-empty list of values"),
+    # issue 25 case 3: each point gets the checks --set gets; two points of one setting are refused
+    ({"sweep": {"fail_step": ["", "target-release"]}, "target": None},
+     "--sweep point fail_step=target-release: null-write: fail_step=target-release needs a mem://NAME target"),
+    ({"sweep": {"size": ["1000", "1K"]}}, "--sweep: sweep size: point 2 (1K) repeats point 1 (1000); each point "
+                                           "needs its own value"),
     ({"engine_options": {"null_hosts": "10.0.0.1"}}, "null_hosts '10.0.0.1': expected a list of host names"),
     ({"target": "mem://Bad Name"}, "--target 'mem://Bad Name': expected mem://NAME"),
-    ({"replication": 2}, "--replication 2: applies to hdfs:// targets only; the target is mem://x"),
+    ({"replication": 2}, "--replication 2: applies to cassandra:// and hdfs:// targets only; the target is mem://x"),
     ({"nodes": "n.yaml", "node_specs": ["a=http://127.0.0.1:1"]}, "--nodes and --node: give the nodes one way"),
     ({"telemetry": "node_exporter"}, "--telemetry node_exporter: needs the cluster's nodes"),
     ({"overrides": {"fail_step": "target-release"}, "target": None},
@@ -61,12 +66,22 @@ def test_a_key_that_neither_an_engine_nor_a_workload_takes_lists_what_can_be_swe
         run_null(tmp_path, sweep={"nosuch": ["1"]})
     engines, _, params = str(refused.value).removeprefix("--sweep: cannot sweep 'nosuch'; allowed: ").partition(
         ", or a parameter: ")
-    assert sorted(engines.split(", ")) == ["a null.* setting", "a spark.* setting", "cores"]  # every engine's
+    assert engines == "a null.* setting"  # the run's engines' keys only (issue 25 case 3)
     assert params == "fail, fail_at, fail_step, flush, note, signal, size, sleep_ms"
 
 
+def test_a_key_of_an_engine_the_run_does_not_use_is_refused(tmp_path):
+    with pytest.raises(InputError) as refused:
+        run_null(tmp_path, sweep={"cores": ["1", "2"]})
+    assert str(refused.value).startswith("--sweep: cannot sweep 'cores' (cores is the spark engine's, which this "
+                                         "run does not use); allowed: a null.* setting, or a parameter: fail,")
+
+
 def test_a_sweep_option_is_one_key_and_its_values():
-    assert parse_sweep_option(" null.x = 1, 2,") == {"null.x": ["1", "2"]}
+    assert parse_sweep_option(" null.x = 1, 2") == {"null.x": ["1", "2"]}
+    for text, n in (("size=1,,2", 2), ("size=1,2,", 3), ("size=,1", 1)):  # issue 25 case 3: not dropped
+        with pytest.raises(InputError, match=f"^--sweep '{text}': value {n} is empty; give every point a value$"):
+            parse_sweep_option(text)
     for text in ("cores", "=1,2", "size=", "size= , "):
         with pytest.raises(InputError) as refused:
             parse_sweep_option(text)

@@ -21,7 +21,7 @@ def test_parse_takes_a_name_and_refuses_the_rest():
     for text in ("mem://", "mem://A", "mem://a/b"):
         with pytest.raises(InputError, match=rf"^--target '{text}': expected mem://NAME"):
             parse_target(text)
-    with pytest.raises(InputError, match="^--replication 3: applies to hdfs:// targets only"):
+    with pytest.raises(InputError, match="^--replication 3: applies to cassandra:// and hdfs:// targets only"):
         parse_target("mem://t", TargetOptions(replication=3))
 
 

@@ -91,6 +91,11 @@ class Engine:
         return None
 
     @classmethod
+    def check_reachable(cls, options: EngineOptions) -> None:
+        """Before the claim, for the run's engines only: what its options point at answers (InputError if not;
+        Spark: a spark:// master's port), so that an unreachable one is one line and not a launch that hangs."""
+
+    @classmethod
     def check_target(cls, target: Any) -> None:
         """Before the target is claimed: what this engine needs to reach it is there (EngineError if not)."""
 

@@ -15,6 +15,8 @@ TAIL_LINES = 8
 TAIL_BYTES = 256 * 1024  # the end of a long log is enough to find its last errors
 RELEVANT = re.compile(r"\b(ERROR|FATAL|SEVERE)\b|Exception|Error:|Caused by:|^\s+at \S+\(")
 NOISE = re.compile(r"Using incubator modules|NativeCodeLoader|Setting default log level|To adjust logging level")
+# Root causes that say everything: the log's stack frames would add nothing but noise to the failure
+COMPLETE = re.compile(r"No space left on device|Disk quota exceeded")
 
 
 def relevant_tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
@@ -40,6 +42,13 @@ def relevant_tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
         if frames == 0 and index:  # the line before an error often names it ("Unrecognized VM option ...")
             keep.add(index - 1)
     return ([every[i] for i in sorted(keep)] or every)[-lines:]
+
+
+def complete_cause(line: str | None) -> str | None:
+    """``line`` (a root cause) with what it means, when it says all there is (a full disk); else None."""
+    if line and COMPLETE.search(line):
+        return f"{line} (a file system Spark writes to is full: the target, or Spark's local directories)"
+    return None
 
 
 def root_cause(exc: BaseException) -> str | None:

@@ -29,16 +29,28 @@ def engine_options_config(options: EngineOptions) -> dict[str, Any]:
     return {key: value for engine in all_engines().values() for key, value in engine.options_config(options).items()}
 
 
-def engine_sweep(key: str, values: list[Any], options: EngineOptions,
-                 where: str) -> tuple[list[EngineOptions] | None, list[str]]:
-    """(each point's engine options, when an engine owns ``key``; the sweep keys engines take, for a message)."""
+def engine_sweep(key: str, values: list[Any], options: EngineOptions, where: str,
+                 names: list[str] | None = None) -> tuple[list[EngineOptions] | None, list[str], str | None]:
+    """(each point's engine options, when one of the engines ``names`` (default: every engine) owns ``key``;
+    the sweep keys those engines take, for a message; the engine outside ``names`` that owns ``key``, if any)."""
     keys: list[str] = []
-    for engine in all_engines().values():
+    for name, engine in all_engines().items():
+        if names is not None and name not in names:
+            continue
         points = engine.sweep(key, values, options, where)
         if points is not None:
-            return points, keys
+            return points, keys, None
         keys += engine.sweep_keys()
-    return None, keys
+    owner = next((name for name, engine in all_engines().items() if names is not None and name not in names
+                  and _owns(engine, key, values, options, where)), None)
+    return None, keys, owner
+
+
+def _owns(engine: type[Engine], key: str, values: list[Any], options: EngineOptions, where: str) -> bool:
+    try:
+        return engine.sweep(key, values, options, where) is not None
+    except Exception:  # its values are wrong for it: still its key (a message names it, nothing runs)
+        return True
 
 
 def service_nodes(options: EngineOptions, home: Path) -> tuple[Path, str] | None:

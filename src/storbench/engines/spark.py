@@ -25,7 +25,7 @@ from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, regi
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
 from storbench.engines import spark_options
-from storbench.engines.jvmlog import JVM_LOG, relevant_tail, root_cause
+from storbench.engines.jvmlog import JVM_LOG, complete_cause, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
 from storbench.engines.spark_options import DEFAULT_MASTER
 from storbench.errors import EngineError
@@ -106,6 +106,7 @@ class SparkEngine(Engine):
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
         self._s3a_before: dict[str, dict[str, int]] | None = None  # S3A's counters per JVM when the workload began
         self._group: str | None = None  # the job group of the workload running now
+        self._explained = False  # a failure's root cause said everything (explain): no log tail after it
 
     # -- the run's options and target ---------------------------------------------------------------
 
@@ -133,6 +134,10 @@ class SparkEngine(Engine):
     def runs_elsewhere(cls, options: EngineOptions) -> str | None:
         master = spark_options.master(options)
         return None if spark_options.is_local(master) else master
+
+    @classmethod
+    def check_reachable(cls, options: EngineOptions) -> None:
+        spark_options.check_master_answers(options)
 
     @classmethod
     def check_target(cls, target: Any) -> None:
@@ -319,9 +324,14 @@ class SparkEngine(Engine):
 
     def explain(self, exc: BaseException) -> str | None:
         """A JVM error (Py4JJavaError): its root cause, which names what failed, not the py4j call."""
-        return root_cause(exc)
+        cause = root_cause(exc)
+        complete = complete_cause(cause)
+        self._explained = self._explained or complete is not None
+        return complete or cause
 
     def failure_log(self) -> tuple[Path, list[str]] | None:
+        if self._explained:  # a full disk said it all: the log's Java frames would only bury the line
+            return None
         return (self.jvm_log, relevant_tail(self.jvm_log)) if self.jvm_log else None
 
     def hadoop_client(self) -> tuple[Any, Any] | None:

@@ -4,6 +4,7 @@ the sweep keys Spark owns (``cores``, any ``spark.*`` setting). The run core han
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,24 @@ def is_local(master_url: str) -> bool:
 def check(options: dict[str, Any]) -> None:
     if not MASTER_RE.fullmatch(master(options)):
         raise InputError(f"--spark-master {master(options)!r}: allowed: {MASTER_FORMS}")
+
+
+def check_master_answers(options: dict[str, Any], timeout: float = 2.0) -> None:
+    """A ``spark://`` master's port takes a TCP connection (any one of an HA list): else one line now, not a
+    driver that retries for a minute and ends in Java frames."""
+    url = master(options)
+    if not url.startswith("spark://"):
+        return
+    failures = []
+    for address in url.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                return
+        except OSError as exc:
+            failures.append(f"{address} ({exc.strerror or exc})")
+    raise InputError(f"--spark-master {url}: no Spark master answers at {', '.join(failures)}; start one "
+                     f"(storbench services up spark) or use local[*]")
 
 
 def manifest_config(options: dict[str, Any]) -> dict[str, Any]:

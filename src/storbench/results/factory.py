@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 
+from storbench.errors import InputError
 from storbench.results.postgres import PostgresIndex, is_postgres_url
 from storbench.results.store import ResultStore
 
@@ -14,4 +16,11 @@ def open_store(results: str | None = None) -> ResultStore:
     results = results or os.environ.get("STORBENCH_RESULTS") or None
     if results and is_postgres_url(results):
         return ResultStore(index=PostgresIndex(results))
+    if results and _URL.match(results):  # `mysql://...` is not a directory named `mysql:` made in the cwd
+        scheme = results.split(":", 1)[0]  # never the rest: it may hold a password
+        raise InputError(f"--results {scheme}://...: unknown scheme {scheme}://; allowed: a directory, "
+                         "postgresql://USER@HOST:PORT/DB")
     return ResultStore(results)
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")

@@ -76,12 +76,22 @@ def open_nodes(options: RunOptions, home: Path, devices: list[str], warn: Callab
     if options.power:
         raise InputError(f"--power: with nodes ({cluster.source}), give each node's source as its power: key "
                          f"in a nodes file")
+    _refuse_needless_insecure(options, [node.power for node in cluster.nodes], f"no node of {cluster.source} has one")
     return MeasuredNodes(open_cluster(cluster, source, options.interval, devices, options.power_insecure),
                          source, cluster.source)
 
 
+def _refuse_needless_insecure(options: RunOptions, specs: list[str | None], none: str) -> None:
+    """--power-insecure concerns a Redfish BMC's certificate only: without one it would be silently ignored."""
+    if options.power_insecure and not any((spec or "").strip().startswith("redfish:") for spec in specs):
+        raise InputError(f"--power-insecure: applies to a Redfish power source (--power redfish:URL, or a node's "
+                         f"power: redfish:URL in a nodes file); {none}")
+
+
 def open_local_power(options: RunOptions) -> NodePower | None:
     """This machine's power source (--power, else RAPL where readable)."""
+    _refuse_needless_insecure(options, [options.power], f"--power is {options.power}" if options.power
+                              else "no --power was given")
     return open_power(options.power, "--power", options.interval, local=True, has_rapl=EnergyMeter().available,
                       snapshots=list, insecure=options.power_insecure)
 

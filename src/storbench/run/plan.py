@@ -6,9 +6,10 @@ line and nothing is written."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from storbench.engines.lifecycle import engine_classes
+from storbench.errors import InputError, StorbenchError
 from storbench.run.options import RunOptions, new_run_id
 from storbench.run.sweep import Point, sweep_points
 from storbench.suites import Suite, load_suite
@@ -35,6 +36,29 @@ class Plan:
         """``workload``'s parameters at a sweep point."""
         return {**self.per_workload[workload], **point.params}
 
+    def check_workloads(self, ctx: Any) -> None:
+        """Each workload's own checks (``Workload.check``, the target claimed) at every sweep point."""
+        self._at_every_point(lambda workload, params: workload.check(ctx, params))
+
+    def check_params(self) -> None:
+        """Each workload's parameter checks (``Workload.check_params``) at every sweep point, before the target
+        is reached or claimed."""
+        self._at_every_point(lambda workload, params: workload.check_params(params, self.target))
+
+    def _at_every_point(self, check: Callable[[Workload, dict[str, Any]], None]) -> None:
+        """``check`` of each workload at every sweep point, as ``--set`` gets it: a swept value a workload
+        refuses (``checksum=false`` on Parquet) is one line naming the point, before anything runs."""
+        for point in self.points:
+            for name, workload in self.workloads.items():
+                try:
+                    check(workload, self.params(name, point))
+                except StorbenchError as exc:
+                    if not point.labels:
+                        raise
+                    check(workload, self.per_workload[name])  # not the point's doing: said without it
+                    where = "--sweep" if self.options.sweep else self.suite.source
+                    raise type(exc)(f"{where} point {point.text}: {exc}") from None
+
     def steps(self) -> int:
         """Progress steps: prepare steps, warm-ups and repetitions of every workload, at every point."""
         suite = self.suite
@@ -47,13 +71,19 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
     workloads = suite.instances()
     target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint))
-    points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.engine_options,
-                          "--sweep" if options.sweep else suite.source)
+    for workload in workloads.values():  # before precheck reaches for the target ("is Cassandra running?")
+        if target.scheme not in workload.schemes:
+            raise InputError(workload.scheme_refusal(target))
     names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
+    points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.engine_options,
+                          "--sweep" if options.sweep else suite.source, names)
+    need = max(sum(w.estimated_bytes({**per_workload[n], **point.params}) for n, w in workloads.items())
+               for point in points)  # the largest point's: `--sweep rows=...` is checked like `--set rows=...`
     plan = Plan(options, new_run_id(options.label), suite, scale, suite_params, per_workload,
-                options.repeat or suite.repetitions, workloads, points, target,
-                sum(w.estimated_bytes(per_workload[n]) for n, w in workloads.items()), names)
+                options.repeat or suite.repetitions, workloads, points, target, need, names)
+    plan.check_params()
     target.precheck(plan.need_bytes)
     for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim
+        engine.check_reachable(options.engine_options)
         engine.check_target(target)
     return plan

@@ -60,8 +60,7 @@ class RunSession:
                                     allow_device_overwrite=options.allow_device_overwrite,
                                     keep_data=options.keep_data)
         try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
-            for name, workload in plan.workloads.items():
-                workload.check(ctx, plan.per_workload[name])
+            plan.check_workloads(ctx)  # at every sweep point
             for warning in deferred:
                 self.progress.warn(warning)
             with interrupts.shielded() as signalled:  # the record and this session's hold on it come together

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,17 @@ def _check(workers: int, cores: int, memory: str, worker_dir: list[str]) -> None
     for text in worker_dir:
         if not Path(text).expanduser().is_dir():
             raise InputError(f"--worker-dir {text}: not a directory")
+        _check_writable(text)
+
+
+def _check_writable(text: str) -> None:
+    """Before the service directory is made: a directory the workers cannot write is one line, not a traceback
+    after it (a probe, not os.access: root passes that check on a read-only mount's 0555 directory too)."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".storbench-probe-", dir=Path(text).expanduser()))
+    except OSError as exc:
+        raise InputError(f"--worker-dir {text}: cannot write there ({exc.strerror or exc}); give a directory "
+                         f"this user can write") from None
 
 
 def _worker_root(workdir: Path, index: int, worker_dir: list[str]) -> tuple[Path, bool]:

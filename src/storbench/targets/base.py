@@ -61,6 +61,7 @@ class Target:
     kind: ClassVar[str]  # how messages name it: "raw device" target, "RADOS pool" target
     usage: ClassVar[str]  # the --target forms it takes, listed when a scheme is unknown
     wanted: ClassVar[str]  # what a workload that needs this scheme asks the user for
+    replicated: ClassVar[bool] = False  # takes --replication (refused for the others, not ignored)
 
     def __init__(self, uri: str, options: TargetOptions):
         if options.replication is not None and options.replication < 1:
@@ -224,7 +225,13 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
     if scheme not in schemes:
         raise InputError(f"--target {text!r}: scheme {scheme}:// is not supported; supported: "
                          + ", ".join(cls.usage for cls in schemes.values()))
-    return schemes[scheme].parse(text, options or TargetOptions())
+    options = options or TargetOptions()
+    target = schemes[scheme].parse(text, options)
+    if options.replication is not None and not target.replicated:
+        takers = [f"{name}://" for name, cls in schemes.items() if cls.replicated]
+        raise InputError(f"--replication {options.replication}: applies to {' and '.join(takers)} targets only; "
+                         f"the target is {target.uri}")
+    return target
 
 
 def below_root(root: str, path: str) -> str | None:

@@ -52,6 +52,7 @@ class CassandraTarget(Target):
     """A keyspace of a Cassandra cluster, reached through the DataStax Python driver (management only)."""
 
     scheme = "cassandra"
+    replicated = True
     kind = "cassandra://"
     usage = "cassandra://host:port[,host2:port2]/keyspace"
     wanted = "a cassandra://HOST:PORT[/KEYSPACE] target, e.g. the one `storbench services up cassandra` prints"

@@ -82,9 +82,6 @@ class FileTarget(PathTarget):
         if not existing.is_dir():  # the target itself, or a parent of it (file.txt/sub)
             kind = " (it is a file)" if existing.is_file() else ""
             raise TargetError(f"--target {text!r}: {existing} exists and is not a directory{kind}")
-        if options.replication is not None:
-            raise InputError(f"--replication {options.replication}: applies to hdfs:// targets only; "
-                             f"the target is file://{path}")
         return cls(path, options)
 
     def precheck(self, need_bytes: int) -> None:

@@ -25,6 +25,7 @@ OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed i
 @register
 class HdfsTarget(Target):
     scheme = "hdfs"
+    replicated = True
     kind = "hdfs://"
     usage = "hdfs://host:port/path"
     wanted = "an hdfs://HOST:PORT/PATH"

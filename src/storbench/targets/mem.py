@@ -74,9 +74,6 @@ class MemTarget(Target):
         if not NAME.fullmatch(name) or query not in ("", "claim=attach", "claim=none"):
             raise InputError(f"--target {text!r}: expected mem://NAME[?claim=attach|none], NAME of lowercase letters, "
                              f"digits, '.', '_' and '-' (at most 63)")
-        if options.replication is not None:
-            raise InputError(f"--replication {options.replication}: applies to hdfs:// targets only; "
-                             f"the target is mem://{name}")
         return cls(name, options, claim=query.removeprefix("claim="))
 
     def precheck(self, need_bytes: int) -> None:

@@ -24,6 +24,7 @@ from storbench.errors import InputError
 from storbench.telemetry.collector import Collector, Snapshot
 from storbench.telemetry.exporter import (FINGERPRINT_COLLECTORS, ExporterError, ExporterReader, default_devices,
                                           disk_names, fingerprint)
+from storbench.telemetry.devices import local_disks
 from storbench.telemetry.machine import fingerprint as local_fingerprint
 from storbench.telemetry.nodes import Cluster, Node
 from storbench.telemetry.power import NodePower, open_power
@@ -69,13 +70,14 @@ def node_labels(nodes: Sequence[Node]) -> list[str]:
     return labels
 
 
-def _node_devices(node: Node, index: int, source: str, have: list[str]) -> list[str]:
+def _node_devices(node: Node, index: int, source: str, have: list[str], lister: str = "its exporter",
+                  shown: list[str] | None = None) -> list[str]:
     if node.devices is None:
         return default_devices(have)
     for device in node.devices:
-        if device not in have:
+        if device not in have:  # measuring it would report n/a everywhere without a word
             raise InputError(f"{source}: nodes[{index}].devices: node {node.name} has no device {device!r} "
-                             f"(its exporter lists: {', '.join(have) or 'none'})")
+                             f"({lister} lists: {', '.join(have if shown is None else shown) or 'none'})")
     return list(node.devices)
 
 
@@ -88,7 +90,9 @@ def _power(node: Node, index: int, cluster: Cluster, interval: float, collector:
 def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: str, interval: float,
                  local_devices: list[str], insecure: bool = False) -> Member:
     if node.is_local:
-        devices = list(node.devices) if node.devices is not None else local_devices
+        known, shown = local_disks()
+        devices = (_node_devices(node, index, cluster.source, sorted(known), "this machine", shown)
+                   if node.devices is not None else local_devices)
         local = Collector(devices, interval=interval)
         return Member(node, label, local, local_fingerprint(None, devices),
                       _power(node, index, cluster, interval, local, EnergyMeter().available, insecure))

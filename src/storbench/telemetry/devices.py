@@ -140,6 +140,11 @@ def _listed_disks(sys_root: str) -> list[str]:
     return disks
 
 
+def local_disks(sys_root: str = "/sys", proc_root: str = "/proc") -> tuple[set[str], list[str]]:
+    """(every device name this machine's counters know, the disks worth suggesting in a message)."""
+    return set(_names_in_diskstats(proc_root)) or set(_listed_disks(sys_root)), _listed_disks(sys_root)
+
+
 def parse_devices_option(text: str, sys_root: str = "/sys", proc_root: str = "/proc") -> list[str]:
     """``--devices sda,sdb`` or ``/dev/sda``: names as /proc/diskstats knows them, checked, in order."""
     known = set(_names_in_diskstats(proc_root)) or set(_listed_disks(sys_root))

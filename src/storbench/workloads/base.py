@@ -40,8 +40,13 @@ class Workload:
     # first, untimed, when the workload runs alone.
     after: ClassVar[tuple[str, ...]] = ()
 
+    def check_params(self, params: dict[str, Any], target: Target) -> None:
+        """Raise InputError for parameters that cannot work, before anything starts: the target is parsed (its
+        scheme is one of ``schemes``) but neither reached nor claimed. A check that needs no ``ctx`` belongs
+        here, so that its refusal leaves nothing anywhere (a Cassandra keyspace dropped leaves snapshots)."""
+
     def check(self, ctx: "RunContext", params: dict[str, Any]) -> None:
-        """Raise InputError/TargetError for input that cannot work."""
+        """Raise InputError/TargetError for input that cannot work (the target is claimed: see check_params)."""
         if ctx.target.scheme not in self.schemes:
             raise InputError(self.scheme_refusal(ctx.target))
 

@@ -134,7 +134,7 @@ COMMON = (
           choices=("unsigned", "signed")),
     Param("timeout_s", float, 60.0, "per-request I/O timeout in seconds", minimum=0.1),
     Param("max_error_pct", float, 1.0, "the phase fails when more than this % of its operations failed "
-          "(errors are counted by kind either way; 0: any error fails it)", minimum=0),
+          "(errors are counted by kind either way; 0: any error fails it)", minimum=0, maximum=100),
 )
 
 LATENCY_KEYS = ("p50", "p90", "p99", "p99_9", "max")  # of each request's latency, as the engine reports them

@@ -6,6 +6,7 @@ Integers accept decimal prefixes (``5k``, ``1.5G``: storbench.units.parse_count)
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ class Param:
     choices: tuple[Any, ...] | None = None
     minimum: float | None = None
     item_choices: tuple[str, ...] | None = None  # for lists: allowed items
+    maximum: float | None = None
 
     def coerce(self, value: Any, where: str) -> Any:
         """The value converted to this parameter's type; ``where`` names the source in errors."""
@@ -34,6 +36,8 @@ class Param:
                              + ", ".join(str(c) if c != "" else "'' (empty)" for c in self.choices))
         if self.minimum is not None and value < self.minimum:
             raise InputError(f"{where}: {self.name}={value!r} is below the minimum {self.minimum:g}")
+        if self.maximum is not None and value > self.maximum:
+            raise InputError(f"{where}: {self.name}={value!r} is above the maximum {self.maximum:g}")
         if self.item_choices is not None:
             bad = [item for item in value if item not in self.item_choices]
             if bad:
@@ -65,7 +69,10 @@ class Param:
                     return count
                 return int(value)
             if self.type is float:
-                return float(value)
+                number = float(value)
+                if not math.isfinite(number):  # nan passes every comparison with a minimum or maximum
+                    raise ValueError
+                return number
             if self.type is list:
                 if isinstance(value, str):
                     return [item.strip() for item in value.split(",") if item.strip()]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from storbench.cli import EXIT_INTERRUPTED
 from tests.cli.helpers import SRC
 from tests.cli.test_signals import INTERRUPTED_LINE, _alive, _descendants, _wait_until
 
@@ -45,7 +44,7 @@ def test_sigterm_stops_a_spark_fanout_as_an_interrupt(s3, client, tmp_path):
             proc.kill()
             proc.wait()
     stderr = err_path.read_text()
-    assert proc.returncode == EXIT_INTERRUPTED, stderr
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
     outcome = json.loads(out)
     assert json.loads((Path(outcome["path"]) / "manifest.json").read_text())["status"] == "interrupted"
     assert "Traceback" not in stderr and "py4j" not in stderr, stderr

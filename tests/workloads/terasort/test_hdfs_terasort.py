@@ -99,7 +99,7 @@ def _swap_two_records(spark, target, uri, file_index, offset):
 @pytest.mark.parametrize("args,message", [
     (["--target", "hdfs://127.0.0.1:1/x"], "cannot connect to 127.0.0.1:1"),
     (["--target", "{uri}/x", "--replication", "5"], "--replication 5: above the 2 DataNode(s)"),
-    (["--target", "/tmp", "--replication", "2"], "--replication 2: applies to hdfs:// targets only"),
+    (["--target", "/tmp", "--replication", "2"], "--replication 2: applies to cassandra:// and hdfs:// targets only"),
     (["--target", "{tmp}", "--scale", "100T"], "needs about"),
 ])
 def test_bad_hdfs_input_fails_fast_with_one_line(hdfs, tmp_path, args, message):

@@ -145,7 +145,9 @@ def test_every_loaded_key_reads_back_its_ten_fields(cassandra1):
 
 
 @pytest.mark.parametrize("args, target, says", [
-    (["run", "ycsb-a"], "cassandra://127.0.0.1:9", "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 ("),
+    # restore=none: restore=snapshot on a cluster that is not storbench's is refused first, before any connect
+    (["run", "ycsb-a", "--set", "restore=none"], "cassandra://127.0.0.1:9",
+     "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 ("),
     (["run", "ycsb-a", "--replication", "2"], "{uri}", "--replication 2: above the 1 node(s) of 127.0.0.1:"),
     (["run", "ycsb-g"], "{uri}", "unknown suite or workload 'ycsb-g'"),
     (["run", "{suite}"], "{uri}", "workloads: unknown workload 'ycsb-g'; known: "),
@@ -154,6 +156,15 @@ def test_every_loaded_key_reads_back_its_ten_fields(cassandra1):
     (["run", "ycsb-a", "--set", "threads=0"], "{uri}", "threads=0 is below the minimum 1"),
     (["run", "ycsb-a", "--sweep", "threads=0,4"], "{uri}", "--sweep: threads=0 is below the minimum 1"),
     (["run", "ycsb-a", "--set", "fieldcount=11"], "{uri}", "above the 10 fields"),
+    # issue 25 case 1: refused before a keyspace is created (a dropped one leaves dropped-* snapshots)
+    (["run", "ycsb-a", "--set", "driver=ycsb", "--set", "drivers=2"], "{uri}",
+     "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=2 fanout=local need driver=native"),
+    (["run", "ycsb-a", "--set", "driver=ycsb", "--set", "fanout=spark"], "{uri}",
+     "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=1 fanout=spark need driver=native"),
+    (["run", "ycsb-e", "--set", "driver=ycsb", "--set", "operationcount=0"], "{uri}",
+     "ycsb-e: driver=ycsb needs operationcount (not duration_s) with inserts and a zipfian distribution"),
+    (["run", "ycsb-a", "--sweep", "fieldcount=5,11"], "{uri}/ks_sweep", "--sweep point fieldcount=11: ycsb-load: "
+                                                                       "fieldcount=11 is above the 10 fields"),
     (["run", "ycsb-a"], '{uri}/"Usertable"', "keyspace '\"Usertable\"' is not allowed; use 1-48 letters"),
     (["run", "ycsb-a"], "{uri}/ks'x", "keyspace \"ks'x\" is not allowed; use 1-48 letters"),
 ])
@@ -162,10 +173,23 @@ def test_bad_input_is_one_line(cassandra1, tmp_path, args, target, says):
     suite = tmp_path / "letters.yaml"
     suite.write_text("name: letters\nprepare: [ycsb-load]\nworkloads: [ycsb-a, ycsb-g]\n")
     args = [arg.format(suite=suite) for arg in args]
+    snapshots, keyspaces = _dropped_snapshots(home), _data_dirs(home)
     done = storbench(home, *args, "--target", target.format(uri=state["uri"]), timeout=300)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], done.stderr
+    assert _dropped_snapshots(home) == snapshots  # no keyspace was made and dropped
+    assert _data_dirs(home) == keyspaces
+
+
+def _data_dirs(home: Path) -> list[Path]:
+    """Every keyspace directory of the service's nodes (a keyspace dropped keeps its directory)."""
+    return sorted((home / "services" / "cassandra").glob("*/data/*"))
+
+
+def _dropped_snapshots(home: Path) -> set[Path]:
+    """What Cassandra's auto_snapshot keeps of every table dropped, on every node."""
+    return set((home / "services" / "cassandra").glob("**/snapshots/dropped-*"))
 
 
 def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1):

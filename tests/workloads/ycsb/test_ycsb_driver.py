@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from storbench.context import RunContext
 from storbench.errors import InputError
 from storbench.targets import TargetOptions, parse_target
 from storbench.workloads.base import get_workload
@@ -84,14 +83,13 @@ def test_ycsb_core_loads_and_runs_a_and_the_engine_reads_its_rows(cassandra1, tm
 
 @pytest.mark.parametrize("fanout", [{"drivers": 2}, {"fanout": "spark"}])
 def test_ycsb_driver_refuses_a_fan_out_in_one_line(fanout, tmp_path):
-    # refused in check(), before anything connects: the target is only parsed
+    # refused in check_params(), before anything connects or a keyspace is made: the target is only parsed
     target = parse_target("cassandra://127.0.0.1:9042", TargetOptions(tmp_path))
-    ctx = RunContext(run_id="r", target=target, root_uri="")
     workload = get_workload("ycsb-a", "test")
     params = {p.name: p.default for p in workload.params} | {"driver": "ycsb"} | fanout
     with pytest.raises(InputError, match=r"^ycsb-a: driver=ycsb runs one YCSB client process here; drivers=\d "
                                          r"fanout=\w+ need driver=native$"):
-        workload.check(ctx, params)
+        workload.check_params(params, target)
 
 
 F_OUTPUT = """[OVERALL], RunTime(ms), 2000

@@ -48,6 +48,7 @@ from storbench.engines import native
 from storbench.engines.native_results import Vocabulary, judge_errors, result_samples
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
+from storbench.targets import Target
 from storbench.targets.cassandra import FIELDS, CassandraTarget
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
@@ -78,7 +79,7 @@ PARAMS = (
     Param("driver", str, "native", "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
           "(the reference tool, with storbench's Java-driver binding)", choices=("native", "ycsb")),
     Param("max_error_pct", float, 1.0, "the run fails when more than this % of its operations failed "
-          "(errors are counted by kind either way)", minimum=0),
+          "(errors are counted by kind either way)", minimum=0, maximum=100),
 )
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
@@ -148,15 +149,15 @@ class _Ycsb(Workload):
     metrics = METRICS
     letter: str  # "load" or a to f
 
-    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        super().check(ctx, params)
-        target = ctx.target_as(CassandraTarget)
+    def check_params(self, params: dict[str, Any], target: Target) -> None:
+        """Every check before the target is reached: a refusal after the claim would leave the keyspace it
+        created and dropped as Cassandra's dropped-* snapshots on every node."""
         if params["fieldcount"] > len(FIELDS):
             raise InputError(f"{self.name}: fieldcount={params['fieldcount']} is above the {len(FIELDS)} fields of "
                              f"the target's usertable (field0..field9)")
         if self.letter != "load" and params["operationcount"] <= 0 and params["duration_s"] <= 0:
             raise InputError(f"{self.name}: set operationcount or duration_s")
-        if params["restore"] == "snapshot":
+        if params["restore"] == "snapshot" and isinstance(target, CassandraTarget):
             restore.require_service(target, self.name)
         if params["driver"] == "ycsb":
             if params["fanout"] != "local" or params["drivers"] > 1:
