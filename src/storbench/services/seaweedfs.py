@@ -80,7 +80,8 @@ def argvs(weed: str, logdir: Path, data: Path, sockets: Path, creds: Path, ports
                    f"-port.grpc={ports['master_grpc']}", f"-mdir={data / 'master'}", "-peers=none",
                    "-volumeSizeLimitMB=512", "-disableHttp", "-telemetry=false"],
         "volume": [weed, f"-logdir={logdir}", "volume", *common, f"-port={ports['volume']}",
-                   f"-port.grpc={ports['volume_grpc']}", f"-dir={data / 'volume'}", "-max=64", f"-master={master}"],
+                   f"-port.grpc={ports['volume_grpc']}", f"-dir={data / 'volume'}", "-max=64", f"-master={master}",
+                   "-preStopSeconds=0"],
         "filer": [weed, f"-logdir={logdir}", "filer", *common, f"-port={ports['filer']}",
                   f"-port.grpc={ports['filer_grpc']}", f"-master={master}", f"-defaultStoreDir={data / 'filer'}",
                   f"-localSocket={sockets}/filer.sock"],
@@ -105,7 +106,9 @@ def spawn_all(workdir: Path, commands: dict[str, list[str]], env: dict[str, str]
 
 
 def stop_all(state: dict[str, Any]) -> bool:
-    """S3 → filer → volume → master, by PID; SeaweedFS once ignored SIGTERM: stop_pid escalates."""
+    """S3 → filer → volume → master, by PID; SeaweedFS once ignored SIGTERM: stop_pid escalates. The filer's
+    graceful stop waits 10 s for its own metadata subscription and 15 s more for HTTP: it gets 3 s, then SIGKILL
+    (``down`` removes its store with the service dir anyway)."""
     daemons = state.get("daemons") or [{"kind": "s3", "pid": state["pid"], "marker": state["marker"]}]
-    return process.stop_in_order(daemons, STOP_ORDER,
-                                 lambda daemon: process.stop_pid(daemon["pid"], daemon["marker"], timeout=10.0))
+    return process.stop_in_order(daemons, STOP_ORDER, lambda daemon: process.stop_pid(
+        daemon["pid"], daemon["marker"], timeout=3.0 if daemon["kind"] == "filer" else 10.0))
