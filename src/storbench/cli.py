@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from storbench.results.factory import open_store
 from storbench.results.store import ResultStore
 from storbench.keyvalue import parse_pairs
 from storbench.run import RunOptions
-from storbench.services import SERVICES
+from storbench.services import SERVICES, service_env
 from storbench.run.sweep import parse_sweep_options
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 (interrupts.exit_code)
@@ -111,8 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     suites = commands.add_parser("suites", help="list built-in suites")
     suites.add_argument("--json", action="store_true")
 
-    services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1")
-    services.add_argument("action", choices=("up", "down", "status"))
+    services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1; `env` prints "
+                                                     "the shell exports of a running service's clients (secrets)")
+    services.add_argument("action", choices=("up", "down", "status", "env"))
     services.add_argument("name", choices=sorted(SERVICES))
     services.add_argument("--datanodes", type=int, help="hdfs: number of DataNodes (default 2)")
     services.add_argument("--server", help="s3: seaweedfs (default), minio, s3proxy or ceph-rgw")
@@ -268,9 +270,14 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
         if state.get("nodes"):  # spark, cassandra: the nodes file a run reads its workers' telemetry from
             print(f"nodes file: {state['nodes']}", file=sys.stderr)
-        if state.get("access_key"):  # s3: the credentials a client needs, for the user's shell only
-            print(f"export AWS_ACCESS_KEY_ID={state['access_key']} AWS_SECRET_ACCESS_KEY={state['secret_key']}",
-                  file=sys.stderr)
+        if hasattr(SERVICES[args.name], "client_env"):  # the secrets only on explicit request: never in CI logs
+            home = f" --results {shlex.quote(str(store.home))}" if args.results else ""
+            print(f"credentials: storbench{home} services env {args.name}", file=sys.stderr)
+    elif args.action == "env":
+        env = service_env(args.name, store.home)
+        print(f"# storbench services env {args.name}: these lines hold secrets; keep them out of logs and files")
+        for key, value in env.items():
+            print(f"export {key}={shlex.quote(value)}")
     elif args.action == "down":
         stopped = api.service_down(args.name, store)
         print(f"{args.name}: {'stopped' if stopped else 'was not running'}")

@@ -98,27 +98,3 @@ def test_a_service_directory_from_before_the_markers_is_still_ours(tmp_path):
     assert process.owned(old, "hdfs") and not process.owned(old, "s3")
     (old / "state.json").write_text("not json")
     assert not process.owned(old, "hdfs")
-
-
-def test_weed_never_gets_ports_whose_fixed_tmp_socket_someone_made_first(monkeypatch):
-    """weed server binds /tmp/seaweedfs-<name>-grpc-<port>.sock (no flag moves it): such a path that exists
-    (a planted socket or symlink) makes storbench choose other ports."""
-    import os
-    import tempfile
-
-    from storbench.services import s3
-
-    taken = [60001 + i for i in range(8)]
-    planted = f"/tmp/seaweedfs-master-grpc-{taken[1]}.sock"
-    if os.path.lexists(planted):
-        pytest.skip(f"{planted} exists already")
-    os.symlink(tempfile.gettempdir(), planted)  # what another local user could plant
-    answers = iter([taken, [61001 + i for i in range(8)]])
-    monkeypatch.setattr(s3, "free_ports", lambda count: next(answers))
-    try:
-        ports, paths = s3._weed_ports()
-    finally:
-        os.unlink(planted)
-    assert ports[0] == 61001 and planted not in paths
-    assert paths == [f"/tmp/seaweedfs-{name}-grpc-{61001 + i}.sock"
-                     for name, i in (("master", 1), ("volume", 3), ("filer", 5), ("s3", 7))]

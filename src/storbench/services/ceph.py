@@ -2,16 +2,18 @@
 
 Debian's Ceph 16.2 packages (``scripts/setup.sh --test`` installs them). Everything
 lives under the service directory (``<results home>/services/ceph``): ``ceph.conf``,
-the mon/mgr stores, logs, admin sockets and, unless ``--osd-dir`` puts them
-elsewhere, the OSDs' data. Auth is off and every daemon binds 127.0.0.1 on free
-ports. The facts this follows (shared/SERVICES.md, Ceph section):
+the mon/mgr stores, logs, admin sockets, the cephx keyrings (``keys/``, see ``ceph_auth``) and,
+unless ``--osd-dir`` puts them elsewhere, the OSDs' data; the directory is the owner's only. Every
+daemon and client authenticates with cephx, pools cannot be deleted (``mon_allow_pool_delete =
+false``: storbench removes only the objects it wrote, never a pool), and every daemon binds
+127.0.0.1 on free ports. The facts this follows (shared/SERVICES.md, Ceph section):
 
 - BlueStore on a plain sparse file (``bluestore_block_create``; ``bluestore_block_path``
   left unset: setting it to ``$osd_data/block`` makes mkfs symlink the file to itself);
   ``--objectstore memstore`` keeps the OSDs in memory instead (no disk I/O).
 - The monitor gets both a v2 and a v1 address (a v2-only monitor makes clients hang).
-- ``ms_mon_client_mode``/``ms_client_mode = crc``: radosgw's default (secure) fails
-  with auth none.
+- ``ms_mon_client_mode``/``ms_client_mode = crc``: cephx still authenticates every
+  connection; crc rather than secure (encrypted) mode keeps the bench's messages cheap on loopback.
 - Size-1 pools need ``mon_allow_pool_size_one``; PG autoscaling is off so PGs stay
   still during a bench; the pool gets its ``rados`` application for a clean health.
 - Daemons run in the foreground (``-f``) as storbench's own detached children, so
@@ -36,7 +38,7 @@ from typing import Any
 from urllib.request import urlopen
 
 from storbench.errors import EngineError, InputError
-from storbench.services import process
+from storbench.services import ceph_auth, process
 
 UP_OPTIONS = ("osds", "rgw", "objectstore", "osd_gb", "osd_dir")
 OBJECTSTORES = ("bluestore", "memstore")
@@ -45,7 +47,8 @@ PG_NUM = 32
 START_TIMEOUT_S = 120.0
 COMMAND_TIMEOUT_S = 60.0
 STOP_ORDER = ("rgw", "osd", "mgr", "mon")
-BINARIES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "monmaptool")
+BINARIES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "monmaptool", "ceph-authtool")
+OFFLINE_TOOLS = ("monmaptool", "ceph-authtool")  # take no -c ceph.conf
 RGW_BINARIES = ("radosgw", "radosgw-admin")
 OWNED = ".storbench-ceph"  # marker file in an --osd-dir root we created
 
@@ -78,16 +81,16 @@ def _conf_text(workdir: Path, fsid: str, ports: dict[str, int], osd_root: Path, 
         "[global]", f"fsid = {fsid}",
         f"mon_host = [v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]",
         "mon_initial_members = a", "public_addr = 127.0.0.1", "cluster_addr = 127.0.0.1",
-        "auth_cluster_required = none", "auth_service_required = none", "auth_client_required = none",
+        *ceph_auth.conf_lines(workdir),
         "ms_mon_client_mode = crc", "ms_client_mode = crc", f"run_dir = {run_dir}",
         f"admin_socket = {run_dir}/$cluster-$name.asok", f"log_file = {workdir}/log/$cluster-$name.log",
         f"crash_dir = {workdir}/crash", "osd_pool_default_size = 1", "osd_pool_default_min_size = 1",
         "osd_pool_default_pg_num = 8", "osd_pool_default_pgp_num = 8", "osd_pool_default_pg_autoscale_mode = off",
-        "osd_crush_chooseleaf_type = 0", "mon_allow_pool_size_one = true", "mon_allow_pool_delete = true",
+        "osd_crush_chooseleaf_type = 0", "mon_allow_pool_size_one = true", "mon_allow_pool_delete = false",
         "mon_warn_on_pool_no_redundancy = false", "mon_warn_on_insecure_global_id_reclaim_allowed = false",
         "mon_max_pg_per_osd = 1000",
         "[client]", "admin_socket =", f"log_file = {workdir}/log/client.log",
-        "[mon]", f"mon_data = {workdir}/mon/$id", "mon_data_avail_warn = 2", "mon_data_avail_crit = 1",
+        "[mon]", f"mon_data = {workdir}/mon/$id", "keyring = $mon_data/keyring", "mon_data_avail_warn = 2", "mon_data_avail_crit = 1",
         "[mgr]", f"mgr_data = {workdir}/mgr/$id",
         "[osd]", f"osd_data = {osd_root}/osd$id", *store, f"osd_memory_target = {memory}",
         "[client.rgw.x]", f"admin_socket = {run_dir}/$cluster-$name.asok",
@@ -107,11 +110,11 @@ class _Cluster:
         self.daemons: list[dict[str, Any]] = []
 
     def run(self, *args: str, tool: str = "ceph", timeout: float = COMMAND_TIMEOUT_S, check: bool = True) -> str:
-        argv = [self.bin.get(tool) or tool, *([] if tool == "monmaptool" else ["-c", str(self.conf)]), *args]
+        argv = [self.bin.get(tool) or tool, *([] if tool in OFFLINE_TOOLS else ["-c", str(self.conf)]), *args]
         if tool == "ceph":
             argv[3:3] = ["--connect-timeout", str(int(timeout))]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5, umask=ceph_auth.UMASK)
         except subprocess.TimeoutExpired:
             raise EngineError(f"`{tool} {' '.join(args)}` did not answer within {timeout:.0f} s; "
                               f"logs in {self.workdir / 'log'}") from None
@@ -122,7 +125,7 @@ class _Cluster:
         return done.stdout
 
     def spawn(self, kind: str, name: str, argv: list[str]) -> dict[str, Any]:
-        proc = process.spawn(argv, self.workdir / "log", f"{name}.stdout")
+        proc = process.spawn(argv, self.workdir / "log", f"{name}.stdout", umask=ceph_auth.UMASK)
         marker = f"-c {self.conf} "
         daemon = {"kind": kind, "name": name, "pid": proc.pid, "marker": marker, "argv": argv}
         self.daemons.append(daemon)
@@ -191,9 +194,10 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
     if process.owned(workdir, "ceph"):
         down(workdir)  # a stopped cluster's leftovers (daemons, an --osd-dir of ours); fresh_dir refuses others
     process.fresh_dir(workdir, "ceph")
+    workdir.chmod(0o700)  # keyrings and state.json: the owner's only
     if osd_dir:
         shutil.rmtree(osd_root, ignore_errors=True)
-        osd_root.mkdir(parents=True)
+        osd_root.mkdir(parents=True, mode=0o700)
         (osd_root / OWNED).write_text(str(workdir) + "\n")
     run_dir = process.socket_dir(workdir, "ceph-client.rgw.x.asok")  # admin sockets
     for sub in ("log", "mon/a", "mgr/x", "rgw", "crash"):
@@ -261,12 +265,14 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
     workdir, conf, bins = cluster.workdir, str(cluster.conf), cluster.bin
     ports = state["ports"]
     monmap = workdir / "monmap"
+    mon_keyring = ceph_auth.bootstrap(workdir, lambda *args: cluster.run(*args, tool="ceph-authtool"))
     cluster.run("--create", "--fsid", state["fsid"], "--addv", "a",
                 f"[v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]", str(monmap), tool="monmaptool")
-    cluster.run("--mkfs", "-i", "a", "--monmap", str(monmap), tool="ceph-mon")
+    cluster.run("--mkfs", "-i", "a", "--monmap", str(monmap), "--keyring", str(mon_keyring), tool="ceph-mon")
     cluster.spawn("mon", "mon.a", [bins["ceph-mon"], "-f", "-c", conf, "-i", "a"])
     _save(workdir, state)
     cluster.run("mon", "stat", timeout=30)
+    ceph_auth.grant(workdir, "mgr.x", cluster.run)
     cluster.spawn("mgr", "mgr.x", [bins["ceph-mgr"], "-f", "-c", conf, "-i", "x"])
     _save(workdir, state)
     for index in range(osds):
@@ -275,6 +281,7 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
         if osd_id != str(index):
             raise EngineError(f"ceph gave OSD id {osd_id!r}, expected {index}")
         (Path(state["osd_root"]) / f"osd{index}").mkdir(parents=True, exist_ok=True)
+        ceph_auth.grant(workdir, f"osd.{osd_id}", cluster.run)
         cluster.run("-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid, tool="ceph-osd", timeout=120)
         cluster.spawn("osd", f"osd.{index}", [bins["ceph-osd"], "-f", "-c", conf, "-i", osd_id])
         _save(workdir, state)
@@ -286,6 +293,7 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
 
 def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> None:
     port = state["ports"]["rgw"]
+    ceph_auth.grant(cluster.workdir, "client.rgw.x", cluster.run)
     cluster.spawn("rgw", "client.rgw.x", [cluster.bin["radosgw"], "-f", "-c", str(cluster.conf), "-n",
                                           "client.rgw.x", "--ms_mon_client_mode=crc", "--ms_client_mode=crc"])
     _save(cluster.workdir, state)
@@ -306,6 +314,16 @@ def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> Non
     key = json.loads(made)["keys"][0]
     state.update(s3_endpoint=endpoint, access_key=key["access_key"], secret_key=key["secret_key"])
     cluster.wait_clean(state["osds"], deadline)  # RGW's own pools are "unknown" for a few seconds
+
+
+def client_env(state: dict[str, Any]) -> dict[str, str]:
+    """What a shell needs to reach this cluster: its conf (which names the client.admin keyring) and, with
+    RGW, the S3 endpoint and the storbench user's keys."""
+    env = {"CEPH_CONF": state["conf"]}
+    if state.get("s3_endpoint"):
+        env |= {"AWS_ENDPOINT_URL": state["s3_endpoint"], "AWS_ACCESS_KEY_ID": state["access_key"],
+                "AWS_SECRET_ACCESS_KEY": state["secret_key"]}
+    return env
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
@@ -335,7 +353,7 @@ def start_daemon(workdir: Path, name: str) -> int:
         if daemon["name"] == name:
             if daemon_alive(daemon):
                 return daemon["pid"]
-            proc = process.spawn(daemon["argv"], workdir / "log", f"{name}.stdout")
+            proc = process.spawn(daemon["argv"], workdir / "log", f"{name}.stdout", umask=ceph_auth.UMASK)
             daemon["pid"] = proc.pid
             _save(workdir, state)
             return proc.pid

@@ -81,19 +81,21 @@ def take_down(workdir: Path, service: str, stop: Callable[[dict[str, Any]], bool
 
 
 @contextmanager
-def starting(workdir: Path, state: dict[str, Any], proc: subprocess.Popen) -> Iterator[None]:
-    """Records the just-spawned ``proc`` in state.json before the wait for readiness; a failed or interrupted
-    wait (Ctrl-C included) stops it (our own unreaped child: no PID reuse to fear) and forgets it."""
+def starting(workdir: Path, state: dict[str, Any], *procs: subprocess.Popen) -> Iterator[None]:
+    """Records the just-spawned ``procs`` in state.json before the wait for readiness; a failed or interrupted
+    wait (Ctrl-C included) stops them, last first (our own unreaped children: no PID reuse to fear) and
+    forgets them."""
     write_state(workdir, state)
     try:
         yield
     except BaseException:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10.0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=10.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         (workdir / STATE).unlink(missing_ok=True)
         raise
 
@@ -101,11 +103,13 @@ def starting(workdir: Path, state: dict[str, Any], proc: subprocess.Popen) -> It
 _CHILDREN: dict[int, subprocess.Popen] = {}  # what spawn() started in this process, by PID
 
 
-def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None,
+          umask: int = -1) -> subprocess.Popen:
+    """``umask`` (e.g. 0o077): the files the service creates are its owner's only (-1: inherit ours)."""
     workdir.mkdir(parents=True, exist_ok=True)
     log = open(workdir / log_name, "ab")
     proc = subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env={**os.environ, **(env or {})}, start_new_session=True)
+                            env={**os.environ, **(env or {})}, start_new_session=True, umask=umask)
     _CHILDREN[proc.pid] = proc
     return proc
 

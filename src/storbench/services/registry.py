@@ -37,3 +37,15 @@ def service_down(name: str, home: Path) -> bool:
 
 def service_status(name: str, home: Path) -> dict[str, Any] | None:
     return _module(name).status(service_dir(home, name))
+
+
+def service_env(name: str, home: Path) -> dict[str, str]:
+    """The environment a shell's clients need for a running service (its module's ``client_env``): secrets."""
+    module = _module(name)
+    if not hasattr(module, "client_env"):
+        offered = ", ".join(n for n, m in SERVICES.items() if hasattr(m, "client_env"))
+        raise InputError(f"service {name} has no client environment to print; services that have one: {offered}")
+    state = module.status(service_dir(home, name))
+    if not state:
+        raise InputError(f"{name} is not running under {home}; start it with `storbench services up {name}`")
+    return module.client_env(state)

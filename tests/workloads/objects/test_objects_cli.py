@@ -1,13 +1,14 @@
 """objects workloads and suites through the real CLI against the real local S3 server."""
 
 import json
-import os
+import shlex
 import time
 from pathlib import Path
 
 import pytest
 
 from storbench.errors import TargetError
+from storbench.s3client import S3Client
 from storbench.targets import MARKER, TargetOptions, parse_target
 from storbench.targets.s3 import S3Target
 from tests.cli.helpers import storbench
@@ -132,13 +133,28 @@ def test_services_cli_up_status_down(tmp_path):
     assert up.returncode == 0, up.stderr
     endpoint = up.stdout.strip()
     assert endpoint.startswith("http://127.0.0.1:")
-    assert "AWS_ACCESS_KEY_ID=" in up.stderr and "seaweedfs" in up.stderr
+    assert f"credentials: storbench --results {home} services env s3" in up.stderr and "seaweedfs" in up.stderr
+    state = json.loads((home / "services" / "s3" / "state.json").read_text())
+    assert state["secret_key"] not in up.stdout + up.stderr and "AWS_SECRET_ACCESS_KEY" not in up.stdout + up.stderr
+    env = storbench(home, "services", "env", "s3")  # on explicit request: the exports, a warning first
+    assert env.returncode == 0, env.stderr
+    lines = env.stdout.splitlines()
+    assert lines[0].startswith("#") and "secrets" in lines[0] and all(line.startswith("export ") for line in lines[1:])
+    exported = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in lines[1:])
+    assert exported["AWS_ENDPOINT_URL"] == endpoint and exported["AWS_SECRET_ACCESS_KEY"] == state["secret_key"]
+    client = S3Client(endpoint, exported["AWS_ACCESS_KEY_ID"], exported["AWS_SECRET_ACCESS_KEY"])
+    client.put("storbench", "env-probe", b"works")
+    assert client.get("storbench", "env-probe") == b"works"
+    none = storbench(home, "services", "env", "hdfs")
+    assert none.returncode == 2 and none.stdout == "" and len(none.stderr.strip().splitlines()) == 1
     assert storbench(home, "services", "status", "s3").stdout.strip() == endpoint
     bad = storbench(home, "services", "up", "s3", "--server", "nope")
     assert bad.returncode == 2 and "allowed" in bad.stderr
     down = storbench(home, "services", "down", "s3")
     assert down.returncode == 0 and "stopped" in down.stdout
     assert storbench(home, "services", "status", "s3").returncode == 1
+    gone = storbench(home, "services", "env", "s3")
+    assert gone.returncode == 2 and gone.stdout == "" and "not running" in gone.stderr
 
 
 def test_environment_credentials_and_endpoint_userinfo_never_reach_the_run(s3, tmp_path, monkeypatch):
@@ -180,4 +196,4 @@ def test_seaweedfs_leaves_nothing_in_the_temp_dir(tmp_path, monkeypatch):
     assert list(private_tmp.iterdir()) == [] and not workdir.exists() and not Path(state["socket_dir"]).exists()
     port = state["s3_endpoint"].rsplit(":", 1)[1]  # weed's default socket paths are /tmp's whatever TMPDIR says
     assert not Path(f"/tmp/seaweedfs-s3-{port}.sock").exists()
-    assert len(state["weed_sockets"]) == 4 and not [p for p in state["weed_sockets"] if os.path.lexists(p)]
+    assert len(state["daemons"]) == 4 and "weed_sockets" not in state

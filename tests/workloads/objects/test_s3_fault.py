@@ -35,16 +35,16 @@ def private_s3(tmp_path):
         yield home, state
     finally:
         for pid in state["restarted"]:
-            process.stop_pid(pid, state["data_dir"], timeout=2.0)
+            process.stop_pid(pid, state["marker"], timeout=2.0)
         api.service_down("s3", store)
-        assert not [path for path in state["weed_sockets"] if os.path.lexists(path)]  # nothing left in /tmp
+        ports = [str(port) for port in state["ports"].values()]  # nothing of this server left in /tmp
+        assert not [p for p in Path("/tmp").glob("seaweedfs-*.sock") if p.stem.rsplit("-", 1)[-1] in ports]
 
 
 def _restart(state: dict, argv: list[str]) -> S3Client:
-    """The killed server again, same argv (data dir, ports, credentials); its stale sockets go first."""
-    process.remove_own_sockets(state.get("weed_sockets", []))
-    for sock in Path(state["socket_dir"]).glob("*.sock"):
-        sock.unlink()
+    """The killed S3 gateway again, same argv (ports, credentials; its cwd holds security.toml); its stale
+    socket goes first."""
+    (Path(state["socket_dir"]) / "s3.sock").unlink(missing_ok=True)
     proc = process.spawn(argv, Path(state["workdir"]), "restarted.log", env={"TMPDIR": str(Path(state["workdir"]) / "tmp")})
     state["restarted"].append(proc.pid)
     client = S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"], timeout=5)

@@ -2,10 +2,14 @@
 cleanup of the run's own objects only, a stopped OSD mid-run, bad input, and compare."""
 
 import json
+import os
+import shlex
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.request import urlopen
@@ -40,7 +44,8 @@ def test_services_up_prints_the_pool_uri_conf_and_s3_endpoint(ceph):
     home, state, up = ceph
     assert up.stdout.strip() == "rados://storbench"
     assert state["conf"] in up.stderr and "HEALTH_OK" in up.stderr
-    assert state["s3_endpoint"] in up.stderr and state["access_key"] in up.stderr and state["secret_key"] in up.stderr
+    assert state["s3_endpoint"] in up.stderr and f"credentials: storbench --results {home} services env ceph" in up.stderr
+    assert state["secret_key"] not in up.stdout + up.stderr  # the secret only on request (`services env`)
     assert sorted(d["kind"] for d in state["daemons"]) == ["mgr", "mon", "osd", "rgw"]
     assert all(ceph_service.daemon_alive(d) for d in state["daemons"])
     assert Path(state["osd_dirs"][0], "block").stat().st_size == 10 << 30  # BlueStore on a sparse file
@@ -57,6 +62,62 @@ def test_services_up_prints_the_pool_uri_conf_and_s3_endpoint(ceph):
                        (("--osds", "0"), "allowed 1 to 8")):
         bad = storbench(home, "services", "up", "ceph", *args)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and text in bad.stderr, bad.stderr
+
+
+def test_cephx_refuses_a_client_without_the_keyring_and_pools_cannot_be_deleted(ceph, tmp_path):
+    home, state, _ = ceph
+    workdir = Path(state["workdir"])
+    keys = sorted(p.name for p in (workdir / "keys").iterdir())
+    assert {"ceph.client.admin.keyring", "ceph.client.rgw.x.keyring", "ceph.mgr.x.keyring",
+            "ceph.osd.0.keyring"} <= set(keys)
+    assert stat.S_IMODE(workdir.stat().st_mode) == 0o700 and stat.S_IMODE((workdir / "keys").stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (workdir / "keys").iterdir())
+    secrets = [line.split("=", 1)[1].strip() for p in (workdir / "keys").iterdir()
+               for line in p.read_text().splitlines() if line.strip().startswith("key =")]
+    assert len(secrets) >= 4
+    for pid in (d["pid"] for d in state["daemons"]):  # no key on any daemon's command line
+        assert not [k for k in secrets if k in Path(f"/proc/{pid}/cmdline").read_text()]
+    conf = Path(state["conf"]).read_text()
+    assert "auth_client_required = cephx" in conf and "mon_allow_pool_delete = false" in conf
+    status = ["-s", "--connect-timeout", "15"]
+    with_keyring = subprocess.run(["ceph", "-c", state["conf"], *status], capture_output=True, text=True, timeout=60)
+    assert with_keyring.returncode == 0 and "HEALTH_OK" in with_keyring.stdout, with_keyring.stderr
+    # the same conf, no keyring: refused; as another local user (who cannot read the service dir): refused
+    empty = tmp_path / "empty.keyring"
+    empty.write_text("")
+    without = subprocess.run(["ceph", "-c", state["conf"], "--keyring", str(empty), *status], capture_output=True,
+                             text=True, timeout=60)
+    assert without.returncode != 0 and "HEALTH" not in without.stdout, without.stdout
+    outsider_dir = Path(tempfile.mkdtemp())
+    outsider_dir.chmod(0o755)
+    outsider_conf = outsider_dir / "ceph.conf"
+    outsider_conf.write_text(conf)  # knows the monitors' addresses, not the keys
+    outsider_conf.chmod(0o644)
+    try:
+        other = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "ceph", "-c",
+                                str(outsider_conf), *status], capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(outsider_dir)
+    assert other.returncode != 0 and "HEALTH" not in other.stdout, other.stdout
+    delete = subprocess.run(["ceph", "-c", state["conf"], "osd", "pool", "delete", "storbench", "storbench",
+                             "--yes-i-really-really-mean-it"], capture_output=True, text=True, timeout=60)
+    assert delete.returncode != 0 and "pool deletion is disabled" in delete.stderr
+
+
+def test_services_env_prints_working_credentials_only_on_request(ceph):
+    home, state, up = ceph
+    env = storbench(home, "services", "env", "ceph")
+    assert env.returncode == 0, env.stderr
+    lines = env.stdout.splitlines()
+    assert lines[0].startswith("#") and "secrets" in lines[0]
+    exported = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in lines[1:])
+    assert exported["CEPH_CONF"] == state["conf"] and exported["AWS_SECRET_ACCESS_KEY"] == state["secret_key"]
+    assert state["secret_key"] not in up.stdout + up.stderr
+    listing = subprocess.run(["rados", "lspools"], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "CEPH_CONF": exported["CEPH_CONF"]})
+    assert listing.returncode == 0 and "storbench" in listing.stdout.split(), listing.stderr
+    client = S3Client(exported["AWS_ENDPOINT_URL"], exported["AWS_ACCESS_KEY_ID"], exported["AWS_SECRET_ACCESS_KEY"])
+    assert client.bucket_exists("nosuch") is False
 
 
 def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph, pool):
