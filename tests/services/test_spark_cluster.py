@@ -122,9 +122,10 @@ def test_workers_alive_and_nodes_file(cluster):
 
 def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_without_storbench, monkeypatch,
                                                                tmp_path):
-    _, state, _ = cluster
+    home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
-    engine = SparkEngine(state["uri"], app_name="storbench shipping test")
+    conf = spark_service.client_conf(home, state["uri"])
+    engine = SparkEngine(state["uri"], conf, app_name="storbench shipping test")
     try:
         context = engine.start().sparkContext
 
@@ -285,6 +286,78 @@ def test_bad_input_is_one_line(cluster, tmp_path):
     assert not (tmp_path / "home" / "services" / "spark").exists()  # refused before anything started
 
 
+APP = "from pyspark import SparkContext\nprint('COUNT', SparkContext().parallelize(range(4), 2).count())\n"
+
+
+@pytest.mark.parametrize("conf, refusal", [
+    ({}, "Expected SaslMessage, received something else"),  # a client without spark.authenticate
+    ({"spark.authenticate": "true", "spark.authenticate.secret": "not-the-secret"}, "Mismatched response")])
+def test_a_submit_without_the_secret_is_refused(cluster, tmp_path, conf, refusal):
+    """A plain spark-submit to the master: refused at its first RPC (seen in its output, then stopped: Spark
+    would retry for a minute); the master never lists the application."""
+    _, state, _ = cluster
+    (tmp_path / "app.py").write_text(APP)
+    conf = {"spark.ui.enabled": "false", "spark.app.name": f"intruder {tmp_path.name}", **conf}
+    argv = [str(spark_service.spark_home() / "bin" / "spark-submit"), "--master", state["uri"],
+            *(arg for k, v in conf.items() for arg in ("--conf", f"{k}={v}")), str(tmp_path / "app.py")]
+    out = tmp_path / "out.log"
+    with open(out, "wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline and refusal not in out.read_text(errors="replace"):
+            time.sleep(0.5)
+        apps = [a["name"] for a in spark_service.master_json(state).get("activeapps", [])]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: the spark-submit and the JVM it started
+        proc.wait(timeout=30)
+    text = out.read_text(errors="replace")
+    assert f"Failed to connect to master {state['uri'][len('spark://'):]}" in text and refusal in text, text[-3000:]
+    assert "COUNT" not in text and conf["spark.app.name"] not in apps
+
+
+def _secret(state):
+    found = [line.split("=", 1)[1] for line in Path(state["auth_file"]).read_text().splitlines()
+             if line.startswith("spark.authenticate.secret=")]
+    assert len(found) == 1 and len(found[0]) >= 40
+    return found[0]
+
+
+def test_the_secret_stays_in_its_private_file(cluster):
+    """0600 in a 0700 directory; not in state.json, in the environment `services env` gives, in any log or
+    work file of the service, nor in the command line of master, workers, their executors or the driver."""
+    home, state, _ = cluster
+    secret, auth = _secret(state), Path(state["auth_file"])
+    assert auth.stat().st_mode & 0o777 == 0o600 and auth.parent.stat().st_mode & 0o777 == 0o700
+    assert secret not in Path(state["workdir"], process.STATE).read_text()
+    assert spark_service.client_env(state) == {"STORBENCH_SPARK_MASTER": state["uri"],
+                                               "STORBENCH_SPARK_PROPERTIES": str(auth)}
+    recorded = process.read_state(Path(state["workdir"]))["processes"]
+    engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]), app_name="storbench auth test")
+    try:
+        context = engine.start().sparkContext
+        assert context.parallelize(range(8), 4).map(lambda x: x * 2).sum() == 56  # executors reached the driver
+        executors = _executors(recorded)
+        below = {p["name"]: [p["pid"], *spark_service.descendants(p["pid"])] for p in recorded}
+        server = {pid: name for name, pids in below.items() for pid in pids}
+        driver = [pid for pid in spark_service.descendants(os.getpid()) if "SparkSubmit" in process.cmdline(pid)]
+        seen = {pid: line for pid in [*server, *driver] if (line := process.cmdline(pid))}  # gone: nothing
+    finally:
+        engine.stop()
+    assert len(executors) == 2 and len(driver) == 1
+    assert {*executors, *driver, *(p["pid"] for p in recorded)} <= set(seen)  # each read while it ran
+    leaks = [pid for pid, line in seen.items() if secret in line]
+    assert not set(leaks) - set(driver), "the secret in a server's or an executor's command line"
+    files = [f for root in [state["workdir"], *state["worker_roots"]] for f in Path(root).rglob("*")
+             if f.is_file() and f != auth]
+    assert any(f.name == "stderr" for f in files)  # the executors' own logs (their launch command) are among them
+    assert [f for f in files if secret in f.read_text(errors="replace")] == []
+    # the driver's spark-submit takes secret settings from a private properties file, not --conf
+    assert not leaks, "the secret in the driver's command line"
+
+
 def _executors(recorded):
     """PIDs of the executor JVMs below the workers (polled until each worker has one)."""
     for _ in range(240):
@@ -302,7 +375,8 @@ def test_down_stops_every_recorded_pid_and_the_executors(cluster):
     recorded = process.read_state(Path(state["workdir"]))["processes"]
     assert {p["kind"] for p in recorded} == {"master", "worker", "exporter"} and len(recorded) == 5
     assert all(process.alive(p["pid"], p["marker"]) for p in recorded)
-    engine = SparkEngine(state["uri"], app_name="storbench down test")  # an application holding executors
+    engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]),  # an app holding executors
+                         app_name="storbench down test")
     try:
         engine.start()
         executors = [(pid, process.cmdline(pid)) for pid in _executors(recorded)]
