@@ -156,6 +156,12 @@ def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_wi
         assert row["size"] == 4096
 
 
+def _client_env(monkeypatch, state):
+    """What `storbench services env spark` gives a shell: runs from another results home find the secret."""
+    for key, value in spark_service.client_env(state).items():
+        monkeypatch.setenv(key, value)
+
+
 def _fanout_suite(path: Path) -> Path:
     path.write_text(textwrap.dedent("""\
         name: cluster-fanout
@@ -181,6 +187,7 @@ def test_objects_put_fanout_runs_the_shipped_engine_once_per_executor(cluster, s
     _, state, _ = cluster
     s3_home, _ = s3
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    _client_env(monkeypatch, state)  # the run's results home is the S3 service's
     result, outcome, samples = run_json(s3_home, str(_fanout_suite(tmp_path / "fanout.yaml")), "--target",
                                         "s3://storbench/cluster", "--spark-master", state["uri"], timeout=400)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -210,6 +217,7 @@ def test_s3a_requests_are_counted_on_every_executor(cluster, s3, python_without_
     _, state, _ = cluster
     s3_home, _ = s3
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    _client_env(monkeypatch, state)  # the run's results home is the S3 service's
     result, outcome, samples = run_json(s3_home, "teragen", "--target", "s3://storbench/cluster-s3a", "--spark-master",
                                         state["uri"], "--scale", "200K", "--repeat", "1", "--set", "partition_mb=1",
                                         timeout=400)

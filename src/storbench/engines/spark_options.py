@@ -72,7 +72,7 @@ def service_nodes(options: dict[str, Any], home: Path) -> tuple[Path, str] | Non
 def auth_conf(options: dict[str, Any], home: Path | None) -> dict[str, str]:
     """``spark.authenticate`` and the secret of `services up spark` when the run's master is that service's
     (the engine keeps secret settings out of every command line); nothing for any other master."""
-    return client_conf(home, master(options)) if home is not None else {}
+    return client_conf(home, master(options))
 
 
 def _positive_int(value: Any, where: str) -> int:

@@ -54,6 +54,7 @@ OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; nam
 MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
 AUTH_FILE = Path("private") / "spark-auth.properties"  # under the service dir: the secret and server settings
 SECRET_KEY = "spark.authenticate.secret"
+ENV_MASTER, ENV_PROPERTIES = "STORBENCH_SPARK_MASTER", "STORBENCH_SPARK_PROPERTIES"  # client_env's names
 
 
 def worker_host(index: int) -> str:
@@ -167,15 +168,13 @@ def _write_auth(workdir: Path) -> None:
     process.write_private(workdir / AUTH_FILE, "".join(f"{k}={v}\n" for k, v in settings.items()))
 
 
-def client_conf(home: Path, master_url: str) -> dict[str, str]:
-    """The Spark settings a client of the cluster ``services up spark`` runs under results home ``home`` needs
-    (``spark.authenticate`` and its secret) when ``master_url`` is that cluster's; else none."""
-    from storbench.services.registry import service_dir
-
-    state = status(service_dir(home, SERVICE))
-    if not state or state.get("uri") != master_url or not state.get("auth_file"):
+def client_conf(home: Path | None, master_url: str) -> dict[str, str]:
+    """The Spark settings a client of a cluster ``services up spark`` started needs (``spark.authenticate`` and
+    its secret) when ``master_url`` is that cluster's: the one under results home ``home``, else the one the
+    environment names (``client_env``: a run from another results home); else none."""
+    path = _auth_file(home, master_url)
+    if path is None:
         return {}
-    path = Path(state["auth_file"])
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:
@@ -185,10 +184,21 @@ def client_conf(home: Path, master_url: str) -> dict[str, str]:
     return {key: conf[key] for key in ("spark.authenticate", SECRET_KEY) if key in conf}
 
 
+def _auth_file(home: Path | None, master_url: str) -> Path | None:
+    from storbench.services.registry import service_dir
+
+    state = status(service_dir(home, SERVICE)) if home is not None else None
+    if state and state.get("uri") == master_url and state.get("auth_file"):
+        return Path(state["auth_file"])
+    if os.environ.get(ENV_MASTER) == master_url and os.environ.get(ENV_PROPERTIES):
+        return Path(os.environ[ENV_PROPERTIES])
+    return None
+
+
 def client_env(state: dict[str, Any]) -> dict[str, str]:
     """What a shell needs to use the cluster: ``spark-submit --master "$STORBENCH_SPARK_MASTER"
     --properties-file "$STORBENCH_SPARK_PROPERTIES" ...`` (the file, not the secret, is named)."""
-    return {"STORBENCH_SPARK_MASTER": state["uri"], "STORBENCH_SPARK_PROPERTIES": state["auth_file"]}
+    return {ENV_MASTER: state["uri"], ENV_PROPERTIES: state["auth_file"]}
 
 
 def _spawn(workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str,

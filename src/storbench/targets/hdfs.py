@@ -7,6 +7,7 @@ through the session's Hadoop FileSystem, so storbench sees exactly what the work
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,9 @@ class HdfsTarget(Target):
         except OSError as exc:
             raise TargetError(f"target {self.uri}: cannot connect to {self.host}:{self.port} "
                               f"({exc.strerror or exc}); is the NameNode running?") from None
+        if self.service and self.service.get("client_user"):  # storbench's own HDFS: its clients act as the
+            # user owning its namespace (services/hdfs.py), in every JVM the run starts (Spark's, Hadoop's tools)
+            os.environ.setdefault("HADOOP_USER_NAME", self.service["client_user"])
 
     def local_path(self) -> Path | None:
         """Our own HDFS: all its DataNodes share one host directory."""
