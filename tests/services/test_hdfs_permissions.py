@@ -1,6 +1,7 @@
 """`services up hdfs` checks permissions: the namespace belongs to the HDFS user storbench's clients act as, and a
 client acting as any other user cannot write or delete there (Hadoop's own FsShell against the real cluster)."""
 
+import json
 import os
 import subprocess
 
@@ -8,6 +9,7 @@ import pytest
 
 from storbench.services import hdfs as hdfs_service
 from storbench.services.jvm import java_binary, launcher_classpath
+from tests.cli.helpers import storbench
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +51,21 @@ def test_only_storbench_user_writes_its_namespace(hdfs, conf_dir):
     assert read.returncode == 0 and read.stdout.splitlines()[-1] == "storbench's data"  # untouched, readable
     gone = _shell(state, user, "-rm", "-r", "-skipTrash", "/perm-test")
     assert gone.returncode == 0, gone.stderr
+
+
+@pytest.mark.spark
+def test_a_run_writes_as_storbench_user(hdfs, conf_dir, monkeypatch):
+    """A run on the service acts as its client user (not the superuser the service runs as): what it keeps is
+    storbench's, and another user cannot delete it."""
+    home, state = hdfs
+    state = {**state, "conf_dir": conf_dir}
+    monkeypatch.delenv("HADOOP_USER_NAME", raising=False)  # the run itself chooses (this process runs as root)
+    result = storbench(home, "run", "spark-transforms", "--target", f"{state['uri']}/owned", "--scale", "20000",
+                       "--repeat", "1", "--keep-data", "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["status"] == "succeeded", result.stderr[-2000:]
+    listing = _shell(state, "storbench", "-ls", "-R", "/owned").stdout
+    entries = [line for line in listing.splitlines() if line[:1] in "d-" and " /owned/" in line]
+    assert entries and all(line.split()[2] == "storbench" for line in entries), listing
+    refused = _shell(state, "mallory", "-rm", "-r", "-skipTrash", "/owned")
+    assert "Permission denied: user=mallory, access=WRITE" in refused.stderr, refused.stderr[-600:]
+    assert _shell(state, "storbench", "-rm", "-r", "-skipTrash", "/owned").returncode == 0
