@@ -8,7 +8,6 @@ Spark engine ships, and run the native engine only from the binary it ships.
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,41 +27,11 @@ from storbench.services import process
 from storbench.services import spark as spark_service
 from storbench.telemetry.nodes import load_nodes
 from tests.cli.helpers import storbench
-from tests.loopdev import loop_device
+from tests.services.spark_cluster_setup import SITECUSTOMIZE, worker_dirs
 from tests.workloads.helpers import run_json
 from tests.workloads.objects.conftest import s3  # noqa: F401  (the real S3 server fixture)
 
 pytestmark = pytest.mark.spark
-
-SITECUSTOMIZE = """\
-import os, sys
-# this Python cannot import storbench from an install: drop every path entry that holds the package
-sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or os.getcwd(), "storbench"))]
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
-"""
-
-
-def _worker_dirs(stack: ExitStack, base: Path) -> tuple[list[str], list[str | None]]:
-    """Two directories, each on its own loop-mounted ext4 when possible; (dirs, their loop device names)."""
-    if os.geteuid() != 0 or not shutil.which("losetup") or not shutil.which("mount"):
-        dirs = [base / "w1", base / "w2"]
-        for d in dirs:
-            d.mkdir()
-        return [str(d) for d in dirs], [None, None]
-    dirs, devices = [], []
-    for name in ("w1", "w2"):
-        device = stack.enter_context(loop_device(base / f"{name}.img", 256))
-        # No journal and synchronous writes: what an executor writes reaches its device while the operation
-        # runs (shuffle files are deleted before writeback would have flushed them), and nothing else does.
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal", device], check=True, capture_output=True)
-        mount = base / name
-        mount.mkdir()
-        subprocess.run(["mount", "-o", "sync", device, str(mount)], check=True)
-        stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
-        dirs.append(str(mount))
-        devices.append(Path(device).name)
-    return dirs, devices
-
 
 @pytest.fixture(scope="module")
 def python_without_storbench(tmp_path_factory):
@@ -83,7 +52,7 @@ def cluster(tmp_path_factory):
     home = tmp_path_factory.mktemp("spark-home")
     store = ResultStore(home)
     with ExitStack() as stack:
-        dirs, devices = _worker_dirs(stack, tmp_path_factory.mktemp("worker-dirs"))
+        dirs, devices = worker_dirs(stack, tmp_path_factory.mktemp("worker-dirs"))
         state = api.service_up("spark", store, workers=2, cores=1, memory="1g", worker_dir=dirs)
         try:
             yield home, state, devices
