@@ -8,7 +8,6 @@ Spark engine ships, and run the native engine only from the binary it ships.
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,41 +27,11 @@ from storbench.services import process
 from storbench.services import spark as spark_service
 from storbench.telemetry.nodes import load_nodes
 from tests.cli.helpers import storbench
-from tests.loopdev import loop_device
+from tests.services.spark_cluster_setup import SITECUSTOMIZE, worker_dirs
 from tests.workloads.helpers import run_json
 from tests.workloads.objects.conftest import s3  # noqa: F401  (the real S3 server fixture)
 
 pytestmark = pytest.mark.spark
-
-SITECUSTOMIZE = """\
-import os, sys
-# this Python cannot import storbench from an install: drop every path entry that holds the package
-sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or os.getcwd(), "storbench"))]
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
-"""
-
-
-def _worker_dirs(stack: ExitStack, base: Path) -> tuple[list[str], list[str | None]]:
-    """Two directories, each on its own loop-mounted ext4 when possible; (dirs, their loop device names)."""
-    if os.geteuid() != 0 or not shutil.which("losetup") or not shutil.which("mount"):
-        dirs = [base / "w1", base / "w2"]
-        for d in dirs:
-            d.mkdir()
-        return [str(d) for d in dirs], [None, None]
-    dirs, devices = [], []
-    for name in ("w1", "w2"):
-        device = stack.enter_context(loop_device(base / f"{name}.img", 256))
-        # No journal and synchronous writes: what an executor writes reaches its device while the operation
-        # runs (shuffle files are deleted before writeback would have flushed them), and nothing else does.
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal", device], check=True, capture_output=True)
-        mount = base / name
-        mount.mkdir()
-        subprocess.run(["mount", "-o", "sync", device, str(mount)], check=True)
-        stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
-        dirs.append(str(mount))
-        devices.append(Path(device).name)
-    return dirs, devices
-
 
 @pytest.fixture(scope="module")
 def python_without_storbench(tmp_path_factory):
@@ -83,7 +52,7 @@ def cluster(tmp_path_factory):
     home = tmp_path_factory.mktemp("spark-home")
     store = ResultStore(home)
     with ExitStack() as stack:
-        dirs, devices = _worker_dirs(stack, tmp_path_factory.mktemp("worker-dirs"))
+        dirs, devices = worker_dirs(stack, tmp_path_factory.mktemp("worker-dirs"))
         state = api.service_up("spark", store, workers=2, cores=1, memory="1g", worker_dir=dirs)
         try:
             yield home, state, devices
@@ -122,9 +91,10 @@ def test_workers_alive_and_nodes_file(cluster):
 
 def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_without_storbench, monkeypatch,
                                                                tmp_path):
-    _, state, _ = cluster
+    home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
-    engine = SparkEngine(state["uri"], app_name="storbench shipping test")
+    conf = spark_service.client_conf(home, state["uri"])
+    engine = SparkEngine(state["uri"], conf, app_name="storbench shipping test")
     try:
         context = engine.start().sparkContext
 
@@ -155,6 +125,12 @@ def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_wi
         assert row["size"] == 4096
 
 
+def _client_env(monkeypatch, state):
+    """What `storbench services env spark` gives a shell: runs from another results home find the secret."""
+    for key, value in spark_service.client_env(state).items():
+        monkeypatch.setenv(key, value)
+
+
 def _fanout_suite(path: Path) -> Path:
     path.write_text(textwrap.dedent("""\
         name: cluster-fanout
@@ -180,6 +156,7 @@ def test_objects_put_fanout_runs_the_shipped_engine_once_per_executor(cluster, s
     _, state, _ = cluster
     s3_home, _ = s3
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    _client_env(monkeypatch, state)  # the run's results home is the S3 service's
     result, outcome, samples = run_json(s3_home, str(_fanout_suite(tmp_path / "fanout.yaml")), "--target",
                                         "s3://storbench/cluster", "--spark-master", state["uri"], timeout=400)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -209,6 +186,7 @@ def test_s3a_requests_are_counted_on_every_executor(cluster, s3, python_without_
     _, state, _ = cluster
     s3_home, _ = s3
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    _client_env(monkeypatch, state)  # the run's results home is the S3 service's
     result, outcome, samples = run_json(s3_home, "teragen", "--target", "s3://storbench/cluster-s3a", "--spark-master",
                                         state["uri"], "--scale", "200K", "--repeat", "1", "--set", "partition_mb=1",
                                         timeout=400)
@@ -285,6 +263,78 @@ def test_bad_input_is_one_line(cluster, tmp_path):
     assert not (tmp_path / "home" / "services" / "spark").exists()  # refused before anything started
 
 
+APP = "from pyspark import SparkContext\nprint('COUNT', SparkContext().parallelize(range(4), 2).count())\n"
+
+
+@pytest.mark.parametrize("conf, refusal", [
+    ({}, "Expected SaslMessage, received something else"),  # a client without spark.authenticate
+    ({"spark.authenticate": "true", "spark.authenticate.secret": "not-the-secret"}, "Mismatched response")])
+def test_a_submit_without_the_secret_is_refused(cluster, tmp_path, conf, refusal):
+    """A plain spark-submit to the master: refused at its first RPC (seen in its output, then stopped: Spark
+    would retry for a minute); the master never lists the application."""
+    _, state, _ = cluster
+    (tmp_path / "app.py").write_text(APP)
+    conf = {"spark.ui.enabled": "false", "spark.app.name": f"intruder {tmp_path.name}", **conf}
+    argv = [str(spark_service.spark_home() / "bin" / "spark-submit"), "--master", state["uri"],
+            *(arg for k, v in conf.items() for arg in ("--conf", f"{k}={v}")), str(tmp_path / "app.py")]
+    out = tmp_path / "out.log"
+    with open(out, "wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline and refusal not in out.read_text(errors="replace"):
+            time.sleep(0.5)
+        apps = [a["name"] for a in spark_service.master_json(state).get("activeapps", [])]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: the spark-submit and the JVM it started
+        proc.wait(timeout=30)
+    text = out.read_text(errors="replace")
+    assert f"Failed to connect to master {state['uri'][len('spark://'):]}" in text and refusal in text, text[-3000:]
+    assert "COUNT" not in text and conf["spark.app.name"] not in apps
+
+
+def _secret(state):
+    found = [line.split("=", 1)[1] for line in Path(state["auth_file"]).read_text().splitlines()
+             if line.startswith("spark.authenticate.secret=")]
+    assert len(found) == 1 and len(found[0]) >= 40
+    return found[0]
+
+
+def test_the_secret_stays_in_its_private_file(cluster):
+    """0600 in a 0700 directory; not in state.json, in the environment `services env` gives, in any log or
+    work file of the service, nor in the command line of master, workers, their executors or the driver."""
+    home, state, _ = cluster
+    secret, auth = _secret(state), Path(state["auth_file"])
+    assert auth.stat().st_mode & 0o777 == 0o600 and auth.parent.stat().st_mode & 0o777 == 0o700
+    assert secret not in Path(state["workdir"], process.STATE).read_text()
+    assert spark_service.client_env(state) == {"STORBENCH_SPARK_MASTER": state["uri"],
+                                               "STORBENCH_SPARK_PROPERTIES": str(auth)}
+    recorded = process.read_state(Path(state["workdir"]))["processes"]
+    engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]), app_name="storbench auth test")
+    try:
+        context = engine.start().sparkContext
+        assert context.parallelize(range(8), 4).map(lambda x: x * 2).sum() == 56  # executors reached the driver
+        executors = _executors(recorded)
+        below = {p["name"]: [p["pid"], *spark_service.descendants(p["pid"])] for p in recorded}
+        server = {pid: name for name, pids in below.items() for pid in pids}
+        driver = [pid for pid in spark_service.descendants(os.getpid()) if "SparkSubmit" in process.cmdline(pid)]
+        seen = {pid: line for pid in [*server, *driver] if (line := process.cmdline(pid))}  # gone: nothing
+    finally:
+        engine.stop()
+    assert len(executors) == 2 and len(driver) == 1
+    assert {*executors, *driver, *(p["pid"] for p in recorded)} <= set(seen)  # each read while it ran
+    leaks = [pid for pid, line in seen.items() if secret in line]
+    assert not set(leaks) - set(driver), "the secret in a server's or an executor's command line"
+    files = [f for root in [state["workdir"], *state["worker_roots"]] for f in Path(root).rglob("*")
+             if f.is_file() and f != auth]
+    assert any(f.name == "stderr" for f in files)  # the executors' own logs (their launch command) are among them
+    assert [f for f in files if secret in f.read_text(errors="replace")] == []
+    # the driver's spark-submit takes secret settings from a private properties file, not --conf
+    assert not leaks, "the secret in the driver's command line"
+
+
 def _executors(recorded):
     """PIDs of the executor JVMs below the workers (polled until each worker has one)."""
     for _ in range(240):
@@ -302,7 +352,8 @@ def test_down_stops_every_recorded_pid_and_the_executors(cluster):
     recorded = process.read_state(Path(state["workdir"]))["processes"]
     assert {p["kind"] for p in recorded} == {"master", "worker", "exporter"} and len(recorded) == 5
     assert all(process.alive(p["pid"], p["marker"]) for p in recorded)
-    engine = SparkEngine(state["uri"], app_name="storbench down test")  # an application holding executors
+    engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]),  # an app holding executors
+                         app_name="storbench down test")
     try:
         engine.start()
         executors = [(pid, process.cmdline(pid)) for pid in _executors(recorded)]

@@ -41,6 +41,7 @@ class EngineSetup:
     options: EngineOptions = field(default_factory=dict)  # the run's engine options
     target: Any = None  # the run's Target (claimed): engines bind to it from its neutral facts
     workloads: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)  # (Workload, params) of the run
+    home: Path | None = None  # the results home (its storbench services: a cluster's credentials)
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,7 @@ class SparkEngine(Engine):
         wanted = {k: v for workload, params in setup.workloads for k, v in workload.spark_conf(params).items()}
         conf = {**(target_conf(setup.target.facts()) if setup.target else {}), **wanted,
                 **spark_options.conf(setup.options)}
+        conf.update(spark_options.auth_conf(setup.options, setup.home))  # the secret of storbench's own cluster
         engine = cls(spark_options.master(setup.options), conf,
                      setup.target.scratch_dir() if setup.target else None, setup.app_name)
         if setup.run_dir is not None:

@@ -11,7 +11,7 @@ from typing import Any
 from storbench.errors import InputError
 from storbench.keyvalue import parse_pairs
 from storbench.redaction import redact_settings
-from storbench.services.spark import running_cluster
+from storbench.services.spark import client_conf, running_cluster
 
 DEFAULT_MASTER = "local[*]"
 MASTER = "spark_master"  # the keys of the run's engine options that are Spark's
@@ -86,6 +86,12 @@ def service_nodes(options: dict[str, Any], home: Path) -> tuple[Path, str] | Non
     """The nodes file of `services up spark` when the run's master is that service's."""
     service = running_cluster(home)
     return (service[1], "services up spark") if service and service[0] == master(options) else None
+
+
+def auth_conf(options: dict[str, Any], home: Path | None) -> dict[str, str]:
+    """``spark.authenticate`` and the secret of `services up spark` when the run's master is that service's
+    (the engine keeps secret settings out of every command line); nothing for any other master."""
+    return client_conf(home, master(options))
 
 
 def _positive_int(value: Any, where: str) -> int:

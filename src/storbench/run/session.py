@@ -81,7 +81,8 @@ class RunSession:
             ctx.progress = self.progress.advance  # a workload's own progress (generation, streams, stages)
             setup = EngineSetup(run_dir=writer.path, app_name=f"storbench {plan.suite.name} {options.label}",
                                 options=options.engine_options, target=target,
-                                workloads=[(w, plan.per_workload[n]) for n, w in plan.workloads.items()])
+                                workloads=[(w, plan.per_workload[n]) for n, w in plan.workloads.items()],
+                                home=self.store.home)
             self.engines = RunEngines(plan.engine_names, setup)
             ctx.engines = self.engines.by_name
             self.telemetry = run_telemetry(options, self.nodes and self.nodes.telemetry, self.engines, devices,

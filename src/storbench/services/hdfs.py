@@ -3,6 +3,20 @@
 The JVM launcher (jvm/.../MiniHdfs.java) picks free ports and writes ``ready.json``
 with the ``hdfs://127.0.0.1:PORT`` URI and the DataNodes' storage directories, whose
 devices telemetry then measures.
+
+Permissions are on. The service runs as the user who started it (root, on the machines
+storbench is made for), which makes that user HDFS's superuser; the namespace (``/``,
+mode 755) belongs to the HDFS user ``storbench``, which storbench's own clients act as
+(``HADOOP_USER_NAME``: set by the hdfs:// target for runs on this service, given by
+``client_env`` to a shell). So storbench's runs write where they like, any other HDFS user
+reads but cannot write or delete storbench's data, and the superuser is kept for the
+service itself (a run acting as root would bypass every check it is meant to be held to).
+Why a name and not an OS account: HDFS without Kerberos ("simple" authentication) takes
+the user name the client states, so an account of its own would add nothing against a
+local user who lies about the name, and storbench does not create OS users on the
+machines it borrows. What this gives: clients that say who they are (every Hadoop
+client does, by its OS user name) are held to the permissions; it does not stop a local
+user who sets HADOOP_USER_NAME=storbench, which only Kerberos (a KDC, keytabs) would.
 """
 
 from __future__ import annotations
@@ -18,6 +32,7 @@ from storbench.services.jvm import java_binary, launcher_classpath
 MAIN_CLASS = "storbench.jvm.MiniHdfs"
 START_TIMEOUT_S = 120.0
 UP_OPTIONS = ("datanodes",)
+CLIENT_USER = "storbench"  # the HDFS user that owns the namespace and that storbench's clients act as
 
 
 def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
@@ -27,7 +42,8 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
     if state:
         return state
     process.fresh_dir(workdir, "hdfs")  # a stopped cluster's leftovers go only when the directory is ours
-    argv = [java_binary(), f"-Xmx{heap}", "-Djava.net.preferIPv4Stack=true", "-cp", launcher_classpath(),
+    argv = [java_binary(), f"-Xmx{heap}", "-Djava.net.preferIPv4Stack=true", f"-Dstorbench.hdfs.owner={CLIENT_USER}",
+            "-cp", launcher_classpath(),
             MAIN_CLASS, str(workdir), str(datanodes)]
     started = time.monotonic()
     proc = process.spawn(argv, workdir, "hdfs.log")
@@ -36,11 +52,17 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
     with process.starting(workdir, state, proc):
         ready = process.wait_for_file(workdir / "ready.json", proc, START_TIMEOUT_S, "HDFS (MiniDFSCluster)",
                                       workdir / "hdfs.log")
-    state |= {"uri": ready["uri"], "datanode_dirs": ready["datanode_dirs"],
+    state |= {"uri": ready["uri"], "datanode_dirs": ready["datanode_dirs"], "client_user": CLIENT_USER,
               "startup_s": round(time.monotonic() - started, 2),
-              "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s"}
+              "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s, "
+                         f"permissions on, / owned by HDFS user {CLIENT_USER} (`storbench services env hdfs`)"}
     process.write_state(workdir, state)
     return state
+
+
+def client_env(state: dict[str, Any]) -> dict[str, str]:
+    """What a client of this HDFS sets to act as storbench's user (the owner of the namespace)."""
+    return {"HADOOP_USER_NAME": state.get("client_user", CLIENT_USER), "STORBENCH_HDFS_URI": state["uri"]}
 
 
 def status(workdir: Path) -> dict[str, Any] | None:

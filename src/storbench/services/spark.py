@@ -16,6 +16,16 @@ state: ``uri`` (``spark://127.0.0.1:PORT``), ``nodes``, ``web_ui``. Every proces
 recorded in state.json as soon as it is spawned, so an interrupted ``up`` and ``down``
 stop it by PID (its command line checked), executors and other children of a worker
 included.
+
+Every RPC between master, workers, executors and drivers is authenticated with a shared
+secret (``spark.authenticate``): ``up`` generates it and writes it, with the other server
+settings, only into ``private/spark-auth.properties`` (0600, in a 0700 directory), which
+master and workers read through ``--properties-file``; no command line, environment
+variable we set, log or state.json holds it. The workers hand it to the executors they
+launch themselves (an environment variable of the executor, readable by its owner only).
+A client needs that file (``spark-submit --properties-file``; ``client_env`` names it, and
+storbench's own Spark engine reads it through ``client_conf``): a submit without the secret
+is refused by the master.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import time
@@ -42,6 +53,9 @@ MAX_WORKERS = 16
 START_TIMEOUT_S = 120.0
 OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; names the service dir
 MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
+AUTH_FILE = Path("private") / "spark-auth.properties"  # under the service dir: the secret and server settings
+SECRET_KEY = "spark.authenticate.secret"
+ENV_MASTER, ENV_PROPERTIES = "STORBENCH_SPARK_MASTER", "STORBENCH_SPARK_PROPERTIES"  # client_env's names
 
 
 def worker_host(index: int) -> str:
@@ -121,6 +135,7 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     process.fresh_dir(workdir, SERVICE)
     (workdir / "conf").mkdir()  # an empty SPARK_CONF_DIR: no user spark-defaults or log4j file leaks in
     (workdir / "log").mkdir()
+    _write_auth(workdir)
     for root, outside in roots:
         if outside:
             shutil.rmtree(root, ignore_errors=True)
@@ -132,7 +147,7 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     state = {"service": SERVICE, "workdir": str(workdir), "workers": workers, "cores": cores, "memory": memory,
              "worker_roots": [str(r) for r, _ in roots], "owned_roots": [str(r) for r, o in roots if o],
              "uri": f"spark://127.0.0.1:{master_port}", "web_ui": f"http://127.0.0.1:{ui_port}",
-             "processes": [], "summary": "starting"}
+             "auth_file": str(workdir / AUTH_FILE), "processes": [], "summary": "starting"}
     process.write_state(workdir, state)  # from here on `down` stops whatever has started
     started = time.monotonic()
     try:
@@ -148,9 +163,54 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     state |= {"pid": master["pid"], "marker": master["marker"], "startup_s": round(time.monotonic() - started, 2)}
     state["summary"] = (f"master {state['uri']} (pid {master['pid']}, web UI {state['web_ui']}), {workers} worker(s) "
                         f"ALIVE ({cores} core(s), {memory} each) with node_exporters, up in "
-                        f"{state['startup_s']:.1f} s; nodes file {state['nodes']}")
+                        f"{state['startup_s']:.1f} s, authenticated (`storbench services env spark`); "
+                        f"nodes file {state['nodes']}")
     process.write_state(workdir, state)
     return state
+
+
+def _write_auth(workdir: Path) -> None:
+    """The generated secret and the server settings, in a private file master and workers are given by path."""
+    private = (workdir / AUTH_FILE).parent
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)  # whatever the umask
+    settings = {"spark.authenticate": "true", SECRET_KEY: secrets.token_urlsafe(32),
+                "spark.ui.killEnabled": "false",  # the web UIs are not authenticated: no kill buttons there
+                "spark.master.rest.enabled": "false"}  # no unauthenticated REST submissions
+    process.write_private(workdir / AUTH_FILE, "".join(f"{k}={v}\n" for k, v in settings.items()))
+
+
+def client_conf(home: Path | None, master_url: str) -> dict[str, str]:
+    """The Spark settings a client of a cluster ``services up spark`` started needs (``spark.authenticate`` and
+    its secret) when ``master_url`` is that cluster's: the one under results home ``home``, else the one the
+    environment names (``client_env``: a run from another results home); else none."""
+    path = _auth_file(home, master_url)
+    if path is None:
+        return {}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise EngineError(f"cannot read the secret of `services up spark` ({path}): {exc.strerror or exc}; "
+                          f"run as the user who started the cluster") from None
+    conf = dict(line.split("=", 1) for line in lines if "=" in line)
+    return {key: conf[key] for key in ("spark.authenticate", SECRET_KEY) if key in conf}
+
+
+def _auth_file(home: Path | None, master_url: str) -> Path | None:
+    from storbench.services.registry import service_dir
+
+    state = status(service_dir(home, SERVICE)) if home is not None else None
+    if state and state.get("uri") == master_url and state.get("auth_file"):
+        return Path(state["auth_file"])
+    if os.environ.get(ENV_MASTER) == master_url and os.environ.get(ENV_PROPERTIES):
+        return Path(os.environ[ENV_PROPERTIES])
+    return None
+
+
+def client_env(state: dict[str, Any]) -> dict[str, str]:
+    """What a shell needs to use the cluster: ``spark-submit --master "$STORBENCH_SPARK_MASTER"
+    --properties-file "$STORBENCH_SPARK_PROPERTIES" ...`` (the file, not the secret, is named)."""
+    return {ENV_MASTER: state["uri"], ENV_PROPERTIES: state["auth_file"]}
 
 
 def _spawn(workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str,
@@ -165,7 +225,9 @@ def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, 
     spark_class = str(home / "bin" / "spark-class")
     base_env = {"SPARK_HOME": str(home), "SPARK_CONF_DIR": str(workdir / "conf"), "SPARK_LOG_DIR": str(workdir / "log"),
                 "SPARK_NO_DAEMONIZE": "1"}
-    master_args = [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(ui_port)]
+    auth = ["--properties-file", str(workdir / AUTH_FILE)]  # the secret by path: never in an argv
+    master_args = [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(ui_port),
+                   *auth]
     # the marker is what both bash (spark-class) and the java it execs show in their command lines
     _spawn(workdir, state, "master", "master", ["bash", spark_class, *master_args], " ".join(master_args),
            {**base_env, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1"})
@@ -173,7 +235,7 @@ def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, 
         host = worker_host(index)
         args = [WORKER_CLASS, "--host", host, "--port", str(free_port(host)), "--webui-port", str(free_port(host)),
                 "--cores", str(state["cores"]), "--memory", state["memory"], "--work-dir", str(root / "work"),
-                state["uri"]]
+                *auth, state["uri"]]
         env = {**base_env, "SPARK_LOCAL_IP": host, "SPARK_LOCAL_DIRS": str(root / "local"),
                "SPARK_WORKER_DIR": str(root / "work")}
         _spawn(workdir, state, "worker", f"worker-{index}", ["bash", spark_class, *args], " ".join(args[:5]), env,

@@ -7,6 +7,7 @@ through the session's Hadoop FileSystem, so storbench sees exactly what the work
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,19 @@ from storbench.targets.base import (MARKER, Target, TargetOptions, below_root, e
 
 CONNECT_TIMEOUT_S = 3.0
 OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed it (kept by the NameNode)
+
+
+def _live_datanodes(fs: Any) -> int | None:
+    """Live DataNodes; None where the NameNode tells them only to its superuser (permissions on, as on
+    storbench's own HDFS, whose DataNodes ``precheck`` counted from the service's state)."""
+    if not hasattr(fs, "getDataNodeStats"):
+        return None
+    try:
+        return len(fs.getDataNodeStats())
+    except Exception as exc:  # noqa: BLE001 - py4j's Java error: only the refusal is expected here
+        if "AccessControlException" not in str(exc):
+            raise
+        return None
 
 
 @register
@@ -62,6 +76,9 @@ class HdfsTarget(Target):
         except OSError as exc:
             raise TargetError(f"target {self.uri}: cannot connect to {self.host}:{self.port} "
                               f"({exc.strerror or exc}); is the NameNode running?") from None
+        if self.service and self.service.get("client_user"):  # storbench's own HDFS: its clients act as the
+            # user owning its namespace (services/hdfs.py), in every JVM the run starts (Spark's, Hadoop's tools)
+            os.environ.setdefault("HADOOP_USER_NAME", self.service["client_user"])
 
     def local_path(self) -> Path | None:
         """Our own HDFS: all its DataNodes share one host directory."""
@@ -83,11 +100,10 @@ class HdfsTarget(Target):
         self._jvm, self._conf = jvm, conf
         replication = self.replication or 1
         fs = self.fs()
-        if hasattr(fs, "getDataNodeStats"):
-            live = len(fs.getDataNodeStats())
-            if replication > live:
-                raise InputError(f"replication {replication} is above the {live} live DataNode(s) "
-                                 f"of {self.uri}; allowed: 1 to {live}")
+        live = _live_datanodes(fs)
+        if live is not None and replication > live:
+            raise InputError(f"replication {replication} is above the {live} live DataNode(s) "
+                             f"of {self.uri}; allowed: 1 to {live}")
         refuse_capacity(self.uri, need_bytes * replication, int(fs.getStatus().getRemaining()))
         root = self.run_root_uri()
         if fs.exists(self.hadoop_path(root)):

@@ -9,6 +9,8 @@ import java.nio.file.StandardCopyOption;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 
@@ -18,6 +20,10 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
  * Usage: MiniHdfs BASE_DIR DATANODES [NAMENODE_PORT]
  * Writes BASE_DIR/ready.json ({"uri": ..., "datanodes": N, "datanode_dirs": [...]}) once
  * the cluster is up, then runs until SIGTERM, when it shuts the cluster down cleanly.
+ *
+ * Permissions are checked. The user running this process is HDFS's superuser; with
+ * -Dstorbench.hdfs.owner=NAME the root directory is given to NAME (mode 755), so clients
+ * acting as NAME (HADOOP_USER_NAME) write the namespace and every other user only reads it.
  */
 public final class MiniHdfs {
     public static void main(String[] args) throws Exception {
@@ -36,7 +42,8 @@ public final class MiniHdfs {
         conf.set(DFSConfigKeys.DFS_DATANODE_HTTP_ADDRESS_KEY, "127.0.0.1:0");
         conf.set(DFSConfigKeys.DFS_DATANODE_IPC_ADDRESS_KEY, "127.0.0.1:0");
         conf.set(DFSConfigKeys.DFS_NAMENODE_HTTP_ADDRESS_KEY, "127.0.0.1:0");
-        conf.setBoolean("dfs.permissions.enabled", false);
+        conf.setBoolean(DFSConfigKeys.DFS_PERMISSIONS_ENABLED_KEY, true);
+        conf.set("fs.permissions.umask-mode", "022");  // what clients create: others read, never write
         conf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, Math.min(3, datanodes));
 
         MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf)
@@ -45,6 +52,12 @@ public final class MiniHdfs {
                 .format(true)
                 .build();
         cluster.waitActive();
+        String owner = System.getProperty("storbench.hdfs.owner");
+        if (owner != null && !owner.isEmpty()) {
+            FileSystem fs = cluster.getFileSystem();  // as the superuser: this process's user
+            fs.setOwner(new org.apache.hadoop.fs.Path("/"), owner, owner);
+            fs.setPermission(new org.apache.hadoop.fs.Path("/"), new FsPermission((short) 0755));
+        }
 
         StringBuilder dirs = new StringBuilder();
         for (int i = 0; i < datanodes; i++) {
