@@ -34,7 +34,8 @@ def _free_port() -> int:
 
 
 class PgServer:
-    def __init__(self) -> None:
+    def __init__(self, listen: str = "127.0.0.1") -> None:
+        """``listen``: the addresses it listens on (comma-separated), each allowed to log in with a password."""
         bindir = _bindir()
         if bindir is None:
             raise RuntimeError("PostgreSQL is not installed: run scripts/setup.sh --test (Debian's postgresql)")
@@ -58,13 +59,18 @@ class PgServer:
                        "-E", "UTF8", "--no-sync")
         finally:
             pwfile.unlink()
+        with (self.data / "pg_hba.conf").open("a") as hba:  # initdb allows loopback only
+            for address in listen.split(","):
+                if address != "127.0.0.1":
+                    hba.write(f"host all all {address}/32 scram-sha-256\n")
+        self.listen = listen
         self._tool("pg_ctl", "-D", str(self.data), "-l", str(self.data / "server.log"), "-w", "-t", "60", "-o",
-                   f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories='' -c fsync=off "
+                   f"-c listen_addresses='{listen}' -p {self.port} -c unix_socket_directories='' -c fsync=off "
                    f"-c full_page_writes=off -c synchronous_commit=off", "start")
 
-    def url(self, database: str = "postgres", password: bool = True) -> str:
+    def url(self, database: str = "postgres", password: bool = True, host: str = "127.0.0.1") -> str:
         auth = f"{USER}:{self.password}" if password else USER
-        return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{auth}@{host}:{self.port}/{database}"
 
     def sql(self, query: str, database: str = "postgres") -> list[tuple]:
         import psycopg

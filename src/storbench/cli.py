@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="this machine's power source: rapl[:package|dram], redfish:URL[,user=U,password_env=VAR"
                           "|password_file=PATH], ipmi[:HOST,user=U,...], command:CMD (nodes: a power: key each)")
     run.add_argument("--power-insecure", action="store_true",
-                     help="do not check the BMC's HTTPS certificate (redfish)")
+                     help="do not check the BMC's HTTPS certificate, and allow Basic auth over plain http (redfish)")
     run.add_argument("--idle-s", type=float, default=0.0, metavar="SECONDS",
                      help="measure power idle for SECONDS before the first workload (the baseline)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")

@@ -5,11 +5,20 @@ A setting is secret when a word of its name is key, secret, password, token or c
 ``spark.sql.shuffle.partitions``). Its value is stored and shown as ``***``: in the manifest,
 sample labels, results.db, reports and progress lines. The real value only goes to the engine.
 (Named ``redaction``, not ``secrets``, so it is never confused with the standard library's module.)
+
+A secret a child process needs goes to it in a private file (:func:`private_file`), never on its command
+line (``/proc/PID/cmdline``: any local user reads it) nor in its environment.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
 
 MASK = "***"
 _SECRET_WORDS = {"key", "secret", "password", "passwd", "token", "credential", "credentials"}
@@ -49,3 +58,17 @@ def redact_argv(argv: list[str]) -> list[str]:
             rest = f"{name}={MASK}"
         out.append(redact_url(option + eq + rest))
     return out
+
+
+@contextmanager
+def private_file(text: str, name: str) -> Iterator[Path]:
+    """A file holding ``text`` for a child process to read: mode 0600 from its creation, alone in a new
+    private directory (mkdtemp: 0700, unpredictable name); both removed when the block ends."""
+    folder = Path(tempfile.mkdtemp(prefix="storbench-secret-"))
+    try:
+        path = folder / name
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+            handle.write(text)
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -127,7 +127,7 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     listed = storbench(tmp_path / "elsewhere", pg_url, "runs", "--json")
     assert [(r["run_id"], r["status"]) for r in json.loads(listed.stdout)] == [(outcome.run_id, "succeeded")]
 
-    refused = storbench(home, pg_url, "import", str(target))
+    refused = storbench(home, pg_url, "import", str(target), password_env=True)  # no warning line either
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [
         f"storbench: error: import {target}: not a storbench run directory (no manifest.json; "
@@ -136,7 +136,8 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
 
 def test_an_unreachable_index_is_refused_before_a_run_starts(tmp_path, postgres):
     url = postgres.url().replace(str(postgres.port), "1")  # nothing listens on port 1
-    done = storbench(tmp_path / "home", url, "run", "fio-write", "--target", str(tmp_path), *TINY, url_env=True)
+    done = storbench(tmp_path / "home", url, "run", "fio-write", "--target", str(tmp_path), *TINY, url_env=True,
+                     password_env=True)
     assert done.returncode == 3
     assert done.stderr.startswith("storbench: error: results index postgresql://***@127.0.0.1:1/postgres: ")
     assert len(done.stderr.strip().splitlines()) == 1 and postgres.password not in done.stderr

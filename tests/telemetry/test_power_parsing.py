@@ -74,17 +74,51 @@ def test_real_ipmitool_without_a_bmc_is_one_line():
     assert str(error.value) == f"nodes.yaml: nodes[0].power ipmi: ipmitool exited 1: {expected}"
 
 
-def test_ipmi_password_goes_through_ipmitools_environment(monkeypatch):
-    from storbench.telemetry.power.ipmi import IpmiPower
-    from storbench.telemetry.power.base import parse_spec
-    from storbench.telemetry.power import ALLOWED
+FAKE_IPMITOOL = """#!/bin/sh
+# records what it was given: its arguments, the -f file's mode and content, whether the password is in its environment
+log="$(dirname "$0")/calls"
+echo "argv: $*" >> "$log"
+prev=""
+for arg in "$@"; do
+    [ "$prev" = "-f" ] && echo "file: $(stat -c %a "$arg") $(cat "$arg") $arg" >> "$log"
+    prev="$arg"
+done
+env | grep -q s3cr3t-canary && echo "environ: canary" >> "$log"
+echo "    Instantaneous power reading:                   231 Watts"
+"""
 
+
+@pytest.mark.real
+def test_ipmi_password_goes_in_a_private_file_never_argv_or_environment(monkeypatch, tmp_path):
+    """Through ipmitool's -f: a 0600 file in a private directory for each reading, removed after it; the
+    password_env variable is taken out of storbench's environment (no child inherits it)."""
+    import os
+
+    from storbench.telemetry.power import ALLOWED
+    from storbench.telemetry.power.base import parse_spec
+    from storbench.telemetry.power.ipmi import IpmiPower
+
+    (tmp_path / "ipmitool").write_text(FAKE_IPMITOOL)
+    (tmp_path / "ipmitool").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     monkeypatch.setenv("BMC_PW", "s3cr3t-canary")
+    monkeypatch.setenv("IPMI_PASSWORD", "")  # set or not, ipmitool's own variable is never used
     source = IpmiPower(parse_spec("ipmi:10.0.0.9,user=admin,password_env=BMC_PW", "--power", ALLOWED))
-    assert source.argv == ["ipmitool", "-I", "lanplus", "-H", "10.0.0.9", "-U", "admin", "-E",
-                           "dcmi", "power", "reading"]
-    assert source._env["IPMI_PASSWORD"] == "s3cr3t-canary"
+    assert "BMC_PW" not in os.environ
+    assert [source.read().watts, source.read().watts] == [231.0, 231.0]
+    calls = (tmp_path / "calls").read_text().splitlines()
+    argv = [line for line in calls if line.startswith("argv: ")]
+    files = [line.split() for line in calls if line.startswith("file: ")]
+    assert len(argv) == 2 and all("s3cr3t-canary" not in line and " -E " not in line for line in argv)
+    assert argv[0].startswith("argv: -I lanplus -H 10.0.0.9 -U admin -f /") and argv[0].endswith("dcmi power reading")
+    assert [(mode, secret) for _, mode, secret, _ in files] == [("600", "s3cr3t-canary")] * 2
+    paths = [Path(path) for *_, path in files]
+    assert paths[0] != paths[1] and not any(p.exists() or p.parent.exists() for p in paths)  # removed after each
+    assert not any(line.startswith("environ:") for line in calls)
     assert "s3cr3t-canary" not in repr(source.describe())
+    # a second node naming the same variable still finds the password
+    again = IpmiPower(parse_spec("ipmi:10.0.0.10,user=admin,password_env=BMC_PW", "--power", ALLOWED))
+    assert again.read().watts == 231.0
 
 
 @pytest.mark.parametrize("text, watts", [("231.5\n", 231.5), ("power: 97 W", 97.0), ("1.2e2", 120.0),

@@ -69,7 +69,7 @@ def test_redfish_during_spark_transforms(tmp_path, monkeypatch):
     try:
         _changing(bmc, served, 0.7, stop)
         result = storbench(home, "run", "spark-transforms", "--scale", "200K", "--repeat", "1", "--idle-s", "2",
-                           "--power", f"redfish:{bmc.chassis},user=admin", timeout=900)
+                           "--power", f"redfish:{bmc.chassis},user=admin", "--power-insecure", timeout=900)
     finally:
         stop.set()
         bmc.stop()
@@ -111,7 +111,8 @@ def test_bmc_that_stops_answering_leaves_a_gap_and_the_run_goes_on(tmp_path, mon
     killer.start()
     try:
         result = storbench(home, "run", "fio-002", "--scale", "tiny", "--set", "runtime_s=3", "--repeat", "1",
-                           "--power", f"redfish:{bmc.chassis},user=admin", "--interval", "0.5", timeout=300)
+                           "--power", f"redfish:{bmc.chassis},user=admin", "--power-insecure", "--interval", "0.5",
+                           timeout=300)
     finally:
         killer.join(5)
         bmc.stop()

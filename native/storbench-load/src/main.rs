@@ -13,8 +13,8 @@
 //! "ycsb" job-section property as NAME=VALUE) and prints {"draws": N, "counts": {"keynum": n}}
 //! on stdout: the conformance test against YCSB's own generators reads it.
 //!
-//! The S3 credentials come from $STORBENCH_S3_ACCESS_KEY and $STORBENCH_S3_SECRET_KEY, never
-//! from a file storbench writes (a job's own keys are read only when those are unset).
+//! The S3 credentials come from the 0600 JSON file $STORBENCH_SECRETS_FILE names (core::secrets), else
+//! $STORBENCH_S3_ACCESS_KEY and $STORBENCH_S3_SECRET_KEY (a job's own keys are read only when those are unset).
 //! JSON in, JSON out; the exit status is 0 when the result file says "status": "ok", 2 when it
 //! says "fatal" (one line in "fatal": the endpoint cannot be reached, credentials refused, bad
 //! job), 3 when not even a result file could be written, 4 when its parent process went away during the

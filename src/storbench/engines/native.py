@@ -11,11 +11,12 @@ common wall-clock ``start_at_unix_ms`` so they start together, then their result
 as local processes (:func:`run_local`) or as Spark tasks in barrier mode, one per slot or
 host (:func:`run_spark_barrier`).
 
-Credentials never reach a file: a job may hold the S3 keys in memory (``s3.access_key`` /
-``s3.secret_key``), but the job file written for the engine (mode 0600, in a private temporary
-directory, removed when the engine exits) holds the job without them, and the engine process
-gets them in its environment (:data:`CREDENTIAL_ENV`), in Spark tasks too. Results never contain
-them (the engine echoes no keys).
+Credentials never reach a job file, a command line or an environment: a job may hold the S3 keys in
+memory (``s3.access_key`` / ``s3.secret_key``), but the job file written for the engine (mode 0600, in a
+private temporary directory, removed when the engine exits) holds the job without them; the keys go in a
+secrets file of their own beside it (0600, named by ``$STORBENCH_SECRETS_FILE``: :data:`SECRETS_FILE_ENV`,
+under the names of :data:`CREDENTIAL_ENV`), in Spark tasks too. Results never contain them (the engine
+echoes no keys).
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def job(protocol: str, settings: dict[str, Any], mix: list[dict[str, Any]], obje
 
 # the job's S3 keys -> the environment variables the engine reads them from
 CREDENTIAL_ENV = {"access_key": "STORBENCH_S3_ACCESS_KEY", "secret_key": "STORBENCH_S3_SECRET_KEY"}
+SECRETS_FILE_ENV = "STORBENCH_SECRETS_FILE"  # the engine reads its secrets from the JSON file this names
 
 
 def split_credentials(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -106,6 +108,16 @@ def _write_job(path: Path, job: dict[str, Any]) -> None:
         json.dump(job, handle)
 
 
+def _engine_env(secrets: dict[str, str], work: Path) -> dict[str, str]:
+    """The engine's environment: ours, the secrets in a 0600 file of the private ``work`` directory (named, not
+    held, by the environment: /proc/PID/environ and every child's copy of it stay free of them)."""
+    env = {k: v for k, v in os.environ.items() if k not in secrets}
+    if secrets:
+        _write_job(work / "secrets.json", secrets)
+        env[SECRETS_FILE_ENV] = str(work / "secrets.json")
+    return env
+
+
 def _read_result(path: Path, code: int) -> dict[str, Any]:
     if not path.exists():
         raise EngineError(f"storbench-load exited with code {code} without writing a result")
@@ -124,9 +136,9 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
               timeout: float | None = None) -> dict[str, Any]:
     """The job in ``processes`` local engine processes started together; their results merged."""
     job, secrets = split_credentials(job)
-    env = {**os.environ, **secrets}
     work = _private_dir()
     try:
+        env = _engine_env(secrets, work)
         start_at = int(time.time() * 1000) + (START_DELAY_MS if processes > 1 else 0)
         procs = []
         results = []
@@ -236,9 +248,12 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
     """The function each barrier task runs: agree on a start time, run the engine, return its result and where
     it ran. ``local_binary`` None: only the binary shipped with the job (``addFile``) will do.
 
-    ``job`` holds no keys; ``secrets`` (the credentials' environment) travel inside this closure,
-    which Spark ships with the task and never writes to its conf or event log. The engine runs with
-    argv[0] ``name``, its fan-out's."""
+    ``job`` holds no keys; ``secrets`` (the credentials by variable name) travel inside this closure,
+    which Spark ships with the task and never writes to its conf or event log; the task hands them to
+    the engine in a 0600 secrets file beside its job file. The engine runs with argv[0] ``name``, its
+    fan-out's."""
+
+    secrets_file_env = SECRETS_FILE_ENV  # a local: the closure must not import storbench on the executor
 
     def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
         import json as _json
@@ -273,13 +288,17 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
             return
         work = _tf.mkdtemp(prefix="storbench-load-task-")
         job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
-        fd = _os.open(job_path, _os.O_WRONLY | _os.O_CREAT, 0o600)
-        with _os.fdopen(fd, "w") as handle:
-            _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
+        secrets_path = _os.path.join(work, "secrets.json")
+        for path, content in ((job_path, {**job, "process_index": index, "process_count": count,
+                                          "start_at_unix_ms": start_at}), (secrets_path, secrets)):
+            fd = _os.open(path, _os.O_WRONLY | _os.O_CREAT, 0o600)
+            with _os.fdopen(fd, "w") as handle:
+                _json.dump(content, handle)
+        env = {k: v for k, v in _os.environ.items() if k not in secrets}
+        env[secrets_file_env] = secrets_path
         try:
             proc = _sp.Popen([name, "run", "--job", job_path, "--result", result_path], executable=engine,
-                             stdin=_sp.DEVNULL, stdout=_sp.DEVNULL, stderr=_sp.DEVNULL,
-                             env={**_os.environ, **secrets})
+                             stdin=_sp.DEVNULL, stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, env=env)
             where["engine_pid"] = proc.pid
             try:
                 code = proc.wait(timeout=timeout)
@@ -289,7 +308,7 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
             result = _json.loads(open(result_path).read()) if _os.path.exists(result_path) else {
                 "status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"}
         finally:
-            for path in (job_path, result_path):
+            for path in (job_path, result_path, secrets_path):
                 if _os.path.exists(path):
                     _os.remove(path)
             _os.rmdir(work)

@@ -29,7 +29,7 @@ from storbench.engines.jvmlog import JVM_LOG, complete_cause, relevant_tail, roo
 from storbench.engines.shipping import ship_code
 from storbench.engines.spark_options import DEFAULT_MASTER
 from storbench.errors import EngineError
-from storbench.redaction import SPARK_REDACTION_REGEX, redact_settings
+from storbench.redaction import SPARK_REDACTION_REGEX, is_secret_name, redact_settings
 from storbench.results.model import Sample
 from storbench.services.jvm import launcher_jar
 
@@ -82,6 +82,11 @@ def target_conf(facts: Any) -> dict[str, str]:
     if facts.replication is not None:
         conf["spark.hadoop.dfs.replication"] = str(facts.replication)
     return conf
+
+
+def launch_conf(conf: dict[str, str]) -> list[tuple[str, str]]:
+    """The settings the JVM is launched with (on its command line): every one whose name is not secret."""
+    return [(key, value) for key, value in conf.items() if not is_secret_name(key)]
 
 
 STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, beside the run's samples
@@ -219,15 +224,23 @@ class SparkEngine(Engine):
         return self.session
 
     def _launch_jvm(self) -> None:
-        """Spark's JVM with its stdout and stderr in the run's ``spark.log``: its start-up notes (incubator
-        modules, NativeCodeLoader, the default log level), log4j's lines, task errors and a cancelled job's
-        lines stay out of storbench's own output (PySpark would launch it on our stdout and stderr)."""
+        """Spark's JVM, launched here rather than by PySpark, for two reasons.
+
+        Secrets: PySpark's launch passes every setting it is given as ``--conf k=v`` on the command lines of
+        spark-submit and java, which any local user reads in ``ps``. The JVM starts with the settings whose
+        names are not secret (:func:`launch_conf`); the builder then gives the SparkContext all of them through
+        the gateway's authenticated socket, before it is created (a secret is never in an argv, environment or
+        file). Output: with a run directory, the JVM's stdout and stderr go to its ``spark.log`` (start-up
+        notes, log4j's lines, task errors and a cancelled job's lines stay out of storbench's own output)."""
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
 
-        if self.jvm_log is None or SparkContext._gateway is not None:
+        if SparkContext._gateway is not None:
             return
-        conf = SparkConf().setMaster(self.master).setAppName(self.app_name).setAll(list(self.effective_conf().items()))
+        conf = SparkConf().setMaster(self.master).setAppName(self.app_name).setAll(launch_conf(self.effective_conf()))
+        if self.jvm_log is None:
+            SparkContext._ensure_initialized(gateway=launch_gateway(conf))
+            return
         log = os.open(self.jvm_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:  # the JVM keeps its own descriptor
             gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})

@@ -3,12 +3,19 @@
 Runs from many machines land in one index; each row records the host and path of its run directory
 (the files stay on the machine that ran it) and a copy of the manifest, so ``runs``, ``show`` and
 ``compare`` work on any machine. The URL's password (or ``PGPASSWORD``) goes to libpq only: every
-message names the URL through :func:`redact_pg`.
+message names the URL through :func:`redact_pg`. A password in the URL is on storbench's own command line
+(any local user reads it there): :func:`password_warning` says to use ``PGPASSFILE`` or ``~/.pgpass``
+(0600) instead. ``PGPASSWORD`` is taken out of storbench's environment once read, so that no child
+inherits it. To a host other than loopback the connection needs TLS (``sslmode=require``) unless the
+URL (or ``PGSSLMODE``) sets ``sslmode`` itself.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import re
+import socket
 from contextlib import contextmanager
 from typing import Any, Iterator
 from urllib.parse import unquote, urlsplit
@@ -52,6 +59,46 @@ def redact_pg(text: str, url: str) -> str:
     return text
 
 
+def _settings(url: str) -> dict[str, str]:
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return {k: str(v) for k, v in conninfo_to_dict(url).items()}
+    except Exception:  # unparsable: libpq says so, in one line, when it connects
+        return {}
+
+
+def password_warning(url: str, where: str) -> str | None:
+    """The warning for a URL holding a password (``where``: how it was given), or None."""
+    if not _settings(url).get("password"):
+        return None
+    return (f"{where} {redact_pg(url, url)}: the URL holds a password (a command line is readable by every "
+            f"local user); put it in a 0600 file named by PGPASSFILE (or ~/.pgpass) instead")
+
+
+def _is_loopback(host: str) -> bool:
+    if not host or host.startswith("/") or host == "localhost":
+        return True  # a Unix socket (libpq's default without a host), or loopback by name
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:  # libpq will say it cannot resolve it
+        return False
+    return bool(found) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in found)
+
+
+def tls_default(url: str) -> str | None:
+    """``require`` when the URL reaches a host other than loopback and neither it nor PGSSLMODE sets sslmode."""
+    settings = _settings(url)
+    if "sslmode" in settings or os.environ.get("PGSSLMODE"):
+        return None
+    hosts = (settings.get("hostaddr") or settings.get("host") or os.environ.get("PGHOST", "")).split(",")
+    return None if all(_is_loopback(h.strip()) for h in hosts) else "require"
+
+
 class PostgresIndex(SqlIndex):
     COLUMNS = (*BASE_COLUMNS, "host", "manifest")
     shared = True
@@ -60,6 +107,9 @@ class PostgresIndex(SqlIndex):
         self.url = url
         self.where = redact_pg(url, url)
         self._conn: Any = None
+        self._sslmode = tls_default(url)
+        # libpq reads PGPASSWORD at each connect: keep it here instead, out of every child's environment
+        self._password = os.environ.pop("PGPASSWORD", None) if "password" not in _settings(url) else None
 
     def _sql(self, query: str) -> str:
         return query.replace("?", "%s")
@@ -87,14 +137,21 @@ class PostgresIndex(SqlIndex):
 
         if self._conn is not None and not self._conn.closed:
             return self._conn
+        extra = {k: v for k, v in (("sslmode", self._sslmode), ("password", self._password)) if v}
         try:
             # keepalives and a TCP timeout: a network that drops packets ends in an error, not a hung run
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, application_name="storbench",
                                    keepalives=1, keepalives_idle=30, keepalives_interval=10, keepalives_count=3,
-                                   tcp_user_timeout=60000)
+                                   tcp_user_timeout=60000, **extra)
         except psycopg.ProgrammingError as exc:  # libpq could not parse the URL
             raise InputError(f"--results {self.where}: not a PostgreSQL URL libpq accepts "
                              f"({self._reason(exc)}); expected postgresql://USER@HOST:PORT/DB") from None
+        except psycopg.OperationalError as exc:
+            if self._sslmode and "SSL" in str(exc):
+                raise InputError(f"--results {self.where}: the server does not offer TLS, which storbench requires "
+                                 f"for a host other than loopback; set sslmode in the URL (?sslmode=verify-full "
+                                 f"with the server's CA, or ?sslmode=disable for clear text)") from None
+            raise
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
             conn.execute(_DDL)

@@ -8,6 +8,7 @@ pub mod load;
 pub mod payload;
 pub mod records;
 pub mod result;
+pub mod secrets;
 pub mod series;
 pub mod stats;
 #[cfg(test)]

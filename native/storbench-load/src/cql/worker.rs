@@ -1,6 +1,7 @@
 //! One CQL load worker: its YCSB generators, and one request at a time on the shared session.
 
 use super::{timeout, Connected, KvOp, Shared, Statements};
+use crate::core::secrets;
 use crate::core::payload::Rng;
 use crate::core::{OpFailure, Outcome, Request, Worker};
 use crate::ycsb::{field_value, KeyChooser, Phase};
@@ -94,7 +95,7 @@ fn one_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
-/// Builds the session (credentials from the environment), creates the table if asked, prepares
+/// Builds the session (credentials from storbench's secrets file or the environment), creates the table if asked, prepares
 /// the statements. Errors are one line naming the contact points.
 pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     let cfg = &shared.cfg;
@@ -102,8 +103,8 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     let mut builder = SessionBuilder::new()
         .known_nodes(&cfg.contact_points)
         .connection_timeout(timeout(cfg.connect_timeout_s));
-    if let Ok(user) = std::env::var("STORBENCH_CQL_USERNAME") {
-        builder = builder.user(user, std::env::var("STORBENCH_CQL_PASSWORD").unwrap_or_default());
+    if let Some(user) = secrets::var("STORBENCH_CQL_USERNAME") {
+        builder = builder.user(user, secrets::var("STORBENCH_CQL_PASSWORD").unwrap_or_default());
     }
     let session = builder.build().await.map_err(|e| format!("CQL contact points {at}: cannot connect: {}", one_line(&e.to_string())))?;
     let (ks, table) = (&cfg.keyspace, &cfg.table);

@@ -85,7 +85,7 @@ pub struct S3Config {
     pub insecure_tls: bool,
 }
 
-/// The environment variables the credentials come from.
+/// The variables the credentials come from (`core::secrets`: storbench's secrets file, else the environment).
 pub const ACCESS_KEY_ENV: &str = "STORBENCH_S3_ACCESS_KEY";
 pub const SECRET_KEY_ENV: &str = "STORBENCH_S3_SECRET_KEY";
 
@@ -136,7 +136,7 @@ impl Protocol for S3 {
     type Worker = S3Worker;
 
     fn setup(job: &Job<ObjectOp>, cfg: S3Config) -> Result<Self, Error> {
-        let cfg = with_credentials(cfg, |name| std::env::var(name).ok())?;
+        let cfg = with_credentials(cfg, crate::core::secrets::var)?;
         if cfg.bucket.is_empty() {
             return Err(JobError::Invalid("s3.bucket is empty").into());
         }

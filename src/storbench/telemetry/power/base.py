@@ -89,16 +89,23 @@ def parse_spec(text: str, where: str, allowed: dict[str, tuple[str, ...]]) -> Sp
     return Spec(kind, positional[0] if positional else "", options, where)
 
 
+_TAKEN: dict[str, str] = {}  # password variables taken out of the environment, by name (several nodes may share one)
+
+
 def secret(spec: Spec, default_env: str) -> str | None:
     """The password from ``password_file=PATH`` or the environment variable ``password_env=VAR``
-    (default ``default_env``); kept in memory only."""
+    (default ``default_env``); kept in memory only. The variable is taken out of storbench's environment
+    once read, so that no process it starts (fio, Spark, ipmitool) inherits it."""
     path = spec.option("password_file")
     if path:
         try:
             return Path(path).read_text().strip()
         except OSError as exc:
             raise spec.fail(f"password_file {path}: cannot read it ({exc.strerror or exc})") from None
-    return os.environ.get(spec.option("password_env") or default_env) or None
+    name = spec.option("password_env") or default_env
+    if name in os.environ:
+        _TAKEN[name] = os.environ.pop(name)
+    return _TAKEN.get(name) or None
 
 
 def first_line(text: str) -> str:

@@ -1,8 +1,8 @@
 """``ipmi[:HOST,user=U,password_env=VAR|password_file=PATH]``: ``ipmitool dcmi power reading``, parsed.
 
 Without a host it asks the local BMC (``/dev/ipmi0``); with one, over ``-I lanplus``. The password
-reaches ipmitool through its own channels only: ``-E`` (the ``IPMI_PASSWORD`` variable, set in the
-child's environment alone) or ``-f PATH``; never on its command line. Scope: ``node-psu``.
+reaches ipmitool through ``-f PATH`` only: the user's ``password_file``, or a private 0600 file written
+for each reading and removed after it; never on its command line nor in its environment. Scope: ``node-psu``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from contextlib import nullcontext
 from typing import Any
+
+from storbench.redaction import private_file
 
 from storbench.telemetry.power.base import KINDS, PowerError, Reading, Spec, first_line, secret
 
@@ -38,7 +41,7 @@ class IpmiPower:
         self.scope = spec.option("scope", "node-psu") or "node-psu"
         self.timeout = timeout
         self.argv = ["ipmitool"]
-        self._env = dict(os.environ)
+        self._password: str | None = None  # written to a private file for each reading (-f)
         if self.host:
             user = spec.option("user") or os.environ.get(spec.option("user_env") or "STORBENCH_BMC_USER", "")
             if not user:
@@ -51,13 +54,16 @@ class IpmiPower:
                 if password is None:
                     raise spec.fail(f"no password: set {spec.option('password_env') or 'STORBENCH_BMC_PASSWORD'} "
                                     f"or give password_file=PATH")
-                self._env["IPMI_PASSWORD"] = password
-                self.argv += ["-E"]
-        self.argv += ["dcmi", "power", "reading"]
+                self._password = password
+        self.tail = ["dcmi", "power", "reading"]
 
     def read(self) -> Reading:
+        with private_file(self._password, "ipmi-password") if self._password else nullcontext() as path:
+            return self._read([*self.argv, *(["-f", str(path)] if path else []), *self.tail])
+
+    def _read(self, argv: list[str]) -> Reading:
         try:
-            done = subprocess.run(self.argv, capture_output=True, text=True, timeout=self.timeout, env=self._env)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise PowerError(f"ipmitool: {getattr(exc, 'strerror', None) or exc}") from None
         if done.returncode != 0:

@@ -6,7 +6,9 @@ is read when it has one, else the older ``Power`` resource (``PowerControl[0].Po
 its ``PowerSubsystem`` (the power supplies' ``Metrics`` ``InputPowerWatts``, summed). Certificates are
 checked unless ``insecure`` is given (or ``--power-insecure``). The password comes from the
 environment (default ``STORBENCH_BMC_PASSWORD``) or a file, lives in memory only and goes out only
-in the Authorization header. Scope: ``node-psu``.
+in the Authorization header: over https (plain http only with ``--power-insecure`` or ``insecure``), and
+only to the BMC URL's own scheme, host and port, never to another host a redirect or an ``@odata.id``
+link names. Scope: ``node-psu``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,33 @@ from urllib.parse import urljoin, urlsplit
 from storbench.telemetry.power.base import KINDS, PowerError, Reading, Spec, secret
 
 SERVICE_ROOT = "/redfish/v1"
+_PORTS = {"http": 80, "https": 443}
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``: where credentials may go."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or _PORTS.get(parts.scheme)
+    except ValueError:  # a port that is not a number: no origin of ours
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects followed with the Authorization header only when they stay on the BMC's own origin (urllib
+    would copy it to any host)."""
+
+    def __init__(self, home: tuple[str, str, int | None], auth: str | None):
+        self.home, self.auth = home, auth
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            new.headers.pop("Authorization", None)
+            if self.auth and origin(new.full_url) == self.home:
+                new.add_unredirected_header("Authorization", self.auth)
+        return new
 
 
 class RedfishPower:
@@ -43,18 +72,23 @@ class RedfishPower:
         if self.insecure:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
-        self._opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
         user = spec.option("user") or os.environ.get(spec.option("user_env") or "STORBENCH_BMC_USER", "")
         password = secret(spec, "STORBENCH_BMC_PASSWORD")
+        if (user or password) and parts.scheme == "http" and not self.insecure:
+            raise spec.fail(f"{self.base} is plain http: Basic auth would send the password in clear text; use "
+                            f"https://, or pass --power-insecure to send it anyway")
         token = base64.b64encode(f"{user}:{password or ''}".encode()).decode()
         self._auth = f"Basic {token}" if user or password else None
+        self.origin = origin(self.base)
+        self._opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context),
+                                                   _SameOriginRedirects(self.origin, self._auth))
         self.resource: str | None = None  # the power resource read at each tick, found by check()
         self.how = ""
 
     def get(self, path: str) -> dict[str, Any]:
         request = urllib.request.Request(urljoin(self.base, path), headers={"Accept": "application/json"})
-        if self._auth:
-            request.add_header("Authorization", self._auth)
+        if self._auth and origin(request.full_url) == self.origin:  # a link to another host gets no credentials
+            request.add_unredirected_header("Authorization", self._auth)
         try:
             with self._opener.open(request, timeout=self.timeout) as response:
                 return json.loads(response.read())

@@ -24,11 +24,13 @@ import re
 import signal
 import subprocess
 import threading
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from storbench.buildparts import build
 from storbench.errors import EngineError, WorkloadError
+from storbench.redaction import is_secret_name, private_file
 from storbench.services.jvm import JVM_DIR, java_binary
 
 YCSB_DIR = JVM_DIR / "ycsb"
@@ -105,17 +107,43 @@ def overall_ops(letter: str) -> str:
     return "READ,READ-MODIFY-WRITE" if letter == "f" else ",".join(OPS)
 
 
+def java_properties(props: dict[str, str]) -> str:
+    """``props`` in Java's .properties format (what ``Properties.load`` reads back exactly: ISO-8859-1, escapes)."""
+    def escape(text: str, key: bool) -> str:
+        out = []
+        for index, char in enumerate(text):
+            if char in "\\\t\n\r\f" or (char in " =:#!" and (key or index == 0)):
+                out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}.get(char, "\\" + char))
+            elif not " " <= char <= "~":
+                out.extend(f"\\u{unit:04x}" for unit in _utf16(char))
+            else:
+                out.append(char)
+        return "".join(out)
+    return "".join(f"{escape(k, True)}={escape(v, False)}\n" for k, v in props.items())
+
+
+def _utf16(char: str) -> list[int]:
+    data = char.encode("utf-16-be")
+    return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
+
+
 def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout: float) -> dict[str, Any]:
-    """Runs YCSB's Client; {"result": the engine's result shape, "raw": its output, "argv": the command}."""
+    """Runs YCSB's Client; {"result": the engine's result shape, "raw": its output, "argv": the command}.
+    Properties with a secret name (a password) go in a private 0600 file (``-P``), never on the command line."""
     argv = [java_binary(), f"-Dstorbench.overall={overall_ops(letter)}", "-cp", classpath(), MAIN,
             "-db", BINDING, "-load" if letter == "load" else "-t", "-threads", str(threads)]
+    secret = {name: value for name, value in props.items() if is_secret_name(name)}
     for name, value in props.items():
-        argv += ["-p", f"{name}={value}"]
+        if name not in secret:
+            argv += ["-p", f"{name}={value}"]
     out, err = workdir / "ycsb.out", workdir / "ycsb.err"
-    with out.open("w") as stdout, err.open("w") as stderr:
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, cwd=workdir,
-                                start_new_session=True)
-    cpu_s, code = _wait(proc, timeout)
+    with private_file(java_properties(secret), "ycsb.properties") if secret else nullcontext() as secret_file:
+        if secret_file:
+            argv += ["-P", str(secret_file)]
+        with out.open("w") as stdout, err.open("w") as stderr:
+            proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, cwd=workdir,
+                                    start_new_session=True)
+        cpu_s, code = _wait(proc, timeout)
     raw = out.read_text() + err.read_text()
     if code != 0:
         raise WorkloadError(f"YCSB's client failed (exit {code}): {_last_line(raw)}")

@@ -1,0 +1,126 @@
+"""Watch the command lines and environments of a process tree for secrets while something runs (issue 25).
+
+:class:`ProcWatch` polls ``/proc/PID/cmdline`` and ``/proc/PID/environ`` of every descendant of its roots
+(the test process by default: the CLI it runs, the services it started, their children such as Spark's
+executors and the engine's processes) on a thread, and records each secret found with the process holding
+it. ``seen`` keeps each process's command line with any secret masked, so a test can show that the
+processes it meant to watch were there while it watched. A process that ends between the listing and the
+read is skipped (it was seen on an earlier poll, or lived less than one interval).
+
+    with ProcWatch({"s3 secret key": key}) as watch:
+        run(...)
+    assert watch.found == [] and watch.saw("SparkSubmit")
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROC = Path("/proc")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # gone, or a kernel thread's empty file
+        return b""
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from /proc/PID/stat (the fields after the command's closing parenthesis)."""
+    out = {}
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            stat = _read(entry / "stat")
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if len(fields) > 1:
+                out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def descendants(roots: set[int]) -> set[int]:
+    """The roots and every process below them."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in _parents().items():
+        children.setdefault(parent, []).append(pid)
+    out, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo.extend(children.get(pid, ()))
+    return out
+
+
+@dataclass
+class Finding:
+    secret: str  # the secret's name, never its value
+    pid: int
+    where: str  # "cmdline" or "environ"
+    command: str  # the process's command line, secrets masked
+
+    def __str__(self) -> str:
+        return f"{self.secret} in /proc/{self.pid}/{self.where} of: {self.command[:300]}"
+
+
+@dataclass
+class ProcWatch:
+    secrets: dict[str, str]  # name -> value
+    roots: set[int] = field(default_factory=lambda: {os.getpid()})
+    exempt_cmdline: set[int] = field(default_factory=set)  # a process whose argv the user wrote (the CLI itself)
+    exempt_environ: set[int] = field(default_factory=set)  # a process whose environment the user set
+    interval: float = 0.05
+    found: list[Finding] = field(default_factory=list)
+    seen: dict[int, str] = field(default_factory=dict)  # pid -> its command line, secrets masked
+    polls: int = 0
+
+    def __post_init__(self) -> None:
+        assert all(len(value) >= 6 for value in self.secrets.values()), "a canary this short could match by chance"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="proc-watch", daemon=True)
+        self._where: set[tuple[str, int, str]] = set()
+
+    def _mask(self, text: str) -> str:
+        for name, value in self.secrets.items():
+            text = text.replace(value, f"<{name}>")
+        return text
+
+    def poll(self) -> None:
+        for pid in descendants(self.roots):
+            cmdline = _read(PROC / str(pid) / "cmdline")
+            environ = _read(PROC / str(pid) / "environ")
+            command = self._mask(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
+            if command:
+                self.seen.setdefault(pid, command)
+            for name, value in self.secrets.items():
+                for where, data in (("cmdline", cmdline), ("environ", environ)):
+                    exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ
+                    if value.encode() in data and pid not in exempt:
+                        if (name, pid, where) not in self._where:
+                            self._where.add((name, pid, where))
+                            self.found.append(Finding(name, pid, where, command))
+        self.polls += 1
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.poll()
+            self._stop.wait(self.interval)
+
+    def saw(self, text: str) -> bool:
+        """Whether a watched process's command line contained ``text``."""
+        return any(text in command for command in self.seen.values())
+
+    def __enter__(self) -> "ProcWatch":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll()  # once more: what is left after the run (services, a JVM that outlived it)
+
+    def report(self) -> str:
+        return "\n".join(map(str, self.found))
