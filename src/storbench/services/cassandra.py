@@ -273,7 +273,10 @@ def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 
             *(cassandra_auth.nodetool_options(state) if login else []), *args]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no output"])[-1]
+        # nodetool says "error: WHY" (or "nodetool: WHY"), then maybe a Java stack trace: the reason, not a frame
+        lines = [x for x in (done.stderr + "\n" + done.stdout).splitlines()
+                 if x.strip() and not x.startswith(("\t", " ", "-- StackTrace", "Caused by"))]
+        detail = ([x for x in lines if x.startswith(("error:", "nodetool:"))] or lines[-1:] or ["no output"])[0]
         raise EngineError(f"nodetool {' '.join(args)} on {entry['host']} failed: {detail[:300]}")
     return done.stdout
 

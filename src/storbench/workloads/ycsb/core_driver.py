@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from storbench.buildparts import build
+from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, WorkloadError
+from storbench.services.process import write_private
 from storbench.services.jvm import JVM_DIR, java_binary
 
 YCSB_DIR = JVM_DIR / "ycsb"
@@ -66,8 +68,9 @@ def classpath() -> str:
 
 
 def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, int]], keyspace: str,
-               table: str) -> dict[str, str]:
-    """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters."""
+               table: str, login: Credentials | None = None) -> dict[str, str]:
+    """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters, and the
+    cluster's ``login`` (``cassandra.password`` is secret-named: it goes in a 0600 properties file)."""
     props = {"workload": "site.ycsb.workloads.CoreWorkload", "recordcount": str(params["recordcount"]),
              "fieldcount": str(params["fieldcount"]), "fieldlength": str(params["fieldlength"]),
              "readallfields": "true", "writeallfields": "false", "insertorder": "hashed",
@@ -75,6 +78,8 @@ def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, in
              "cassandra.hosts": ",".join(f"{h}:{p}" for h, p in contacts), "cassandra.keyspace": keyspace,
              "cassandra.consistency": params["consistency"],
              "cassandra.timeout_ms": str(round(params["timeout_s"] * 1000))}
+    if login:
+        props |= {"cassandra.username": login.username, "cassandra.password": login.password}
     if letter == "load":
         return props
     props |= WORKLOAD_FILES[letter]
@@ -109,13 +114,19 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
     """Runs YCSB's Client; {"result": the engine's result shape, "raw": its output, "argv": the command}."""
     argv = [java_binary(), f"-Dstorbench.overall={overall_ops(letter)}", "-cp", classpath(), MAIN,
             "-db", BINDING, "-load" if letter == "load" else "-t", "-threads", str(threads)]
+    secret = {name: value for name, value in props.items() if name.endswith("password")}
     for name, value in props.items():
-        argv += ["-p", f"{name}={value}"]
+        if name not in secret:
+            argv += ["-p", f"{name}={value}"]
+    if secret:  # never on the command line (YCSB prints it, storbench keeps argv and output): a 0600 file
+        write_private(workdir / "secret.properties", "".join(f"{k}={_java_escape(v)}\n" for k, v in secret.items()))
+        argv += ["-P", str(workdir / "secret.properties")]
     out, err = workdir / "ycsb.out", workdir / "ycsb.err"
     with out.open("w") as stdout, err.open("w") as stderr:
         proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, cwd=workdir,
                                 start_new_session=True)
     cpu_s, code = _wait(proc, timeout)
+    (workdir / "secret.properties").unlink(missing_ok=True)
     raw = out.read_text() + err.read_text()
     if code != 0:
         raise WorkloadError(f"YCSB's client failed (exit {code}): {_last_line(raw)}")
@@ -128,6 +139,13 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
     if not result["total"]["ops"] and not result["total"]["errors"]:
         raise WorkloadError(f"YCSB's client did no operation: {_last_line(raw)}")
     return {"result": result, "raw": raw, "argv": argv}
+
+
+def _java_escape(value: str) -> str:
+    """``value`` as java.util.Properties reads it back: all but ASCII letters and digits as \\uXXXX (UTF-16)."""
+    units = value.encode("utf-16-be")
+    codes = (int.from_bytes(units[i:i + 2], "big") for i in range(0, len(units), 2))
+    return "".join(chr(c) if chr(c).isascii() and chr(c).isalnum() else f"\\u{c:04x}" for c in codes)
 
 
 def operations_scope(total: dict[str, Any]) -> None:
