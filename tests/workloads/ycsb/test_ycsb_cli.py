@@ -176,11 +176,12 @@ def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1, tmp_path):
     password.write_text(state["auth"]["password"] + "\n")
     password.chmod(0o600)
     other = f"cassandra://localhost:{state['ports']['native']}"
-    done = storbench(home, "run", "ycsb-a", "--target", other, "--set", "restore=snapshot", timeout=300)
+    logged_in = f"{other}/?user=storbench&password_file={password}"
+    done = storbench(home, "run", "ycsb-a", "--target", logged_in, "--set", "restore=snapshot", timeout=300)
     lines = done.stderr.strip().splitlines()
     assert done.returncode != 0 and len(lines) == 1, done.stderr
     assert "restore=snapshot needs the nodes' data directories and nodetool" in lines[0]
-    ok = storbench(home, "run", "ycsb-a", "--target", f"{other}/?user=storbench&password_file={password}",
+    ok = storbench(home, "run", "ycsb-a", "--target", logged_in,
                    "--set", "restore=none", "--set", "operationcount=500", "--set", "recordcount=500", timeout=300)
     assert ok.returncode == 0, ok.stderr[-3000:]
     # without the login, the cluster refuses in one line that says how to give one
