@@ -1,7 +1,8 @@
 """The native engine's cql protocol against a real Cassandra 5.0 node (no mocks: the session's ``cassandra1``,
 started by `storbench services up cassandra`): YCSB's load phase, then workloads A–F, each operation type
 counted in YCSB's proportions with no errors. The engine makes its own keyspaces (``create_table``); they are
-dropped after the module, so the shared node serves the other tests unchanged."""
+dropped after the module, so the shared node serves the other tests unchanged. The node asks who is calling:
+the engine logs in with the job's username and password, and is refused without them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from storbench.cassandra_cql import session_on
 from storbench.engines import native
+from storbench.services.cassandra import credentials
 
 pytestmark = pytest.mark.cassandra
 
@@ -24,13 +26,15 @@ KEYSPACES = ("ycsb_test", "ycsb_rf3")  # the engine's own (create_table), on the
 
 @pytest.fixture(scope="module")
 def cassandra(cassandra1):
-    """The session's node as a contact point, HOST:PORT; the keyspaces the engine made dropped after."""
+    """The session's node: its contact point HOST:PORT and storbench's login, as a job's "cql" section has
+    them; the keyspaces the engine made dropped after."""
     _, state = cassandra1
     host, port = state["hosts"][0], state["ports"]["native"]
+    login = credentials(state)
     try:
-        yield f"{host}:{port}"
+        yield {"contact_points": [f"{host}:{port}"], "username": login.username, "password": login.password}
     finally:
-        with session_on([host], port, pin=True) as session:
+        with session_on([host], port, pin=True, credentials=login) as session:
             for keyspace in KEYSPACES:
                 session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=60)
 
@@ -48,9 +52,9 @@ def workload(letter: str) -> dict:
     return json.loads(done.stdout)
 
 
-def cql_job(contact_point: str, mix: list, ycsb: dict, **core) -> dict:
+def cql_job(node: dict, mix: list, ycsb: dict, **core) -> dict:
     return {"protocol": "cql", "mix": mix, "load": {"model": "closed", "concurrency": 8}, **core,
-            "cql": {"contact_points": [contact_point], "keyspace": "ycsb_test", "consistency": "ONE",
+            "cql": {**node, "keyspace": "ycsb_test", "consistency": "ONE",
                     "create_table": {"replication_factor": 1}, "ycsb": {"recordcount": RECORDS, **ycsb}}}
 
 
@@ -119,3 +123,15 @@ def test_a_consistency_level_the_cluster_cannot_meet_is_counted_by_kind(cassandr
     assert "Cannot achieve consistency level QUORUM" in result["errors"]["unavailable"]["example"]
     code, result = load("ONE")
     assert (code, result["total"]["ops"], result["errors"]) == (0, 20, {})
+    assert cassandra["password"] not in json.dumps(result)  # the result echoes the job without its login
+
+
+@pytest.mark.parametrize("login", [{}, {"username": "storbench", "password": "not-the-password"},
+                                   {"username": "cassandra", "password": "cassandra"}])
+def test_a_job_without_the_login_is_refused_in_one_fatal_line(cassandra, tmp_path, login):
+    node = {"contact_points": cassandra["contact_points"], **login}
+    job = cql_job(node, [{"op": "INSERT", "keys": "once"}], {"phase": "load", "recordcount": 5}, objects=5, ops=5)
+    code, result = run(job, tmp_path, "refused")
+    assert code == 2 and result["status"] == "fatal" and "\n" not in result["fatal"]
+    assert result["fatal"].startswith(f"CQL contact points {cassandra['contact_points'][0]}: cannot connect: ")
+    assert "authenticat" in result["fatal"].lower() or "credentials" in result["fatal"].lower(), result["fatal"]

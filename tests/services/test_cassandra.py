@@ -7,14 +7,16 @@ a 3-node cluster is started once for this module and claimed by a target with re
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from storbench.cassandra_cql import session_on
-from storbench.errors import InputError
+from storbench.cassandra_cql import Credentials, session_on
+from storbench.errors import EngineError, InputError
 from storbench.services import cassandra, node_exporter, process
 from storbench.targets import TargetOptions, parse_target
 from storbench.telemetry.devices import devices_for_path
@@ -124,7 +126,8 @@ def test_three_nodes_take_replication_three_and_refuse_four(cassandra3):
     target.precheck(0)
     assert target.node_count == 3 and str(target.nodes_file()) == state["nodes"]
     target.claim("20261123-000010-3333")
-    with session_on(["127.0.0.2"], port, timeout=60) as session:  # another node than the contact point
+    login = cassandra.credentials(state)
+    with session_on(["127.0.0.2"], port, timeout=60, credentials=login) as session:  # not the contact point
         row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
                               (target.keyspace,)).one()
         assert row.replication["replication_factor"] == "3"
@@ -132,3 +135,58 @@ def test_three_nodes_take_replication_three_and_refuse_four(cassandra3):
         assert target.release() is True
         assert session.execute("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s",
                                (target.keyspace,)).one() is None
+
+
+def _refused(host: str, port: int, login: Credentials | None) -> str:
+    """The driver's reason when ``host`` refuses a session logged in with ``login`` (or none)."""
+    try:
+        with session_on([host], port, pin=True, credentials=login) as session:
+            session.execute("SELECT role FROM system_auth.roles")
+    except Exception as exc:  # NoHostAvailable wrapping AuthenticationFailed
+        return str(exc)
+    raise AssertionError(f"{host} accepted {login}")
+
+
+@pytest.mark.cassandra
+@pytest.mark.parametrize("fixture", ["cassandra1", "cassandra3"])
+def test_every_node_asks_who_is_calling_on_cql_and_jmx(request, fixture):
+    _, state = request.getfixturevalue(fixture)
+    port, login = state["ports"]["native"], cassandra.credentials(state)
+    wrong = Credentials(login.username, login.password[:-1] + ("x" if login.password[-1] != "x" else "y"))
+    for host in state["hosts"]:  # Cassandra's well-known default role is gone on every node, not only node 1
+        assert "Remote end requires authentication" in _refused(host, port, None)
+        for other in (wrong, Credentials("cassandra", "cassandra")):
+            assert "Provided username" in _refused(host, port, other) and "are incorrect" in _refused(host, port, other)
+        with session_on([host], port, pin=True, credentials=login) as session:
+            roles = {row.role: row.is_superuser for row in session.execute("SELECT role, is_superuser FROM system_auth.roles")}
+            replication = session.execute("SELECT replication FROM system_schema.keyspaces "
+                                          "WHERE keyspace_name = 'system_auth'").one().replication
+        assert roles == {"storbench": True}
+        assert replication["replication_factor"] == str(len(state["hosts"]))  # a login survives a node down
+    for node in range(1, len(state["hosts"]) + 1):  # JMX: nodetool without storbench's login is refused
+        with pytest.raises(EngineError) as err:
+            cassandra.nodetool(state, "version", node=node, login=False)
+        assert "Authentication failed" in str(err.value) or "Credentials required" in str(err.value), str(err.value)
+        assert "ReleaseVersion" in cassandra.nodetool(state, "version", node=node)
+
+
+@pytest.mark.cassandra
+def test_the_passwords_stay_in_private_files(cassandra1):
+    _, state = cassandra1
+    workdir = Path(state["workdir"])
+    secrets = (state["auth"]["password"], state["auth"]["jmx_password"])
+    assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
+    holders = [workdir / process.STATE, workdir / "jmx" / "nodetool.password", workdir / "jmx" / "jmxremote.access",
+               *workdir.glob("node-*/jmxremote.password")]
+    assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in holders)
+    for path in workdir.rglob("*"):  # logs, configuration, the nodes file: none holds a secret
+        if path.is_file() and path not in holders and path.stat().st_size < 50_000_000:
+            text = path.read_bytes()
+            assert not any(secret.encode() in text for secret in secrets), path
+    for pid in cassandra.pids(state):  # nor any command line or environment of the service's processes
+        for part in ("cmdline", "environ"):
+            text = Path(f"/proc/{pid}/{part}").read_bytes()
+            assert not any(secret.encode() in text for secret in secrets), (pid, part)
+    env = cassandra.client_env(state)
+    assert env == {"CQLSH_HOST": "127.0.0.1", "CQLSH_PORT": str(state["ports"]["native"]),
+                   "STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": state["auth"]["password"]}

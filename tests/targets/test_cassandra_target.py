@@ -4,8 +4,9 @@ after, while what the test made beside them survives."""
 
 import pytest
 
-from storbench.cassandra_cql import session_on
+from storbench.cassandra_cql import Credentials, session_on
 from storbench.errors import InputError, TargetError
+from storbench.services import cassandra
 from storbench.services.node_exporter import free_port
 from storbench.targets import TargetOptions, parse_target
 from storbench.targets.cassandra import FIELDS, CassandraTarget, run_keyspace
@@ -29,6 +30,12 @@ def _one_line(exc: BaseException) -> str:
     ("cassandra://127.0.0.1:9042/1ks", "is not allowed"),
     ("cassandra://127.0.0.1:9042/" + "k" * 49, "is not allowed"),
     ("cassandra://127.0.0.1:9042/system_schema", "system keyspaces"),
+    ("cassandra://127.0.0.1:9042/ks?user=u&password=secret", "a password never goes in the URL"),
+    ("cassandra://127.0.0.1:9042/ks?user=u", "user=NAME&password_file=PATH, each once"),
+    ("cassandra://127.0.0.1:9042/ks?user=u&password_file=/f&user=v", "each once"),
+    ("cassandra://127.0.0.1:9042/ks?user=&password_file=/f", "each once"),
+    ("cassandra://127.0.0.1:9042/ks?keyspace=x", "each once"),
+    ("cassandra://u@127.0.0.1:9042/ks", "cassandra://HOST:PORT"),
 ])
 def test_bad_urls_are_one_line(text, says):
     with pytest.raises(InputError) as err:
@@ -44,6 +51,36 @@ def test_parse_contact_points_and_keyspace():
     assert target.uri == "cassandra://127.0.0.1:9142,127.0.0.2:9142/mykeyspace"
     plain = parse_target("cassandra://127.0.0.3")
     assert plain.contacts == [("127.0.0.3", 9042)] and plain.named_keyspace is None
+
+
+def _password_file(tmp_path, mode: int, text: str = "pw-1\n"):
+    path = tmp_path / "cql.password"
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def test_a_login_comes_from_the_url_s_private_file_then_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("STORBENCH_CQL_USERNAME", raising=False)
+    assert parse_target("cassandra://127.0.0.1:9042/ks").credentials() is None
+    monkeypatch.setenv("STORBENCH_CQL_USERNAME", "envuser")
+    monkeypatch.setenv("STORBENCH_CQL_PASSWORD", "env-pw")
+    assert parse_target("cassandra://127.0.0.1:9042/ks").credentials() == Credentials("envuser", "env-pw")
+    path = _password_file(tmp_path, 0o600)
+    target = parse_target(f"cassandra://127.0.0.1:9042/ks?user=alice&password_file={path}")
+    assert target.uri == "cassandra://127.0.0.1:9042/ks"  # the recorded URI names no login
+    login = target.credentials()
+    assert login == Credentials("alice", "pw-1") and "pw-1" not in repr(login)
+
+
+@pytest.mark.parametrize("mode, says", [(0o644, "readable by its owner only (chmod 600"),
+                                        (0o640, "readable by its owner only"), (None, "No such file")])
+def test_a_password_file_others_may_read_is_refused_in_one_line(tmp_path, mode, says):
+    path = _password_file(tmp_path, mode) if mode else tmp_path / "missing"
+    target = parse_target(f"cassandra://127.0.0.1:9042/ks?user=alice&password_file={path}")
+    with pytest.raises(TargetError) as err:
+        target.credentials()
+    assert says in _one_line(err.value) and "pw-1" not in str(err.value)
 
 
 def test_run_keyspace_is_a_valid_name():
@@ -92,7 +129,8 @@ def _tables(session, keyspace: str) -> set[str]:
 @pytest.fixture
 def cql(cassandra1):
     home, state = cassandra1
-    with session_on(["127.0.0.1"], state["ports"]["native"], timeout=60) as session:
+    with session_on(["127.0.0.1"], state["ports"]["native"], timeout=60,
+                    credentials=cassandra.credentials(state)) as session:
         yield home, state, session
 
 

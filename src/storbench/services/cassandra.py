@@ -16,6 +16,10 @@ Cassandra node, host = its address, devices = the disks behind its data director
 returns the state: ``uri`` (``cassandra://127.0.0.1:PORT``), ``nodes``, ``hosts``.
 Every process is recorded in state.json as soon as it is spawned, so an interrupted
 ``up`` and ``down`` stop it by PID (its command line checked).
+
+The nodes ask who is calling, on CQL and on JMX (``cassandra_auth``): storbench's own clients log in as the
+role ``storbench`` with the generated password kept in state.json (0600); :func:`client_env` gives it to a
+user's shell.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from storbench.cassandra_cql import Credentials, session_on
 from storbench.errors import EngineError, InputError
-from storbench.services import node_exporter, process
+from storbench.services import cassandra_auth, node_exporter, process
 from storbench.services.jvm import cassandra_classpath, java_binary
 
 UP_OPTIONS = ("nodes", "heap")
@@ -116,6 +121,7 @@ def _yaml(root: Path, host: str, ports: dict[str, int]) -> str:
         "endpoint_snitch: SimpleSnitch",
         "auto_bootstrap: false",  # a new, empty cluster: nothing to stream
         "concurrent_compactors: 1",
+        *cassandra_auth.YAML,
         "",
     ])
 
@@ -140,6 +146,7 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     if process.owned(workdir, SERVICE):
         down(workdir)  # a stopped cluster's leftovers; fresh_dir refuses a directory that is not ours
     process.fresh_dir(workdir, SERVICE)
+    auth = cassandra_auth.prepare(workdir)
     (workdir / "log").mkdir()
     hosts = [node_host(i) for i in range(1, nodes + 1)]
     ports: dict[str, int] = {}
@@ -147,15 +154,22 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
         ports[name] = free_on_all(hosts, set(ports.values()))
     state = {"service": SERVICE, "workdir": str(workdir), "node_count": nodes, "heap": heap, "hosts": hosts,
              "ports": ports, "uri": f"cassandra://{hosts[0]}:{ports['native']}", "processes": [],
-             "summary": "starting"}
+             "auth": auth, "summary": "starting"}
     process.write_state(workdir, state)  # from here on `down` stops whatever has started
     started = time.monotonic()
+
+    def alive() -> None:
+        _check_alive(workdir, state)
+
     try:
         for index, host in enumerate(hosts, start=1):
             _start_node(workdir, state, java, classpath, index, host)
             argv, marker, url = node_exporter.command(exporter, host)
             _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
             _wait_native(workdir, state, host, time.monotonic() + NODE_TIMEOUT_S)
+            if index == 1:
+                cassandra_auth.create_role(state, alive)
+            cassandra_auth.share_roles(state, index, nodetool, alive)
         _wait_ring(workdir, state, RING_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
     except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
@@ -165,7 +179,8 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     first = state["processes"][0]
     state |= {"pid": first["pid"], "marker": first["marker"], "startup_s": round(time.monotonic() - started, 2)}
     state["summary"] = (f"{nodes} node(s) UN on {', '.join(hosts)} (CQL port {ports['native']}, heap {heap} each) "
-                        f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}")
+                        f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}; "
+                        f"login as role {cassandra_auth.USER}: `storbench services env cassandra`")
     process.write_state(workdir, state)
     return state
 
@@ -189,7 +204,8 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
     heap = state["heap"]
     argv = [java, f"-Xms{heap}", f"-Xmx{heap}", *JVM_OPTIONS, f"-Dcassandra.config={config.as_uri()}",
             f"-Dcassandra.storagedir={root}", f"-Dlogback.configurationFile={logback}",
-            f"-Dcassandra.logdir={root}", f"-Dcassandra.jmx.local.port={jmx}", "-cp", classpath, DAEMON]
+            f"-Dcassandra.logdir={root}", f"-Dcassandra.jmx.local.port={jmx}",
+            *cassandra_auth.jvm_options(state, root, index), "-cp", classpath, DAEMON]
     _spawn(workdir, state, "node", f"node-{index}", argv, f"-Dcassandra.config={config.as_uri()}", host=host,
            data_dir=str(root / "data"), jmx_port=jmx, log=str(root / "system.log"))
 
@@ -215,12 +231,10 @@ def _wait_native(workdir: Path, state: dict[str, Any], host: str, deadline: floa
                       f"{NODE_TIMEOUT_S:.0f} s; logs in {workdir}")
 
 
-def gossip_view(host: str, port: int) -> dict[str, str]:
+def gossip_view(host: str, port: int, credentials: Credentials | None = None) -> dict[str, str]:
     """address → gossip status (NORMAL, BOOT, shutdown, ...) of every node ``host`` knows, itself included,
     through CQL (``system_views.gossip_info``) on that node alone."""
-    from storbench.cassandra_cql import session_on
-
-    with session_on([host], port, pin=True) as session:
+    with session_on([host], port, pin=True, credentials=credentials) as session:
         rows = session.execute("SELECT address, status, status_with_port FROM system_views.gossip_info")
         # Cassandra 4+ gossips STATUS_WITH_PORT; the legacy STATUS is set for the node itself only
         return {str(row.address): (row.status_with_port or row.status or "").split(",", 1)[0] for row in rows}
@@ -228,11 +242,24 @@ def gossip_view(host: str, port: int) -> dict[str, str]:
 
 def ring(state: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Each node's view of the ring: node address → (address → gossip status)."""
-    return {host: gossip_view(host, state["ports"]["native"]) for host in state["hosts"]}
+    login = credentials(state)
+    return {host: gossip_view(host, state["ports"]["native"], login) for host in state["hosts"]}
 
 
-def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 120.0) -> str:
-    """``nodetool ARGS`` (Cassandra's own, from the same jars) against node ``node``'s JMX; its stdout."""
+def credentials(state: dict[str, Any]) -> Credentials | None:
+    """The login storbench's clients use on this cluster (role ``storbench``)."""
+    return cassandra_auth.credentials(state)
+
+
+def client_env(state: dict[str, Any]) -> dict[str, str]:
+    """What a user's shell needs (``storbench services env cassandra``): cqlsh's host and port, the role and
+    its password."""
+    return cassandra_auth.client_env(state)
+
+
+def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 120.0, login: bool = True) -> str:
+    """``nodetool ARGS`` (Cassandra's own, from the same jars) against node ``node``'s JMX, logged in as storbench
+    (``login`` False: without, which the node refuses); its stdout."""
     entry = [p for p in state["processes"] if p["kind"] == "node"][node - 1]
     tools = Path(state["workdir"]) / "tools"  # nodetool's history and logs stay in the service dir, not in ~
     tools.mkdir(exist_ok=True)
@@ -242,10 +269,14 @@ def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 
     jpms = [o for o in JVM_OPTIONS if o.startswith(("--add-", "-Dio.netty"))]
     argv = [java_binary(), "-Xmx128m", *jpms, f"-Duser.home={tools}", f"-Dcassandra.logdir={tools}",
             f"-Dlogback.configurationFile={logback}", "-cp", cassandra_classpath(),
-            "org.apache.cassandra.tools.NodeTool", "-h", "127.0.0.1", "-p", str(entry["jmx_port"]), *args]
+            "org.apache.cassandra.tools.NodeTool", "-h", "127.0.0.1", "-p", str(entry["jmx_port"]),
+            *(cassandra_auth.nodetool_options(state) if login else []), *args]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no output"])[-1]
+        # nodetool says "error: WHY" (or "nodetool: WHY"), then maybe a Java stack trace: the reason, not a frame
+        lines = [x for x in (done.stderr + "\n" + done.stdout).splitlines()
+                 if x.strip() and not x.startswith(("\t", " ", "-- StackTrace", "Caused by"))]
+        detail = ([x for x in lines if x.startswith(("error:", "nodetool:"))] or lines[-1:] or ["no output"])[0]
         raise EngineError(f"nodetool {' '.join(args)} on {entry['host']} failed: {detail[:300]}")
     return done.stdout
 

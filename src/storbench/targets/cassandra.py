@@ -1,4 +1,5 @@
-"""``cassandra://HOST:PORT[,HOST2:PORT2]/KEYSPACE`` targets: a keyspace and the YCSB table in it.
+"""``cassandra://HOST:PORT[,HOST2:PORT2]/KEYSPACE[?user=NAME&password_file=PATH]`` targets: a keyspace and
+the YCSB table in it. Who the target logs in as (never a password in the URL): ``cassandra_login``.
 
 A run claims keyspace ``storbench_<run id>`` (or the one the URL names) with the
 replication factor ``--replication`` asks for (default 1, refused above the cluster's node
@@ -17,7 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError, TargetError
+from storbench.targets import cassandra_login
 from storbench.targets.base import Target, TargetOptions, register
 
 DEFAULT_PORT = 9042
@@ -54,10 +57,11 @@ class CassandraTarget(Target):
     scheme = "cassandra"
     replicated = True
     kind = "cassandra://"
-    usage = "cassandra://host:port[,host2:port2]/keyspace"
+    usage = "cassandra://host:port[,host2:port2]/keyspace[?user=NAME&password_file=PATH]"
     wanted = "a cassandra://HOST:PORT[/KEYSPACE] target, e.g. the one `storbench services up cassandra` prints"
 
-    def __init__(self, contacts: list[tuple[str, int]], keyspace: str | None, options: TargetOptions):
+    def __init__(self, contacts: list[tuple[str, int]], keyspace: str | None, options: TargetOptions,
+                 login: cassandra_login.LoginFile | None = None):
         points = ",".join(f"{h}:{p}" for h, p in contacts)
         super().__init__(f"cassandra://{points}" + (f"/{keyspace}" if keyspace else ""), options)
         self.contacts = contacts
@@ -69,14 +73,16 @@ class CassandraTarget(Target):
         self.keyspace_owned = False  # this run created the keyspace (and marked it)
         self.table_owned = False  # this run created the table (and marked it)
         self.service = self._service(options.home)
+        self.login = login  # the URL's user and password file, if it names them
         self._cluster: Any = None
         self._session: Any = None
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
         rest = text.split("://", 1)[1] if "://" in text else ""
+        rest, _, query = rest.partition("?")
         netloc, _, path = rest.partition("/")
-        if not netloc or "@" in netloc or "?" in rest or "#" in rest:
+        if not netloc or "@" in netloc or "#" in text:
             raise InputError(f"--target {text!r}: a cassandra:// target is cassandra://HOST:PORT[,HOST2:PORT2]"
                              f"[/KEYSPACE] (see `storbench services up cassandra`)")
         contacts = [_contact(text, part) for part in netloc.split(",")]
@@ -92,7 +98,7 @@ class CassandraTarget(Target):
             if keyspace in SYSTEM_KEYSPACES:
                 raise InputError(f"--target {text!r}: {keyspace} is one of Cassandra's system keyspaces; "
                                  f"name another keyspace or none (storbench then makes storbench_<run id>)")
-        return cls(contacts, keyspace, options)
+        return cls(contacts, keyspace, options, cassandra_login.parse(text, query))
 
     # -- the service behind it -------------------------------------------------------------------
 
@@ -117,19 +123,29 @@ class CassandraTarget(Target):
 
     # -- CQL ----------------------------------------------------------------------------------------
 
+    def credentials(self) -> Credentials | None:
+        """The login of this target's sessions, the engine's and YCSB's (``cassandra_login``)."""
+        return cassandra_login.credentials(self.uri, self.login, self.service)
+
     def session(self) -> Any:
         """The management session (contact points as given, token-aware); opened once, closed at release."""
         if self._session is None:
             from storbench.cassandra_cql import open_cluster
 
             hosts = list(dict.fromkeys(h for h, _ in self.contacts))
+            login = self.credentials()
             try:
                 self._cluster, self._session = open_cluster(hosts, self.contacts[0][1], CONNECT_TIMEOUT_S,
-                                                            SCHEMA_TIMEOUT_S)
+                                                            SCHEMA_TIMEOUT_S, credentials=login)
             except EngineError:
                 raise
             except Exception as exc:  # NoHostAvailable, OperationTimedOut, ...: the driver's errors share no base
-                raise TargetError(f"target {self.uri}: cannot connect to {self._points()} ({_reason(exc)}); "
+                reason = _reason(exc)
+                if "authenticat" in reason.lower():
+                    who = f"the login of role {login.username}" if login else "a session without credentials"
+                    raise TargetError(f"target {self.uri}: {self._points()} refused {who} ({reason}); "
+                                      f"{cassandra_login.HOW}") from None
+                raise TargetError(f"target {self.uri}: cannot connect to {self._points()} ({reason}); "
                                   f"is Cassandra running? (`storbench services up cassandra`)") from None
         return self._session
 

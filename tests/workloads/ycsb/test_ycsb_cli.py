@@ -192,17 +192,27 @@ def _dropped_snapshots(home: Path) -> set[Path]:
     return set((home / "services" / "cassandra").glob("**/snapshots/dropped-*"))
 
 
-def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1):
-    # the same node reached as localhost is not one of the service's recorded nodes: no data dirs, no nodetool
+def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1, tmp_path):
+    # the same node reached as localhost is not one of the service's recorded nodes: no data dirs, no nodetool,
+    # and no login from the service's state: the URL names a role and a 0600 file holding its password
     home, state = cassandra1
-    done = storbench(home, "run", "ycsb-a", "--target", f"cassandra://localhost:{state['ports']['native']}",
-                     "--set", "restore=snapshot", timeout=300)
+    password = tmp_path / "cql.password"
+    password.write_text(state["auth"]["password"] + "\n")
+    password.chmod(0o600)
+    other = f"cassandra://localhost:{state['ports']['native']}"
+    logged_in = f"{other}/?user=storbench&password_file={password}"
+    done = storbench(home, "run", "ycsb-a", "--target", logged_in, "--set", "restore=snapshot", timeout=300)
     lines = done.stderr.strip().splitlines()
     assert done.returncode != 0 and len(lines) == 1, done.stderr
     assert "restore=snapshot needs the nodes' data directories and nodetool" in lines[0]
-    ok = storbench(home, "run", "ycsb-a", "--target", f"cassandra://localhost:{state['ports']['native']}",
+    ok = storbench(home, "run", "ycsb-a", "--target", logged_in,
                    "--set", "restore=none", "--set", "operationcount=500", "--set", "recordcount=500", timeout=300)
     assert ok.returncode == 0, ok.stderr[-3000:]
+    # without the login, the cluster refuses in one line that says how to give one
+    refused = storbench(home, "run", "ycsb-a", "--target", other, "--set", "restore=none", timeout=300)
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode != 0 and len(lines) == 1, refused.stderr
+    assert "refused a session without credentials" in lines[0] and "password_file=PATH" in lines[0]
 
 
 def test_a_thread_sweep_states_its_peak(cassandra1):

@@ -59,7 +59,8 @@ def _run_stopping_node3(home: Path, state: dict, keyspace: str, consistency: str
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     stopped_at = None
     try:
-        with session_on([state["hosts"][0]], state["ports"]["native"], pin=True) as session:
+        with session_on([state["hosts"][0]], state["ports"]["native"], pin=True,
+                        credentials=cassandra.credentials(state)) as session:
             deadline = time.monotonic() + 240
             while _local_reads(session, keyspace) < STOP_AFTER_READS:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -139,6 +140,7 @@ def test_a_node_stopped_at_one_completes_with_errors_by_kind_and_at_all_fails_th
               and s["metric"] == "ycsb_errors" and "op" not in s["labels"]}
     assert failed[None] > 0 and set(failed) - {None} <= set(KINDS), failed
     # both keyspaces were the runs' own: dropped at cleanup, with node 3 back
-    with session_on([state["hosts"][0]], state["ports"]["native"], pin=True) as session:
+    with session_on([state["hosts"][0]], state["ports"]["native"], pin=True,
+                    credentials=cassandra.credentials(state)) as session:
         names = {row.keyspace_name for row in session.execute("SELECT keyspace_name FROM system_schema.keyspaces")}
     assert not names & {"ycsb_fault_one", "ycsb_fault_all"}

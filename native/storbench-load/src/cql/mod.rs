@@ -12,8 +12,11 @@
 //! "not_found"; driver errors are counted by kind ("timeout", "unavailable", "write_timeout",
 //! "read_timeout", "overloaded", "connection", ...).
 //!
-//! The job (the core's fields, then the "cql" section; credentials only from the environment,
-//! STORBENCH_CQL_USERNAME and STORBENCH_CQL_PASSWORD, never from the job):
+//! The job (the core's fields, then the "cql" section). A cluster that asks who is calling gets
+//! "username" and "password" from the job (storbench writes it 0600 in a private directory and removes
+//! it when the engine exits; never the command line or the environment); the driver answers the
+//! server's AUTHENTICATE with them (SASL PLAIN, `PlainTextAuthenticator`). The result's echo of the job
+//! leaves both out. Without them, STORBENCH_CQL_USERNAME and STORBENCH_CQL_PASSWORD (the engine run by hand).
 //!
 //! ```json
 //! {"protocol": "cql",
@@ -23,6 +26,7 @@
 //!  "load": {"model": "closed", "concurrency": 16},
 //!  "cql": {"contact_points": ["127.0.0.1:9042", "127.0.0.2:9042"],
 //!          "keyspace": "storbench_run", "table": "usertable",
+//!          "username": "storbench", "password": "...",   // both or neither
 //!          "consistency": "ONE",          // ANY ONE TWO THREE QUORUM ALL LOCAL_QUORUM EACH_QUORUM LOCAL_ONE
 //!          "connect_timeout_s": 5, "timeout_s": 12, "runtime_threads": 2,
 //!          "create_table": null,          // {"replication_factor": 1}: CREATE ... IF NOT EXISTS first
@@ -91,7 +95,23 @@ pub struct CqlConfig {
     pub runtime_threads: usize,
     #[serde(default)]
     pub create_table: Option<CreateTable>,
+    /// The login (with `password`), when the cluster wants one; never echoed.
+    #[serde(default, skip_serializing)]
+    pub username: Option<String>,
+    #[serde(default, skip_serializing)]
+    pub password: Option<Secret>,
     pub ycsb: YcsbConfig,
+}
+
+/// A password: read from the job, handed to the driver, never printed (its Debug says so).
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
 }
 
 fn default_table() -> String {
@@ -214,6 +234,9 @@ impl Protocol for Cql {
         };
         if !(cfg.timeout_s > 0.0 && cfg.connect_timeout_s > 0.0) {
             return Err(JobError::Invalid("cql.timeout_s and cql.connect_timeout_s must be > 0").into());
+        }
+        if cfg.username.is_some() != cfg.password.is_some() || cfg.username.as_deref() == Some("") {
+            return Err(JobError::Invalid("cql.username and cql.password go together (a role name and its password)").into());
         }
         if let Some(create) = &cfg.create_table {
             if create.replication_factor == 0 {

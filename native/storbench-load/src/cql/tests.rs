@@ -46,9 +46,21 @@ fn the_section_defaults_and_echoes_no_credentials() {
     assert_eq!(echoed["cql"]["ycsb"]["requestdistribution"], "zipfian");
     let text = echoed.to_string();
     assert!(!text.contains("password") && !text.contains("username"), "{text}");
-    // credentials are not a job field
-    let err = cql_job(json!({}), json!({"password": "x"})).unwrap_err().to_string();
-    assert!(err.starts_with("job j.json: cql: unknown field `password`"), "{err}");
+    // the job's login is read, never echoed nor shown by Debug
+    let (job, cfg) = cql_job(json!({}), json!({"username": "storbench", "password": "pw-canary-1"})).unwrap();
+    assert_eq!((cfg.username.as_deref(), cfg.password.as_ref().map(|p| p.0.as_str())), (Some("storbench"), Some("pw-canary-1")));
+    let text = job::echo(&job, Cql::NAME, &cfg).to_string();
+    assert!(!text.contains("pw-canary-1") && !text.contains("username"), "{text}");
+    assert!(!format!("{cfg:?}").contains("pw-canary-1"));
+}
+
+#[test]
+fn a_login_is_a_name_and_a_password() {
+    let half = "job: cql.username and cql.password go together (a role name and its password)";
+    assert_eq!(setup_error(json!({}), json!({"username": "storbench"})).unwrap(), half);
+    assert_eq!(setup_error(json!({}), json!({"password": "x"})).unwrap(), half);
+    assert_eq!(setup_error(json!({}), json!({"username": "", "password": "x"})).unwrap(), half);
+    assert_eq!(setup_error(json!({}), json!({"username": "u", "password": "x"})), None);
 }
 
 #[test]

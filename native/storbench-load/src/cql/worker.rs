@@ -106,6 +106,10 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     if let Some(user) = secrets::var("STORBENCH_CQL_USERNAME") {
         builder = builder.user(user, secrets::var("STORBENCH_CQL_PASSWORD").unwrap_or_default());
     }
+    // the job's login wins: storbench hands it over so (the job file is 0600, in a private directory)
+    if let (Some(user), Some(password)) = (&cfg.username, &cfg.password) {
+        builder = builder.user(user, &password.0);
+    }
     let session = builder.build().await.map_err(|e| format!("CQL contact points {at}: cannot connect: {}", one_line(&e.to_string())))?;
     let (ks, table) = (&cfg.keyspace, &cfg.table);
     if let Some(create) = &cfg.create_table {

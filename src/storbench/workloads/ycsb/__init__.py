@@ -191,6 +191,9 @@ class _Ycsb(Workload):
         cql = {"contact_points": [f"{h}:{p}" for h, p in target.contacts], "keyspace": target.keyspace,
                "table": target.table, "consistency": params["consistency"], "timeout_s": params["timeout_s"],
                "ycsb": ycsb}
+        login = target.credentials()
+        if login:  # in the engine's 0600 job file only; the engine never echoes them
+            cql |= {"username": login.username, "password": login.password}
         load = native.load_model(params["threads"])
         if self.letter == "load":
             ycsb["phase"] = "load"
@@ -209,7 +212,8 @@ class _Ycsb(Workload):
         timeout = params["duration_s"] + 600 + params["recordcount"] / 100 + params["operationcount"] / 100
         if params["driver"] == "ycsb":
             target = ctx.target_as(CassandraTarget)
-            props = core_driver.properties(self.letter, params, target.contacts, target.keyspace, target.table)
+            props = core_driver.properties(self.letter, params, target.contacts, target.keyspace, target.table,
+                                           target.credentials())
             try:
                 return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout)
             finally:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.buildparts import build
+from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, WorkloadError
 from storbench.redaction import is_secret_name, private_file
 from storbench.services.jvm import JVM_DIR, java_binary
@@ -68,8 +69,9 @@ def classpath() -> str:
 
 
 def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, int]], keyspace: str,
-               table: str) -> dict[str, str]:
-    """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters."""
+               table: str, login: Credentials | None = None) -> dict[str, str]:
+    """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters, and the
+    cluster's ``login`` (``cassandra.password`` is secret-named: it goes in a 0600 properties file)."""
     props = {"workload": "site.ycsb.workloads.CoreWorkload", "recordcount": str(params["recordcount"]),
              "fieldcount": str(params["fieldcount"]), "fieldlength": str(params["fieldlength"]),
              "readallfields": "true", "writeallfields": "false", "insertorder": "hashed",
@@ -77,6 +79,8 @@ def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, in
              "cassandra.hosts": ",".join(f"{h}:{p}" for h, p in contacts), "cassandra.keyspace": keyspace,
              "cassandra.consistency": params["consistency"],
              "cassandra.timeout_ms": str(round(params["timeout_s"] * 1000))}
+    if login:
+        props |= {"cassandra.username": login.username, "cassandra.password": login.password}
     if letter == "load":
         return props
     props |= WORKLOAD_FILES[letter]

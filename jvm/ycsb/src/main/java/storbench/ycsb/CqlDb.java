@@ -36,7 +36,8 @@ import site.ycsb.StringByteIterator;
  * <p>Properties: {@code cassandra.hosts} (HOST:PORT,...), {@code cassandra.keyspace},
  * {@code cassandra.consistency} (ONE), {@code cassandra.timeout_ms} (12000), {@code cassandra.localdc} (the
  * contact points' own data center when unset). YCSB's {@code table} names the table. Credentials, when the
- * cluster wants them, come from the environment: STORBENCH_CQL_USERNAME and STORBENCH_CQL_PASSWORD.
+ * cluster wants them: {@code cassandra.username} and {@code cassandra.password} (storbench passes the password
+ * in a 0600 properties file, {@code -P}, never on the command line or in the environment).
  */
 public final class CqlDb extends DB {
   private static final Object LOCK = new Object();
@@ -100,11 +101,9 @@ public final class CqlDb extends DB {
         .build();
     try {
       var builder = CqlSession.builder().addContactPoints(points).withConfigLoader(config);
-      // credentials as the native engine takes them: from the environment, never a property or argument
-      String user = System.getenv("STORBENCH_CQL_USERNAME");
-      if (user != null && !user.isEmpty()) {
-        String password = java.util.Objects.toString(System.getenv("STORBENCH_CQL_PASSWORD"), "");
-        builder = builder.withAuthCredentials(user, password);
+      String user = props.getProperty("cassandra.username", "");
+      if (!user.isEmpty()) {
+        builder = builder.withAuthCredentials(user, props.getProperty("cassandra.password", ""));
       }
       return (dc.isEmpty() ? builder : builder.withLocalDatacenter(dc)).build();
     } catch (RuntimeException e) {
