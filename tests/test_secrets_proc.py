@@ -23,6 +23,7 @@ import pytest
 
 from storbench import api
 from storbench.results.store import ResultStore
+from storbench.services import spark as spark_service
 from tests.cli.helpers import QUICK_JVM, SRC
 from tests.fake_bmc import FakeBmc, basic
 from tests.proc_watch import ProcWatch
@@ -36,14 +37,14 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 
 
 def watched_cli(home: Path, watch_secrets: dict[str, str], *args: str, env_extra: dict[str, str] | None = None,
-                user_gave: tuple[str, ...] = (), results: str | None = None,
+                user_gave: tuple[str, ...] = (), results: str | None = None, extra_secrets: dict[str, str] | None = None,
                 timeout: float = 900) -> tuple[subprocess.CompletedProcess, ProcWatch]:
     """The real CLI in a child process, watched from its start to its end. ``user_gave``: which of the CLI's
     own "cmdline"/"environ" hold a secret the test put there (exempt for that process alone)."""
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_SUBMIT_OPTS": os.environ.get("SPARK_SUBMIT_OPTS", QUICK_JVM), **(env_extra or {})}
     argv = [sys.executable, "-m", "storbench", "--results", results or str(home), *args]
-    watch = ProcWatch(watch_secrets)
+    watch = ProcWatch({**watch_secrets, **(extra_secrets or {})})  # extra: secrets the user never gave the CLI
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if "cmdline" in user_gave:
         watch.exempt_cmdline.add(proc.pid)
@@ -89,6 +90,12 @@ def test_spark_on_s3_keeps_the_s3a_keys_and_spark_conf_secrets_out_of_every_proc
     assert _value(_samples(done), "teragen", "s3a_write_mb") > 0  # S3A wrote with the keys it was given
 
 
+def _spark_secret(state: dict) -> str:
+    """The cluster's generated secret, from its private properties file."""
+    lines = Path(state["auth_file"]).read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line)[spark_service.SECRET_KEY]
+
+
 @pytest.fixture(scope="module")
 def spark_cluster(tmp_path_factory):
     """A standalone master and one worker (services up spark), for this module."""
@@ -108,11 +115,15 @@ def test_spark_on_a_standalone_cluster_keeps_the_keys_out_of_the_executors(s3, s
                               "run", "teragen", "--target", "s3://storbench/canary-cluster", "--scale", "20K",
                               "--repeat", "1", "--set", "partition_mb=1", "--json", "--spark-master",
                               spark_cluster["uri"], "--spark-conf", f"spark.storbench.canary.password={CANARY}",
-                              user_gave=("cmdline",))
+                              user_gave=("cmdline",), env_extra=spark_service.client_env(spark_cluster),
+                              extra_secrets={"spark auth secret": _spark_secret(spark_cluster)})
     assert done.returncode == 0, done.stderr[-3000:]
-    # HOOK(lead, standalone auth): once `services up spark` sets spark.authenticate, add its secret to the
-    # canaries here; Spark itself hands it to executors in their environment (_SPARK_AUTH_SECRET).
-    assert watch.found == [], watch.report()
+    # Spark's worker hands the cluster's secret to the executor it starts in its environment (_SPARK_AUTH_SECRET;
+    # /proc/PID/environ is readable by its own user and root only), and the executor's children inherit it.
+    # Anywhere else (any command line, the driver, the CLI) fails.
+    elsewhere = [f for f in watch.found if not (f.secret == "spark auth secret" and f.where == "environ")]
+    assert elsewhere == [], watch.report()
+    assert not [f for f in watch.found if "SparkSubmit" in f.command or "storbench" in f.command.split()[:3]]
     assert watch.saw("org.apache.spark.executor.CoarseGrainedExecutorBackend")  # an executor JVM was watched
     samples = _samples(done)
     assert _value(samples, "teragen", "s3a_jvms") == 2  # the driver's and the executor's S3A, both with keys
@@ -156,8 +167,10 @@ def _ycsb_run(home: Path, uri: str, overrides: dict) -> object:
 
 
 def _cassandra_secrets(state: dict) -> dict[str, str]:
-    """HOOK(lead, Cassandra auth): the service's credentials once `services up cassandra` has them."""
-    return {f"cassandra {k}": str(v) for k, v in state.items() if "password" in k or "secret" in k}
+    """The service's generated CQL and JMX passwords (``services up cassandra`` keeps them in its state)."""
+    found = {f"cassandra {k}": str(v) for k, v in state["auth"].items() if "password" in k}
+    assert len(found) == 2  # both: the CQL role's and JMX's
+    return found
 
 
 @pytest.mark.cassandra
