@@ -7,9 +7,11 @@ run:
 	@scripts/setup.sh
 	.venv/bin/storbench run
 
+# -n auto --dist loadgroup: one worker per core, each slow service and each module's tests in one worker
+# (tests/grouping.py); -rs: each skipped test and its reason in the summary
 test:
 	@scripts/setup.sh --test
-	.venv/bin/python -m pytest -q -rs  # -rs: each skipped test and its reason in the summary
+	.venv/bin/python -m pytest -q -rs -n auto --dist loadgroup
 
 test-fast:
 	@scripts/setup.sh --test-fast

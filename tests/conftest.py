@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-pytest_plugins = ["tests.lanes", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
+pytest_plugins = ["tests.lanes", "tests.grouping", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
 
 
 @pytest.fixture
