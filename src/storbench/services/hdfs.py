@@ -42,8 +42,10 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
     if state:
         return state
     process.fresh_dir(workdir, "hdfs")  # a stopped cluster's leftovers go only when the directory is ours
+    scratch = workdir / "tmp"  # Jetty's web-app directories (one per NameNode/DataNode UI) go with the service,
+    scratch.mkdir(mode=0o700)  # not into the shared /tmp, where a killed JVM would leave them for good
     argv = [java_binary(), f"-Xmx{heap}", "-Djava.net.preferIPv4Stack=true", f"-Dstorbench.hdfs.owner={CLIENT_USER}",
-            "-cp", launcher_classpath(),
+            f"-Djava.io.tmpdir={scratch}", "-cp", launcher_classpath(),
             MAIN_CLASS, str(workdir), str(datanodes)]
     started = time.monotonic()
     proc = process.spawn(argv, workdir, "hdfs.log")

@@ -1,6 +1,7 @@
 """TeraSort and spark-transforms on a real HDFS (MiniDFSCluster, 2 DataNodes) started by storbench itself."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,9 @@ def test_service_is_on_loopback_with_two_datanodes(hdfs):
     assert state["uri"].startswith("hdfs://127.0.0.1:") and state["datanodes"] == 2
     result = storbench(home, "services", "status", "hdfs")
     assert result.returncode == 0 and result.stdout.strip() == state["uri"]
+    # the web UIs' Jetty directories are in the service's own scratch directory, removed with it, not in /tmp
+    scratch = Path(state["workdir"]) / "tmp"
+    assert list(scratch.glob("jetty-*")) and (scratch.stat().st_mode & 0o777) == 0o700
 
 
 def test_terasort_chain_then_compare_on_hdfs(hdfs):
