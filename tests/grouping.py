@@ -27,8 +27,21 @@ def group_of(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]  # the module
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marker
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    if config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") == "loadgroup":
+    # In a worker xdist sets `dist` to "no" and keeps the choice as `loadgroup`. Its scheduler puts tests whose
+    # node ids end in the same "@GROUP" on one worker; xdist 3.8 appends that suffix by assigning the node's
+    # `_nodeid`, which pytest 9 no longer reads (the id lives in `_id`), so the suffix is written here.
+    if getattr(config.option, "loadgroup", False):
         for item in items:
-            item.add_marker(pytest.mark.xdist_group(group_of(item)))
+            _suffix(item, group_of(item))
+
+
+def _suffix(item: pytest.Item, group: str) -> None:
+    grouped = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):  # pytest >= 9
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(grouped)
+    else:
+        item._nodeid = grouped

@@ -96,9 +96,9 @@ def test_unreachable_contact_point_is_one_line():
 
 
 def _refused_by_the_cli(home, target: str, *args: str) -> str:
-    """``storbench run`` refusing ``target`` in one line, exit != 0, nothing run. No suite's workloads take
-    cassandra:// yet (fio-002 stands in): the target is read and prechecked before anything else."""
-    done = storbench(home, "run", "fio-002", "--target", target, *args)
+    """``storbench run ycsb-a`` refusing ``target`` in one line, exit != 0, nothing run: the target is read and
+    prechecked before anything else."""
+    done = storbench(home, "run", "ycsb-a", "--set", "restore=none", "--target", target, *args)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
