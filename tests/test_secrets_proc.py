@@ -76,14 +76,20 @@ def _s3_secrets(state: dict) -> dict[str, str]:
 
 # -- Spark on s3:// ------------------------------------------------------------------------------------------
 
+def _teragen_on_s3(s3, prefix: str, *args: str, **watch_options) -> tuple:
+    """A small teragen on the S3 fixture through the watched CLI, with a secret given by --spark-conf too."""
+    home, state = s3
+    return watched_cli(home, {**_s3_secrets(state), "--spark-conf secret": CANARY},
+                       "run", "teragen", "--target", f"s3://storbench/{prefix}", "--scale", "20K", "--repeat", "1",
+                       "--set", "partition_mb=1", "--json", *args,
+                       "--spark-conf", f"spark.storbench.canary.password={CANARY}", user_gave=("cmdline",),
+                       **watch_options)
+
+
 @pytest.mark.s3
 @pytest.mark.spark
 def test_spark_on_s3_keeps_the_s3a_keys_and_spark_conf_secrets_out_of_every_process(s3, tmp_path):  # noqa: F811
-    home, state = s3
-    done, watch = watched_cli(home, {**_s3_secrets(state), "--spark-conf secret": CANARY},
-                              "run", "teragen", "--target", "s3://storbench/canary-local", "--scale", "20K",
-                              "--repeat", "1", "--set", "partition_mb=1", "--json",
-                              "--spark-conf", f"spark.storbench.canary.password={CANARY}", user_gave=("cmdline",))
+    done, watch = _teragen_on_s3(s3, "canary-local")
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert watch.saw("org.apache.spark.deploy.SparkSubmit")  # the driver's JVM was watched while it ran
@@ -110,13 +116,9 @@ def spark_cluster(tmp_path_factory):
 @pytest.mark.s3
 @pytest.mark.spark
 def test_spark_on_a_standalone_cluster_keeps_the_keys_out_of_the_executors(s3, spark_cluster):  # noqa: F811
-    home, state = s3
-    done, watch = watched_cli(home, {**_s3_secrets(state), "--spark-conf secret": CANARY},
-                              "run", "teragen", "--target", "s3://storbench/canary-cluster", "--scale", "20K",
-                              "--repeat", "1", "--set", "partition_mb=1", "--json", "--spark-master",
-                              spark_cluster["uri"], "--spark-conf", f"spark.storbench.canary.password={CANARY}",
-                              user_gave=("cmdline",), env_extra=spark_service.client_env(spark_cluster),
-                              extra_secrets={"spark auth secret": _spark_secret(spark_cluster)})
+    done, watch = _teragen_on_s3(s3, "canary-cluster", "--spark-master", spark_cluster["uri"],
+                                 env_extra=spark_service.client_env(spark_cluster),
+                                 extra_secrets={"spark auth secret": _spark_secret(spark_cluster)})
     assert done.returncode == 0, done.stderr[-3000:]
     # Spark's worker hands the cluster's secret to the executor it starts in its environment (_SPARK_AUTH_SECRET;
     # /proc/PID/environ is readable by its own user and root only), and the executor's children inherit it.
