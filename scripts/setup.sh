@@ -95,6 +95,8 @@ if wants jvm || wants s3a || wants cassandra || wants ycsb; then
   command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
 fi
 [ -n "$part" ] || "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+# `services up s3` (SeaweedFS) makes a CA for its gRPC mutual TLS at each start
+[ "$want_fast" = 1 ] || command -v openssl >/dev/null 2>&1 || apt_packages+=(openssl)
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
   command -v fio >/dev/null 2>&1 || apt_packages+=(fio)
