@@ -75,7 +75,8 @@ def test_real_ipmitool_without_a_bmc_is_one_line():
 
 
 FAKE_IPMITOOL = """#!/bin/sh
-# records what it was given: its arguments, the -f file's mode and content, whether the password is in its environment
+# records what it was given: its arguments, the -f file's mode and content, whether the password is in its environment;
+# then answers like ipmitool's shell: a reading per 'dcmi power reading', its arguments per 'echo'
 log="$(dirname "$0")/calls"
 echo "argv: $*" >> "$log"
 prev=""
@@ -84,14 +85,21 @@ for arg in "$@"; do
     prev="$arg"
 done
 env | grep -q s3cr3t-canary && echo "environ: canary" >> "$log"
-echo "    Instantaneous power reading:                   231 Watts"
+while read -r line; do
+    echo "ipmitool> $line"
+    case "$line" in
+        "dcmi power reading") echo "    Instantaneous power reading:                   231 Watts" ;;
+        "echo "*) echo "${line#echo } " ;;
+    esac
+done
 """
 
 
 @pytest.mark.real
 def test_ipmi_password_goes_in_a_private_file_never_argv_or_environment(monkeypatch, tmp_path):
-    """Through ipmitool's -f: a 0600 file in a private directory for each reading, removed after it; the
-    password_env variable is taken out of storbench's environment (no child inherits it)."""
+    """Through ipmitool's -f: a 0600 file in a private directory, written when the session starts and removed once
+    it answered (the session goes on); the password_env variable is taken out of storbench's environment (no child
+    inherits it)."""
     import os
 
     from storbench.telemetry.power import ALLOWED
@@ -109,16 +117,18 @@ def test_ipmi_password_goes_in_a_private_file_never_argv_or_environment(monkeypa
     calls = (tmp_path / "calls").read_text().splitlines()
     argv = [line for line in calls if line.startswith("argv: ")]
     files = [line.split() for line in calls if line.startswith("file: ")]
-    assert len(argv) == 2 and all("s3cr3t-canary" not in line and " -E " not in line for line in argv)
-    assert argv[0].startswith("argv: -I lanplus -H 10.0.0.9 -U admin -f /") and argv[0].endswith("dcmi power reading")
-    assert [(mode, secret) for _, mode, secret, _ in files] == [("600", "s3cr3t-canary")] * 2
-    paths = [Path(path) for *_, path in files]
-    assert paths[0] != paths[1] and not any(p.exists() or p.parent.exists() for p in paths)  # removed after each
+    assert len(argv) == 1 and "s3cr3t-canary" not in argv[0] and " -E " not in argv[0]  # one session, two readings
+    assert argv[0].startswith("argv: -I lanplus -H 10.0.0.9 -U admin -f /") and argv[0].endswith(" shell")
+    assert [(mode, secret) for _, mode, secret, _ in files] == [("600", "s3cr3t-canary")]
+    path = Path(files[0][-1])
+    assert source._shell.process.poll() is None and not path.exists() and not path.parent.exists()
     assert not any(line.startswith("environ:") for line in calls)
     assert "s3cr3t-canary" not in repr(source.describe())
+    source.close()
     # a second node naming the same variable still finds the password
     again = IpmiPower(parse_spec("ipmi:10.0.0.10,user=admin,password_env=BMC_PW", "--power", ALLOWED))
     assert again.read().watts == 231.0
+    again.close()
 
 
 @pytest.mark.parametrize("text, watts", [("231.5\n", 231.5), ("power: 97 W", 97.0), ("1.2e2", 120.0),

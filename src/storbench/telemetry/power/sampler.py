@@ -80,6 +80,13 @@ class PowerSampler(Ticker):
         self._charge(used)
         return when
 
+    def stop(self) -> None:
+        """The last reading, then the source's session (a persistent ipmitool) is closed."""
+        super().stop()
+        close = getattr(self.source, "close", None)
+        if close is not None:
+            close()
+
     def points(self) -> list[PowerPoint]:
         with self._lock:
             return integrate(self._readings)
