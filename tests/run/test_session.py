@@ -103,3 +103,15 @@ def test_rapl_power_is_read_from_the_collector_s_own_snapshots(tmp_path, monkeyp
     assert run.manifest["power"]["source"] == "rapl" and run.manifest["power"]["from"] == "collector"
     watts = [s["value"] for s in run.samples if s["metric"] == "avg_power_w"]
     assert len(watts) == 2 and all(40 < w < 60 for w in watts)
+    # no --power: the first line about power says what RAPL covers, before any figure of it
+    said = [line for line in run.stderr.splitlines() if " W avg" in line or "power" in line.lower()]
+    assert said[0].endswith("] power: CPU package only (RAPL): no drives, no DRAM; --power to choose another "
+                            "source"), said
+
+
+def test_rapl_chosen_with_power_gets_no_default_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(EnergyMeter, "available", property(lambda self: True))
+    monkeypatch.setattr(EnergyMeter, "read", lambda self: 0)
+    run = run_null(tmp_path, repeat=1, power="rapl")
+    assert run.status == "succeeded", run.errors
+    assert run.manifest["power"]["scope"] == "cpu-package" and "CPU package only" not in run.stderr

@@ -65,14 +65,16 @@ def test_each_node_its_own_bmc_and_the_cluster_their_sum(tmp_path):
 def test_different_scopes_are_never_added(tmp_path):
     bmc = start_bmc(tmp_path)
     try:
-        run, manifest, samples = _nodes_run(tmp_path, "command:echo 55", f"redfish:{bmc.chassis}")
+        run, manifest, samples = _nodes_run(tmp_path, "command:scope=wall,echo 55", f"redfish:{bmc.chassis}")
     finally:
         bmc.stop()
     assert manifest["power"]["cluster_why"] == ("the nodes' power sources cover different scopes (node-psu, wall): "
                                                 "never added")
     assert _get(samples, "fio-write", "energy_j") is None
     assert _get(samples, "fio-write", "avg_power_w", "worker-1") == pytest.approx(55.0)
-    assert "cluster power not measured" in (run / "report.md").read_text()
+    report = (run / "report.md").read_text()
+    assert "cluster power not measured" in report
+    assert "| Power scope | worker-1: wall (as declared); worker-2: node PSU (Redfish) |" in report
 
 
 def test_a_bad_power_key_names_the_file_and_node(tmp_path):

@@ -126,6 +126,7 @@ def test_bmc_that_stops_answering_leaves_a_gap_and_the_run_goes_on(tmp_path, mon
     assert energies[-1] is None  # the last window has no readings after it: n/a, never extrapolated
     report = (run / "report.md").read_text()
     assert "power (default): no reading from" in report
+    assert "| Energy [scope: node PSU (Redfish)] | J |" in report and "| Power scope | node PSU (Redfish) |" in report
     assert CANARY not in _everything_written(home) + result.stderr + result.stdout
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.analysis import wording
+from storbench.analysis.energy import mark_energy_rows, run_scope
 from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
                                            Delta, Difference, Headline, Row, RunInfo)
 from storbench.analysis.metrics import CATALOG, spec_for
@@ -52,7 +53,8 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
                "executor_memory": settings.get("spark.executor.memory")},
         errors=list(m.get("errors") or []), telemetry_interval_s=config.get("telemetry_interval_s"),
         replication=config.get("replication"), warmup=int(m.get("warmup") or 0),
-        window_rules=dict(m.get("window_rules") or {}), zoned=config.get("zoned") or None)
+        window_rules=dict(m.get("window_rules") or {}), zoned=config.get("zoned") or None,
+        power_scope=run_scope(m))
 
 
 def _names(runs: list[Run]) -> list[str]:
@@ -181,6 +183,8 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
             if row.phase != OVERALL:  # "groupby maximum read throughput ...", "groupby: 16× more operations ..."
                 said = f"{row.workload} {said}" if said.startswith(subject) else f"{row.workload}: {said}"
                 subject = f"{row.workload} {subject}"
+            if row.scope_words:  # an energy figure says what it covers
+                said, subject = f"{said} [{row.scope_words}]", f"{subject} [{row.scope_words}]"
             text = f"{runs[i].name} vs {runs[0].name}: {said}"
             out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance))
     return out
@@ -192,4 +196,5 @@ def compare_runs(runs: list[Run]) -> Comparison:
         raise ValueError("compare_runs: no runs given")
     infos = [_run_info(i, run, name) for i, (run, name) in enumerate(zip(runs, _names(runs)))]
     rows = _build_rows(runs)
-    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs))
+    energy_note = mark_energy_rows(runs, [info.name for info in infos], rows)  # before headlines: none from them
+    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs), energy_note)

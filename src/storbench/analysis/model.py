@@ -44,6 +44,7 @@ class RunInfo:
     window_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     # the stack under the target and its zoned models (config "zoned"); None for runs that did not record it
     zoned: dict[str, Any] | None = None
+    power_scope: str | None = None  # what its energy figures cover ("CPU package (RAPL)"); None: no power measured
 
     @property
     def problem(self) -> str | None:
@@ -100,6 +101,7 @@ class Row:
     unit: str
     cells: list[Cell]  # one per run, in run order
     deltas: list[Delta | None]  # one per run; None for the baseline
+    scopes: list[str | None] | None = None  # energy rows: each run's power scope (analysis.energy); else None
 
     @property
     def group(self) -> str:
@@ -108,7 +110,16 @@ class Row:
     @property
     def title(self) -> str:
         extra = ", ".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
-        return f"{self.spec.title} [{extra}]" if extra else self.spec.title
+        title = f"{self.spec.title} [{extra}]" if extra else self.spec.title
+        return f"{title} [{self.scope_words}]" if self.scope_words else title
+
+    @property
+    def scope_words(self) -> str | None:
+        """"scope: CPU package (RAPL)" for an energy row, or each scope when its runs' differ; else None."""
+        said = list(dict.fromkeys(s for s in self.scopes or [] if s))
+        if not said:
+            return None
+        return f"scope: {said[0]}" if len(said) == 1 else f"scopes differ: {' / '.join(said)}"
 
 
 @dataclass
@@ -138,6 +149,7 @@ class Comparison:
     differences: list[Difference]
     headlines: list[Headline]
     source_runs: list[Run] = field(default_factory=list, repr=False)
+    energy_note: str | None = None  # why energy rows are not compared (analysis.energy), or None
 
     @property
     def baseline(self) -> RunInfo:
@@ -155,6 +167,8 @@ class Comparison:
                      + " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(d.values, self.runs))
                      for d in self.differences]
             notes.append("NOT COMPARABLE: the runs differ in " + "; ".join(parts))
+        if self.energy_note:
+            notes.append(self.energy_note)
         notes.extend(run.problem for run in self.runs if run.problem)
         from storbench.telemetry.power import power_notes  # here: telemetry.power is slow to import
 
@@ -183,7 +197,8 @@ class Comparison:
                 "title": row.title, "unit": row.unit, "direction": row.spec.direction,
                 "aggregation": row.spec.aggregation,
                 "cells": [asdict(c) for c in row.cells],
-                "deltas": [None if d is None else {**asdict(d), "marker": d.marker} for d in row.deltas]})
+                "deltas": [None if d is None else {**asdict(d), "marker": d.marker} for d in row.deltas],
+                **({"power_scopes": row.scopes} if row.scopes is not None else {})})
         return {"schema": "storbench.comparison/1", "comparable": self.comparable,
                 "warnings": self.warnings, "baseline": self.baseline.run_id,
                 "runs": [_run_dict(r) for r in self.runs],
@@ -201,4 +216,6 @@ def _run_dict(run: RunInfo) -> dict[str, Any]:
     data = {**asdict(run), "problem": run.problem}
     if run.zoned is None:
         del data["zoned"]
+    if run.power_scope is None:  # as before scopes were shown: runs without power keep their JSON
+        del data["power_scope"]
     return data

@@ -152,6 +152,7 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Target", get(lambda r: r.target)),
         ("Devices", get(lambda r: _devices(r.machine.get("devices")))),
         ("Telemetry interval", get(lambda r: f"{r.telemetry_interval_s:g} s" if r.telemetry_interval_s else None)),
+        ("Power scope", get(lambda r: r.power_scope)),
         ("Replication", get(lambda r: r.replication)),
         ("Filesystem", get(lambda r: _filesystem(r.machine.get("filesystem")))),
         ("Zoned stack", get(lambda r: r.zoned.get("summary") if r.zoned else None)),

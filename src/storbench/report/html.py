@@ -178,7 +178,8 @@ def _metric_chart(c: Comparison, metric: str, rows: list[Row]) -> str:
             for i, run in enumerate(c.runs)]
     svg = bar_chart(metric, f"{spec.title} ({unit})", unit, [r.group for r in rows], bars)
     rule = {"max": "maximum", "mean": "mean", "min": "minimum", "sum": "sum"}.get(spec.aggregation, spec.aggregation)
-    return (f'<figure><figcaption>{esc(spec.title)} <span class="dir">({esc(unit)}, {esc(spec.direction)}; '
+    scope = f" [{rows[0].scope_words}]" if rows[0].scope_words else ""  # an energy chart says what it covers
+    return (f'<figure><figcaption>{esc(spec.title + scope)} <span class="dir">({esc(unit)}, {esc(spec.direction)}; '
             f"bars: {esc(rule)} over repetitions, whiskers: min–max)</span></figcaption>{svg}</figure>")
 
 

@@ -28,6 +28,7 @@ from storbench.run.measure import (MeasuredNodes, node_labelled, open_local_powe
 from storbench.run.options import RunOutcome
 from storbench.run.plan import Plan
 from storbench.targets.base import GONE
+from storbench.telemetry.power.scope import default_line
 from storbench.telemetry.run import RunTelemetry
 
 
@@ -77,6 +78,10 @@ class RunSession:
             self.progress.info(f"run {plan.run_id}: suite {plan.suite.name}, scale {plan.scale}, "
                                f"{plan.repetitions} repetition(s), target {target.uri}, "
                                f"devices {', '.join(devices) or 'none'}")
+            powers = {m.label: m.power for m in self.nodes.telemetry.members} if self.nodes else {"": power}
+            said = default_line(powers, "a power: key in the nodes file" if self.nodes else "--power")
+            if said:  # RAPL by default: say what it covers before any figure of it
+                self.progress.info(said)
             self.progress.plan(plan.steps(), self._expected_s(writer.manifest["sweep"]))
             ctx.progress = self.progress.advance  # a workload's own progress (generation, streams, stages)
             setup = EngineSetup(run_dir=writer.path, app_name=f"storbench {plan.suite.name} {options.label}",

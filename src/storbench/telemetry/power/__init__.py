@@ -30,6 +30,7 @@ class NodePower:
     sampler: PowerSampler | None = None
     snapshots: Callable[[], Sequence[Any]] | None = None  # the node's collector points (energy_uj)
     idle_w: float | None = field(default=None)
+    default: bool = False  # RAPL taken because no source was given: the run says what it covers (scope.default_line)
 
     @property
     def scope(self) -> str | None:
@@ -76,7 +77,8 @@ def open_power(text: str | None, where: str, interval: float, *, local: bool, ha
     counters = "RAPL counters (/sys/class/powercap)" if local else "node_rapl_* metrics from its exporter"
     if text is None:
         if has_rapl:
-            return NodePower({"source": "rapl", "scope": "cpu-package", "from": "collector"}, snapshots=snapshots)
+            return NodePower({"source": "rapl", "scope": "cpu-package", "from": "collector"}, snapshots=snapshots,
+                             default=True)
         return NodePower({"source": "none", "why": f"no {counters}, no {where}"})
     spec = parse_spec(text, where, ALLOWED)
     if spec.kind == "rapl" and spec.positional in ("", "package"):

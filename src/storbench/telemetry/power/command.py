@@ -1,6 +1,7 @@
 """``command:CMD``: any command that prints watts (a wall meter's CLI); the first number it prints.
 
-Scope ``wall`` unless ``scope=`` says otherwise (``command:scope=node-psu,my-meter --watts``).
+storbench cannot know what the meter covers: its scope is ``unknown`` unless ``scope=`` declares it
+(``command:scope=wall,my-meter --watts``), and an unknown scope's energy figures are never compared.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class CommandPower:
         if not spec.positional:
             raise spec.fail("expected a command after 'command:' (e.g. command:my-meter --watts)")
         self.argv = shlex.split(spec.positional)
-        self.scope = spec.option("scope", "wall") or "wall"
+        self.scope = spec.option("scope") or "unknown"
         self.timeout = timeout
 
     def read(self) -> Reading:
@@ -43,7 +44,8 @@ class CommandPower:
         return Reading(watts=watts)
 
     def describe(self) -> dict[str, Any]:
-        return {"source": self.kind, "scope": self.scope, "command": self.argv[0]}
+        return {"source": self.kind, "scope": self.scope, "command": self.argv[0],
+                **({"scope_declared": True} if self.scope != "unknown" else {})}
 
 
 KINDS["command"] = CommandPower

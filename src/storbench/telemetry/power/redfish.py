@@ -64,6 +64,7 @@ class RedfishPower:
         if parts.username or parts.password:
             raise spec.fail("credentials in the URL are not accepted; use user=, password_env= or password_file=")
         self.scope = spec.option("scope", "node-psu") or "node-psu"
+        self.declared = spec.option("scope") is not None
         self.base = f"{parts.scheme}://{parts.netloc}"
         self.path = parts.path.rstrip("/")
         self.timeout = timeout
@@ -147,7 +148,8 @@ class RedfishPower:
 
     def describe(self) -> dict[str, Any]:
         return {"source": self.kind, "scope": self.scope, "url": f"{self.base}{self.path}",
-                "resource": self.resource, "reads": self.how, "certificate_check": (not self.insecure) if self.base.startswith("https") else None}
+                "resource": self.resource, "reads": self.how, "certificate_check": (not self.insecure) if self.base.startswith("https") else None,
+                **({"scope_declared": True} if self.declared else {})}
 
 
 KINDS["redfish"] = RedfishPower
