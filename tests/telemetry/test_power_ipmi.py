@@ -3,6 +3,7 @@ that answers DCMI power readings (tests/ipmi_dummy.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -92,3 +93,29 @@ def test_check_reads_once_and_leaves_no_process(bmc, monkeypatch):
                        snapshots=list)
     assert power.info == {"source": "ipmi", "scope": "node-psu", "host": "10.0.0.9"}
     assert bmc.readings == 1 and power.sampler.source._shell is None
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="no fio")
+def test_a_run_on_ipmi_reads_through_one_session_and_says_its_scope(bmc, tmp_path, monkeypatch):
+    from tests.cli.helpers import storbench
+
+    home, target = tmp_path / "home", tmp_path / "target"
+    target.mkdir()
+    monkeypatch.setenv("STORBENCH_BMC_PASSWORD", CANARY)
+    done = storbench(home, "run", "fio-002", "--scale", "tiny", "--target", str(target), "--set", "runtime_s=2",
+                     "--set", "size=8m", "--repeat", "1", "--interval", "0.5",
+                     "--power", "ipmi:10.0.0.9,user=admin", timeout=300)
+    assert done.returncode == 0, done.stderr
+    run = next(home.glob("runs/*"))
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["power"]["source"] == "ipmi" and manifest["power"]["gaps"] == []
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    watts = [s["value"] for s in samples if s["metric"] == "avg_power_w" and not s.get("labels")]
+    assert watts and all(w == pytest.approx(231.0) for w in watts)
+    assert bmc.connections == 2  # the check's session, then one for every reading of the run
+    series = len((run / "power.csv").read_text().splitlines()) - 1  # its rows, the header aside
+    assert bmc.readings == series + 1  # every reading of the series, and the check's
+    report = (run / "report.md").read_text()
+    assert "| Energy [scope: node PSU (IPMI DCMI)] | J |" in report and "| Power scope | node PSU (IPMI DCMI) |" in report
+    assert "CPU package only" not in done.stderr + done.stdout
+    assert CANARY not in report + json.dumps(manifest) + done.stderr + done.stdout
