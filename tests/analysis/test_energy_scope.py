@@ -70,13 +70,13 @@ def test_rapl_against_a_psu_is_not_comparable_for_energy_only():
             "not comparable (power scope)", "n/a", None)
     assert [h.metric for h in comparison.headlines] == ["completion_time"]  # no "16× more operations per watt"
     assert _row(comparison, "completion_time").deltas[1].verdict == "better" and comparison.comparable
-    note = ("energy figures NOT COMPARABLE: power scopes slow CPU package (RAPL), fast node PSU (IPMI DCMI); "
-            "different parts of the machine (or one unknown), so energy, watts and per-watt rows show no change "
-            "between the runs; their other figures compare")
+    note = ("energy figures NOT COMPARABLE: power scope slow: CPU package (RAPL), fast: node PSU (IPMI DCMI); "
+            "different parts of the machine or an unknown one, so energy, watt and per-watt rows are not compared "
+            "(the other figures are)")
     assert note in comparison.warnings
     for fmt in ("table", "md", "html"):
         text = render(comparison, fmt)
-        assert "not comparable (power scope)" in text and "NOT COMPARABLE: power scopes" in text, fmt
+        assert "not comparable (power scope)" in text and "NOT COMPARABLE: power scope" in text, fmt
         assert "16× more operations per watt" not in text and "×16" not in text, fmt
     data = json.loads(render(comparison, "json"))
     assert note in data["warnings"] and data["comparable"] is True

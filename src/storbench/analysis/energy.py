@@ -49,6 +49,6 @@ def mark_energy_rows(runs: list[Run], names: list[str], rows: list[Row]) -> str 
                                    for i in range(1, len(runs))]
     if not refused:
         return None
-    said = ", ".join(f"{name} {run_scope_text(run.manifest) or 'no power source'}" for name, run in zip(names, runs))
-    return (f"energy figures NOT COMPARABLE: power scopes {said}; different parts of the machine (or one unknown), so "
-            f"energy, watts and per-watt rows show no change between the runs; their other figures compare")
+    said = ", ".join(f"{name}: {run_scope_text(run.manifest) or 'none'}" for name, run in zip(names, runs))
+    return (f"energy figures NOT COMPARABLE: power scope {said}; different parts of the machine or an unknown one, "
+            f"so energy, watt and per-watt rows are not compared (the other figures are)")
