@@ -35,7 +35,7 @@ def test_a_prepare_step_is_repetition_0_and_runs_once_per_point(tmp_path):
     assert run.status == "succeeded", run.errors
     assert [(w, r, labels["size"]) for w, r, labels in run.times()] == [
         ("null-write", 0, "1000"), ("null-read", 1, "1000"), ("null-write", 0, "2000"), ("null-read", 1, "2000")]
-    assert run.manifest["suite_source"] == "workload null-read (scales of suite null)"
+    assert run.manifest["suite_source"] == "workload null-read (sizes of suite null)"
 
 
 def test_a_sweep_runs_the_suite_per_point_and_labels_every_sample(tmp_path):
