@@ -197,3 +197,25 @@ def test_seaweedfs_leaves_nothing_in_the_temp_dir(tmp_path, monkeypatch):
     port = state["s3_endpoint"].rsplit(":", 1)[1]  # weed's default socket paths are /tmp's whatever TMPDIR says
     assert not Path(f"/tmp/seaweedfs-s3-{port}.sock").exists()
     assert len(state["daemons"]) == 4 and "weed_sockets" not in state
+
+
+def test_a_workload_by_name_runs_at_its_defaults_with_no_sweep(s3):
+    """Issue 26: `run objects-get --set concurrency=16` ran cosbench-001's drivers sweep 1,2 (its tiny scale).
+    Now: the workload's defaults but the --set ones, one phase, no clients label; the first line says so."""
+    from storbench.workloads.base import get_workload
+
+    home, _ = s3
+    done = storbench(home, "run", "objects-get", "--target", "s3://storbench/", "--label", "by-name",
+                     "--set", "concurrency=16", "--set", "duration_s=1", timeout=300)
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0].split("] ", 1)[1]
+    assert first == "objects-get: concurrency=16 (default 8), duration_s=1.0 (default 10.0)"
+    run_dir = Path(next(line for line in done.stdout.splitlines() if line.startswith("results:")).split()[1])
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    defaults = {p.name: p.coerce(p.default, "test") for p in get_workload("objects-get").params}
+    assert manifest["workload_parameters"]["objects-get"] == {**defaults, "concurrency": 16, "duration_s": 1.0}
+    assert manifest["sweep"] == [] and manifest["scale"] == "defaults"
+    phases = json.loads((run_dir / "artifacts.json").read_text())["objects"]["workloads"]["objects-get"]
+    assert [(p["size"], p["concurrency"], p["drivers"]) for p in phases] == [("4k", 16, 1)]  # one phase: no sweep
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    assert not [s for s in samples if "clients" in s["labels"] or s["metric"].startswith("obj_hwm")]
