@@ -2,7 +2,6 @@
 
 import json
 import shlex
-import time
 from pathlib import Path
 
 import pytest
@@ -28,11 +27,9 @@ def test_objects_basic_tiny_and_prefix_rule(s3, client):
     client.put("storbench", "bench/keep-me.txt", b"not ours")  # beside the run prefix
     client.put("storbench", "bench/storbench-someone-else/x", b"not ours either")
     client.put("storbench", "outside.txt", b"outside the target prefix")
-    started = time.monotonic()
     result, outcome, samples = run_json(home, "objects-basic", "--target", "s3://storbench/bench", "--label", "sw-a")
     assert result.returncode == 0, result.stderr
     assert outcome["status"] == "succeeded", outcome["errors"]
-    assert time.monotonic() - started < 90
     for workload in ("objects-put", "objects-get", "objects-mixed", "objects-list", "objects-delete"):
         for size in ("4k", "1m"):
             assert _sample(samples, workload, "obj_ops_per_s", size=size) > 0, workload
@@ -57,14 +54,12 @@ def test_objects_basic_tiny_and_prefix_rule(s3, client):
 
 def test_cosbench_tiny_sweep_and_compare(s3):
     home, _ = s3
-    started = time.monotonic()
     runs = []
     for label in ("cos-a", "cos-b"):
         result, outcome, samples = run_json(home, "cosbench-001", "--target", "s3://storbench/", "--label", label)
         assert result.returncode == 0, result.stderr
         assert outcome["status"] == "succeeded", outcome["errors"]
         runs.append(samples)
-    assert time.monotonic() - started < 120  # two tiny runs
     samples = runs[0]
     for workload in ("objects-put", "objects-get"):
         for clients in ("1", "2"):
@@ -85,13 +80,13 @@ def test_bad_credentials_and_unreachable_endpoint_are_one_line(s3, monkeypatch):
             (["--endpoint", "http://127.0.0.1:1"], "cannot connect", "any-secret")):
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
-        started = time.monotonic()
+        before = sorted(home.glob("runs/*"))
         result = storbench(home, "run", "objects-basic", "--target", "s3://storbench/", *args, timeout=60)
         assert result.returncode == 2, result.stderr
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and words in lines[0], result.stderr
         assert "wrong-secret" not in result.stderr
-        assert time.monotonic() - started < 15
+        assert sorted(home.glob("runs/*")) == before  # refused at the precheck: nothing ran, nothing recorded
 
 
 def test_storage_refuses_to_delete_outside_its_run(s3, client):
