@@ -25,7 +25,7 @@ def test_a_fio_workload_runs_alone_with_a_short_summary(tmp_path):
     assert done.returncode == 0, done.stderr
     manifest = _manifest(home)
     assert manifest["suite"] == "fio-randread" and manifest["status"] == "succeeded"
-    assert manifest["suite_source"] == "workload fio-randread (scales of suite fio-basic)"
+    assert manifest["suite_source"] == "workload fio-randread (sizes of suite fio-basic)"
     assert manifest["repetitions"] == 1
     lines = done.stdout.splitlines()
     header = next(line for line in lines if line.strip().startswith("Operation"))

@@ -35,7 +35,7 @@ def test_a_prepare_step_is_repetition_0_and_runs_once_per_point(tmp_path):
     assert run.status == "succeeded", run.errors
     assert [(w, r, labels["size"]) for w, r, labels in run.times()] == [
         ("null-write", 0, "1000"), ("null-read", 1, "1000"), ("null-write", 0, "2000"), ("null-read", 1, "2000")]
-    assert run.manifest["suite_source"] == "workload null-read (scales of suite null)"
+    assert run.manifest["suite_source"] == "workload null-read (sizes of suite null)"
 
 
 def test_a_sweep_runs_the_suite_per_point_and_labels_every_sample(tmp_path):
@@ -124,7 +124,7 @@ def test_the_window_is_the_timed_action_and_nothing_around_it(tmp_path):
     """sleep_ms inside ctx.measure(): each window at least that long; prepare and cleanup stay outside it."""
     run = run_null(tmp_path, repeat=2, overrides={"sleep_ms": "30"})
     times = [s["value"] for s in run.samples if s["metric"] == "completion_time"]
-    assert len(times) == 4 and all(0.03 <= t < 0.5 for t in times)
     windows = run.json("windows.json")
-    assert all(w["t1"] - w["t0"] >= 0.03 for w in windows)
+    assert len(times) == len(windows) == 4 and all(t >= 0.03 for t in times)  # sleep_ms; no upper bound (speed)
+    assert times == pytest.approx([w["t1"] - w["t0"] for w in windows], abs=1e-3)  # each sample is its window
     assert all(a["t1"] <= b["t0"] for a, b in zip(windows, windows[1:]))  # one after the other, in order

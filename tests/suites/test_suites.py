@@ -4,6 +4,7 @@ from storbench.errors import InputError
 from storbench.suites import builtin_suites, load_suite
 from storbench.suites.loader import parse_suite
 from storbench.suites.model import parse_count
+from storbench.workloads.base import get_workload
 
 GOOD = """
 name: mini
@@ -109,8 +110,47 @@ def test_a_workload_runs_alone_after_what_it_reads():
     alone = load_suite("teravalidate")
     assert [e.workload for e in alone.workloads] == ["teravalidate"] and alone.repetitions == 1
     assert [e.workload for e in alone.prepare] == ["teragen", "terasort"]
-    assert alone.source == "workload teravalidate (scales of suite terasort)"
-    assert set(alone.scales) == {"tiny", "small", "paper"}  # the home suite's scales
+    assert alone.source == "workload teravalidate (sizes of suite terasort)"
+    assert set(alone.scales) == {"defaults", "tiny", "small", "paper"}  # its defaults, the home suite's sizes
     assert [e.workload for e in load_suite("objects-get").prepare] == []  # writes its own objects
     assert [e.workload for e in load_suite("groupby").prepare] == ["datagen"]
     assert load_suite("terasort").name == "terasort" and len(load_suite("terasort").workloads) == 3  # the suite wins
+
+
+def _alone(name, scale=None, **overrides):
+    suite = load_suite(name)
+    scale, _, per = suite.resolve(scale, overrides)
+    return scale, per, suite.differences(scale, per, overrides)
+
+
+def test_a_workload_by_name_runs_at_its_own_defaults_not_a_suites_sweep():
+    """Issue 26: objects-get by name ran cosbench-001's tiny scale, a drivers sweep 1,2, without saying so."""
+    scale, per, first_line = _alone("objects-get", concurrency="16")
+    defaults = {p.name: p.coerce(p.default, "test") for p in get_workload("objects-get").params}
+    assert scale == "defaults" and per["objects-get"] == {**defaults, "concurrency": 16}
+    assert per["objects-get"]["sweep"] == "" and per["objects-get"]["sweep_over"] == "concurrency"
+    assert first_line == "objects-get: concurrency=16 (default 8)"
+    assert _alone("objects-get")[2] == "objects-get: defaults"
+    assert _alone("objects-get", concurrency="8")[2] == "objects-get: defaults"  # the default, said once
+
+
+def test_a_scale_asked_for_gives_a_workload_alone_only_its_sizes():
+    """--scale takes the home suite's sizes (cosbench-001: size, objects, duration_s), never its design (the
+    drivers sweep, the concurrency); a row count sets the size parameter, partitions no fewer than the default."""
+    _, per, first_line = _alone("objects-get", "tiny")
+    got = per["objects-get"]
+    assert (got["size"], got["objects"], got["duration_s"]) == ("8m", 8, 3.0)
+    assert (got["sweep"], got["sweep_over"], got["concurrency"]) == ("", "concurrency", 8)
+    assert first_line == ("objects-get: size=8m (default 4k; cosbench-001's tiny scale), objects=8 (default 100; "
+                          "cosbench-001's tiny scale), duration_s=3.0 (default 10.0; cosbench-001's tiny scale)")
+    scale, per, first_line = _alone("groupby", "20K", partitions="2")
+    assert scale == "20000" and per["groupby"]["rows"] == per["datagen"]["rows"] == 20_000
+    assert first_line == "groupby: rows=20000 (default 200000; --scale 20000), partitions=2 (default 4)"
+    assert _alone("groupby", "5G")[1]["groupby"]["partitions"] == 500  # one per 10M rows, as the suite has it
+    assert _alone("teragen", "paper")[1]["teragen"]["flush"] is False  # the paper scale's rule (PAPER_SCALE)
+
+
+def test_sizes_name_only_keys_a_scale_sets():
+    text = "name: s\nscales: {tiny: {rows: 10}}\nsizes: [rows, bogus]\nworkloads: [groupby]\n"
+    with pytest.raises(InputError, match=r"^s.yaml: sizes names bogus, which no scale sets$"):
+        parse_suite(text, "s.yaml")

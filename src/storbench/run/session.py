@@ -62,6 +62,8 @@ class RunSession:
                                     keep_data=options.keep_data)
         try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
             plan.check_workloads(ctx)  # at every sweep point
+            if plan.suite.alone:  # a workload by name: its first line says what differs from its defaults
+                self.progress.info(plan.suite.differences(plan.scale, plan.per_workload, options.overrides))
             for warning in deferred:
                 self.progress.warn(warning)
             with interrupts.shielded() as signalled:  # the record and this session's hold on it come together

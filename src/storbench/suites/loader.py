@@ -18,7 +18,8 @@ DEFAULT_SUITE = "spark-transforms"
 REQUIRED_SCALES = ("tiny", "small", "paper")
 TOP_KEYS = {"name": str, "description": str, "paper": str, "repetitions": int, "scales": dict,
             "default_scale": str, "scale_parameter": str, "partition_rows": int, "params": dict,
-            "prepare": list, "workloads": list, "sweep": dict}
+            "prepare": list, "workloads": list, "sweep": dict, "sizes": list}
+ALONE_SCALE = "defaults"  # a workload alone without --scale: its own parameter defaults
 
 
 def builtin_suites() -> dict[str, Path]:
@@ -47,24 +48,28 @@ def load_suite(name_or_path: str | None) -> Suite:
 
 def workload_suite(name: str, builtins: dict[str, Path]) -> Suite:
     """One workload alone, as a one-entry suite made on the fly: its ``after`` workloads first, untimed (teragen
-    before terasort), with the scales and parameters of the first built-in suite that runs it, if one does."""
+    before terasort), at the workloads' own parameter defaults.
+
+    A scale is a suite's sizing of its paper's experiment and mixes data sizes with the experiment's design
+    (cosbench-001's tiny scale is 8 MB objects *and* a drivers sweep 1,2). A workload alone takes nothing from a
+    suite unless ``--scale`` asks for one; then only the scale's sizes (the home suite's ``sizes``: the keys
+    that say how much data and for how long) come from the first built-in suite that runs it, its family's
+    first. ``--set`` wins over both; the run's first line names what differs from the defaults."""
     workload = get_workload(name, "run")
     prepare = [Entry(before) for before in workload.after]
+    alone = Suite(name=name, source=f"workload {name}", description=f"{name} alone", repetitions=1,
+                  scales={ALONE_SCALE: {}}, default_scale=ALONE_SCALE, scale_parameter="rows", partition_rows=None,
+                  params={}, prepare=prepare, workloads=[Entry(name)], alone=True)
     home_first = sorted(builtins.values(), key=lambda path: path.stem != family(type(workload)))  # its family's
     for path in home_first:
         home = parse_suite(path.read_text(), str(path))
-        entries = {entry.workload: entry for entry in home.entries()}
-        if name in entries:
-            alone = replace(home, name=name, source=f"workload {name} (scales of suite {home.name})",
-                            description=f"{name} alone", repetitions=1, sweep={}, workloads=[entries[name]],
-                            prepare=[entries.get(entry.workload, entry) for entry in prepare])
-            declared = alone.declared_params()  # the home suite's settings for its other workloads stay there
-            return replace(alone, params={k: v for k, v in home.params.items() if k in declared},
-                           scales={scale: {k: v for k, v in values.items() if k in declared}
-                                   for scale, values in home.scales.items()})
-    return Suite(name=name, source=f"workload {name}", description=f"{name} alone", repetitions=1,
-                 scales={"tiny": {}}, default_scale="tiny", scale_parameter="rows", partition_rows=None, params={},
-                 prepare=prepare, workloads=[Entry(name)])
+        if name in {entry.workload for entry in home.entries()}:
+            sizes = set(home.sizes) & set(alone.declared_params())
+            return replace(alone, source=f"workload {name} (sizes of suite {home.name})", home=home.name,
+                           scale_parameter=home.scale_parameter, partition_rows=home.partition_rows,
+                           scales={ALONE_SCALE: {}, **{scale: {k: v for k, v in values.items() if k in sizes}
+                                                       for scale, values in home.scales.items()}})
+    return alone
 
 
 def parse_suite(text: str, source: str) -> Suite:
@@ -95,8 +100,13 @@ def parse_suite(text: str, source: str) -> Suite:
         if not isinstance(values, dict):
             raise InputError(f"{source}: scales.{scale} must be a mapping of parameter: value")
     default_scale = data.get("default_scale", "tiny")
+    scale_parameter = data.get("scale_parameter", "rows")
     if default_scale not in scales:
         raise InputError(f"{source}: default_scale {default_scale!r} is not one of the scales: {', '.join(scales)}")
+    unscaled = [key for key in data.get("sizes") or [] if key != scale_parameter
+                and not any(key in values for values in scales.values())]
+    if unscaled:
+        raise InputError(f"{source}: sizes names {', '.join(map(str, unscaled))}, which no scale sets")
     if source.startswith(str(BUILTIN_DIR)):
         missing = [s for s in REQUIRED_SCALES if s not in scales]
         if missing:
@@ -104,10 +114,10 @@ def parse_suite(text: str, source: str) -> Suite:
     suite = Suite(
         name=data["name"], source=source, description=data.get("description", ""),
         repetitions=repetitions, scales=scales, default_scale=default_scale,
-        scale_parameter=data.get("scale_parameter", "rows"), partition_rows=data.get("partition_rows"),
+        scale_parameter=scale_parameter, partition_rows=data.get("partition_rows"),
         params=data.get("params") or {}, prepare=_entries(data.get("prepare") or [], source, "prepare"),
         workloads=_entries(data["workloads"], source, "workloads"), paper=data.get("paper", ""),
-        sweep=data.get("sweep") or {})
+        sweep=data.get("sweep") or {}, sizes=[str(key) for key in data.get("sizes") or [scale_parameter]])
     if not suite.workloads:
         raise InputError(f"{source}: 'workloads' is empty; list at least one workload")
     suite.instances()  # unknown workload names fail here, naming the file

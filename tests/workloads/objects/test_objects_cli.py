@@ -2,7 +2,6 @@
 
 import json
 import shlex
-import time
 from pathlib import Path
 
 import pytest
@@ -28,11 +27,9 @@ def test_objects_basic_tiny_and_prefix_rule(s3, client):
     client.put("storbench", "bench/keep-me.txt", b"not ours")  # beside the run prefix
     client.put("storbench", "bench/storbench-someone-else/x", b"not ours either")
     client.put("storbench", "outside.txt", b"outside the target prefix")
-    started = time.monotonic()
     result, outcome, samples = run_json(home, "objects-basic", "--target", "s3://storbench/bench", "--label", "sw-a")
     assert result.returncode == 0, result.stderr
     assert outcome["status"] == "succeeded", outcome["errors"]
-    assert time.monotonic() - started < 90
     for workload in ("objects-put", "objects-get", "objects-mixed", "objects-list", "objects-delete"):
         for size in ("4k", "1m"):
             assert _sample(samples, workload, "obj_ops_per_s", size=size) > 0, workload
@@ -57,14 +54,12 @@ def test_objects_basic_tiny_and_prefix_rule(s3, client):
 
 def test_cosbench_tiny_sweep_and_compare(s3):
     home, _ = s3
-    started = time.monotonic()
     runs = []
     for label in ("cos-a", "cos-b"):
         result, outcome, samples = run_json(home, "cosbench-001", "--target", "s3://storbench/", "--label", label)
         assert result.returncode == 0, result.stderr
         assert outcome["status"] == "succeeded", outcome["errors"]
         runs.append(samples)
-    assert time.monotonic() - started < 120  # two tiny runs
     samples = runs[0]
     for workload in ("objects-put", "objects-get"):
         for clients in ("1", "2"):
@@ -85,13 +80,13 @@ def test_bad_credentials_and_unreachable_endpoint_are_one_line(s3, monkeypatch):
             (["--endpoint", "http://127.0.0.1:1"], "cannot connect", "any-secret")):
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
-        started = time.monotonic()
+        before = sorted(home.glob("runs/*"))
         result = storbench(home, "run", "objects-basic", "--target", "s3://storbench/", *args, timeout=60)
         assert result.returncode == 2, result.stderr
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and words in lines[0], result.stderr
         assert "wrong-secret" not in result.stderr
-        assert time.monotonic() - started < 15
+        assert sorted(home.glob("runs/*")) == before  # refused at the precheck: nothing ran, nothing recorded
 
 
 def test_storage_refuses_to_delete_outside_its_run(s3, client):
@@ -197,3 +192,25 @@ def test_seaweedfs_leaves_nothing_in_the_temp_dir(tmp_path, monkeypatch):
     port = state["s3_endpoint"].rsplit(":", 1)[1]  # weed's default socket paths are /tmp's whatever TMPDIR says
     assert not Path(f"/tmp/seaweedfs-s3-{port}.sock").exists()
     assert len(state["daemons"]) == 4 and "weed_sockets" not in state
+
+
+def test_a_workload_by_name_runs_at_its_defaults_with_no_sweep(s3):
+    """Issue 26: `run objects-get --set concurrency=16` ran cosbench-001's drivers sweep 1,2 (its tiny scale).
+    Now: the workload's defaults but the --set ones, one phase, no clients label; the first line says so."""
+    from storbench.workloads.base import get_workload
+
+    home, _ = s3
+    done = storbench(home, "run", "objects-get", "--target", "s3://storbench/", "--label", "by-name",
+                     "--set", "concurrency=16", "--set", "duration_s=1", timeout=300)
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0].split("] ", 1)[1]
+    assert first == "objects-get: concurrency=16 (default 8), duration_s=1.0 (default 10.0)"
+    run_dir = Path(next(line for line in done.stdout.splitlines() if line.startswith("results:")).split()[1])
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    defaults = {p.name: p.coerce(p.default, "test") for p in get_workload("objects-get").params}
+    assert manifest["workload_parameters"]["objects-get"] == {**defaults, "concurrency": 16, "duration_s": 1.0}
+    assert manifest["sweep"] == [] and manifest["scale"] == "defaults"
+    phases = json.loads((run_dir / "artifacts.json").read_text())["objects"]["workloads"]["objects-get"]
+    assert [(p["size"], p["concurrency"], p["drivers"]) for p in phases] == [("4k", 16, 1)]  # one phase: no sweep
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    assert not [s for s in samples if "clients" in s["labels"] or s["metric"].startswith("obj_hwm")]

@@ -23,7 +23,8 @@ def test_barrier_mode_fanout_over_two_local_spark_tasks(s3, tmp_path):
     assert merged["processes"] == 2
     per = sorted(merged["per_process"], key=lambda p: p["process_index"])
     assert [p["process_index"] for p in per] == [0, 1] and [p["ops"] for p in per] == [120, 120]
-    # both started at the agreed wall-clock time (the barrier's allGather), within a second
+    # both started at the agreed wall-clock time (the barrier's allGather), within a second: wall time by nature
+    # (simultaneity is the point, and the result does not record the agreed instant to compare against)
     assert abs(per[0]["start_unix_ms"] - per[1]["start_unix_ms"]) < 1000
     get = merged["ops"]["get"]
     assert get["ops"] == 240 and get["errors"] == 0 and get["latency"]["count"] == 240

@@ -132,7 +132,8 @@ def test_every_spark_workload_runs_on_s3_and_tpcds_answers_match(s3, client, tmp
         assert by[(workload, "s3a_read_mb")] > 0, workload
     assert sum(value for (_, metric), value in by.items() if metric == "s3a_get_requests") > 0
     for workload in ("hsgen", "hssort", "dfsio-write"):
-        assert by[(workload, "s3a_put_requests")] > 0 and by[(workload, "s3a_list_requests")] >= 0, workload
+        # reported (n/a would be None); how many LISTs S3A's committer makes is Hadoop's choice, so no count
+        assert by[(workload, "s3a_put_requests")] > 0 and by[(workload, "s3a_list_requests")] is not None, workload
     assert by[("dfsio-write", "s3a_write_mb")] >= 4.0  # 2 files of 2 MB, PUT through S3A
     assert by[("tpcds-gen", "rows")] > 100_000 and by[("tpcds-gen", "s3a_put_requests")] > 0
     artifacts = json.loads((run_dir / "artifacts.json").read_text())

@@ -18,6 +18,7 @@ import pytest
 
 from storbench import api
 from storbench.cli import EXIT_INTERRUPTED
+from storbench.results.consistency import stalls
 from storbench.results.store import ResultStore
 from storbench.s3client import S3Client
 from storbench.services import ceph as ceph_service
@@ -133,7 +134,8 @@ def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph,
         assert one(samples, phase, "rados_bw_mbps")["value"] > 0
         assert one(samples, phase, "rados_avg_lat_ms")["value"] > 0
         assert one(samples, phase, "ps_iops_mean")["value"] > 0
-        assert one(samples, phase, "ps_iops_stalls")["value"] >= 0
+        series = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]["workloads"][phase]
+        assert one(samples, phase, "ps_iops_stalls")["value"] == stalls(series["runs"][0]["per_second"]["iops"])
         assert one(samples, phase, "completion_time")["value"] > 0
     write_sd = one(samples, "rados-bench-write", "rados_stddev_iops")["value"]
     assert write_sd == pytest.approx(one(samples, "rados-bench-write", "ps_iops_stddev")["value"], abs=0.01)
@@ -184,9 +186,13 @@ def test_rados_and_fio_drivers_run_under_the_same_window_rules_and_compare_as_co
     assert rules == {"rados-bench-write": {"flush": "on ack", "timing": "operations"},
                      "rados-bench-seq": read, "rados-bench-rand": read}
     assert runs["fio"][1] == rules
-    for driver, (_, _, samples) in runs.items():  # the window is the tool's own operation phase (~1 s)
+    for driver, (run_id, _, samples) in runs.items():  # the window is the tool's own operation phase, its clock
+        tools = json.loads(next(home.glob(f"runs/*{run_id}*/artifacts.json")).read_text())["rados"]["workloads"]
         for phase in PHASES:
-            assert 0 < one(samples, phase, "completion_time")["value"] < 3, (driver, phase)
+            ran = tools[phase]["runs"][0]
+            own = (ran["summary"]["time_s"] if driver == "rados" else
+                   ran["fio_json"]["jobs"][0]["write" if phase == "rados-bench-write" else "read"]["runtime"] / 1000)
+            assert one(samples, phase, "completion_time")["value"] == pytest.approx(own, rel=1e-3), (driver, phase)
     comparison = api.compare([runs["rados"][0], runs["fio"][0]], ResultStore(home))
     # the driver differs (suite and per-workload parameter); no window rule does
     assert {d.key for d in comparison.differences} == {"driver"} | {f"{phase}.driver" for phase in PHASES}
@@ -222,7 +228,6 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
                f"rados://{pool}", "--label", "osd-stopped", "--scale", "60", "--set", "op_timeout_s=10", "--json"]
     env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin",
            "TMPDIR": str(tmp_path)}  # where the run's private scratch (mkdtemp) is made
-    started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         seconds = _wait_for_write_seconds(tmp_path, 3, proc)
@@ -232,7 +237,6 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
         if proc.poll() is None:
             proc.kill()
         ceph_service.start_daemon(workdir, "osd.0")
-    elapsed = time.monotonic() - started
     assert proc.returncode == 4, stderr
     outcome = json.loads(stdout)
     assert outcome["status"] == "failed"
@@ -246,7 +250,6 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
     series = artifacts["runs"][0]["per_second"]["iops"]
     assert len(series) >= seconds and series[-1] == 0 and artifacts["runs"][0]["returncode"] == 1
     assert json.loads((run / "manifest.json").read_text())["status"] == "failed"  # the run is kept, not lost
-    assert elapsed < 150
     wait_clean(state)
 
 
