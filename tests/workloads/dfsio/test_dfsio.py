@@ -53,7 +53,7 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     for phase in ("dfsio-write", "dfsio-read"):
         assert ours[(phase, "dfsio_throughput_mbps", None)]["value"] > 0
         assert ours[(phase, "dfsio_total_mb", None)]["value"] == pytest.approx(4 * 4.0)
-        assert ours[(phase, "dfsio_io_rate_stddev_mbps", None)]["value"] >= 0
+        _rates_are_consistent(ours, phase, files=4)
     assert list(target.iterdir()) == []  # dfsio-clean and the run root are gone
     hadoop = _run(home, str(target), "dfsio-hadoop", "--set", "driver=testdfsio")
     assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio",
@@ -71,7 +71,10 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     # the numbers agree: the same bytes written and read (TestDFSIO's MiB converted to MB) ...
     for phase in ("dfsio-write", "dfsio-read"):
         assert hadoop[(phase, "dfsio_total_mb", None)]["value"] == pytest.approx(16.0, rel=1e-3)
-    # ... and rates within 200x: enough to catch a unit or timer error (1000x), not a verdict. 16 MB move in
+        _rates_are_consistent(hadoop, phase, files=4)
+    # ... and rates within 200x: enough to catch a unit or timer error (1000x), not a verdict, and it cannot be
+    # stronger here (issue 26 tried [0.2, 2.5] with 32 MB files, both sides evicted: a cold read still came out
+    # at 0.064 on the second of three runs; speed pairs are judged in benchmarks/dfsio_vs_fio.py). 16 MB move in
     # milliseconds, so the machine's other load of the moment decides the pair: writes go to the page cache
     # under the kernel's dirty-page throttling (0.5x to 17x between runs minutes apart), and with `make test`
     # running a second worker on the other core a cold read differed by 76x (0.013) in a CI rehearsal.
@@ -86,6 +89,21 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     flat = re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", table.stdout))  # the note is wrapped, at hyphens too
     assert "NOT COMPARABLE" in flat
     assert "window dfsio-write.checksum: false (dfsio-ours) vs true (dfsio-hadoop)" in flat
+
+
+def _rates_are_consistent(samples, phase, files):
+    """TestDFSIO's three rates of equal-sized files agree with each other: the mean of per-file rates is at least
+    the aggregate rate (total bytes / total task time; the harmonic mean of equal-weight rates never exceeds
+    their arithmetic mean), and the standard deviation of n non-negative rates is at most mean * sqrt(n - 1)."""
+    figure = {m: samples[(phase, m, None)]["value"]
+              for m in ("dfsio_throughput_mbps", "dfsio_avg_io_rate_mbps", "dfsio_io_rate_stddev_mbps")}
+    assert figure["dfsio_throughput_mbps"] > 0, (phase, figure)
+    if figure["dfsio_avg_io_rate_mbps"] is None:  # TestDFSIO's millisecond clock read a file's time as 0 (Infinity)
+        assert samples["manifest"]["software"].get("hadoop"), (phase, figure)
+        return
+    assert figure["dfsio_avg_io_rate_mbps"] >= figure["dfsio_throughput_mbps"] * (1 - 1e-3), (phase, figure)
+    assert figure["dfsio_io_rate_stddev_mbps"] <= figure["dfsio_avg_io_rate_mbps"] * math.sqrt(files - 1) * 1.001, \
+        (phase, figure)
 
 
 @pytest.mark.spark
