@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-VERDICT = re.compile(r"^verdict: (?P<name>.+?): (?P<median>\S+?)\S* \(.+ over (?P<rounds>\d+) rounds\), "
+VERDICT = re.compile(r"^verdict: (?P<name>.+?): (?P<median>[^(]+?) \(.+ over (?P<rounds>\d+) rounds\), "
                      r"(goal [≥≤] \S+: (met|MISSED)|no goal: reported) \[quick smoke, not a measurement\]$")
 
 
