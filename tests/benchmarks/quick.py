@@ -15,7 +15,7 @@ from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 VERDICT = re.compile(r"^verdict: (?P<name>.+?): (?P<median>[^(]+?) \(.+ over (?P<rounds>\d+) rounds\), "
-                     r"(goal [≥≤] \S+: (met|MISSED)|no goal: reported) \[quick smoke, not a measurement\]$")
+                     r"(goal [≥≤] [^:]+: (met|MISSED)|no goal: reported) \[quick smoke, not a measurement\]$")
 
 
 def run_quick(name: str, *args: str, timeout: float = 900) -> list[re.Match]:
