@@ -1,40 +1,43 @@
 """storbench's native KV load engine against YCSB core 0.17.0 itself, on the same Cassandra, in one run.
 
-One local 1-node Cassandra 5.0 (``storbench services up cassandra``), loaded once by the native engine
-(``ycsb-load``); then YCSB workloads A (50/50 read/update) and C (read only), zipfian, with the same
-thread count and duration, alternately on the native engine (``driver=native``) and on YCSB core with
-storbench's binding on the DataStax Java driver 4.x (``driver=ycsb``). Both run through the ycsb
-workloads' own ``run``, so the figures are the samples a storbench run records: YCSB's
-``[OVERALL] Throughput(ops/sec)`` and its p99, the engine's equivalents, and each client's CPU per
-operation (its process's rusage; for YCSB the JVM's start-up is part of the tool's cost; also shown
-without it, which its binding prints). Scope of the rates: the operations' time on both sides
-(``timing=operations``: YCSB's RunTime less its session open, as the engine connects before its
-clock starts); YCSB's own printed rate, which includes the open, is shown beside. An untimed native run of A
-warms the server first. Goals (issue 14): throughput ≥ 1.3× YCSB's, client CPU per operation ≤ 0.5×
-YCSB's; p99 is reported for both. Client and server share this machine's cores.
+One Cassandra 5.0 node (``storbench services up cassandra``, or the one up under --service-home), loaded
+once by the native engine (``ycsb-load``) into a keyspace of the benchmark's own (dropped at the end); then
+YCSB workloads A (50/50 read/update) and C (read only), zipfian, with the same thread count and duration,
+on the native engine (``driver=native``) and on YCSB core with storbench's binding on the DataStax Java
+driver 4.x (``driver=ycsb``), the order of the two rotated each round (benchmarks/harness.py). Both run
+through the ycsb workloads' own ``run``, so the figures are the samples a storbench run records.
 
-    .venv/bin/python benchmarks/kv_vs_ycsb.py [--quick]
+One scope for both sides, in-window:
+
+- throughput over the operations' time (``timing=operations``): the engine's measured time, which starts
+  after it connected; YCSB's RunTime less its session open (YCSB's own printed rate, open included, is
+  shown per round);
+- client CPU per operation from the operations' start: the engine's CPU from its clock's start (rusage);
+  YCSB's process CPU less its CPU at session open (``startup_cpu_s``, which its binding prints: JVM start,
+  class loading, session open). YCSB's side also holds its exit after the last operation (small; it counts
+  against YCSB). The whole-process CPU (JVM start-up included) is no longer the verdict's figure.
+
+An untimed native run of A warms the server first. Goals (issue 14), from the per-round ratios' median:
+throughput ≥ 1.3× YCSB's and client CPU per operation ≤ 0.5× YCSB's, on A and on C; p99 is reported.
+Client and server share this machine's cores.
+
+    .venv/bin/python benchmarks/kv_vs_ycsb.py [--quick] [--rounds N] [--service-home HOME]
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from storbench import api  # noqa: E402
+from harness import parser, ratios, rotated, scope, service, verdict  # noqa: E402 (sets sys.path)
 from storbench.context import RunContext  # noqa: E402
-from storbench.results.store import ResultStore  # noqa: E402
 from storbench.targets import TargetOptions, parse_target  # noqa: E402
 from storbench.workloads.base import get_workload  # noqa: E402
 
-FIGURES = {"throughput": "ycsb_throughput_ops_s", "cpu_us_per_op": "ycsb_client_cpu_us_per_op",
-           "p99_us": "ycsb_p99_latency_us"}
+LETTERS = ("a", "c")
 
 
 def params_for(name: str, **values) -> dict:
@@ -43,88 +46,89 @@ def params_for(name: str, **values) -> dict:
 
 
 def run_once(ctx: RunContext, name: str, params: dict) -> dict:
-    """One run of workload ``name`` through its own run(): its overall figures (no op label)."""
+    """One run of workload ``name`` through its own run(): its overall figures, CPU per op in-window."""
     samples = get_workload(name, "kv_vs_ycsb").run(ctx, params)
     overall = {s.metric: s.value for s in samples if "op" not in s.labels and "error" not in s.labels}
-    figures = {key: overall.get(metric) for key, metric in FIGURES.items()} | {"errors": overall["ycsb_errors"]}
-    total = ctx.artifacts["ycsb"]["runs"][-1]["result"]["total"]
-    # the recorded rate is over the operations' time for both drivers (timing=operations); YCSB's own
-    # [OVERALL] figure also counts its client threads' DB init (the driver session's open): shown beside
-    figures["printed"] = total.get("ycsb_ops_per_s", figures["throughput"])
-    figures["open_ms"] = total.get("session_open_ms")
-    cpu = ctx.artifacts["ycsb"]["runs"][-1]["result"]["cpu"]
-    startup = cpu.get("startup_cpu_s")  # the JVM's CPU before its first operation
-    figures["steady_cpu"] = ((cpu["cpu_s"] - startup) * 1e6 / total["ops"] if startup is not None
-                             else figures["cpu_us_per_op"])
+    result = ctx.artifacts["ycsb"]["runs"][-1]["result"]
+    total, cpu = result["total"], result["cpu"]
+    rate = "ycsb_load_throughput_ops_s" if name == "ycsb-load" else "ycsb_throughput_ops_s"
+    figures = {"throughput": overall.get(rate), "p99_us": overall.get("ycsb_p99_latency_us"),
+               "errors": overall["ycsb_errors"], "printed": total.get("ycsb_ops_per_s"),
+               "open_ms": total.get("session_open_ms")}
+    if params["driver"] == "native":
+        figures["cpu_us_per_op"] = overall.get("ycsb_client_cpu_us_per_op")  # the engine's CPU in its window
+    else:
+        startup = cpu.get("startup_cpu_s")  # the JVM's CPU when its session was open, before any operation
+        if startup is None or not total["ops"]:
+            sys.exit(f"{name}: YCSB's binding printed no CPU at session open (or did no operation): its CPU "
+                     f"cannot be scoped to the operations")
+        figures["cpu_us_per_op"] = (cpu["cpu_s"] - startup) * 1e6 / total["ops"]
+    if figures["throughput"] is None or figures["cpu_us_per_op"] is None:
+        sys.exit(f"{name} driver={params['driver']}: no throughput or CPU figure recorded")
     return figures
 
 
 def main() -> int:
-    quick = "--quick" in sys.argv
-    records, threads, seconds, rounds = (5000, 8, 15, 1) if quick else (20000, 16, 30, 2)
+    args = parser(__doc__).parse_args()
+    # quick: a count, not a duration (YCSB's time limit counts its session open, which alone can take 2-3 s here)
+    records, threads, seconds, ops = (2000, 4, 0.0, 1000) if args.quick else (20000, 16, 30.0, 0)
+    size = f"{ops} operations" if ops else f"{seconds:g} s"
     work = Path(tempfile.mkdtemp(prefix="storbench-kvycsb-"))
-    store = ResultStore(work / "home")
-    state = api.service_up("cassandra", store, nodes=1, heap="1g")
-    target = parse_target(state["uri"], TargetOptions(store.home))
-    runs: dict[tuple[str, str], list[dict]] = {}
+    run_id = f"kvbench{os.getpid()}"  # its own keyspace (storbench_kvbenchPID), also on a shared service
+    runs: dict[str, dict[str, list[dict]]] = {}
     try:
-        target.precheck(0)
-        target.claim("kvbench")
-        ctx = RunContext(run_id="kvbench", target=target, root_uri=target.root_uri or "")
-        common = {"recordcount": records, "threads": threads, "duration_s": float(seconds)}
-        print(f"server: Cassandra 5.0, 1 node on loopback ({state['uri']}); machine: {os.cpu_count()} cores "
-              f"(client and server share them); {records} rows, {threads} threads, {seconds} s per run, "
-              f"{rounds} round(s), drivers alternating", flush=True)
-        load = run_once(ctx, "ycsb-load", params_for("ycsb-load", **common))
-        print(f"  load (native): {load['errors']:.0f} errors", flush=True)
-        # untimed: the server's first minutes after a load (its JIT, a flush) would go to whoever runs first
-        run_once(ctx, "ycsb-a", params_for("ycsb-a", **common | {"duration_s": float(seconds) / 2}))
-        for round_ in range(rounds):
-            for letter in ("a", "c"):
-                # alternate which driver goes first, so neither always meets a warmer server
-                order = ("native", "ycsb") if round_ % 2 == 0 else ("ycsb", "native")
-                for driver in order:
-                    figures = run_once(ctx, f"ycsb-{letter}", params_for(f"ycsb-{letter}", **common, driver=driver))
-                    runs.setdefault((letter, driver), []).append(figures)
-                    extra = (f"  (YCSB printed {figures['printed']:.0f} ops/s with its {figures['open_ms']} ms "
-                             f"session open; {figures['steady_cpu']:.1f} us CPU/op without its start-up)"
-                             if figures["open_ms"] is not None else "")
-                    print(f"  round {round_ + 1} workload {letter.upper()} {driver:<6} "
-                          f"{figures['throughput']:9.0f} ops/s {figures['cpu_us_per_op']:8.1f} us CPU/op "
-                          f"p99 {figures['p99_us'] / 1000:8.2f} ms  errors {figures['errors']:.0f}{extra}", flush=True)
+        with service("cassandra", work / "home", args.service_home, nodes=1, heap="1g") as state:
+            # the target logs in with the role the service state holds (cassandra_login)
+            target = parse_target(state["uri"], TargetOptions(args.service_home or work / "home"))
+            target.precheck(0)
+            target.claim(run_id)
+            try:
+                ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "")
+                common = {"recordcount": records, "threads": threads, "duration_s": seconds, "operationcount": ops}
+                scope(f"storbench native KV engine (driver=native) vs YCSB (driver=ycsb), YCSB workloads A and C, "
+                      f"zipfian, {records} rows, {size} per run, on one Cassandra 5.0 node ({state['uri']})",
+                      peer="YCSB core 0.17.0 with storbench's DataStax Java driver 4.x binding",
+                      parallelism=f"{threads} client threads in one client process each; client and server share "
+                                  f"this machine's {os.cpu_count()} cores",
+                      startup="outside for both: rates over the operations' time (the engine's after it "
+                              "connected, YCSB's RunTime less its session open); CPU/op in-window (the engine's "
+                              "from its clock's start, YCSB's process CPU less its CPU at session open: JVM start "
+                              "and session open out, its exit after the last operation in)",
+                      cache="one load by the native engine, an untimed native run of A, then every run continues "
+                            "on the same table (no restore); writes counted on Cassandra's acknowledgement",
+                      clock="the engine's monotonic clock; YCSB's RunTime(ms); CPU from rusage")
+                load = run_once(ctx, "ycsb-load", params_for("ycsb-load", **common))
+                print(f"load (native): {load['errors']:.0f} errors", flush=True)
+                # untimed: the server's first minutes after a load (its JIT, a flush) would go to whoever runs first
+                run_once(ctx, "ycsb-a", params_for("ycsb-a", **common | {"duration_s": seconds / 2,
+                                                                        "operationcount": ops // 2}))
+                for letter in LETTERS:
+                    def side(driver: str):
+                        return lambda k: run_once(ctx, f"ycsb-{letter}",
+                                                  params_for(f"ycsb-{letter}", **common, driver=driver))
+                    runs[letter] = rotated({"native": side("native"), "ycsb": side("ycsb")}, args.rounds)
+                    for k, (ours, peer) in enumerate(zip(runs[letter]["native"], runs[letter]["ycsb"])):
+                        print(f"round {k + 1} workload {letter.upper()}: native {ours['throughput']:.0f} ops/s, "
+                              f"{ours['cpu_us_per_op']:.1f} µs CPU/op, p99 {ours['p99_us'] / 1000:.2f} ms, "
+                              f"{ours['errors']:.0f} errors; YCSB {peer['throughput']:.0f} ops/s (printed "
+                              f"{peer['printed']:.0f} with its {peer['open_ms']} ms session open), "
+                              f"{peer['cpu_us_per_op']:.1f} µs CPU/op, p99 {peer['p99_us'] / 1000:.2f} ms, "
+                              f"{peer['errors']:.0f} errors", flush=True)
+            finally:
+                target.release()  # drops the benchmark's keyspace
     finally:
-        try:
-            target.release()
-        finally:
-            api.service_down("cassandra", store)
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
-    print()
-    print("| workload | driver | ops/s (median) | client CPU µs/op | p99 ms | throughput vs YCSB | CPU/op vs YCSB |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    verdicts = []
-    for letter in ("a", "c"):
-        keys = (*FIGURES, "printed", "steady_cpu")
-        med = {driver: {key: statistics.median(r[key] for r in runs[(letter, driver)]) for key in keys}
-               for driver in ("native", "ycsb")}
-        tp = med["native"]["throughput"] / med["ycsb"]["throughput"]
-        cpu = med["native"]["cpu_us_per_op"] / med["ycsb"]["cpu_us_per_op"]
-        for driver in ("native", "ycsb"):
-            m = med[driver]
-            ratios = (f"{tp:.3g}×", f"{cpu:.3g}×") if driver == "native" else ("1×", "1×")
-            print(f"| {letter.upper()} | {driver} | {m['throughput']:,.0f} | {m['cpu_us_per_op']:,.1f} | "
-                  f"{m['p99_us'] / 1000:,.2f} | {ratios[0]} | {ratios[1]} |")
-        verdicts.append(
-            f"workload {letter.upper()} ({threads} threads, {seconds} s): throughput {tp:.2f}× YCSB's (goal ≥ 1.3) "
-            f"{'met' if tp >= 1.3 else 'MISSED'}; client CPU/op {cpu:.3f}× YCSB's (goal ≤ 0.5) "
-            f"{'met' if cpu <= 0.5 else 'MISSED'}; against YCSB's printed rate (session open included): "
-            f"{med['native']['throughput'] / med['ycsb']['printed']:.2f}×; CPU/op without YCSB's JVM start-up "
-            f"{med['native']['cpu_us_per_op'] / med['ycsb']['steady_cpu']:.3f}×; "
-            f"p99 native {med['native']['p99_us'] / 1000:.2f} ms, "
-            f"YCSB {med['ycsb']['p99_us'] / 1000:.2f} ms")
-    print()
-    for line in verdicts:
-        print(line)
+    for letter in LETTERS:
+        ours, peer = runs[letter]["native"], runs[letter]["ycsb"]
+        name = f"workload {letter.upper()} ({threads} threads, {size})"
+        verdict(f"{name} throughput, native / YCSB",
+                ratios([r["throughput"] for r in ours], [r["throughput"] for r in peer]), goal=1.3)
+        verdict(f"{name} client CPU per operation in-window, native / YCSB",
+                ratios([r["cpu_us_per_op"] for r in ours], [r["cpu_us_per_op"] for r in peer]), goal=0.5,
+                at_least=False)
+        verdict(f"{name} p99 latency, native / YCSB",
+                ratios([r["p99_us"] for r in ours], [r["p99_us"] for r in peer]), goal=None)
     return 0
 
 

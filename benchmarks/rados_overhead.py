@@ -1,147 +1,177 @@
 """rados bench wrapper overhead, and fio's rados engine vs rados bench, on the same pool of a real Ceph.
 
-Named peers, measured in the same script on the same cluster and pool:
+Three sides per round, the order rotated each round (benchmarks/harness.py), on one cluster and pool:
 
-1. ``rados bench`` alone: the exact commands storbench ran (from the run's
-   artifacts.json, with a fresh ``--run-name``), write then seq then rand, timed from a
-   bare script. Figures per phase: what storbench adds inside its timed window (window
-   minus the rados process's own wall time, same run), the window vs rados alone, the
-   bandwidth storbench reports vs the bandwidth rados alone printed, and the whole CLI
-   (`storbench run rados-004`: start-up, cluster checks, telemetry, cleanup, results)
-   vs the sum of the three rados-alone runs.
-2. fio's ``rados`` engine vs ``rados bench``: `storbench run rados-004 --set driver=fio`
-   against `--set driver=rados` on the same pool, same duration, threads and 4 MB
-   objects; ratio of bandwidth and average IOPS per phase.
+- **storbench**: ``storbench run rados-004 --set driver=rados`` as its own process: rados bench write,
+  seq and rand of 4 MB objects with 16 concurrent operations, SECONDS each, with its checks, telemetry,
+  the cache drop before each read phase, the cleanup of its objects and the results written.
+- **bare**: the same ``rados bench`` commands (same arguments, ``--max-objects`` cap included) in a bash
+  script, as a careful user would run them by hand: write, then before each read phase the same cache
+  drop (``ceph tell osd.* cache drop`` and, on storbench's own cluster, the OSD files out of the page
+  cache with ``dd iflag=nocache``), then ``rados cleanup`` of its objects.
+- **fio**: ``storbench run rados-004 --set driver=fio``: fio's rados engine, same pool, threads, object
+  size and duration, same window rules (storbench applies them to both drivers).
 
-Runs alternate (storbench, rados alone, storbench with fio) so drift hits all alike.
+Figures, both sides of each in one scope:
 
-    .venv/bin/python benchmarks/rados_overhead.py [--repeat 3] [--seconds 5] [--conf CEPH_CONF --pool POOL]
+- whole process (spawn to exit of the storbench CLI and of the bash script; both write then read cold
+  and clean up): the ratio, and the seconds storbench adds (positive or negative: its overhead);
+- per phase on rados bench's own clock ("Total time run", the bandwidth it prints): storbench's recorded
+  bandwidth over the bare script's, i.e. whether wrapping rados bench changes what it measures;
+- per phase, fio's rados engine over rados bench (storbench's recorded bandwidth, each tool's own clock).
 
-Without --conf it starts its own cluster (`services up ceph`, BlueStore on a file) in a
-temporary results home and stops it at the end.
+Issue 7 asked for these figures without a goal: every verdict line is "no goal: reported".
+
+--quick runs 1 s phases and leaves the fio side out (three sides would take the smoke run past a minute).
+
+    .venv/bin/python benchmarks/rados_overhead.py [--rounds 3] [--seconds 5] [--quick]
+        [--service-home HOME | --conf CEPH_CONF --pool POOL]
+
+Without --service-home or --conf it starts its own cluster (`services up ceph`, BlueStore on a file) in a
+temporary results home and stops it at the end. With --service-home the storbench runs are recorded in
+that home (the target is the cluster recorded there, so both sides evict its OSD files alike).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from harness import parser, ratios, rotated, scope, service, spread, verdict  # noqa: E402 (sets sys.path)
+from peers import run_cli  # noqa: E402
+from storbench.engines import rados  # noqa: E402
+from storbench.workloads.rados_bench import FILL_SHARE  # noqa: E402
 
-from peers import run_cli  # noqa: E402  (benchmarks/ is on sys.path as a script)
-from storbench import api  # noqa: E402
-from storbench.engines.rados import MIB_TO_MB, parse_bench  # noqa: E402
-from storbench.results.store import ResultStore  # noqa: E402
-
-PHASES = ("rados-bench-write", "rados-bench-seq", "rados-bench-rand")
+PHASES = {"rados-bench-write": "write", "rados-bench-seq": "seq", "rados-bench-rand": "rand"}
+THREADS, OBJECT_SIZE = 16, 4 << 20  # rados-004's own parameters
 
 
-def storbench_run(home: Path, target: str, seconds: int, driver: str) -> tuple[float, dict, dict]:
+def storbench_side(home: Path, target: str, seconds: int, driver: str) -> dict:
+    """One `storbench run rados-004` process: its wall time and, per phase, the bandwidth it recorded (MB/s,
+    over the tool's own clock)."""
     outcome, wall = run_cli(home, "run", "rados-004", "--scale", str(seconds), "--target", target,
-                            "--label", driver, "--set", f"driver={driver}")
+                            "--label", f"overhead-{driver}", "--set", f"driver={driver}")
     run_dir = Path(outcome["path"])
-    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines() if line.strip()]
-    figures: dict[str, dict[str, float]] = {}
-    for s in samples:
-        figures.setdefault(s["workload"], {})[s["metric"]] = s["value"]
-    artifacts = json.loads((run_dir / "artifacts.json").read_text())["rados"]
-    return wall, figures, artifacts
+    bw = {}
+    for line in (run_dir / "samples.jsonl").read_text().splitlines():
+        sample = json.loads(line) if line.strip() else {}
+        if sample.get("metric") == "rados_bw_mbps" and not sample.get("labels"):
+            bw[sample["workload"]] = sample["value"]
+    missing = [phase for phase in PHASES if bw.get(phase) is None]
+    if missing:
+        sys.exit(f"storbench run {outcome['run_id']}: no bandwidth recorded for {', '.join(missing)}")
+    return {"wall": wall, "bw": bw}
 
 
-def rados_alone(artifacts: dict, run_name: str) -> dict[str, tuple[float, float]]:
-    """The same three commands with a fresh run name: phase -> (wall s, bandwidth MB/s)."""
-    out = {}
+def bare_script(cluster: rados.Cluster, seconds: int, cap: int | None, run_name: str, osd_dirs: list[str],
+                out: Path) -> str:
+    """The bash script of the bare side: rados bench's three phases, the same cache drop before each read
+    phase, the cleanup of what the write left. Each phase's output goes to OUT/PHASE.txt."""
+    drop = [rados.ceph_binary(), "-c", cluster.conf, "--connect-timeout", "60", "tell", "osd.*", "cache", "drop"]
+    lines = ["set -e"]
+    for phase, mode in PHASES.items():
+        if mode != "write":
+            # the OSDs may refuse (memstore): storbench then goes on warm, and so does this
+            lines.append(f"{shlex.join(drop)} >/dev/null 2>&1 || true")
+            if osd_dirs:
+                lines.append(f"find {shlex.join(osd_dirs)} -type f -exec sync -- {{}} + "
+                             f"-exec dd if={{}} iflag=nocache count=0 status=none \\;")
+        argv = cluster.bench_argv(mode, seconds, THREADS, run_name, OBJECT_SIZE, OBJECT_SIZE, cap)
+        lines.append(f"{shlex.join(argv)} > {shlex.quote(str(out / phase))}.txt")
+    lines.append(f"{shlex.join(cluster.rados_argv('cleanup', '--run-name', run_name))} >/dev/null")
+    return "\n".join(lines) + "\n"
+
+
+def bare_side(cluster: rados.Cluster, seconds: int, cap: int | None, osd_dirs: list[str], work: Path,
+              round_: int) -> dict:
+    """The bare script as one process timed from spawn to exit; per phase rados bench's own bandwidth."""
+    out = work / f"bare-{round_}"
+    out.mkdir()
+    script = out / "bare.sh"
+    script.write_text(bare_script(cluster, seconds, cap, f"overhead-bare-{round_}-{time.monotonic_ns()}",
+                                  osd_dirs, out))
+    started = time.monotonic()
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        sys.exit(f"the bare rados bench script failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+    bw = {}
     for phase in PHASES:
-        command = list(artifacts["workloads"][phase]["runs"][0]["command"])
-        command[command.index("--run-name") + 1] = run_name
-        started = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True)
-        wall = time.monotonic() - started
-        if done.returncode != 0:
-            sys.exit(f"rados bench {phase} alone failed: {done.stderr.strip()[-300:]}")
-        out[phase] = (wall, parse_bench(done.stdout).summary["bw_mibps"] * MIB_TO_MB)
-    cleanup = list(artifacts["workloads"]["rados-bench-write"]["runs"][0]["command"])
-    bench = cleanup.index("bench")
-    subprocess.run(cleanup[:bench] + ["cleanup", "--run-name", run_name], check=True, capture_output=True)
-    return out
+        summary = rados.parse_bench((out / f"{phase}.txt").read_text()).summary
+        if summary.get("bw_mibps") is None:
+            sys.exit(f"the bare rados bench {phase} printed no bandwidth (see {out / phase}.txt)")
+        bw[phase] = summary["bw_mibps"] * rados.MIB_TO_MB
+    return {"wall": wall, "bw": bw}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--seconds", type=int, default=5, help="seconds per phase (rados-004 --scale)")
-    parser.add_argument("--conf", help="an existing cluster's ceph.conf (default: start storbench's own)")
-    parser.add_argument("--pool", default="storbench")
-    args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="rados-overhead-home-", dir="/var/tmp"))
-    store = ResultStore(home)
-    own = args.conf is None
+def main() -> int:
+    p = parser(__doc__)
+    p.add_argument("--seconds", type=int, default=None, help="seconds per phase (rados-004 --scale; default 5, "
+                                                              "--quick 1)")
+    p.add_argument("--conf", help="an existing cluster's ceph.conf (its hosts' page caches are left alone)")
+    p.add_argument("--pool", default=None, help="the pool (default: the service's, or storbench)")
+    args = p.parse_args()
+    if args.conf and args.service_home:
+        p.error("--conf and --service-home name two clusters; give one")
+    seconds = args.seconds or (1 if args.quick else 5)
+    work = Path(tempfile.mkdtemp(prefix="rados-overhead-", dir="/var/tmp"))
+    own_home = work / "home"
+    cluster_cm = nullcontext(None) if args.conf else service("ceph", own_home, args.service_home)
     try:
-        if own:
-            state = api.service_up("ceph", store)
-            conf = state["conf"]
-            target = f"rados://{args.pool}"
-        else:
-            conf = args.conf
-            target = f"rados://{args.pool}?conf={conf}"
-        med = statistics.median
-        windows, inside, alone_wall, sb_bw, alone_bw = ({p: [] for p in PHASES} for _ in range(5))
-        fio_bw, fio_iops, rados_iops = ({p: [] for p in PHASES} for _ in range(3))
-        cli_walls, alone_sums = [], []
-        version = ""
-        for repetition in range(args.repeat):
-            wall, figures, artifacts = storbench_run(home, target, args.seconds, "rados")
-            version = artifacts["version"]
-            alone = rados_alone(artifacts, f"overhead-alone-{repetition}")
-            for phase in PHASES:
-                window = figures[phase]["completion_time"]
-                windows[phase].append(window)
-                inside[phase].append(window - artifacts["workloads"][phase]["runs"][0]["wall_s"])
-                alone_wall[phase].append(alone[phase][0])
-                sb_bw[phase].append(figures[phase]["rados_bw_mbps"])
-                alone_bw[phase].append(alone[phase][1])
-                rados_iops[phase].append(figures[phase]["rados_avg_iops"])
-            cli_walls.append(wall)
-            alone_sums.append(sum(w for w, _ in alone.values()))
-            _, fio_figures, _ = storbench_run(home, target, args.seconds, "fio")
-            for phase in PHASES:
-                fio_bw[phase].append(fio_figures[phase]["rados_bw_mbps"])
-                fio_iops[phase].append(fio_figures[phase]["rados_avg_iops"])
+        with cluster_cm as state:
+            if state is None:  # a foreign cluster: its conf in the URL, no OSD files of ours to evict
+                home, conf, pool, osd_dirs = own_home, args.conf, args.pool or "storbench", []
+                target = f"rados://{pool}?conf={conf}"
+            else:
+                home = args.service_home or own_home
+                conf, pool, osd_dirs = state["conf"], args.pool or state["pool"], list(state.get("osd_dirs", []))
+                target = f"rados://{pool}"
+            cluster = rados.Cluster(conf, pool)
+            avail = cluster.max_avail()
+            cap = int(avail * FILL_SHARE) // OBJECT_SIZE if avail else None  # the write's cap, as storbench's
+            scope(f"storbench run rados-004 (rados bench write, seq, rand, {seconds} s each, then cleanup) vs the "
+                  f"same rados bench commands in a bare bash script"
+                  + ("" if args.quick else "; and storbench driver=fio vs driver=rados") + f" (pool {pool})",
+                  peer=f"rados bench alone ({rados.rados_version()})" + ("" if args.quick else "; fio's rados engine"),
+                  parallelism=f"{THREADS} concurrent operations of 4 MB on every side, one client process at a time",
+                  startup="whole process: inside for both (spawn to exit: storbench's Python CLI with its checks, "
+                          "telemetry, results; bash and each rados start); per phase: outside for both (the "
+                          "tool's own clock)",
+                  cache="writes durable on RADOS ack; before each read phase both sides drop the OSD caches"
+                        + (" and evict the OSD files from the page cache" if osd_dirs else ""),
+                  clock="time.monotonic from spawn to exit for the whole process; rados bench's 'Total time "
+                        "run' and fio's runtime per phase")
+            sides = {"storbench": lambda k: storbench_side(home, target, seconds, "rados"),
+                     "bare": lambda k: bare_side(cluster, seconds, cap, osd_dirs, work, k)}
+            if not args.quick:  # a third side would take the smoke run past its minute
+                sides["fio"] = lambda k: storbench_side(home, target, seconds, "fio")
+            results = rotated(sides, args.rounds)
     finally:
-        if own:
-            api.service_down("ceph", store)
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
-    print(f"{version}; pool {args.pool} on {'storbench services up ceph (BlueStore on a file)' if own else conf}; "
-          f"{args.seconds} s per phase, 4 MB objects, 16 threads; {args.repeat} repetition(s); medians")
-    print("\n1. storbench's rados-bench wrapper vs rados bench alone (same commands, same pool)")
-    print(f"{'phase':<19}{'window s':>9}{'added ms':>10}{'alone s':>9}{'window/alone':>13}"
-          f"{'sb MB/s':>9}{'alone MB/s':>11}{'sb/alone':>9}")
+    ours, bare, fio = results["storbench"], results["bare"], results.get("fio")
+    for k in range(args.rounds):
+        print(f"round {k + 1}: whole process storbench {ours[k]['wall']:.2f} s, bare {bare[k]['wall']:.2f} s; "
+              + "; ".join(f"{mode} MB/s storbench {ours[k]['bw'][ph]:.0f} bare {bare[k]['bw'][ph]:.0f}"
+                          + (f" fio {fio[k]['bw'][ph]:.0f}" if fio else "") for ph, mode in PHASES.items()), flush=True)
+    walls = ([r["wall"] for r in ours], [r["wall"] for r in bare])
+    verdict("whole process, storbench run / bare rados bench script (time)", ratios(*walls), goal=None)
+    verdict("whole process, seconds storbench adds", spread([o - b for o, b in zip(*walls)]), goal=None, unit="s")
     for phase in PHASES:
-        print(f"{phase:<19}{med(windows[phase]):>9.3f}{med(inside[phase]) * 1000:>10.1f}{med(alone_wall[phase]):>9.3f}"
-              f"{med(windows[phase]) / med(alone_wall[phase]):>13.4f}{med(sb_bw[phase]):>9.0f}"
-              f"{med(alone_bw[phase]):>11.0f}{med(sb_bw[phase]) / med(alone_bw[phase]):>9.3f}")
-    cli, total = med(cli_walls), med(alone_sums)
-    print(f"whole CLI {cli:.2f} s vs rados alone (3 phases) {total:.2f} s: ratio {cli / total:.3f}, "
-          f"{cli - total:.2f} s of start-up, cluster checks, telemetry, cleanup and results")
-    print("\n2. fio's rados engine vs rados bench (storbench driver=fio vs driver=rados, same pool)")
-    print(f"{'phase':<19}{'rados MB/s':>11}{'fio MB/s':>10}{'fio/rados':>10}{'rados IOPS':>11}{'fio IOPS':>10}")
-    for phase in PHASES:
-        print(f"{phase:<19}{med(sb_bw[phase]):>11.0f}{med(fio_bw[phase]):>10.0f}"
-              f"{med(fio_bw[phase]) / med(sb_bw[phase]):>10.3f}{med(rados_iops[phase]):>11.0f}"
-              f"{med(fio_iops[phase]):>10.0f}")
-    print(f"\nper repetition, write MB/s rados: {', '.join(f'{v:.0f}' for v in sb_bw[PHASES[0]])}; "
-          f"fio: {', '.join(f'{v:.0f}' for v in fio_bw[PHASES[0]])}; alone: "
-          f"{', '.join(f'{v:.0f}' for v in alone_bw[PHASES[0]])}")
+        verdict(f"{phase} bandwidth on rados bench's own clock, storbench / bare",
+                ratios([r["bw"][phase] for r in ours], [r["bw"][phase] for r in bare]), goal=None)
+    for phase in PHASES if fio else ():
+        verdict(f"{phase} bandwidth, fio's rados engine / rados bench (each tool's own clock)",
+                ratios([r["bw"][phase] for r in fio], [r["bw"][phase] for r in ours]), goal=None)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
