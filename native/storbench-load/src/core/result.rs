@@ -76,7 +76,7 @@ pub fn run_result<Op: Operation>(job: &Job<Op>, protocol: &str, echoed: Value, r
         "workers": report.workers,
         "load": {"model": model, "rate": rate_v, "workers": outstanding, "scheduled": report.scheduled,
                  "not_issued": report.not_issued, "late_starts": report.stats.late_starts,
-                 "max_start_lag_ms": report.stats.max_start_lag_us as f64 / 1000.0},
+                 "max_start_lag_ms": (total.ops > 0).then(|| report.stats.max_start_lag_us as f64 / 1000.0)},
         "start_unix_ms": report.start_unix_ms,
         "measure_start_unix_ms": report.measure_start_unix_ms,
         "measured_s": secs,
@@ -135,7 +135,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
     let mut errors: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut series: Vec<Second> = Vec::new();
     let (mut user, mut sys, mut proc_cpu, mut workers, mut scheduled, mut not_issued, mut late) = (0.0, 0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
-    let mut lag: f64 = 0.0;
+    let mut lag: Option<f64> = None; // null (n/a) unless some process started an operation
     let mut rss = 0i64;
     let mut per_process = Vec::new();
     let mut warmup_seconds = 0usize;
@@ -172,7 +172,9 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
         scheduled += d["load"]["scheduled"].as_u64().unwrap_or(0);
         not_issued += d["load"]["not_issued"].as_u64().unwrap_or(0);
         late += d["load"]["late_starts"].as_u64().unwrap_or(0);
-        lag = lag.max(d["load"]["max_start_lag_ms"].as_f64().unwrap_or(0.0));
+        if let Some(l) = d["load"]["max_start_lag_ms"].as_f64() {
+            lag = Some(lag.map_or(l, |m| m.max(l)));
+        }
         for p in d["per_process"].as_array().into_iter().flatten() {
             per_process.push(p.clone());
         }

@@ -182,6 +182,7 @@ fn no_operation_done_is_null_not_zero() {
     let result = run::<Kv>(doc(json!({"kv": {"fail_every": 1}})), Path::new("job.json"), None).unwrap();
     assert_eq!((result["total"]["ops"].as_u64(), result["total"]["errors"].as_u64()), (Some(0), Some(10)));
     assert!(result["cpu"]["cpu_us_per_op"].is_null(), "{}", result["cpu"]);
+    assert!(result["load"]["max_start_lag_ms"].is_null(), "{}", result["load"]);
     assert!(result["cpu"]["cpu_s"].as_f64().is_some());
     let series = result["series"].as_array().unwrap();
     assert!(!series.is_empty());
@@ -293,6 +294,7 @@ fn merge_adds_results_and_refuses_failed_ones() {
     assert_eq!(merged["processes"], 2);
     assert_eq!(merged["total"]["ops"], 20);
     assert_eq!(merged["ops"]["write"]["latency"]["count"], 20);
+    assert!(merged["load"]["max_start_lag_ms"].as_f64().is_some() && merged["cpu"]["cpu_us_per_op"].as_f64().is_some());
     let failed = dir.join("failed.json");
     std::fs::write(&failed, result::fatal(&Error::NoInputs).to_string()).unwrap();
     paths.push(failed.clone());
