@@ -1,6 +1,7 @@
 import csv
 import io
 import json
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from storbench.analysis.compare import compare_runs
 from storbench.report import FORMATS, render
 from storbench.report.csv_export import COLUMNS
-from storbench.report.svg import nice_ticks
+from storbench.report.svg import Line, line_chart, nice_ticks
 from tests.analysis.factory import make_run, paper_runs, series_loader
 
 
@@ -168,3 +169,25 @@ def test_nice_ticks():
     assert nice_ticks(6369.34 * 1.08) == [0, 2000, 4000, 6000, 8000]
     assert nice_ticks(0.43) == [0, 0.1, 0.2, 0.3, 0.4, 0.5]
     assert nice_ticks(0) == [0, 1]
+
+
+def test_na_is_na_in_every_format_never_zero():
+    """A figure with no value (CPU per operation of a run that completed none) reads n/a, null, empty, a gap."""
+    cpu = ("objects-get", "obj_cpu_us_per_op")
+    comparison = compare_runs([make_run("a", {cpu: [None, None, None]}), make_run("b", {cpu: [5.0, 6.0, 7.0]})])
+    for fmt in ("table", "md"):
+        row = next(line for line in render(comparison, fmt).splitlines() if "Client CPU per operation" in line)
+        assert re.search(r" us[ |]+n/a[ |]+6\.00 \[5\.00–7\.00\]", row) and " 0 " not in row, row
+    data = json.loads(render(comparison, "json"))
+    cells = next(r for r in data["rows"] if r["metric"] == cpu[1])["cells"]
+    assert cells[0]["aggregate"] is None and cells[0]["values"] == [None, None, None]
+    rows = [r for r in csv.DictReader(io.StringIO(render(comparison, "csv"))) if r["metric"] == cpu[1]]
+    assert (rows[0]["aggregate"], rows[0]["values"]) == ("", ";;")
+    chart = render(comparison, "html").split(f'data-metric="{cpu[1]}"')[1].split("</svg>")[0]
+    assert chart.count("</title></rect>") == 1 and 'class="na">n/a</text>' in chart  # b's bar only; a: "n/a"
+
+
+def test_a_none_in_a_time_series_breaks_its_line():
+    svg = line_chart("k", "MB/s", "MB/s", [1.0, 2.0, 3.0, 4.0], [Line("read", [5.0, 6.0, None, 7.0])], [])
+    path = svg.split('<path d="')[1].split('"')[0]
+    assert path.count("M") == 2 and path.count("L") == 1, path  # 1→2 drawn, nothing at 3 (not a drop to 0)

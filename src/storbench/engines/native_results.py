@@ -6,7 +6,10 @@ translation itself, and the judgement of failed operations, are written once her
 bytes) and the ``latency`` and ``ttfb`` histograms (``count``, ``mean_ms``, ``p50_ms`` .. ``max_ms``);
 ``errors`` counts failed operations by kind (``{"count": N, "example": "..."}``); ``cpu.cpu_us_per_op`` is
 the engine's own user+sys CPU per operation; ``load.not_issued`` the open loop's scheduled requests never
-started. YCSB's own client (workloads/ycsb/core_driver.py) writes the same shape.
+started; ``series`` each second's ops, bytes, errors, ``mean_ms`` and ``max_ms``. YCSB's own client
+(workloads/ycsb/core_driver.py) writes the same shape. What has no value is null (None here), never 0: CPU per
+operation and the start lag with no operation done, a rate over no measured time, the latency of a second in
+which no operation completed; the samples keep None (reports show n/a).
 """
 
 from __future__ import annotations

@@ -19,6 +19,12 @@ line. Its "MB" is MiB (2^20 bytes); storbench reports MB = 10^6 bytes. The per-s
 IOPS are the differences of the ``finished`` column (what rados itself uses for
 "Stddev IOPS"); the per-second MB/s are the ``cur MB/s`` column converted to MB/s.
 
+Until the first operation completes, rados prints ``0`` as the current MB/s and the average
+latency and ``-`` as the last latency: nothing has had time to finish yet. Those seconds are
+n/a (None) in both series, kept in place so the time axis stays whole, and so are not counted
+as stalls; rados's own "Stddev IOPS" counts them as 0 (they are rare: a first operation slower
+than a second). A second with no completion after the first one is a real 0 (a stall).
+
 Every command carries ``--client_mount_timeout`` and ``--rados_osd_op_timeout`` /
 ``--rados_mon_op_timeout``: a stopped OSD or monitor makes the operations fail with
 ETIMEDOUT after that long instead of blocking forever, and a hard subprocess timeout
@@ -97,25 +103,37 @@ class BenchOutput:
     def complete(self) -> bool:
         return "time_s" in self.summary
 
-    def iops_series(self) -> list[float]:
-        """Operations finished in each second after the start line (``sec`` 0 is the start)."""
-        out, previous = [], 0
+    def iops_series(self) -> list[float | None]:
+        """Operations finished in each second after the start line (``sec`` 0 is the start); None before
+        the first operation completed (n/a, not a stall)."""
+        out: list[float | None] = []
+        previous = 0
         for line in self.seconds:
-            if line.sec == 0:
-                previous = line.finished
-                continue
-            out.append(float(line.finished - previous))
+            if line.sec > 0:
+                out.append(float(line.finished - previous) if line.finished else None)
             previous = line.finished
         return out
 
-    def mbps_series(self) -> list[float]:
-        """Per-second throughput in MB/s (10^6 B/s), from the ``cur MB/s`` column."""
-        return [round((line.cur_mibps or 0.0) * MIB_TO_MB, 6) for line in self.seconds if line.sec > 0]
+    def mbps_series(self) -> list[float | None]:
+        """Per-second throughput in MB/s (10^6 B/s), from the ``cur MB/s`` column; None where it is n/a."""
+        return [None if line.cur_mibps is None else round(line.cur_mibps * MIB_TO_MB, 6)
+                for line in self.seconds if line.sec > 0]
 
     def to_dict(self) -> dict[str, Any]:
         return {"prefix": self.prefix, "concurrency": self.concurrency, "op_size": self.op_size,
                 "object_size": self.object_size, "summary": dict(self.summary), "errors": list(self.errors),
                 "per_second": {"iops": self.iops_series(), "mbps": self.mbps_series()}}
+
+
+def _second(match: re.Match[str]) -> BenchSecond:
+    """One per-second line; before the first completion its current MB/s and average latency are n/a
+    (rados prints 0 for them), and a negative MB/s (rados's -1: no interval yet) is n/a too."""
+    sec, cur_ops, started, finished = (int(match.group(i)) for i in range(1, 5))
+    avg_mibps, cur_mibps, last_lat, avg_lat = (_number(match.group(i)) for i in range(5, 9))
+    if not finished or (cur_mibps is not None and cur_mibps < 0):
+        cur_mibps = None
+    return BenchSecond(sec, cur_ops, started, finished, avg_mibps, cur_mibps, last_lat,
+                       avg_lat if finished else None)
 
 
 def parse_bench(stdout: str, stderr: str = "") -> BenchOutput:
@@ -137,10 +155,7 @@ def parse_bench(stdout: str, stderr: str = "") -> BenchOutput:
             sec = int(second.group(1))
             if sec not in seen:  # a repeated line would count a second twice
                 seen.add(sec)
-                out.seconds.append(BenchSecond(sec, int(second.group(2)), int(second.group(3)),
-                                               int(second.group(4)), _number(second.group(5)),
-                                               _number(second.group(6)), _number(second.group(7)),
-                                               _number(second.group(8))))
+                out.seconds.append(_second(second))
             continue
         summary = _SUMMARY.match(line)
         if summary and summary.group(1) in SUMMARY_KEYS:

@@ -327,10 +327,14 @@ class _Objects(Workload):
             native.require_fanouts_gone()
 
 
-def high_water_mark(curve: list[tuple[int, float]]) -> tuple[float, int, int]:
-    """(best throughput, clients at the best, fewest clients reaching HWM_SHARE of the best)."""
-    best_clients, best = max(curve, key=lambda point: point[1])
-    knee = min(clients for clients, value in curve if value >= HWM_SHARE * best)
+def high_water_mark(curve: list[tuple[int, float | None]]) -> tuple[float | None, int | None, int | None]:
+    """(best throughput, clients at the best, fewest clients reaching HWM_SHARE of the best); a point with no
+    rate (n/a: no measured time) is no point, and with none left every figure is None."""
+    measured = [(clients, value) for clients, value in curve if value is not None]
+    if not measured:
+        return None, None, None
+    best_clients, best = max(measured, key=lambda point: point[1])
+    knee = min(clients for clients, value in measured if value >= HWM_SHARE * best)
     return best, best_clients, knee
 
 
@@ -343,7 +347,7 @@ def hwm_samples(workload: str, curve: list[tuple[int | None, dict[str, Any]]], l
     tagged = dict(labels)  # unlabelled for one size: compare makes headlines of it
     return [Sample(workload, "obj_hwm_mbps", best, "MB/s", labels=tagged),
             Sample(workload, "obj_hwm_ops_per_s", best_ops, "ops/s", labels=tagged),
-            Sample(workload, "obj_hwm_clients", float(knee), "clients", labels=tagged)]
+            Sample(workload, "obj_hwm_clients", None if knee is None else float(knee), "clients", labels=tagged)]
 
 
 ObjectsPut = variant(_Objects, "objects-put", "S3 PUT of new objects (native engine; COSBench's write stage)", op="put",

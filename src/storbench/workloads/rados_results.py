@@ -63,7 +63,8 @@ def fio_figures(data: dict[str, Any], iops: list[float]) -> dict[str, float | No
 
 
 def figure_samples(workload: str, figures: dict[str, float | None], labels: dict[str, str],
-                   iops: list[float]) -> list[Sample]:
+                   iops: list[float | None]) -> list[Sample]:
+    """The figures and the consistency of the per-second IOPS (None: an n/a second, skipped, not a stall)."""
     samples = [Sample(workload, metric, value, UNITS.get(metric, "IOPS"), labels=dict(labels))
                for metric, value in figures.items()]
     # IOPS only: with a fixed op size the MB/s series is the IOPS series times a constant (same CV,

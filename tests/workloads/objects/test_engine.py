@@ -11,7 +11,9 @@ import time
 import pytest
 
 from storbench.engines import native
+from storbench.engines.native_results import result_samples
 from storbench.errors import WorkloadError
+from storbench.workloads.objects import NAMES
 from tests.workloads.objects.conftest import base_job
 
 pytestmark = pytest.mark.s3
@@ -139,8 +141,33 @@ def test_open_loop_latency_includes_a_paused_server(s3):
     # ...while only the few in flight when it began had a long service time
     assert service["p90_ms"] < latency["p90_ms"] / 3, (service, latency)
     assert result["load"]["late_starts"] >= 30
-    late = [s for s in result["series"] if s["max_ms"] >= 1000]
+    late = [s for s in result["series"] if s["max_ms"] is not None and s["max_ms"] >= 1000]
     assert late, result["series"]
+
+
+def test_no_operation_is_null_not_zero(s3):
+    """A second in which no request completed has no latency, and a run with no operation no CPU per operation:
+    null in the engine's JSON and None in the samples, never 0.0 (which reads as free work)."""
+    _, state = s3
+    prefix = "na-test/"
+    native.run_job(base_job(state, prefix, objects=4, ops=4))
+    # open loop at 0.5/s for 2.1 s: requests due at 0 s and 2 s, none in second 1
+    sparse = native.run_job(base_job(state, prefix, objects=4, ops=0, duration_s=2.1, mix=[{"op": "get"}],
+                                     load={"model": "open", "rate": 0.5, "max_outstanding": 1}))
+    series = sparse["series"]
+    assert [s["ops"] for s in series] == [1, 0, 1], series
+    assert series[1]["mean_ms"] is None and series[1]["max_ms"] is None
+    assert all(s["mean_ms"] > 0 and s["max_ms"] >= s["mean_ms"] for s in (series[0], series[2])), series
+    assert sparse["cpu"]["cpu_us_per_op"] > 0
+    # every GET of a key never written fails: no operation done
+    missing = native.run_job(base_job(state, "na-absent/", objects=4, ops=6, mix=[{"op": "get"}],
+                                      load={"model": "closed", "concurrency": 1}))
+    assert (missing["total"]["ops"], missing["total"]["errors"]) == (0, 6), missing["errors"]
+    assert missing["cpu"]["cpu_us_per_op"] is None and missing["cpu"]["cpu_s"] > 0
+    assert all(s["mean_ms"] is None and s["max_ms"] is None for s in missing["series"]), missing["series"]
+    samples = {s.metric: s.value for s in result_samples("objects-get", missing, NAMES, per_op=False)}
+    assert samples["obj_cpu_us_per_op"] is None and samples["obj_lat_p50_ms"] is None
+    assert samples["obj_ops"] == 0.0 and samples["obj_errors"] == 6.0  # counts: real zeros
 
 
 def test_local_fanout_merges_histograms_exactly(s3, tmp_path):

@@ -7,6 +7,7 @@ import shlex
 import shutil
 import signal
 import stat
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,13 +138,15 @@ def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph,
         series = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]["workloads"][phase]
         assert one(samples, phase, "ps_iops_stalls")["value"] == stalls(series["runs"][0]["per_second"]["iops"])
         assert one(samples, phase, "completion_time")["value"] > 0
-    write_sd = one(samples, "rados-bench-write", "rados_stddev_iops")["value"]
-    assert write_sd == pytest.approx(one(samples, "rados-bench-write", "ps_iops_stddev")["value"], abs=0.01)
-    assert one(samples, "rados-bench-write", "ps_iops_cv")["unit"] == "%"
     artifacts = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]
     assert artifacts["version"].startswith("ceph version 16.2") and artifacts["pool"] == pool
     write = artifacts["workloads"]["rados-bench-write"]["runs"][0]
     per_second = write["per_second"]
+    ps_sd = one(samples, "rados-bench-write", "ps_iops_stddev")["value"]
+    assert ps_sd == pytest.approx(statistics.stdev(v for v in per_second["iops"] if v is not None))
+    if None not in per_second["iops"]:  # rados's own counts a second before the first completion as 0 IOPS
+        assert one(samples, "rados-bench-write", "rados_stddev_iops")["value"] == pytest.approx(ps_sd, abs=0.01)
+    assert one(samples, "rados-bench-write", "ps_iops_cv")["unit"] == "%"
     assert len(per_second["iops"]) >= 3 and len(per_second["mbps"]) == len(per_second["iops"])
     assert "Total time run" in write["output"] and write["prefix"].startswith("benchmark_data_")
     assert write["command"][write["command"].index("-t") + 1] == "16" and "4194304" in write["command"]
@@ -251,6 +254,43 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
     assert len(series) >= seconds and series[-1] == 0 and artifacts["runs"][0]["returncode"] == 1
     assert json.loads((run / "manifest.json").read_text())["status"] == "failed"  # the run is kept, not lost
     wait_clean(state)
+
+
+def test_seconds_before_the_first_completion_are_null_and_no_stall(ceph, pool, tmp_path):
+    """The OSD paused (SIGSTOP) from before the write's first operation for 2.5 s: rados bench prints 0 MB/s for
+    those seconds, storbench keeps them as null (n/a) in the stored series and counts no stall for them."""
+    home, state, _ = ceph
+    osd = next(d for d in api.service_status("ceph", ResultStore(home))["daemons"] if d["name"] == "osd.0")
+    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-bench-write", "--target",
+               f"rados://{pool}", "--label", "first-op-late", "--set", "duration_s=6", "--set", "threads=4",
+               "--set", "object_size=1m", "--json"]
+    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "TMPDIR": str(tmp_path)}  # where the run's private scratch (mkdtemp) is made
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while not list(tmp_path.glob("storbench-rados-*/rados-bench-write-1.txt")):  # made just before rados starts
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.02)
+        os.kill(osd["pid"], signal.SIGSTOP)
+        time.sleep(2.5)
+    finally:
+        os.kill(osd["pid"], signal.SIGCONT)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    outcome = json.loads(stdout)
+    run = Path(outcome["path"])
+    write = json.loads((run / "artifacts.json").read_text())["rados"]["workloads"]["rados-bench-write"]["runs"][0]
+    iops, mbps = write["per_second"]["iops"], write["per_second"]["mbps"]
+    late = next(i for i, v in enumerate(iops) if v is not None)
+    assert late >= 1 and iops[:late] == mbps[:late] == [None] * late, (iops, mbps)  # null, not 0
+    assert all(v is not None for v in iops[late:]) and sum(iops[late:]) > 0, iops
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    measured = [v for v in iops if v is not None]
+    limit = (statistics.median(measured) or statistics.fmean(measured)) / 2
+    # only measured seconds can be stalls (counted as 0 IOPS, each n/a second would have been one)
+    assert one(samples, "rados-bench-write", "ps_iops_stalls")["value"] == sum(v < limit for v in measured)
+    assert one(samples, "rados-bench-write", "ps_iops_min")["value"] == min(measured)
 
 
 def _wait_for_write_seconds(tmpdir: Path, seconds: int, proc: subprocess.Popen) -> int:

@@ -69,6 +69,30 @@ def test_osd_stopped_mid_write_is_an_incomplete_run_with_its_error():
         "error during benchmark: (110) Connection timed out"
 
 
+def test_seconds_before_the_first_completion_are_na_not_stalls():
+    # the OSD stopped (SIGSTOP) from 0.4 s to 3.0 s after the write began: seconds 1 and 2 finished nothing yet,
+    # and rados printed 0 as their current MB/s and average latency
+    out = golden("rados-16.2.15-write-osd-paused-first-2s.txt")
+    assert out.complete and not out.errors
+    assert out.iops_series() == [None, None, 18, 56, 49, 45]  # n/a kept in place: the time axis stays whole
+    mbps = out.mbps_series()
+    assert mbps[:2] == [None, None] and mbps[3] == pytest.approx(224 * MIB_TO_MB)
+    first = out.seconds[1]
+    assert (first.finished, first.cur_mibps, first.avg_lat_s, first.last_lat_s) == (0, None, None, None)
+    assert out.seconds[3].avg_lat_s == 2.4982  # from the first completion on, figures are figures
+    figures = consistency(out.iops_series())
+    assert figures.n == 4 and figures.min == 18
+    assert figures.stalls == 1  # second 3's 18 operations (under half the median, 47); never the n/a seconds
+    # rados's own Stddev IOPS counts the two seconds as 0 IOPS (and averages second 3 over three): not ours
+    assert out.summary["stddev_iops"] == 26.6158 and figures.stddev == pytest.approx(16.6333, abs=1e-4)
+
+
+def test_a_zero_second_after_the_first_completion_is_a_stall_not_na():
+    out = golden("rados-16.2.15-write-osd-stopped.stdout")
+    assert out.iops_series()[4:] == [0] * 9 and out.mbps_series()[4:] == [0] * 9  # real zeros, not None
+    assert consistency(out.mbps_series()).stalls == 9
+
+
 def test_a_cut_off_stalled_write_keeps_every_second():
     out = golden("rados-16.2.15-write-stalled-cut.txt")  # a full cluster: writes stopped, then killed
     assert not out.complete

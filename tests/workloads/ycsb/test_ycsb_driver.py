@@ -153,3 +153,12 @@ def test_ycsbs_throughput_is_over_its_operations_without_the_session_open():
     unclocked = {"ops_per_s": 500.0, "runtime_ms": None, "session_open_ms": None}
     core_driver.operations_scope(unclocked)
     assert unclocked["measured_s"] is None and unclocked["ops_per_s"] == 500.0
+
+
+def test_a_figure_ycsb_did_not_print_is_none_not_zero():
+    cut = F_OUTPUT.replace("[OVERALL], Throughput(ops/sec), 500.0\n", "")  # a summary without that line
+    total = core_driver.to_result(core_driver.parse(cut), "f", cpu_s=0.0)["total"]
+    assert total["ops_per_s"] is None
+    scoped = total | {"session_open_ms": 400}  # the clock is there, the rate is not
+    core_driver.operations_scope(scoped)
+    assert scoped["measured_s"] == pytest.approx(1.6) and scoped["ops_per_s"] is None

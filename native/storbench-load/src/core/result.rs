@@ -32,18 +32,20 @@ fn op_names<Op: Operation>(job: &Job<Op>) -> Vec<String> {
     names
 }
 
-fn rate(n: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        n as f64 / secs
-    } else {
-        0.0
-    }
+/// `n` per second; None (null: n/a) over no measured time.
+fn rate(n: u64, secs: f64) -> Option<f64> {
+    (secs > 0.0).then(|| n as f64 / secs)
+}
+
+/// CPU microseconds per operation; None (null: n/a, not free work) with no operation done.
+fn cpu_us_per_op(cpu_s: f64, ops: u64) -> Option<f64> {
+    (ops > 0).then(|| cpu_s / ops as f64 * 1e6)
 }
 
 fn op_json(o: &OpStats, secs: f64) -> Value {
     json!({
         "ops": o.ops, "bytes": o.bytes, "errors": o.errors,
-        "ops_per_s": rate(o.ops, secs), "mb_per_s": rate(o.bytes, secs) / 1e6,
+        "ops_per_s": rate(o.ops, secs), "mb_per_s": rate(o.bytes, secs).map(|r| r / 1e6),
         "latency": hist_json(&o.latency), "ttfb": hist_json(&o.ttfb), "service": hist_json(&o.service),
     })
 }
@@ -74,7 +76,7 @@ pub fn run_result<Op: Operation>(job: &Job<Op>, protocol: &str, echoed: Value, r
         "workers": report.workers,
         "load": {"model": model, "rate": rate_v, "workers": outstanding, "scheduled": report.scheduled,
                  "not_issued": report.not_issued, "late_starts": report.stats.late_starts,
-                 "max_start_lag_ms": report.stats.max_start_lag_us as f64 / 1000.0},
+                 "max_start_lag_ms": (total.ops > 0).then(|| report.stats.max_start_lag_us as f64 / 1000.0)},
         "start_unix_ms": report.start_unix_ms,
         "measure_start_unix_ms": report.measure_start_unix_ms,
         "measured_s": secs,
@@ -84,7 +86,7 @@ pub fn run_result<Op: Operation>(job: &Job<Op>, protocol: &str, echoed: Value, r
         "errors": errors_json(&report.stats.errors),
         "series": series_json(&report.stats.series, report.warmup_seconds),
         "cpu": {"user_s": report.cpu_user_s, "sys_s": report.cpu_sys_s, "cpu_s": cpu_s,
-                "cpu_us_per_op": if total.ops > 0 { cpu_s / total.ops as f64 * 1e6 } else { 0.0 },
+                "cpu_us_per_op": cpu_us_per_op(cpu_s, total.ops),
                 "process_cpu_s": report.cpu_total_s, "max_rss_kb": report.max_rss_kb},
         "per_process": [{"process_index": job.process_index, "ops": total.ops, "bytes": total.bytes,
                          "errors": total.errors, "cpu_s": cpu_s, "measured_s": secs,
@@ -133,7 +135,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
     let mut errors: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut series: Vec<Second> = Vec::new();
     let (mut user, mut sys, mut proc_cpu, mut workers, mut scheduled, mut not_issued, mut late) = (0.0, 0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
-    let mut lag: f64 = 0.0;
+    let mut lag: Option<f64> = None; // null (n/a) unless some process started an operation
     let mut rss = 0i64;
     let mut per_process = Vec::new();
     let mut warmup_seconds = 0usize;
@@ -170,7 +172,9 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
         scheduled += d["load"]["scheduled"].as_u64().unwrap_or(0);
         not_issued += d["load"]["not_issued"].as_u64().unwrap_or(0);
         late += d["load"]["late_starts"].as_u64().unwrap_or(0);
-        lag = lag.max(d["load"]["max_start_lag_ms"].as_f64().unwrap_or(0.0));
+        if let Some(l) = d["load"]["max_start_lag_ms"].as_f64() {
+            lag = Some(lag.map_or(l, |m| m.max(l)));
+        }
         for p in d["per_process"].as_array().into_iter().flatten() {
             per_process.push(p.clone());
         }
@@ -213,7 +217,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
         "errors": errors_json(&errors),
         "series": series_json(&series, warmup_seconds),
         "cpu": {"user_s": user, "sys_s": sys, "cpu_s": cpu_s,
-                "cpu_us_per_op": if total.ops > 0 { cpu_s / total.ops as f64 * 1e6 } else { 0.0 },
+                "cpu_us_per_op": cpu_us_per_op(cpu_s, total.ops),
                 "process_cpu_s": proc_cpu, "max_rss_kb": rss},
         "per_process": per_process,
     }))

@@ -177,6 +177,36 @@ fn failures_are_counted_by_kind_and_recorded() {
 }
 
 #[test]
+fn no_operation_done_is_null_not_zero() {
+    // every request refused: no operation completed, so CPU per operation and every second's latency are n/a
+    let result = run::<Kv>(doc(json!({"kv": {"fail_every": 1}})), Path::new("job.json"), None).unwrap();
+    assert_eq!((result["total"]["ops"].as_u64(), result["total"]["errors"].as_u64()), (Some(0), Some(10)));
+    assert!(result["cpu"]["cpu_us_per_op"].is_null(), "{}", result["cpu"]);
+    assert!(result["load"]["max_start_lag_ms"].is_null(), "{}", result["load"]);
+    assert!(result["cpu"]["cpu_s"].as_f64().is_some());
+    let series = result["series"].as_array().unwrap();
+    assert!(!series.is_empty());
+    assert!(series.iter().all(|s| s["mean_ms"].is_null() && s["max_ms"].is_null()), "{series:?}");
+    assert!(result["total"]["latency"].get("mean_ms").is_none()); // an empty histogram has no figures
+}
+
+#[test]
+fn a_second_with_no_operation_keeps_its_place_with_null_latency() {
+    // open loop at 0.5/s for 2.1 s: requests due at 0 s and 2 s, none in second 1
+    let job = doc(json!({"mix": [{"op": "read"}], "ops": 0, "duration_s": 2.1,
+                         "load": {"model": "open", "rate": 0.5, "max_outstanding": 1}}));
+    let result = run::<Kv>(job, Path::new("job.json"), None).unwrap();
+    let series = result["series"].as_array().unwrap();
+    let ops: Vec<u64> = series.iter().map(|s| s["ops"].as_u64().unwrap()).collect();
+    assert_eq!(ops, [1, 0, 1], "{series:?}");
+    assert!(series[1]["mean_ms"].is_null() && series[1]["max_ms"].is_null(), "{}", series[1]);
+    for s in [&series[0], &series[2]] {
+        assert!(s["mean_ms"].as_f64().is_some() && s["max_ms"].as_f64().is_some(), "{s}");
+    }
+    assert!(result["cpu"]["cpu_us_per_op"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
 fn the_mix_names_the_result_ops_and_ranges() {
     let mix = json!([{"op": "read", "weight": 1}, {"op": "read", "range_bytes": 10, "keys": "sequential"},
                      {"op": "read", "weight": 0}]);
@@ -264,6 +294,7 @@ fn merge_adds_results_and_refuses_failed_ones() {
     assert_eq!(merged["processes"], 2);
     assert_eq!(merged["total"]["ops"], 20);
     assert_eq!(merged["ops"]["write"]["latency"]["count"], 20);
+    assert!(merged["load"]["max_start_lag_ms"].as_f64().is_some() && merged["cpu"]["cpu_us_per_op"].as_f64().is_some());
     let failed = dir.join("failed.json");
     std::fs::write(&failed, result::fatal(&Error::NoInputs).to_string()).unwrap();
     paths.push(failed.clone());

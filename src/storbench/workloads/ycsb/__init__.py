@@ -284,7 +284,7 @@ class _Ycsb(Workload):
             self._after_load(ctx, params)
         else:
             total = result["total"]
-            if total["ops"] and total["latency"].get("count"):
+            if total["ops"] and total["latency"].get("count") and total["ops_per_s"] is not None:
                 peak.record(ctx, self.name, params["threads"], total["ops_per_s"],
                             total["latency"]["mean_ms"] * 1000)
         return samples
@@ -307,7 +307,8 @@ class _Ycsb(Workload):
         threads, how = server_threads(ctx, ctx.target_as(CassandraTarget))
         out.append(Sample(self.name, "ycsb_server_threads", float(threads) if threads else None, "threads"))
         out.append(Sample(self.name, "ycsb_ops_per_server_thread",
-                          total["ops_per_s"] / threads if threads else None, "ops/s/thread"))
+                          total["ops_per_s"] / threads if threads and total["ops_per_s"] is not None else None,
+                          "ops/s/thread"))
         text = (f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}" if threads
                 else f"ycsb: operations per server CPU thread not computed: server threads {how}")
         if text not in ctx.notes:

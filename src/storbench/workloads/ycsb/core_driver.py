@@ -176,7 +176,8 @@ def operations_scope(total: dict[str, Any]) -> None:
         total["measured_s"] = None  # no clock to scope by: the window stays the process's (timing=process)
         return
     total["measured_s"] = (runtime_ms - open_ms) / 1000
-    total["ops_per_s"] = total["ops_per_s"] * runtime_ms / (runtime_ms - open_ms)
+    if total["ops_per_s"] is not None:
+        total["ops_per_s"] = total["ops_per_s"] * runtime_ms / (runtime_ms - open_ms)
 
 
 def _wait(proc: subprocess.Popen, timeout: float) -> tuple[float, int]:
@@ -258,7 +259,7 @@ def to_result(series: dict[str, dict[str, float]], letter: str, cpu_s: float) ->
                     "p95_ms": overall["95thPercentileLatency(us)"] / 1000,
                     "p99_ms": overall["99thPercentileLatency(us)"] / 1000}
     return {"total": {"ops": total_ops, "errors": sum(s["errors"] for s in ops.values()),
-                      "ops_per_s": series["OVERALL"].get("Throughput(ops/sec)", 0.0),
+                      "ops_per_s": series["OVERALL"].get("Throughput(ops/sec)"),  # None: not printed (n/a)
                       "runtime_ms": series["OVERALL"].get("RunTime(ms)"), "latency": latency},
             "ops": ops, "errors": kinds,
             "cpu": {"cpu_s": cpu_s, "cpu_us_per_op": cpu_s * 1e6 / total_ops if total_ops else None}}
