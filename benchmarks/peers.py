@@ -108,14 +108,15 @@ class SparkWorkloads:
     (``default``/``compat``), each under its own directory of the run root, sharing the session."""
 
     def __init__(self, target_uri: str, home: Path, master: str, modes: tuple[str, ...] = ("default",),
-                 app: str = "storbench benchmark"):
+                 app: str = "storbench benchmark", conf: dict[str, str] | None = None):
         from storbench.engines.spark import SparkEngine, target_conf
         from storbench.context import RunContext
         from storbench.targets.base import TargetOptions, parse_target
 
         self.target = parse_target(target_uri, TargetOptions(home))
         root = self.target.claim(f"bench-{os.getpid()}") or ""
-        self.engine = SparkEngine(master, target_conf(self.target.facts()), self.target.scratch_dir(), app)
+        self.engine = SparkEngine(master, {**target_conf(self.target.facts()), **(conf or {})},
+                                  self.target.scratch_dir(), app)
         root = SparkEngine.data_uri(self.target, root)
         self.contexts = {mode: RunContext(f"bench-{mode}", self.target, f"{root}/{mode}", {"spark": self.engine},
                                           mode=mode) for mode in modes}
