@@ -99,3 +99,57 @@ def drop_written(work: Path) -> None:
 
     os.sync()
     evict_from_page_cache(work)
+
+
+class SparkWorkloads:
+    """storbench's Spark workloads run as the run loop runs them (the engine's tag around prepare + run, the
+    window the workload's own ``ctx.measure``), all in ONE Spark session: its start-up is outside every round,
+    as a peer's process start is outside the peer's own timer. ``modes`` gives one context per mode
+    (``default``/``compat``), each under its own directory of the run root, sharing the session."""
+
+    def __init__(self, target_uri: str, home: Path, master: str, modes: tuple[str, ...] = ("default",),
+                 app: str = "storbench benchmark", conf: dict[str, str] | None = None):
+        from storbench.engines.spark import SparkEngine, target_conf
+        from storbench.context import RunContext
+        from storbench.targets.base import TargetOptions, parse_target
+
+        self.target = parse_target(target_uri, TargetOptions(home))
+        root = self.target.claim(f"bench-{os.getpid()}") or ""
+        self.engine = SparkEngine(master, {**target_conf(self.target.facts()), **(conf or {})},
+                                  self.target.scratch_dir(), app)
+        root = SparkEngine.data_uri(self.target, root)
+        self.contexts = {mode: RunContext(f"bench-{mode}", self.target, f"{root}/{mode}", {"spark": self.engine},
+                                          mode=mode) for mode in modes}
+        self.target.attach({"spark": self.engine}, 0)
+
+    def __enter__(self) -> "SparkWorkloads":
+        self.engine.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.engine.stop()
+        finally:
+            self.target.release()
+
+    def run(self, name: str, overrides: dict[str, Any] | None = None, mode: str = "default",
+            warmup: bool = False) -> tuple[float, list[Sample]]:
+        """One repetition of workload ``name`` (its defaults, then ``overrides``): its window's seconds and its
+        samples (the workload's and the engine's: S3A requests on s3://); ``warmup``: an unsampled job group."""
+        from storbench.engines.base import Tag
+        from storbench.workloads import get_workload
+
+        workload, ctx = get_workload(name), self.contexts[mode]
+        given = overrides or {}
+        params = {p.name: p.coerce(given.get(p.name, p.default), name) for p in workload.params}
+        workload.check(ctx, params)
+        ctx.last_window, ctx.flush = None, bool(params.get("flush"))
+        ctx.rules = {"flush": "off"} if "flush" in params else {}
+        tag = Tag(name, -1 if warmup else 1)
+        self.engine.begin(tag)
+        workload.prepare(ctx, params)
+        samples = list(workload.run(ctx, params)) + self.engine.end(tag)
+        window = ctx.last_window
+        if window is None:
+            raise SystemExit(f"workload {name} did not time its action")
+        return window.end - window.start, samples

@@ -1,77 +1,83 @@
 """Bytes per second Spark's S3A moves in TeraGen against storbench's native engine PUTting the same objects (issue 15).
 
-One ``storbench services up s3`` (SeaweedFS, private home), then in one run of this script:
-  1. ``storbench run teragen --target s3://storbench/bench`` (local[*], one part file per partition,
-     the classic committer): S3A's bytes PUT (``s3a_write_mb``) over teragen's measured time;
-  2. ``storbench run objects-put`` on the same server: as many objects as teragen wrote part files,
-     each of the part files' mean size, with as many workers as Spark has task slots (the same
-     concurrency), ``ops`` = that object count: the native engine's ``obj_mbps``.
-Printed: both rates and the ratio S3A / native, i.e. how much of what this server takes from a
-client on this machine the analytics stack reaches (its record generation and Parquet encoding
-included: that is what a TeraGen is).
+One SeaweedFS (``storbench services up s3``, or the one up under --service-home); each round, order rotated:
+  1. storbench's teragen on s3://storbench/bench (Spark local[N], one part file per partition, Parquet,
+     the classic committer), in ONE Spark session warmed by one unrecorded teragen: S3A's bytes PUT
+     (``s3a_write_mb``) over teragen's window;
+  2. ``storbench run objects-put`` on the same server: as many objects as teragen writes part files, each
+     of the part files' mean size, with N workers (the same concurrency as Spark's N task slots),
+     ``ops`` = that object count, after one unrecorded warm-up repetition: the native engine's ``obj_mbps``.
+Start-up outside the timer on both (the Spark session; the engine's process start and connections).
+The ratio S3A / native says how much of what this server takes from a client on this machine the
+analytics stack reaches (record generation and Parquet encoding included: that is what a TeraGen is).
+No goal (issue 15 set none): reported.
 
-    .venv/bin/python benchmarks/s3a_vs_native.py [--size 64M] [--partition-mb 8] [--repeat 2]
+    .venv/bin/python benchmarks/s3a_vs_native.py [--size 64M] [--partition-mb 8] [--rounds 3] [--service-home HOME]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
+import math
+import os
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers import s3_service, storbench_cli as storbench  # noqa: E402
-
-
-def run_dir(home: Path, label: str) -> Path:
-    (found,) = [p for p in (home / "runs").iterdir() if f"-{label}-" in p.name]
-    return found
-
-
-def samples(home: Path, label: str) -> list[dict]:
-    lines = (run_dir(home, label) / "samples.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+from harness import parser, ratios, rotated, scope, service, spread, verdict
+from peers import SparkWorkloads, run_cli  # noqa: E402  (benchmarks/ is on sys.path as a script)
+from storbench.units import parse_count  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--size", default="64M", help="TeraGen bytes (default 64M)")
-    parser.add_argument("--partition-mb", type=int, default=8, help="TeraGen part file size in MB (default 8)")
-    parser.add_argument("--repeat", type=int, default=2)
-    args = parser.parse_args()
+    p = parser(__doc__)
+    p.add_argument("--size", default=None, help="TeraGen bytes (default 64M; --quick: 4M)")
+    p.add_argument("--partition-mb", type=int, default=None, help="TeraGen part file size in MB (default 8; --quick 1)")
+    p.add_argument("--slots", type=int, default=os.cpu_count() or 1,
+                   help="Spark's local[N] slots = the native engine's workers (default: the cores)")
+    args = p.parse_args()
+    size = parse_count(args.size or ("4M" if args.quick else "64M"))
+    part_mb = args.partition_mb or (1 if args.quick else 8)
+    if not size or part_mb < 1 or args.slots < 1:
+        raise SystemExit(f"--size {args.size!r} / --partition-mb {part_mb} / --slots {args.slots}: expected a byte "
+                         f"count, ≥ 1 MB and ≥ 1 slot")
+    parts = math.ceil(size / (part_mb * 1_000_000))  # teragen's partitions_of
+    scope(f"storbench teragen through Spark's S3A ({size / 1e6:.0f} MB, {parts} Parquet part files) vs storbench's "
+          f"native objects-put of {parts} objects of the part files' mean size, on one SeaweedFS on 127.0.0.1",
+          peer="storbench's native object engine (objects-put), same server, same object count and sizes",
+          parallelism=f"Spark local[{args.slots}] ({args.slots} tasks) vs {args.slots} native workers",
+          startup="outside the timer on both (one Spark session plus one unrecorded teragen; the engine's process "
+                  "start, connections and one unrecorded warm-up repetition per round)",
+          cache="the same server for both; neither syncs (flush=false)",
+          clock="both storbench windows (time.monotonic); S3A's rate = its s3a_write_mb over teragen's window")
     home = Path(tempfile.mkdtemp(prefix="storbench-bench-s3a-"))
-    with s3_service(home):
-        gen = storbench(home, "run", "teragen", "--target", "s3://storbench/bench", "--label", "spark",
-                        "--scale", args.size, "--repeat", str(args.repeat),
-                        "--set", f"partition_mb={args.partition_mb}")
-        if gen.returncode != 0:
-            sys.exit(gen.stderr[-2000:])
-        rows = [s for s in samples(home, "spark") if s["workload"] == "teragen" and not s["labels"].get("cores")]
-        by = lambda metric: [s["value"] for s in rows if s["metric"] == metric]  # noqa: E731
-        seconds, written, puts = by("completion_time"), by("s3a_write_mb"), by("s3a_put_requests")
-        spark_mbps = mean([mb / s for mb, s in zip(written, seconds)])
-        slots = int(next(s["labels"]["cores"] for s in samples(home, "spark") if s["metric"] == "gb_per_core_hour"))
-        params = json.loads((run_dir(home, "spark") / "manifest.json").read_text())["workload_parameters"]["teragen"]
-        parts = -(-params["size_bytes"] // (params["partition_mb"] * 1_000_000))  # teragen's partitions_of
-        object_bytes = int(mean(written) * 1e6 / parts)  # the part files' mean size (the few small markers included)
-        native = storbench(home, "run", "objects-put", "--target", "s3://storbench/bench", "--label", "native",
-                           "--repeat", str(args.repeat), "--set", f"size={object_bytes}", "--set", f"objects={parts}",
-                           "--set", f"ops={parts}", "--set", "duration_s=0", "--set", f"concurrency={slots}")
-        if native.returncode != 0:
-            sys.exit(native.stderr[-2000:])
-        native_mbps = mean([s["value"] for s in samples(home, "native") if s["metric"] == "obj_mbps"])
-    print(f"SeaweedFS on 127.0.0.1, one server; {parts} objects of {object_bytes / 1e6:.2f} MB, concurrency {slots}, "
-          f"mean of {args.repeat} repetitions each")
-    print(f"  Spark S3A teragen (records + Parquet + PUT + commit): {spark_mbps:8.2f} MB/s "
-          f"({mean(written):.1f} MB PUT in {mean(seconds):.2f} s, {mean(puts):.0f} PUTs)")
-    print(f"  storbench native objects-put (PUT only):              {native_mbps:8.2f} MB/s")
-    print(f"  ratio S3A / native: {spark_mbps / native_mbps:.3f}")
+    target = "s3://storbench/bench"
+    with service("s3", home, args.service_home):
+        results = args.service_home or home
+        with SparkWorkloads(target, results, f"local[{args.slots}]") as spark:
+            params = {"size_bytes": size, "partition_mb": part_mb, "flush": False}
+            spark.run("teragen", params, warmup=True)
+            written: list[float] = []
+
+            def spark_side(_k: int) -> float:
+                seconds, samples = spark.run("teragen", params)
+                mb = next(s.value for s in samples if s.metric == "s3a_write_mb")
+                written.append(mb)
+                return mb / seconds
+
+            def native_side(_k: int) -> float:
+                object_bytes = int((written[-1] if written else size / 1e6) * 1e6 / parts)
+                outcome, _ = run_cli(results, "run", "objects-put", "--target", target, "--label", "native",
+                                     "--repeat", "1", "--warmup", "1", "--set", f"size={object_bytes}",
+                                     "--set", f"objects={parts}", "--set", f"ops={parts}", "--set", "duration_s=0",
+                                     "--set", f"concurrency={args.slots}")
+                lines = (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines()
+                return next(s["value"] for s in map(json.loads, lines) if s["metric"] == "obj_mbps")
+
+            rates = rotated({"s3a": spark_side, "native": native_side}, args.rounds)
+    print(f"  S3A teragen (records + Parquet + PUT + commit): {spread(rates['s3a']).text('.2f', ' MB/s')}, "
+          f"{spread(written).median:.1f} MB PUT per round")
+    print(f"  native objects-put (PUT only):                  {spread(rates['native']).text('.2f', ' MB/s')}")
+    verdict("S3A/native MB/s", ratios(rates["s3a"], rates["native"]), goal=None)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,16 @@ Spark session running the same SQL on the same files.
    the wall time of ``spark.sql(text).collect()`` in a bare PySpark session (same master, same
    SQL settings, same files, statistics collected the same way, no event log, no telemetry).
 
-    .venv/bin/python benchmarks/tpcds_gen_and_overhead.py [--sf 1] [--work DIR] [--skip-overhead]
+Each part runs --rounds rounds (at least 3) with the sides' order rotated; verdicts on the per-round
+ratios' median. Goals: storbench flat ≥ 1.0× DuckDB alone, partitioned ≥ 0.5×; the rest reported.
+--quick: SF 0.01, the flat layout only (partitioned writes 9,000 files), no overhead part (each of its rounds
+starts two Spark sessions and ANALYZEs 24 tables: minutes on a loaded machine); --queries picks a subset.
+
+    .venv/bin/python benchmarks/tpcds_gen_and_overhead.py [--sf 1] [--work DIR] [--skip-overhead] [--rounds 3]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -30,12 +34,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from harness import parser, ratios, rotated, scope, spread, verdict  # noqa: E402
 from storbench.workloads.tpcds.data import FACT_DATE_KEYS, TABLES, tpcgen_binary  # noqa: E402
+
+QUICK_QUERIES = "q3,q42,q52,q96"
 
 BARE = r"""
 import json, os, sys, time
@@ -56,7 +64,7 @@ spark.sql("USE bare")
 register_tables(spark, sys.argv[1], "bare")
 analyze_tables(spark, "bare")
 times = {}
-for name in query_names():
+for name in (sys.argv[4].split(",") if sys.argv[4] != "all" else query_names()):
     start = time.monotonic()
     spark.sql(to_spark(all_texts()[name])).collect()
     times[name] = time.monotonic() - start
@@ -143,8 +151,9 @@ def _cli(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def overhead(work: Path, rounds: int) -> dict[str, float]:
-    """Both sides in a fresh process doing the same: start Spark, register, ANALYZE, the 104 queries."""
+def overhead(work: Path, rounds: int, queries: str) -> dict[str, Any]:
+    """Both sides in a fresh process doing the same: start Spark, register, ANALYZE, the queries (all 104 or a
+    list); each round runs the two sides in turn, the order rotated."""
     home, target = work / "home-overhead", work / "target-queries"
     target.mkdir()
     gen = work / "gen-only.yaml"
@@ -154,72 +163,99 @@ def overhead(work: Path, rounds: int) -> dict[str, float]:
     data = f"file://{target}/storbench-{first['run_id']}/tpcds"
     suite = work / "queries.yaml"
     suite.write_text("name: queries\nprepare: [tpcds-analyze]\nworkloads: [tpcds]\n")
-    ours: dict[str, list[float]] = {}
-    bare: dict[str, list[float]] = {}
-    for _ in range(rounds):
-        result = subprocess.run([sys.executable, "-c", BARE, data, "4", str(ROOT / "src")], check=True,
+
+    def bare(_round: int) -> dict[str, float]:
+        result = subprocess.run([sys.executable, "-c", BARE, data, "4", str(ROOT / "src"), queries], check=True,
                                 capture_output=True, text=True)
-        for query, seconds in json.loads(result.stdout.strip().splitlines()[-1]).items():
-            bare.setdefault(query, []).append(seconds)
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def ours(_round: int) -> dict[str, float]:
         outcome = _cli("--results", str(home), "run", str(suite), "--target", f"file://{target}", "--set",
-                       f"data={data}", "--set", "sf=0.01", "--set", "shuffle_partitions=4")
+                       f"data={data}", "--set", "sf=0.01", "--set", "shuffle_partitions=4", "--set", f"queries={queries}")
+        times = {}
         for line in (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines():
             sample = json.loads(line)
             if sample["metric"] == "query_time" and sample["value"] is not None:
-                ours.setdefault(sample["labels"]["query"], []).append(sample["value"])
-    common = [q for q in bare if q in ours]
-    diffs = [statistics.median(ours[q]) - statistics.median(bare[q]) for q in common]
-    return {"queries": len(common), "rounds": rounds,
-            "storbench_total_s": sum(statistics.median(ours[q]) for q in common),
-            "bare_total_s": sum(statistics.median(bare[q]) for q in common),
+                times[sample["labels"]["query"]] = sample["value"]
+        return times
+
+    sides = rotated({"bare": bare, "storbench": ours}, rounds)
+    common = [q for q in sides["bare"][0] if all(q in r for r in sides["storbench"] + sides["bare"])]
+    totals = {side: [sum(r[q] for q in common) for r in runs] for side, runs in sides.items()}
+    diffs = [statistics.median([r[q] for r in sides["storbench"]]) - statistics.median([r[q] for r in sides["bare"]])
+             for q in common]
+    return {"queries": len(common), "totals": totals,
             "median_overhead_s": statistics.median(diffs), "mean_overhead_s": statistics.fmean(diffs)}
 
 
+GOALS = {"flat": 1.0, "partitioned": 0.5}  # storbench's tpcds-gen rate over DuckDB's alone
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sf", type=float, default=1.0)
-    parser.add_argument("--work", help="working directory (default: a temporary one, removed afterwards)")
-    parser.add_argument("--skip-overhead", action="store_true")
-    parser.add_argument("--skip-generation", action="store_true")
-    parser.add_argument("--rounds", type=int, default=1, help="overhead: bare/storbench pairs (medians)")
-    args = parser.parse_args()
+    p = parser(__doc__)
+    p.add_argument("--sf", type=float, default=None, help="generation scale factor (default 1; --quick: 0.01)")
+    p.add_argument("--work", help="working directory (default: a temporary one, removed afterwards)")
+    p.add_argument("--skip-overhead", action="store_true")
+    p.add_argument("--skip-generation", action="store_true")
+    p.add_argument("--queries", default=None, help="overhead: all (default) or a list, e.g. q3,q42 (--quick: 4)")
+    args = p.parse_args()
+    sf = args.sf or (0.01 if args.quick else 1.0)
+    queries = args.queries or (QUICK_QUERIES if args.quick else "all")
+    layouts = ("flat",) if args.quick else ("flat", "partitioned")  # partitioned's 9,000 files: not a smoke
+    scope(f"1. TPC-DS generation of the {len(TABLES)} tables as Parquet at SF {sf:g}: storbench tpcds-gen "
+          f"({', '.join(layouts)}) and tpcgen-cli alone vs DuckDB alone (dsdgen + COPY); 2. storbench's query_time "
+          f"vs a bare PySpark session's spark.sql().collect() at SF 0.01, queries {queries}",
+          peer="DuckDB alone (CALL dsdgen + COPY TO parquet); a bare PySpark session (same master, SQL settings, "
+               "files and ANALYZE)",
+          parallelism="generation: each tool's own (tpcgen-cli and DuckDB use the cores, storbench runs tpcgen-cli); "
+                      "queries: local[*] and 4 shuffle partitions on both",
+          startup="outside the timer on every side (each side a fresh process per round; generation timed from "
+                  "the first table to the last file closed; queries each timed alone after register + ANALYZE)",
+          cache="no side syncs; every side writes fresh files; the query sides read the same files",
+          clock="time.monotonic on every side (tpcgen-cli: its whole process, a native binary whose start is ms)")
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="storbench-bench-tpcds-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
         if not args.skip_generation:
-            generation(work, args.sf)
-        if not args.skip_overhead:
-            o = overhead(work, args.rounds)
-            print(f"Harness overhead per query (SF 0.01, {o['queries']} queries, {o['rounds']} round(s), fresh "
-                  f"process each): storbench {o['storbench_total_s']:.1f} s vs bare Spark session "
-                  f"{o['bare_total_s']:.1f} s (ratio {o['storbench_total_s'] / o['bare_total_s']:.2f}); "
-                  f"per query median {o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms")
+            generation(work, sf, layouts, args.rounds)
+        if not args.skip_overhead and not args.quick:  # a fresh Spark + ANALYZE of 24 tables per side and round
+            o = overhead(work, args.rounds, queries)
+            print(f"Harness overhead per query (SF 0.01, {o['queries']} queries, fresh process each): per query "
+                  f"median {o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms; "
+                  f"totals storbench {spread(o['totals']['storbench']).text('.1f', ' s')}, bare "
+                  f"{spread(o['totals']['bare']).text('.1f', ' s')}")
+            verdict("storbench/bare Spark query time", ratios(o["totals"]["storbench"], o["totals"]["bare"]), goal=None)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def generation(work: Path, sf: float) -> None:
+def generation(work: Path, sf: float, layouts: tuple[str, ...], rounds: int) -> None:
     print(f"TPC-DS generation at SF {sf:g} on {work} ({len(TABLES)} tables as Parquet; load {_load()})")
-    print("  scope: each side in its own fresh process, timed from the first table's generation to the last file "
-          "closed (no interpreter/JVM start-up, no sync); rate = tpcgen-cli's Parquet bytes / that time; peak = "
-          "largest process of that side's own tree")
-    rows = [("tpcgen-cli alone", tpcgen_alone(work, sf)), ("DuckDB alone (dsdgen + COPY)", duckdb_alone(work, sf))]
-    for layout in ("flat", "partitioned"):
-        rows.append((f"storbench tpcds-gen, {layout}", storbench_gen(work, sf, layout)))
-    same_mb = rows[0][1]["mb"]
-    duck_s = rows[1][1]["seconds"]
+    sides: dict[str, Any] = {"tpcgen-cli alone": lambda k: tpcgen_alone(work / f"r{k}", sf),
+                             "DuckDB alone": lambda k: duckdb_alone(work / f"r{k}", sf)}
+    for layout in layouts:
+        sides[f"storbench {layout}"] = lambda k, layout=layout: storbench_gen(work / f"r{k}", sf, layout)
+    for k in range(rounds):
+        (work / f"r{k}").mkdir()
+    runs = rotated(sides, rounds)
+    same_mb = runs["tpcgen-cli alone"][0]["mb"]  # the same bytes for every side's rate
     print(f"  logical data: {same_mb:.1f} MB (tpcgen-cli's Parquet)")
-    for name, r in rows:
+    for name, rs in runs.items():
+        last = rs[-1]
         extra = ""
-        if "layout_s" in r:
-            extra = (f"; generator {r['generate_s']:.1f} s overlapped with layout {r['layout_s']:.1f} s; "
-                     f"{r['files']:.0f} files in {r['folders']:.0f} partition folders, at most "
-                     f"{r['max_per_folder']:.0f} per folder; fact tables: "
-                     + ", ".join(f"{t} {n}" for t, n in r["fact_files"].items()))
-        print(f"  {name:32s} {r['seconds']:6.1f} s = {same_mb / r['seconds']:7.1f} MB/s, "
-              f"{duck_s / r['seconds']:.2f}x DuckDB alone, peak {r['peak_mb']:.0f} MB, "
-              f"own output {r['mb']:.1f} MB{extra}", flush=True)
+        if "layout_s" in last:
+            extra = (f"; last round: generator {last['generate_s']:.1f} s overlapped with layout "
+                     f"{last['layout_s']:.1f} s; {last['files']:.0f} files in {last['folders']:.0f} partition folders")
+        print(f"  {name:22s} {spread([r['seconds'] for r in rs]).text('.1f', ' s')} = "
+              f"{same_mb / spread([r['seconds'] for r in rs]).median:.1f} MB/s (median), "
+              f"peak {max(r['peak_mb'] for r in rs):.0f} MB, own output {last['mb']:.1f} MB{extra}", flush=True)
+    duck = [same_mb / r["seconds"] for r in runs["DuckDB alone"]]
+    verdict("tpcgen-cli/DuckDB generation rate", ratios([same_mb / r["seconds"] for r in runs["tpcgen-cli alone"]],
+                                                        duck), goal=None)
+    for layout in layouts:
+        verdict(f"storbench {layout}/DuckDB generation rate",
+                ratios([same_mb / r["seconds"] for r in runs[f"storbench {layout}"]], duck), goal=GOALS[layout])
     print(f"  load after: {_load()}")
 
 
