@@ -80,7 +80,7 @@ def test_a_quick_runs_verdict_and_scope_are_marked_and_the_smoke_tests_pattern_r
     scope, met, reported = capsys.readouterr().out.splitlines()
     assert scope == ("scope: a vs b; peer: b; parallelism: 1; start-up: out; cache/sync: cold; clock: monotonic "
                      "[quick smoke: tiny sizes, not a measurement]")
-    assert VERDICT.match(met)["median"] == "2" and met.endswith("goal ≥ 1.5×: met [quick smoke, not a measurement]")
+    assert VERDICT.match(met)["median"] == "2×" and met.endswith("goal ≥ 1.5×: met [quick smoke, not a measurement]")
     assert VERDICT.match(reported)["rounds"] == "3"
 
 
