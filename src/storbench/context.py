@@ -128,7 +128,10 @@ class RunContext:
 
     @contextmanager
     def measure(self) -> Iterator[None]:
-        """Wraps exactly the timed action; the runner reads ``last_window`` afterwards."""
+        """Wraps exactly the timed action; the runner reads ``last_window`` afterwards. The engines read their
+        window's own counters (S3A's requests) just outside its marks."""
+        for engine in self.engines.values():
+            engine.window_opens()
         start = self.mark()
         try:
             yield
@@ -136,3 +139,5 @@ class RunContext:
                 self.rules["flush"] = self.target.flush()
         finally:
             self.last_window = Window(start, self.mark())
+            for engine in self.engines.values():
+                engine.window_closed()

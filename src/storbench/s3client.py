@@ -165,15 +165,31 @@ class S3Client:
 
     def list_sizes(self, bucket: str, prefix: str = "") -> Iterator[tuple[str, int]]:
         """(key, size) of every object under ``prefix``."""
-        token = None
-        while True:
-            query = {"list-type": "2", "prefix": prefix, "max-keys": "1000"}
-            if token:
-                query["continuation-token"] = token
-            status, _, data = self.request("GET", bucket, query=query)
-            self._check(status, data)
+        for data in self._pages(bucket, {"prefix": prefix}):
             for match in re.finditer(rb"<Contents>(.*?)</Contents>", data, re.S):
                 yield _tag(match.group(1), "Key") or "", int(_tag(match.group(1), "Size") or 0)
+
+    def directories(self, bucket: str, prefix: str) -> list[str]:
+        """The "directories" below ``prefix`` (ending in /): the common prefixes of delimiter listings, deepest
+        first. A store on a file system (SeaweedFS's filer) keeps them, empty, after their objects are deleted."""
+        found, pending = [], [prefix]
+        while pending:
+            for data in self._pages(bucket, {"prefix": pending.pop(), "delimiter": "/"}):
+                for match in re.finditer(rb"<CommonPrefixes>(.*?)</CommonPrefixes>", data, re.S):
+                    found.append(_tag(match.group(1), "Prefix") or "")
+                    pending.append(found[-1])
+        return sorted((d for d in found if d.startswith(prefix) and d != prefix), key=lambda d: -d.count("/"))
+
+    def _pages(self, bucket: str, query: dict[str, str]) -> Iterator[bytes]:
+        """The pages of a ListObjectsV2 with ``query`` (prefix, delimiter), 1000 keys each."""
+        token = None
+        while True:
+            page = {"list-type": "2", "max-keys": "1000", **query}
+            if token:
+                page["continuation-token"] = token
+            status, _, data = self.request("GET", bucket, query=page)
+            self._check(status, data)
+            yield data
             if _tag(data, "IsTruncated") != "true":
                 return
             token = _tag(data, "NextContinuationToken")

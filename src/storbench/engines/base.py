@@ -136,6 +136,13 @@ class Engine:
         """Called after each workload: samples the engine measured itself over it (stored with the workload's)."""
         return []
 
+    def window_opens(self) -> None:
+        """Right before the workload's timed window starts (``ctx.measure``): figures that belong to the window
+        alone start here, not at ``begin`` (its prepare, set-up and checks fall outside)."""
+
+    def window_closed(self) -> None:
+        """Right after the timed window ended."""
+
     def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any]) -> bool:
         """A sweep point with its own engine options (shown as a progress ``step``); True if it restarted."""
         return False

@@ -10,7 +10,8 @@ multipart uploads completed at job commit) and ``magic`` (uploads written straig
 keys, made visible at job commit) go through Spark's PathOutputCommitProtocol.
 
 Statistics: S3A counts every request by type in one JVM-wide ``S3AStorageStatistics`` per JVM; the
-difference across a workload, summed over the JVMs, is stored as its samples (``METRICS``). The driver's
+difference across a workload's timed window (read just outside its marks), summed over the JVMs, is stored as
+its samples (``METRICS``): its prepare and its checks after the window are not its requests. The driver's
 JVM is read through py4j; on a cluster (any master but ``local``) each executor's too, by a tiny Spark
 job whose tasks call ``storbench.s3a.ExecutorStats`` (jvm/s3a/src) through Spark SQL's ``java_method``.
 """

@@ -109,7 +109,8 @@ class SparkEngine(Engine):
         self.session: Any = None
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
-        self._s3a_before: dict[str, dict[str, int]] | None = None  # S3A's counters per JVM when the workload began
+        # S3A's counters per JVM when the workload's timed window opened and closed (its last window)
+        self._s3a_window: tuple[dict[str, dict[str, int]] | None, dict[str, dict[str, int]] | None] = (None, None)
         self._group: str | None = None  # the job group of the workload running now
         self._explained = False  # a failure's root cause said everything (explain): no log tail after it
 
@@ -274,7 +275,13 @@ class SparkEngine(Engine):
             self._groups[group] = (tag.workload, tag.repetition, dict(tag.labels))
         self._group = group
         self.set_job_group(group)
-        self._s3a_before = self._s3a_counters()
+        self._s3a_window = (None, None)
+
+    def window_opens(self) -> None:
+        self._s3a_window = (self._s3a_counters(), None)
+
+    def window_closed(self) -> None:
+        self._s3a_window = (self._s3a_window[0], self._s3a_counters())
 
     def _s3a_counters(self) -> dict[str, dict[str, int]] | None:
         """S3A's counters per JVM on s3:// targets: the driver's, and the executors' unless they run in it."""
@@ -302,9 +309,10 @@ class SparkEngine(Engine):
         return (done, total) if total else None
 
     def end(self, tag: Tag) -> list[Sample]:
-        """S3A's requests over the workload, from the driver and every executor."""
-        after = self._s3a_counters()
-        return s3a.samples_between(tag.workload, self._s3a_before, after) if after is not None else []
+        """S3A's requests in the workload's timed window, from the driver and every executor: not its prepare
+        (an earlier repetition's output removed, a warm-up write) nor its checks after the window (issue 26)."""
+        before, after = self._s3a_window
+        return s3a.samples_between(tag.workload, before, after) if after is not None else []
 
     def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any]) -> bool:
         """A sweep point with its own master or Spark settings gets its own session (same dirs, same event log)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from storbench.analysis.metrics import workload_metrics
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
+from storbench.report.queries import check_lines
 from storbench.report.table import align
 
 COLUMNS = (("completion_time", "Time s"), ("max_read_mbps", "Read MB/s max"), ("max_write_mbps", "Write MB/s max"),
@@ -48,10 +49,11 @@ def summary_text(comparison: Comparison) -> str:
                or next(iter(rates.get(workload, [])[:1]), None))
         cells.append(f"{f.num(own.cells[0].aggregate)} {own.unit}" if own else "")
         table.append(cells)
+    checks = check_lines(comparison)  # TPC-DS's per-query outcomes, counted
     runs = comparison.runs[0]
     note = (f"{runs.name}: {len(by_workload)} operation(s); aggregates over repetitions (max for throughput "
             f"and CPU, mean for time and latency). Full table: storbench show {runs.run_id}")
-    return "\n".join([*align(table, right=set(range(1, len(COLUMNS) + 2))), "", note])
+    return "\n".join([*align(table, right=set(range(1, len(COLUMNS) + 2))), "", *checks, note])
 
 
 def _sweep_axes(comparison: Comparison) -> set[str]:

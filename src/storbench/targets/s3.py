@@ -190,7 +190,14 @@ class S3Target(Target):
             raise self.refuse_delete(uri)
         if not self._marked(self.run_prefix(), self.run_id):
             raise self.refuse_delete(uri, f"the run prefix's {MARKER} does not name run {self.run_id}")
-        return self.client.delete_prefix(self.bucket, key.rstrip("/") + "/") > 0
+        prefix = key.rstrip("/") + "/"
+        deleted = self.client.delete_prefix(self.bucket, prefix) > 0
+        # A store on a file system (SeaweedFS's filer) keeps emptied directories, each shown as an object DIR/
+        # (HEAD 200): S3A would take the path as still there. They go too, deepest first (a DELETE of a missing
+        # key is a no-op, as on AWS S3, where no such directories exist).
+        for directory in [*self.client.directories(self.bucket, prefix), prefix]:
+            self.client.delete(self.bucket, directory)
+        return deleted
 
     def manifest_config(self) -> dict[str, Any]:
         """The endpoint and where it came from; never the credentials."""

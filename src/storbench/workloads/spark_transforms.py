@@ -90,10 +90,16 @@ class Datagen(Workload):
                 .withColumn("integer_val", F.col("float_val").cast("long"))
                 .drop("id"))
 
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        """A sweep point (or repetition) regenerates the dataset: the previous one goes here, untimed, through the
+        target's own client, not inside the window (issue 26)."""
+        ctx.state(DatasetState).uri = None
+        ctx.target.delete(ctx.data_uri("dataset"))
+
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         frame = self.frame(spark_session(ctx), ctx.mode, params)
         uri = ctx.data_uri("dataset")
-        writer = frame.write.mode("overwrite")  # inside the run root; a sweep point regenerates it
+        writer = frame.write.mode("errorifexists")  # inside the run root, removed by prepare
         with ctx.measure():
             if params["format"] == "csv":
                 writer.option("header", True).csv(uri)

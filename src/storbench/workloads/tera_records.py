@@ -61,14 +61,13 @@ RAW_LOCAL = {"fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem", "fs.file
 
 
 def write(spark: Any, pairs: Any, uri: str, checksum: bool = True) -> None:
-    """Writes (key, value) pairs as Hadoop's 100-byte record files (part-r-NNNNN), replacing ``uri``.
+    """Writes (key, value) pairs as Hadoop's 100-byte record files (part-r-NNNNN) into ``uri``, which must not
+    exist (FileOutputFormat refuses it: the caller removes an earlier output before its timed window).
 
     ``checksum=False`` on file:// writes through the raw local file system (Hadoop's TeraGen, like
     every Hadoop writer there, goes through the checksummed one); other schemes are unaffected.
     """
     conf = _conf(spark, **({} if checksum else RAW_LOCAL))
-    path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(uri)
-    path.getFileSystem(conf).delete(path, True)  # FileOutputFormat refuses an existing directory
     byte_array = _class(spark, "[B")
     pairs.saveAsNewAPIHadoopFile(uri, byte_array, byte_array, _class(spark, f"{PACKAGE}.TeraFileOutputFormat"), conf)
 

@@ -121,6 +121,12 @@ class _TeraPhase(Workload):
         if ctx.last_window:
             ctx.state(TeraState).phase_s[self.phase] = ctx.last_window.end - ctx.last_window.start
 
+    def remove_previous(self, ctx: RunContext, uri: str) -> None:
+        """Untimed set-up (``prepare``): an earlier repetition's, warm-up's or sweep point's output at ``uri`` is
+        removed through the target's own client, outside the window and S3A's request counters, so that every
+        repetition writes into the same empty place and its window holds its write alone (issue 26)."""
+        ctx.target.delete(uri)
+
     def input(self, ctx: RunContext, field_name: str, missing: str) -> "TeraState":
         """The run's TeraState once the earlier phase left ``field_name`` (a URI), its files evicted from the
         page cache so the phase reads from the device; a phase run without it fails in one line."""
@@ -152,6 +158,11 @@ class _Gen(_TeraPhase):
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return params["size_bytes"] * 3  # input, sorted output, shuffle space
 
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        state = ctx.state(TeraState)
+        state.uri = state.sorted_uri = None  # the records, and their sort, are gone until this run writes anew
+        self.remove_previous(ctx, ctx.data_uri("tera-in"))
+
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         spark, records, uri = spark_session(ctx), records_of(params), ctx.data_uri("tera-in")
         tera = params["format"] == "tera"  # record files take blocks of records: no per-record step in Spark
@@ -161,7 +172,7 @@ class _Gen(_TeraPhase):
             if tera:
                 tera_records.write(spark, rows, uri, checksum)
             else:
-                tera_records.frame(spark, rows).write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(uri)
+                tera_records.frame(spark, rows).write.mode("errorifexists").options(**PARQUET_OPTIONS).parquet(uri)
         self._record_phase_time(ctx)
         if tera:  # TeraGen's verify stage
             per_file = tera_records.scan(spark, uri)
@@ -181,6 +192,10 @@ class _Sort(_TeraPhase):
     params = TERA_PARAMS + (FLUSH,)
     description = "sort the generated records into a total order by key (sampled range partitioning)"
 
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        ctx.state(TeraState).sorted_uri = None
+        self.remove_previous(ctx, ctx.data_uri("tera-out"))
+
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         tera = self.input(ctx, "uri", "no generated data; the suite must run the generator first")
         out, spark, source = ctx.data_uri("tera-out"), spark_session(ctx), tera.uri
@@ -192,7 +207,7 @@ class _Sort(_TeraPhase):
                                                             partitions_of(params)), out, checksum)
             else:
                 (spark.read.parquet(source).repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
-                 .write.mode("overwrite").options(**PARQUET_OPTIONS).parquet(out))
+                 .write.mode("errorifexists").options(**PARQUET_OPTIONS).parquet(out))
         self._record_phase_time(ctx)
         tera.sorted_uri = out
         return _throughput(self.name, ctx, params, [])

@@ -1,5 +1,6 @@
 """TPC-DS through the real CLI and a real local Spark: generation at SF 0.01 on file://, the 104 queries
-checked against DuckDB's answers, a 2-stream run with seeded orders, compare, and bad input.
+checked against DuckDB's answers, a 2-stream run with seeded orders where only some queries are checked (the
+others unchecked, never OK), compare, and bad input.
 
 The 104 queries run once (module fixture, ~2-4 minutes on 2 cores); the tests assert on that run.
 """
@@ -17,6 +18,7 @@ from tests.cli.helpers import storbench
 pytestmark = pytest.mark.real  # the CLI as a child process, Spark
 
 STREAM_QUERIES = ["q3", "q7", "q42", "q52", "q55", "q96"]
+CHECKED = ["q3", "q42", "q52", "q96"]  # check_queries: q7 and q55 get no reference answer
 
 
 def _load(outcome):
@@ -78,7 +80,9 @@ def test_all_104_queries_run_and_match_duckdb(tiny):
     assert artifacts["tpcds"]["runs"][0]["streams"]["1"]["orders"] == [query_names()]  # single stream: in order
     totals = {s["metric"]: s for s in samples if s["workload"] == "tpcds" and s["labels"] == {"streams": "1"}}
     assert totals["total_time"]["value"] >= sum(times.values()) * 0.99
-    assert totals["queries_failed"]["value"] == 0 and totals["geomean_query_time"]["value"] > 0
+    assert [totals[m]["value"] for m in ("queries_ran", "queries_checked_equal", "queries_mismatched",
+                                         "queries_failed", "queries_unchecked")] == [104, 104, 0, 0, 0]
+    assert totals["geomean_query_time"]["value"] > 0
     assert totals["gb_per_core_hour"]["value"] > 0
     # Spark's per-query metrics from the event log, and the workload's totals over all queries
     per_query = {s["labels"]["query"] for s in samples if s["metric"] == "spark_input_mb" and "query" in s["labels"]}
@@ -92,32 +96,74 @@ def test_compare_shows_per_query_section(tiny, tmp_path):
     table = storbench(home, "compare", "a")
     assert table.returncode == 0, table.stderr
     assert "tpcds: per-query times (streams=1)" in table.stdout and "Query time [" not in table.stdout
+    assert "tpcds queries (streams=1), run a: 104 ran: 104 checked equal\n" in table.stdout
     html = tmp_path / "r.html"
     result = storbench(home, "compare", "a", "--format", "html", "--output", str(html))
     assert result.returncode == 0 and 'data-metric="queries:tpcds:streams=1"' in html.read_text()
 
 
-@pytest.mark.spark
-def test_two_streams_record_two_seeded_permutations(tiny):
+@pytest.fixture(scope="module")
+def streams(tiny):
+    """A second run on tiny's data set: streams 1 and 2 over six queries, four of them checked against DuckDB."""
     base, home, target, outcome, *_ = tiny
     data = target / f"storbench-{outcome['run_id']}" / "tpcds"
     suite = base / "streams.yaml"
     suite.write_text("name: tpcds-streams\nworkloads: [tpcds]\n")
     result = storbench(home, "run", str(suite), "--label", "b", "--set", f"data=file://{data}", "--set", "sf=0.01",
                        "--set", "streams=1,2", "--set", f"queries={','.join(STREAM_QUERIES)}", "--set",
-                       "shuffle_partitions=4", "--json", timeout=600)
+                       f"check_queries={','.join(CHECKED)}", "--set", "shuffle_partitions=4", "--json", timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    samples, artifacts, manifest = _load(json.loads(result.stdout))
+    return home, result, *_load(json.loads(result.stdout))
+
+
+@pytest.mark.spark
+def test_two_streams_record_two_seeded_permutations(streams):
+    home, result, samples, artifacts, manifest = streams
     run = artifacts["tpcds"]["runs"][0]
     orders = run["streams"]["2"]["orders"]
     assert orders == [permutation(STREAM_QUERIES, run["seed"], 2, k) for k in (1, 2)]
     assert orders[0] != orders[1] and sorted(orders[0]) == sorted(STREAM_QUERIES)
-    assert all(r["status"] == "ok" for runs in run["streams"]["2"]["queries"].values() for r in runs)
-    streams = {s["labels"]["stream"] for s in samples if s["metric"] == "stream_time"
-               and s["labels"]["streams"] == "2"}
-    assert streams == {"1", "2"}
+    streams_ = {s["labels"]["stream"] for s in samples if s["metric"] == "stream_time"
+                and s["labels"]["streams"] == "2"}
+    assert streams_ == {"1", "2"}
     assert [s for s in samples if s["metric"] == "stream_degradation_pct" and s["labels"] == {"streams": "2"}]
     assert any("without statistics" in note for note in manifest["notes"])
+
+
+@pytest.mark.spark
+def test_checked_and_unchecked_queries_are_counted_apart_and_unchecked_is_never_ok(streams):
+    home, result, samples, artifacts, manifest = streams
+    unchecked = sorted(set(STREAM_QUERIES) - set(CHECKED))
+    for n in ("1", "2"):
+        results = artifacts["tpcds"]["runs"][0]["streams"][n]["queries"]
+        assert {q: {r["status"] for r in runs} for q, runs in results.items()} == {
+            q: {"unchecked" if q in unchecked else "ok"} for q in STREAM_QUERIES}  # DuckDB answered the four
+        assert all(r["why"] == "no reference answer: not in check_queries" for q in unchecked for r in results[q])
+        ok = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "query_ok"
+              and s["labels"]["streams"] == n}
+        assert ok == {q: None if q in unchecked else 1.0 for q in STREAM_QUERIES}  # n/a, not 1
+        times = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "query_time"
+                 and s["labels"]["streams"] == n}
+        assert all(times[q] > 0 for q in STREAM_QUERIES)  # an unchecked query ran: its time stands
+        counts = {s["metric"]: s["value"] for s in samples if s["metric"].startswith("queries_")
+                  and s["labels"] == {"streams": n}}
+        assert counts == {"queries_ran": 6, "queries_checked_equal": 4, "queries_mismatched": 0,
+                          "queries_failed": 0, "queries_unchecked": 2}
+        assert (f"tpcds: 2 of 6 queries unchecked with {n} stream(s): no reference answer: not in check_queries: "
+                f"{', '.join(q for q in STREAM_QUERIES if q in unchecked)}") in manifest["notes"]
+    assert "warning: tpcds: 2 of 6 queries unchecked with 1 stream(s)" in result.stderr
+    # compare: the line per run and stream count, and q7 (checked equal in run a) is flagged, not OK, in b
+    table = storbench(home, "compare", "a", "b", "--force")  # suites tpcds and tpcds-streams
+    assert table.returncode == 0, table.stderr
+    assert "tpcds queries (streams=1), run b: 6 ran: 4 checked equal, 2 unchecked\n" in table.stdout
+    assert "tpcds queries (streams=2), run b: 6 ran: 4 checked equal, 2 unchecked\n" in table.stdout
+    q7 = next(line for line in table.stdout.splitlines() if line.lstrip().startswith("q7 "))
+    assert q7.rstrip().endswith("unchecked in b") and "FAILED" not in table.stdout
+    checks = json.loads(storbench(home, "compare", "b", "--format", "json").stdout)["query_checks"]
+    assert {(c["set"], c["text"]) for c in checks} == {("streams=1", "6 ran: 4 checked equal, 2 unchecked"),
+                                                       ("streams=2", "6 ran: 4 checked equal, 2 unchecked")}
+    shown = storbench(home, "show", "b")
+    assert "tpcds queries (streams=2), run b: 6 ran: 4 checked equal, 2 unchecked" in shown.stdout, shown.stdout
 
 
 @pytest.mark.parametrize("args,message", [

@@ -75,3 +75,18 @@ def test_checksum_tolerates_rounding_but_not_wrong_values():
     assert "NULLs" in mismatch(summarize(duck_rows), summarize(nulls))
     summary = summarize(spark_rows)
     assert ResultSummary.from_dict(summary.to_dict()) == summary and len(summary.checksum) == 8
+
+
+def test_a_query_without_a_reference_says_why():
+    from storbench.workloads.tpcds.outcomes import checked, references
+
+    params = {"queries": ["q3", "q7", "q42"], "check_queries": ["q3", "q42", "q96"]}
+    assert checked(params) == ["q3", "q42"]
+    answers = {"q3": {"summary": {"rows": 1}}, "q42": {"error": "OutOfMemoryException: …"}}
+    local = references(answers, ["q3", "q7", "q42"], ["q3", "q42"], 0.01, True, "file:///d", 1.0)
+    assert local == {"q3": answers["q3"], "q7": {"why": "no reference answer: not in check_queries"},
+                     "q42": answers["q42"]}  # DuckDB's error: streams.py says "DuckDB failed: …"
+    paper = references({}, ["q3"], ["q3"], 100, True, "file:///d", 1.0)
+    assert paper == {"q3": {"why": "no reference answer: scale factor 100 is above check_max_sf=1"}}
+    remote = references({}, ["q3"], ["q3"], 0.01, False, "s3a://b/d", 1.0)
+    assert remote == {"q3": {"why": "no reference answer: DuckDB cannot read s3a://b/d from this machine"}}

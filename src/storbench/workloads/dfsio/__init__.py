@@ -147,8 +147,13 @@ class DfsIoWrite(_DfsIo):
         return params["files"] * params["file_size"] * max(1, params["replication"])
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        """Warm-up outside the timed window: load the class and the file system client in the executors."""
+        """Warm-up outside the timed window: load the class and the file system client in the executors. An
+        earlier repetition's files go here too: overwritten inside the window, HDFS would delete them there and
+        S3A probe them (issue 26). Hadoop's own TestDFSIO removes its files in its own run, as it does."""
         state = ctx.state(DfsIoState)
+        if params["driver"] == "storbench" and state.written:
+            ctx.target.delete(self.data_dir(ctx, params))
+            state.written = False
         if params["driver"] == "storbench" and not state.warm:
             warm = ctx.data_uri("dfsio-warmup")
             frame = spark_session(ctx).createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)

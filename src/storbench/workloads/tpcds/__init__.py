@@ -13,19 +13,23 @@
   its own scheduler pool and job groups); stream 1 of N=1 runs the queries in order, every
   stream of N>1 a random permutation seeded by (seed, N, stream), recorded in artifacts.json.
 
-Per query: ``query_time`` (labels query, streams; the median over the N streams) and
-``query_ok`` (1 when every execution ran and matched DuckDB's answer). A query that fails or
-mismatches keeps the others running: its time is None, its ``query_ok`` 0, its error goes to
-the run's notes and to artifacts.json, and compare flags it. Per-query Spark metrics come from
-the event log through job groups ``<workload group>@query=…,streams=…``.
+Each query's outcome is one of four: checked equal (its result matched DuckDB's answer on the same
+files), mismatched, failed (an error), or unchecked (no reference answer: the scale factor is above
+``check_max_sf``, the data is not on this machine, the query is not in ``check_queries``, or DuckDB
+failed on it). Only checked equal is OK. Per query: ``query_time`` (labels query, streams; the median
+over the N streams; None unless checked equal or unchecked) and ``query_ok``: 1 checked equal, 0
+mismatched or failed, None (n/a) unchecked, so an unchecked query never reads as OK, nor as a failure.
+Per stream count the four counts and the total (``queries_ran``, ``queries_checked_equal``,
+``queries_mismatched``, ``queries_failed``, ``queries_unchecked``) make the reports' line "104 ran: 86
+checked equal, 18 unchecked". A query that fails or mismatches keeps the others running: its error goes
+to the run's notes and to artifacts.json, and compare flags it; unchecked queries are noted with why.
+Per-query Spark metrics come from the event log through job groups ``<workload group>@query=…,streams=…``.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import shutil
-import statistics
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +47,7 @@ from storbench.workloads.tpcds.check import duckdb_answers
 from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF, TABLES, analyze_tables,
                                             create_database, drop_database, duckdb_views, missing_tables,
                                             register_tables, run_database, tpcgen_version)
+from storbench.workloads.tpcds.outcomes import checked, references, run_samples
 from storbench.workloads.tpcds.pipeline import generate
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
@@ -52,6 +57,9 @@ SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny:
 DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
                               "empty: the one tpcds-gen wrote in this run")
 CHECK_MAX_SF = Param("check_max_sf", float, 1.0, "check results against DuckDB up to this scale factor", minimum=0)
+CHECK_QUERIES = Param("check_queries", list, ["all"], "the queries whose results are checked against DuckDB's answer "
+                      "(all, io or names, as queries): at a scale where DuckDB's answer to every query costs too "
+                      "much, check some; the others are reported unchecked")
 
 
 @dataclass
@@ -134,11 +142,15 @@ def _drop_database(ctx: RunContext) -> None:
 METRICS = metric_table("""
     query_time             | Query time                             | s          | median | faster/slower
     query_ok               | Query ran and matched DuckDB's answer  | ok         | min    | better/worse
+    queries_ran            | Queries run                            | queries    | max    | more/fewer
+    queries_checked_equal  | Queries checked equal to DuckDB's      | queries    | min    | more/fewer
+    queries_mismatched     | Queries whose result differs           | queries    | max    | fewer/more
+    queries_failed         | Queries failed (an error)              | queries    | max    | fewer/more
+    queries_unchecked      | Queries unchecked (no reference)       | queries    | max    | fewer/more
     total_time             | Total time of the streams              | s          | mean   | faster/slower
     stream_time            | Stream time                            | s          | mean   | faster/slower
     geomean_query_time     | Geometric mean of query times          | s          | mean   | faster/slower
     stream_degradation_pct | Multi-stream degradation vs one stream | %          | mean   | lower/higher
-    queries_failed         | Queries failed or mismatched           | queries    | max    | fewer/more
     generate_s             | Generator time (overlaps layout write) | s          | mean   | faster/slower
     layout_s               | Layout write and row check time        | s          | mean   | faster/slower
     files                  | Parquet files written                  | files      | max    | fewer/more
@@ -267,7 +279,7 @@ class Tpcds(Workload):
               "order; N: N concurrent streams, each a seeded random order)"),
         Param("seed", int, 20260101, "seed of the streams' query orders"),
         Param("shuffle_partitions", int, 200, "spark.sql.shuffle.partitions (Spark's default: 200)", minimum=1),
-        SF, DATA, CHECK_MAX_SF)
+        SF, DATA, CHECK_MAX_SF, CHECK_QUERIES)
     metrics = METRICS
 
     def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
@@ -277,6 +289,7 @@ class Tpcds(Workload):
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
         select_queries(params["queries"])
+        select_queries(params["check_queries"])
         stream_counts(params)
         _check_data_param(ctx, params, self.name)
 
@@ -297,7 +310,7 @@ class Tpcds(Workload):
             register_tables(spark, dataset.data_uri, _use_database(ctx))
             state.registered = dataset.data_uri
             ctx.notes.append(f"{self.name}: tables registered without statistics (no tpcds-analyze step)")
-        names = select_queries(params["queries"])
+        names = checked(params)
         cache = state.answers
         wanted = [n for n in names if n not in cache]
         if wanted and dataset.sf <= params["check_max_sf"]:
@@ -312,8 +325,9 @@ class Tpcds(Workload):
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         names = select_queries(params["queries"])
         texts = {name: to_spark(all_texts()[name]) for name in names}
-        answers = ctx.state(TpcdsState).answers
         dataset = _dataset(ctx, params, self.name)
+        answers = references(ctx.state(TpcdsState).answers, names, checked(params), dataset.sf, dataset.local,
+                             dataset.data_uri, params["check_max_sf"])
         parent = spark_session(ctx).sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
         _use_database(ctx)  # current for the queries, whatever ran in between
         counts = stream_counts(params)
@@ -331,44 +345,8 @@ class Tpcds(Workload):
         cores = ctx.engine(SparkEngine).default_parallelism()
         samples: list[Sample] = []
         for n, result in results.items():
-            samples += self._samples(ctx, names, n, result, dataset.sf, cores, results.get(1))
+            samples += run_samples(self.name, ctx.notes, names, n, result, dataset.sf, cores, results.get(1))
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         _drop_database(ctx)
-
-    def _samples(self, ctx: RunContext, names: list[str], n: int, result: dict[str, Any], sf: float, cores: int,
-                 single: dict[str, Any] | None) -> list[Sample]:
-        labels = {"streams": str(n)}
-        out, failed, times = [], [], []
-        for name in names:
-            runs = [s["results"][name] for s in result["streams"]]
-            ok = all(r["status"] in ("ok", "unchecked") for r in runs)
-            seconds = [r["seconds"] for r in runs if r["status"] in ("ok", "unchecked")]
-            times += seconds
-            value = statistics.median(seconds) if ok else None
-            out.append(Sample(self.name, "query_time", value, "s", labels={"query": name, **labels}))
-            out.append(Sample(self.name, "query_ok", 1.0 if ok else 0.0, "ok", labels={"query": name, **labels}))
-            if not ok:
-                bad = next(r for r in runs if r["status"] not in ("ok", "unchecked"))
-                failed.append(f"{name} ({bad['status']}: {bad.get('error') or bad.get('why')})")
-        for k, stream in enumerate(result["streams"], start=1):
-            out.append(Sample(self.name, "stream_time", stream["seconds"], "s", labels={**labels, "stream": str(k)}))
-        elapsed = result["elapsed"]
-        out += [Sample(self.name, "total_time", elapsed, "s", labels=labels),
-                Sample(self.name, "queries_failed", float(len(failed)), "queries", labels=labels),
-                Sample(self.name, "geomean_query_time",
-                       math.exp(statistics.fmean(math.log(max(t, 1e-6)) for t in times)) if times else None, "s",
-                       labels=labels),
-                Sample(self.name, "gb_per_core_hour", sf * n / cores / elapsed * 3600 if elapsed else None,
-                       "GB/core-h", labels=labels)]
-        if n > 1 and single:
-            mean_stream = statistics.fmean(s["seconds"] for s in result["streams"])
-            out.append(Sample(self.name, "stream_degradation_pct",
-                              (mean_stream / single["elapsed"] - 1) * 100, "%", labels=labels))
-        if failed:
-            ctx.notes.append(f"{self.name}: {len(failed)} of {len(names)} queries failed with {n} stream(s): "
-                             + "; ".join(failed[:10]) + (" …" if len(failed) > 10 else ""))
-        return out
-
-

@@ -90,5 +90,5 @@ def _run_query(spark: Any, name: str, text: str, answer: dict[str, Any] | None) 
         why = mismatch(ResultSummary.from_dict(answer["summary"]), summary)
         out.update(status="mismatch", why=why) if why else out.update(status="ok")
     elif answer:
-        out["why"] = f"no reference answer: DuckDB failed: {answer['error']}"
+        out["why"] = answer.get("why") or f"no reference answer: DuckDB failed: {answer['error']}"
     return out
