@@ -24,6 +24,8 @@ def group_of(item: pytest.Item) -> str:
     for group, names in SERVICE_GROUPS:
         if used & names:
             return group
+    if item.get_closest_marker("own_group"):  # independent slow tests of one module (the benchmark smoke runs)
+        return item.nodeid
     return item.nodeid.split("::", 1)[0]  # the module
 
 

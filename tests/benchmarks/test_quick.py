@@ -16,6 +16,7 @@ LIBRARIES = {"harness", "peers", "collector_process"}  # imported or started by 
 OWN = sorted(p.stem for p in BENCHMARKS.glob("*.py") if p.stem not in ELSEWHERE | LIBRARIES)
 
 
+@pytest.mark.own_group  # each smoke run is independent: the two workers share them out
 @pytest.mark.parametrize("name", OWN)
 def test_benchmark_runs_quick_and_prints_its_verdicts(name):
     run_quick(name)
