@@ -195,7 +195,9 @@ def test_s3a_requests_are_counted_on_every_executor(cluster, s3, python_without_
     gen = {s["metric"]: s["value"] for s in samples if s["workload"] == "teragen" and not s["labels"]}
     assert gen["s3a_jvms"] == 3  # the driver and both executors
     assert gen["s3a_write_mb"] >= 0.2 and gen["s3a_put_requests"] > 0  # 2,000 records of 100 bytes, as Parquet
-    assert gen["s3a_get_requests"] > 0 and gen["s3a_head_ms"] > 0  # TeraGen's verify read; HEADs are timed
+    # S3A's counters cover the timed window only (issue 26): TeraGen's verify read comes after it, so the window
+    # GETs nothing; its HEADs (the committer's status checks) are counted and timed
+    assert gen["s3a_get_requests"] == 0 and gen["s3a_head_requests"] > 0 and gen["s3a_head_ms"] > 0
 
 
 def test_spark_transforms_on_the_cluster(cluster, python_without_storbench, monkeypatch):
