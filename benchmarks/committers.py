@@ -13,10 +13,8 @@ committer (rename = COPY + DELETE on S3). No goal (issue 15 set none): reported.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 
-from harness import parser, ratios, rotated, scope, service, spread, verdict
+from harness import parser, private_dir, ratios, rotated, scope, service, spread, verdict
 from peers import SparkWorkloads  # noqa: E402  (benchmarks/ is on sys.path as a script)
 from storbench.units import parse_count  # noqa: E402
 
@@ -43,8 +41,7 @@ def main() -> None:
                   "before the rounds); the committers' order rotated each round",
           cache="one SeaweedFS on 127.0.0.1 for all; each workload's window ends with its committed output",
           clock="storbench's window (time.monotonic) for every committer")
-    home = Path(tempfile.mkdtemp(prefix="storbench-bench-committers-"))
-    with service("s3", home, args.service_home):
+    with private_dir("storbench-bench-committers-") as home, service("s3", home, args.service_home):
         with SparkWorkloads("s3://storbench/bench", args.service_home or home, "local[*]") as spark:
             def terasort(committer: str, record: bool = True) -> dict[str, float]:
                 params = {"size_bytes": size, "partition_mb": 1, "committer": committer, "flush": False}

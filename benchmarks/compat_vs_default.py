@@ -15,12 +15,10 @@ transcription's time is the reference's own choices (default/transcription). No 
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from pathlib import Path
 
-from harness import parser, ratios, rotated, scope, spread, verdict
+from harness import parser, private_dir, ratios, rotated, scope, spread, verdict
 from peers import SparkWorkloads  # noqa: E402  (benchmarks/ is on sys.path as a script)
 from storbench.suites import load_suite  # noqa: E402
 from storbench.workloads import compat_reference as ref  # noqa: E402
@@ -67,9 +65,8 @@ def main() -> None:
                 "(storbench's cold_cache, done for the transcription too); no side syncs",
           clock="storbench: its window (time.monotonic); the transcription: timeit.default_timer, its scripts' "
                 "own timer (datagen: time.monotonic around the write)")
-    scratch = tempfile.mkdtemp(prefix="storbench-bench-compat-")
     counts: dict[str, set[int]] = {}
-    with SparkWorkloads(f"file://{scratch}", Path(scratch) / "home", "local[*]", modes=("default", "compat"),
+    with private_dir("storbench-bench-compat-") as scratch, SparkWorkloads(f"file://{scratch}", Path(scratch) / "home", "local[*]", modes=("default", "compat"),
                         app="storbench compat benchmark", conf=conf) as spark:
         root = spark.contexts["default"].root_uri.rsplit("/", 1)[0]
         session = spark.engine.start()
@@ -109,7 +106,6 @@ def main() -> None:
             return times
 
         rounds = rotated({"round": round_of}, args.rounds)["round"]
-    os.rmdir(scratch) if not os.listdir(scratch) else None
     report(rounds, counts)
 
 

@@ -80,6 +80,19 @@ def rotated(sides: Mapping[str, Callable[[int], Any]], rounds: int) -> dict[str,
 
 
 @contextmanager
+def private_dir(prefix: str, parent: str | None = None) -> Iterator[Path]:
+    """A private scratch directory (mkdtemp) for the block, removed after, whatever happens in it."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
 def service(name: str, home: Path, service_home: Path | None = None, **options: Any) -> Iterator[dict[str, Any]]:
     """The state of service ``name``: the one already up under ``service_home`` (left running), or one
     started under ``home`` for the block and stopped after (``services up NAME`` with ``options``)."""

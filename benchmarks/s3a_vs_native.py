@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
-from harness import parser, ratios, rotated, scope, service, spread, verdict
+from harness import parser, private_dir, ratios, rotated, scope, service, spread, verdict
 from peers import SparkWorkloads, run_cli  # noqa: E402  (benchmarks/ is on sys.path as a script)
 from storbench.units import parse_count  # noqa: E402
 
@@ -49,9 +48,8 @@ def main() -> None:
                   "start, connections and one unrecorded warm-up repetition per round)",
           cache="the same server for both; neither syncs (flush=false)",
           clock="both storbench windows (time.monotonic); S3A's rate = its s3a_write_mb over teragen's window")
-    home = Path(tempfile.mkdtemp(prefix="storbench-bench-s3a-"))
     target = "s3://storbench/bench"
-    with service("s3", home, args.service_home):
+    with private_dir("storbench-bench-s3a-") as home, service("s3", home, args.service_home):
         results = args.service_home or home
         with SparkWorkloads(target, results, f"local[{args.slots}]") as spark:
             params = {"size_bytes": size, "partition_mb": part_mb, "flush": False}
