@@ -173,10 +173,11 @@ if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
   rm -rf jvm/s3a/target/jars
   mvn -q -B -f jvm/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=target/jars \
       -DincludeScope=runtime >/dev/null
-  # storbench's reader of S3A's counters on the executors (java_method), compiled against PySpark's Hadoop API
+  # storbench's reader of S3A's counters on the executors (java_method) and its signer for Ceph RGW, compiled
+  # against PySpark's Hadoop API and the AWS SDK jars fetched above
   pyspark_jars="$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars"
   rm -rf jvm/s3a/target/classes && mkdir -p jvm/s3a/target/classes
-  javac --release 17 -nowarn -cp "$(ls "$pyspark_jars"/hadoop-client-api-*.jar)" \
+  javac --release 17 -nowarn -cp "$(ls "$pyspark_jars"/hadoop-client-api-*.jar):jvm/s3a/target/jars/*" \
       -d jvm/s3a/target/classes jvm/s3a/src/storbench/s3a/*.java
   jar cf jvm/s3a/target/jars/storbench-s3a-stats.jar -C jvm/s3a/target/classes .
   echo "$s3a_fingerprint" > "$s3a_stamp"

@@ -42,10 +42,13 @@ def test_parse_bucket_and_prefix(monkeypatch):
 def test_the_manifest_records_the_endpoint_and_never_the_secret(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "the-secret")
+    monkeypatch.setenv("STORBENCH_S3_SERVER", "generic")  # declared: nothing is sniffed
     target = parse_target("s3://bench/x", TargetOptions(endpoint=ENDPOINT))
     assert isinstance(target, S3Target)
     assert target.manifest_config() == {"endpoint": ENDPOINT,
-                                        "endpoint_how": "--endpoint; credentials from the environment"}
+                                        "endpoint_how": "--endpoint; credentials from the environment",
+                                        "server": "generic", "server_how": "$STORBENCH_S3_SERVER"}
+    assert target.facts().server is None
     assert "the-secret" not in repr(target.endpoint)
     # held for signing in exactly one field, the one repr leaves out
     assert [name for name, value in vars(target.endpoint).items() if value == "the-secret"] == ["secret_key"]
@@ -90,3 +93,18 @@ def test_unreachable_endpoint_and_foreign_deletes_are_refused(monkeypatch):
     for uri in ("s3://other-bucket/x/storbench-r1/objects", "s3://bench/"):
         with pytest.raises(TargetError, match="it is not below this run's root"):
             target.delete(uri)
+
+
+def test_the_server_kind_is_declared_or_recognised_by_rgw_request_ids(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "the-secret")
+    monkeypatch.setenv("STORBENCH_S3_SERVER", "minio")
+    with pytest.raises(InputError, match=r"STORBENCH_S3_SERVER='minio': allowed: rgw, generic"):
+        parse_target("s3://bench/x", TargetOptions(endpoint=ENDPOINT))
+    monkeypatch.setenv("STORBENCH_S3_SERVER", "rgw")
+    target = parse_target("s3://bench/x", TargetOptions(endpoint=ENDPOINT))
+    assert target.facts().server == "rgw"
+    # Ceph 16.2's answer to a HEAD (the form is RGW's since luminous); SeaweedFS's and AWS's are not it
+    assert s3_module.RGW_REQUEST_ID.fullmatch("tx000001ee461564bd3c7d7-006b076c90-102e-default")
+    for other in ("18F2A4D4B1C3E5A7", "4442587FB7D0A2F9", "1732579200123456789"):
+        assert not s3_module.RGW_REQUEST_ID.fullmatch(other)

@@ -9,6 +9,12 @@ a copy and delete of every object on S3); ``directory``, ``partitioned`` (S3A's 
 multipart uploads completed at job commit) and ``magic`` (uploads written straight to their final
 keys, made visible at job commit) go through Spark's PathOutputCommitProtocol.
 
+Servers: on Ceph RGW (the target's ``server``, targets/s3.py) S3A signs empty bodies whole rather than aws-chunked
+(``RGW_CONF``: storbench.s3a.EmptyBodySigner in jvm/s3a/src): over plain HTTP the AWS SDK v2 sends every PUT as
+``x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD``, and Ceph 16's RGW answers that for a 0-byte object
+(S3A's directory markers, _SUCCESS) with ``400 XAmzContentSHA256Mismatch``. The settings are Hadoop's, so they reach
+the executors with the job's configuration; Spark records them with its settings (``spark_settings``).
+
 Statistics: S3A counts every request by type in one JVM-wide ``S3AStorageStatistics`` per JVM; the
 difference across a workload's timed window (read just outside its marks), summed over the JVMs, is stored as
 its samples (``METRICS``): its prepare and its checks after the window are not its requests. The driver's
@@ -92,8 +98,16 @@ def spark_uri(uri: str) -> str:
     return "s3a://" + uri.removeprefix("s3://") if uri.startswith("s3://") else uri
 
 
-def spark_conf(url: str, access_key: str, secret_key: str, region: str) -> dict[str, str]:
-    """The Spark settings that point S3A at an endpoint (the keys reach Hadoop's configuration only)."""
+# What a server kind needs beyond the common settings (issue 27).
+SERVER_CONF = {
+    "rgw": {"spark.hadoop.fs.s3a.http.signer.enabled": "true",
+            "spark.hadoop.fs.s3a.http.signer.class": "storbench.s3a.EmptyBodySigner"},
+}
+
+
+def spark_conf(url: str, access_key: str, secret_key: str, region: str, server: str | None = None) -> dict[str, str]:
+    """The Spark settings that point S3A at an endpoint (the keys reach Hadoop's configuration only), with what
+    the server's kind needs (``SERVER_CONF``)."""
     return {
         "spark.jars": ",".join(s3a_jars()),
         "spark.hadoop.fs.s3a.endpoint": url,
@@ -107,6 +121,7 @@ def spark_conf(url: str, access_key: str, secret_key: str, region: str) -> dict[
         "spark.hadoop.fs.s3a.retry.limit": "3",  # an endpoint that went away fails in seconds, not minutes
         "spark.hadoop.fs.s3a.attempts.maximum": "3",
         "spark.hadoop.fs.s3a.connection.establish.timeout": "5s",
+        **SERVER_CONF.get(server or "", {}),
     }
 
 

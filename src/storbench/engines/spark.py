@@ -75,7 +75,7 @@ def target_conf(facts: Any) -> dict[str, str]:
     names are masked in the manifest and the event log); on HDFS, fail fast when the NameNode goes away and
     keep the replication asked for."""
     if facts.scheme == "s3":
-        return s3a.spark_conf(facts.endpoint_url, facts.access_key, facts.secret_key, facts.region)
+        return s3a.spark_conf(facts.endpoint_url, facts.access_key, facts.secret_key, facts.region, facts.server)
     if facts.scheme != "hdfs":
         return {}
     conf = {"spark.hadoop.ipc.client.connect.max.retries": "2", "spark.hadoop.ipc.client.connect.timeout": "5000"}

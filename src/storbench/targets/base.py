@@ -47,6 +47,7 @@ class TargetFacts:
     access_key: str | None = field(default=None, repr=False)  # never shown, never recorded
     secret_key: str | None = field(default=None, repr=False)
     replication: int | None = None  # --replication, where the target keeps copies
+    server: str | None = None  # the object store's kind when it needs its own client settings ("rgw"), else None
 
 
 class Target:

@@ -9,6 +9,11 @@ then the running ``storbench services up s3``. Credentials, in order:
 ``$AWS_ACCESS_KEY_ID``/``$AWS_SECRET_ACCESS_KEY``, the storbench service's own when the
 endpoint is that service, then ``~/.aws/credentials`` (``$AWS_PROFILE`` or ``default``).
 They live in memory only: never in a manifest, a result or a report.
+
+The server's kind (``server`` in the manifest): ``$STORBENCH_S3_SERVER`` (``rgw``, or ``generic`` to claim
+nothing), else ``rgw`` when the endpoint is the RGW of `storbench services up ceph --rgw` or answers with
+Ceph RGW's request-id form (``tx`` + 21 hex digits, ``-`` and hex fields, ``-`` its zone group), else unknown.
+Engines bind settings to it (S3A on RGW: engines/s3a.py).
 """
 
 from __future__ import annotations
@@ -85,6 +90,24 @@ def resolve_endpoint(option: str | None, home: Path | None) -> S3Endpoint:
                      f"(or an AWS profile in ~/.aws/credentials)")
 
 
+SERVERS = ("rgw", "generic")
+# Ceph RGW's x-amz-request-id: tx<21 hex>-<hex: time>-<hex: instance>-<zone group>
+RGW_REQUEST_ID = re.compile(r"tx[0-9a-f]{21}-[0-9a-f]+-[0-9a-f]+-\S+")
+
+
+def declared_server() -> str | None:
+    declared = os.environ.get("STORBENCH_S3_SERVER")
+    if declared is not None and declared not in SERVERS:
+        raise InputError(f"STORBENCH_S3_SERVER={declared!r}: allowed: {', '.join(SERVERS)}")
+    return declared
+
+
+def is_ceph_rgw(url: str, home: Path | None) -> bool:
+    """Whether ``url`` is the RGW of storbench's own Ceph service in ``home``."""
+    ceph = service_status("ceph", home) if home else None
+    return bool(ceph and (ceph.get("s3_endpoint") or "").rstrip("/") == url)
+
+
 # S3's bucket naming rule (the subset every server accepts).
 BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
@@ -105,6 +128,10 @@ class S3Target(Target):
         self.endpoint = resolve_endpoint(options.endpoint, options.home)
         self.client = S3Client(self.endpoint.url, self.endpoint.access_key, self.endpoint.secret_key,
                                self.endpoint.region, timeout=10)
+        self._server = declared_server()
+        self._server_how = "$STORBENCH_S3_SERVER" if self._server else ""
+        if self._server is None and is_ceph_rgw(self.endpoint.url, options.home):
+            self._server, self._server_how = "rgw", "the storbench ceph service's RGW"
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
@@ -172,10 +199,24 @@ class S3Target(Target):
         self.client.delete_prefix(self.bucket, self.run_prefix())
         return True
 
+    def server(self) -> str | None:
+        """The server's kind (module doc): declared, our Ceph's RGW, or sniffed once from the request id of a
+        HEAD of the bucket (unknown when it cannot be reached: precheck says why)."""
+        if self._server is None and not self._server_how:
+            self._server_how = "not recognised"
+            try:
+                _, headers, _ = self.client.request("HEAD", self.bucket)
+            except (OSError, S3Error):
+                return None
+            if RGW_REQUEST_ID.fullmatch(headers.get("x-amz-request-id", "")):
+                self._server, self._server_how = "rgw", "its x-amz-request-id is Ceph RGW's"
+        return None if self._server == "generic" else self._server
+
     def facts(self) -> TargetFacts:
-        """The endpoint and its credentials (an engine passes them on, never records them)."""
+        """The endpoint and its credentials (an engine passes them on, never records them), and the server."""
         return TargetFacts(self.scheme, endpoint_url=self.endpoint.url, region=self.endpoint.region,
-                           access_key=self.endpoint.access_key, secret_key=self.endpoint.secret_key)
+                           access_key=self.endpoint.access_key, secret_key=self.endpoint.secret_key,
+                           server=self.server())
 
     def size_bytes(self, uri: str) -> int:
         key = urlparse(uri).path.strip("/")
@@ -200,5 +241,7 @@ class S3Target(Target):
         return deleted
 
     def manifest_config(self) -> dict[str, Any]:
-        """The endpoint and where it came from; never the credentials."""
-        return {"endpoint": self.endpoint.url, "endpoint_how": self.endpoint.how}
+        """The endpoint, the server's kind and where each came from; never the credentials."""
+        self.server()
+        return {"endpoint": self.endpoint.url, "endpoint_how": self.endpoint.how, "server": self._server,
+                "server_how": self._server_how}
