@@ -66,3 +66,14 @@ def test_spark_s3_001_runs_end_to_end_on_rgw(rgw):
     assert {q: r[0]["status"] for q, r in queries.items()} == dict.fromkeys(["q3", "q42", "q52", "q96"], "ok")
     assert list(client.list("spark", "s001/")) == []  # the run's prefix is gone
 
+
+
+def test_dfsio_writes_and_reads_through_s3a_on_rgw(rgw):
+    """dfsio-002 on RGW as its first Spark work in the run: each task's DfsIo builds its S3A file system from the
+    task's spark.hadoop.* settings (a bare Configuration went to AWS's default endpoint when no file system for
+    the bucket was cached in the executor yet)."""
+    home, state, client = rgw
+    _, by, _ = _run(home, state, "dfsio-002", "dfsio", "--set", "files=2", "--set", "file_size=2000000")
+    assert by[("dfsio-write", "s3a_write_mb")] >= 4.0 and by[("dfsio-write", "s3a_put_requests")] >= 2
+    assert by[("dfsio-read", "s3a_read_mb")] >= 4.0
+    assert list(client.list("spark", "dfsio/")) == []

@@ -3,6 +3,9 @@ package storbench.jvm;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.net.URI;
 import java.util.Random;
 
@@ -27,8 +30,43 @@ public final class DfsIo {
      * a local-disk benchmark measure the CPU instead of the device.
      */
     private static FileSystem fileSystem(String uri) throws IOException {
-        FileSystem fs = FileSystem.get(URI.create(uri), new Configuration());
+        FileSystem fs = FileSystem.get(URI.create(uri), sparkHadoopConfiguration());
         return fs instanceof LocalFileSystem ? ((LocalFileSystem) fs).getRaw() : fs;
+    }
+
+    /**
+     * A Hadoop configuration with the task's {@code spark.hadoop.*} settings (S3A's endpoint, credentials
+     * provider, signer...), as Spark's own readers get it. A bare {@code new Configuration()} only worked
+     * when Spark had already cached a file system for the same bucket in this JVM; otherwise an s3a://
+     * task went to AWS's default endpoint. Read by reflection: this jar does not build against Spark.
+     */
+    static Configuration sparkHadoopConfiguration() {
+        Configuration conf = new Configuration();
+        try {
+            // method handles, not Class.getMethod: that resolves every public method's types, and SparkEnv's
+            // mention protobuf classes Spark only has shaded
+            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            Class<?> envClass = Class.forName("org.apache.spark.SparkEnv");
+            Class<?> confClass = Class.forName("org.apache.spark.SparkConf");
+            Class<?> pairClass = Class.forName("scala.Tuple2");
+            Object env = lookup.findStatic(envClass, "get", MethodType.methodType(envClass)).invoke();
+            if (env == null) {
+                return conf;  // not inside Spark (a test, a plain JVM)
+            }
+            Object sparkConf = lookup.findVirtual(envClass, "conf", MethodType.methodType(confClass)).invoke(env);
+            Object[] pairs = (Object[]) lookup.findVirtual(confClass, "getAllWithPrefix",
+                    MethodType.methodType(pairClass.arrayType(), String.class)).invoke(sparkConf, "spark.hadoop.");
+            MethodHandle first = lookup.findVirtual(pairClass, "_1", MethodType.methodType(Object.class));
+            MethodHandle second = lookup.findVirtual(pairClass, "_2", MethodType.methodType(Object.class));
+            for (Object pair : pairs) {
+                conf.set((String) first.invoke(pair), (String) second.invoke(pair));
+            }
+        } catch (ClassNotFoundException e) {
+            return conf;
+        } catch (Throwable e) {
+            throw new IllegalStateException("reading Spark's spark.hadoop.* settings", e);
+        }
+        return conf;
     }
 
     /** Writes {@code bytes} to {@code uri} in {@code bufferSize} chunks; replication 0 keeps the default. */
