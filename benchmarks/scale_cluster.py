@@ -35,7 +35,7 @@ def _rows(nodes: int, seconds: int, slow: set[str], rng: random.Random) -> list[
         per: dict[str, dict[str, float]] = {}
         for k in range(1, nodes + 1):
             label = node_label(k)
-            speed = (1 / 3 if label in slow else 1.0) * (0.85 + 0.3 * rng.random()) * (1 + 0.2 * math.sin(t / 60 + k))
+            speed = (1 / 3 if label in slow else 1.0) * (0.85 + 0.3 * rng.random()) * (1 + 0.05 * math.sin(t / 60 + k))
             mbps = round(400 * speed, 2)
             per[label] = {"read_mbps": 0.0 if writing else mbps, "write_mbps": mbps if writing else 0.0,
                           "cpu_pct": round(20 + 50 * speed * rng.random(), 2),

@@ -65,7 +65,7 @@ def interpreter_start(env: dict[str, str], empty: Path) -> float:
 
 def eta_lookup(store: ResultStore) -> float:
     start = time.perf_counter()
-    found = expected_duration(store.list_runs(), "mixed", "tiny", 3, [])
+    found = expected_duration(store.list_runs(brief=True), "mixed", "tiny", 3, [])
     seconds = time.perf_counter() - start
     if found is None:
         raise SystemExit("the ETA found no previous run in the simulated store")
