@@ -80,7 +80,8 @@ def cluster_run(store: ResultStore, nodes: int, seconds: int, slow: tuple[str, .
     label = f"sim-{nodes}-nodes"
     run_id = f"20260101-000000-{label}-{nodes % 65536:04x}"
     config = {"target": "hdfs://namenode:8020/sb", "devices": ["vda"], "telemetry_interval_s": 1.0,
-              "nodes": [{"label": node_label(k), "name": f"n{k:03d}", "role": "worker", "host": f"10.0.{k // 250}.{k % 250}",
+              "nodes": [{"label": node_label(k), "name": f"n{k:03d}", "role": "worker",
+                         "host": f"10.0.{k // 250}.{k % 250}",
                          "devices": ["vda"]} for k in range(1, nodes + 1)]}
     manifest = {"label": label, "suite": "simulated-cluster", "scale": "sim", "repetitions": 1, "parameters": {},
                 "config": config, "machine": {"hostname": "driver", "cores": 8, "nodes": {}}, "errors": [],

@@ -143,9 +143,8 @@ def direct_result(results: list[dict[str, Any]]) -> dict[str, Any]:
             for kind in KINDS:
                 for index, count in _counts(r["ops"][op][kind]["hdr"]).items():
                     merged[kind][index] = merged[kind].get(index, 0) + count
-        ops[op] = {"ops": sum(r["ops"][op]["ops"] for r in results), "bytes": sum(r["ops"][op]["bytes"] for r in results),
-                   "errors": sum(r["ops"][op]["errors"] for r in results),
-                   **{kind: _hist(h) for kind, h in merged.items()}}
+        ops[op] = {key: sum(r["ops"][op][key] for r in results) for key in ("ops", "bytes", "errors")}
+        ops[op].update({kind: _hist(h) for kind, h in merged.items()})
     seconds: dict[int, dict[str, Any]] = {}
     for r in results:
         shift = round((r["start_unix_ms"] - first) / 1000)

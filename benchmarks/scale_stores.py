@@ -3,8 +3,9 @@
 ``fill(stores, runs, samples_per_run)`` writes ``runs`` run directories under the first store's
 ``home/runs`` (each a copy of the golden run ``cfg-a`` of tests/data/golden: its manifest with a new run id,
 label and start, and its first ``samples_per_run`` samples) and indexes them in every store's index (SQLite
-or PostgreSQL, the stores sharing that home), each in one transaction, the rows being the ones ``ResultStore`` itself writes (``store._row``). Labels repeat every
-``labels`` runs, so a label has many runs, as a long-lived store has. Files are written without fsync: this is
+or PostgreSQL, the stores sharing that home), each in one transaction, the rows being the ones ``ResultStore``
+itself writes (``store._row``). Labels repeat every ``labels`` runs, so a label has many runs, as a long-lived
+store has. Files are written without fsync: this is
 a fixture, not a run.
 """
 

@@ -76,11 +76,12 @@ def heatmap(key: str, label: str, t: list[float], nodes: list[NodeSeries], windo
             while end < columns and _colour(row[end], top_value) == colour:
                 end += 1
             a, b = x0 + bounds[c] * sx, x0 + bounds[end] * sx
-            out.append(f'<rect x="{a:.1f}" y="{y}" width="{max(b - a, 1.0):.1f}" height="{row_h - 1}" fill="{colour}"/>')
+            out.append(f'<rect x="{a:.1f}" y="{y}" width="{max(b - a, 1.0):.1f}" height="{row_h - 1}" '
+                       f'fill="{colour}"/>')
             c = end
         if slow:
-            out.append(f'<rect x="{x0 - 1}" y="{y - 1}" width="{bounds[-1] * sx + 2:.1f}" height="{row_h + 1}" fill="none" '
-                       f'stroke="{SLOW}" stroke-width="1.5"/>')
+            out.append(f'<rect x="{x0 - 1}" y="{y - 1}" width="{bounds[-1] * sx + 2:.1f}" height="{row_h + 1}" '
+                       f'fill="none" stroke="{SLOW}" stroke-width="1.5"/>')
     y0 = top + row_h * len(nodes)
     for tv in x_ticks:
         out.append(f'<text x="{x0 + tv * sx:.1f}" y="{y0 + 14}" text-anchor="middle" class="tick">'

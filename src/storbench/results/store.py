@@ -260,10 +260,11 @@ class ResultStore:
         manifest = {"run_id": record["run_id"], "label": record["label"], "suite": record["suite"],
                     "status": record["status"], "started": record["started"], "finished": record["finished"],
                     "schema_version": record["schema_version"], **json.loads(record["summary"])}
-        local, here = Path(record["path"]), self.runs_dir / record["run_id"]
-        # where its directory is, as _from_record says it (a look at two paths, no manifest read)
-        path = str(local) if host == self.host and (local / MANIFEST).exists() else \
-            str(here) if (here / MANIFEST).exists() else f"{host}:{local}" if self.index.shared else str(local)
+        path = record["path"]  # SQLite: the home's own directory
+        if self.index.shared:  # where its directory is, as _from_record says it (a look, no manifest read)
+            here = os.path.join(self.runs_dir, record["run_id"])
+            path = path if host == self.host and os.path.exists(os.path.join(path, MANIFEST)) else \
+                here if os.path.exists(os.path.join(here, MANIFEST)) else f"{host}:{path}"
         return Run(run_id=record["run_id"], label=record["label"], suite=record["suite"], status=record["status"],
                    started=record["started"], finished=record["finished"], manifest=manifest, samples=[],
                    path=path, host=host)
