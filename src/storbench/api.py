@@ -25,8 +25,8 @@ def run(options: RunOptions, store: ResultStore | None = None, progress: Progres
     return run_suite(options, store or ResultStore(), progress or Progress())
 
 
-def list_runs(store: ResultStore | None = None, label: str | None = None) -> list[Run]:
-    return (store or ResultStore()).list_runs(label)
+def list_runs(store: ResultStore | None = None, label: str | None = None, brief: bool = False) -> list[Run]:
+    return (store or ResultStore()).list_runs(label, brief)
 
 
 def import_run(run_dir: str | Path, store: ResultStore | None = None) -> Run:

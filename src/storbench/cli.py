@@ -190,7 +190,7 @@ def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
 
 
 def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
-    runs = api.list_runs(store, args.label)
+    runs = api.list_runs(store, args.label, brief=True)  # the index's summary: no manifest read
     if args.label and not runs:
         raise ResultsError(f"no run with label {args.label!r} in {store.where}; labels: {store.known_labels()}")
     if args.json:

@@ -204,7 +204,8 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
     for info, run in zip(c.runs, c.source_runs):
         try:
             rows, windows = loader(run)
-            prepared.append(series.prepare(info.run_id, info.name, list(rows or []), list(windows or [])))
+            prepared.append(series.prepare(info.run_id, info.name, list(rows or []), list(windows or []),
+                                           nodes.titles(run.manifest)))
         except Exception as exc:  # a missing or damaged series must not lose the rest of the report
             broken = series.prepare(info.run_id, info.name, [], [])
             broken.note = f"Telemetry series unavailable: {type(exc).__name__}: {exc}"

@@ -11,6 +11,8 @@ role. HTML adds grouped bars per operation (one group per node, one bar per run)
 from __future__ import annotations
 
 import json
+import re
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,32 @@ METRICS = (("max_read_mbps", "Max read", "MB/s"), ("max_write_mbps", "Max write"
 
 def is_node_row(row: Row) -> bool:
     return LABEL in row.labels
+
+
+def natural(label: str) -> tuple:
+    """Sort key putting worker-2 before worker-10."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", label))
+
+
+SLOW_SHARE, SLOW_NAMED = 0.10, 3  # a node is named slow 10% or more below the median node; three at most
+
+
+def slowest(values: list[tuple[Any, float]]) -> tuple[list[tuple[Any, float, float]], float | None]:
+    """The (at most three) items whose value is 10% or more below the median of ``values``, slowest first, with
+    their value and how far below the median they are (%); and the median (None with fewer than 3 values)."""
+    if len(values) < 3:
+        return [], None
+    median = statistics.median(v for _, v in values)
+    slow = [(item, v, (1 - v / median) * 100) for item, v in sorted(values, key=lambda iv: iv[1])
+            if median > 0 and v <= median * (1 - SLOW_SHARE)]
+    return slow[:SLOW_NAMED], median
+
+
+def titles(manifest: dict[str, Any]) -> dict[str, str]:
+    """A run's node labels (in natural order) and their titles: ``worker-3 (n003)``, or the label alone."""
+    found = {str(n.get("label")): str(n.get("name") or "") for n in (manifest.get("config") or {}).get("nodes") or []}
+    return {label: f"{label} ({name})" if name and name != label else label
+            for label, name in sorted(found.items(), key=lambda kv: natural(kv[0]))}
 
 
 @dataclass
@@ -179,7 +207,7 @@ def blocks(c: Comparison) -> list[Block]:
                           {m: [cell.aggregate for cell in rows[m].cells] if m in rows else [None] * len(c.runs)
                            for m, _, _ in present},
                           {m: list(rows[m].deltas) if m in rows else [None] * len(c.runs) for m, _, _ in present})
-                 for node, rows in sorted(nodes.items())]
+                 for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))]
         prepare = phase == PREPARE
         out.append(Block(workload, group, rest, present, lines,
                          [_cluster_line(c, i, cluster.get(group, {}), workload, prepare) for i in range(len(c.runs))],

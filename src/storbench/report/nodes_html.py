@@ -58,6 +58,35 @@ def _table(c: Comparison, block: nodes.Block) -> str:
             "</table></div>")
 
 
+MANY = 12  # past this many nodes: the slowest named, the table folded, no bars (one group per node is unreadable)
+
+
+def _slowest_lines(c: Comparison, block: nodes.Block) -> str:
+    """Per run, the nodes 10% or more below the median node's maximum throughput in the operation's direction."""
+    way = _direction(block)
+    metric = f"max_{way}_mbps"
+    if not any(m == metric for m, _, _ in block.metrics):
+        return ""
+    items = []
+    for i, run in enumerate(c.runs):
+        slow, median = nodes.slowest([(line, line.values[metric][i]) for line in block.nodes
+                                      if line.values[metric][i] is not None])
+        if median is None:
+            continue
+        prefix = f"{run.name}: " if len(c.runs) > 1 else ""
+        named = "; ".join(f"{line.title} {f.num(v)} ({behind:.0f}% below)" for line, v, behind in slow)
+        items.append(f"<li>{esc(prefix)}<b>slowest nodes</b> by maximum {esc(way)} MB/s (median node "
+                     f"{esc(f.num(median))}): {esc(named) if slow else 'none 10% or more below the median'}</li>")
+    return f'<ul class="cluster">{"".join(items)}</ul>' if items else ""
+
+
+def _many(c: Comparison, block: nodes.Block) -> str:
+    """A block of more than :data:`MANY` nodes: the slowest named, every node's figures one click away."""
+    return (f'{_slowest_lines(c, block)}<details><summary>All {len(block.nodes)} nodes\' figures</summary>'
+            f'{_table(c, block)}</details><p class="muted">Each node over time: the heat map under '
+            "Telemetry over time.</p>")
+
+
 def _gap_alerts(gaps: list[str]) -> str:
     return "".join(f'<div class="alert warn" role="alert">⚠ Telemetry gap, {esc(gap)}</div>' for gap in gaps)
 
@@ -70,8 +99,11 @@ def html_section(c: Comparison) -> str:
     parts = [f'<p class="muted">{esc(note)}</p>' if note else "", _gap_alerts(nodes.other_gaps(c))]
     for block in blocks:
         cluster = "".join(f"<li>{esc(line)}</li>" for line in block.cluster)
-        parts.append(f'<h3>{esc(block.heading)}</h3>{_gap_alerts(block.gaps)}{_table(c, block)}'
-                     f'<ul class="cluster">{cluster}</ul>{_charts(c, block)}')
+        body = (_many(c, block) if len(block.nodes) > MANY
+                else f'{_table(c, block)}<ul class="cluster">{cluster}</ul>{_charts(c, block)}')
+        if len(block.nodes) > MANY:
+            body = f'<ul class="cluster">{cluster}</ul>{body}'
+        parts.append(f"<h3>{esc(block.heading)}</h3>{_gap_alerts(block.gaps)}{body}")
     legend = ("Nodes are labelled by role and ordinal (worker-1, worker-2, …), so the nodes of two clusters "
               "line up by role; the node's own name is in brackets.")
     return f'<section><h2>Per-node results</h2>{"".join(parts)}<p class="muted">{esc(legend)}</p></section>'

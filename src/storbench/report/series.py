@@ -5,9 +5,11 @@ operations shaded. ``rows`` are dicts with ``t`` (seconds) and numeric columns s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.report import heatmap, nodes
 from storbench.report.svg import PALETTE, Line, esc, line_chart
 
 
@@ -57,6 +59,7 @@ class RunSeries:
     cpu: list[Line]
     windows: list[dict[str, Any]]
     note: str = ""
+    nodes: list[heatmap.NodeSeries] = field(default_factory=list)  # a cluster run's nodes, read + write MB/s
 
     @property
     def t_max(self) -> float:
@@ -67,13 +70,27 @@ class RunSeries:
         return max([v for line in self.throughput for v in line.values if v is not None] or [0.0])
 
 
-def prepare(run_id: str, name: str, rows: list[dict[str, Any]], windows: list[dict[str, Any]]) -> RunSeries:
+def _node_lines(rows: list[dict[str, Any]], titles: dict[str, str]) -> list[heatmap.NodeSeries]:
+    """Each node's read + write MB/s (``<label>.read_mbps`` and ``.write_mbps``), for the nodes in ``titles``."""
+    out = []
+    for label, title in titles.items():
+        read, write = _column(rows, f"{label}.read_mbps"), _column(rows, f"{label}.write_mbps")
+        values = [None if r is None and w is None else (r or 0.0) + (w or 0.0) for r, w in zip(read, write)]
+        if _present(values):
+            out.append(heatmap.NodeSeries(label, title, values))
+    return out
+
+
+def prepare(run_id: str, name: str, rows: list[dict[str, Any]], windows: list[dict[str, Any]],
+            nodes: dict[str, str] | None = None) -> RunSeries:
+    """``nodes``: a cluster run's node labels and their titles (``worker-3 (n003)``), in the order to show."""
     rows = sorted((row for row in rows if _number(row.get("t")) is not None), key=lambda row: float(row["t"]))
     windows = [w for w in windows if _number(w.get("t0")) is not None and _number(w.get("t1")) is not None]
     cpu = [Line(title, _column(rows, key), color) for key, title, color in
            (("cpu_pct", "CPU", PALETTE[3]), ("iowait_pct", "I/O wait", PALETTE[4]))]
     series = RunSeries(run_id, name, [float(row["t"]) for row in rows], _throughput_lines(rows),
-                       [line for line in cpu if _present(line.values)], windows)
+                       [line for line in cpu if _present(line.values)], windows,
+                       nodes=_node_lines(rows, nodes or {}))
     if not rows:
         series.note = "No telemetry series was recorded for this run."
     elif not series.throughput and not series.cpu:
@@ -98,4 +115,25 @@ def section(series: RunSeries, t_max: float | None = None, throughput_max: float
         parts.append('<figure><figcaption>CPU utilization <span class="dir">(% of all cores)</span></figcaption>'
                      + line_chart("series:cpu", f"{series.name}: CPU utilization (%)", "%", series.t, series.cpu,
                                   series.windows, y_max=100.0, t_max=t_max, extra_attrs=attrs) + "</figure>")
+    if len(series.nodes) > 1:
+        parts.append(_node_heatmap(series, t_max))
     return "\n".join(parts)
+
+
+def _node_heatmap(series: RunSeries, t_max: float | None) -> str:
+    inside = [i for i, tv in enumerate(series.t) if any(float(w["t0"]) <= tv <= float(w["t1"]) for w in series.windows)]
+    inside = inside or list(range(len(series.t)))  # no timed operation known: the whole series
+    means = [(node, statistics.fmean(vs)) for node in series.nodes
+             if (vs := [node.values[i] for i in inside if node.values[i] is not None])]
+    slow, median = nodes.slowest(means)
+    if slow:
+        named = "; ".join(f"{node.title} {mean:,.0f} MB/s ({behind:.0f}% below)" for node, mean, behind in slow)
+        caption = (f'<p class="slowest"><b>Slowest nodes</b> (mean read + write MB/s in the timed operations; '
+                   f"median node {median:,.0f} MB/s): {esc(named)}</p>")
+    else:
+        caption = ('<p class="slowest">No node is 10% or more below the median node in the timed operations.</p>'
+                   if median is not None else "")
+    svg = heatmap.heatmap("series:nodes", f"{series.name}: read + write MB/s per node over time", series.t,
+                          series.nodes, series.windows, {node.label for node, _, _ in slow}, t_max)
+    return (f'<figure><figcaption>Throughput per node <span class="dir">(read + write MB/s, one row per node; '
+            f"darker is faster, the slowest nodes in red)</span></figcaption>{caption}{svg}</figure>")

@@ -2,7 +2,10 @@
 
 The queries live here, written once with ``?`` placeholders; a backend supplies the connection,
 its DDL and the columns its ``runs`` table has (PostgreSQL also keeps each run's host and manifest,
-so a machine without the run directory can still list and compare the run).
+so a machine without the run directory can still list and compare the run). Both keep each run's ``summary``
+(the few manifest fields ``runs`` and the ETA read: scale, repetitions, sweep, target, process), so listing
+10,000 runs reads no manifest; the column is nullable and added in place to an older index, whose rows without
+it are listed from their manifests as before.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, Iterator, Sequence
 from storbench.errors import ResultsError
 from storbench.results.model import Sample
 
-BASE_COLUMNS = ("run_id", "label", "suite", "status", "started", "finished", "path", "schema_version")
+BASE_COLUMNS = ("run_id", "label", "suite", "status", "started", "finished", "path", "schema_version", "summary")
 
 
 class IndexLost(ResultsError):
@@ -82,10 +85,11 @@ class SqlIndex:
                           json.dumps(s.labels, sort_keys=True)) for s in samples])
 
     # -- reading ---------------------------------------------------------------------
-    def runs(self, label: str | None = None) -> list[RunRecord]:
-        """Runs, oldest first."""
-        query = f"SELECT {', '.join(self.COLUMNS)} FROM runs" + (" WHERE label = ?" if label else "")
-        return self._records(query + " ORDER BY started, run_id", (label,) if label else ())
+    def runs(self, label: str | None = None, brief: bool = False) -> list[RunRecord]:
+        """Runs, oldest first; ``brief``: without the shared index's manifest copy."""
+        columns = [c for c in self.COLUMNS if not brief or c != "manifest"]
+        query = f"SELECT {', '.join(columns)} FROM runs" + (" WHERE label = ?" if label else "")
+        return self._records(query + " ORDER BY started, run_id", (label,) if label else (), columns)
 
     def run(self, run_id: str) -> RunRecord | None:
         found = self._records(f"SELECT {', '.join(self.COLUMNS)} FROM runs WHERE run_id = ?", (run_id,))
@@ -107,7 +111,7 @@ class SqlIndex:
                                   "WHERE run_id = ?"), (run_id,))
             return [Sample(w, m, v, u, r, json.loads(labels)) for w, m, v, u, r, labels in cur.fetchall()]
 
-    def _records(self, query: str, params: Sequence[Any]) -> list[RunRecord]:
+    def _records(self, query: str, params: Sequence[Any], columns: Sequence[str] | None = None) -> list[RunRecord]:
         with self._cursor() as cur:
             cur.execute(self._sql(query), params)
-            return [RunRecord(zip(self.COLUMNS, row)) for row in cur.fetchall()]
+            return [RunRecord(zip(columns or self.COLUMNS, row)) for row in cur.fetchall()]

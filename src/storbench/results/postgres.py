@@ -32,13 +32,15 @@ CREATE TABLE IF NOT EXISTS storbench_schema (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, label TEXT NOT NULL, suite TEXT NOT NULL, status TEXT NOT NULL,
     started TEXT NOT NULL, finished TEXT, path TEXT NOT NULL, schema_version INTEGER NOT NULL,
-    host TEXT NOT NULL, manifest TEXT NOT NULL);
+    host TEXT NOT NULL, manifest TEXT NOT NULL, summary TEXT);
 CREATE INDEX IF NOT EXISTS runs_by_label ON runs(label, started);
 CREATE TABLE IF NOT EXISTS samples (
     run_id TEXT NOT NULL REFERENCES runs(run_id), workload TEXT NOT NULL, metric TEXT NOT NULL,
     value DOUBLE PRECISION, unit TEXT NOT NULL, repetition INTEGER NOT NULL, labels TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS samples_by_run ON samples(run_id);
 """
+_HAS_SUMMARY = ("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = 'runs' AND column_name = 'summary'")
 
 
 def is_postgres_url(text: str) -> bool:
@@ -155,6 +157,8 @@ class PostgresIndex(SqlIndex):
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
             conn.execute(_DDL)
+            if not conn.execute(_HAS_SUMMARY).fetchone():  # a table created before issue 28: rows keep NULL
+                conn.execute("ALTER TABLE runs ADD COLUMN summary TEXT")
             row = conn.execute("SELECT max(version) FROM storbench_schema").fetchone()
             if row[0] is None:
                 conn.execute("INSERT INTO storbench_schema VALUES (%s)", (DB_SCHEMA_VERSION,))

@@ -18,7 +18,7 @@ DB_SCHEMA_VERSION = 1
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, label TEXT NOT NULL, suite TEXT NOT NULL, status TEXT NOT NULL,
-    started TEXT NOT NULL, finished TEXT, path TEXT NOT NULL, schema_version INTEGER NOT NULL);
+    started TEXT NOT NULL, finished TEXT, path TEXT NOT NULL, schema_version INTEGER NOT NULL, summary TEXT);
 CREATE INDEX IF NOT EXISTS runs_by_label ON runs(label, started);
 CREATE TABLE IF NOT EXISTS samples (
     run_id TEXT NOT NULL REFERENCES runs(run_id), workload TEXT NOT NULL, metric TEXT NOT NULL,
@@ -77,5 +77,8 @@ class SqliteIndex(SqlIndex):
         if version == 0:
             db.executescript(_DDL)
             db.execute(f"PRAGMA user_version = {DB_SCHEMA_VERSION}")
+            db.commit()
+        elif "summary" not in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+            db.execute("ALTER TABLE runs ADD COLUMN summary TEXT")  # an index written before issue 28: rows keep NULL
             db.commit()
         return db

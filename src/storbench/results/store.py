@@ -55,6 +55,12 @@ def _check_schema(version: Any, where: str) -> None:
             f"{SCHEMA_VERSION}; upgrade storbench to read it")
 
 
+def summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What the index keeps of a manifest for listings and the ETA (``ResultStore.list_runs(brief=True)``)."""
+    return {"scale": manifest.get("scale"), "repetitions": manifest.get("repetitions"),
+            "sweep": manifest.get("sweep") or [], "config": {"target": (manifest.get("config") or {}).get("target")}}
+
+
 def _stderr_line(message: str) -> None:
     print(f"storbench: warning: {message}", file=sys.stderr, flush=True)
 
@@ -181,10 +187,13 @@ class ResultStore:
         return run
 
     # -- reading ---------------------------------------------------------------
-    def list_runs(self, label: str | None = None) -> list[Run]:
-        """Runs, oldest first, without their samples."""
+    def list_runs(self, label: str | None = None, brief: bool = False) -> list[Run]:
+        """Runs, oldest first, without their samples. ``brief``: each run's manifest holds only what the index
+        keeps of it (:func:`summary`: what ``runs`` and the ETA read), so no manifest is read; a run still
+        ``running`` in the index, or indexed without a summary, is read in full."""
         self._ensure_index()
-        return [self._from_record(record, with_samples=False) for record in self.index.runs(label)]
+        return [self._brief(record) if brief and record.get("summary") and record["status"] != liveness.RUNNING
+                else self._from_record(record, with_samples=False) for record in self.index.runs(label, brief)]
 
     def resolve(self, ref: str) -> Run:
         """A run id, or a label meaning that label's latest run; never a path (``names.check_ref``)."""
@@ -243,7 +252,22 @@ class ResultStore:
         return {"run_id": manifest["run_id"], "label": manifest["label"], "suite": manifest["suite"],
                 "status": manifest["status"], "started": manifest["started"], "finished": manifest.get("finished"),
                 "path": str(path), "schema_version": manifest["schema_version"], "host": self.host,
-                "manifest": json.dumps(manifest, sort_keys=True)}
+                "manifest": json.dumps(manifest, sort_keys=True), "summary": json.dumps(summary(manifest))}
+
+    def _brief(self, record: RunRecord) -> Run:
+        """A run from its index row alone: its manifest is the row's fields and summary."""
+        host = record.get("host", self.host)
+        manifest = {"run_id": record["run_id"], "label": record["label"], "suite": record["suite"],
+                    "status": record["status"], "started": record["started"], "finished": record["finished"],
+                    "schema_version": record["schema_version"], **json.loads(record["summary"])}
+        path = record["path"]  # SQLite: the home's own directory
+        if self.index.shared:  # where its directory is, as _from_record says it (a look, no manifest read)
+            here = os.path.join(self.runs_dir, record["run_id"])
+            path = path if host == self.host and os.path.exists(os.path.join(path, MANIFEST)) else \
+                here if os.path.exists(os.path.join(here, MANIFEST)) else f"{host}:{path}"
+        return Run(run_id=record["run_id"], label=record["label"], suite=record["suite"], status=record["status"],
+                   started=record["started"], finished=record["finished"], manifest=manifest, samples=[],
+                   path=path, host=host)
 
     def _from_record(self, record: RunRecord, with_samples: bool) -> Run:
         """The run directory when this machine has it (the files are the truth), else the shared index's copy."""

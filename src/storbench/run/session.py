@@ -132,7 +132,8 @@ class RunSession:
         """A previous run's duration of this suite at this scale, for the ETA (None: none, or unreadable)."""
         plan = self.plan
         try:
-            return expected_duration(self.store.list_runs(), plan.suite.name, plan.scale, plan.repetitions, sweep)
+            runs = self.store.list_runs(brief=True)  # the index's summaries: no manifest is read
+            return expected_duration(runs, plan.suite.name, plan.scale, plan.repetitions, sweep)
         except Exception:  # the ETA is a nicety: a store it cannot read is no reason to fail the run
             return None
 
