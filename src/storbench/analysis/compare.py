@@ -162,7 +162,7 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
             cands = [(r, change) for r in rows if r.metric == metric and r.phase != PREPARE and not r.labels
                      for change in [_change(r, i)] if change is not None]
             overall = [(r, change) for r, change in cands if r.phase == OVERALL]
-            if metric == "completion_time":
+            if metric == "completion_time" or metric in wording.READ_AND_RAN:  # every workload's
                 picked.extend(cands)
             elif overall:
                 picked.append(overall[0])
@@ -176,7 +176,16 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
         significant = [pair for pair in picked if pair[1].significance == wording.SIGNIFICANT]
         few = [pair for pair in picked if pair[1].significance == wording.TOO_FEW]
         chosen, suffix = (significant, "") if significant else (few, " (too few repetitions)")
+        chosen, said_together = _read_and_ran(chosen)
         for row, delta in chosen[:MAX_HEADLINES_PER_RUN]:
+            if id(row) in said_together:
+                read_row, read_delta = said_together[id(row)]
+                text = wording.read_and_ran(row.workload, read_row.spec, read_delta.rel or 0.0, row.spec,
+                                            delta.rel or 0.0) + suffix
+                out.append(Headline(i, f"{runs[i].name} vs {runs[0].name}: {text}", row.workload,
+                                    text.removeprefix(f"{row.workload} "), row.workload, row.metric,
+                                    delta.significance))
+                continue
             subject = wording.lower_first(row.spec.title)
             words = delta.words + suffix
             said = wording.phrase(row.spec, subject, delta.words) + suffix
@@ -188,6 +197,17 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
             text = f"{runs[i].name} vs {runs[0].name}: {said}"
             out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance))
     return out
+
+
+def _read_and_ran(chosen: list[tuple[Row, Delta]]) -> tuple[list[tuple[Row, Delta]], dict[int, tuple[Row, Delta]]]:
+    """A workload's bytes-read headline folded into its time headline (wording.READ_AND_RAN): the headlines
+    left, and by the time row's id the bytes row and delta said with it."""
+    read_metric, time_metric = wording.READ_AND_RAN
+    reads = {(row.workload, row.phase): (row, delta) for row, delta in chosen if row.metric == read_metric}
+    together = {id(row): reads[(row.workload, row.phase)] for row, _ in chosen
+                if row.metric == time_metric and (row.workload, row.phase) in reads}
+    folded = {id(reads_row) for reads_row, _ in together.values()}
+    return [pair for pair in chosen if id(pair[0]) not in folded], together
 
 
 def compare_runs(runs: list[Run]) -> Comparison:

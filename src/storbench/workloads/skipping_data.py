@@ -34,7 +34,8 @@ class SkippingData:
     rows: int = 0
     dates: int = 0
     seed: int = 0
-    answers: dict[str, dict[str, str]] = field(default_factory=dict)  # query → mode → answer checksum
+    # "query rows dates seed" → mode → the answer's checksum: the same data set answers alike in every mode
+    answers: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def item_of(row_id: int, seed: int) -> int:
@@ -59,7 +60,7 @@ def write(spark: Any, rows: int, dates: int, seed: int, fmt: str, row_group_kb: 
             .withColumn("date_sk", F.expr(f"CAST(id * {dates} DIV {rows} + {FIRST_DATE_SK} AS INT)"))
             .withColumn("item_sk", F.expr(f"pmod(id * {_SPREAD} + {seed}, {2**31})"))
             .withColumn("quantity", F.expr("CAST(id % 100 AS INT)"))
-            .withColumn("price", F.expr("(id % 10000) / 100.0"))
+            .withColumn("price", F.expr("CAST((id % 10000) / 100.0 AS DOUBLE)"))
             .withColumn("payload", F.md5(F.col("id").cast("string")))
             .withColumn(PARTITION, F.col("date_sk"))
             # the write's own ordering (by partition) is then met: each file keeps its ids in order
@@ -69,7 +70,7 @@ def write(spark: Any, rows: int, dates: int, seed: int, fmt: str, row_group_kb: 
         writer = writer.option("parquet.block.size", str(row_group_kb * 1024))
         if bloom:
             writer = (writer.option("parquet.bloom.filter.enabled#item_sk", "true")
-                      .option("parquet.bloom.filter.expected.ndv#item_sk", str(max(1, rows // dates))))
+                      .option("parquet.bloom.filter.expected.ndv#item_sk", str(row_group_kb * 1024 // 40)))  # rows per group
     else:
         writer = writer.option("header", True)
     writer.format(fmt).save(fact_uri)

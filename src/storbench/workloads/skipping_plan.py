@@ -5,8 +5,12 @@
   only those of the row groups it kept, as Spark's vectorized Parquet reader filters row groups, not rows),
   ``numFiles`` (files read), ``filesSize`` (their size) and ``numPartitions`` (partition folders read).
   SQL metrics are updated in the driver before a job ends, so they are complete when ``collect`` returns.
-- Bytes: Hadoop's FileSystem statistics for the target's scheme (``file``, ``hdfs``, ``s3a``), JVM-wide: read
-  before and after the query, in the driver's JVM, which runs the tasks too on a ``local`` master.
+- Bytes, read before and after the query in the driver's JVM (which runs the tasks too on a ``local`` master):
+  on ``hdfs://`` and ``s3://`` Hadoop's FileSystem statistics of the scheme (``hdfs``, ``s3a``); on ``file://``
+  the JVM's own ``rchar`` (/proc/PID/io: bytes its read calls returned), because Parquet reads local files with
+  Hadoop's vectored reads, which bypass those statistics (measured: 0.27 of 18 MB counted; Spark's task input
+  metrics, fed by them, undercount alike). ``rchar`` also counts the little shuffle the range and join queries
+  read back from Spark's local directory.
 """
 
 from __future__ import annotations
@@ -15,8 +19,6 @@ from typing import Any
 
 SCAN_METRICS = {"numOutputRows": "rows_scanned", "numFiles": "files_read", "filesSize": "files_bytes",
                 "numPartitions": "partitions_read"}
-_WRAPPERS = {"AdaptiveSparkPlanExec": "executedPlan", "ShuffleQueryStageExec": "plan",
-             "BroadcastQueryStageExec": "plan", "TableCacheQueryStageExec": "plan"}
 
 
 def scan_totals(frame: Any) -> dict[str, int]:
@@ -28,8 +30,11 @@ def scan_totals(frame: Any) -> dict[str, int]:
 
 def _walk(node: Any, totals: dict[str, int]) -> None:
     kind = str(node.getClass().getSimpleName())
-    if kind in _WRAPPERS:
-        _walk(getattr(node, _WRAPPERS[kind])(), totals)
+    if kind == "AdaptiveSparkPlanExec":  # adaptive execution: its final plan
+        _walk(node.executedPlan(), totals)
+        return
+    if kind.endswith("QueryStageExec"):  # shuffle, broadcast, result (Spark 4) stages hold their plan
+        _walk(node.plan(), totals)
         return
     if kind == "ReusedExchangeExec":  # its scans ran once, counted where they are
         return
@@ -43,7 +48,11 @@ def _walk(node: Any, totals: dict[str, int]) -> None:
         _walk(children.apply(i), totals)
 
 
-def fs_bytes_read(spark: Any, scheme: str) -> int:
-    """Bytes read so far through Hadoop's FileSystem clients of ``scheme`` in this JVM."""
+def bytes_read(spark: Any, scheme: str) -> int:
+    """Bytes read so far from the target by this JVM (see the module's note)."""
+    if scheme == "file":
+        pid = spark.sparkContext._gateway.proc.pid
+        with open(f"/proc/{pid}/io") as handle:
+            return next(int(line.split()[1]) for line in handle if line.startswith("rchar:"))
     stats = spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics()
     return sum(int(s.getBytesRead()) for s in stats if str(s.getScheme()) == scheme)
