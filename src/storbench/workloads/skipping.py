@@ -59,8 +59,8 @@ ON_CONF = {key: "true" for key in OFF_CONF}  # Spark's defaults, set again: a sw
 
 # the dataset's size and rows are declared alike by spark_transforms and tpcds
 METRICS = metric_table("""
-    target_read_mb  | Bytes read from the target  | MB         | mean | fewer/more | factor
-    rows_scanned    | Rows scanned                | rows       | mean | fewer/more | factor
+    target_read_mb  | Bytes read from the target  | MB         | mean | fewer/more | factor words-first
+    rows_scanned    | Rows scanned                | rows       | mean | fewer/more | factor words-first
     files_read      | Files read                  | files      | mean | fewer/more
     files_mb        | Size of the files read      | MB         | mean | less/more
     partitions_read | Partition folders read      | folders    | mean | fewer/more
