@@ -1,0 +1,78 @@
+"""The skipping pair on real targets: file:// (two runs and compare's sentence), hdfs:// (the session's HDFS) and
+s3:// (the session's SeaweedFS through S3A), each at a tiny size with --sweep skipping=off,on where one run is
+enough. Skipping on must read fewer bytes from the target (and fewer S3A GET bytes) and scan fewer rows, with the
+same answers (each query checks its answer against the generator's arithmetic and the other mode's)."""
+
+import json
+import re
+
+import pytest
+
+from tests.cli.helpers import storbench
+
+pytestmark = pytest.mark.spark
+
+TINY = ("--scale", "60000", "--set", "dates=6", "--set", "row_group_kb=32", "--repeat", "1", "--interval", "0.5")
+QUERIES = ("skipping-point", "skipping-range", "skipping-lookup", "skipping-join")
+
+
+def _run(home, target, label, *args):
+    done = storbench(home, "run", "skipping", "--target", target, "--label", label, *TINY, *args, "--json",
+                     timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome = json.loads(done.stdout)
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    run_dir = home / "runs" / outcome["run_id"]
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    return run_dir, samples
+
+
+def _by_mode(samples, metric):
+    out = {}
+    for s in samples:
+        if s["metric"] == metric and s["workload"] in QUERIES:
+            out.setdefault(s["workload"], {})[s["labels"]["skipping"]] = s["value"]
+    return out
+
+
+def _assert_skipping_saves(run_dir, samples, *extra):
+    for metric in ("target_read_mb", "rows_scanned", *extra):
+        for query, modes in _by_mode(samples, metric).items():
+            assert modes["on"] < modes["off"], (metric, query, modes)
+    files = _by_mode(samples, "files_read")["skipping-join"]
+    assert files["on"] < files["off"], files  # dynamic partition pruning read the selected dates' files only
+    answers = json.loads((run_dir / "artifacts.json").read_text())["skipping"]
+    assert set(answers) == {"point", "range", "lookup", "join"}
+    for query, checksums in answers.items():
+        assert checksums["on"] == checksums["off"], (query, checksums)
+
+
+def test_pair_on_file_and_compare_says_it(tmp_path):
+    home, target = tmp_path / "home", f"file://{tmp_path / 'data'}"
+    (tmp_path / "data").mkdir()
+    refused = storbench(home, "run", "skipping", "--target", target, "--set", "format=csv", timeout=120)
+    assert refused.returncode != 0 and "skipping=on needs a format with statistics" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Spark" not in refused.stderr
+    read = {}
+    for mode in ("off", "on"):
+        _, samples = _run(home, target, mode, "--set", f"skipping={mode}")
+        read[mode] = {s["workload"]: s["value"] for s in samples if s["metric"] == "target_read_mb"}
+    assert all(read["on"][q] < read["off"][q] for q in QUERIES), read
+    table = storbench(home, "compare", "off", "on")
+    assert table.returncode == 0, table.stderr
+    said = re.findall(r"on vs off: (skipping-\w+) read ([\d.,]+× fewer|\d+% fewer) bytes and ran "
+                      r"([\d.,]+×|\d+%) (faster|slower)", table.stdout)
+    assert said, table.stdout
+
+
+def test_pair_on_hdfs(hdfs):
+    home, state = hdfs
+    run_dir, samples = _run(home, f"{state['uri']}/skipping", "skipping-hdfs", "--sweep", "skipping=off,on")
+    _assert_skipping_saves(run_dir, samples)
+
+
+@pytest.mark.s3
+def test_pair_on_s3(s3):
+    home, state = s3
+    run_dir, samples = _run(home, f"s3://{state['bucket']}/skipping", "skipping-s3", "--sweep", "skipping=off,on")
+    _assert_skipping_saves(run_dir, samples, "s3a_read_mb", "s3a_get_requests")
