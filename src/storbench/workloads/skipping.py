@@ -48,11 +48,10 @@ DATA_PARAMS = (
     Param("bloom", bool, True, "write a Parquet bloom filter per row group on item_sk (skipping-lookup uses it)"),
     Param("seed", int, 11, "seed of item_sk's spread", minimum=0),
 )
-QUERY_PARAMS = DATA_PARAMS + (
-    Param("skipping", str, "on", "on: Spark's defaults (Parquet filter pushdown, partition pruning, dynamic "
-          "partition pruning); off: none of them", choices=MODES),
-    Param("cold_cache", bool, True, "evict both tables' files from the page cache before each query"),
-)
+SKIPPING = Param("skipping", str, "on", "on: Spark's defaults (Parquet filter pushdown, partition pruning, dynamic "
+                 "partition pruning); off: none of them", choices=MODES)
+COLD_CACHE = Param("cold_cache", bool, True, "evict both tables' files from the page cache before each query")
+QUERY_PARAMS = DATA_PARAMS + (SKIPPING, COLD_CACHE)
 OFF_CONF = {"spark.sql.parquet.filterPushdown": "false",
             "spark.sql.optimizer.dynamicPartitionPruning.enabled": "false"}
 ON_CONF = {key: "true" for key in OFF_CONF}  # Spark's defaults, set again: a sweep point of off came before
@@ -110,12 +109,16 @@ class _Query(Workload):
     params = QUERY_PARAMS
     metrics = METRICS
     query = ""
+    mode: str | None = None  # the -off variants' fixed mode (a suite runs both of the pair: spark-s3-001)
+
+    def _mode(self, params: dict[str, Any]) -> str:
+        return self.mode or params["skipping"]
 
     def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
         return dict(S3A_CONF)
 
     def check_params(self, params: dict[str, Any], target: Target) -> None:
-        if params["skipping"] == "on" and params["format"] not in WITH_STATISTICS:
+        if self._mode(params) == "on" and params["format"] not in WITH_STATISTICS:
             raise InputError(f"workload {self.name}: skipping=on needs a format with statistics "
                              f"({', '.join(WITH_STATISTICS)}); format={params['format']} has none "
                              f"(use --set skipping=off for a {params['format']} baseline)")
@@ -139,7 +142,7 @@ class _Query(Workload):
             ctx.target.evict(d.dim_uri)
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        spark, d, on = spark_session(ctx), ctx.state(data.SkippingData), params["skipping"] == "on"
+        spark, d, on = spark_session(ctx), ctx.state(data.SkippingData), self._mode(params) == "on"
         for key, value in (ON_CONF if on else OFF_CONF).items():
             spark.conf.set(key, value)
         data.fact_frame(spark, d, on).createOrReplaceTempView("fact")
@@ -151,7 +154,7 @@ class _Query(Workload):
         with ctx.measure():
             rows = frame.collect()
         read = bytes_read(spark, scheme) - before
-        self._check_answer(ctx, d, params["skipping"], rows)
+        self._check_answer(ctx, d, self._mode(params), rows)
         scans = scan_totals(frame)
         return [Sample(self.name, "target_read_mb", read / 1e6 if local else None, "MB"),
                 Sample(self.name, "rows_scanned", float(scans["rows_scanned"]), "rows"),
@@ -250,3 +253,6 @@ for _cls, _what in ((_Point, "equality on the sorted id (row-group min/max stati
                     (_Join, "the fact table joined to the date dimension filtered on a date range (dynamic "
                             "partition pruning)")):
     variant(_cls, f"skipping-{_cls.query}", f"{_what}, with skipping=on or off")
+    # the same query always with skipping off, beside the first in one suite (its samples, its row in reports)
+    variant(_cls, f"skipping-{_cls.query}-off", f"{_what}, with skipping off", mode="off",
+            params=DATA_PARAMS + (COLD_CACHE,))
