@@ -11,12 +11,17 @@ alphabetically, the 5-minute TPC-DS module came near the end, so one worker ran 
 idle. The groups are therefore collected longest first (LPT scheduling): the long groups start early and the
 many short ones fill in at the end, where the two workers then finish within a few seconds of each other.
 
-Without xdist (``make test-fast``, a plain ``pytest``) the groups and the order are ignored.
+A service group's session service (``stop_after_last_user``) stops right after the last test that uses it,
+not at the worker's end: its idle daemons (four Cassandra JVMs, Ceph, the lab's QEMU) no longer take CPU and
+memory from the other worker for the rest of the run, and its shutdown is off the run's tail.
+
+Without xdist (``make test-fast``, a plain ``pytest``) the groups and the order are ignored and services stop
+at the session's end.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import pytest
 
@@ -77,6 +82,47 @@ def longest_first(items: Sequence, group: Callable[[object], str], cost: Callabl
     return sorted(items, key=lambda item: rank[group(item)])
 
 
+def last_users(items: Sequence, group: Callable[[object], str], uses: Callable[[object], set]) -> dict[str, object]:
+    """Service fixture name → the last of ``items`` that uses it, for a fixture whose users are all in one group
+    (so they run on one worker, in this order, and nothing after that test needs it)."""
+    users: dict[str, list] = {}
+    for item in items:
+        for name in uses(item) & SERVICE_FIXTURES:
+            users.setdefault(name, []).append(item)
+    return {name: found[-1] for name, found in users.items() if len({group(i) for i in found}) == 1}
+
+
+SERVICE_FIXTURES = frozenset().union(*(names for _, names in SERVICE_GROUPS))
+LAST_USERS = pytest.StashKey[dict]()  # service fixture name → its last user (a parallel run's collection)
+STOPS = pytest.StashKey[dict]()  # service fixture name → its stop, once, while it is up
+
+
+def stop_after_last_user(request: pytest.FixtureRequest, stop: Callable[[], None]) -> Callable[[], None]:
+    """``stop`` run once: after the last test that uses this session service in a parallel run (pytest_runtest_
+    teardown below), or when the fixture's own ``finally`` calls the returned function (the session's end)."""
+    stops = request.config.stash.setdefault(STOPS, {})
+    done = []
+
+    def once() -> None:
+        stops.pop(request.fixturename, None)
+        if not done:
+            done.append(True)
+            stop()
+
+    stops[request.fixturename] = once
+    return once
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem) -> Iterator[None]:
+    result = yield  # the test's own fixtures (a module's, using the service) are torn down by now
+    stops = item.config.stash.get(STOPS, {})
+    for name, last in item.config.stash.get(LAST_USERS, {}).items():
+        if last is item and name in stops:
+            stops[name]()  # its checks fail as this test's teardown error, as they would at the session's end
+    return result
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     # In a worker xdist sets `dist` to "no" and keeps the choice as `loadgroup`. Its scheduler puts tests whose
@@ -86,6 +132,7 @@ def pytest_collection_modifyitems(config, items):
     if getattr(config.option, "loadgroup", False):
         groups = {id(item): group_of(item) for item in items}
         items[:] = longest_first(items, lambda item: groups[id(item)], estimate_s)
+        config.stash[LAST_USERS] = last_users(items, lambda item: groups[id(item)], lambda i: set(i.fixturenames))
         for item in items:
             _suffix(item, groups[id(item)])
 

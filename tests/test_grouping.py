@@ -14,3 +14,48 @@ def test_a_measured_group_outranks_its_estimate_and_ties_keep_collection_order()
     items = ["x", "y", slow]
     order = longest_first(items, lambda i: i, lambda i: 1.0)
     assert order == [slow, "x", "y"]
+
+
+CONFTEST = """import pytest
+from pathlib import Path
+from tests.grouping import stop_after_last_user
+pytest_plugins = ["tests.grouping"]
+
+def pytest_configure(config):
+    config.option.loadgroup = {parallel}  # what xdist sets in a worker of `make test`
+
+@pytest.fixture(scope="session")
+def hdfs(request):  # a session service by name (tests/grouping.py SERVICE_GROUPS)
+    Path("events").write_text("up ")
+    stop = stop_after_last_user(request, lambda: Path("events").open("a").write("down "))
+    try:
+        yield
+    finally:
+        stop()
+"""
+TESTS = """from pathlib import Path
+
+def log(word):
+    Path("events").open("a").write(word + " ")
+
+def test_1(hdfs): log("t1")
+def test_2(): log("t2")
+def test_3(hdfs): log("t3")
+def test_4(): log("t4")
+def test_5(): assert Path("events").read_text().split() == {expected}
+"""
+
+
+def test_in_a_parallel_run_a_service_stops_after_its_groups_last_test(pytester):
+    pytester.makeconftest(CONFTEST.format(parallel=True))
+    # the hdfs group comes first (longest), then the module's other tests
+    pytester.makepyfile(TESTS.format(expected=["up", "t1", "t3", "down", "t2", "t4"]))
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=5)
+
+
+def test_in_a_plain_run_a_service_stops_at_the_sessions_end(pytester):
+    pytester.makeconftest(CONFTEST.format(parallel=False))
+    pytester.makepyfile(TESTS.format(expected=["up", "t1", "t2", "t3", "t4"]))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5)
+    assert (pytester.path / "events").read_text().split()[-1] == "down"
