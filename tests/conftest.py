@@ -8,8 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 # Every Spark driver JVM a test starts (a module's own SparkSession, the CLI, a benchmark's --quick smoke run):
 # the client compiler only and the serial collector (tests/cli/helpers.py). Their jobs are tiny, so C2
-# and the GC threads were mostly CPU taken from the other worker (committers --quick: 61 -> 46 s). A long run
-# opts out with SPARK_SUBMIT_OPTS="" (TPC-DS's 104 queries).
+# and the GC threads were mostly CPU taken from the other worker (committers --quick: 61 -> 46 s; TPC-DS's 104
+# queries: 245 instead of 272 CPU-s). A run that needs C2 passes env_extra={"SPARK_SUBMIT_OPTS": ""}.
 from tests.cli.helpers import QUICK_JVM  # noqa: E402
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", QUICK_JVM)
