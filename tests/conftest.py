@@ -6,6 +6,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# Every Spark driver JVM a test starts (a module's own SparkSession, the CLI, a benchmark's --quick smoke run):
+# the client compiler only and the serial collector (tests/cli/helpers.py). Their jobs are tiny, so C2
+# and the GC threads were mostly CPU taken from the other worker (committers --quick: 61 -> 46 s; TPC-DS's 104
+# queries: 245 instead of 272 CPU-s). A run that needs C2 passes env_extra={"SPARK_SUBMIT_OPTS": ""}.
+from tests.cli.helpers import QUICK_JVM  # noqa: E402
+
+os.environ.setdefault("SPARK_SUBMIT_OPTS", QUICK_JVM)
 pytest_plugins = ["tests.lanes", "tests.grouping", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
 
 
@@ -18,50 +25,62 @@ def store(tmp_path):
 
 # One real HDFS (MiniDFSCluster, 2 DataNodes on 127.0.0.1) for every test that needs it, stopped after.
 @pytest.fixture(scope="session")
-def hdfs(tmp_path_factory):
+def hdfs(request, tmp_path_factory):
     from storbench import api
     from storbench.results.store import ResultStore
+    from tests.grouping import stop_after_last_user
 
     home = tmp_path_factory.mktemp("hdfs-home")
     store = ResultStore(home)
     state = api.service_up("hdfs", store, datanodes=2)
-    try:
-        yield home, state
-    finally:
+
+    def down():
         assert api.service_down("hdfs", store)
         assert api.service_status("hdfs", store) is None
 
+    stop = stop_after_last_user(request, down)  # in a parallel run: after its last test (tests/grouping.py)
+    try:
+        yield home, state
+    finally:
+        stop()
+
 
 # One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it, and one
-# 3-node cluster for the replication tests; each taken down through the CLI after the session, and every
-# process it recorded must be gone.
+# 3-node cluster for the replication tests; each taken down through the CLI after its last test (tests/grouping.py)
+# or the session, and every process it recorded must be gone.
 @pytest.fixture(scope="session")
-def cassandra3(tmp_path_factory):
+def cassandra3(request, tmp_path_factory):
     """Three nodes (512 MB heap each) on 127.0.0.1-3, started once for the session."""
-    yield from _cassandra(tmp_path_factory, 3, "512m")
+    yield from _cassandra(request, tmp_path_factory, 3, "512m")
 
 
 @pytest.fixture(scope="session")
-def cassandra1(tmp_path_factory):
-    yield from _cassandra(tmp_path_factory, 1, "768m")
+def cassandra1(request, tmp_path_factory):
+    yield from _cassandra(request, tmp_path_factory, 1, "768m")
 
 
-def _cassandra(tmp_path_factory, nodes: int, heap: str):
+def _cassandra(request, tmp_path_factory, nodes: int, heap: str):
     from storbench.services import cassandra, process
     from tests.cli.helpers import storbench
+    from tests.grouping import stop_after_last_user
 
     home = tmp_path_factory.mktemp(f"cassandra{nodes}-home")
     up = storbench(home, "services", "up", "cassandra", "--nodes", str(nodes), "--heap", heap, timeout=900)
     assert up.returncode == 0, up.stderr
     state = cassandra.running(home)
     assert state is not None and up.stdout.strip() == state["uri"]
-    try:
-        yield home, state
-    finally:
+
+    def down_():
         down = storbench(home, "services", "down", "cassandra")
         assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
         assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
         assert not (home / "services" / "cassandra").exists()
+
+    stop = stop_after_last_user(request, down_)
+    try:
+        yield home, state
+    finally:
+        stop()
 
 
 # One real PostgreSQL (Debian's package, initdb into a temp dir, 127.0.0.1, a free port) for the shared

@@ -13,8 +13,8 @@ JVM_NOISE = ("WARNING: Using incubator modules", "NativeCodeLoader", "Setting de
 
 # The CLI's Spark driver JVM (spark-submit reads SPARK_SUBMIT_OPTS): the client compiler only and the serial
 # collector. A test's Spark run is short, so most of its CPU went to C2 compiling and to GC threads: this takes
-# the Spark CLI test files from 224 to 125 s of CPU (test_end_to_end 101 -> 59 s wall). A long run (TPC-DS's 104
-# queries) passes env_extra={"SPARK_SUBMIT_OPTS": ""}: C2 pays off there. What the tests check is JIT-neutral.
+# the Spark CLI test files from 224 to 125 s of CPU (test_end_to_end 101 -> 59 s wall); even TPC-DS's 104 queries
+# took less CPU with C1 (tests/conftest.py). What the tests check is JIT-neutral.
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 

@@ -26,20 +26,27 @@ BOOT_S = 180
 
 
 @pytest.fixture(scope="session")
-def lab():
+def lab(request):
+    from tests.grouping import stop_after_last_user
+
     if shutil.which("qemu-system-x86_64") is None or not (KERNEL_DIR / "boot").is_dir():
         pytest.skip("the device lab is not set up: scripts/setup.sh --part lab")
     # The guest reads the source over 9p and cannot write bytecode: compile it here, once.
     compileall.compile_dir(ROOT / "src", quiet=1)
     workdir = Path(tempfile.mkdtemp(prefix="storbench-lab-", dir="/tmp"))
     guest = Guest(workdir, sys.executable, LIMIT_S)
+
+    def down():
+        guest.stop()
+        assert not guest.alive(), "QEMU still runs after stop()"
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    stop = stop_after_last_user(request, down)  # in a parallel run: after its last test (tests/grouping.py)
     try:
         guest.wait_ready(BOOT_S)
         yield guest
     finally:
-        guest.stop()
-        assert not guest.alive(), "QEMU still runs after stop()"
-        shutil.rmtree(workdir, ignore_errors=True)
+        stop()
 
 
 @dataclass

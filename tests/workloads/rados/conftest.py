@@ -41,19 +41,26 @@ def wait_clean(state, timeout: float = 120) -> None:
 
 
 @pytest.fixture(scope="session")
-def ceph(tmp_path_factory):
+def ceph(request, tmp_path_factory):
+    from tests.grouping import stop_after_last_user
+
     home = tmp_path_factory.mktemp("ceph-home")
     up = storbench(home, "services", "up", "ceph", "--rgw", timeout=300)
     if up.returncode != 0:
         storbench(home, "services", "down", "ceph", timeout=120)
         raise AssertionError(f"services up ceph failed: {up.stderr}")
     state = api.service_status("ceph", ResultStore(home))
-    try:
-        yield home, state, up
-    finally:
+
+    def down_():
         down = storbench(home, "services", "down", "ceph", timeout=300)
         assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
         assert api.service_status("ceph", ResultStore(home)) is None
+
+    stop = stop_after_last_user(request, down_)  # in a parallel run: after its last test (tests/grouping.py)
+    try:
+        yield home, state, up
+    finally:
+        stop()
 
 
 @pytest.fixture
