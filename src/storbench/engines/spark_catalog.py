@@ -45,6 +45,32 @@ def resolve(params: dict[str, Any], home: Path | None) -> dict[str, Any] | None:
             "credentials": own["credentials"] if own else None, "audit_log": own["audit_log"] if own else None}
 
 
+def for_workloads(workloads: list[tuple[Any, dict[str, Any]]], home: Path | None) -> dict[str, Any] | None:
+    """The metastore of the first workload that asks for ``catalog=hive`` (one Spark session, one catalog)."""
+    wanted = [params for _workload, params in workloads if params.get("catalog") == "hive"]
+    return resolve(wanted[0], home) if wanted else None
+
+
+class CallCounter:
+    """The metastore calls so far, from its audit log (one ``cmd=`` line per call; the lines of a connection's
+    clean-up are not calls), read on from where the last count stopped."""
+
+    NOT_CALLS = ("cmd=Cleaning up thread local RawStore", "cmd=Done cleaning up thread local RawStore")
+
+    def __init__(self, path: str) -> None:
+        self.path, self.offset, self.calls = Path(path), 0, 0
+
+    def __call__(self) -> int:
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            chunk = log.read()
+        whole = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written is counted next time
+        self.offset += len(whole)
+        lines = whole.decode(errors="replace").splitlines()
+        self.calls += sum(1 for line in lines if "cmd=" in line and not any(n in line for n in self.NOT_CALLS))
+        return self.calls
+
+
 def spark_conf(found: dict[str, Any] | None) -> dict[str, str]:
     """The session's settings for the metastore ``resolve`` found (none for the embedded catalog)."""
     if not found:
