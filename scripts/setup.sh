@@ -5,7 +5,9 @@
 #                             `scripts/setup.sh --part NAME` and says so) or all at once by --test:
 #   scripts/setup.sh --part P one part: jvm (the JVM launchers: MiniDFSCluster for `services up hdfs`,
 #                             TestDFSIO), s3a (Spark's S3A jars for s3:// targets), cassandra (its jars, for
-#                             `services up cassandra`), native (the native load engine, Rust >= 1.88), ycsb
+#                             `services up cassandra`), metastore (Hive 4.0.1's standalone metastore and the
+#                             Hive client Spark loads for it: `services up metastore`, --set catalog=hive),
+#                             native (the native load engine, Rust >= 1.88), ycsb
 #   scripts/setup.sh --test-fast  what the fast test lane needs (make test-fast): the virtualenv with storbench
 #                             and its test extras (pytest) from pip; no Java, no Debian packages, no optional part
 #   scripts/setup.sh --check  only check the versions it needs (Python >= 3.11, Java >= 17, cargo for the native
@@ -32,8 +34,8 @@ case "${1:-}" in
   --check) want_check=1 ;;
   --part)
     part="${2:-}"
-    case "$part" in jvm|s3a|cassandra|native|ycsb|lab) ;; *)
-      echo "setup: --part '$part': allowed: jvm, s3a, cassandra, native, ycsb, lab" >&2; exit 2 ;; esac ;;
+    case "$part" in jvm|s3a|cassandra|metastore|native|ycsb|lab) ;; *)
+      echo "setup: --part '$part': allowed: jvm, s3a, cassandra, metastore, native, ycsb, lab" >&2; exit 2 ;; esac ;;
   *) echo "setup: unknown option '$1'; allowed: --test, --test-fast, --check, --part NAME" >&2; exit 2 ;;
 esac
 wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }  # one part, or all of them for the tests
@@ -90,7 +92,7 @@ fi
 
 apt_packages=()
 [ "$want_fast" = 1 ] || command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)  # no JVM in the fast lane
-if wants jvm || wants s3a || wants cassandra || wants ycsb; then
+if wants jvm || wants s3a || wants cassandra || wants metastore || wants ycsb; then
   command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
 fi
@@ -194,6 +196,28 @@ if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ 
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$cassandra_fingerprint" > "$cassandra_stamp"
 fi
+fi
+# Hive 4.0.1's standalone metastore with PostgreSQL's JDBC driver (jvm/metastore, ~130 MB) and the Hive 4.0.1
+# client Spark loads for it (jvm/metastore/client, ~180 MB): two classpaths, resolved only when a pom changes.
+if wants metastore; then
+for module in jvm/metastore jvm/metastore/client; do
+  ms_stamp="$module/target/.storbench-resolved"
+  ms_fingerprint="$(sha256sum "$module/pom.xml" | cut -c1-16)"
+  if [ "$(cat "$ms_stamp" 2>/dev/null)" != "$ms_fingerprint" ] || [ ! -s "$module/target/classpath.txt" ]; then
+    echo "setup: fetching Hive's metastore jars with Maven ($module; first time: about a minute)" >&2
+    mvn -q -B -f "$module/pom.xml" dependency:build-classpath -Dmdep.includeScope=runtime \
+        -Dmdep.outputFile=target/classpath.txt >/dev/null
+    if [ "$module" = jvm/metastore ]; then  # schematool's SQL scripts: only in the release's bin tarball
+      rm -rf "$module/target/home" "$module/target/bin" && mkdir -p "$module/target/home"
+      mvn -q -B -f "$module/pom.xml" dependency:copy -DoutputDirectory=target/bin \
+          -Dartifact=org.apache.hive:hive-standalone-metastore-server:4.0.1:tar.gz:bin >/dev/null
+      tar xzf "$module"/target/bin/*.tar.gz -C "$module/target/home" --strip-components=1 --no-same-owner \
+          --wildcards '*/scripts/metastore/upgrade/postgres/*'
+      rm -rf "$module/target/bin"
+    fi
+    echo "$ms_fingerprint" > "$ms_stamp"
+  fi
+done
 fi
 # YCSB core 0.17.0, its key-drawing tool and storbench's binding on the DataStax Java driver 4.x (jvm/ycsb/: the
 # generator tests and driver=ycsb; built on first use by buildparts.py).

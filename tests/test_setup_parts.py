@@ -9,13 +9,13 @@ SETUP = Path(__file__).resolve().parents[1] / "scripts" / "setup.sh"
 def test_an_unknown_part_is_one_line():
     done = subprocess.run(["bash", str(SETUP), "--part", "bogus"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert done.stderr.strip() == "setup: --part 'bogus': allowed: jvm, s3a, cassandra, native, ycsb, lab"
+    assert done.stderr.strip() == "setup: --part 'bogus': allowed: jvm, s3a, cassandra, metastore, native, ycsb, lab"
 
 
 def test_the_default_setup_builds_no_optional_part():
     """Without --test, setup.sh builds nothing the default job (Spark on a local directory) does not use."""
     text = SETUP.read_text()
-    for part in ("jvm", "s3a", "cassandra", "native", "ycsb", "lab"):
+    for part in ("jvm", "s3a", "cassandra", "metastore", "native", "ycsb", "lab"):
         assert f"if wants {part}" in text, part
     assert 'wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }' in text
 

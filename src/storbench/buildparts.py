@@ -19,6 +19,7 @@ PARTS = {"native": "the native load engine (Rust, cargo; first time: about 4 min
          "jvm": "the JVM launchers (Maven; first time: about a minute)",
          "s3a": "Spark's S3A jars (Maven, ~13 MB)",
          "cassandra": "Apache Cassandra's jars (Maven, ~70 MB)",
+         "metastore": "Hive 4.0.1's metastore jars and Spark's Hive client for it (Maven, ~310 MB)",
          "ycsb": "YCSB core 0.17.0 and storbench's binding on the DataStax Java driver (Maven, ~15 MB)"}
 
 

@@ -24,7 +24,7 @@ from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
-from storbench.engines import spark_options
+from storbench.engines import spark_catalog, spark_options
 from storbench.engines.jvmlog import JVM_LOG, complete_cause, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
 from storbench.engines.spark_options import DEFAULT_MASTER
@@ -107,6 +107,7 @@ class SparkEngine(Engine):
         self.event_log_dir: str | None = None  # the run's own results directory, when the run keeps one
         self.jvm_log: Path | None = None  # where the JVM's output goes (else storbench's own stdout/stderr)
         self.session: Any = None
+        self.catalog: dict[str, Any] | None = None  # the Hive metastore a catalog=hive run uses (spark_catalog)
         self._shipped: Path | None = None  # the private directory of the code zip executors import storbench from
         self._groups: dict[str, tuple[str, int, dict[str, str]]] = {}  # job group → what ran in it
         # S3A's counters per JVM when the workload's timed window opened and closed (its last window)
@@ -157,11 +158,13 @@ class SparkEngine(Engine):
     def for_run(cls, setup: EngineSetup) -> "SparkEngine":
         # the target's settings, the workloads', then --spark-conf
         wanted = {k: v for workload, params in setup.workloads for k, v in workload.spark_conf(params).items()}
+        catalog = spark_catalog.for_workloads(setup.workloads, setup.home)  # catalog=hive: its metastore
         conf = {**(target_conf(setup.target.facts()) if setup.target else {}), **wanted,
-                **spark_options.conf(setup.options)}
+                **spark_catalog.spark_conf(catalog), **spark_options.conf(setup.options)}
         conf.update(spark_options.auth_conf(setup.options, setup.home))  # the secret of storbench's own cluster
         engine = cls(spark_options.master(setup.options), conf,
                      setup.target.scratch_dir() if setup.target else None, setup.app_name)
+        engine.catalog = catalog
         if setup.run_dir is not None:
             events = setup.run_dir / "spark-events"
             events.mkdir(exist_ok=True)

@@ -39,9 +39,21 @@ def launcher_jar() -> Path | None:
 
 def cassandra_classpath() -> str:
     """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash)."""
-    deps = JVM_DIR / "cassandra" / "target" / "classpath.txt"
+    return _resolved("cassandra", JVM_DIR / "cassandra", "Cassandra's jars")
+
+
+def metastore_classpath(client: bool = False) -> str:
+    """Hive 4.0.1's standalone metastore server with PostgreSQL's driver (jvm/metastore), or (``client``) the Hive
+    4.0.1 client jars Spark loads to talk to it (jvm/metastore/client)."""
+    module = JVM_DIR / "metastore" / ("client" if client else "")
+    return _resolved("metastore", module, "Hive's metastore jars")
+
+
+def _resolved(part: str, module: Path, what: str) -> str:
+    """The classpath scripts/setup.sh resolved for ``module`` (``part`` built on first use)."""
+    deps = module / "target" / "classpath.txt"
     if not deps.is_file() or not deps.read_text().strip():
-        build("cassandra")
+        build(part)
     if not deps.is_file() or not deps.read_text().strip():
-        raise EngineError(f"Cassandra's jars are not fetched ({deps} is missing); run scripts/setup.sh")
+        raise EngineError(f"{what} are not fetched ({deps} is missing); run scripts/setup.sh --part {part}")
     return deps.read_text().strip()

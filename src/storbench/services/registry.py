@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError
-from storbench.services import cassandra, ceph, hdfs, s3, spark
+from storbench.services import cassandra, ceph, hdfs, metastore, s3, spark
 
-SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph, "spark": spark, "cassandra": cassandra}
+SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph, "spark": spark, "cassandra": cassandra, "metastore": metastore}
 
 
 def _module(name: str) -> Any:

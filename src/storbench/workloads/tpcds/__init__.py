@@ -37,6 +37,7 @@ from typing import Any
 
 from storbench.results.metrics import metric_table
 from storbench.context import RunContext
+from storbench.engines import spark_catalog
 from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
@@ -60,6 +61,14 @@ CHECK_MAX_SF = Param("check_max_sf", float, 1.0, "check results against DuckDB u
 CHECK_QUERIES = Param("check_queries", list, ["all"], "the queries whose results are checked against DuckDB's answer "
                       "(all, io or names, as queries): at a scale where DuckDB's answer to every query costs too "
                       "much, check some; the others are reported unchecked")
+CATALOG = Param("catalog", str, "embedded", "where the tables are registered: embedded (Spark's in-memory catalog) "
+                "or hive (a Hive metastore: `storbench services up metastore`, or metastore=URI)",
+                choices=spark_catalog.CATALOGS)
+METASTORE = Param("metastore", str, "", "catalog=hive: the metastore's thrift://HOST:PORT (empty: the one "
+                  "`storbench services up metastore` runs)")
+CATALOG_DATABASE = Param("catalog_database", str, "", "catalog=hive: read the tables another run registered in this "
+                         "existing database (kept by its --keep-data), read-only: nothing registered, nothing "
+                         "dropped; empty: the run's own database")
 
 
 @dataclass
@@ -94,6 +103,8 @@ def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> TpcdsData:
         uri = params["data"].rstrip("/")
         return TpcdsData(uri, params["sf"], Path(uri.removeprefix("file://")), uri.startswith(("file://", "/")))
     generated = ctx.state(TpcdsState).generated
+    if generated is None and params.get("catalog_database"):  # another run's tables; no files to check against
+        return TpcdsData("", params["sf"], Path(), False)
     if generated is None:
         raise WorkloadError(f"{who}: no TPC-DS data; run tpcds-gen first or pass --set data=URI")
     return generated
@@ -102,7 +113,7 @@ def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> TpcdsData:
 def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None:
     data = params.get("data") or ""
     if not data:
-        if not ctx.state(TpcdsState).gen_planned:
+        if not ctx.state(TpcdsState).gen_planned and not params.get("catalog_database"):
             raise InputError(f"workload {who}: no TPC-DS tables: the suite has no tpcds-gen step; "
                              f"add it or pass --set data=URI of a generated dataset")
         return
@@ -117,10 +128,16 @@ def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None
                              + " (expected one folder per table, as tpcds-gen writes them)")
 
 
-def _use_database(ctx: RunContext) -> str:
+def _use_database(ctx: RunContext, shared: str = "") -> str:
     """The run's own database (issue 12 item 7), created on first use and made current: the query
-    texts name their tables unqualified, and every stream thread shares the session's current one."""
+    texts name their tables unqualified, and every stream thread shares the session's current one.
+    ``shared``: an existing database another run registered (catalog_database), used as it is."""
     state = ctx.state(TpcdsState)
+    if shared:
+        if not spark_session(ctx).catalog.databaseExists(shared):
+            raise WorkloadError(f"--set catalog_database={shared}: no such database in the catalog")
+        spark_session(ctx).sql(f"USE `{shared}`")
+        return shared
     if state.database is None:
         owned = Database(run_database(ctx.run_id), spark_session(ctx).catalog.currentDatabase())
         create_database(spark_session(ctx), owned.name, ctx.data_uri("tpcds-catalog"))
@@ -133,7 +150,9 @@ def _drop_database(ctx: RunContext) -> None:
     """Only the database this run created; never a table by an unqualified name."""
     state = ctx.state(TpcdsState)
     owned, state.database = state.database, None
-    if owned:
+    if owned and ctx.keep_data:  # its tables name the kept files: another run may read them (catalog_database)
+        ctx.notes.append(f"tpcds: database {owned.name} kept with the data (--keep-data)")
+    elif owned:
         drop_database(spark_session(ctx), owned.name, owned.previous)
 
 
@@ -157,6 +176,8 @@ METRICS = metric_table("""
     partition_folders      | Partition folders written              | folders    | max    | fewer/more
     max_files_per_folder   | Most files in one folder               | files      | max    | fewer/more
     register_s             | Catalog registration time              | s          | mean   | faster/slower
+    planning_time          | Query planning time (parse to plan)    | s          | median | faster/slower
+    metastore_calls        | Metastore calls per query              | calls      | median | fewer/more
     analyze_s              | Statistics collection time             | s          | mean   | faster/slower
     partitions             | Catalog partitions                     | partitions | max    | fewer/more
     dataset_mb             | Dataset size                           | MB         | max    | larger/smaller
@@ -238,8 +259,14 @@ class TpcdsAnalyze(Workload):
     after = ("tpcds-gen",)
     description = ("register the TPC-DS tables in Spark's catalog (partitions recovered) and collect table and "
                    "column statistics (ANALYZE TABLE … FOR ALL COLUMNS)")
-    params = (SF, DATA)
+    params = (SF, DATA, CATALOG, METASTORE, CATALOG_DATABASE)
     metrics = METRICS
+
+    def check_params(self, params: dict[str, Any], target: Any) -> None:
+        super().check_params(params, target)
+        if params["catalog_database"]:
+            raise InputError(f"workload {self.name}: catalog_database={params['catalog_database']} is read-only "
+                             f"and {self.name} registers tables; run tpcds alone to read that database")
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -279,12 +306,18 @@ class Tpcds(Workload):
               "order; N: N concurrent streams, each a seeded random order)"),
         Param("seed", int, 20260101, "seed of the streams' query orders"),
         Param("shuffle_partitions", int, 200, "spark.sql.shuffle.partitions (Spark's default: 200)", minimum=1),
-        SF, DATA, CHECK_MAX_SF, CHECK_QUERIES)
+        SF, DATA, CHECK_MAX_SF, CHECK_QUERIES, CATALOG, METASTORE, CATALOG_DATABASE)
     metrics = METRICS
 
     def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
         return {"spark.scheduler.mode": "FAIR", **SESSION_CONF,
                 "spark.sql.shuffle.partitions": str(params["shuffle_partitions"])}
+
+    def check_params(self, params: dict[str, Any], target: Any) -> None:
+        super().check_params(params, target)
+        if params["catalog_database"] and params["catalog"] != "hive":
+            raise InputError(f"--set catalog_database={params['catalog_database']} reads a database of a Hive "
+                             f"metastore: add --set catalog=hive")
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -301,7 +334,7 @@ class Tpcds(Workload):
         spark = spark_session(ctx)
         spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))  # a sweep may change it
         state = ctx.state(TpcdsState)
-        if state.registered != dataset.data_uri:
+        if state.registered != dataset.data_uri and not params["catalog_database"]:
             missing = missing_tables(spark, dataset.data_uri)
             if missing:
                 raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset.data_uri}: "
@@ -329,15 +362,18 @@ class Tpcds(Workload):
         answers = references(ctx.state(TpcdsState).answers, names, checked(params), dataset.sf, dataset.local,
                              dataset.data_uri, params["check_max_sf"])
         parent = spark_session(ctx).sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
-        _use_database(ctx)  # current for the queries, whatever ran in between
+        _use_database(ctx, params["catalog_database"])  # current for the queries, whatever ran in between
         counts = stream_counts(params)
+        catalog = ctx.engine(SparkEngine).catalog
+        calls = spark_catalog.CallCounter(catalog["audit_log"]) if catalog and catalog["audit_log"] else None
         results: dict[int, dict[str, Any]] = {}
         total, done = sum(counts) * len(names), itertools.count(1)  # queries over all streams: the ETA
         with ctx.measure():
             for n in counts:
                 orders = [names] if n == 1 else [permutation(names, params["seed"], n, k) for k in range(1, n + 1)]
                 results[n] = run_streams(spark_session(ctx), texts, answers, orders, parent, n,
-                                         lambda: ctx.progress(next(done), total, "queries"))
+                                         lambda: ctx.progress(next(done), total, "queries"),
+                                         calls if n == 1 else None)  # N streams' calls interleave
         record = ctx.artifacts.setdefault("tpcds", {}).setdefault("runs", [])
         record.append({"seed": params["seed"], "streams": {str(n): {
             "orders": [s["order"] for s in r["streams"]],

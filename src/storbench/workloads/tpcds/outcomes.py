@@ -63,6 +63,7 @@ def run_samples(workload: str, notes: list[str], names: list[str], n: int, resul
         query = {"query": name, **labels}
         out += [Sample(workload, "query_time", statistics.median(seconds) if ran else None, "s", labels=query),
                 Sample(workload, "query_ok", {"ok": 1.0, "unchecked": None}.get(outcome, 0.0), "ok", labels=query)]
+        out += _catalog_samples(workload, runs if ran else [], query)
         first = next(r for r in runs if r["status"] == outcome)
         if not ran:
             failed.append(f"{name} ({outcome}: {first.get('error') or first.get('why')})")
@@ -90,4 +91,15 @@ def run_samples(workload: str, notes: list[str], names: list[str], n: int, resul
         notes.append(f"{workload}: {counts['unchecked']} of {len(names)} queries unchecked with {n} stream(s): "
                      + "; ".join(f"{why}: {', '.join(qs[:10])}" + (" …" if len(qs) > 10 else "")
                                  for why, qs in unchecked.items()))
+    return out
+
+
+def _catalog_samples(workload: str, runs: list[dict[str, Any]], labels: dict[str, str]) -> list[Sample]:
+    """Per query: its planning time (median over the streams) and, on storbench's metastore with one stream,
+    the metastore calls it made; absent where not measured."""
+    out = []
+    for key, metric, unit in (("planning_s", "planning_time", "s"), ("metastore_calls", "metastore_calls", "calls")):
+        values = [r[key] for r in runs if r.get(key) is not None]
+        if values:
+            out.append(Sample(workload, metric, float(statistics.median(values)), unit, labels=labels))
     return out

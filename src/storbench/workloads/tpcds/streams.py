@@ -33,9 +33,11 @@ def stream_counts(params: dict[str, Any]) -> list[int]:
 
 
 def run_streams(spark: Any, texts: dict[str, str], answers: dict[str, Any], orders: list[list[str]], parent: str,
-                n: int, on_query: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                n: int, on_query: Callable[[], None] = lambda: None,
+                calls: Callable[[], int] | None = None) -> dict[str, Any]:
     """``orders`` run as concurrent streams (one thread each, its own FAIR pool); per stream its results;
-    ``on_query`` after each query of any stream (from that stream's thread)."""
+    ``on_query`` after each query of any stream (from that stream's thread); ``calls``: the metastore's calls
+    so far (one stream only), each query's share recorded."""
     from pyspark import InheritableThread
 
     streams: list[dict[str, Any]] = [{"order": order, "results": {}} for order in orders]
@@ -48,7 +50,10 @@ def run_streams(spark: Any, texts: dict[str, str], answers: dict[str, Any], orde
         for name in stream["order"]:
             group = sub_group(parent, {"query": name, "streams": str(n)})
             sc.setJobGroup(group, f"TPC-DS {name} (stream {index + 1} of {n})")
+            before = calls() if calls else None
             stream["results"][name] = _run_query(spark, name, texts[name], answers.get(name))
+            if calls:
+                stream["results"][name]["metastore_calls"] = calls() - before
             on_query()
         stream["seconds"] = time.monotonic() - start
 
@@ -80,15 +85,31 @@ def _error_text(exc: BaseException) -> str:
 def _run_query(spark: Any, name: str, text: str, answer: dict[str, Any] | None) -> dict[str, Any]:
     start = time.monotonic()
     try:
-        rows = spark.sql(text).collect()
+        frame = spark.sql(text)
+        rows = frame.collect()
     except Exception as exc:  # a failed query is recorded, the stream goes on
         return {"status": "failed", "seconds": time.monotonic() - start, "error": _error_text(exc)}
     seconds = time.monotonic() - start
     summary = summarize(rows)
-    out = {"status": "unchecked", "seconds": seconds, "rows": summary.rows, "checksum": summary.checksum}
+    out = {"status": "unchecked", "seconds": seconds, "rows": summary.rows, "checksum": summary.checksum,
+           "planning_s": planning_seconds(frame)}
     if answer and "summary" in answer:
         why = mismatch(ResultSummary.from_dict(answer["summary"]), summary)
         out.update(status="mismatch", why=why) if why else out.update(status="ok")
     elif answer:
         out["why"] = answer.get("why") or f"no reference answer: DuckDB failed: {answer['error']}"
     return out
+
+
+def planning_seconds(frame: Any) -> float | None:
+    """The query's planning time: Spark's own phase times (QueryPlanningTracker: parsing, analysis, where the
+    catalog is asked for the tables, optimization, planning) summed; None when Spark does not say."""
+    try:
+        phases = frame._jdf.queryExecution().tracker().phases()
+        entries = phases.iterator()
+        total = 0
+        while entries.hasNext():
+            total += entries.next()._2().durationMs()
+    except Exception:  # py4j: a Spark without the tracker
+        return None
+    return total / 1000 if phases.size() else None
