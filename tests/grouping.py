@@ -38,7 +38,7 @@ SERVICE_GROUPS = (
 # listed is estimated from its tests (REAL_S for each test that starts a process, FAST_S for the others), and a
 # listed group that has grown since counts as its estimate when that is larger.
 GROUP_S = {
-    "cassandra": 420, "tests/workloads/tpcds/test_tpcds.py": 340, "ceph": 200, "lab": 200,
+    "cassandra": 420, "tests/workloads/tpcds/test_tpcds.py": 340, "ceph": 560, "lab": 200,
     "tests/services/test_spark_cluster.py": 175, "tests/workloads/objects/test_engine.py": 150,
     "tests/workloads/objects/test_spark_s3a.py": 130, "tests/test_secrets_proc.py": 100, "hdfs": 80,
     "tests/workloads/tpcds/test_tpcds_layout.py": 70, "tests/cli/test_end_to_end.py": 56,

@@ -140,10 +140,22 @@ def _use_database(ctx: RunContext, shared: str = "") -> str:
         return shared
     if state.database is None:
         owned = Database(run_database(ctx.run_id), spark_session(ctx).catalog.currentDatabase())
-        create_database(spark_session(ctx), owned.name, ctx.data_uri("tpcds-catalog"))
+        create_database(spark_session(ctx), owned.name, _database_location(ctx))
         state.database = owned
     spark_session(ctx).sql(f"USE `{state.database.name}`")
     return state.database.name
+
+
+# The file systems a Hive metastore reaches itself: it checks (and makes) a database's and a table's location
+# with its own Hadoop, which has no S3A and no keys. On s3:// the run's database stays in the metastore's
+# warehouse; its tables still point at the data on S3 (Spark keeps their path in its own table properties,
+# after the metastore refuses the Hive-compatible form with the s3a:// location).
+METASTORE_REACHES = ("file", "hdfs")
+
+
+def _database_location(ctx: RunContext) -> str | None:
+    hive = ctx.engine(SparkEngine).catalog is not None
+    return None if hive and ctx.target.scheme not in METASTORE_REACHES else ctx.data_uri("tpcds-catalog")
 
 
 def _drop_database(ctx: RunContext) -> None:

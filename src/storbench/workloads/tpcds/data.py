@@ -81,13 +81,14 @@ def run_database(run_id: str) -> str:
     return "storbench_" + re.sub(r"\W", "_", run_id, flags=re.ASCII)
 
 
-def create_database(spark: Any, name: str, location: str) -> None:
+def create_database(spark: Any, name: str, location: str | None) -> None:
     """Creates the run's database at ``location`` (in the run root, not a spark-warehouse in the working
-    directory), refusing one that exists: it may hold someone's tables."""
+    directory; None: the catalog's own warehouse), refusing one that exists: it may hold someone's tables."""
     if spark.catalog.databaseExists(name):
         raise WorkloadError(f"tpcds: the database {name} already exists; storbench creates and drops a "
                             f"database of its own per run and does not reuse one")
-    spark.sql(f"CREATE DATABASE `{name}` LOCATION '{location}'")  # no IF NOT EXISTS: a concurrent one fails
+    where = f" LOCATION '{location}'" if location else ""
+    spark.sql(f"CREATE DATABASE `{name}`{where}")  # no IF NOT EXISTS: a concurrent one fails
 
 
 def drop_database(spark: Any, name: str, previous: str) -> None:
