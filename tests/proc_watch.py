@@ -41,10 +41,10 @@ def _parents() -> dict[int, int]:
     return out
 
 
-def descendants(roots: set[int]) -> set[int]:
+def descendants(roots: set[int], parents: dict[int, int] | None = None) -> set[int]:
     """The roots and every process below them."""
     children: dict[int, list[int]] = {}
-    for pid, parent in _parents().items():
+    for pid, parent in (parents if parents is not None else _parents()).items():
         children.setdefault(parent, []).append(pid)
     out, todo = set(), list(roots)
     while todo:
@@ -88,8 +88,16 @@ class ProcWatch:
             text = text.replace(value, f"<{name}>")
         return text
 
+    def _forked_unchanged(self, pid: int, parents: dict[int, int], where: str, data: bytes) -> bool:
+        """A child of an exempt process between fork and exec: it still shows its parent's argv (or environment),
+        which is the user's; once it execs, its own is checked."""
+        exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ
+        parent = parents.get(pid)
+        return parent in exempt and data == _read(PROC / str(parent) / where)
+
     def poll(self) -> None:
-        for pid in descendants(self.roots):
+        parents = _parents()
+        for pid in descendants(self.roots, parents):
             cmdline = _read(PROC / str(pid) / "cmdline")
             environ = _read(PROC / str(pid) / "environ")
             command = self._mask(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
@@ -98,7 +106,8 @@ class ProcWatch:
             for name, value in self.secrets.items():
                 for where, data in (("cmdline", cmdline), ("environ", environ)):
                     exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ
-                    if value.encode() in data and pid not in exempt:
+                    if value.encode() in data and pid not in exempt and \
+                            not self._forked_unchanged(pid, parents, where, data):
                         if (name, pid, where) not in self._where:
                             self._where.add((name, pid, where))
                             self.found.append(Finding(name, pid, where, command))

@@ -113,8 +113,8 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
 
         def context():  # what _use_database reads of a run context: one TpcdsState per run
             states = {}
-            return SimpleNamespace(run_id="20261123-170412-ab12", data_uri=data_uri,
-                                   engine=lambda kind: SimpleNamespace(start=lambda: spark),
+            return SimpleNamespace(run_id="20261123-170412-ab12", data_uri=data_uri, keep_data=False, notes=[],
+                                   engine=lambda kind: SimpleNamespace(start=lambda: spark, catalog=None),
                                    state=lambda kind: states.setdefault(kind, kind()))
 
         ctx = context()
