@@ -157,12 +157,29 @@ class Comparison:
 
     @property
     def comparable(self) -> bool:
-        return not self.differences
+        return not self.differences or self.one_setting is not None
+
+    @property
+    def one_setting(self) -> str | None:
+        """The parameter name when the runs differ in that one parameter only (suite-wide and per workload) and
+        it is a choice (a mode, a committer), not a number: runs of different sizes stay NOT COMPARABLE."""
+        names = {d.key.rpartition(".")[2] if d.kind == "workload_parameter" else d.key
+                 for d in self.differences if d.kind in ("parameter", "workload_parameter")}
+        kinds_ok = all(d.kind in ("parameter", "workload_parameter") for d in self.differences)
+        values = {tuple(map(str, d.values)) for d in self.differences}
+        numbers = any(isinstance(v, (int, float)) and not isinstance(v, bool) for d in self.differences
+                      for v in d.values)
+        one = self.differences and kinds_ok and len(names) == 1 and len(values) == 1 and not numbers
+        return names.pop() if one else None
 
     @property
     def warnings(self) -> list[str]:
         notes = []
-        if self.differences:
+        setting = self.one_setting
+        if setting:  # an A/B of one setting (skipping off/on, a committer): what is compared, not a fault
+            runs = " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(self.differences[0].values, self.runs))
+            notes.append(f"the runs differ in one setting, the one compared: {setting}: {runs}")
+        elif self.differences:
             parts = [f"{d.kind.replace('_', ' ')} {d.key}: "
                      + " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(d.values, self.runs))
                      for d in self.differences]

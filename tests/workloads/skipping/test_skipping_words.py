@@ -34,3 +34,22 @@ def test_compare_says_read_and_ran_together():
     assert "on vs off: skipping-join read 14× fewer bytes and ran 6.0× faster" in texts
     assert not [t for t in texts if "Bytes read" in t or "skipping-join time to complete" in t], texts
     assert "on vs off: skipping-point time to complete 26% faster" in texts  # alone: as before
+
+
+def test_an_ab_of_one_setting_is_said_as_the_compared_setting_not_as_not_comparable():
+    """skipping off vs on differs in one choice, suite-wide and per workload: what is compared, not a fault; a
+    number (a size) that differs, or two settings, stays NOT COMPARABLE."""
+    from storbench.analysis.model import Comparison, Difference
+
+    runs = [make_run("off", {("skipping-join", "completion_time"): [6.0]}),
+            make_run("on", {("skipping-join", "completion_time"): [1.0]})]
+    infos = compare_runs(runs).runs
+    ab = Comparison(infos, [], [Difference("parameter", "skipping", ["off", "on"]),
+                                Difference("workload_parameter", "skipping-join.skipping", ["off", "on"])], [])
+    assert ab.comparable and ab.one_setting == "skipping"
+    assert ab.warnings[0] == "the runs differ in one setting, the one compared: skipping: off (off) vs on (on)"
+    for differences in ([Difference("parameter", "rows", [1000, 5])],
+                        [Difference("parameter", "skipping", ["off", "on"]),
+                         Difference("parameter", "committer", ["file", "magic"])]):
+        other = Comparison(infos, [], differences, [])
+        assert not other.comparable and other.warnings[0].startswith("NOT COMPARABLE"), differences
