@@ -261,21 +261,28 @@ class ResultStore:
                     "status": record["status"], "started": record["started"], "finished": record["finished"],
                     "schema_version": record["schema_version"], **json.loads(record["summary"])}
         path = record["path"]  # SQLite: the home's own directory
-        if self.index.shared:  # where its directory is, as _from_record says it (a look, no manifest read)
-            here = os.path.join(self.runs_dir, record["run_id"])
-            path = path if host == self.host and os.path.exists(os.path.join(path, MANIFEST)) else \
-                here if os.path.exists(os.path.join(here, MANIFEST)) else f"{host}:{path}"
+        if self.index.shared:  # where its directory is, as _from_record finds it (a look, no manifest read)
+            path = self._directory(record) or f"{host}:{path}"
         return Run(run_id=record["run_id"], label=record["label"], suite=record["suite"], status=record["status"],
                    started=record["started"], finished=record["finished"], manifest=manifest, samples=[],
                    path=path, host=host)
 
+    def _directory(self, record: RunRecord) -> str | None:
+        """The run's directory on this machine: where the index says, when it is this host's, else under this
+        home's runs/ (a shared index's run copied here); None when this machine has neither."""
+        if record.get("host", self.host) == self.host and os.path.exists(os.path.join(record["path"], MANIFEST)):
+            return record["path"]
+        here = os.path.join(self.runs_dir, record["run_id"])
+        return here if os.path.exists(os.path.join(here, MANIFEST)) else None
+
     def _from_record(self, record: RunRecord, with_samples: bool) -> Run:
         """The run directory when this machine has it (the files are the truth), else the shared index's copy."""
         local, host = Path(record["path"]), record.get("host", self.host)
-        if host == self.host and (local / MANIFEST).exists():
+        directory = self._directory(record)
+        if directory == record["path"] and host == self.host:
             return replace(self._load(local, with_samples), host=host)
-        if (self.runs_dir / record["run_id"] / MANIFEST).exists():
-            return self._load(self.runs_dir / record["run_id"], with_samples)
+        if directory:
+            return self._load(Path(directory), with_samples)
         if "manifest" not in record:
             return self._load(local, with_samples)  # SQLite: says which directory is missing
         manifest = json.loads(record["manifest"])
