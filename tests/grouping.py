@@ -50,8 +50,16 @@ OWN_GROUP_S = 20  # a smoke run not listed
 REAL_S, FAST_S = 5.0, 0.05
 
 
+def fixtures_of(item: pytest.Item) -> set[str]:
+    """The fixtures ``item`` uses: its own, and those it takes by a parametrized name (``getfixturevalue``), which
+    pytest does not list but which must put it in the service's group and count it as a user."""
+    params = getattr(item, "callspec", None)
+    named = {value for value in params.params.values() if isinstance(value, str)} if params else set()
+    return set(item.fixturenames) | (named & SERVICE_FIXTURES)
+
+
 def group_of(item: pytest.Item) -> str:
-    used = set(item.fixturenames) | {mark.name for mark in item.iter_markers()}
+    used = fixtures_of(item) | {mark.name for mark in item.iter_markers()}
     for group, names in SERVICE_GROUPS:
         if used & names:
             return group
@@ -132,7 +140,7 @@ def pytest_collection_modifyitems(config, items):
     if getattr(config.option, "loadgroup", False):
         groups = {id(item): group_of(item) for item in items}
         items[:] = longest_first(items, lambda item: groups[id(item)], estimate_s)
-        config.stash[LAST_USERS] = last_users(items, lambda item: groups[id(item)], lambda i: set(i.fixturenames))
+        config.stash[LAST_USERS] = last_users(items, lambda item: groups[id(item)], fixtures_of)
         for item in items:
             _suffix(item, groups[id(item)])
 

@@ -59,3 +59,25 @@ def test_in_a_plain_run_a_service_stops_at_the_sessions_end(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=5)
     assert (pytester.path / "events").read_text().split()[-1] == "down"
+
+
+BY_NAME = """import pytest
+from pathlib import Path
+
+def log(word):
+    Path("events").open("a").write(word + " ")
+
+def test_1(hdfs): log("t1")
+def test_2(): log("t2")
+@pytest.mark.parametrize("fixture", ["hdfs"])
+def test_3(request, fixture):  # takes the service by name: still its user, and in its group
+    request.getfixturevalue(fixture)
+    log("t3")
+def test_4(): assert Path("events").read_text().split() == ["up", "t1", "t3", "down", "t2"]
+"""
+
+
+def test_a_test_taking_the_service_by_name_is_its_user(pytester):
+    pytester.makeconftest(CONFTEST.format(parallel=True))
+    pytester.makepyfile(BY_NAME)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=4)
