@@ -13,7 +13,7 @@ reads this table). One line a layer: its name, then its packages and top-level m
     engines    engines
     context    context
     workloads  workloads
-    suites     suites
+    suites     suites baselines
     run        run
     analysis   analysis
     report     report
