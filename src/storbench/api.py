@@ -90,6 +90,42 @@ def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:
     return report.render(comparison, fmt, series_loader=loader)
 
 
+def paper_refs(refs: list[str], flag: str | None) -> tuple[list[str], str | None]:
+    """``compare``'s references split into runs and the paper named by ``paper:NNN`` or ``--paper`` (one at most)."""
+    from storbench.baselines import paper_ref
+
+    named = [ref for ref in refs if ref.startswith("paper:")] + ([flag] if flag else [])
+    found = list(dict.fromkeys(paper_ref(ref) for ref in named))
+    if len(found) > 1:
+        raise InputError(f"compare: name one paper to set the runs beside, not {' and '.join(found)}")
+    return [ref for ref in refs if not ref.startswith("paper:")], (found[0] if found else None)
+
+
+def beside_paper(comparison: Any, paper: str | None) -> str:
+    """The terminal text of ``comparison`` beside ``paper``'s published figures ("" for none). With no paper
+    named: the runs' own paper, when two or more runs of one paper's suites are compared (their ratios)."""
+    from storbench.analysis.published import published
+    from storbench.baselines import load, papers
+    from storbench.report.published import text
+
+    explicit = paper is not None
+    if not explicit:
+        own = {run.paper for run in comparison.runs}
+        paper = own.pop() if len(own) == 1 and len(comparison.runs) > 1 else None
+        if paper not in papers():
+            return ""
+    found = published(comparison, load(paper), explicit)
+    return text(comparison, found) if explicit or found.ratios else ""
+
+
+def baselines_text(paper: str | None = None) -> str:
+    """`storbench baselines [PAPER]`: the published figures (a paper with none is one InputError)."""
+    from storbench.baselines import paper_ref
+    from storbench.report.published import listing
+
+    return listing(paper_ref(paper) if paper else None)
+
+
 def service_up(name: str, store: ResultStore | None = None, **options: Any) -> dict[str, Any]:
     """Start a real local service (``hdfs``) under the results home; returns its state (URI, PID, dirs)."""
     from storbench.services import service_up as up

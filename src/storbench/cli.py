@@ -92,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_id", metavar="RUN_ID_OR_LABEL")
     show.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
     compare = commands.add_parser("compare", help="compare stored runs; the first is the baseline")
-    compare.add_argument("refs", nargs="+", metavar="LABEL_OR_RUN_ID")
+    compare.add_argument("refs", nargs="+", metavar="LABEL_OR_RUN_ID", help="runs; paper:NNN sets them beside a "
+                         "paper's published figures (storbench baselines)")
+    compare.add_argument("--paper", metavar="NNN", help="set the runs and their ratios beside this paper's figures")
     compare.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
     compare.add_argument("--html", metavar="FILE", help="also write the HTML report to FILE")
     compare.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
@@ -109,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     workloads = commands.add_parser("workloads", help="list workloads and their parameters")
     workloads.add_argument("name", nargs="?", help="one workload: its parameters and metrics")
     workloads.add_argument("--json", action="store_true")
+    baselines = commands.add_parser("baselines", help="the seed papers' published figures (compare RUN paper:NNN)")
+    baselines.add_argument("paper", nargs="?", metavar="PAPER", help="one paper, e.g. 003")
     suites = commands.add_parser("suites", help="list built-in suites")
     suites.add_argument("--json", action="store_true")
 
@@ -177,8 +181,13 @@ def _write(flag: str, path: str, text: str) -> None:
 
 
 def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
-    comparison = api.compare(args.refs, store, force=args.force)
+    refs, paper = api.paper_refs(args.refs, args.paper)
+    if paper and args.format != "table":
+        raise InputError(f"compare: paper {paper}'s figures show in the table (--format table) and in the HTML "
+                         f"report of its suite's runs, not in --format {args.format}")
+    comparison = api.compare(refs, store, force=args.force)
     text = api.render(comparison, args.format, store)
+    text += api.beside_paper(comparison, paper) if args.format == "table" else ""
     if args.output:
         _write("--output", args.output, text)
     if args.html:  # files first: a refused one leaves only its error line
@@ -316,7 +325,12 @@ def cmd_show(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
+def cmd_baselines(args: argparse.Namespace, store: ResultStore) -> int:
+    print(api.baselines_text(args.paper))
+    return 0
+
+
+COMMANDS = {"baselines": cmd_baselines, "run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
             "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services}
 
 

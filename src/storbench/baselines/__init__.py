@@ -98,7 +98,7 @@ def paper_ref(text: str) -> str:
     known = papers()
     if name.isdigit() and len(name) <= 3 and name.zfill(3) in known:
         return name.zfill(3)
-    raise InputError(f"{text}: no published baselines for that paper; papers: {', '.join(known)} "
+    raise InputError(f"paper {name or text!r}: no published baselines; papers: {', '.join(known)} "
                      f"(see `storbench baselines`)")
 
 

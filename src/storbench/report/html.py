@@ -13,6 +13,7 @@ from storbench.analysis import wording
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
 from storbench.report import nodes, nodes_html, queries, series
+from storbench.report import published as published_figures
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc
 
 CSS = """
@@ -222,6 +223,7 @@ def render_html(comparison: Comparison, series_loader: SeriesLoader | None = Non
     c = comparison
     # results first (a newcomer reads from the top), the configuration they were measured on after them
     body = "\n".join(filter(None, [_header(c), _headlines(c), _summary(c), _charts(c),
+                                   published_figures.html_section(c),
                                    queries.html_section(c), nodes_html.html_section(c),
                                    _series(c, series_loader), _configuration(c)]))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
