@@ -330,8 +330,9 @@ def cmd_baselines(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
-COMMANDS = {"baselines": cmd_baselines, "run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
-            "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services}
+COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
+            "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services,
+            "baselines": cmd_baselines}
 
 
 def main(argv: list[str] | None = None) -> int:
