@@ -38,19 +38,23 @@ class _Operation:
         return next((row for row in self.rows.get(metric, []) if not row.labels), None)
 
     def cell(self, metric: str) -> str:
-        """"2,100 us (READ 2,000, UPDATE 2,600)": the figure and its parts by label ("" when it has none); with no
-        overall figure, each part with its unit ("123 MB/s (ioengine=libaio)": fio labels its job)."""
+        """"2,100 us (READ 2,000, UPDATE 2,600)": the figure over the operation (its row with the fewest labels:
+        fio labels all of its own with ioengine) and its parts by what tells them apart ("" when it has none);
+        with no such one figure (two stream counts), each part with its unit."""
         rows = [row for row in self.rows.get(metric, []) if row.cells[0].aggregate is not None]
-        main = self.plain(metric)
-        main = main if main in rows else None
+        if not rows:
+            return ""
+        fewest = [row for row in rows if len(row.labels) == min(len(r.labels) for r in rows)]
+        main = fewest[0] if len(fewest) == 1 else None
         parts = [row for row in rows if row is not main]
-        varying = [key for key in dict.fromkeys(k for row in parts for k in row.labels)
-                   if len(parts) == 1 or len({row.labels.get(key) for row in parts}) > 1]
+        told = [*parts, *([main] if main else [])]
+        keys = [k for k in dict.fromkeys(k for row in parts for k in row.labels)
+                if len({row.labels.get(k) for row in told}) > 1]
         more = " …" if len(parts) > MAX_PARTS else ""
         if main is None:
-            return ", ".join(f"{f.num(row.cells[0].aggregate)} {row.unit} ({_label_text(row, varying)})"
+            return ", ".join(f"{f.num(row.cells[0].aggregate)} {row.unit} ({_label_text(row, keys)})"
                              for row in parts[:MAX_PARTS]) + more
-        said = [f"{_label_text(row, varying)} {f.num(row.cells[0].aggregate)}" for row in parts[:MAX_PARTS]]
+        said = [f"{_label_text(row, keys)} {f.num(row.cells[0].aggregate)}" for row in parts[:MAX_PARTS]]
         return f"{f.num(main.cells[0].aggregate)} {main.unit}" + (f" ({', '.join(said)}{more})" if said else "")
 
 
