@@ -19,7 +19,7 @@ from storbench.analysis import wording
 from storbench.analysis.energy import mark_energy_rows, run_scope
 from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
                                            Delta, Difference, Headline, Row, RunInfo)
-from storbench.analysis.metrics import CATALOG, spec_for
+from storbench.analysis.metrics import CATALOG, headline, spec_in
 from storbench.analysis.stats import aggregate, summarize, welch_t_test
 from storbench.redaction import redact_url
 from storbench.results.metrics import MetricSpec
@@ -117,13 +117,18 @@ def _build_rows(runs: list[Run]) -> list[Row]:
     workloads = list(dict.fromkeys((k[0], k[1]) for k in series))
     catalog = list(CATALOG)
     order = {m: i for i, m in enumerate(dict.fromkeys(catalog + [k[2] for k in series]))}
-    keys = sorted(series, key=lambda k: (workloads.index((k[0], k[1])), order[k[2]], k[3]))
+    # Within a workload its headline leads (in the order it declares), then the catalog's order (time, devices...).
+    leads = {name: {m: i for i, m in enumerate(headline(name))} for name, _ in workloads}
+    keys = sorted(series, key=lambda k: (workloads.index((k[0], k[1])), leads[k[0]].get(k[2], len(leads[k[0]])),
+                                         order[k[2]], k[3]))
 
+    among = {}  # per overall key, the workloads it is taken over (their families' direction holds for it)
     for metric in [m for m in order if m in CATALOG and CATALOG[m].overall]:
         timed = [k for k in keys if k[1] == TIMED and k[2] == metric and not k[3]]
         if len({k[0] for k in timed}) < 2:
             continue
         key = (OVERALL_WORKLOAD, OVERALL, metric, ())
+        among[key] = [k[0] for k in timed]
         units[key] = units[timed[0]]
         for index in range(len(runs)):
             by_rep: dict[int, list[float | None]] = {}
@@ -138,7 +143,7 @@ def _build_rows(runs: list[Run]) -> list[Row]:
     rows = []
     for key in keys:
         workload, phase, metric, labels = key
-        spec = spec_for(metric, units[key])
+        spec = spec_in(among.get(key, [workload]), metric, units[key])
         cells = [_cell(i, series[key].get(i, []), spec.aggregation) for i in range(len(runs))]
         deltas = [None] + [_delta(i, spec, cells[0], cells[i]) for i in range(1, len(runs))]
         rows.append(Row(workload, phase, metric, dict(labels), spec, units[key] or spec.unit, cells, deltas))
@@ -169,10 +174,12 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
             elif cands:
                 picked.append(max(cands, key=lambda pair: abs(pair[1].rel or 0)))
         # The paper's own sentences first (metrics said words-first, paper 004's "58% higher average IOPS"), then
-        # its snapshot (paper 000's figures over all operations), then per operation, in catalog order.
+        # what each family leads with (Workload.headline), then its snapshot (paper 000's figures over all
+        # operations), then per operation, in catalog order.
         rank = {m: k for k, m in enumerate(dict.fromkeys(list(CATALOG) + [r.metric for r in rows]))}
-        picked.sort(key=lambda pair: (not pair[0].spec.words_first, pair[0].phase != OVERALL, rank[pair[0].metric],
-                                      rows.index(pair[0])))
+        leads = _lead_ranks(rows)
+        picked.sort(key=lambda pair: (not pair[0].spec.words_first, leads(pair[0]) is None, pair[0].phase != OVERALL,
+                                      leads(pair[0]) or 0, rank[pair[0].metric], rows.index(pair[0])))
         significant = [pair for pair in picked if pair[1].significance == wording.SIGNIFICANT]
         few = [pair for pair in picked if pair[1].significance == wording.TOO_FEW]
         chosen, suffix = (significant, "") if significant else (few, " (too few repetitions)")
@@ -198,6 +205,18 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
             text = f"{runs[i].name} vs {runs[0].name}: {said}"
             out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance))
     return out
+
+
+def _lead_ranks(rows: list[Row]):
+    """A row's place in its workload's headline (Workload.headline), None when its workload does not lead with it;
+    an overall row's is its metric's first place in any of the compared workloads' headlines."""
+    workloads = list(dict.fromkeys(row.workload for row in rows if row.phase != OVERALL))
+
+    def place(row: Row) -> int | None:
+        leads = [headline(w) for w in workloads] if row.phase == OVERALL else [headline(row.workload)]
+        return min((lead.index(row.metric) for lead in leads if row.metric in lead), default=None)
+
+    return place
 
 
 def _read_and_ran(chosen: list[tuple[Row, Delta]], rows: list[Row],

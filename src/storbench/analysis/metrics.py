@@ -17,7 +17,7 @@ import importlib
 from dataclasses import fields
 from typing import Iterable, Iterator, Mapping
 
-from storbench.results.metrics import MetricSpec
+from storbench.results.metrics import DEVICE_HEADLINE, MetricSpec, reworded
 
 # The modules whose ``METRICS`` declare the metrics no workload owns.
 SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbench.engines.s3a",
@@ -92,7 +92,9 @@ class _Catalog(Mapping[str, MetricSpec]):
 
     def _built(self) -> dict[str, MetricSpec]:
         if self._specs is None:
-            self._specs = build_catalog(declarations())
+            specs = build_catalog(declarations())
+            check_headlines(specs, _workloads().values())
+            self._specs = specs
         return self._specs
 
     def __getitem__(self, name: str) -> MetricSpec:
@@ -106,6 +108,34 @@ class _Catalog(Mapping[str, MetricSpec]):
 
 
 CATALOG: Mapping[str, MetricSpec] = _Catalog()
+
+
+def check_headlines(catalog: Mapping[str, MetricSpec], classes: Iterable[type]) -> None:
+    """Every metric a workload leads with (``headline``) or judges its own way (``directions``) is declared."""
+    for cls in classes:
+        unknown = [name for name in (*cls.headline, *cls.directions) if name not in catalog]
+        if unknown:
+            raise RuntimeError(f"workload {cls.name} ({cls.__module__}) names {', '.join(map(repr, unknown))} in its "
+                               f"headline or directions, which no workload or shared module declares")
+        for name, said in cls.directions.items():
+            reworded(catalog[name], said)  # a wording not in WORDINGS fails here, naming the metric
+
+
+def headline(workload: str) -> tuple[str, ...]:
+    """The metrics the workload's reports lead with, in its order; paper 000's figures for a name no workload has
+    (the overall group "all operations", a run of a workload since removed)."""
+    cls = _workloads().get(workload)
+    return DEVICE_HEADLINE if cls is None else tuple(cls.headline)
+
+
+def spec_in(workloads: Iterable[str], metric: str, unit: str = "") -> MetricSpec:
+    """The spec of ``metric`` in rows of ``workloads``: reworded where every one of their families judges it the
+    other way (``Workload.directions``: the same wording for all), else as declared (:func:`spec_for`)."""
+    spec = spec_for(metric, unit)
+    found = _workloads()
+    said = {(found[w].directions.get(metric) if w in found else None) for w in workloads}
+    wording = said.pop() if len(said) == 1 else None
+    return reworded(spec, wording) if wording else spec
 
 
 def spec_for(metric: str, unit: str = "") -> MetricSpec:

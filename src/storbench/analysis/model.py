@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from storbench.analysis import wording
-from storbench.analysis.metrics import CATALOG
+from storbench.analysis.metrics import CATALOG, headline
 from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
 
@@ -205,6 +205,16 @@ class Comparison:
         order = {name: i for i, name in enumerate(CATALOG)}
         present = list(dict.fromkeys(row.metric for row in self.rows))
         return sorted(present, key=lambda m: (order.get(m, len(order)), present.index(m)))
+
+    def leads(self, row: Row) -> bool:
+        """The row is one its workload's report leads with (``Workload.headline``; the overall group: paper 000's)."""
+        return row.metric in headline(row.workload)
+
+    def headline_metrics(self) -> list[str]:
+        """The metrics some workload here leads with and a row has, workload by workload in their declared order."""
+        present = {row.metric for row in self.rows}
+        led = (m for workload in dict.fromkeys(row.workload for row in self.rows) for m in headline(workload))
+        return [m for m in dict.fromkeys(led) if m in present]
 
     def to_dict(self) -> dict[str, Any]:
         rows = []

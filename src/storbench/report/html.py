@@ -15,6 +15,7 @@ from storbench.report import _format as f
 from storbench.report import nodes, nodes_html, queries, series
 from storbench.report import published as published_figures
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc
+from storbench.results.metrics import DEVICE_HEADLINE
 
 CSS = """
 :root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--soft:#f3f4f6;--accent:#2b5c8a;--good:#17794a;--bad:#b42318}
@@ -60,9 +61,6 @@ table.nodes th,table.nodes td.run{white-space:nowrap}.scroll{overflow-x:auto}ul.
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 """
 
-# The figures of paper 000, shown first; any other metric's chart is one click away.
-PAPER_METRICS = ("completion_time", "max_read_mbps", "max_write_mbps", "avg_read_latency_ms",
-                 "avg_write_latency_ms", "max_cpu_pct")
 SeriesLoader = Callable[[Any], "tuple[list[dict[str, Any]], list[dict[str, Any]]]"]
 
 
@@ -120,12 +118,16 @@ def _value(cell: Any) -> str:
     return (f'<span class="range">{esc(rng)}</span> ' if rng else "") + esc(f.num(cell.aggregate))
 
 
-def _primary(c: Comparison) -> set[str]:
-    """The paper's metrics when present (shown first), else every metric."""
-    return set(PAPER_METRICS) & set(c.metrics()) or set(c.metrics())
+def _primary(c: Comparison) -> Callable[[Row], bool]:
+    """The rows each workload leads with (its paper's figures, Workload.headline) and, after them, paper 000's time
+    and device figures: shown first (rows come in that order); the rest one click away. No such row: every row."""
+    def shown(row: Row) -> bool:
+        return c.leads(row) or row.metric in DEVICE_HEADLINE
+
+    return shown if any(shown(row) for row in c.rows) else (lambda row: True)
 
 
-def _table(c: Comparison, keep: Callable[[str], bool]) -> str:
+def _table(c: Comparison, keep: Callable[[Row], bool]) -> str:
     single = len(c.runs) == 1
     head = "<th>Metric</th><th>Unit</th>" + "".join(f'<th class="num">{esc(r.name)}</th>' for r in c.runs[:1])
     for run in c.runs[1:]:
@@ -135,7 +137,7 @@ def _table(c: Comparison, keep: Callable[[str], bool]) -> str:
     width = 3 * len(c.runs) + (2 if single else 0)
     body = []
     for group, rows in c.groups():
-        rows = [row for row in rows if keep(row.metric) and not queries.is_query_row(row)
+        rows = [row for row in rows if keep(row) and not queries.is_query_row(row)
                 and not nodes.is_node_row(row)]
         if rows:
             body.append(f'<tr class="group"><th colspan="{width}">{esc(group)}</th></tr>')
@@ -157,15 +159,16 @@ def _table(c: Comparison, keep: Callable[[str], bool]) -> str:
 
 def _summary(c: Comparison) -> str:
     primary = _primary(c)
-    more = [m for m in c.metrics() if m not in primary]
+    more = {row.metric for row in c.rows if not primary(row) and not queries.is_query_row(row)
+            and not nodes.is_node_row(row)}
     extra = (f"<details><summary>All other metrics ({len(more)})</summary>"
-             f"{_table(c, lambda m: m not in primary)}</details>" if more else "")
+             f"{_table(c, lambda row: not primary(row))}</details>" if more else "")
     legend = ("Values are aggregates over the repetitions by each metric's rule (max or mean), "
               "with the min–max range in grey.")
     if len(c.runs) > 1:
         legend += (" Deltas are new/old − 1 of the aggregates; “faster” is the reduction in time, 1 − new/old. "
                    + wording.MARKER_LEGEND + ".")
-    return (f"<section><h2>Summary</h2>{_table(c, lambda m: m in primary)}{extra}"
+    return (f"<section><h2>Summary</h2>{_table(c, primary)}{extra}"
             f'<p class="muted">{esc(legend)}</p></section>')
 
 
@@ -185,14 +188,16 @@ def _metric_chart(c: Comparison, metric: str, rows: list[Row]) -> str:
 
 
 def _charts(c: Comparison) -> str:
-    main, more, primary = [], [], _primary(c)
-    for metric in c.metrics():
+    main, more = [], []
+    # the workloads' headline figures first, in their order, then paper 000's time and device ones
+    lead = list(dict.fromkeys(c.headline_metrics() + [m for m in c.metrics() if m in DEVICE_HEADLINE])) or c.metrics()
+    for metric in lead + [m for m in c.metrics() if m not in lead]:
         rows = [r for r in c.rows if r.metric == metric and not r.labels]
         rows = rows or [r for r in c.rows if r.metric == metric and not queries.is_query_row(r)
                         and not nodes.is_node_row(r)]
         if not rows:  # per-query and per-node rows have their own charts (report.queries, report.nodes_html)
             continue
-        (main if metric in primary else more).append(_metric_chart(c, metric, rows))
+        (main if metric in lead else more).append(_metric_chart(c, metric, rows))
     extra = (f'<details><summary>More metrics ({len(more)} charts)</summary><div class="charts">{"".join(more)}'
              "</div></details>" if more else "")
     return f'<section><h2>Charts</h2><div class="charts">{"".join(main)}</div>{extra}</section>'

@@ -11,7 +11,7 @@ above the results layer. The catalog of every declaration is the comparison stag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ WORDINGS = {"higher/lower": True, "more/fewer": True, "more/less": True, "larger
             "less/more": False, "more consistent/less consistent": False}
 
 
+# What a report leads with for a workload family that declares no ``headline`` of its own (``Workload.headline``):
+# paper 000's figures, time to complete and the device telemetry of the timed window.
+DEVICE_HEADLINE = ("completion_time", "max_read_mbps", "max_write_mbps", "avg_read_latency_ms",
+                   "avg_write_latency_ms", "max_cpu_pct")
+
 FLAGS = ("overall", "words-first", "factor")  # the optional last column: MetricSpec.overall, .words_first, .factor
 
 
@@ -61,6 +66,15 @@ def metric(name: str, title: str, unit: str, aggregation: str, wording: str, fla
     given = flags.split()
     return MetricSpec(name, title, unit, WORDINGS[wording], aggregation, better, worse, "overall" in given,
                       "words-first" in given, "factor" in given)
+
+
+def reworded(spec: MetricSpec, wording: str) -> MetricSpec:
+    """``spec`` with another better/worse wording (a key of WORDINGS): its direction where a family sees it
+    the other way (data skipping: a lower device read throughput is the point, less was read)."""
+    if wording not in WORDINGS:
+        raise ValueError(f"metric {spec.name}: wording {wording!r} is not one of: {', '.join(WORDINGS)}")
+    better, worse = wording.split("/")
+    return replace(spec, higher_is_better=WORDINGS[wording], better_word=better, worse_word=worse)
 
 
 def metric_table(text: str) -> tuple[MetricSpec, ...]:

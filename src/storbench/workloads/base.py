@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from storbench.errors import InputError
-from storbench.results.metrics import MetricSpec
+from storbench.results.metrics import DEVICE_HEADLINE, MetricSpec
 from storbench.results.model import Sample
 from storbench.targets import Target, target_class
 from storbench.workloads.params import Param
@@ -36,6 +36,13 @@ class Workload:
     # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
     # storbench.analysis.metrics builds the catalog from them.
     metrics: ClassVar[tuple[MetricSpec, ...]] = ()
+    # The metrics its reports lead with, as its paper reports them (any declared metric, its own or shared: ycsb's
+    # throughput, ops per server thread, ops per watt, p99); device telemetry follows. A metric a run lacks is
+    # skipped. The default is paper 000's figures, time to complete and the device ones.
+    headline: ClassVar[tuple[str, ...]] = DEVICE_HEADLINE
+    # Metrics this family judges the other way than their declaration, by their wording ("lower/higher"):
+    # compare colours and words their deltas so (data skipping: a lower device read rate is less read).
+    directions: ClassVar[dict[str, str]] = {}
     # The workloads whose output this one reads (terasort: teragen): `storbench run <name>` runs them
     # first, untimed, when the workload runs alone.
     after: ClassVar[tuple[str, ...]] = ()

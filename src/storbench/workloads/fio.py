@@ -102,6 +102,7 @@ class _Fio(Workload):
     version = "1"
     params = FIO_PARAMS
     metrics = METRICS
+    headline = ("fio_bw_mbps", "fio_iops", "fio_clat_p99_ms", "fio_iops_stddev")  # fio's own summary
     rw = ""
 
     # -- where ------------------------------------------------------------------------

@@ -176,6 +176,7 @@ class _Objects(Workload):
     schemes = ("s3",)
     params = COMMON
     metrics = METRICS
+    headline = ("obj_mbps", "obj_ops_per_s", "obj_hwm_mbps", "obj_hwm_ops_per_s", "obj_hwm_clients")  # COSBench's
     op: str  # put, get, mixed, list or delete: each variant below sets it
 
     # -- where --------------------------------------------------------------------------

@@ -116,6 +116,7 @@ class _RadosBench(Workload):
     schemes = ("rados",)
     params = PARAMS
     metrics = METRICS
+    headline = ("rados_avg_iops", "rados_stddev_iops", "rados_bw_mbps")  # paper 004's: average IOPS, per-second spread
     mode = ""
 
     def engines(self, params: dict[str, Any]) -> list[str]:

@@ -90,6 +90,7 @@ def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_s
 class _TeraPhase(Workload):
     params = TERA_PARAMS
     metrics = METRICS
+    headline = ("completion_time", "hs_elapsed_s", "hsph", "data_mbps", "records_per_s")  # the papers' times, HSph
     phase = ""  # "gen" | "sort" | "validate": the shared state keys are per phase, not per name
     version = "2"  # 2: Hadoop TeraGen's rows from the JVM (1: md5 keys in Spark SQL), format=tera
 

@@ -68,6 +68,8 @@ METRICS = metric_table("""
 class _Zoned(_Fio):
     params = ZONED_PARAMS
     metrics = METRICS
+    # paper 004's: average IOPS and the standard deviation of the per-second IOPS (a read pass: its rate)
+    headline = ("zoned_avg_iops", "zoned_iops_stddev", "zoned_read_iops", "zoned_read_mbps")
 
     def _device(self, ctx: RunContext) -> ZonedDevice | None:
         if not self._is_device(ctx):

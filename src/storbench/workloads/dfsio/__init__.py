@@ -91,6 +91,8 @@ class DfsIoState:
 class _DfsIo(Workload):
     params = DFSIO_PARAMS
     metrics = METRICS
+    # TestDFSIO's own lines (paper 002's write throughput), then the time
+    headline = ("dfsio_throughput_mbps", "dfsio_avg_io_rate_mbps", "dfsio_io_rate_stddev_mbps", "completion_time")
     version = "1"
 
     def engines(self, params: dict[str, Any]) -> list[str]:

@@ -208,6 +208,7 @@ class TpcdsGen(Workload):
               Param("file_mb", int, 32, "target Parquet file size in MB (paper 001: 32)", minimum=1),
               CHECK_MAX_SF, FLUSH)
     metrics = METRICS
+    headline = ("completion_time", "dataset_mb", "data_mbps")
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -320,6 +321,9 @@ class Tpcds(Workload):
         Param("shuffle_partitions", int, 200, "spark.sql.shuffle.partitions (Spark's default: 200)", minimum=1),
         SF, DATA, CHECK_MAX_SF, CHECK_QUERIES, CATALOG, METASTORE, CATALOG_DATABASE)
     metrics = METRICS
+    # the papers' total and per-query times (each query's own rows: the reports' per-query section), and the checks
+    headline = ("total_time", "query_time", "geomean_query_time", "queries_checked_equal", "queries_mismatched",
+                "queries_failed")
 
     def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
         return {"spark.scheduler.mode": "FAIR", **SESSION_CONF,

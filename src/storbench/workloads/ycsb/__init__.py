@@ -147,6 +147,9 @@ class _Ycsb(Workload):
     schemes = ("cassandra",)
     params = PARAMS
     metrics = METRICS
+    # paper 003's figures: throughput (the load phase's its own), per server CPU thread and per watt, p99 per operation
+    headline = ("ycsb_throughput_ops_s", "ycsb_load_throughput_ops_s", "ycsb_ops_per_server_thread", "ops_per_watt",
+                "ycsb_p99_latency_us")
     letter: str  # "load" or a to f
 
     def check_params(self, params: dict[str, Any], target: Target) -> None:
