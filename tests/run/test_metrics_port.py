@@ -20,7 +20,8 @@ from storbench.progress import Progress
 from storbench.results.model import Sample
 from storbench.results.store import ResultStore
 from storbench.run.metrics_server import LiveRun, check_endpoint, exposition, grafana_dashboard
-from tests.run.conftest import run_null
+from tests.run.conftest import NullRun, run_null
+from tests.run.test_cluster import nodes_file
 
 
 def parsed(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -71,6 +72,26 @@ def test_the_exposition_shows_progress_and_the_last_window_of_each_workload():
     assert len(found["storbench_window_value"]) == 2
 
 
+def test_the_telemetry_s_last_interval_is_shown_per_node_with_its_unit():
+    live = LiveRun()
+    live.watch(lambda: {"": {"read_mbps": 12.5, "cpu_pct": 40.0, "power_w": None},
+                        "worker-1": {"util_pct": 90.0, "net_mbps": 3.0}})
+    found = {(labels["node"], labels["metric"], labels["unit"], value)
+             for labels, value in parsed(exposition(live))["storbench_telemetry_value"]}
+    assert found == {("", "read_mbps", "MB/s", 12.5), ("", "cpu_pct", "%", 40.0),
+                     ("worker-1", "util_pct", "%", 90.0), ("worker-1", "net_mbps", "MB/s", 3.0)}
+
+
+def test_a_telemetry_reading_that_fails_does_not_fail_the_scrape():
+    def broken() -> dict:
+        raise OSError("gone")
+
+    live = LiveRun()
+    live.watch(broken)
+    assert "storbench_telemetry_value" not in parsed(exposition(live))
+    assert "storbench_elapsed_seconds" in parsed(exposition(live))
+
+
 def test_before_the_plan_nothing_unknown_is_shown():
     found = parsed(exposition(LiveRun()))
     assert set(found) == {"storbench_elapsed_seconds", "storbench_windows_total"}
@@ -109,7 +130,8 @@ def test_a_port_in_use_is_one_line_before_any_work(tmp_path):
     assert ResultStore(tmp_path / "home").list_runs() == []  # nothing recorded, nothing claimed
 
 
-def test_a_run_serves_its_progress_while_it_runs_and_stops_serving_after(tmp_path):
+def scraped_run(tmp_path, **fields) -> tuple[NullRun, dict[str, list[tuple[dict[str, str], float]]]]:
+    """A null run with --metrics-port, scraped every 50 ms while it runs: the run and its last scrape."""
     port = free_port()
     seen: list[str] = []
     done = threading.Event()
@@ -125,17 +147,32 @@ def test_a_run_serves_its_progress_while_it_runs_and_stops_serving_after(tmp_pat
     scraper = threading.Thread(target=scrape, daemon=True)
     scraper.start()
     try:
-        run = run_null(tmp_path, repeat=4, overrides={"sleep_ms": "150"}, metrics_port=port)
+        run = run_null(tmp_path, metrics_port=port, **fields)
     finally:
         done.set()
         scraper.join(5)
-    assert run.status == "succeeded"
+    assert run.status == "succeeded", run.errors
     assert f"metrics: http://127.0.0.1:{port}/metrics" in run.stderr
     assert closed(port)
-    last = parsed(seen[-1])  # scraped during the run: a window was recorded by then
+    return run, parsed(seen[-1])
+
+
+def test_a_run_serves_its_progress_while_it_runs_and_stops_serving_after(tmp_path):
+    run, last = scraped_run(tmp_path, repeat=4, overrides={"sleep_ms": "150"})
     assert last["storbench_run_info"][0][0]["run_id"] == run.manifest["run_id"]
     rates = [value for labels, value in last["storbench_window_value"] if labels["metric"] == "null_mbps"]
     assert rates and all(value > 0 for value in rates)
+    live = {labels["metric"] for labels, _ in last["storbench_telemetry_value"] if labels["node"] == ""}
+    assert {"cpu_pct", "mem_used_pct"} <= live  # this machine's collector, at the run's --interval
+
+
+def test_a_cluster_s_nodes_are_shown_live_each_under_its_label(tmp_path, exporter):
+    _, last = scraped_run(tmp_path, repeat=2, nodes=str(nodes_file(tmp_path, exporter)),
+                          overrides={"sleep_ms": "150"})
+    read = {labels["node"]: value for labels, value in last["storbench_telemetry_value"]
+            if labels["metric"] == "read_mbps"}
+    assert set(read) == {"worker-1", "worker-2"}
+    assert 2 < read["worker-2"] / read["worker-1"] < 4  # their exporters: 1 and 3 MB/s
 
 
 @pytest.mark.parametrize("fail", ["interrupt", "signal"])
@@ -165,6 +202,7 @@ def test_the_grafana_dashboard_queries_only_metrics_a_run_serves(tmp_path, capsy
     live.planned("r", "s", "l", 1)
     live.begin("w", 1)
     live.window("w", [Sample("w", "m", 1.0, "s", 1)])
+    live.watch(lambda: {"": {"read_mbps": 1.0}})
     served = set(parsed(exposition(live)))
     assert len(exprs) == len(dashboard["panels"]) and named
     assert named <= served, named - served

@@ -12,6 +12,9 @@ What a scrape reads (the loop updates :class:`LiveRun`; the server's thread read
     storbench_windows_total                             windows recorded so far
     storbench_window_value{workload,metric,unit,labels} each figure of the workload's last recorded window
                                                         (labels: the sample's own as k=v,...; n/a is absent)
+    storbench_telemetry_value{metric,unit,node}         the telemetry's last sampling interval (--interval):
+                                                        device MB/s and utilisation, CPU, network, power;
+                                                        live inside a long window (node "": this machine)
 
 Only these figures leave the process: no target URI, endpoint, setting or command line, and label values
 pass through redaction (a secret-looking key's value masked, a URL's user:password@ dropped). The default
@@ -29,7 +32,7 @@ import time
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from storbench.errors import InputError
 from storbench.progress import Progress
@@ -38,6 +41,8 @@ from storbench.results.model import Sample
 
 DEFAULT_ADDRESS = "127.0.0.1"
 PREFIX = "storbench_"
+RATE_UNITS = {"mbps": "MB/s", "pct": "%", "w": "W"}  # by the suffix of the telemetry series' column names
+Latest = Callable[[], dict[str, dict[str, float | None]]]  # node label -> the last interval's rates
 
 
 class LiveRun:
@@ -52,6 +57,11 @@ class LiveRun:
         self._repetitions: int | None = None
         self._windows = 0
         self._figures: dict[tuple[str, str, str, str], float] = {}  # (workload, metric, unit, labels) -> value
+        self._latest: Latest | None = None
+
+    def watch(self, latest: Latest) -> None:
+        """The run's telemetry, read at each scrape (RunTelemetry.latest)."""
+        self._latest = latest
 
     def planned(self, run_id: str, suite: str, label: str, repetitions: int) -> None:
         with self._lock:
@@ -107,7 +117,23 @@ class LiveRun:
         for key, value in sorted(figures.items()):
             values.add_metric(list(key), value)
         found.append(values)
+        rates = GaugeMetricFamily(PREFIX + "telemetry_value", "the telemetry's last sampling interval",
+                                  labels=["metric", "unit", "node"])
+        for node, row in sorted(self._rates().items()):
+            for metric, value in sorted(row.items()):
+                unit = RATE_UNITS.get(metric.rsplit("_", 1)[-1])
+                if value is not None and unit is not None:
+                    rates.add_metric([metric, unit, node], value)
+        found.append(rates)
         return found
+
+    def _rates(self) -> dict[str, dict[str, float | None]]:
+        if self._latest is None:
+            return {}
+        try:
+            return self._latest()
+        except Exception:  # a scrape must not fail on a telemetry reading; the run records its own gaps
+            return {}
 
 
 def _labels(labels: dict[str, str]) -> str:

@@ -97,6 +97,7 @@ class RunSession:
             self.telemetry = run_telemetry(options, self.nodes and self.nodes.telemetry, self.engines, devices,
                                            writer, power)
             ctx.mark = self.telemetry.mark
+            self.live.watch(self.telemetry.latest)
         except BaseException as exc:
             target.release(keep_data=False)
             if hasattr(self, "writer"):  # already recorded as running: finished now, never left "running"
