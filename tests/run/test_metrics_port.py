@@ -130,6 +130,14 @@ def test_a_port_in_use_is_one_line_before_any_work(tmp_path):
     assert ResultStore(tmp_path / "home").list_runs() == []  # nothing recorded, nothing claimed
 
 
+def test_an_address_not_of_this_machine_is_one_line(tmp_path):
+    port = free_port()
+    with pytest.raises(InputError) as refused:
+        run_null(tmp_path, metrics_port=port, metrics_address="192.0.2.1")  # TEST-NET-1: nobody's
+    assert str(refused.value) == (f"--metrics-address 192.0.2.1: cannot serve on 192.0.2.1:{port} "
+                                  f"(Cannot assign requested address)")
+
+
 def scraped_run(tmp_path, **fields) -> tuple[NullRun, dict[str, list[tuple[dict[str, str], float]]]]:
     """A null run with --metrics-port, scraped every 50 ms while it runs: the run and its last scrape."""
     port = free_port()
