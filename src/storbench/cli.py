@@ -19,6 +19,7 @@ from storbench.results.factory import open_store
 from storbench.results.store import ResultStore
 from storbench.keyvalue import parse_pairs
 from storbench.run import RunOptions
+from storbench.run.metrics_server import grafana_dashboard
 from storbench.services import SERVICES, service_env
 from storbench.run.sweep import parse_sweep_options
 
@@ -78,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not check the BMC's HTTPS certificate, and allow Basic auth over plain http (redfish)")
     run.add_argument("--idle-s", type=float, default=0.0, metavar="SECONDS",
                      help="measure power idle for SECONDS before the first workload (the baseline)")
+    run.add_argument("--metrics-port", type=int, metavar="PORT", help="serve the run's live progress and each "
+                     "window's figures to Prometheus on PORT while it runs (dashboard: storbench grafana)")
+    run.add_argument("--metrics-address", metavar="IP", help="the address --metrics-port binds (default 127.0.0.1)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
     run.add_argument("--allow-device-overwrite", action="store_true",
                      help="let fio workloads write a raw device target (refused if it holds a filesystem, "
@@ -115,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     baselines.add_argument("paper", nargs="?", metavar="PAPER", help="one paper, e.g. 003")
     suites = commands.add_parser("suites", help="list built-in suites")
     suites.add_argument("--json", action="store_true")
+    grafana = commands.add_parser("grafana", help="print the Grafana dashboard (JSON) over --metrics-port's metrics")
+    grafana.add_argument("--path", action="store_true", help="print where the file is instead")
 
     services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1; `env` prints "
                                                      "the shell exports of a running service's clients (secrets)")
@@ -154,7 +160,8 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         command_line=["storbench", *sys.argv[1:]],
         allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint, nodes=args.nodes,
         node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus,
-        power=args.power, power_insecure=args.power_insecure, idle_s=args.idle_s)
+        power=args.power, power_insecure=args.power_insecure, idle_s=args.idle_s,
+        metrics_port=args.metrics_port, metrics_address=args.metrics_address)
     progress = Progress(quiet=args.quiet or args.json)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)
@@ -330,9 +337,15 @@ def cmd_baselines(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
+def cmd_grafana(args: argparse.Namespace, store: ResultStore) -> int:
+    path = grafana_dashboard()
+    print(path if args.path else path.read_text(), end="\n" if args.path else "")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
             "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services,
-            "baselines": cmd_baselines}
+            "baselines": cmd_baselines, "grafana": cmd_grafana}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -102,6 +102,11 @@ class Progress:
         """The run's counted steps (``step(..., counted=True)``) and, if known, how long it took last time."""
         self._plan = Plan(total_steps, expected_s, time.monotonic())
 
+    @property
+    def steps(self) -> Plan | None:
+        """The run's counted steps so far (None before :meth:`plan`): what --metrics-port shows."""
+        return self._plan
+
     def info(self, message: str) -> None:
         if not self.quiet:
             self._line(f"[{self._clock()}] {message}")

@@ -14,6 +14,7 @@ import tempfile
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.run.loop import run_loop
+from storbench.run.metrics_server import LiveRun, serve
 from storbench.run.options import RunOptions, RunOutcome, validate_options
 from storbench.run.plan import make_plan
 from storbench.run.session import RunSession
@@ -24,14 +25,17 @@ __all__ = ["RunOptions", "RunOutcome", "run"]
 def run(options: RunOptions, store: ResultStore, progress: Progress) -> RunOutcome:
     validate_options(options)
     store.check_writable()
-    temporary = options.target is None
-    text = options.target or tempfile.mkdtemp(prefix="storbench-target-")
-    try:
-        plan = make_plan(options, store.home, text)
-        with RunSession(plan, store, progress) as session:
-            session.start()
-            run_loop(plan, session)
-        return session.outcome()
-    finally:
-        if temporary:
-            shutil.rmtree(text, ignore_errors=True)
+    live = LiveRun(progress)
+    with serve(live, options.metrics_port, options.metrics_address, progress):  # a port in use: before any work
+        temporary = options.target is None
+        text = options.target or tempfile.mkdtemp(prefix="storbench-target-")
+        try:
+            plan = make_plan(options, store.home, text)
+            live.planned(plan.run_id, plan.suite.name, options.label, plan.repetitions)
+            with RunSession(plan, store, progress, live) as session:
+                session.start()
+                run_loop(plan, session)
+            return session.outcome()
+        finally:
+            if temporary:
+                shutil.rmtree(text, ignore_errors=True)

@@ -46,6 +46,7 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
     workload, params, ctx, writer = plan.workloads[name], plan.params(name, point), session.ctx, session.writer
     label = name if repetition == 0 else f"{name} (repetition {repetition}/{plan.repetitions})"
     with session.progress.step(_at(label, point), counted=True, poll=session.engines.task_progress) as outcome:
+        session.live.begin(name, repetition)
         tag = Tag(name, repetition, index, point.labels)
         try:
             extra = _execute(session, workload, params, tag, f"workload {name} failed")
@@ -59,7 +60,9 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
         samples = [Sample(name, "completion_time", seconds, "s", repetition)]
         samples += session.telemetry.samples(name, window, repetition)
         samples += derived_samples(name, repetition, samples, workload.ops_per_s(params, extra, seconds), session.idle)
-        writer.add_samples(_at_point(samples + extra + session.engines.end(tag), repetition, point))
+        recorded = _at_point(samples + extra + session.engines.end(tag), repetition, point)
+        writer.add_samples(recorded)
+        session.live.window(name, recorded)
         session.windows.append({"workload": name, "repetition": repetition, **point.labels,
                                 "t0": window.start, "t1": window.end})
         _record_rules(session, _at(name, point), ctx.rules)

@@ -25,6 +25,7 @@ from storbench.redaction import redact_argv
 from storbench.results.store import ResultStore, RunWriter
 from storbench.run.measure import (MeasuredNodes, node_labelled, open_local_power, open_nodes,
                                    run_telemetry)
+from storbench.run.metrics_server import LiveRun
 from storbench.run.options import RunOutcome
 from storbench.run.plan import Plan
 from storbench.targets.base import GONE
@@ -33,8 +34,9 @@ from storbench.telemetry.run import RunTelemetry
 
 
 class RunSession:
-    def __init__(self, plan: Plan, store: ResultStore, progress: Progress):
+    def __init__(self, plan: Plan, store: ResultStore, progress: Progress, live: LiveRun | None = None):
         self.plan, self.store, self.progress = plan, store, progress
+        self.live = live if live is not None else LiveRun(progress)  # what --metrics-port serves
         self.status = "failed"
         self.windows: list[dict[str, Any]] = []  # each timed window, for the series file
         self.idle: dict[str | None, float | None] = {}  # --idle-s: power while nothing ran
@@ -95,6 +97,7 @@ class RunSession:
             self.telemetry = run_telemetry(options, self.nodes and self.nodes.telemetry, self.engines, devices,
                                            writer, power)
             ctx.mark = self.telemetry.mark
+            self.live.watch(self.telemetry.latest)
         except BaseException as exc:
             target.release(keep_data=False)
             if hasattr(self, "writer"):  # already recorded as running: finished now, never left "running"

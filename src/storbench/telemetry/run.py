@@ -17,7 +17,8 @@ from storbench.telemetry.cluster import ClusterTelemetry
 from storbench.telemetry.collector import Collector
 from storbench.telemetry.metrics import METRICS
 from storbench.telemetry.power import NodePower, PowerPoint
-from storbench.telemetry.window import interface_max_mbps, only_devices, rate_rows, window_metrics
+from storbench.telemetry.window import (interface_max_mbps, latest_rates, only_devices, rate_rows,
+                                        window_metrics)
 
 UNITS = {spec.name: spec.unit for spec in METRICS}
 SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
@@ -34,6 +35,7 @@ class RunTelemetry(Protocol):
     def mark(self) -> float: ...
     def samples(self, workload: str, window: Window, repetition: int) -> list[Sample]: ...
     def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None: ...
+    def latest(self) -> dict[str, dict[str, float | None]]: ...
     def idle(self, start: float, end: float) -> dict[str | None, float | None]: ...
 
 
@@ -103,6 +105,10 @@ class HostTelemetry:
                                       labels={"interface": interface}))
         return samples
 
+    def latest(self) -> dict[str, dict[str, float | None]]:
+        """The last sampling interval's rates, under the node label "" (this machine), for a live view."""
+        return {"": latest_rates(self.collector.points(), self.interval)}
+
     def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None:
         """Telemetry over the whole run, with each timed window on its time axis."""
         points = self.collector.points()
@@ -153,6 +159,12 @@ class NodesTelemetry:
             self.slowest.append({"workload": workload, "repetition": repetition, "node": slowest,
                                  "spread_pct": round(across["node_spread_pct"] or 0.0, 2)})
         return samples
+
+    def latest(self) -> dict[str, dict[str, float | None]]:
+        """Each polled node's last sampling interval's rates, by node label (a Prometheus source's nodes are
+        left out: reading them is a query to that Prometheus, which holds them anyway)."""
+        return {m.label: latest_rates(m.collector.points(), self.cluster.interval) for m in self.cluster.members
+                if isinstance(m.collector, Collector)}
 
     def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None:
         """Each node's series (``telemetry-<node>.csv``) and, in telemetry.csv, the cluster's on one time grid:

@@ -142,6 +142,15 @@ def rate_rows(points: Sequence[Snapshot], interval: float) -> list[dict[str, Any
     return [rate_row(a, b, points[0].time) for a, b in _intervals(points, interval)]
 
 
+def latest_rates(points: Sequence[Snapshot], interval: float) -> dict[str, float | None]:
+    """The last sampling interval's rates over all devices and interfaces (the series' columns without a
+    device's or interface's name; a mark's sliver merged as in the series); {} before two snapshots."""
+    intervals = _intervals(points[-16:], interval)  # the tail is enough for the last interval
+    if not intervals:
+        return {}
+    return {key: value for key, value in interval_rates(*intervals[-1]).items() if "." not in key}
+
+
 def _max(rows: list[dict[str, float | None]], key: str) -> float | None:
     values = [row[key] for row in rows if row.get(key) is not None]
     return max(values) if values else None
