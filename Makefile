@@ -1,7 +1,7 @@
 # The commands of the README: `make run` (the default job), `make test` (every test) and `make test-fast`
 # (the fast lane: no real service, no JVM, no child process but cheap system tools; tests/lanes.py).
 # Each installs what it needs first (scripts/setup.sh is idempotent).
-.PHONY: run test test-fast setup bench
+.PHONY: run test test-fast setup bench dist
 
 run:
 	@scripts/setup.sh
@@ -22,3 +22,12 @@ bench:
 	@scripts/setup.sh --test
 	@for b in benchmarks/*.py; do case $$b in */harness.py|*/peers.py|*/collector_process.py) continue;; esac; \
 	  echo "== $$b"; .venv/bin/python $$b || exit 1; done
+
+# a wheel for this platform (dist/storbench-*.whl; hatch_build.py): the native engine binary, storbench's own jars,
+# the suites; the large jars it lists are fetched from Maven Central on first use (storbench fetch PART). Each part
+# is built first (a fresh one is kept), since the wheel carries the clone's builds.
+dist:
+	@scripts/setup.sh
+	@for part in native jvm s3a cassandra metastore ycsb; do scripts/setup.sh --part $$part; done
+	.venv/bin/pip wheel -q --no-deps -w dist .
+	@ls dist/storbench-*.whl

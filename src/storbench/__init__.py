@@ -5,7 +5,7 @@ functions too, and no import circle spans two packages (tests/test_layers.py che
 reads this table). One line a layer: its name, then its packages and top-level modules:
 
     base       __init__ errors redaction interrupts
-    tools      units keyvalue binaries buildparts s3client cassandra_cql progress
+    tools      units keyvalue binaries buildparts fetch doctor s3client cassandra_cql progress
     results    results
     telemetry  telemetry
     services   services

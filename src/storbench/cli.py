@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from storbench import __version__, api, interrupts
+from storbench import __version__, api, doctor, fetch, interrupts
 from storbench.engines.spark_options import CONF, DEFAULT_MASTER, MASTER, parse_conf
 from storbench.errors import InputError, ResultsError, StorbenchError
 from storbench.progress import START_TIMES, Progress, remember_seconds, remembered_seconds
@@ -121,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     suites.add_argument("--json", action="store_true")
     grafana = commands.add_parser("grafana", help="print the Grafana dashboard (JSON) over --metrics-port's metrics")
     grafana.add_argument("--path", action="store_true", help="print where the file is instead")
+
+    commands.add_parser("doctor", help="check Java, Python, fio, the native engine and each optional part, one line "
+                        "each with how to get what is missing (exit 1 when the default job cannot run)")
+    fetched = commands.add_parser("fetch", help="fetch a part's jars now (an installed wheel fetches them from Maven "
+                                  "Central on first use; a clone builds them with scripts/setup.sh)")
+    fetched.add_argument("part", choices=(*fetch.PARTS, "all"))
 
     services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1; `env` prints "
                                                      "the shell exports of a running service's clients (secrets)")
@@ -347,6 +353,8 @@ COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": 
             "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services,
             "baselines": cmd_baselines, "grafana": cmd_grafana}
 
+NO_STORE = {"doctor": lambda args: doctor.run(), "fetch": lambda args: print(fetch.fetch(args.part)) or 0}
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -355,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv or ["run"])
         if args.command is None:
             args = build_parser().parse_args(["run", *argv])
+        if args.command in NO_STORE:  # about this installation, not about runs
+            return NO_STORE[args.command](args)
         store = open_store(args.results)
         code = COMMANDS[args.command](args, store)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit

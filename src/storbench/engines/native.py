@@ -32,26 +32,28 @@ from pathlib import Path
 from typing import Any
 
 from storbench.engines.base import tool_engine
+from storbench.binaries import checkout, native_binary
 from storbench.buildparts import build
 from storbench.errors import EngineError, WorkloadError
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[3]  # the clone (tests build native/ from it)
 BINARY_NAME = "storbench-load"
 START_DELAY_MS = 400  # processes of one fan-out start together this long after they are spawned
 
 
 def binary() -> str:
-    """The engine binary: $STORBENCH_LOAD_BIN, the repo's release build (built on first use), or one on PATH."""
-    for attempt in range(2):
-        candidates = [os.environ.get("STORBENCH_LOAD_BIN"),
-                      str(REPO / "native" / "target" / "release" / BINARY_NAME), shutil.which(BINARY_NAME)]
-        for candidate in candidates:
-            if candidate and os.access(candidate, os.X_OK):
-                return candidate
-        if attempt == 0:
-            build("native")
-    raise EngineError("the native load engine (storbench-load) is not built; run scripts/setup.sh --part native "
-                      "(it builds native/ with cargo)")
+    """The engine binary (binaries.native_binary: $STORBENCH_LOAD_BIN, the wheel's, the clone's release build, PATH),
+    built on first use in a clone."""
+    found = native_binary()
+    if found is None and checkout():
+        build("native")
+        found = native_binary()
+    if found is None:
+        raise EngineError("the native load engine (storbench-load) is not built; run scripts/setup.sh --part native "
+                          "(it builds native/ with cargo)" if checkout() else
+                          "the native load engine (storbench-load) is missing from this installation: install the "
+                          "storbench wheel built for this platform, or set STORBENCH_LOAD_BIN")
+    return found
 
 
 def version() -> dict[str, Any]:

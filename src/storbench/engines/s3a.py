@@ -31,6 +31,7 @@ from typing import Any, Iterator
 from storbench.results.metrics import metric_table
 from storbench.buildparts import build
 from storbench.errors import EngineError
+from storbench.fetch import classpath
 from storbench.results.model import Sample
 
 JARS_DIR = Path(__file__).resolve().parents[3] / "jvm" / "s3a" / "target" / "jars"
@@ -84,6 +85,8 @@ METRICS = metric_table("""
 
 
 def s3a_jars() -> list[str]:
+    if (fetched := classpath("s3a")) is not None:  # a wheel install: its own jar and the cached ones
+        return fetched.split(":")
     jars = sorted(str(p) for p in JARS_DIR.glob("*.jar"))
     if not any("hadoop-aws" in Path(j).name for j in jars):
         build("s3a")

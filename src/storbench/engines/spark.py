@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench import interrupts
+from storbench.binaries import java_hint, require
 from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
@@ -210,6 +211,8 @@ class SparkEngine(Engine):
             from pyspark.sql import SparkSession
         except ImportError:
             raise EngineError("pyspark is not installed; run the set-up command from the README") from None
+        if not os.environ.get("JAVA_HOME"):  # else PySpark says only that its gateway exited
+            require("java", java_hint())
         quiet_py4j()
         builder = SparkSession.builder.master(self.master).appName(self.app_name)
         for key, value in self.effective_conf().items():

@@ -1,17 +1,21 @@
-"""The classpath of the repo's JVM launchers (jvm/), as built by scripts/setup.sh."""
+"""The classpath of the repo's JVM launchers (jvm/), as built by scripts/setup.sh; in a wheel install, the wheel's
+own jars and the ones fetched into the per-user cache (storbench.fetch)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from storbench.binaries import require
+from storbench.binaries import bundled, java_hint, require
 from storbench.buildparts import build
 from storbench.errors import EngineError
+from storbench.fetch import OWN_JARS, classpath
 
 JVM_DIR = Path(__file__).resolve().parents[3] / "jvm"
 
 
 def launcher_classpath() -> str:
+    if (fetched := classpath("jvm")) is not None:
+        return fetched
     classes = JVM_DIR / "target" / "classes"
     deps = JVM_DIR / "target" / "classpath.txt"
     if not classes.is_dir() or not deps.is_file():
@@ -22,7 +26,7 @@ def launcher_classpath() -> str:
 
 
 def java_binary() -> str:
-    return require("java", "; run scripts/setup.sh")
+    return require("java", java_hint())
 
 
 def ensure_launcher_jar() -> None:
@@ -33,18 +37,22 @@ def ensure_launcher_jar() -> None:
 
 def launcher_jar() -> Path | None:
     """storbench's own JVM classes (DfsIo, ...) for Spark's ``spark.jars``; None before the first build."""
+    if (own := bundled("jars", OWN_JARS["jvm"])) is not None:
+        return own
     jars = sorted((JVM_DIR / "target").glob("storbench-jvm-*.jar"))
     return jars[-1] if jars else None
 
 
 def cassandra_classpath() -> str:
     """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash)."""
-    return _resolved("cassandra", JVM_DIR / "cassandra", "Cassandra's jars")
+    return classpath("cassandra") or _resolved("cassandra", JVM_DIR / "cassandra", "Cassandra's jars")
 
 
 def metastore_classpath(client: bool = False) -> str:
     """Hive 4.0.1's standalone metastore server with PostgreSQL's driver (jvm/metastore), or (``client``) the Hive
     4.0.1 client jars Spark loads to talk to it (jvm/metastore/client)."""
+    if (fetched := classpath("metastore-client" if client else "metastore")) is not None:
+        return fetched
     module = JVM_DIR / "metastore" / ("client" if client else "")
     return _resolved("metastore", module, "Hive's metastore jars")
 

@@ -30,6 +30,7 @@ from xml.sax.saxutils import escape
 
 from storbench.errors import EngineError
 from storbench.services import postgres, process
+from storbench.binaries import bundled
 from storbench.services.jvm import JVM_DIR, java_binary, metastore_classpath
 from storbench.services.node_exporter import free_port
 
@@ -39,8 +40,9 @@ USER = "storbench"
 DATABASE = "metastore"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 SCHEMATOOL = "org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool"
-SCRIPTS_HOME = JVM_DIR / "metastore" / "target" / "home"  # scripts/metastore/upgrade/postgres/, from the release
-CREDENTIAL_TOOL = JVM_DIR / "metastore" / "src" / "CredentialFile.java"
+# scripts/metastore/upgrade/postgres/, from the release (a wheel carries them)
+SCRIPTS_HOME = bundled("metastore", "home") or JVM_DIR / "metastore" / "target" / "home"
+CREDENTIAL_TOOL = bundled("metastore", "CredentialFile.java") or JVM_DIR / "metastore" / "src" / "CredentialFile.java"
 START_TIMEOUT_S = 180.0
 HEAP = "512m"
 LOG4J = """status = WARN

@@ -32,6 +32,7 @@ from storbench.buildparts import build
 from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, WorkloadError
 from storbench.redaction import is_secret_name, private_file
+from storbench.fetch import classpath as fetched_classpath
 from storbench.services.jvm import JVM_DIR, java_binary
 
 YCSB_DIR = JVM_DIR / "ycsb"
@@ -58,7 +59,9 @@ LINE = re.compile(r"^\[([A-Z0-9_%-]+)\], ([^,]+), (.+)$")
 
 
 def classpath() -> str:
-    """The binding's classes and their jars (YCSB core, the Java driver), built on first use."""
+    """The binding's classes and their jars (YCSB core, the Java driver), built on first use (a wheel: fetched)."""
+    if (fetched := fetched_classpath("ycsb")) is not None:
+        return fetched
     classes, deps = YCSB_DIR / "target" / "classes", YCSB_DIR / "target" / "classpath.txt"
     if not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file() or not deps.is_file():
         build("ycsb")
