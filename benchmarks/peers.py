@@ -19,7 +19,8 @@ from storbench.results.store import ResultStore  # noqa: E402
 from storbench.run import RunOptions  # noqa: E402
 
 
-def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fsync: bool | None = None) -> float:
+def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fsync: bool | None = None,
+                   preallocate: bool = True) -> float:
     """fio sequential write, 1 MiB blocks, libaio, iodepth 16: MB/s.
 
     direct=True: O_DIRECT and an fsync at the end (the device's rate); direct=False:
@@ -27,12 +28,14 @@ def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fs
     overrides the end-of-job fsync (inside fio's time): buffered with fsync is a writer whose
     window ends when its data is durable, as storbench's ``flush``.
     fio writes exactly ``size`` bytes (split over ``jobs``): the storbench side's bytes.
+    ``preallocate=False``: no fallocate of the files before fio's clock starts (fio's default allocates
+    their blocks outside its time; a writer that creates its files allocates them as it writes).
     """
     fsync = direct if fsync is None else fsync
     result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
                              f"--size={size // jobs}", f"--numjobs={jobs}", "--group_reporting",
                              f"--direct={int(direct)}", "--ioengine=libaio", "--iodepth=16",
-                             f"--end_fsync={int(fsync)}",
+                             f"--end_fsync={int(fsync)}", *([] if preallocate else ["--fallocate=none"]),
                              "--output-format=json"], check=True, capture_output=True, text=True)
     job = json.loads(result.stdout)["jobs"][0]
     for name in os.listdir(work):

@@ -54,7 +54,7 @@ METRICS = metric_table("""
     hs_elapsed_s     | TPCx-HS elapsed time         | s         | mean | faster/slower
     hsph             | HSph@SF                      | HSph@SF   | mean | higher/lower
 """)
-TERA_BLOCK = 10_000  # records per generated block for format=tera (1 MB arrays)
+TERA_BLOCK = 10_240  # records per generated block for format=tera: 1,024,000 bytes, 250 whole pages per write
 PARQUET_OPTIONS = {"compression": "none", "parquet.enable.dictionary": "false"}
 
 

@@ -23,7 +23,7 @@ import org.apache.hadoop.mapreduce.TaskAttemptContext;
  * (and an empty value): for writing record files, where nothing needs single records, so
  * Spark's per-record costs are paid once per B records; the block's array is reused from pair
  * to pair (each is written before the next is read; a fresh 1 MB array per block cost a
- * humongous allocation each in G1). Ranges are cut as Hadoop
+ * humongous allocation each in G1), so its constant bytes are written once. Ranges are cut as Hadoop
  * TeraGen cuts them, so part-N holds the same rows in both tools.
  */
 public final class TeraGenInputFormat extends InputFormat<byte[], byte[]> {
@@ -110,13 +110,12 @@ public final class TeraGenInputFormat extends InputFormat<byte[], byte[]> {
                 }
                 if (block > 1) {
                     int count = (int) Math.min(block, end - row);
-                    if (key == null || key.length != count * TeraRows.RECORD) {
+                    boolean templated = key != null && key.length == count * TeraRows.RECORD;
+                    if (!templated) {
                         key = new byte[count * TeraRows.RECORD];  // reused, as Hadoop's readers reuse theirs
                     }
-                    for (int i = 0; i < count; i++) {
-                        TeraRows.next(state);
-                        TeraRows.record(key, i * TeraRows.RECORD, state, row++);
-                    }
+                    TeraRows.block(key, count, state, row, templated);  // reused: only the varying bytes
+                    row += count;
                     value = EMPTY;
                     return true;
                 }

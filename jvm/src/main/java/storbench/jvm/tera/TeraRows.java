@@ -79,11 +79,9 @@ public final class TeraRows {
 
     // Whole-word writes into the record (the per-byte loops made generation CPU-bound)
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
-    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
     private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.BIG_ENDIAN);
     private static final byte[] TEMPLATE = new byte[RECORD];  // the constant bytes of every record
-    private static final short[] HEX_PAIR = new short[256];  // a byte as two uppercase hex digits
-    private static final int[] HEX_FOUR = new int[16];  // a nibble's hex digit, four times
+    private static final long[] HEX_EIGHT = new long[256];  // a byte's two hex digits, each four times
 
     static {
         TEMPLATE[11] = 0x11;
@@ -95,25 +93,50 @@ public final class TeraRows {
         byte[] end = {(byte) 0xCC, (byte) 0xDD, (byte) 0xEE, (byte) 0xFF};
         System.arraycopy(end, 0, TEMPLATE, 96, 4);
         for (int b = 0; b < 256; b++) {
-            HEX_PAIR[b] = (short) (hex(b >>> 4) << 8 | hex(b & 0xf));
-        }
-        for (int n = 0; n < 16; n++) {
-            int d = hex(n);
-            HEX_FOUR[n] = d << 24 | d << 16 | d << 8 | d;
+            HEX_EIGHT[b] = (hex(b >>> 4) & 0xffL) * 0x0101010100000000L | (hex(b & 0xf) & 0xffL) * 0x01010101L;
         }
     }
 
     /** Writes row {@code row}, whose random value is {@code state} (already advanced), at {@code out[at..at+100)}. */
     public static void record(byte[] out, int at, long[] state, long row) {
-        long hi = state[0], lo = state[1];
         System.arraycopy(TEMPLATE, 0, out, at, RECORD);
+        variable(out, at, state, row);
+    }
+
+    /**
+     * Writes {@code count} consecutive rows from {@code row} at {@code out[0..count*100)}, advancing
+     * {@code state}; {@code templated}: {@code out} already holds the constant bytes of every record
+     * (a block buffer reused from an earlier call), so only the bytes that vary are written.
+     */
+    public static void block(byte[] out, int count, long[] state, long row, boolean templated) {
+        for (int i = 0, at = 0; i < count; i++, at += RECORD) {
+            next(state);
+            if (!templated) {
+                System.arraycopy(TEMPLATE, 0, out, at, RECORD);
+            }
+            variable(out, at, state, row + i);
+        }
+    }
+
+    /** The bytes of a record that differ from row to row: the key, the row number, the hex digits of x. */
+    private static void variable(byte[] out, int at, long[] state, long row) {
+        long hi = state[0], lo = state[1];
         LONG.set(out, at, hi);  // the key: the top 10 bytes of x
         SHORT.set(out, at + 8, (short) (lo >>> 48));
-        for (int i = 0; i < 8; i++) {  // the row number's low 64 bits as 16 hex digits
-            SHORT.set(out, at + 28 + 2 * i, HEX_PAIR[(int) (row >>> (56 - 8 * i)) & 0xff]);
+        LONG.set(out, at + 28, hexDigits((int) (row >>> 32)));  // the row number's low 64 bits: 16 hex digits
+        LONG.set(out, at + 36, hexDigits((int) row));
+        for (int i = 0; i < 6; i++) {  // hex digits 20..31 of x (the low 48 bits of lo), each four times
+            LONG.set(out, at + 48 + 8 * i, HEX_EIGHT[(int) (lo >>> (40 - 8 * i)) & 0xff]);
         }
-        for (int i = 0; i < 12; i++) {  // hex digits 20..31 of x (the low 48 bits of lo), each four times
-            INT.set(out, at + 48 + 4 * i, HEX_FOUR[(int) (lo >>> (44 - 4 * i)) & 0xf]);
-        }
+    }
+
+    /** The 8 hex digits of {@code v} (uppercase, most significant first) as the bytes of a big-endian long. */
+    static long hexDigits(int v) {
+        long x = v & 0xffffffffL;  // spread the 8 nibbles to one byte each, in order
+        x = (x | x << 16) & 0x0000ffff0000ffffL;
+        x = (x | x << 8) & 0x00ff00ff00ff00ffL;
+        x = (x | x << 4) & 0x0f0f0f0f0f0f0f0fL;
+        long letters = ((x + 0x0606060606060606L) & 0x1010101010101010L) >>> 4;  // 1 in each byte ≥ 10
+        return x + 0x3030303030303030L + letters * 7;  // '0' + d, and 'A' - '0' - 10 = 7 more for a letter
     }
 }
