@@ -84,6 +84,6 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     plan.check_params()
     target.precheck(plan.need_bytes)
     for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim
-        engine.check_reachable(options.engine_options)
+        engine.check_reachable(options.engine_options, home)
         engine.check_target(target)
     return plan
