@@ -58,56 +58,72 @@ def test_nodes_file_and_who_may_submit(yarn):
     assert code == 403 or "not have permission" in body or "cannot submit" in body.lower(), (code, body)
 
 
-def test_spark_transforms_on_yarn_both_nodes(yarn):
+# spark-transforms' repartition and terasort in one run, one Spark session on YARN: the session's start-up (an
+# ApplicationMaster and two executor containers) is paid once for both
+MIX = """\
+name: yarn-mix
+description: spark-transforms' repartition and terasort, one Spark session on YARN
+repetitions: 1
+scales:
+  tiny: {rows: 100000, partitions: 2, size_bytes: 4000000, partition_mb: 1}
+params:
+  repartition_partitions: 4
+prepare: [datagen, teragen]
+workloads: [repartition, terasort]
+"""
+
+
+def test_spark_transforms_and_terasort_on_yarn_both_nodes(yarn, tmp_path):
     home, state = yarn
-    result, outcome, samples = run_json(home, "spark-transforms", "--spark-master", "yarn", *TINY,
-                                        "--set", "repartition_partitions=4", timeout=400)
+    suite = tmp_path / "yarn-mix.yaml"
+    suite.write_text(MIX)
+    result, outcome, samples = run_json(home, str(suite), "--spark-master", "yarn", timeout=400)
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert [n["name"] for n in manifest["config"]["nodes"]] == ["nodemanager-1", "nodemanager-2"]
-    nodes = {s["labels"]["node"] for s in samples if s["workload"] == "repartition" and s["metric"] == "max_cpu_pct"
-             and "node" in s["labels"]}
-    assert nodes == {"worker-1", "worker-2"}  # both NodeManagers (role worker, by ordinal) measured by exporters
-    hosts = {s["labels"].get("executor_host") for s in samples if s["workload"] == "repartition"} - {None}
-    assert hosts == {"127.0.0.2", "127.0.0.3"}  # executors on both NodeManagers (Spark's event log)
-
-
-def test_terasort_on_yarn_per_node_table(yarn):
-    home, state = yarn
-    result, outcome, samples = run_json(home, "terasort", "--spark-master", "yarn", "--repeat", "1",
-                                        "--set", "size_bytes=4M", "--set", "partition_mb=1", timeout=400)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert outcome["status"] == "succeeded", outcome["errors"]
-    per_node = {s["labels"]["node"] for s in samples if s["workload"] == "terasort" and "node" in s["labels"]}
-    assert per_node == {"worker-1", "worker-2"}
+    for workload in ("repartition", "terasort"):
+        nodes = {s["labels"]["node"] for s in samples if s["workload"] == workload and s["metric"] == "max_cpu_pct"
+                 and "node" in s["labels"]}
+        assert nodes == {"worker-1", "worker-2"}, workload  # both NodeManagers (role worker) measured by exporters
+        ran = {s["labels"]["node"] for s in samples if s["workload"] == workload and s["metric"] == "spark_task_time_s"
+               and "node" in s["labels"] and s["value"] > 0}
+        assert ran == {"worker-1", "worker-2"}, workload  # tasks ran on both NodeManagers (Spark's event log)
     shown = storbench(home, "show", outcome["run_id"])
     print(shown.stdout)  # the per-node table, for the closing note (pytest -s)
-    assert "nodemanager-1" in shown.stdout and "nodemanager-2" in shown.stdout
+    assert "worker-1" in shown.stdout and "worker-2" in shown.stdout
 
 
 def test_testdfsio_on_yarn_against_hdfs(yarn, hdfs):
+    """Hadoop's TestDFSIO as a MapReduce job on the YARN the Spark session runs on, then storbench's driver, in
+    one run (a sweep over the driver: one Spark session), both against the session's HDFS."""
     home, _ = yarn
     _, hdfs_state = hdfs
-    figures = {}
-    for driver in ("testdfsio", "storbench"):
-        result, outcome, samples = run_json(
-            home, "dfsio", "--target", f"{hdfs_state['uri']}/yarn-dfsio-{driver}", "--spark-master", "yarn",
-            "--repeat", "1", "--set", "files=2", "--set", "file_size=4M", "--set", f"driver={driver}", timeout=500)
-        assert result.returncode == 0, result.stderr[-2000:]
-        assert outcome["status"] == "succeeded", outcome["errors"]
-        figures[driver] = {(s["workload"], s["metric"]): s["value"] for s in samples
-                           if s["metric"].startswith("dfsio_") and not s["labels"].get("node")}
-        assert figures[driver][("dfsio-write", "dfsio_total_mb")] == pytest.approx(8.0, rel=0.06)
+    result, outcome, samples = run_json(
+        home, "dfsio-002", "--target", f"{hdfs_state['uri']}/yarn-dfsio", "--spark-master", "yarn",
+        "--repeat", "1", "--set", "files=2", "--set", "file_size=4M", "--sweep", "driver=testdfsio,storbench",
+        timeout=500)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    figures = {d: {(s["workload"], s["metric"]): s["value"] for s in samples if s["metric"].startswith("dfsio_")
+                   and s["labels"].get("driver") == d and not s["labels"].get("node")}
+               for d in ("testdfsio", "storbench")}
     print(json.dumps({d: {f"{w} {m}": v for (w, m), v in f.items()} for d, f in figures.items()}, indent=1))
-    assert figures["testdfsio"][("dfsio-read", "dfsio_throughput_mbps")] > 0
+    for driver, found in figures.items():
+        for workload in ("dfsio-write", "dfsio-read"):
+            assert found[(workload, "dfsio_total_mb")] == pytest.approx(8.0, rel=0.06), (driver, workload)
+            assert found[(workload, "dfsio_throughput_mbps")] > 0, (driver, workload)
+    windows = {(s["workload"], s["labels"].get("driver")) for s in samples if s["metric"] == "completion_time"}
+    assert {("dfsio-write", "testdfsio"), ("dfsio-write", "storbench")} <= windows  # both timed by storbench
+    shown = storbench(home, "show", outcome["run_id"])
+    print(shown.stdout)  # both drivers' rows side by side, for the closing note
 
 
 def test_bad_input_is_one_line_before_any_work(yarn, tmp_path):
     home, state = yarn
     cases = [
         ({}, ["--spark-conf", "spark.yarn.queue=nosuchqueue"], "spark.yarn.queue 'nosuchqueue': no such queue"),
-        ({}, ["--spark-conf", "spark.executor.memory=8g"], "is more than a NodeManager has (1536 MB)"),
+        ({}, ["--spark-conf", "spark.executor.memory=8g"], "is more than a container may have on this YARN (1536 MB)"),
     ]
     conf = tmp_path / "conf"
     conf.mkdir()

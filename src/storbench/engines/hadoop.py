@@ -47,14 +47,16 @@ class HadoopEngine(ToolEngine):
             self._scratch = Path(tempfile.mkdtemp(prefix="storbench-hadoop-"))
         return self._scratch
 
-    def framework(self, spark_master: str, slots: int, queue: str | None = None) -> list[str]:
+    def framework(self, spark_master: str, slots: int, staging: str, queue: str | None = None) -> list[str]:
         """The ``-D`` options of a MapReduce job with ``slots`` tasks at once: on YARN when Spark runs there (the
-        cluster Spark's YARN client uses, already set in the environment by the Spark engine), else local."""
+        cluster Spark's YARN client uses, already set in the environment by the Spark engine), else local.
+        ``staging``: the job's staging dir (a URI on the job's default file system, which MapReduce requires)."""
         if spark_master != "yarn":
             self._conf_dir = None
             return ["-D", "mapreduce.framework.name=local", "-D", f"mapreduce.local.map.tasks.maximum={slots}"]
         self._conf_dir = yarn_client.conf_dir(None)
         return ["-D", "mapreduce.framework.name=yarn", "-D", f"mapreduce.job.running.map.limit={slots}",
+                "-D", f"yarn.app.mapreduce.am.staging-dir={staging}",
                 *(["-D", f"mapreduce.job.queuename={queue}"] if queue else [])]
 
     def run(self, main_class: str, args: list[str], timeout: float | None,

@@ -75,8 +75,8 @@ def _check(nodes: int, cores: int, memory: int) -> None:
     if cores < 1:
         raise InputError(f"--cores {cores}: allowed 1 or more (vcores per NodeManager)")
     if memory < yarn_conf.MIN_NODE_MB:
-        raise InputError(f"--memory {memory}: at least {yarn_conf.MIN_NODE_MB} MB per NodeManager (an "
-                         f"ApplicationMaster beside an executor of Spark's smallest heap)")
+        raise InputError(f"--memory {memory}: at least {yarn_conf.MIN_NODE_MB} MB per NodeManager (Spark's "
+                         f"ApplicationMaster beside an executor, one executor per node)")
     machine = _machine_mb()
     if machine is not None and memory > machine:
         raise InputError(f"--memory {memory}: more than this machine has ({machine} MB); every NodeManager "
@@ -119,7 +119,8 @@ def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) 
     rm = state["processes"][0]
     state |= {"pid": rm["pid"], "marker": rm["marker"], "startup_s": round(time.monotonic() - started, 2)}
     state["summary"] = (f"ResourceManager {state['uri']} (pid {rm['pid']}, web UI {state['web_ui']}), {nodes} "
-                        f"NodeManager(s) RUNNING ({cores} vcore(s), {mb} MB each) with node_exporters, up in "
+                        f"NodeManager(s) RUNNING ({cores} vcore(s), {mb} MB each, + {yarn_conf.MR_ROOM_MB} MB for a MapReduce job) "
+                        f"with node_exporters, up in "
                         f"{state['startup_s']:.1f} s; ACLs: Hadoop user {yarn_conf.USER} only "
                         f"(`storbench services env yarn`); conf dir {conf}; nodes file {state['nodes']}")
     process.write_state(workdir, state)

@@ -108,10 +108,13 @@ def check(home: Path | None, spark_conf: dict[str, str], timeout: float = 3.0) -
     if nodes is not None:
         largest = max((n.get("totalResource", {}).get("memory", 0) for n in (nodes.get("nodes") or {}).get("node", [])
                        if n.get("state") == "RUNNING"), default=0)
+        ceiling = _mb(props.get("yarn.scheduler.maximum-allocation-mb", "")) or largest  # YARN's cap per container
+        largest = min(largest, ceiling) if largest else 0
         asked = _executor_mb(wanted)
         if largest and asked is not None and asked > largest:
             raise InputError(f"spark.executor.memory {wanted.get('spark.executor.memory')}: an executor container "
-                             f"of {asked} MB (heap + overhead) is more than a NodeManager has ({largest} MB)")
+                             f"of {asked} MB (heap + overhead) is more than a container may have on this YARN "
+                             f"({largest} MB)")
 
 
 def use_conf(state: dict[str, Any]) -> dict[str, str]:

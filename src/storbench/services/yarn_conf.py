@@ -19,11 +19,18 @@ from xml.sax.saxutils import escape
 
 USER = "storbench"  # the Hadoop user every ACL names (see services/hdfs.py for why a name, not an OS account)
 QUEUE = "default"
-AM_MB = 512  # a MapReduce ApplicationMaster's container (heap below)
+AM_MB = 384  # a MapReduce ApplicationMaster's container (heap below)
 MAP_MB = 256  # a MapReduce task's container
+# Room each NodeManager has beyond --memory: a MapReduce job (the cross-check drivers) runs while the run's Spark
+# session holds its executors, which fill --memory; the ApplicationMaster and a task fit in this room.
+MR_ROOM_MB = AM_MB + MAP_MB
 SPARK_AM_MB, SPARK_OVERHEAD_MB = 256, 128  # Spark's client-mode ApplicationMaster heap; overhead per container
 MIN_ALLOCATION_MB = 128
-MIN_NODE_MB = 1024  # the AM beside an executor of Spark's smallest heap (450 MB)
+# Spark's AM beside an executor; and two executors never fit on one node, room included (2 × (M - 384) > M + room)
+MIN_NODE_MB = 1536
+# JVMs that start, coordinate and exit (ApplicationMasters): C1 only and the serial collector start them in about
+# half the time on a busy machine; the JVMs that move data (executors, map tasks) keep the JDK's defaults
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # JDK 17: Guice (the daemons' and the MapReduce AM's web apps) and Hadoop's reflection need these, as Hadoop's
 # own launch scripts add on JDK 17
@@ -82,7 +89,7 @@ def client_files(ports: dict[str, int], memory_mb: int, classpath: str, staging:
         capacity |= {f"{name}.acl_submit_applications": USER, f"{name}.acl_administer_queue": USER}
     mapred = {"mapreduce.framework.name": "yarn", "mapreduce.application.classpath": classpath,
               "yarn.app.mapreduce.am.staging-dir": staging.as_uri(),
-              "yarn.app.mapreduce.am.resource.mb": str(AM_MB), "yarn.app.mapreduce.am.command-opts": f"-Xmx384m {OPENS}",
+              "yarn.app.mapreduce.am.resource.mb": str(AM_MB), "yarn.app.mapreduce.am.command-opts": f"-Xmx256m {QUICK_JVM} {OPENS}",
               "mapreduce.map.memory.mb": str(MAP_MB), "mapreduce.map.java.opts": f"-Xmx200m {OPENS}",
               "mapreduce.reduce.memory.mb": str(MAP_MB), "mapreduce.reduce.java.opts": f"-Xmx200m {OPENS}",
               "mapreduce.job.maxtaskfailures.per.tracker": "1", "mapreduce.map.maxattempts": "2",
@@ -99,7 +106,7 @@ def node_props(host: str, ports: dict[str, int], cores: int, memory_mb: int, roo
             "yarn.nodemanager.localizer.address": f"{host}:{ports['localizer']}",
             "yarn.nodemanager.webapp.address": f"{host}:{ports['nm_web']}",
             "yarn.nodemanager.collector-service.address": f"{host}:{ports['collector']}",
-            "yarn.nodemanager.resource.memory-mb": str(memory_mb),
+            "yarn.nodemanager.resource.memory-mb": str(memory_mb + MR_ROOM_MB),
             "yarn.nodemanager.resource.cpu-vcores": str(cores),
             "yarn.nodemanager.local-dirs": str(root / "local"), "yarn.nodemanager.log-dirs": str(root / "logs"),
             "yarn.nodemanager.aux-services": "mapreduce_shuffle",
@@ -131,10 +138,13 @@ def spark_conf(nodes: int, cores: int, memory_mb: int, spark_jars: Path, staging
             "spark.executor.memory": f"{executor_heap_mb(memory_mb)}m",
             "spark.executor.memoryOverhead": f"{SPARK_OVERHEAD_MB}m",
             "spark.yarn.am.memory": f"{SPARK_AM_MB}m", "spark.yarn.am.memoryOverhead": f"{SPARK_OVERHEAD_MB}m",
+            "spark.yarn.am.extraJavaOptions": QUICK_JVM,
+            # executors are asked for, and their containers' launch polled, every second rather than every 3
+            "spark.yarn.scheduler.heartbeat.interval-ms": "1000",
             "spark.yarn.jars": f"local:{spark_jars}/*", "spark.yarn.populateHadoopClasspath": "false",
             "spark.yarn.stagingDir": staging.as_uri(), "spark.yarn.queue": QUEUE,
             "spark.yarn.maxAppAttempts": "1", "spark.yarn.am.waitTime": "60s",
-            "spark.dynamicAllocation.enabled": "false", "spark.yarn.max.executor.failures": str(2 * nodes + 1)}
+            "spark.dynamicAllocation.enabled": "false", "spark.executor.maxNumFailures": str(2 * nodes + 1)}
 
 
 def executor_heap_mb(memory_mb: int) -> int:

@@ -67,7 +67,8 @@ def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, A
     spark = ctx.engine(SparkEngine)
     slots = min(params["files"], spark.default_parallelism())
     args = ["-D", f"fs.defaultFS={ctx.root_uri}",
-            *hadoop.framework(spark.master, slots, spark.effective_conf().get("spark.yarn.queue")),
+            *hadoop.framework(spark.master, slots, ctx.data_uri("mapreduce-staging"),
+                              spark.effective_conf().get("spark.yarn.queue")),
             "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
             "-D", f"test.io.file.buffer.size={params['buffer_size']}",
             *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
