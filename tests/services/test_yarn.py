@@ -149,9 +149,9 @@ def test_nodemanager_killed_mid_run_ends(yarn):
     home, state = yarn
     nm = next(p for p in state["processes"] if p["name"] == "nodemanager-2")
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1"}
-    run = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "--json", "run", "terasort",
-                            "--spark-master", "yarn", "--repeat", "1", "--set", "size_bytes=30M",
-                            "--set", "partition_mb=2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    run = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", "terasort",
+                            "--spark-master", "yarn", "--repeat", "1", "--set", "size_bytes=8M",
+                            "--set", "partition_mb=2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=env)
     try:
         deadline = time.monotonic() + 240
