@@ -45,6 +45,29 @@ def hdfs(request, tmp_path_factory):
         stop()
 
 
+# One real YARN (services up yarn: a ResourceManager and 2 NodeManagers on 127.0.0.2-3, small containers) for every
+# test that needs it, taken down after its last test or the session; every process it recorded must be gone.
+@pytest.fixture(scope="session")
+def yarn(request, tmp_path_factory):
+    from storbench import api
+    from storbench.results.store import ResultStore
+    from tests.grouping import stop_after_last_user
+
+    home = tmp_path_factory.mktemp("yarn-home")
+    store = ResultStore(home)
+    state = api.service_up("yarn", store, nodes=2, cores=1, memory=1536)
+
+    def down():
+        api.service_down("yarn", store)
+        assert api.service_status("yarn", store) is None
+
+    stop = stop_after_last_user(request, down)
+    try:
+        yield home, state
+    finally:
+        stop()
+
+
 # One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it, and one
 # 3-node cluster for the replication tests; each taken down through the CLI after its last test (tests/grouping.py)
 # or the session, and every process it recorded must be gone.

@@ -30,6 +30,7 @@ SERVICE_GROUPS = (
     ("lab", {"lab"}),
     ("cassandra", {"cassandra1", "cassandra3"}),
     ("ceph", {"ceph"}),
+    ("yarn", {"yarn"}),  # before hdfs: the dfsio test on YARN uses both, and runs with the YARN tests
     ("hdfs", {"hdfs"}),
 )
 

@@ -141,8 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     services.add_argument("--rgw", action="store_true", default=None, help="ceph: also start an RGW with an S3 user")
     services.add_argument("--workers", type=int, help="spark: number of standalone workers (default 2)")
     services.add_argument("--cores", type=int, help="spark: cores per worker (default 1)")
-    services.add_argument("--memory", help="spark: memory per worker, e.g. 1g (default 1g)")
-    services.add_argument("--nodes", type=int, help="cassandra: number of nodes, on 127.0.0.1.. (default 1)")
+    services.add_argument("--memory", help="spark: memory per worker, e.g. 1g (default 1g); yarn: MB per "
+                                                "NodeManager (default 1536)")
+    services.add_argument("--nodes", type=int, help="cassandra: number of nodes, on 127.0.0.1.. (default 1); yarn: "
+                                                     "NodeManagers (default 2)")
     services.add_argument("--heap", help="cassandra: heap per node, e.g. 1g (default 1g)")
     services.add_argument("--worker-dir", action="append", metavar="DIR",
                           help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "

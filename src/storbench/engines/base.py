@@ -92,9 +92,9 @@ class Engine:
         return None
 
     @classmethod
-    def check_reachable(cls, options: EngineOptions) -> None:
+    def check_reachable(cls, options: EngineOptions, home: Path | None = None) -> None:
         """Before the claim, for the run's engines only: what its options point at answers (InputError if not;
-        Spark: a spark:// master's port), so that an unreachable one is one line and not a launch that hangs."""
+        Spark: a spark:// master's port, YARN's ResourceManager, queue and node sizes), so that an unreachable one is one line and not a launch that hangs."""
 
     @classmethod
     def check_target(cls, target: Any) -> None:

@@ -1,4 +1,6 @@
-"""Hadoop's own tools in MapReduce local mode (TestDFSIO, the cross-check driver of dfsio).
+"""Hadoop's own tools (TestDFSIO, the cross-check driver of dfsio) as MapReduce jobs: in local mode, or, when
+the run's Spark runs on YARN (``--spark-master yarn``), on that same YARN with as many maps at once as Spark
+has task slots (``framework``), so that the cross-check compares distributed with distributed.
 
 They run on the JVM launchers' classpath (jvm/, built by the set-up), which pins the
 Hadoop version: starting the engine finds java and that classpath and records the
@@ -17,6 +19,7 @@ from typing import Any
 
 from storbench.engines import s3a
 from storbench.engines.base import ToolEngine, register, run_limited
+from storbench.services import yarn_client
 from storbench.services.jvm import java_binary, launcher_classpath
 
 
@@ -31,6 +34,7 @@ class HadoopEngine(ToolEngine):
     def __init__(self) -> None:
         super().__init__()
         self._scratch: Path | None = None
+        self._conf_dir: Path | None = None  # on YARN: the cluster's Hadoop conf dir, first on the classpath
 
     def read_version(self) -> str:
         java_binary()  # no java: EngineError before anything runs
@@ -43,11 +47,24 @@ class HadoopEngine(ToolEngine):
             self._scratch = Path(tempfile.mkdtemp(prefix="storbench-hadoop-"))
         return self._scratch
 
+    def framework(self, spark_master: str, slots: int, staging: str, queue: str | None = None) -> list[str]:
+        """The ``-D`` options of a MapReduce job with ``slots`` tasks at once: on YARN when Spark runs there (the
+        cluster Spark's YARN client uses, already set in the environment by the Spark engine), else local.
+        ``staging``: the job's staging dir (a URI on the job's default file system, which MapReduce requires)."""
+        if spark_master != "yarn":
+            self._conf_dir = None
+            return ["-D", "mapreduce.framework.name=local", "-D", f"mapreduce.local.map.tasks.maximum={slots}"]
+        self._conf_dir = yarn_client.conf_dir(None)
+        return ["-D", "mapreduce.framework.name=yarn", "-D", f"mapreduce.job.running.map.limit={slots}",
+                "-D", f"yarn.app.mapreduce.am.staging-dir={staging}",
+                *(["-D", f"mapreduce.job.queuename={queue}"] if queue else [])]
+
     def run(self, main_class: str, args: list[str], timeout: float | None,
             heap: str = "1g") -> subprocess.CompletedProcess:
         """``java -cp <launchers> main_class args`` in the scratch directory, killed after ``timeout`` seconds
         (subprocess.TimeoutExpired)."""
-        argv = [java_binary(), f"-Xmx{heap}", "-cp", launcher_classpath(), main_class, *args]
+        classpath = f"{self._conf_dir}:{launcher_classpath()}" if self._conf_dir else launcher_classpath()
+        argv = [java_binary(), f"-Xmx{heap}", "-cp", classpath, main_class, *args]
         return run_limited(argv, timeout, self.scratch())
 
     def stop(self) -> None:

@@ -144,8 +144,8 @@ class SparkEngine(Engine):
         return None if spark_options.is_local(master) else master
 
     @classmethod
-    def check_reachable(cls, options: EngineOptions) -> None:
-        spark_options.check_master_answers(options)
+    def check_reachable(cls, options: EngineOptions, home: Path | None = None) -> None:
+        spark_options.check_master_answers(options, home)
 
     @classmethod
     def check_target(cls, target: Any) -> None:
@@ -163,6 +163,8 @@ class SparkEngine(Engine):
         conf = {**(target_conf(setup.target.facts()) if setup.target else {}), **wanted,
                 **spark_catalog.spark_conf(catalog), **spark_options.conf(setup.options)}
         conf.update(spark_options.auth_conf(setup.options, setup.home))  # the secret of storbench's own cluster
+        # --spark-master yarn: the cluster's conf dir in the environment; storbench's own YARN's container sizes
+        conf = {**spark_options.yarn_conf(setup.options, setup.home), **conf}
         engine = cls(spark_options.master(setup.options), conf,
                      setup.target.scratch_dir() if setup.target else None, setup.app_name)
         engine.catalog = catalog
@@ -180,7 +182,7 @@ class SparkEngine(Engine):
             "spark.ui.showConsoleProgress": "false",  # progress bars would garble our own lines
             "spark.sql.execution.pythonUDF.arrow.enabled": "false",  # compat UDFs run as the reference ran them
         }
-        if self.master.startswith("local"):
+        if self.master.startswith("local") or self.master == "yarn":
             # The host name does not resolve to loopback on many machines: bind the driver there.
             conf["spark.driver.host"] = "127.0.0.1"
             conf["spark.driver.bindAddress"] = "127.0.0.1"

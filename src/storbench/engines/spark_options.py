@@ -11,6 +11,7 @@ from typing import Any
 from storbench.errors import InputError
 from storbench.keyvalue import parse_pairs
 from storbench.redaction import redact_settings
+from storbench.services import yarn_client
 from storbench.services.spark import client_conf, running_cluster
 
 DEFAULT_MASTER = "local[*]"
@@ -44,10 +45,13 @@ def check(options: dict[str, Any]) -> None:
         raise InputError(f"--spark-master {master(options)!r}: allowed: {MASTER_FORMS}")
 
 
-def check_master_answers(options: dict[str, Any], timeout: float = 2.0) -> None:
+def check_master_answers(options: dict[str, Any], home: Path | None = None, timeout: float = 2.0) -> None:
     """A ``spark://`` master's port takes a TCP connection (any one of an HA list): else one line now, not a
-    driver that retries for a minute and ends in Java frames."""
+    driver that retries for a minute and ends in Java frames. ``yarn``: yarn_client.check."""
     url = master(options)
+    if url == "yarn":
+        yarn_client.check(home, conf(options))
+        return
     if not url.startswith("spark://"):
         return
     failures = []
@@ -83,7 +87,10 @@ SWEEP_KEYS = ["cores", "a spark.* setting"]
 
 
 def service_nodes(options: dict[str, Any], home: Path) -> tuple[Path, str] | None:
-    """The nodes file of `services up spark` when the run's master is that service's."""
+    """The nodes file of `services up spark` when the run's master is that service's (`services up yarn`'s on
+    --spark-master yarn, when the run uses it)."""
+    if master(options) == "yarn":
+        return yarn_client.service_nodes(home)
     service = running_cluster(home)
     return (service[1], "services up spark") if service and service[0] == master(options) else None
 
@@ -92,6 +99,12 @@ def auth_conf(options: dict[str, Any], home: Path | None) -> dict[str, str]:
     """``spark.authenticate`` and the secret of `services up spark` when the run's master is that service's
     (the engine keeps secret settings out of every command line); nothing for any other master."""
     return client_conf(home, master(options))
+
+
+def yarn_conf(options: dict[str, Any], home: Path | None) -> dict[str, str]:
+    """On --spark-master yarn: the environment of Spark's YARN client set (yarn_client.use) and the settings of
+    storbench's own YARN; nothing for any other master."""
+    return yarn_client.use(home) if master(options) == "yarn" else {}
 
 
 def _positive_int(value: Any, where: str) -> int:

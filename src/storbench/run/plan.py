@@ -79,11 +79,14 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
                           "--sweep" if options.sweep else suite.source, names)
     need = max(sum(w.estimated_bytes({**per_workload[n], **point.params}) for n, w in workloads.items())
                for point in points)  # the largest point's: `--sweep rows=...` is checked like `--set rows=...`
+    # a parameter a sweep sets may bring an engine in (`--sweep driver=testdfsio,storbench`: Hadoop's)
+    names += [engine for point in points if point.params for n, w in workloads.items()
+              for engine in w.engines({**per_workload[n], **point.params}) if engine not in names]
     plan = Plan(options, new_run_id(options.label), suite, scale, suite_params, per_workload,
                 options.repeat or suite.repetitions, workloads, points, target, need, names)
     plan.check_params()
     target.precheck(plan.need_bytes)
     for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim
-        engine.check_reachable(options.engine_options)
+        engine.check_reachable(options.engine_options, home)
         engine.check_target(target)
     return plan

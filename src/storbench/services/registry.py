@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError
-from storbench.services import cassandra, ceph, hdfs, metastore, s3, spark
+from storbench.services import cassandra, ceph, hdfs, metastore, s3, spark, yarn
 
-SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph, "spark": spark, "cassandra": cassandra, "metastore": metastore}
+SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph, "spark": spark, "cassandra": cassandra, "metastore": metastore,
+            "yarn": yarn}
 
 
 def _module(name: str) -> Any:

@@ -312,7 +312,7 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def _stop_tree(entry: dict[str, Any]) -> bool:
+def stop_tree(entry: dict[str, Any]) -> bool:
     """The process and whatever it spawned that outlives it (a worker's executors), each by PID."""
     if not process.alive(entry["pid"], entry["marker"]):
         return False
@@ -326,7 +326,7 @@ def _stop_tree(entry: dict[str, Any]) -> bool:
 
 def _stop_all(state: dict[str, Any]) -> bool:
     """Exporters, then workers (with their executors), then the master; True when any was running."""
-    return process.stop_in_order(state.get("processes", []), ("exporter", "worker", "master"), _stop_tree)
+    return process.stop_in_order(state.get("processes", []), ("exporter", "worker", "master"), stop_tree)
 
 
 def down(workdir: Path) -> bool:

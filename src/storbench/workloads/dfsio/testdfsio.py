@@ -1,5 +1,6 @@
 """The cross-check driver: Hadoop's own TestDFSIO (hadoop-mapreduce-client-jobclient tests jar),
-run in MapReduce local mode against the same target, its result file parsed into the same samples.
+run as a MapReduce job against the same target (local mode, or on the YARN the run's Spark uses), its result
+file parsed into the same samples.
 """
 
 from __future__ import annotations
@@ -63,9 +64,11 @@ def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, A
     result_file = hadoop.scratch() / f"testdfsio-{mode}.txt"
     # As many files at once as storbench's driver has Spark tasks at once: the local runner's default is one
     # map at a time, which gives each file the whole machine and is not what the other driver measures.
-    slots = min(params["files"], ctx.engine(SparkEngine).default_parallelism())
-    args = ["-D", f"fs.defaultFS={ctx.root_uri}", "-D", "mapreduce.framework.name=local",
-            "-D", f"mapreduce.local.map.tasks.maximum={slots}",
+    spark = ctx.engine(SparkEngine)
+    slots = min(params["files"], spark.default_parallelism())
+    args = ["-D", f"fs.defaultFS={ctx.root_uri}",
+            *hadoop.framework(spark.master, slots, ctx.data_uri("mapreduce-staging"),
+                              spark.effective_conf().get("spark.yarn.queue")),
             "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
             "-D", f"test.io.file.buffer.size={params['buffer_size']}",
             *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
