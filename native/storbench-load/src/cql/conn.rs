@@ -77,6 +77,9 @@ impl Opener {
 pub struct Conn {
     at: SocketAddr,
     stream: TcpStream,
+    /// The stream id of the request in flight: an answer on another (one that came after its
+    /// request's timeout) is skipped, so a timeout keeps the connection.
+    id: i16,
     rbuf: Vec<u8>,
     start: usize,
     end: usize,
@@ -90,7 +93,7 @@ impl Conn {
         set(stream.set_nodelay(true))?;
         set(stream.set_read_timeout(Some(how.timeout)))?;
         set(stream.set_write_timeout(Some(how.timeout)))?;
-        let mut conn = Conn { at, stream, rbuf: vec![0; 1 << 16], start: 0, end: 0 };
+        let mut conn = Conn { at, stream, id: 0, rbuf: vec![0; 1 << 16], start: 0, end: 0 };
         wire::startup(buf);
         let (opcode, body) = conn.call(buf)?;
         match opcode {
@@ -117,15 +120,18 @@ impl Conn {
         }
     }
 
-    /// Sends one request frame and returns the answer on its stream: (opcode, body past its flags' extras).
-    pub fn call(&mut self, frame: &[u8]) -> Result<(u8, &[u8]), Failure> {
+    /// Sends one request frame (its stream id set here) and returns the answer on its stream: (opcode, body
+    /// past its flags' extras).
+    pub fn call(&mut self, frame: &mut [u8]) -> Result<(u8, &[u8]), Failure> {
         let (opcode, body) = self.exchange(frame)?;
         Ok((opcode, &self.rbuf[body]))
     }
 
     /// `call`, the body as a range of the receive buffer.
-    fn exchange(&mut self, frame: &[u8]) -> Result<(u8, Range<usize>), Failure> {
+    fn exchange(&mut self, frame: &mut [u8]) -> Result<(u8, Range<usize>), Failure> {
         let at = self.at;
+        self.id = if self.id == i16::MAX { 1 } else { self.id + 1 };
+        frame[2..4].copy_from_slice(&self.id.to_be_bytes());
         self.stream.write_all(frame).map_err(|e| Failure::io(at, e))?;
         loop {
             let (flags, stream, opcode, len) = {
@@ -135,11 +141,11 @@ impl Conn {
             self.fill(wire::HEADER + len)?;
             let body_at = self.start + wire::HEADER;
             self.start = body_at + len;
-            if stream == 0 {
+            if stream == self.id {
                 let skip = wire::strip(flags, &self.rbuf[body_at..body_at + len])?;
                 return Ok((opcode, body_at + skip..body_at + len));
             }
-            // another stream's frame (an event): not ours
+            // an answer to an earlier request that timed out (or an event): not this one's
         }
     }
 
@@ -192,8 +198,8 @@ impl Ring {
     }
 }
 
-/// A worker's connections, one per node, opened on first use and dropped when one fails (the next
-/// request to that node opens a new one).
+/// A worker's connections, one per node, opened on first use and dropped when one breaks (the next
+/// request to that node opens a new one); a timeout keeps it (its late answer is skipped).
 pub struct Lanes {
     conns: Vec<Option<Conn>>,
 }
@@ -203,15 +209,17 @@ impl Lanes {
         Lanes { conns: (0..nodes).map(|_| None).collect() }
     }
 
-    /// Sends `frame` to node `node` and returns its answer; a broken or silent connection is dropped.
-    pub fn call(&mut self, ring: &Ring, how: &Opener, node: usize, frame: &[u8], scratch: &mut Vec<u8>) -> Result<(u8, &[u8]), Failure> {
+    /// Sends `frame` to node `node` and returns its answer; a broken connection is dropped.
+    pub fn call(&mut self, ring: &Ring, how: &Opener, node: usize, frame: &mut [u8], scratch: &mut Vec<u8>) -> Result<(u8, &[u8]), Failure> {
         if self.conns[node].is_none() {
             self.conns[node] = Some(Conn::open(ring.nodes[node], how, scratch)?);
         }
         match self.conns[node].as_mut().expect("opened").exchange(frame) {
             Ok((opcode, body)) => Ok((opcode, &self.conns[node].as_ref().expect("kept").rbuf[body])),
             Err(e) => {
-                self.conns[node] = None;
+                if !matches!(e, Failure::Timeout(_)) {
+                    self.conns[node] = None;
+                }
                 Err(e)
             }
         }

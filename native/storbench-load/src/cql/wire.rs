@@ -2,7 +2,7 @@
 //! buffers: STARTUP and AUTH_RESPONSE (once per connection), EXECUTE of a prepared statement (its
 //! header, statement id, consistency and flags serialized once per run: a request copies them and
 //! appends its values), and RESULT (void, rows) and ERROR answers. One request is in flight per
-//! connection, always on stream 0.
+//! connection; its stream id is set as it is sent (`conn`).
 
 pub const VERSION: u8 = 0x04;
 pub const HEADER: usize = 9;

@@ -203,7 +203,7 @@ impl State {
         let lanes = self.lanes.get_or_insert_with(|| Lanes::new(conn.ring.nodes.len()));
         let fail = |f: Failure| OpError::Execution { what, kind: f.kind().to_string(), message: one_line(&f.message()) };
         for attempt in 0..2 {
-            let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &self.frame, &mut self.scratch).map_err(fail)?;
+            let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &mut self.frame, &mut self.scratch).map_err(fail)?;
             match opcode {
                 wire::RESULT => return wire::rows(body).map_err(|m| fail(m.into())),
                 wire::ERROR => {
@@ -212,7 +212,7 @@ impl State {
                         return Err(fail(Failure::Server(code, message)));
                     }
                     wire::prepare(&mut self.scratch, &ex.cql);
-                    let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &self.scratch.clone(), &mut Vec::new()).map_err(fail)?;
+                    let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &mut self.scratch.clone(), &mut Vec::new()).map_err(fail)?;
                     if opcode == wire::ERROR {
                         let (code, message) = wire::error(body).map_err(|m| fail(m.into()))?;
                         return Err(fail(Failure::Server(code, message)));
