@@ -162,3 +162,11 @@ def test_a_figure_ycsb_did_not_print_is_none_not_zero():
     scoped = total | {"session_open_ms": 400}  # the clock is there, the rate is not
     core_driver.operations_scope(scoped)
     assert scoped["measured_s"] == pytest.approx(1.6) and scoped["ops_per_s"] is None
+
+
+def test_a_target_rate_is_ycsbs_target_and_a_closed_loop_has_none():
+    params = {p.name: p.default for p in get_workload("ycsb-c", "t").params} | {"operationcount": 100}
+    contacts = [("127.0.0.1", 9042)]
+    assert "target" not in core_driver.properties("c", params, contacts, "ks", "usertable")
+    paced = core_driver.properties("c", params | {"target_ops_s": 499.6}, contacts, "ks", "usertable")
+    assert paced["target"] == "500"  # YCSB's -target is an int of operations per second, all threads

@@ -1,21 +1,26 @@
-//! The CQL protocol (Cassandra, ScyllaDB): YCSB's core workload (`crate::ycsb`) on the `scylla`
-//! driver — prepared statements, token-aware routing (the driver's default load balancing), the
-//! job's consistency level. One driver session is shared by all load workers; the driver is
-//! async, so it runs on a small multi-threaded tokio runtime of its own and each load worker
-//! (a thread of the core) blocks on its own request: the core's closed and open loops, latency
-//! from the intended start, histograms and series are unchanged.
+//! The CQL protocol (Cassandra, ScyllaDB): YCSB's core workload (`crate::ycsb`). The `scylla`
+//! driver's session connects, creates the table if asked, prepares the statements on every node and
+//! reads the token ring, then ends; the requests go on the load workers' own connections (`conn`: one
+//! blocking connection per worker and node, protocol v4, one request in flight), each an EXECUTE of a
+//! prepared statement whose header, id, consistency and flags were serialized once (`wire`): a request
+//! copies them and appends its values into a reused buffer, and goes to the node owning its key's
+//! token (token-aware, as the driver routed). No runtime, task wake-up or allocation per request: the
+//! core's closed and open loops, latency from the intended start, histograms and series are unchanged.
 //!
 //! Its ops, as YCSB names them (the result's "ops" keys): READ (`SELECT * ... WHERE y_id = ?`,
 //! readallfields), UPDATE (one field, writeallfields=false; all fields otherwise), INSERT (all
 //! fields), SCAN (`SELECT * ... WHERE token(y_id) >= token(?) LIMIT n`), READ-MODIFY-WRITE (a
 //! READ then an UPDATE, timed as one). A READ or SCAN that finds no row is an error of kind
-//! "not_found"; driver errors are counted by kind ("timeout", "unavailable", "write_timeout",
-//! "read_timeout", "overloaded", "connection", ...).
+//! "not_found"; errors are counted by kind: the server's ("unavailable", "write_timeout", "read_timeout",
+//! "overloaded", ...: `wire::error_kind`), no answer within timeout_s ("timeout"), a connection that
+//! could not be opened or broke ("connection": the next request to that node opens a new one). A node
+//! that lost a statement (restarted) has it prepared again and the request retried once; nothing else
+//! is retried.
 //!
 //! The job (the core's fields, then the "cql" section). A cluster that asks who is calling gets
 //! "username" and "password" from the job (storbench writes it 0600 in a private directory and removes
-//! it when the engine exits; never the command line or the environment); the driver answers the
-//! server's AUTHENTICATE with them (SASL PLAIN, `PlainTextAuthenticator`). The result's echo of the job
+//! it when the engine exits; never the command line or the environment); the driver and each worker's
+//! connections answer the server's AUTHENTICATE with them (SASL PLAIN, as `PlainTextAuthenticator`). The result's echo of the job
 //! leaves both out. Without them, STORBENCH_CQL_USERNAME and STORBENCH_CQL_PASSWORD (the engine run by hand).
 //!
 //! ```json
@@ -45,6 +50,8 @@
 //! entry with "keys": "sequential" or "once" takes the core's key numbers (start_key.., striped)
 //! instead of YCSB's chooser: `[{"op": "READ", "keys": "once"}]` reads every loaded key once.
 
+mod conn;
+mod wire;
 mod worker;
 
 pub use worker::CqlWorker;
@@ -54,8 +61,6 @@ use worker::OpError;
 use crate::core::job::KeyOrder;
 use crate::core::{operations, Error, Job, JobError, Protocol};
 use crate::ycsb::{AckCounter, KeyChooser, Phase, YcsbConfig};
-use scylla::client::session::Session;
-use scylla::statement::prepared::PreparedStatement;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -90,7 +95,7 @@ pub struct CqlConfig {
     pub connect_timeout_s: f64,
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
-    /// Threads of the driver's runtime (0: as many as cores, at most 4).
+    /// Threads of the driver's runtime, which only connects and prepares (0: as many as cores, at most 4).
     #[serde(default)]
     pub runtime_threads: usize,
     #[serde(default)]
@@ -152,19 +157,21 @@ pub fn plain_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The statements, prepared once per run on the shared session.
-pub struct Statements {
-    pub insert: PreparedStatement,
-    pub read: PreparedStatement,
-    /// One per field (writeallfields=false).
-    pub update_one: Vec<PreparedStatement>,
-    pub update_all: PreparedStatement,
-    pub scan: PreparedStatement,
+/// The statements' EXECUTE frames up to their values (the request path's).
+pub struct Templates {
+    pub insert: wire::Execute,
+    pub read: wire::Execute,
+    pub update_one: Vec<wire::Execute>,
+    pub update_all: wire::Execute,
+    pub scan: wire::Execute,
 }
 
+/// What the driver session found (it connects, creates the table, prepares, reads the ring, and ends):
+/// requests go on the workers' own connections (`conn`).
 pub struct Connected {
-    pub session: Session,
-    pub statements: Statements,
+    pub templates: Templates,
+    pub ring: conn::Ring,
+    pub opener: conn::Opener,
 }
 
 /// What the workers share.

@@ -112,8 +112,11 @@ fn run_phase_inserts_are_striped_over_processes() {
 
 #[test]
 fn error_kinds_are_snake_case_variant_names() {
-    assert_eq!(worker::error_kind(&scylla::errors::ExecutionError::RequestTimeout(timeout(1.0))), "timeout");
-    assert_eq!(worker::error_kind(&scylla::errors::ExecutionError::EmptyPlan), "connection");
+    assert_eq!(wire::error_kind(0x1200), "read_timeout");
+    assert_eq!(wire::error_kind(0x1000), "unavailable");
+    assert_eq!(wire::error_kind(0x7777), "other");
+    assert_eq!(conn::Failure::Timeout("t".into()).kind(), "timeout");
+    assert_eq!(conn::Failure::Connection("c".into()).kind(), "connection");
     assert_eq!(OpError::NotFound("user1".into()).kind(), "not_found");
 }
 
@@ -124,4 +127,90 @@ fn an_unreachable_contact_point_is_one_fatal_line() {
     let err = cql.preflight().unwrap_err().to_string();
     assert!(err.starts_with("CQL contact points 127.0.0.1:9: cannot connect: "), "{err}");
     assert!(!err.contains('\n'));
+}
+
+#[test]
+fn an_execute_frame_is_its_template_and_the_values() {
+    let ex = wire::Execute::new(b"ID", "SELECT", 0x0001, 2);
+    let mut buf = vec![9; 3]; // a reused buffer's old contents go
+    ex.start(&mut buf);
+    wire::put_value(&mut buf, b"user1");
+    wire::put_value_with(&mut buf, |b| b.extend_from_slice(&7i32.to_be_bytes()));
+    wire::finish(&mut buf);
+    let body: &[u8] = &[0, 2, b'I', b'D', 0, 1, 0x03, 0, 2, 0, 0, 0, 5, b'u', b's', b'e', b'r', b'1', 0, 0, 0, 4, 0, 0, 0, 7];
+    assert_eq!(&buf[..9], &[0x04, 0, 0, 0, wire::EXECUTE, 0, 0, 0, body.len() as u8]);
+    assert_eq!(&buf[9..], body);
+}
+
+/// A RESULT rows body: `columns` varchar columns, with full metadata or none; rows of values (None: null).
+fn rows_body(metadata: bool, rows: &[&[Option<&str>]]) -> Vec<u8> {
+    let columns = rows.first().map_or(3, |r| r.len()) as i32;
+    let mut b = 2i32.to_be_bytes().to_vec();
+    b.extend_from_slice(&(if metadata { 0x0001 } else { 0x0004 } as i32).to_be_bytes());
+    b.extend_from_slice(&columns.to_be_bytes());
+    if metadata {
+        wire::put_string(&mut b, "ks");
+        wire::put_string(&mut b, "usertable");
+        for i in 0..columns {
+            wire::put_string(&mut b, &format!("c{i}"));
+            wire::put_short(&mut b, if i == 2 { 0x0021 } else { 0x000D }); // a map<varchar, varchar> too
+            if i == 2 {
+                wire::put_short(&mut b, 0x000D);
+                wire::put_short(&mut b, 0x000D);
+            }
+        }
+    }
+    b.extend_from_slice(&(rows.len() as i32).to_be_bytes());
+    for row in rows {
+        for v in *row {
+            match v {
+                Some(v) => wire::put_value(&mut b, v.as_bytes()),
+                None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+    }
+    b
+}
+
+#[test]
+fn rows_count_the_fields_bytes_but_the_keys() {
+    let rows: &[&[Option<&str>]] = &[&[Some("user1"), Some("abc"), None], &[Some("user2"), Some("de"), Some("f")]];
+    for metadata in [true, false] {
+        assert_eq!(wire::rows(&rows_body(metadata, rows)), Ok((2, 6)));
+    }
+    assert_eq!(wire::rows(&rows_body(false, &[])), Ok((0, 0)));
+    assert_eq!(wire::rows(&1i32.to_be_bytes()), Ok((0, 0))); // void: a write
+    let cut = rows_body(false, rows);
+    assert!(wire::rows(&cut[..cut.len() - 1]).is_err());
+}
+
+#[test]
+fn a_responses_warnings_and_tracing_id_are_skipped() {
+    let mut body = vec![7u8; 16]; // tracing id
+    wire::put_short(&mut body, 1);
+    wire::put_string(&mut body, "a warning");
+    let skip = body.len();
+    body.extend_from_slice(&rows_body(false, &[&[Some("k"), Some("v")]]));
+    assert_eq!(wire::strip(0x02 | 0x08, &body), Ok(skip));
+    assert_eq!(wire::rows(&body[skip..]), Ok((1, 1)));
+    assert_eq!(wire::strip(0, &body), Ok(0));
+    let mut err = 0x1200i32.to_be_bytes().to_vec();
+    wire::put_string(&mut err, "Operation timed out");
+    assert_eq!(wire::error(&err), Ok((0x1200, "Operation timed out".to_string())));
+    assert!(wire::header(&[0x85, 0, 0, 0, 8, 0, 0, 0, 0]).is_err()); // v5 is not spoken
+    assert_eq!(wire::header(&[0x84, 8, 0, 0, 8, 0, 0, 1, 2]), Ok((8, 0, 8, 258)));
+}
+
+#[test]
+fn a_key_goes_to_the_node_owning_its_token() {
+    let addr = |p| std::net::SocketAddr::from(([127, 0, 0, 1], p));
+    let one = conn::Ring::new(vec![addr(1)], vec![]);
+    assert_eq!(one.node(b"user1"), 0);
+    // Murmur3 of "user1" is the driver's; the ring's owner is the first token at or after it, wrapping
+    use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
+    let token = Murmur3Partitioner.hash_one(b"user1").value();
+    let ring = conn::Ring::new(vec![addr(1), addr(2)], vec![(token, 1), (token - 1, 0), (token.saturating_add(5), 0)]);
+    assert_eq!(ring.node(b"user1"), 1);
+    let wrap = conn::Ring::new(vec![addr(1), addr(2)], vec![(token - 10, 1), (token - 5, 0)]);
+    assert_eq!(wrap.node(b"user1"), 1);
 }

@@ -1,14 +1,14 @@
-//! One CQL load worker: its YCSB generators, and one request at a time on the shared session.
+//! One CQL load worker: its YCSB generators, and one request at a time on its own connections
+//! (`conn`), the EXECUTE frames built from the statements' templates (`wire`) into reused buffers.
 
-use super::{timeout, Connected, KvOp, Shared, Statements};
+use super::conn::{Failure, Lanes, Opener, Ring};
+use super::wire::{self, Execute};
+use super::{timeout, Connected, KvOp, Shared, Templates};
 use crate::core::secrets;
 use crate::core::payload::Rng;
 use crate::core::{OpFailure, Outcome, Request, Worker};
-use crate::ycsb::{field_value, KeyChooser, Phase};
+use crate::ycsb::{field_value_into, KeyChooser, Phase};
 use scylla::client::session_builder::SessionBuilder;
-use scylla::errors::{ExecutionError, RequestAttemptError};
-use scylla::statement::prepared::PreparedStatement;
-use scylla::value::Row;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
@@ -57,40 +57,6 @@ impl OpFailure for OpError {
     }
 }
 
-/// A driver error's stable kind: the database's error (unavailable, read_timeout, ...) or the
-/// driver's (timeout, connection, ...).
-pub fn error_kind(e: &ExecutionError) -> String {
-    match e {
-        ExecutionError::RequestTimeout(_) => "timeout".into(),
-        ExecutionError::ConnectionPoolError(_) | ExecutionError::EmptyPlan => "connection".into(),
-        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, _)) => snake(&format!("{db:?}")),
-        ExecutionError::LastAttemptError(RequestAttemptError::BrokenConnectionError(_)) => "connection".into(),
-        ExecutionError::LastAttemptError(other) => snake(&format!("{other:?}")),
-        other => snake(&format!("{other:?}")),
-    }
-}
-
-/// `ReadTimeout { .. }` -> "read_timeout": the variant name of a Debug text, in snake case.
-fn snake(debug: &str) -> String {
-    let name: String = debug.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        "other".into()
-    } else {
-        out
-    }
-}
-
 fn one_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
@@ -126,72 +92,165 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     }
     let fields: Vec<String> = (0..cfg.ycsb.fieldcount).map(|i| format!("field{i}")).collect();
     let at = &at;
-    let prepare = |cql: String| {
+    let level = shared.consistency as u16;
+    // each statement prepared on every node; the request path sends its EXECUTE with `values` values
+    let prepare = |cql: String, values: u32| {
         let session = &session;
         async move {
             // The driver prepares on every node and has no timeout of its own there (scylla-rust-driver
             // #1332): a node that does not answer would hang the engine until the caller gives up.
             let wait = timeout(cfg.timeout_s);
-            let mut p = tokio::time::timeout(wait, session.prepare(cql)).await
+            let p = tokio::time::timeout(wait, session.prepare(cql)).await
                 .map_err(|_| format!("CQL contact points {at}: preparing statements on every node did not finish in \
                                       {:.0} s (timeout_s): is a node not answering?", wait.as_secs_f64()))?
                 .map_err(|e| {
                     let msg = one_line(&e.to_string());
                     format!("CQL contact points {at}: keyspace {ks} / table {table}: {msg}")
                 })?;
-            p.set_consistency(shared.consistency);
-            p.set_request_timeout(Some(timeout(cfg.timeout_s)));
-            Ok::<PreparedStatement, String>(p)
+            Ok::<Execute, String>(Execute::new(p.get_id(), p.get_statement(), level, values as u16))
         }
     };
     let marks = vec!["?"; fields.len() + 1].join(", ");
-    let statements = Statements {
-        insert: prepare(format!("INSERT INTO {ks}.{table} (y_id, {}) VALUES ({marks})", fields.join(", "))).await?,
-        read: prepare(format!("SELECT * FROM {ks}.{table} WHERE y_id = ?")).await?,
+    let all = cfg.ycsb.fieldcount + 1;
+    let templates = Templates {
+        insert: prepare(format!("INSERT INTO {ks}.{table} (y_id, {}) VALUES ({marks})", fields.join(", ")), all).await?,
+        read: prepare(format!("SELECT * FROM {ks}.{table} WHERE y_id = ?"), 1).await?,
         update_one: {
             let mut v = Vec::new();
             for f in &fields {
-                v.push(prepare(format!("UPDATE {ks}.{table} SET {f} = ? WHERE y_id = ?")).await?);
+                v.push(prepare(format!("UPDATE {ks}.{table} SET {f} = ? WHERE y_id = ?"), 2).await?);
             }
             v
         },
         update_all: prepare(format!("UPDATE {ks}.{table} SET {} WHERE y_id = ?",
-                                    fields.iter().map(|f| format!("{f} = ?")).collect::<Vec<_>>().join(", "))).await?,
-        scan: prepare(format!("SELECT * FROM {ks}.{table} WHERE token(y_id) >= token(?) LIMIT ?")).await?,
+                                    fields.iter().map(|f| format!("{f} = ?")).collect::<Vec<_>>().join(", ")), all).await?,
+        scan: prepare(format!("SELECT * FROM {ks}.{table} WHERE token(y_id) >= token(?) LIMIT ?"), 2).await?,
     };
-    Ok(Connected { session, statements })
+    // the session (its connections) ends here: the workers open their own
+    Ok(Connected { ring: ring(&session), opener: Opener::new(cfg), templates })
+}
+
+/// The nodes and their tokens as the session read them.
+fn ring(session: &scylla::client::session::Session) -> Ring {
+    let cluster = session.get_cluster_state();
+    let nodes = cluster.get_nodes_info();
+    let addrs = nodes.iter().map(|n| std::net::SocketAddr::new(n.address.ip(), n.address.port())).collect();
+    let tokens = cluster.replica_locator().ring().iter()
+        .filter_map(|(token, node)| nodes.iter().position(|n| n.host_id == node.host_id).map(|i| (token.value(), i)))
+        .collect();
+    Ring::new(addrs, tokens)
 }
 
 pub struct CqlWorker {
     shared: Arc<Shared>,
+    st: State,
+}
+
+/// A worker's own: its generators, connections and buffers (reused by every request).
+struct State {
     rng: Rng,
     /// Built on first use (a worker of the load phase never needs it).
     chooser: Option<KeyChooser>,
+    lanes: Option<Lanes>,
+    /// The request frame being built.
+    frame: Vec<u8>,
+    /// The key's bytes.
+    key: Vec<u8>,
+    /// Scratch for opening a connection or preparing again.
+    scratch: Vec<u8>,
 }
 
 impl CqlWorker {
     pub(super) fn new(shared: Arc<Shared>, index: u32) -> Self {
         let rng = Rng::new(shared.seed ^ 0x9C1_0000_0000 ^ index as u64);
-        CqlWorker { shared, rng, chooser: None }
+        let st = State { rng, chooser: None, lanes: None, frame: Vec::with_capacity(4096), key: Vec::with_capacity(32),
+                         scratch: Vec::with_capacity(256) };
+        CqlWorker { shared, st }
     }
+}
 
+impl State {
     /// The key number of a READ, UPDATE, SCAN or READ-MODIFY-WRITE: YCSB's chooser's, or the
     /// core's when the op's mix entry asks for it.
-    fn keynum(&mut self, req: &Request<KvOp>) -> i64 {
-        if self.shared.core_keys.contains(&req.op) {
+    fn keynum(&mut self, shared: &Shared, req: &Request<KvOp>) -> i64 {
+        if shared.core_keys.contains(&req.op) {
             return req.key as i64;
         }
-        let last = self.shared.last_insert();
-        chooser(&mut self.chooser, &self.shared).next_keynum(last, &mut self.rng)
+        let last = shared.last_insert();
+        chooser(&mut self.chooser, shared).next_keynum(last, &mut self.rng)
     }
 
-    fn values(&mut self) -> Vec<String> {
-        let len = self.shared.cfg.ycsb.fieldlength as usize;
-        (0..self.shared.cfg.ycsb.fieldcount).map(|_| field_value(len, &mut self.rng)).collect()
+    /// The key of `keynum` into `self.key`.
+    fn set_key(&mut self, shared: &Shared, keynum: i64) {
+        self.key.clear();
+        shared.cfg.ycsb.key_into(keynum, &mut self.key);
     }
 
-    fn field(&mut self) -> usize {
-        chooser(&mut self.chooser, &self.shared).field(&mut self.rng)
+    /// `fieldcount` field values appended to the frame; their bytes.
+    fn put_values(&mut self, shared: &Shared) -> u64 {
+        let len = shared.cfg.ycsb.fieldlength as usize;
+        for _ in 0..shared.cfg.ycsb.fieldcount {
+            wire::put_value_with(&mut self.frame, |b| field_value_into(len, &mut self.rng, b));
+        }
+        len as u64 * shared.cfg.ycsb.fieldcount as u64
+    }
+
+    /// Sends the frame built in `self.frame` (of statement `ex`) to the key's node: the answer's
+    /// (rows, bytes of the rows' fields). A node that lost the statement gets it prepared again.
+    fn send(&mut self, conn: &Connected, ex: &Execute, what: &'static str) -> Result<(u64, u64), OpError> {
+        wire::finish(&mut self.frame);
+        let node = conn.ring.node(&self.key);
+        let lanes = self.lanes.get_or_insert_with(|| Lanes::new(conn.ring.nodes.len()));
+        let fail = |f: Failure| OpError::Execution { what, kind: f.kind().to_string(), message: one_line(&f.message()) };
+        for attempt in 0..2 {
+            let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &mut self.frame, &mut self.scratch).map_err(fail)?;
+            match opcode {
+                wire::RESULT => return wire::rows(body).map_err(|m| fail(m.into())),
+                wire::ERROR => {
+                    let (code, message) = wire::error(body).map_err(|m| fail(m.into()))?;
+                    if code != wire::UNPREPARED || attempt > 0 {
+                        return Err(fail(Failure::Server(code, message)));
+                    }
+                    wire::prepare(&mut self.scratch, &ex.cql);
+                    let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &mut self.scratch.clone(), &mut Vec::new()).map_err(fail)?;
+                    if opcode == wire::ERROR {
+                        let (code, message) = wire::error(body).map_err(|m| fail(m.into()))?;
+                        return Err(fail(Failure::Server(code, message)));
+                    }
+                }
+                other => return Err(fail(Failure::Protocol(format!("an answer with opcode {other}")))),
+            }
+        }
+        unreachable!("the second attempt returns")
+    }
+
+    /// A read's rows: no row is `NotFound`.
+    fn read(&mut self, conn: &Connected, ex: &Execute, what: &'static str) -> Result<u64, OpError> {
+        let (rows, bytes) = self.send(conn, ex, what)?;
+        if rows == 0 {
+            return Err(OpError::NotFound(String::from_utf8_lossy(&self.key).into_owned()));
+        }
+        Ok(bytes)
+    }
+
+    /// YCSB's update: one random field (writeallfields=false) or all of them.
+    fn update(&mut self, shared: &Shared, conn: &Connected) -> Result<u64, OpError> {
+        let t = &conn.templates;
+        if shared.cfg.ycsb.writeallfields {
+            t.update_all.start(&mut self.frame);
+            let bytes = self.put_values(shared);
+            wire::put_value(&mut self.frame, &self.key);
+            self.send(conn, &t.update_all, "UPDATE")?;
+            Ok(bytes)
+        } else {
+            let field = chooser(&mut self.chooser, shared).field(&mut self.rng);
+            let len = shared.cfg.ycsb.fieldlength as usize;
+            t.update_one[field].start(&mut self.frame);
+            wire::put_value_with(&mut self.frame, |b| field_value_into(len, &mut self.rng, b));
+            wire::put_value(&mut self.frame, &self.key);
+            self.send(conn, &t.update_one[field], "UPDATE")?;
+            Ok(len as u64)
+        }
     }
 }
 
@@ -201,43 +260,17 @@ fn chooser<'a>(mine: &'a mut Option<KeyChooser>, shared: &Shared) -> &'a mut Key
     mine.get_or_insert_with(|| shared.chooser.get_or_init(|| KeyChooser::new(&shared.cfg.ycsb, shared.last_insert())).clone())
 }
 
-/// Bytes of the field values of the rows; no row is `NotFound`.
-fn rows_bytes(result: scylla::response::query_result::QueryResult, key: &str) -> Result<u64, OpError> {
-    let rows = result.into_rows_result().map_err(|e| OpError::Execution { what: "read", kind: "result".into(), message: e.to_string() })?;
-    let mut bytes = 0u64;
-    let mut n = 0u64;
-    let iter = rows.rows::<Row>().map_err(|e| OpError::Execution { what: "read", kind: "result".into(), message: e.to_string() })?;
-    for row in iter {
-        let row = row.map_err(|e| OpError::Execution { what: "read", kind: "result".into(), message: e.to_string() })?;
-        n += 1;
-        // the fields' bytes, as YCSB counts them: SELECT * puts the key (y_id) first
-        for col in row.columns.iter().skip(1).flatten() {
-            if let Some(text) = col.as_text() {
-                bytes += text.len() as u64;
-            }
-        }
-    }
-    if n == 0 {
-        return Err(OpError::NotFound(key.to_string()));
-    }
-    Ok(bytes)
-}
-
-fn failed(what: &'static str) -> impl Fn(ExecutionError) -> OpError {
-    move |e| OpError::Execution { what, kind: error_kind(&e), message: one_line(&e.to_string()) }
-}
-
 impl Worker for CqlWorker {
     type Op = KvOp;
     type Error = OpError;
 
     fn execute(&mut self, req: &Request<KvOp>) -> Result<Outcome, OpError> {
-        let shared = self.shared.clone();
+        let shared = &*self.shared;
+        let st = &mut self.st;
         let conn = shared.connected().map_err(|e| OpError::Connect(e.to_string()))?;
-        let st = &conn.statements;
-        let session = &conn.session;
+        let t = &conn.templates;
         let ycsb = &shared.cfg.ycsb;
-        match req.op {
+        let bytes = match req.op {
             KvOp::Insert => {
                 let (keynum, local) = if ycsb.phase == Phase::Load {
                     (req.key as i64, None)
@@ -245,62 +278,47 @@ impl Worker for CqlWorker {
                     let local = shared.inserts.next_value();
                     (shared.insert_keynum(local), Some(local))
                 };
-                let key = ycsb.key_name(keynum);
-                let values = self.values();
-                let bytes = values.iter().map(|v| v.len() as u64).sum();
-                let mut row: Vec<&str> = Vec::with_capacity(values.len() + 1);
-                row.push(&key);
-                row.extend(values.iter().map(String::as_str));
-                let result = shared.rt.block_on(session.execute_unpaged(&st.insert, &row));
+                st.set_key(shared, keynum);
+                t.insert.start(&mut st.frame);
+                wire::put_value(&mut st.frame, &st.key);
+                let bytes = st.put_values(shared);
+                let result = st.send(conn, &t.insert, "INSERT");
                 if let Some(local) = local {
                     shared.inserts.acknowledge(local); // YCSB acknowledges in `finally`
                 }
-                result.map_err(failed("INSERT"))?;
-                Ok(Outcome { bytes, first_byte: None })
+                result?;
+                bytes
             }
             KvOp::Read => {
-                let key = ycsb.key_name(self.keynum(req));
-                let result = shared.rt.block_on(session.execute_unpaged(&st.read, (&key,))).map_err(failed("READ"))?;
-                Ok(Outcome { bytes: rows_bytes(result, &key)?, first_byte: None })
+                let keynum = st.keynum(shared, req);
+                st.set_key(shared, keynum);
+                t.read.start(&mut st.frame);
+                wire::put_value(&mut st.frame, &st.key);
+                st.read(conn, &t.read, "READ")?
             }
             KvOp::Update => {
-                let key = ycsb.key_name(self.keynum(req));
-                let bytes = self.update(&key, st, session)?;
-                Ok(Outcome { bytes, first_byte: None })
+                let keynum = st.keynum(shared, req);
+                st.set_key(shared, keynum);
+                st.update(shared, conn)?
             }
             KvOp::Scan => {
-                let key = ycsb.key_name(self.keynum(req));
-                let len = chooser(&mut self.chooser, &shared).scan_length(&mut self.rng);
-                let result = shared.rt.block_on(session.execute_unpaged(&st.scan, (&key, len as i32))).map_err(failed("SCAN"))?;
-                Ok(Outcome { bytes: rows_bytes(result, &key)?, first_byte: None })
+                let keynum = st.keynum(shared, req);
+                st.set_key(shared, keynum);
+                let len = chooser(&mut st.chooser, shared).scan_length(&mut st.rng);
+                t.scan.start(&mut st.frame);
+                wire::put_value(&mut st.frame, &st.key);
+                wire::put_value(&mut st.frame, &(len as i32).to_be_bytes());
+                st.read(conn, &t.scan, "SCAN")?
             }
             KvOp::ReadModifyWrite => {
-                let key = ycsb.key_name(self.keynum(req));
-                let result = shared.rt.block_on(session.execute_unpaged(&st.read, (&key,))).map_err(failed("READ-MODIFY-WRITE read"))?;
-                let read = rows_bytes(result, &key)?;
-                let written = self.update(&key, st, session)?;
-                Ok(Outcome { bytes: read + written, first_byte: None })
+                let keynum = st.keynum(shared, req);
+                st.set_key(shared, keynum);
+                t.read.start(&mut st.frame);
+                wire::put_value(&mut st.frame, &st.key);
+                let read = st.read(conn, &t.read, "READ-MODIFY-WRITE read")?;
+                read + st.update(shared, conn)?
             }
-        }
-    }
-}
-
-impl CqlWorker {
-    /// YCSB's update: one random field (writeallfields=false) or all of them.
-    fn update(&mut self, key: &str, st: &Statements, session: &scylla::client::session::Session) -> Result<u64, OpError> {
-        let shared = self.shared.clone();
-        if shared.cfg.ycsb.writeallfields {
-            let values = self.values();
-            let bytes = values.iter().map(|v| v.len() as u64).sum();
-            let mut row: Vec<&str> = values.iter().map(String::as_str).collect();
-            row.push(key);
-            shared.rt.block_on(session.execute_unpaged(&st.update_all, &row)).map_err(failed("UPDATE"))?;
-            Ok(bytes)
-        } else {
-            let field = self.field();
-            let value = field_value(shared.cfg.ycsb.fieldlength as usize, &mut self.rng);
-            shared.rt.block_on(session.execute_unpaged(&st.update_one[field], (&value, key))).map_err(failed("UPDATE"))?;
-            Ok(value.len() as u64)
-        }
+        };
+        Ok(Outcome { bytes, first_byte: None })
     }
 }

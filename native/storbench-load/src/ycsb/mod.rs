@@ -396,11 +396,35 @@ impl YcsbConfig {
     }
 
     /// `CoreWorkload.buildKeyName`.
+    #[cfg(test)]
     pub fn key_name(&self, keynum: i64) -> String {
+        let mut out = Vec::with_capacity(24);
+        self.key_into(keynum, &mut out);
+        String::from_utf8(out).expect("ascii")
+    }
+
+    /// `key_name` appended to `out` (no allocation once `out` has room): the request path's.
+    pub fn key_into(&self, keynum: i64, out: &mut Vec<u8>) {
         let keynum = if self.insertorder == InsertOrder::Hashed { fnvhash64(keynum) } else { keynum };
-        let value = keynum.to_string();
-        let fill = (self.zeropadding - value.len() as i64).max(0) as usize;
-        format!("user{}{value}", "0".repeat(fill))
+        // Java's Long.toString: a '-' then the digits (i64::MIN has no positive twin: unsigned_abs)
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut v = keynum.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        let len = digits.len() - at + usize::from(keynum < 0);
+        out.extend_from_slice(b"user");
+        out.resize(out.len() + (self.zeropadding - len as i64).max(0) as usize, b'0');
+        if keynum < 0 {
+            out.push(b'-');
+        }
+        out.extend_from_slice(&digits[at..]);
     }
 }
 
@@ -505,19 +529,26 @@ impl KeyChooser {
 }
 
 /// A field value as YCSB's `RandomByteIterator` makes them: printable ASCII, 6 per random int.
+#[cfg(test)]
 pub fn field_value(len: usize, rng: &mut Rng) -> String {
     let mut out = Vec::with_capacity(len);
-    while out.len() < len {
+    field_value_into(len, rng, &mut out);
+    String::from_utf8(out).expect("ascii")
+}
+
+/// `field_value` appended to `out` (the same draws; no allocation once `out` has room).
+pub fn field_value_into(len: usize, rng: &mut Rng, out: &mut Vec<u8>) {
+    let end = out.len() + len;
+    while out.len() < end {
         let bytes = rng.next_u64() as u32 as i32;
         let chunk = [(bytes & 31), ((bytes >> 5) & 63), ((bytes >> 10) & 95), ((bytes >> 15) & 31), ((bytes >> 20) & 63),
                      ((bytes >> 25) & 95)];
         for c in chunk {
-            if out.len() < len {
+            if out.len() < end {
                 out.push((c as u8) + b' ');
             }
         }
     }
-    String::from_utf8(out).expect("ascii")
 }
 
 #[cfg(test)]

@@ -21,6 +21,13 @@ fn key_names_are_user_and_the_hash() {
     assert_eq!(ordered.key_name(5), "user5");
     ordered.zeropadding = 8;
     assert_eq!(ordered.key_name(5), "user00000005");
+    // as Java's Long.toString pads: the sign counts in the width
+    assert_eq!(ordered.key_name(-5), "user000000-5");
+    assert_eq!(ordered.key_name(i64::MIN), "user-9223372036854775808");
+    // appended to what the buffer holds, without touching it
+    let mut buf = b"xy".to_vec();
+    cfg.key_into(999, &mut buf);
+    assert_eq!(buf, b"xyuser2071219101098386137");
 }
 
 #[test]

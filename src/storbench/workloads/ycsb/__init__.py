@@ -78,6 +78,8 @@ PARAMS = (
           choices=("none", "snapshot")),
     Param("driver", str, "native", "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
           "(the reference tool, with storbench's Java-driver binding)", choices=("native", "ycsb")),
+    Param("target_ops_s", float, 0.0, "an open loop at this many operations per second, all processes together "
+          "(YCSB -target); 0: a closed loop (each thread's next operation when its last one ends)", minimum=0),
     Param("max_error_pct", float, 1.0, "the run fails when more than this % of its operations failed "
           "(errors are counted by kind either way)", minimum=0, maximum=100),
 )
@@ -197,7 +199,7 @@ class _Ycsb(Workload):
         login = target.credentials()
         if login:  # in the engine's 0600 job file only; the engine never echoes them
             cql |= {"username": login.username, "password": login.password}
-        load = native.load_model(params["threads"])
+        load = native.load_model(params["threads"], params["target_ops_s"])
         if self.letter == "load":
             ycsb["phase"] = "load"
             return native.job("cql", cql, [{"op": "INSERT", "keys": "once"}], params["recordcount"], load,

@@ -89,6 +89,8 @@ def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, in
     props |= WORKLOAD_FILES[letter]
     if params["requestdistribution"]:
         props["requestdistribution"] = params["requestdistribution"]
+    if params.get("target_ops_s"):  # YCSB's -target: operations per second, all threads together (an int)
+        props["target"] = str(max(1, round(params["target_ops_s"])))
     if params["operationcount"]:
         props["operationcount"] = str(params["operationcount"])
     else:  # YCSB stops after maxexecutiontime seconds; its operationcount=0 would mean 0 threads, so no limit
