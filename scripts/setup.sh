@@ -131,8 +131,9 @@ if [ "${#apt_packages[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
 fi
 
-# Reinstall the package only when its metadata changed; a no-op run takes a second.
-if [ -z "$part" ]; then
+# Reinstall the package only when its metadata changed; a no-op run takes a second. A .venv that is a link to
+# another checkout's (a git worktree sharing the main checkout's builds) stays that checkout's install.
+if [ -z "$part" ] && [ ! -L .venv ]; then
   extras="."; { [ "$want_test" = 1 ] || [ "$want_fast" = 1 ]; } && extras=".[test]"
   stamp=".venv/.storbench-installed"
   fingerprint="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
