@@ -200,7 +200,8 @@ METRICS = metric_table("""
 @register
 class TpcdsGen(Workload):
     name = "tpcds-gen"
-    description = ("generate TPC-DS at a scale factor (tpcgen-cli) and write it as Parquet to the target, fact "
+    description = ("generate TPC-DS at a scale factor (tpcgen-cli, a task per table part on the executors) and write "
+                   "it as Parquet to the target from each executor, fact "
                    "tables Hive-partitioned by date key (about one file per date) or flat, files of about file_mb")
     params = (SF,
               Param("layout", str, "partitioned", "partitioned: the six fact tables in Hive partitions on their "
@@ -214,7 +215,7 @@ class TpcdsGen(Workload):
         ctx.state(TpcdsState).gen_planned = True
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
-        return int(params["sf"] * PARQUET_BYTES_PER_SF * 2)  # the dataset, two staged tables, the sort's spill
+        return int(params["sf"] * PARQUET_BYTES_PER_SF * 2)  # the dataset, the parts being staged, the sort's spill
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         remote = not isinstance(ctx.target, FileTarget)
