@@ -2,7 +2,8 @@
 Spark session running the same SQL on the same files.
 
 1. Generation of all 24 tables as Parquet at SF 1 (``--sf``) on one disk (the work directory), for
-   - storbench's tpcds-gen, flat and partitioned (tpcgen-cli, the layout written meanwhile),
+   - storbench's tpcds-gen, flat and partitioned (Spark local[*]: one task per table part runs tpcgen-cli
+     and DuckDB's layout of that part, the tasks spread over the cores as over a cluster's executors),
    - DuckDB alone: ``CALL dsdgen(sf)`` then ``COPY <table> TO '<table>.parquet'``,
    - tpcgen-cli alone (the generator storbench uses, without the layout step).
    Scope, the same for every side: each runs in a fresh child process of its own; its time is the wall
@@ -17,7 +18,9 @@ Spark session running the same SQL on the same files.
    SQL settings, same files, statistics collected the same way, no event log, no telemetry).
 
 Each part runs --rounds rounds (at least 3) with the sides' order rotated; verdicts on the per-round
-ratios' median. Goals: storbench flat ≥ 1.0× DuckDB alone, partitioned ≥ 0.5×; the rest reported.
+ratios' median. Goals: storbench flat and partitioned ≥ 1.0× DuckDB alone (partitioned's goal raised from 0.5× by
+issue 28, when generation moved onto the executors; before, on the driver table by table: 0.61–1.57×); the
+rest reported.
 --quick: SF 0.01, the flat layout only (partitioned writes 9,000 files), no overhead part (each of its rounds
 starts two Spark sessions and ANALYZEs 24 tables: minutes on a loaded machine); --queries picks a subset.
 
@@ -188,7 +191,7 @@ def overhead(work: Path, rounds: int, queries: str) -> dict[str, Any]:
             "median_overhead_s": statistics.median(diffs), "mean_overhead_s": statistics.fmean(diffs)}
 
 
-GOALS = {"flat": 1.0, "partitioned": 0.5}  # storbench's tpcds-gen rate over DuckDB's alone
+GOALS = {"flat": 1.0, "partitioned": 1.0}  # storbench's tpcds-gen rate over DuckDB's alone
 
 
 def main() -> None:
@@ -207,7 +210,8 @@ def main() -> None:
           f"vs a bare PySpark session's spark.sql().collect() at SF 0.01, queries {queries}",
           peer="DuckDB alone (CALL dsdgen + COPY TO parquet); a bare PySpark session (same master, SQL settings, "
                "files and ANALYZE)",
-          parallelism="generation: each tool's own (tpcgen-cli and DuckDB use the cores, storbench runs tpcgen-cli); "
+          parallelism="generation: each tool's own (tpcgen-cli and DuckDB use the cores; storbench one task per "
+                      "core, each running tpcgen-cli and DuckDB on one thread); "
                       "queries: local[*] and 4 shuffle partitions on both",
           startup="outside the timer on every side (each side a fresh process per round; generation timed from "
                   "the first table to the last file closed; queries each timed alone after register + ANALYZE)",

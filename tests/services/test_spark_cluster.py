@@ -249,6 +249,50 @@ def test_terasort_measures_each_worker_and_agrees_with_its_executor(cluster, pyt
     assert value("cluster_write_mbps") >= max(value("max_write_mbps", "worker-1"), value("max_write_mbps", "worker-2"))
 
 
+TPCDS_ON_THE_CLUSTER = """\
+name: tpcds-cluster
+repetitions: 1
+workloads:
+  - {workload: tpcds-gen, params: {sf: 0.01, layout: flat}}
+  - {workload: tpcds, params: {queries: [q3, q42, q52, q96], shuffle_partitions: 4}}
+"""
+
+
+@pytest.mark.s3
+def test_tpcds_gen_writes_each_part_from_its_own_worker(cluster, s3, python_without_storbench, tmp_path,  # noqa: F811
+                                                        monkeypatch):
+    """Issue 28 item 3: tpcds-gen's tasks generate on both executors, each putting its files on s3:// itself;
+    each worker's device (its executor's staging) shows its share of the bytes, within 2x of the other's, and
+    the queries' answers on those files still equal DuckDB's."""
+    _, state, devices = cluster
+    if None in devices:
+        pytest.skip("needs each worker's local dir on its own loop device (root)")
+    s3_home, _ = s3
+    monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
+    _client_env(monkeypatch, state)  # the run's results home is the S3 service's
+    suite = tmp_path / "tpcds.yaml"
+    suite.write_text(TPCDS_ON_THE_CLUSTER)
+    # both executors registered before the first job, so that neither takes every task
+    result, outcome, samples = run_json(s3_home, str(suite), "--target", "s3://storbench/cluster-tpcds",
+                                        "--spark-master", state["uri"], "--nodes", state["nodes"], "--spark-conf",
+                                        "spark.scheduler.minRegisteredResourcesRatio=1.0", timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert outcome["status"] == "succeeded", outcome["errors"]
+    generation = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["tpcds"]["generation"]
+    tasks = [t for table in generation["tables"].values() for t in table["tasks"]]
+    roots = state["worker_roots"]
+    owners = {i: sum(t["bytes"] for t in tasks if t["cwd"].startswith(root)) for i, root in enumerate(roots)}
+    assert len(tasks) == generation["tasks"] == 24 and sum(owners.values()) == sum(t["bytes"] for t in tasks)
+    written = {s["labels"]["node"]: s["value"] for s in samples if s["workload"] == "tpcds-gen"
+               and s["metric"] == "written_mb" and set(s["labels"]) == {"node"}}
+    assert set(written) == {"worker-1", "worker-2"}
+    for node, own in zip(("worker-1", "worker-2"), owners.values()):
+        assert written[node] >= own / 1e6 > 1, (written, owners)  # its tasks' files, at least, went to its disk
+    assert max(written.values()) <= 2 * min(written.values()), written
+    queries = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "query_ok"}
+    assert queries == {"q3": 1, "q42": 1, "q52": 1, "q96": 1}  # checked equal to DuckDB's answers
+
+
 def test_bad_input_is_one_line(cluster, tmp_path):
     home, _, _ = cluster
     dirs = []

@@ -209,6 +209,8 @@ class SparkEngine(Engine):
         if self.session is not None:
             return self.session
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if self.master.startswith("local"):  # Python tasks run with this interpreter's packages (tpcds-gen: DuckDB),
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # not PySpark's default: python3 on the PATH
         try:
             from pyspark.sql import SparkSession
         except ImportError:

@@ -2,21 +2,23 @@
 in the catalog with its partitions, read back by Spark and by DuckDB (the reference answers) alike.
 
 One small fact table (web_returns at SF 0.01) keeps it quick; the full partitioned data set at SF 0.01
-has about 9,000 partition folders, which the CLI tests avoid (they use the flat layout); the pipeline's
-own test runs a few tables through it.
+has about 9,000 partition folders, which the CLI tests avoid (they use the flat layout); the generation
+job's own tests run a few tables through it.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from storbench.services.jvm import launcher_jar
 from storbench.workloads.tpcds import data as d
 from storbench.workloads.tpcds.layout import lay_out, layout_stats
-from storbench.workloads.tpcds.pipeline import staged_rows
 from storbench.workloads.tpcds.queries import duckdb_connect
 
 pytestmark = pytest.mark.spark
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +26,14 @@ def spark():
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # the generation tasks' Python: this interpreter (DuckDB), importing this tree's storbench, as the Spark
+    # engine and the CLI tests give them
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
     session = (SparkSession.builder.master("local[2]").appName("tpcds-layout-test")
                .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.jars", str(launcher_jar()))  # storbench.jvm.PutFile, as the Spark engine adds it
                .getOrCreate())
     yield session
     session.stop()
@@ -34,7 +41,7 @@ def spark():
 
 def test_partitioned_fact_table_round_trip(spark, tmp_path):
     staged = d.generate_table("web_returns", 0.01, tmp_path / "staging")
-    rows = staged_rows(staged)
+    rows = d.parquet_rows(staged)
     assert rows > 1000
     out = tmp_path / "data"
     how = lay_out(staged, out / "web_returns", "web_returns", "partitioned", 32, d.local_bytes(staged), 2,
@@ -45,7 +52,7 @@ def test_partitioned_fact_table_round_trip(spark, tmp_path):
     # one writer per date: one file in each folder, the rows sorted on the key so none is reopened
     stats = layout_stats(out / "web_returns")
     assert stats["files"] == stats["partitions"] == len(folders) and stats["max_files_per_folder"] == 1
-    assert staged_rows(out / "web_returns") == rows
+    assert d.parquet_rows(out / "web_returns") == rows
 
     spark.sql(f"CREATE TABLE web_returns USING parquet LOCATION 'file://{out}/web_returns'")
     spark.sql("ALTER TABLE web_returns RECOVER PARTITIONS")
@@ -67,17 +74,17 @@ def test_partitioned_fact_table_round_trip(spark, tmp_path):
 
 def test_flat_layout_has_files_of_about_file_mb(spark, tmp_path):
     staged = d.generate_table("store_sales", 0.01, tmp_path / "staging")
-    rows, size = staged_rows(staged), d.local_bytes(staged)
+    rows, size = d.parquet_rows(staged), d.local_bytes(staged)
     out = tmp_path / "data" / "store_sales"
     assert lay_out(staged, out, "store_sales", "flat", 1, size, 2, tmp_path / "scratch") == "split"
     files = list(Path(out).glob("*.parquet"))
     assert len(files) >= size // 1_000_000 > 1 and not [p for p in out.iterdir() if p.is_dir()]
     assert spark.read.parquet(f"file://{out}").count() == rows
     small = d.generate_table("reason", 0.01, tmp_path / "staging")  # about file_mb or less: moved as it is
-    rows = staged_rows(small)
+    rows = d.parquet_rows(small)
     assert lay_out(small, tmp_path / "data" / "reason", "reason", "flat", 1, d.local_bytes(small), 2,
                    tmp_path / "scratch") == "moved"
-    assert not list(small.glob("*.parquet")) and staged_rows(tmp_path / "data" / "reason") == rows > 0
+    assert not list(small.glob("*.parquet")) and d.parquet_rows(tmp_path / "data" / "reason") == rows > 0
 
 
 def test_a_failing_or_wrong_query_is_recorded_with_its_error(spark):
@@ -140,40 +147,47 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
         spark.sql("DROP TABLE IF EXISTS default.item")
 
 
-def test_generation_overlaps_layout_with_two_tables_staged_at_most(spark, tmp_path):
-    """The next table is generated while this one is laid out; the remote path (a local layout copied
-    through Hadoop's client, rows read back by Spark) on a file:// URI standing in for hdfs://."""
-    import time
-
-    from storbench.workloads.tpcds.pipeline import STAGED, generate
-
-    staging, seen = tmp_path / "staging", []
-
-    def mark():  # also an observer: the tables staged whenever a step starts or ends
-        folder = staging / "staged"
-        seen.append(len([p for p in folder.iterdir() if p.is_dir()]) if folder.is_dir() else 0)
-        return time.monotonic()
+def test_generation_runs_a_task_per_table_part_and_puts_each_file_from_its_task(spark, tmp_path):
+    """The remote path (each task's files put through the executor's Hadoop client by storbench.jvm.PutFile, its
+    local copy deleted) on a file:// URI standing in for hdfs://; rows read back by Spark."""
+    from storbench.workloads.tpcds.pipeline import generate
 
     tables = ("web_returns", "reason", "inventory", "ship_mode")
-    info = generate(spark, 0.01, "partitioned", 32, f"file://{tmp_path}/target", staging, True, True, 2, mark,
-                    tables=tables)
+    local = tmp_path / "executor-local"
+    local.mkdir()
+    os.environ["SPARK_LOCAL_DIRS"] = str(local)  # what Spark sets for its Python workers (local mode: forked here)
+    try:
+        info = generate(spark, 0.01, "partitioned", 32, f"file://{tmp_path}/target", None, tables=tables)
+    finally:
+        del os.environ["SPARK_LOCAL_DIRS"]
     done = info["tables"]
-    assert list(done) == list(tables) and max(seen) <= STAGED == 2
-    assert done["reason"]["generated"][0] < done["web_returns"]["placed"][1]  # generated during the layout
+    assert info["tasks"] == 4 and sorted(done) == sorted(tables)
     assert done["web_returns"]["how"] == "partitioned" and done["web_returns"]["max_files_per_folder"] == 1
     assert done["web_returns"]["files"] == done["web_returns"]["partitions"] > 500
     assert done["reason"]["how"] == "moved" and done["reason"]["files"] == 1
     for table in tables:
         assert spark.read.parquet(f"file://{tmp_path}/target/{table}").count() == done[table]["rows"] > 0
-    assert not (staging / "staged").exists() and (staging / "layout" / "web_returns").is_dir()  # kept: answers
+        assert d.local_bytes(tmp_path / "target" / table) == done[table]["bytes"]
+        assert [t["cwd"] for t in done[table]["tasks"]] == [os.getcwd()]  # local mode: the driver's own
+    assert list(local.iterdir()) == []  # every file put and deleted, every task's folder gone with its last
 
 
-def test_a_generator_failure_stops_the_pipeline_with_its_message(tmp_path):
-    from storbench.errors import WorkloadError
+def test_generation_on_a_file_target_renames_the_parts_into_place(spark, tmp_path):
+    from storbench.workloads.tpcds.pipeline import generate, plan
+
+    staging = tmp_path / "run" / "tpcds-staging"
+    info = generate(spark, 0.01, "flat", 1, f"file://{tmp_path}/run/tpcds", staging, tables=("store_sales", "reason"))
+    assert info["tables"]["store_sales"]["how"] == "split" and info["tables"]["reason"]["how"] == "moved"
+    assert d.parquet_rows(tmp_path / "run" / "tpcds" / "store_sales") == info["tables"]["store_sales"]["rows"] > 0
+    assert list(staging.iterdir()) == []  # each task's staging folder gone
+    # above SF 2 the splittable tables are split into parts, largest first; the small ones stay whole
+    chunks = plan(10.0)
+    assert chunks[0] == ("store_sales", 1, 5) and ("reason", 1, 1) in chunks and ("reason", 2, 5) not in chunks
+
+
+def test_a_generator_failure_fails_the_job_with_its_message(spark, tmp_path):
     from storbench.workloads.tpcds.pipeline import generate
 
-    with pytest.raises(WorkloadError, match="tpcgen-cli failed for table no_such_table at SF 0.01"):
-        generate(None, 0.01, "flat", 32, f"file://{tmp_path}/target", tmp_path / "staging", False, False, 2,
-                 tables=("reason", "no_such_table", "ship_mode"))
-    assert (tmp_path / "target" / "reason").is_dir() and not (tmp_path / "target" / "ship_mode").exists()
-    assert not (tmp_path / "staging" / "staged").exists()
+    with pytest.raises(Exception, match="tpcgen-cli failed for table no_such_table at SF 0.01"):
+        generate(spark, 0.01, "flat", 32, f"file://{tmp_path}/target", tmp_path / "staging",
+                 tables=("reason", "no_such_table"))

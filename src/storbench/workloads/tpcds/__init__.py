@@ -1,7 +1,7 @@
 """TPC-DS on Spark SQL (paper 001): tpcds-gen → tpcds-analyze → tpcds (single and multi-stream).
 
-- ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, table by table, the next
-  table generated while this one is written) and writes them to the target in the paper's layout
+- ``tpcds-gen`` generates the tables at a scale factor (tpcgen-cli, one Spark task per table part on the
+  executors, each laying its part out and writing it to the target from its own node) in the paper's layout
   (:mod:`storbench.workloads.tpcds.pipeline`); files, partition folders and bytes per table go to
   artifacts.json (``tpcds.generation.tables``) and the totals to the samples.
 - ``tpcds-analyze`` registers them in Spark's catalog (external tables, partitions recovered)
@@ -49,7 +49,7 @@ from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF
                                             create_database, drop_database, duckdb_views, missing_tables,
                                             register_tables, run_database, tpcgen_version)
 from storbench.workloads.tpcds.outcomes import checked, references, run_samples
-from storbench.workloads.tpcds.pipeline import generate
+from storbench.workloads.tpcds.pipeline import fetch_local, generate
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 from storbench.workloads.on_spark import spark_session
@@ -200,7 +200,8 @@ METRICS = metric_table("""
 @register
 class TpcdsGen(Workload):
     name = "tpcds-gen"
-    description = ("generate TPC-DS at a scale factor (tpcgen-cli) and write it as Parquet to the target, fact "
+    description = ("generate TPC-DS at a scale factor (tpcgen-cli, a task per table part on the executors) and write "
+                   "it as Parquet to the target from each executor, fact "
                    "tables Hive-partitioned by date key (about one file per date) or flat, files of about file_mb")
     params = (SF,
               Param("layout", str, "partitioned", "partitioned: the six fact tables in Hive partitions on their "
@@ -215,23 +216,26 @@ class TpcdsGen(Workload):
         ctx.state(TpcdsState).gen_planned = True
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
-        return int(params["sf"] * PARQUET_BYTES_PER_SF * 2)  # the dataset, two staged tables, the sort's spill
+        return int(params["sf"] * PARQUET_BYTES_PER_SF * 2)  # the dataset, the parts being staged, the sort's spill
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         remote = not isinstance(ctx.target, FileTarget)
         keep = remote and params["sf"] <= params["check_max_sf"]  # DuckDB's answers need a local copy
+        # file://: the executors stage on the target's own file system (a rename puts a file in place)
         staging = (Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging" if not remote
                    else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-")))
         state = ctx.state(TpcdsState)
         state.staging = staging
         state.registered, state.answers = None, {}  # a new data set (a sweep point) starts afresh
         data_uri = ctx.data_uri("tpcds")
+        spark = spark_session(ctx)
+        threads = int(spark.sparkContext.getConf().get("spark.task.cpus", "1"))
         with ctx.measure():
-            tables = itertools.count()  # tables started so far, for the progress line
-            info = generate(spark_session(ctx), params["sf"], params["layout"], params["file_mb"], data_uri, staging,
-                            remote, keep, ctx.engine(SparkEngine).default_parallelism(), ctx.mark,
-                            on_table=lambda _table: ctx.progress(next(tables), len(TABLES), "tables"))
-        if not keep:
+            info = generate(spark, params["sf"], params["layout"], params["file_mb"], data_uri,
+                            None if remote else staging, threads)
+        if keep:  # untimed: the reference's copy, not the benchmark's
+            fetch_local(spark, data_uri, staging / "layout")
+        else:
             shutil.rmtree(staging, ignore_errors=True)
         seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
         size = ctx.target.size_bytes(data_uri)
@@ -250,7 +254,7 @@ class TpcdsGen(Workload):
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         staging = ctx.state(TpcdsState).staging
-        if staging and not isinstance(ctx.target, FileTarget):
+        if staging:  # a remote target's local copy, or a file:// target's staging left by a failed run
             shutil.rmtree(staging, ignore_errors=True)
 
 

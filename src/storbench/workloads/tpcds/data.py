@@ -1,10 +1,10 @@
 """TPC-DS data: generation of one table with tpcgen-cli, the Spark catalog, and DuckDB's views over
 the same files (the reference answers).
 
-Generation runs table by table so that a large scale factor streams: tpcgen-cli (a Rust port of
-dsdgen, PyPI ``tpcgen-cli``) writes one table as Parquet into a storbench-owned staging
-directory (bounded memory: it writes 7 MiB row groups as it generates); the next table is
-generated while this one is laid out on the target (:mod:`storbench.workloads.tpcds.pipeline`,
+Generation runs one Spark task per table part on the executors: tpcgen-cli (a Rust port of dsdgen, PyPI
+``tpcgen-cli``) writes the part as Parquet into the task's own staging directory (bounded memory: it writes
+7 MiB row groups as it generates), the task lays it out and writes it to the target
+(:mod:`storbench.workloads.tpcds.pipeline`, :mod:`storbench.workloads.tpcds.tasks`,
 :mod:`storbench.workloads.tpcds.layout`).
 
 Layouts (paper 001): ``partitioned`` puts the six fact tables into Hive-style partitions on their
@@ -47,18 +47,43 @@ def tpcgen_version() -> str:
     return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "unknown"
 
 
-def generate_table(table: str, sf: float, staging: Path, threads: int | None = None) -> Path:
-    """One table as Parquet under ``staging/<table>/`` (several files from SF 2 up)."""
-    parts = max(1, math.ceil(sf / 2))
-    command = [tpcgen_binary(), "tpcds", "parquet", "-s", f"{sf:g}", "-T", table, "--parts", str(parts),
+def table_parts(sf: float) -> int:
+    """Parts (tasks) per splittable table: one per 2 units of scale. tpcgen-cli, like dsdgen, splits a table only
+    from 1M source rows (sales: tickets or orders, not lines): below that its part 1 has every row."""
+    return max(1, math.ceil(sf / 2))
+
+
+def generate_table(table: str, sf: float, staging: Path, threads: int | None = None, part: int | None = None,
+                   parts: int | None = None, binary: str | None = None) -> Path:
+    """One table (or its ``part`` of ``parts``, 1-based) as Parquet under ``staging/<table>/``
+    (``<table>.<part>.parquet``; a part with no rows writes nothing)."""
+    parts = parts or table_parts(sf)
+    command = [binary or tpcgen_binary(), "tpcds", "parquet", "-s", f"{sf:g}", "-T", table, "--parts", str(parts),
                "--output-dir", str(staging), "--overwrite", "-q"]
+    if part:
+        command += ["--part", str(part)]
     if threads:
         command += ["-n", str(threads)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
-        raise WorkloadError(f"tpcgen-cli failed for table {table} at SF {sf:g}: {last}")
+        which = f" part {part} of {parts}" if parts > 1 else ""
+        raise WorkloadError(f"tpcgen-cli failed for table {table}{which} at SF {sf:g}: {last}")
     return staging / table
+
+
+def parquet_rows(directory: Path) -> int:
+    """Rows of the Parquet files under ``directory`` (from their footers); 0 when there are none."""
+    if not directory.is_dir() or not any(directory.rglob("*.parquet")):
+        return 0
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        return int(con.execute(f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata("
+                               f"'{directory}/**/*.parquet')").fetchone()[0])
+    finally:
+        con.close()
 
 
 def local_bytes(directory: Path) -> int:

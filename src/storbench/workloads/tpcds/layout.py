@@ -29,8 +29,11 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 def lay_out(staged: Path, dest: Path, table: str, layout: str, file_mb: int, staged_bytes: int,
-            threads: int, scratch: Path) -> str:
-    """Writes ``staged``'s table under ``dest`` (created); returns how: partitioned, moved or split."""
+            threads: int, scratch: Path, tag: str = "0") -> str:
+    """Writes ``staged``'s table under ``dest`` (created); returns how: partitioned, moved or split.
+
+    ``tag`` is in every written file's name (``part-<tag>-<i>.parquet``): each part of a table, laid out by its
+    own task, has names of its own in the partition folders the parts share."""
     dest.mkdir(parents=True, exist_ok=True)
     key = FACT_DATE_KEYS.get(table) if layout == "partitioned" else None
     if key is None and staged_bytes <= 1.5 * file_mb * 1_000_000:
@@ -45,16 +48,16 @@ def lay_out(staged: Path, dest: Path, table: str, layout: str, file_mb: int, sta
             rows = con.execute(f"SELECT sum(num_rows) FROM parquet_file_metadata('{staged}/*.parquet')").fetchone()[0]
             group = max(1024, min(122_880, int(rows * file_mb * 1_000_000 / max(1, staged_bytes) / 4)))
             con.execute(f"COPY (SELECT * FROM {source}) TO '{dest}' (FORMAT parquet, COMPRESSION snappy, {size}, "
-                        f"ROW_GROUP_SIZE {group}, FILENAME_PATTERN 'part-{{i}}', OVERWRITE_OR_IGNORE)")
+                        f"ROW_GROUP_SIZE {group}, FILENAME_PATTERN 'part-{tag}-{{i}}', OVERWRITE_OR_IGNORE)")
             return "split"
         con.execute(f"COPY (SELECT * FROM {source} WHERE {key} IS NOT NULL ORDER BY {key}) TO '{dest}' "
                     f"(FORMAT parquet, COMPRESSION snappy, PARTITION_BY ({key}), "
-                    f"FILENAME_PATTERN 'part-{{i}}', OVERWRITE_OR_IGNORE)")
+                    f"FILENAME_PATTERN 'part-{tag}-{{i}}', OVERWRITE_OR_IGNORE)")
         if con.execute(f"SELECT count(*) FROM {source} WHERE {key} IS NULL").fetchone()[0]:
             nulls = dest / f"{key}={NULL_PARTITION}"
             nulls.mkdir(exist_ok=True)
             con.execute(f"COPY (SELECT * EXCLUDE ({key}) FROM {source} WHERE {key} IS NULL) TO "
-                        f"'{nulls}/part-0.parquet' (FORMAT parquet, COMPRESSION snappy)")
+                        f"'{nulls}/part-{tag}-0.parquet' (FORMAT parquet, COMPRESSION snappy)")
         return "partitioned"
     finally:
         con.close()
