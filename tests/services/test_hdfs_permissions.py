@@ -41,9 +41,10 @@ def test_only_storbench_user_writes_its_namespace(hdfs, conf_dir):
     assert any(line.startswith("-rw-r--r--") and " storbench storbench " in line and line.endswith("/part-0")
                for line in listing.splitlines()), listing  # what it writes, others may only read
 
+    # each refusal is a Hadoop client JVM: one write into storbench's directory, one removal of its file, one
+    # directory at the root (removing, moving and writing are all WRITE on the parent, checked alike)
     for args in (["-put", "-", "/perm-test/data/intruder"], ["-rm", "-skipTrash", "/perm-test/data/part-0"],
-                 ["-rm", "-r", "-skipTrash", "/perm-test"], ["-mkdir", "/elsewhere"],
-                 ["-mv", "/perm-test/data/part-0", "/perm-test/moved"]):
+                 ["-mkdir", "/elsewhere"]):
         refused = _shell(state, "mallory", *args, stdin="x\n")
         assert refused.returncode != 0, args
         assert "Permission denied: user=mallory, access=WRITE" in refused.stderr, (args, refused.stderr[-600:])
@@ -60,7 +61,7 @@ def test_a_run_writes_as_storbench_user(hdfs, conf_dir, monkeypatch):
     home, state = hdfs
     state = {**state, "conf_dir": conf_dir}
     monkeypatch.delenv("HADOOP_USER_NAME", raising=False)  # the run itself chooses (this process runs as root)
-    result = storbench(home, "run", "spark-transforms", "--target", f"{state['uri']}/owned", "--scale", "20000",
+    result = storbench(home, "run", "groupby", "--target", f"{state['uri']}/owned", "--scale", "20000",
                        "--repeat", "1", "--keep-data", "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["status"] == "succeeded", result.stderr[-2000:]
     listing = _shell(state, "storbench", "-ls", "-R", "/owned").stdout
