@@ -32,7 +32,8 @@ DFSIO_PARAMS = (
     Param("file_size", int, 16_000_000, "bytes per file, e.g. 64M or 5.4G", minimum=1),
     Param("buffer_size", int, 1_000_000, "I/O buffer in bytes (TestDFSIO's default 1000000)", minimum=512),
     Param("replication", int, 0, "replication of the files (0: the file system's default)", minimum=0),
-    Param("driver", str, "storbench", "storbench (Spark tasks) or testdfsio (Hadoop's own TestDFSIO, local mode)",
+    Param("driver", str, "storbench", "storbench (Spark tasks) or testdfsio (Hadoop's own TestDFSIO as a MapReduce "
+          "job: local mode, or on the same YARN with --spark-master yarn)",
           choices=("storbench", "testdfsio")),
 )
 
