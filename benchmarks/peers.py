@@ -113,20 +113,29 @@ class SparkWorkloads:
     def __init__(self, target_uri: str, home: Path, master: str, modes: tuple[str, ...] = ("default",),
                  app: str = "storbench benchmark", conf: dict[str, str] | None = None):
         from storbench.engines.spark import SparkEngine, target_conf
-        from storbench.context import RunContext
         from storbench.targets.base import TargetOptions, parse_target
 
         self.target = parse_target(target_uri, TargetOptions(home))
         root = self.target.claim(f"bench-{os.getpid()}") or ""
         self.engine = SparkEngine(master, {**target_conf(self.target.facts()), **(conf or {})},
                                   self.target.scratch_dir(), app)
+        self.modes = modes
+        self._contexts(root)
+        self.target.attach({"spark": self.engine}, 0)
+
+    def _contexts(self, root: str) -> None:
+        from storbench.context import RunContext
+        from storbench.engines.spark import SparkEngine
+
         root = SparkEngine.data_uri(self.target, root)
         self.contexts = {mode: RunContext(f"bench-{mode}", self.target, f"{root}/{mode}", {"spark": self.engine},
-                                          mode=mode) for mode in modes}
-        self.target.attach({"spark": self.engine}, 0)
+                                          mode=mode) for mode in self.modes}
 
     def __enter__(self) -> "SparkWorkloads":
         self.engine.start()
+        if self.target.root_uri is None:  # hdfs://: claimed through the started session's Hadoop client
+            self.target.attach({"spark": self.engine}, 0)
+            self._contexts(self.target.root_uri or "")
         return self
 
     def __exit__(self, *exc: Any) -> None:

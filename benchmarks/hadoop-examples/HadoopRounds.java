@@ -1,6 +1,7 @@
 // The named peer of benchmarks/terasort_vs_hadoop.py, kept in one JVM: Hadoop's own TeraGen and TeraSort
 // (hadoop-mapreduce-examples), one job per line read from stdin ("teragen ARGS" | "terasort ARGS"), each
-// followed by "ROUND-DONE <exit code>" on stdout. One JVM for every round, as storbench's side keeps one
+// followed by "ROUND-DONE <exit code>" on stdout; "rm URI" removes a job's output (recursively, any file system,
+// e.g. HDFS in --yarn runs) the same way. One JVM for every round, as storbench's side keeps one
 // Spark session: JVM start-up is outside every round, and a warm-up job warms its JIT as Spark's is warmed.
 //
 // Provider: MapReduce local mode as Hadoop's LocalClientProtocolProvider makes it, without the line that pins
@@ -14,6 +15,7 @@ import java.util.Arrays;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.examples.terasort.TeraGen;
 import org.apache.hadoop.examples.terasort.TeraSort;
+import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapred.LocalJobRunner;
 import org.apache.hadoop.mapreduce.protocol.ClientProtocol;
 import org.apache.hadoop.mapreduce.protocol.ClientProtocolProvider;
@@ -44,6 +46,13 @@ public class HadoopRounds {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     for (String line; (line = in.readLine()) != null; ) {
       String[] words = line.trim().split(" +");
+      if (words[0].equals("rm")) {
+        Path path = new Path(words[1]);
+        path.getFileSystem(new Configuration()).delete(path, true);
+        System.out.println("ROUND-DONE 0");
+        System.out.flush();
+        continue;
+      }
       Tool tool = words[0].equals("teragen") ? new TeraGen() : new TeraSort();
       int rc = ToolRunner.run(new Configuration(), tool, Arrays.copyOfRange(words, 1, words.length));
       System.out.println("ROUND-DONE " + rc);
