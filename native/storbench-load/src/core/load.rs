@@ -2,11 +2,11 @@
 //! schedule of intended start times, latency measured from the intended start, at most
 //! `max_outstanding` requests in flight). A protocol supplies workers that execute one request.
 
-use super::job::{Job, KeyOrder, Load, SizeDist};
-use super::payload::{size_for, Rng};
-use super::records::{Records, Row};
+use super::job::{Job, KeyOrder, Load};
+use super::records::Records;
+use super::step::{next, record, Draw, Next};
 use super::stats::WorkerStats;
-use super::{KeyUse, OpFailure as _, OpOf, Operation, Protocol, Request, Worker};
+use super::{KeyUse, OpOf, Operation, Protocol, Worker};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -52,22 +52,22 @@ pub struct LoadReport {
     pub scheduled: u64,
 }
 
-struct Shared<'a, Op> {
-    job: &'a Job<Op>,
-    t0: Instant,
-    measure_start: Instant,
-    end: Option<Instant>,
-    stop: AtomicBool,
-    issued: AtomicU64,
-    next_k: AtomicU64,
-    seq: Vec<AtomicU64>,
-    exhausted: Vec<AtomicBool>,
-    last_done_ns: AtomicU64,
-    weights: Vec<f64>,
-    sequential: Vec<bool>,
-    consumes: Vec<bool>,
+pub(super) struct Shared<'a, Op> {
+    pub(super) job: &'a Job<Op>,
+    pub(super) t0: Instant,
+    pub(super) measure_start: Instant,
+    pub(super) end: Option<Instant>,
+    pub(super) stop: AtomicBool,
+    pub(super) issued: AtomicU64,
+    pub(super) next_k: AtomicU64,
+    pub(super) seq: Vec<AtomicU64>,
+    pub(super) exhausted: Vec<AtomicBool>,
+    pub(super) last_done_ns: AtomicU64,
+    pub(super) weights: Vec<f64>,
+    pub(super) sequential: Vec<bool>,
+    pub(super) consumes: Vec<bool>,
     /// The ops' names (for the records).
-    names: Vec<String>,
+    pub(super) names: Vec<String>,
 }
 
 /// The job's load on workers of `proto` (preflight, if any, already done); each request's row
@@ -113,23 +113,29 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
     let mut cpu_at_measure: Option<Cpu> = None;
     let cpu_start = cpu_now();
     let mut total = WorkerStats::new(job.mix.len());
+    let groups = proto.multiplexed(workers);
+    let threads = if groups.is_empty() { workers as u64 } else { groups.len() as u64 };
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                let shared = &shared;
-                let done_tx = done_tx.clone();
-                let mut worker = proto.worker(w);
-                std::thread::Builder::new()
-                    .name(format!("load-{w}"))
-                    .stack_size(256 << 10)
-                    .spawn_scoped(scope, move || {
-                        let stats = worker_loop(shared, &mut worker, w, records);
-                        let _ = done_tx.send(());
-                        stats
-                    })
-                    .expect("spawn worker")
-            })
-            .collect();
+        let spawn = |name: String, body| spawn_worker(scope, name, done_tx.clone(), body);
+        let shared = &shared;
+        let handles: Vec<_> = if groups.is_empty() {
+            (0..workers)
+                .map(|w| {
+                    let mut worker = proto.worker(w);
+                    spawn(format!("load-{w}"), Box::new(move || worker_loop(shared, &mut worker, w, records)))
+                })
+                .collect()
+        } else {
+            let n = groups.len() as u32;
+            groups
+                .into_iter()
+                .enumerate()
+                .map(|(g, mut mux)| {
+                    let indexes = super::mux_group(g as u32, n, workers);
+                    spawn(format!("load-mux-{g}"), Box::new(move || super::mux_load::mux_loop(shared, &mut *mux, &indexes, records)))
+                })
+                .collect()
+        };
         drop(done_tx); // only the workers' copies remain: all gone means all workers ended
         // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
         // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
@@ -142,7 +148,7 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
             if cpu_at_measure.is_none() && now >= measure_start {
                 cpu_at_measure = Some(cpu_now());
             }
-            if finished == workers as u64 {
+            if finished == threads {
                 break;
             }
             if let Some(end) = end {
@@ -155,7 +161,7 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
             match done_rx.recv_timeout(wait) {
                 Ok(()) => finished += 1,
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => finished = workers as u64,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => finished = threads,
             }
         }
         for h in handles {
@@ -200,6 +206,20 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
     }
 }
 
+/// A load thread running `body`, saying on `done_tx` when it ends.
+fn spawn_worker<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, name: String, done_tx: std::sync::mpsc::Sender<()>,
+                        body: Box<dyn FnOnce() -> WorkerStats + Send + 'scope>) -> std::thread::ScopedJoinHandle<'scope, WorkerStats> {
+    std::thread::Builder::new()
+        .name(name)
+        .stack_size(256 << 10)
+        .spawn_scoped(scope, move || {
+            let stats = body();
+            let _ = done_tx.send(());
+            stats
+        })
+        .expect("spawn worker")
+}
+
 /// How long the coordinator may sleep: until the next of its deadlines (warm-up's end, the window's
 /// end), at most PARENT_CHECK so an orphaned engine still exits promptly; a worker's end wakes it earlier.
 fn coordinator_wait(now: Instant, measure_start: Option<Instant>, end: Option<Instant>) -> Duration {
@@ -209,149 +229,25 @@ fn coordinator_wait(now: Instant, measure_start: Option<Instant>, end: Option<In
 
 const PARENT_CHECK: Duration = Duration::from_millis(50);
 
-fn pick_op<Op>(shared: &Shared<Op>, rng: &mut Rng) -> Option<usize> {
-    let live: f64 = shared
-        .weights
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !shared.exhausted[*i].load(Ordering::Relaxed))
-        .map(|(_, w)| *w)
-        .sum();
-    if live <= 0.0 {
-        return None;
-    }
-    let mut x = rng.unit() * live;
-    let mut last = None;
-    for (i, w) in shared.weights.iter().enumerate() {
-        if shared.exhausted[i].load(Ordering::Relaxed) || *w <= 0.0 {
-            continue;
-        }
-        last = Some(i);
-        if x < *w {
-            return Some(i);
-        }
-        x -= w;
-    }
-    last
-}
-
-/// The key for op `i`: sequential (striped over processes) or uniform random.
-fn pick_key<Op>(shared: &Shared<Op>, i: usize, rng: &mut Rng) -> Option<u64> {
-    let job = shared.job;
-    if shared.sequential[i] {
-        let c = shared.seq[i].fetch_add(1, Ordering::Relaxed);
-        let idx = c.checked_mul(job.process_count).and_then(|v| v.checked_add(job.process_index))?;
-        if idx >= job.objects {
-            if shared.consumes[i] {
-                shared.exhausted[i].store(true, Ordering::Relaxed);
-                return None;
-            }
-            return Some(job.start_key + idx % job.objects);
-        }
-        Some(job.start_key + idx)
-    } else {
-        Some(job.start_key + rng.below(job.objects))
-    }
-}
-
 fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, records: Option<&Records>) -> WorkerStats {
-    let job = shared.job;
-    let mut stats = WorkerStats::new(job.mix.len());
+    let mut stats = WorkerStats::new(shared.job.mix.len());
     let mut rows = records.map(Records::writer);
-    let mut rng = Rng::new(job.seed ^ (job.process_index << 32) ^ index as u64 ^ 0xABCD_0000_0000);
-    let open = match &job.load {
-        Load::Open { rate, .. } => Some(rate / job.process_count as f64),
-        _ => None,
-    };
-    let single_size = matches!(job.object_size, SizeDist::Fixed { .. });
+    let mut draw = Draw::new(shared.job, index);
     loop {
-        if shared.stop.load(Ordering::Relaxed) {
-            break;
+        let (intended, op, req) = match next(shared, &mut draw) {
+            Next::Go { intended, op, req } => (intended, op, req),
+            Next::Again => continue,
+            Next::Stop => break,
+        };
+        let now = Instant::now();
+        if intended > now {
+            std::thread::sleep(intended - now);
         }
-        let intended = if let Some(rate) = open {
-            let k = shared.next_k.fetch_add(1, Ordering::Relaxed);
-            if job.ops > 0 && k >= job.ops {
-                break;
-            }
-            let at = shared.t0 + Duration::from_secs_f64(k as f64 / rate);
-            if let Some(end) = shared.end {
-                if at >= end {
-                    break;
-                }
-            }
-            let now = Instant::now();
-            if at > now {
-                std::thread::sleep(at - now);
-            }
-            at
-        } else {
-            let n = shared.issued.fetch_add(1, Ordering::Relaxed);
-            if job.ops > 0 && n >= job.ops {
-                break;
-            }
-            Instant::now()
-        };
-        let Some(op) = pick_op(shared, &mut rng) else { break };
-        let Some(key) = pick_key(shared, op, &mut rng) else {
-            if shared.exhausted.iter().all(|e| e.load(Ordering::Relaxed)) {
-                break;
-            }
-            continue;
-        };
-        let size = if single_size { size_for(&job.object_size, job.payload_seed, 0) } else { size_for(&job.object_size, job.payload_seed, key) };
-        let rb = job.mix[op].range_bytes;
-        let range = if rb > 0 && rb < size { Some((rng.below(size - rb + 1), rb)) } else { None };
-        let req = Request { op: job.mix[op].op, key, size, range };
         let started = Instant::now();
         let result = worker.execute(&req);
         let done = Instant::now();
-        shared.last_done_ns.fetch_max((done - shared.t0).as_nanos() as u64, Ordering::Relaxed);
-        if let Some(end) = shared.end {
-            if done > end {
-                break; // finished after the measured window: not counted
-            }
-        }
-        let second = (done - shared.t0).as_secs() as usize;
-        let latency_us = (done - intended).as_micros() as u64;
-        let measured = done >= shared.measure_start;
-        if let Some(rows) = rows.as_mut() {
-            let (bytes, status) = match &result {
-                Ok(o) => (o.bytes, "ok".into()),
-                Err(e) => (0, e.kind()),
-            };
-            rows.row(Row { intended_us: (intended - shared.t0).as_micros(), op: &shared.names[op], key, latency_us,
-                           service_us: (done - started).as_micros(), bytes, status: &status });
-        }
-        match result {
-            Ok(outcome) => {
-                let s = stats.second(second);
-                s.ops += 1;
-                s.bytes += outcome.bytes;
-                s.lat_sum_us += latency_us;
-                s.lat_max_us = s.lat_max_us.max(latency_us);
-                if measured {
-                    let lag = (started.saturating_duration_since(intended)).as_micros() as u64;
-                    if open.is_some() && lag > 1000 {
-                        stats.late_starts += 1;
-                    }
-                    stats.max_start_lag_us = stats.max_start_lag_us.max(lag);
-                    let o = &mut stats.per_op[op];
-                    o.ops += 1;
-                    o.bytes += outcome.bytes;
-                    o.latency.saturating_record(latency_us.max(1));
-                    o.service.saturating_record(((done - started).as_micros() as u64).max(1));
-                    if let Some(fb) = outcome.first_byte {
-                        o.ttfb.saturating_record((fb.saturating_duration_since(started).as_micros() as u64).max(1));
-                    }
-                }
-            }
-            Err(e) => {
-                stats.second(second).errors += 1;
-                if measured {
-                    stats.per_op[op].errors += 1;
-                    stats.error(&e.kind(), &e.to_string());
-                }
-            }
+        if !record(shared, &mut stats, rows.as_mut(), op, req.key, intended, started, done, result) {
+            break;
         }
     }
     stats

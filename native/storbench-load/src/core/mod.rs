@@ -5,6 +5,8 @@
 pub mod error;
 pub mod job;
 pub mod load;
+mod mux_load;
+mod step;
 pub mod payload;
 pub mod records;
 pub mod result;
@@ -120,6 +122,25 @@ pub trait Worker: Send {
     fn execute(&mut self, req: &Request<Self::Op>) -> Result<Outcome, Self::Error>;
 }
 
+/// Many logical clients on one thread (the load's workers, each with one request in flight): a
+/// request started, its answer polled with the others' (one wake-up may bring several).
+pub trait Multiplexed: Send {
+    type Op: Operation;
+    type Error: OpFailure;
+    /// Starts client `client`'s request; its answer comes from `poll`.
+    fn start(&mut self, client: usize, req: &Request<Self::Op>);
+    /// Waits until at least one answer or `until` (None: an answer); the answers into `done`.
+    fn poll(&mut self, until: Option<Instant>, done: &mut Vec<(usize, Result<Outcome, Self::Error>)>);
+}
+
+/// The workers of multiplexed group `group` of `groups`: every groups-th from `group` (sizes differ by at most one).
+pub fn mux_group(group: u32, groups: u32, workers: u32) -> Vec<u32> {
+    (group..workers).step_by(groups as usize).collect()
+}
+
+/// A protocol's multiplexed group of `clients` workers from `first` on.
+pub type MuxOf<P> = Box<dyn Multiplexed<Op = OpOf<P>, Error = <<P as Protocol>::Worker as Worker>::Error>>;
+
 /// A protocol: a name, a job section, and workers executing its operations (`OpOf<Self>`).
 pub trait Protocol: Sized {
     /// The job's "protocol" value, and the name of the job's section holding `Config`.
@@ -132,6 +153,11 @@ pub trait Protocol: Sized {
     /// Endpoint and credentials checked before the load starts (when the job asks for it).
     fn preflight(&self) -> Result<(), Error>;
     fn worker(&self, index: u32) -> Self::Worker;
+    /// The load's `workers` as multiplexed groups (one thread each), when the protocol has them;
+    /// empty: one thread per worker.
+    fn multiplexed(&self, _workers: u32) -> Vec<MuxOf<Self>> {
+        Vec::new()
+    }
 }
 
 /// The operations of protocol `P` (its workers').

@@ -51,6 +51,7 @@
 //! instead of YCSB's chooser: `[{"op": "READ", "keys": "once"}]` reads every loaded key once.
 
 mod conn;
+mod mux;
 mod wire;
 mod worker;
 
@@ -59,7 +60,7 @@ pub use worker::CqlWorker;
 use worker::OpError;
 
 use crate::core::job::KeyOrder;
-use crate::core::{operations, Error, Job, JobError, Protocol};
+use crate::core::{mux_group, operations, Error, Job, JobError, MuxOf, Protocol};
 use crate::ycsb::{AckCounter, KeyChooser, Phase, YcsbConfig};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
@@ -295,7 +296,20 @@ impl Protocol for Cql {
     fn worker(&self, index: u32) -> CqlWorker {
         CqlWorker::new(self.shared.clone(), index)
     }
+
+    /// Groups of at most CLIENTS_PER_THREAD workers, each on one thread: one wake-up serves every
+    /// answer that came, instead of one thread woken per answer.
+    fn multiplexed(&self, workers: u32) -> Vec<MuxOf<Self>> {
+        let n = workers.div_ceil(CLIENTS_PER_THREAD).max(1);
+        (0..n)
+            .map(|g| Box::new(mux::CqlMux::new(self.shared.clone(), &mux_group(g, n, workers))) as MuxOf<Self>)
+            .collect()
+    }
 }
+
+/// The most workers one thread serves (issue 28: the client's CPU was mostly the kernel waking one
+/// thread per answer).
+const CLIENTS_PER_THREAD: u32 = 64;
 
 pub(crate) fn timeout(secs: f64) -> Duration {
     Duration::from_secs_f64(secs)

@@ -1,13 +1,12 @@
-//! One CQL load worker: its YCSB generators, and one request at a time on its own connections
-//! (`conn`), the EXECUTE frames built from the statements' templates (`wire`) into reused buffers.
+//! The CQL session set-up (the driver connects, creates the table, prepares; the ring read), the
+//! request errors, and one load worker alone.
 
-use super::conn::{Failure, Lanes, Opener, Ring};
-use super::wire::{self, Execute};
+use super::conn::{Opener, Ring};
+use super::mux::CqlMux;
+use super::wire::Execute;
 use super::{timeout, Connected, KvOp, Shared, Templates};
 use crate::core::secrets;
-use crate::core::payload::Rng;
-use crate::core::{OpFailure, Outcome, Request, Worker};
-use crate::ycsb::{field_value_into, KeyChooser, Phase};
+use crate::core::{Multiplexed as _, OpFailure, Outcome, Request, Worker};
 use scylla::client::session_builder::SessionBuilder;
 use std::borrow::Cow;
 use std::fmt;
@@ -57,7 +56,7 @@ impl OpFailure for OpError {
     }
 }
 
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
@@ -141,123 +140,16 @@ fn ring(session: &scylla::client::session::Session) -> Ring {
     Ring::new(addrs, tokens)
 }
 
+/// One load worker alone (the load runs them in multiplexed groups, `mux`): a group of one.
 pub struct CqlWorker {
-    shared: Arc<Shared>,
-    st: State,
-}
-
-/// A worker's own: its generators, connections and buffers (reused by every request).
-struct State {
-    rng: Rng,
-    /// Built on first use (a worker of the load phase never needs it).
-    chooser: Option<KeyChooser>,
-    lanes: Option<Lanes>,
-    /// The request frame being built.
-    frame: Vec<u8>,
-    /// The key's bytes.
-    key: Vec<u8>,
-    /// Scratch for opening a connection or preparing again.
-    scratch: Vec<u8>,
+    mux: CqlMux,
+    done: Vec<(usize, Result<Outcome, OpError>)>,
 }
 
 impl CqlWorker {
     pub(super) fn new(shared: Arc<Shared>, index: u32) -> Self {
-        let rng = Rng::new(shared.seed ^ 0x9C1_0000_0000 ^ index as u64);
-        let st = State { rng, chooser: None, lanes: None, frame: Vec::with_capacity(4096), key: Vec::with_capacity(32),
-                         scratch: Vec::with_capacity(256) };
-        CqlWorker { shared, st }
+        CqlWorker { mux: CqlMux::new(shared, &[index]), done: Vec::new() }
     }
-}
-
-impl State {
-    /// The key number of a READ, UPDATE, SCAN or READ-MODIFY-WRITE: YCSB's chooser's, or the
-    /// core's when the op's mix entry asks for it.
-    fn keynum(&mut self, shared: &Shared, req: &Request<KvOp>) -> i64 {
-        if shared.core_keys.contains(&req.op) {
-            return req.key as i64;
-        }
-        let last = shared.last_insert();
-        chooser(&mut self.chooser, shared).next_keynum(last, &mut self.rng)
-    }
-
-    /// The key of `keynum` into `self.key`.
-    fn set_key(&mut self, shared: &Shared, keynum: i64) {
-        self.key.clear();
-        shared.cfg.ycsb.key_into(keynum, &mut self.key);
-    }
-
-    /// `fieldcount` field values appended to the frame; their bytes.
-    fn put_values(&mut self, shared: &Shared) -> u64 {
-        let len = shared.cfg.ycsb.fieldlength as usize;
-        for _ in 0..shared.cfg.ycsb.fieldcount {
-            wire::put_value_with(&mut self.frame, |b| field_value_into(len, &mut self.rng, b));
-        }
-        len as u64 * shared.cfg.ycsb.fieldcount as u64
-    }
-
-    /// Sends the frame built in `self.frame` (of statement `ex`) to the key's node: the answer's
-    /// (rows, bytes of the rows' fields). A node that lost the statement gets it prepared again.
-    fn send(&mut self, conn: &Connected, ex: &Execute, what: &'static str) -> Result<(u64, u64), OpError> {
-        wire::finish(&mut self.frame);
-        let node = conn.ring.node(&self.key);
-        let lanes = self.lanes.get_or_insert_with(|| Lanes::new(conn.ring.nodes.len()));
-        let fail = |f: Failure| OpError::Execution { what, kind: f.kind().to_string(), message: one_line(&f.message()) };
-        for attempt in 0..2 {
-            let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &mut self.frame, &mut self.scratch).map_err(fail)?;
-            match opcode {
-                wire::RESULT => return wire::rows(body).map_err(|m| fail(m.into())),
-                wire::ERROR => {
-                    let (code, message) = wire::error(body).map_err(|m| fail(m.into()))?;
-                    if code != wire::UNPREPARED || attempt > 0 {
-                        return Err(fail(Failure::Server(code, message)));
-                    }
-                    wire::prepare(&mut self.scratch, &ex.cql);
-                    let (opcode, body) = lanes.call(&conn.ring, &conn.opener, node, &mut self.scratch.clone(), &mut Vec::new()).map_err(fail)?;
-                    if opcode == wire::ERROR {
-                        let (code, message) = wire::error(body).map_err(|m| fail(m.into()))?;
-                        return Err(fail(Failure::Server(code, message)));
-                    }
-                }
-                other => return Err(fail(Failure::Protocol(format!("an answer with opcode {other}")))),
-            }
-        }
-        unreachable!("the second attempt returns")
-    }
-
-    /// A read's rows: no row is `NotFound`.
-    fn read(&mut self, conn: &Connected, ex: &Execute, what: &'static str) -> Result<u64, OpError> {
-        let (rows, bytes) = self.send(conn, ex, what)?;
-        if rows == 0 {
-            return Err(OpError::NotFound(String::from_utf8_lossy(&self.key).into_owned()));
-        }
-        Ok(bytes)
-    }
-
-    /// YCSB's update: one random field (writeallfields=false) or all of them.
-    fn update(&mut self, shared: &Shared, conn: &Connected) -> Result<u64, OpError> {
-        let t = &conn.templates;
-        if shared.cfg.ycsb.writeallfields {
-            t.update_all.start(&mut self.frame);
-            let bytes = self.put_values(shared);
-            wire::put_value(&mut self.frame, &self.key);
-            self.send(conn, &t.update_all, "UPDATE")?;
-            Ok(bytes)
-        } else {
-            let field = chooser(&mut self.chooser, shared).field(&mut self.rng);
-            let len = shared.cfg.ycsb.fieldlength as usize;
-            t.update_one[field].start(&mut self.frame);
-            wire::put_value_with(&mut self.frame, |b| field_value_into(len, &mut self.rng, b));
-            wire::put_value(&mut self.frame, &self.key);
-            self.send(conn, &t.update_one[field], "UPDATE")?;
-            Ok(len as u64)
-        }
-    }
-}
-
-/// A worker's copy of the run's key chooser, taken on first use (the chooser is built once per
-/// process: its zeta sums are computed once, not per worker).
-fn chooser<'a>(mine: &'a mut Option<KeyChooser>, shared: &Shared) -> &'a mut KeyChooser {
-    mine.get_or_insert_with(|| shared.chooser.get_or_init(|| KeyChooser::new(&shared.cfg.ycsb, shared.last_insert())).clone())
 }
 
 impl Worker for CqlWorker {
@@ -265,60 +157,12 @@ impl Worker for CqlWorker {
     type Error = OpError;
 
     fn execute(&mut self, req: &Request<KvOp>) -> Result<Outcome, OpError> {
-        let shared = &*self.shared;
-        let st = &mut self.st;
-        let conn = shared.connected().map_err(|e| OpError::Connect(e.to_string()))?;
-        let t = &conn.templates;
-        let ycsb = &shared.cfg.ycsb;
-        let bytes = match req.op {
-            KvOp::Insert => {
-                let (keynum, local) = if ycsb.phase == Phase::Load {
-                    (req.key as i64, None)
-                } else {
-                    let local = shared.inserts.next_value();
-                    (shared.insert_keynum(local), Some(local))
-                };
-                st.set_key(shared, keynum);
-                t.insert.start(&mut st.frame);
-                wire::put_value(&mut st.frame, &st.key);
-                let bytes = st.put_values(shared);
-                let result = st.send(conn, &t.insert, "INSERT");
-                if let Some(local) = local {
-                    shared.inserts.acknowledge(local); // YCSB acknowledges in `finally`
-                }
-                result?;
-                bytes
+        self.mux.start(0, req);
+        loop {
+            self.mux.poll(None, &mut self.done);
+            if let Some((_, result)) = self.done.pop() {
+                return result;
             }
-            KvOp::Read => {
-                let keynum = st.keynum(shared, req);
-                st.set_key(shared, keynum);
-                t.read.start(&mut st.frame);
-                wire::put_value(&mut st.frame, &st.key);
-                st.read(conn, &t.read, "READ")?
-            }
-            KvOp::Update => {
-                let keynum = st.keynum(shared, req);
-                st.set_key(shared, keynum);
-                st.update(shared, conn)?
-            }
-            KvOp::Scan => {
-                let keynum = st.keynum(shared, req);
-                st.set_key(shared, keynum);
-                let len = chooser(&mut st.chooser, shared).scan_length(&mut st.rng);
-                t.scan.start(&mut st.frame);
-                wire::put_value(&mut st.frame, &st.key);
-                wire::put_value(&mut st.frame, &(len as i32).to_be_bytes());
-                st.read(conn, &t.scan, "SCAN")?
-            }
-            KvOp::ReadModifyWrite => {
-                let keynum = st.keynum(shared, req);
-                st.set_key(shared, keynum);
-                t.read.start(&mut st.frame);
-                wire::put_value(&mut st.frame, &st.key);
-                let read = st.read(conn, &t.read, "READ-MODIFY-WRITE read")?;
-                read + st.update(shared, conn)?
-            }
-        };
-        Ok(Outcome { bytes, first_byte: None })
+        }
     }
 }
