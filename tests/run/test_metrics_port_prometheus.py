@@ -40,9 +40,10 @@ def test_prometheus_scrapes_a_running_run(tmp_path):
     workdir = private_dir()
     prometheus = start_prometheus([f"127.0.0.1:{port}"], workdir)
     try:
-        # 6 repetitions of two 0.5 s windows: about 6 s of run, scraped every second
+        # 8 repetitions of two 1 s windows: about 16 s of run, scraped every second (6 s was scraped once under
+        # a loaded CI's start-up of Prometheus, and progress needs two scrapes)
         done = subprocess.run([sys.executable, "-m", "storbench", "--results", str(tmp_path), "run", "null",
-                               "--repeat", "6", "--set", "sleep_ms=500", "--interval", "0.5", "--json",
+                               "--repeat", "8", "--set", "sleep_ms=1000", "--interval", "0.5", "--json",
                                "--metrics-port", str(port)],
                               capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": SRC})
         assert done.returncode == 0, done.stderr
