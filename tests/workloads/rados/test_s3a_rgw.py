@@ -53,14 +53,28 @@ def test_rgw_is_recognised_from_its_answer_or_as_our_own_ceph(rgw):
     assert (ours.facts().server, ours.manifest_config()["server_how"]) == ("rgw", "the storbench ceph service's RGW")
 
 
-def test_spark_s3_001_runs_end_to_end_on_rgw(rgw):
+@pytest.fixture
+def hive(rgw):
+    """A Hive metastore (with its PostgreSQL) under the Ceph home, for paper 001's catalog; stopped after."""
+    from storbench.services import metastore
+
+    workdir = rgw[0] / "services" / "metastore"
+    state = metastore.up(workdir)
+    yield state
+    assert metastore.down(workdir)
+
+
+def test_spark_s3_001_runs_end_to_end_on_rgw(rgw, hive):
     """Paper 001's configuration in one command, at the suite's tiny scale with four queries: tera* validated
     with S3A's requests counted (their 0-byte _SUCCESS and directory markers are the PUTs RGW refused), TPC-DS
-    with answers equal to DuckDB's, and the skipping pair on the bucket. Spark's own catalog: with
-    `--set catalog=hive` every S3A counter of the run reads 0 since the generation on executors (a known
-    regression, see the closing note of issues 28-30); the metastore is tested in tests/services/test_metastore.py."""
+    registered in the Hive metastore with answers equal to DuckDB's, and the skipping pair on the bucket."""
     home, state, client = rgw
-    run_dir, by, manifest = _run(home, state, "spark-s3-001", "s001", "--set", "queries=q3,q42,q52,q96")
+    run_dir, by, manifest = _run(home, state, "spark-s3-001", "s001", "--set", "queries=q3,q42,q52,q96",
+                                 "--set", "catalog=hive")
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    planned = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "planning_time"}
+    calls = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "metastore_calls"}
+    assert sorted(planned) == sorted(calls) == ["q3", "q42", "q52", "q96"] and min(calls.values()) > 0
     for query in ("point", "range", "lookup", "join"):  # the pair: off then on, the same answer (checked in run)
         off, on = by[(f"skipping-{query}-off", "s3a_read_mb")], by[(f"skipping-{query}", "s3a_read_mb")]
         assert on < off, (query, on, off)

@@ -3,15 +3,14 @@ package storbench.s3a;
 import java.lang.management.ManagementFactory;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.GlobalStorageStatistics;
-import org.apache.hadoop.fs.StorageStatistics;
-import org.apache.hadoop.fs.StorageStatistics.LongStatistic;
 import org.apache.hadoop.fs.statistics.IOStatistics;
 import org.apache.hadoop.fs.statistics.IOStatisticsSupport;
 import org.apache.hadoop.fs.statistics.MeanStatistic;
@@ -24,36 +23,45 @@ public final class ExecutorStats {
     private ExecutorStats() {}
 
     /**
-     * "JVM-NAME name=value ... name.mean=samples:sum ...": the counters of S3AStorageStatistics, and the
-     * request durations (ms) S3A's filesystems in this JVM track (only the name before S3A was first used).
+     * "JVM-NAME name=value ... name.mean=samples:sum ...": the counters and the request durations (ms) of
+     * S3A's filesystems in this JVM, summed.
      */
     public static String counters() {
         // pid@host and the start time: one JVM, whichever class loader loaded this class
         StringBuilder out = new StringBuilder(ManagementFactory.getRuntimeMXBean().getName())
                 .append('/').append(ManagementFactory.getRuntimeMXBean().getStartTime());
-        StorageStatistics stats = GlobalStorageStatistics.INSTANCE.get("S3AStorageStatistics");
-        if (stats != null) {
-            Iterator<LongStatistic> it = stats.getLongStatistics();
-            while (it.hasNext()) {
-                LongStatistic s = it.next();
-                out.append(' ').append(s.getName()).append('=').append(s.getValue());
-            }
-        }
+        Map<String, Long> counters = new TreeMap<>();
         Map<String, long[]> means = new TreeMap<>();
-        for (FileSystem fs : cachedFileSystems()) {
-            IOStatistics io = "s3a".equals(fs.getScheme()) ? IOStatisticsSupport.retrieveIOStatistics(fs) : null;
-            if (io == null) {
-                continue;
-            }
+        for (IOStatistics io : s3aStatistics()) {
+            io.counters().forEach((name, value) -> counters.merge(name, value, Long::sum));
             for (Map.Entry<String, MeanStatistic> e : io.meanStatistics().entrySet()) {
                 long[] sum = means.computeIfAbsent(e.getKey(), k -> new long[2]);
                 sum[0] += e.getValue().getSamples();
                 sum[1] += e.getValue().getSum();
             }
         }
+        counters.forEach((name, value) -> out.append(' ').append(name).append('=').append(value));
         means.forEach((name, v) -> out.append(' ').append(name).append('=').append(v[0]).append(':').append(v[1]));
         return out.toString();
     }
+
+    /**
+     * The statistics of every S3A filesystem this JVM has cached so far, kept after it leaves the cache so
+     * that the sums only grow. Not GlobalStorageStatistics' "S3AStorageStatistics": that one is the first S3A
+     * filesystem's, and reads nothing more once a later one does the work (with catalog=hive every S3A
+     * counter of a run read 0 through it).
+     */
+    private static synchronized List<IOStatistics> s3aStatistics() {
+        for (FileSystem fs : cachedFileSystems()) {
+            IOStatistics io = "s3a".equals(fs.getScheme()) ? IOStatisticsSupport.retrieveIOStatistics(fs) : null;
+            if (io != null) {
+                SEEN.add(io);
+            }
+        }
+        return new ArrayList<>(SEEN);
+    }
+
+    private static final Set<IOStatistics> SEEN = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /** The filesystems of FileSystem's cache (a private field: none when this Hadoop names it otherwise). */
     @SuppressWarnings("unchecked")
