@@ -98,3 +98,27 @@ def test_a_service_directory_from_before_the_markers_is_still_ours(tmp_path):
     assert process.owned(old, "hdfs") and not process.owned(old, "s3")
     (old / "state.json").write_text("not json")
     assert not process.owned(old, "hdfs")
+
+
+
+def _state(tmp_path):
+    return {"service": "test", "workdir": str(tmp_path), "summary": "starting",
+            "processes": [{"kind": "database", "pid": 101, "marker": "db"}, {"kind": "server", "pid": 102,
+                                                                              "marker": "srv"}]}
+
+
+def test_a_start_interrupted_midway_stops_what_started_and_forgets_it(tmp_path):
+    state, stopped = _state(tmp_path), []
+    with pytest.raises(KeyboardInterrupt):
+        with process.all_or_nothing(tmp_path, state, lambda s: stopped.extend(e["pid"] for e in s["processes"])):
+            assert process.read_state(tmp_path)["processes"] == state["processes"]  # `down` could stop them now
+            raise KeyboardInterrupt
+    assert stopped == [101, 102] and not (tmp_path / process.STATE).exists()
+    assert "pid" not in state and "startup_s" not in state
+
+
+def test_a_completed_start_names_its_main_process_and_its_start_up_time(tmp_path):
+    state = _state(tmp_path)
+    with process.all_or_nothing(tmp_path, state, lambda s: pytest.fail("a completed start stops nothing"), main=-1):
+        time.sleep(0.05)
+    assert (state["pid"], state["marker"]) == (102, "srv") and state["startup_s"] >= 0.05

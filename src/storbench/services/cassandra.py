@@ -155,13 +155,11 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     state = {"service": SERVICE, "workdir": str(workdir), "node_count": nodes, "heap": heap, "hosts": hosts,
              "ports": ports, "uri": f"cassandra://{hosts[0]}:{ports['native']}", "processes": [],
              "auth": auth, "summary": "starting"}
-    process.write_state(workdir, state)  # from here on `down` stops whatever has started
-    started = time.monotonic()
 
     def alive() -> None:
         _check_alive(workdir, state)
 
-    try:
+    with process.all_or_nothing(workdir, state, _stop_all):
         for index, host in enumerate(hosts, start=1):
             _start_node(workdir, state, java, classpath, index, host)
             argv, marker, url = node_exporter.command(exporter, host)
@@ -172,12 +170,6 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
             cassandra_auth.share_roles(state, index, nodetool, alive)
         _wait_ring(workdir, state, RING_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
-    except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
-        _stop_all(state)
-        (workdir / process.STATE).unlink(missing_ok=True)
-        raise
-    first = state["processes"][0]
-    state |= {"pid": first["pid"], "marker": first["marker"], "startup_s": round(time.monotonic() - started, 2)}
     state["summary"] = (f"{nodes} node(s) UN on {', '.join(hosts)} (CQL port {ports['native']}, heap {heap} each) "
                         f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}; "
                         f"login as role {cassandra_auth.USER}: `storbench services env cassandra`")

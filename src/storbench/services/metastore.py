@@ -113,14 +113,12 @@ def up(workdir: Path) -> dict[str, Any]:
     conf = workdir / "conf"
     conf.mkdir(mode=0o700)
     auth = {"username": USER, "password": secrets.token_urlsafe(24), "postgres_password": secrets.token_urlsafe(24)}
-    started = time.monotonic()
     port = free_port()
     state: dict[str, Any] = {"service": SERVICE, "workdir": str(workdir), "uri": f"thrift://127.0.0.1:{port}",
                              "port": port, "auth": auth, "processes": [], "summary": "starting",
                              "audit_log": str(workdir / "audit.log"), "log": str(workdir / "metastore.log"),
                              "credentials": str(workdir / "credentials.jceks")}
-    process.write_state(workdir, state)  # from here on `down` stops whatever has started
-    try:
+    with process.all_or_nothing(workdir, state, _stop_all, main=-1):
         pg_root = postgres.cluster_dir(workdir / "pg")
         state["pg_root"] = str(pg_root)
         entry = postgres.start(pg_root, auth["postgres_password"], DATABASE)
@@ -138,13 +136,7 @@ def up(workdir: Path) -> dict[str, Any]:
         state["processes"].append({"kind": "metastore", "pid": proc.pid, "marker": marker})
         process.write_state(workdir, state)
         _wait_thrift(state, proc, time.monotonic() + START_TIMEOUT_S)
-    except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
-        _stop_all(state)
-        (workdir / process.STATE).unlink(missing_ok=True)
-        raise
-    first = state["processes"][-1]
-    state |= {"pid": first["pid"], "marker": first["marker"], "startup_s": round(time.monotonic() - started, 2)}
-    state["summary"] = (f"Hive metastore 4.0.1 pid {first['pid']} on {state['uri']}, schema in PostgreSQL "
+    state["summary"] = (f"Hive metastore 4.0.1 pid {state['pid']} on {state['uri']}, schema in PostgreSQL "
                         f"(pid {state['processes'][0]['pid']}, port {state['processes'][0]['port']}), up in "
                         f"{state['startup_s']:.1f} s (schema {state['schema_s']:.1f} s); thrift login as "
                         f"{USER} (SASL PLAIN)")

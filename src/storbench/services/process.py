@@ -100,6 +100,24 @@ def starting(workdir: Path, state: dict[str, Any], *procs: subprocess.Popen) -> 
         raise
 
 
+@contextmanager
+def all_or_nothing(workdir: Path, state: dict[str, Any], stop: Callable[[dict[str, Any]], Any],
+                   main: int = 0) -> Iterator[None]:
+    """The start of a service of several processes listed in ``state["processes"]``: a failed or interrupted
+    start (Ctrl-C included) stops whatever had started (``stop(state)``) and forgets the state; a start that
+    completes names its ``main`` process (pid, marker) and its start-up time in ``state``."""
+    write_state(workdir, state)  # from here on `down` stops whatever has started
+    started = time.monotonic()
+    try:
+        yield
+    except BaseException:
+        stop(state)
+        (workdir / STATE).unlink(missing_ok=True)
+        raise
+    first = state["processes"][main]
+    state |= {"pid": first["pid"], "marker": first["marker"], "startup_s": round(time.monotonic() - started, 2)}
+
+
 _CHILDREN: dict[int, subprocess.Popen] = {}  # what spawn() started in this process, by PID
 
 

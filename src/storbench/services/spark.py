@@ -148,20 +148,16 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
              "worker_roots": [str(r) for r, _ in roots], "owned_roots": [str(r) for r, o in roots if o],
              "uri": f"spark://127.0.0.1:{master_port}", "web_ui": f"http://127.0.0.1:{ui_port}",
              "auth_file": str(workdir / AUTH_FILE), "processes": [], "summary": "starting"}
-    process.write_state(workdir, state)  # from here on `down` stops whatever has started
-    started = time.monotonic()
-    try:
+
+    def stop(state: dict[str, Any]) -> None:
+        _stop_all(state)
+        _remove_roots(workdir, state)
+
+    with process.all_or_nothing(workdir, state, stop):
         _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "worker", "worker", "local_dir"))
-    except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
-        _stop_all(state)
-        _remove_roots(workdir, state)
-        (workdir / process.STATE).unlink(missing_ok=True)
-        raise
-    master = state["processes"][0]
-    state |= {"pid": master["pid"], "marker": master["marker"], "startup_s": round(time.monotonic() - started, 2)}
-    state["summary"] = (f"master {state['uri']} (pid {master['pid']}, web UI {state['web_ui']}), {workers} worker(s) "
+    state["summary"] = (f"master {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {workers} worker(s) "
                         f"ALIVE ({cores} core(s), {memory} each) with node_exporters, up in "
                         f"{state['startup_s']:.1f} s, authenticated (`storbench services env spark`); "
                         f"nodes file {state['nodes']}")

@@ -106,19 +106,11 @@ def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) 
              "uri": f"yarn://127.0.0.1:{ports['rm']}", "web_ui": f"http://127.0.0.1:{ports['web']}",
              "conf_dir": str(conf), "client_user": yarn_conf.USER, "queue": yarn_conf.QUEUE, "processes": [],
              "summary": "starting"}
-    process.write_state(workdir, state)  # from here on `down` stops whatever has started
-    started = time.monotonic()
-    try:
+    with process.all_or_nothing(workdir, state, _stop_all):
         _start_all(workdir, state, java, exporter, classpath, client)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "nodemanager", "worker", "local_dir"))
-    except BaseException:  # a failed or interrupted start (Ctrl-C included) leaves nothing running
-        _stop_all(state)
-        (workdir / process.STATE).unlink(missing_ok=True)
-        raise
-    rm = state["processes"][0]
-    state |= {"pid": rm["pid"], "marker": rm["marker"], "startup_s": round(time.monotonic() - started, 2)}
-    state["summary"] = (f"ResourceManager {state['uri']} (pid {rm['pid']}, web UI {state['web_ui']}), {nodes} "
+    state["summary"] = (f"ResourceManager {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {nodes} "
                         f"NodeManager(s) RUNNING ({cores} vcore(s), {mb} MB each, + {yarn_conf.MR_ROOM_MB} MB for a MapReduce job) "
                         f"with node_exporters, up in "
                         f"{state['startup_s']:.1f} s; ACLs: Hadoop user {yarn_conf.USER} only "
