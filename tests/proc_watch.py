@@ -74,7 +74,7 @@ class ProcWatch:
     exempt_environ: set[int] = field(default_factory=set)  # a process whose environment the user set
     interval: float = 0.05
     found: list[Finding] = field(default_factory=list)
-    seen: dict[int, str] = field(default_factory=dict)  # pid -> its command line, secrets masked
+    seen: dict[int, str] = field(default_factory=dict)  # pid -> its last command line seen, secrets masked
     polls: int = 0
 
     def __post_init__(self) -> None:
@@ -101,8 +101,8 @@ class ProcWatch:
             cmdline = _read(PROC / str(pid) / "cmdline")
             environ = _read(PROC / str(pid) / "environ")
             command = self._mask(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
-            if command:
-                self.seen.setdefault(pid, command)
+            if command:  # the latest: a child first seen between fork and exec still shows its parent's argv
+                self.seen[pid] = command
             for name, value in self.secrets.items():
                 for where, data in (("cmdline", cmdline), ("environ", environ)):
                     exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ

@@ -113,6 +113,33 @@ def spark_cluster(tmp_path_factory):
         api.service_down("spark", store)
 
 
+def test_the_watch_names_a_child_by_its_own_command_once_it_has_exec_d():
+    """A child first polled between fork and exec shows its parent's argv (a Spark worker starting an executor
+    under load); the watch keeps each process's latest command line, so it is seen by its own."""
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: wait for the go, then exec
+        os.close(go_w)
+        os.read(go_r, 1)
+        os.execvp("sleep", ["sleep", "30"])
+    os.close(go_r)
+    try:
+        watch = ProcWatch({"canary": CANARY})
+        watch.poll()
+        assert "pytest" in watch.seen[pid] or "python" in watch.seen[pid]  # still the parent's argv
+        os.write(go_w, b"x")
+        for _ in range(200):
+            watch.poll()
+            if watch.saw("sleep 30"):
+                break
+            os.sched_yield()
+        assert watch.saw("sleep 30") and watch.seen[pid] == "sleep 30"
+    finally:
+        os.close(go_w)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+
+
 @pytest.mark.s3
 @pytest.mark.spark
 def test_spark_on_a_standalone_cluster_keeps_the_keys_out_of_the_executors(s3, spark_cluster):  # noqa: F811
