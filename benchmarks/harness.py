@@ -4,8 +4,8 @@ A benchmark compares storbench ("ours") with a named peer measured in the same s
 holds the parts that must be the same in all of them, so no benchmark can judge on one round,
 always run one side first, or print a verdict its numbers do not support:
 
-- ``parser(doc)``: argparse with ``--quick`` (a smoke run: tiny sizes, still ``--rounds`` rounds, the
-  verdict line marked ``quick smoke``) and ``--rounds`` (default 3, at least 3);
+- ``parser(doc)``: argparse with ``--quick`` (a smoke run: tiny sizes, 2 rounds so both orders still run, the
+  verdict line marked ``quick smoke``) and ``--rounds`` (default 3, at least 3 for a measurement);
 - ``scope(...)``: the first line printed: what both sides run, in which scope (parallelism, start-up
   inside or outside the timer, cache and sync state, clock), and the named peer;
 - ``rotated(sides, rounds)``: runs the sides round after round, rotating the order each round
@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 MIN_ROUNDS = 3
+QUICK_ROUNDS = 2  # a smoke run is no measurement: two rounds still rotate the order and take a spread
 QUICK = False  # set by parser(): verdict lines say "quick smoke" so nobody quotes them as measurements
 
 
@@ -45,8 +46,9 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
     p.add_argument("--service-home", type=Path, default=None, metavar="HOME",
                    help="use the services already up under this results home (storbench --results HOME "
                         "services up ...) instead of starting and stopping this benchmark's own")
-    p.add_argument("--rounds", type=int, default=MIN_ROUNDS,
-                   help=f"rounds, the order of the sides rotated each round (default and minimum {MIN_ROUNDS})")
+    p.add_argument("--rounds", type=int, default=None,
+                   help=f"rounds, the order of the sides rotated each round (default and minimum {MIN_ROUNDS}; "
+                        f"--quick: {QUICK_ROUNDS})")
     return p
 
 
@@ -54,8 +56,12 @@ class _Parser(argparse.ArgumentParser):
     def parse_args(self, *args: Any, **kwargs: Any) -> argparse.Namespace:  # type: ignore[override]
         global QUICK
         ns = super().parse_args(*args, **kwargs)
-        if ns.rounds < MIN_ROUNDS:
-            self.error(f"--rounds {ns.rounds}: at least {MIN_ROUNDS} (a median and a spread need three)")
+        least = QUICK_ROUNDS if ns.quick else MIN_ROUNDS
+        if ns.rounds is None:
+            ns.rounds = least
+        if ns.rounds < least:
+            self.error(f"--rounds {ns.rounds}: at least {MIN_ROUNDS} (a median and a spread need three)"
+                       if not ns.quick else f"--rounds {ns.rounds}: at least {QUICK_ROUNDS} with --quick")
         QUICK = ns.quick
         return ns
 

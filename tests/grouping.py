@@ -33,19 +33,20 @@ SERVICE_GROUPS = (
     ("hdfs", {"hdfs", "yarn"}),  # one group: the YARN tests' dfsio reads and writes the same HDFS
 )
 
-# Seconds the longest groups took in the CI rehearsal (2 workers on 2 cores, `--durations`: their slow tests, plus
-# about 5 s for each other test that starts a process). Only the order matters, so rough figures do: a group not
-# listed is estimated from its tests (REAL_S for each test that starts a process, FAST_S for the others), and a
+# Seconds the longest groups took in the CI rehearsal (`--durations=0` summed per group, 2 workers on 2 cores).
+# Only the order matters, so rough figures do: a group not listed is estimated from its tests (REAL_S for each test that starts a process, FAST_S for the others), and a
 # listed group that has grown since counts as its estimate when that is larger.
 GROUP_S = {
-    "cassandra": 420, "tests/workloads/tpcds/test_tpcds.py": 340, "ceph": 560, "lab": 200,
-    "tests/services/test_spark_cluster.py": 175, "tests/workloads/objects/test_engine.py": 150,
-    "tests/workloads/objects/test_spark_s3a.py": 130, "tests/test_secrets_proc.py": 100, "hdfs": 80,
-    "tests/workloads/tpcds/test_tpcds_layout.py": 70, "tests/cli/test_end_to_end.py": 56,
-    "tests/cli/test_signals.py": 55,
+    "ceph": 450, "hdfs": 395, "cassandra": 380, "tests/workloads/tpcds/test_tpcds.py": 280, "lab": 225,
+    "tests/services/test_spark_cluster.py": 195, "tests/test_secrets_proc.py": 105,
+    "tests/services/test_metastore.py": 100,
+    "tests/workloads/objects/test_spark_s3a.py": 85, "tests/workloads/objects/test_engine.py": 80,
+    "tests/workloads/objects/test_objects_cli.py": 80, "tests/workloads/tpcds/test_tpcds_layout.py": 75,
+    "tests/workloads/fio/test_fio_cli.py": 65, "tests/cli/test_end_to_end.py": 45, "tests/test_wheel.py": 40,
 }
-BENCHMARK_S = {"tpcds_gen_and_overhead": 67, "committers": 57, "terasort_vs_hadoop": 43, "compat_vs_default": 39,
-               "s3a_vs_native": 35, "dfsio_vs_fio": 33, "teragen_vs_fio": 24}  # own_group smoke runs, by name
+BENCHMARK_S = {"tpcds_gen_and_overhead": 30, "s3a_vs_native": 25, "committers": 22, "compat_vs_default": 22,
+               "terasort_vs_hadoop": 18, "power_sampling_cost": 13, "collector_overhead": 12, "dfsio_vs_fio": 12,
+               "objects_vs_peers": 11, "cluster_telemetry_cost": 10}  # own_group smoke runs (2 rounds), by name
 OWN_GROUP_S = 20  # a smoke run not listed
 REAL_S, FAST_S = 5.0, 0.05
 

@@ -14,13 +14,14 @@ import sys
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+QUICK_ROUNDS = 2  # benchmarks/harness.py's; test_harness checks they agree
 VERDICT = re.compile(r"^verdict: (?P<name>.+?): (?P<median>[^(]+?) \(.+ over (?P<rounds>\d+) rounds\), "
                      r"(goal [≥≤] [^:]+: (met|MISSED)|no goal: reported) \[quick smoke, not a measurement\]$")
 
 
 def run_quick(name: str, *args: str, timeout: float = 900) -> list[re.Match]:
     """``benchmarks/NAME.py --quick ARGS``: asserts exit 0, the scope line first and at least one verdict
-    line of three rounds; returns the verdict lines' matches."""
+    line of the smoke run's rounds (harness.QUICK_ROUNDS); returns the verdict lines' matches."""
     env = {**os.environ, "PYTHONPATH": str(BENCHMARKS.parent / "src"), "SPARK_LOCAL_IP": "127.0.0.1"}
     done = subprocess.run([sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
@@ -30,5 +31,5 @@ def run_quick(name: str, *args: str, timeout: float = 900) -> list[re.Match]:
     verdicts = [m for m in map(VERDICT.match, lines) if m]
     loose = [line for line in lines if line.startswith("verdict: ") and not VERDICT.match(line)]
     assert verdicts and not loose, f"{name}: verdict lines {verdicts}, malformed {loose}:\n{done.stdout[-3000:]}"
-    assert all(int(m["rounds"]) >= 3 for m in verdicts), [m.group(0) for m in verdicts]
+    assert all(int(m["rounds"]) >= QUICK_ROUNDS for m in verdicts), [m.group(0) for m in verdicts]
     return verdicts

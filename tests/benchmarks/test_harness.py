@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.benchmarks.quick import BENCHMARKS, VERDICT
+from tests.benchmarks.quick import BENCHMARKS, QUICK_ROUNDS, VERDICT
 
 sys.path.insert(0, str(BENCHMARKS))
 import harness  # noqa: E402
@@ -73,7 +73,7 @@ def test_verdict_without_a_goal_says_reported(capsys):
 
 def test_a_quick_runs_verdict_and_scope_are_marked_and_the_smoke_tests_pattern_reads_them(capsys):
     args = harness.parser("Doc line.\n\nmore").parse_args(["--quick"])
-    assert args.quick and args.rounds == 3 and harness.QUICK
+    assert args.quick and args.rounds == harness.QUICK_ROUNDS == QUICK_ROUNDS and harness.QUICK
     harness.scope("a vs b", peer="b", parallelism="1", startup="out", cache="cold", clock="monotonic")
     harness.verdict("speed", harness.spread([1, 2, 3]), goal=1.5)
     harness.verdict("cost", harness.spread([1, 2, 3]), goal=None, unit="%")
@@ -82,6 +82,13 @@ def test_a_quick_runs_verdict_and_scope_are_marked_and_the_smoke_tests_pattern_r
                      "[quick smoke: tiny sizes, not a measurement]")
     assert VERDICT.match(met)["median"] == "2×" and met.endswith("goal ≥ 1.5×: met [quick smoke, not a measurement]")
     assert VERDICT.match(reported)["rounds"] == "3"
+    assert harness.parser(None).parse_args(["--quick", "--rounds", "2"]).rounds == 2  # a smoke run: 2 may do
+
+
+def test_a_quick_run_takes_no_fewer_than_two_rounds(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        harness.parser("Doc.").parse_args(["--quick", "--rounds", "1"])
+    assert exit_.value.code == 2 and "--rounds 1: at least 2 with --quick" in capsys.readouterr().err
 
 
 def test_a_full_runs_verdict_is_not_taken_for_a_smoke_one(capsys):

@@ -234,9 +234,10 @@ class _RadosBench(Workload):
                  "returncode": done.returncode, "wall_s": round(done.wall_s, 6), **output.to_dict(),
                  "output": done.stdout}
         self._keep(ctx, cluster, entry)
-        if done.returncode is None:
+        if done.returncode is None:  # it may report an error and still not exit (an OSD stopped mid-write)
+            said = f" after it reported: {rados.first_error(chr(10).join(output.errors))}" if output.errors else ""
             raise WorkloadError(f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
-                                f"killed{hint(' '.join(output.errors))}")
+                                f"killed{said}{hint(' '.join(output.errors))}")
         if done.returncode != 0 or not output.complete:
             message = rados.first_error(done.stderr, "\n".join(output.errors), done.stdout)
             raise WorkloadError(f"{self.name}: rados bench {self.mode} failed (exit {done.returncode}) after "

@@ -228,7 +228,7 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
     home, state, _ = ceph
     workdir = Path(state["workdir"])
     command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--target",
-               f"rados://{pool}", "--label", "osd-stopped", "--scale", "60", "--set", "op_timeout_s=10", "--json"]
+               f"rados://{pool}", "--label", "osd-stopped", "--scale", "30", "--set", "op_timeout_s=10", "--json"]
     env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin",
            "TMPDIR": str(tmp_path)}  # where the run's private scratch (mkdtemp) is made
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -245,13 +245,14 @@ def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, poo
     assert outcome["status"] == "failed"
     error = outcome["errors"][0]
     assert error["workload"] == "rados-bench-write" and error["repetition"] == 1
-    assert "(110) Connection timed out" in error["error"] and "is an OSD down?" in error["error"]
+    # rados bench exits on the timeout, or reports it and hangs until storbench kills it: either way, said
+    assert "(110) Connection timed out" in error["error"] and "is an OSD down?" in error["error"], error
     assert len(outcome["errors"]) <= 2  # the write, and maybe cleanup (the OSD was down) naming what remains
     assert all("may remain in pool" in e["error"] for e in outcome["errors"][1:])
     run = Path(outcome["path"])
     artifacts = json.loads((run / "artifacts.json").read_text())["rados"]["workloads"]["rados-bench-write"]
     series = artifacts["runs"][0]["per_second"]["iops"]
-    assert len(series) >= seconds and series[-1] == 0 and artifacts["runs"][0]["returncode"] == 1
+    assert len(series) >= seconds and series[-1] == 0 and artifacts["runs"][0]["returncode"] in (1, None)
     assert json.loads((run / "manifest.json").read_text())["status"] == "failed"  # the run is kept, not lost
     wait_clean(state)
 

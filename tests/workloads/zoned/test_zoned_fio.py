@@ -56,7 +56,9 @@ def test_emulated_zones_are_written_at_the_write_pointers_and_their_resets_count
     compared = storbench(home, "compare", "zbd", "plain")
     assert compared.returncode == 0, compared.stderr
     said = [line for line in compared.stdout.splitlines() if line.startswith("  - ")]
-    assert said and all(line.startswith("  - plain vs zbd: zoned-write: ") for line in said[:3]), said
+    # the paper's words-first sentences lead; how many there are depends on which figures changed beyond noise
+    family = [line.startswith("  - plain vs zbd: zoned-write: ") for line in said]
+    assert said and family[0] and family == sorted(family, reverse=True), said
     assert any("average IOPS" in line or "IOPS standard deviation" in line for line in said)
 
 
