@@ -105,7 +105,7 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
     from types import SimpleNamespace
 
     from storbench.errors import WorkloadError
-    from storbench.workloads import tpcds
+    from storbench.workloads.tpcds import run_state
     from storbench.workloads.tpcds.streams import run_streams
 
     spark.sql("USE default")
@@ -118,14 +118,14 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
         def data_uri(name):
             return f"file://{tmp_path}/run/{name}"
 
-        def context():  # what _use_database reads of a run context: one TpcdsState per run
+        def context():  # what use_database reads of a run context: one TpcdsState per run
             states = {}
             return SimpleNamespace(run_id="20261123-170412-ab12", data_uri=data_uri, keep_data=False, notes=[],
                                    engine=lambda kind: SimpleNamespace(start=lambda: spark, catalog=None),
                                    state=lambda kind: states.setdefault(kind, kind()))
 
         ctx = context()
-        database = tpcds._use_database(ctx)
+        database = run_state.use_database(ctx)
         assert database == "storbench_20261123_170412_ab12"
         d.register_tables(spark, f"file://{tmp_path}/data", database)
         d.register_tables(spark, f"file://{tmp_path}/data", database)  # a sweep point registers again
@@ -134,10 +134,10 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
         result = run_streams(spark, {"q": "SELECT sum(k) FROM item"}, {}, [["q"], ["q"]], "g", 2)
         assert [s["results"]["q"]["status"] for s in result["streams"]] == ["unchecked", "unchecked"]
         with pytest.raises(WorkloadError, match="already exists"):  # never reused, even by the same run id
-            tpcds._use_database(context())
+            run_state.use_database(context())
 
-        tpcds._drop_database(ctx)
-        tpcds._drop_database(ctx)  # the second workload's cleanup: nothing left to do
+        run_state.drop_run_database(ctx)
+        run_state.drop_run_database(ctx)  # the second workload's cleanup: nothing left to do
         assert not spark.catalog.databaseExists(database)
         assert spark.catalog.currentDatabase() == "default"
         assert sorted(r[0] for r in spark.table("default.item").collect()) == ["also mine", "mine"]

@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +44,13 @@ from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.tpcds.check import duckdb_answers
-from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF, TABLES, analyze_tables,
-                                            create_database, drop_database, duckdb_views, missing_tables,
-                                            register_tables, run_database, tpcgen_version)
+from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF, analyze_tables, duckdb_views,
+                                            missing_tables, register_tables, tpcgen_version)
 from storbench.workloads.tpcds.outcomes import checked, references, run_samples
 from storbench.workloads.tpcds.pipeline import fetch_local, generate
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
+from storbench.workloads.tpcds.run_state import (TpcdsData, TpcdsState, check_data_param, dataset_of,
+                                                 drop_run_database, use_database)
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 from storbench.workloads.on_spark import spark_session
 
@@ -69,103 +69,6 @@ METASTORE = Param("metastore", str, "", "catalog=hive: the metastore's thrift://
 CATALOG_DATABASE = Param("catalog_database", str, "", "catalog=hive: read the tables another run registered in this "
                          "existing database (kept by its --keep-data), read-only: nothing registered, nothing "
                          "dropped; empty: the run's own database")
-
-
-@dataclass
-class TpcdsData:
-    """A data set the queries read: tpcds-gen's, or the one ``data`` names."""
-    data_uri: str
-    sf: float
-    answers_root: Path  # where DuckDB reads it for the answers (tpcds-gen's local copy of a remote one)
-    local: bool  # DuckDB can read it on this machine
-
-
-@dataclass
-class Database:
-    """The run's own catalog database, and the one that was current before it."""
-    name: str
-    previous: str
-
-
-@dataclass
-class TpcdsState:
-    """What the TPC-DS workloads of a run share (``ctx.state(TpcdsState)``)."""
-    gen_planned: bool = False  # the suite has a tpcds-gen step (known at check time, before it ran)
-    generated: TpcdsData | None = None  # what tpcds-gen wrote
-    staging: Path | None = None  # tpcds-gen's local staging directory
-    database: Database | None = None  # made on first use, dropped at cleanup
-    registered: str | None = None  # the data set whose tables the run's database holds
-    answers: dict[str, Any] = field(default_factory=dict)  # DuckDB's answers by query, for that data set
-
-
-def _dataset(ctx: RunContext, params: dict[str, Any], who: str) -> TpcdsData:
-    if params.get("data"):
-        uri = params["data"].rstrip("/")
-        return TpcdsData(uri, params["sf"], Path(uri.removeprefix("file://")), uri.startswith(("file://", "/")))
-    generated = ctx.state(TpcdsState).generated
-    if generated is None and params.get("catalog_database"):  # another run's tables; no files to check against
-        return TpcdsData("", params["sf"], Path(), False)
-    if generated is None:
-        raise WorkloadError(f"{who}: no TPC-DS data; run tpcds-gen first or pass --set data=URI")
-    return generated
-
-
-def _check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None:
-    data = params.get("data") or ""
-    if not data:
-        if not ctx.state(TpcdsState).gen_planned and not params.get("catalog_database"):
-            raise InputError(f"workload {who}: no TPC-DS tables: the suite has no tpcds-gen step; "
-                             f"add it or pass --set data=URI of a generated dataset")
-        return
-    if data.startswith("file://") or data.startswith("/"):
-        from storbench.workloads.tpcds.data import TABLES
-
-        root = Path(data.removeprefix("file://"))
-        missing = [t for t in TABLES if not (root / t).is_dir()]
-        if missing:
-            raise InputError(f"--set data={data}: missing TPC-DS tables {', '.join(missing[:5])}"
-                             + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-                             + " (expected one folder per table, as tpcds-gen writes them)")
-
-
-def _use_database(ctx: RunContext, shared: str = "") -> str:
-    """The run's own database (issue 12 item 7), created on first use and made current: the query
-    texts name their tables unqualified, and every stream thread shares the session's current one.
-    ``shared``: an existing database another run registered (catalog_database), used as it is."""
-    state = ctx.state(TpcdsState)
-    if shared:
-        if not spark_session(ctx).catalog.databaseExists(shared):
-            raise WorkloadError(f"--set catalog_database={shared}: no such database in the catalog")
-        spark_session(ctx).sql(f"USE `{shared}`")
-        return shared
-    if state.database is None:
-        owned = Database(run_database(ctx.run_id), spark_session(ctx).catalog.currentDatabase())
-        create_database(spark_session(ctx), owned.name, _database_location(ctx))
-        state.database = owned
-    spark_session(ctx).sql(f"USE `{state.database.name}`")
-    return state.database.name
-
-
-# The file systems a Hive metastore reaches itself: it checks (and makes) a database's and a table's location
-# with its own Hadoop, which has no S3A and no keys. On s3:// the run's database stays in the metastore's
-# warehouse; its tables still point at the data on S3 (Spark keeps their path in its own table properties,
-# after the metastore refuses the Hive-compatible form with the s3a:// location).
-METASTORE_REACHES = ("file", "hdfs")
-
-
-def _database_location(ctx: RunContext) -> str | None:
-    hive = ctx.engine(SparkEngine).catalog is not None
-    return None if hive and ctx.target.scheme not in METASTORE_REACHES else ctx.data_uri("tpcds-catalog")
-
-
-def _drop_database(ctx: RunContext) -> None:
-    """Only the database this run created; never a table by an unqualified name."""
-    state = ctx.state(TpcdsState)
-    owned, state.database = state.database, None
-    if owned and ctx.keep_data:  # its tables name the kept files: another run may read them (catalog_database)
-        ctx.notes.append(f"tpcds: database {owned.name} kept with the data (--keep-data)")
-    elif owned:
-        drop_database(spark_session(ctx), owned.name, owned.previous)
 
 
 # Per-query rows carry the labels query and streams (paper 001). tpcds-gen also reports the
@@ -287,14 +190,14 @@ class TpcdsAnalyze(Workload):
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
-        _check_data_param(ctx, params, self.name)
+        check_data_param(ctx, params, self.name)
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        dataset = _dataset(ctx, params, self.name)
+        dataset = dataset_of(ctx, params, self.name)
         spark = spark_session(ctx)
         for key, value in SESSION_CONF.items():
             spark.conf.set(key, value)
-        database = _use_database(ctx)
+        database = use_database(ctx)
         with ctx.measure():
             t0 = ctx.mark()
             partitions = register_tables(spark, dataset.data_uri, database)
@@ -307,7 +210,7 @@ class TpcdsAnalyze(Workload):
                 Sample(self.name, "partitions", float(sum(partitions.values())), "partitions")]
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        _drop_database(ctx)
+        drop_run_database(ctx)
 
 
 @register
@@ -344,13 +247,13 @@ class Tpcds(Workload):
         select_queries(params["queries"])
         select_queries(params["check_queries"])
         stream_counts(params)
-        _check_data_param(ctx, params, self.name)
+        check_data_param(ctx, params, self.name)
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
         return int(params["sf"] * PARQUET_BYTES_PER_SF)  # shuffle and spill
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        dataset = _dataset(ctx, params, self.name)
+        dataset = dataset_of(ctx, params, self.name)
         spark = spark_session(ctx)
         spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))  # a sweep may change it
         state = ctx.state(TpcdsState)
@@ -360,7 +263,7 @@ class Tpcds(Workload):
                 raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset.data_uri}: "
                                     f"{', '.join(missing)}")
             # no statistics: the suite has no tpcds-analyze
-            register_tables(spark, dataset.data_uri, _use_database(ctx))
+            register_tables(spark, dataset.data_uri, use_database(ctx))
             state.registered = dataset.data_uri
             ctx.notes.append(f"{self.name}: tables registered without statistics (no tpcds-analyze step)")
         names = checked(params)
@@ -378,11 +281,11 @@ class Tpcds(Workload):
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         names = select_queries(params["queries"])
         texts = {name: to_spark(all_texts()[name]) for name in names}
-        dataset = _dataset(ctx, params, self.name)
+        dataset = dataset_of(ctx, params, self.name)
         answers = references(ctx.state(TpcdsState).answers, names, checked(params), dataset.sf, dataset.local,
                              dataset.data_uri, params["check_max_sf"])
         parent = spark_session(ctx).sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
-        _use_database(ctx, params["catalog_database"])  # current for the queries, whatever ran in between
+        use_database(ctx, params["catalog_database"])  # current for the queries, whatever ran in between
         counts = stream_counts(params)
         catalog = ctx.engine(SparkEngine).catalog
         calls = spark_catalog.CallCounter(catalog["audit_log"]) if catalog and catalog["audit_log"] else None
@@ -405,4 +308,4 @@ class Tpcds(Workload):
         return samples
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
-        _drop_database(ctx)
+        drop_run_database(ctx)

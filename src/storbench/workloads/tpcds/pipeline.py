@@ -23,7 +23,7 @@ from typing import Any
 
 from storbench.errors import WorkloadError
 from storbench.workloads.tpcds.data import TABLES, table_parts, tpcgen_binary
-from storbench.workloads.tpcds.tasks import BINARY, ROW_SCHEMA, run_part
+from storbench.workloads.tpcds.tasks import ROW_SCHEMA, run_part
 
 # Rough Parquet MB of a table: per unit of scale, and fixed (dimension tables of constant size), for the order
 SIZE_PER_SF_MB = {"store_sales": 144, "catalog_sales": 121, "web_sales": 57, "inventory": 37, "store_returns": 12,
