@@ -235,7 +235,8 @@ class _RadosBench(Workload):
                  "output": done.stdout}
         self._keep(ctx, cluster, entry)
         if done.returncode is None:  # it may report an error and still not exit (an OSD stopped mid-write)
-            said = f" after it reported: {rados.first_error(chr(10).join(output.errors))}" if output.errors else ""
+            errors = "\n".join(output.errors)
+            said = f" after it reported: {rados.first_error(errors)}" if errors else ""
             raise WorkloadError(f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
                                 f"killed{said}{hint(' '.join(output.errors))}")
         if done.returncode != 0 or not output.complete:
