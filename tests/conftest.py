@@ -13,7 +13,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from tests.cli.helpers import QUICK_JVM  # noqa: E402
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", QUICK_JVM)
-pytest_plugins = ["tests.lanes", "tests.grouping", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
+pytest_plugins = ["tests.lanes", "tests.grouping", "tests.cpu_profile", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
 
 
 @pytest.fixture
