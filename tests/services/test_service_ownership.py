@@ -18,7 +18,8 @@ from storbench.services import ceph, process, s3
 def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch):
     seen = {}
 
-    def interrupted(endpoint, access_key, secret_key, proc, log, what):
+    def interrupted(endpoint, access_key, secret_key, procs, log, what):
+        proc = procs[-1]
         seen["state"] = process.read_state(store.home / "services" / "s3")  # written before the wait
         deadline = time.monotonic() + 10
         while not process.alive(proc.pid, seen["state"]["marker"]) and time.monotonic() < deadline:
@@ -33,6 +34,43 @@ def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch)
     assert not Path(f"/proc/{seen['pid']}").exists()  # stopped and reaped
     assert not (store.home / "services" / "s3" / process.STATE).exists()
     assert api.service_status("s3", store) is None
+
+
+@pytest.mark.real
+def test_a_start_that_never_answers_is_stopped_and_started_once_more(store, monkeypatch):
+    real_wait, first = s3._wait_ready, {}
+
+    def silent_once(endpoint, access_key, secret_key, procs, log, what):
+        if first:
+            return real_wait(endpoint, access_key, secret_key, procs, log, what)
+        first["pids"] = [proc.pid for proc in procs]
+        real_wait(endpoint, "not-the-key", secret_key, procs, log, what, timeout_s=1.0)  # answers: access denied
+
+    monkeypatch.setattr(s3, "_wait_ready", silent_once)
+    state = api.service_up("s3", store)
+    try:
+        assert len(first["pids"]) == 4 and not any(Path(f"/proc/{pid}").exists() for pid in first["pids"])
+        assert state["pid"] not in first["pids"]
+        # the summary says why: the first start's last try (which probe step, what it got)
+        assert "started a second time; the first start: seaweedfs (S3) was not ready after 1 s (last try: " \
+               "create bucket: " in state["summary"]
+        assert "not-the-key" not in state["summary"] and state["secret_key"] not in state["summary"]
+        assert api.service_status("s3", store)["pid"] == state["pid"]
+    finally:
+        api.service_down("s3", store)
+
+
+def test_a_start_that_exits_is_not_started_again(store, monkeypatch):
+    calls = []
+
+    def exits(workdir, server, retried=""):
+        calls.append(retried)
+        raise s3.EngineError("seaweedfs (S3) exited with code 1 before it was ready")
+
+    monkeypatch.setattr(s3, "_start", exits)
+    with pytest.raises(s3.EngineError, match="exited with code 1"):
+        api.service_up("s3", store)
+    assert calls == [""]
 
 
 def test_up_refuses_an_unmarked_service_dir(store):
