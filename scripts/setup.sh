@@ -17,8 +17,9 @@
 #                             and sushy-tools (power sources), postgresql (the shared results-store tests),
 #                             Ceph (mon, osd, mgr, radosgw, rados: `services up ceph`, rados-bench tests),
 #                             YCSB core 0.17.0 in jvm/ycsb (the reference of the YCSB generator tests; with
-#                             storbench's DataStax Java driver binding, the ycsb workloads' driver=ycsb), and
-#                             the device lab (--part lab: QEMU, busybox, Debian's generic kernel in lab/target)
+#                             storbench's DataStax Java driver binding, the ycsb workloads' driver=ycsb),
+#                             the device lab (--part lab: QEMU, busybox, Debian's generic kernel in lab/target),
+#                             and a class-data-sharing archive for the tests' Spark drivers (tests/spark_cds.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -256,4 +257,10 @@ if wants lab; then
     rm -rf "$lab_dir/download"
     echo "$kernel_pkg" > "$lab_dir/kernel.done"
   fi
+fi
+
+# The tests' Spark drivers start from a class-data-sharing archive (tests/spark_cds.py: about half the CPU of a
+# driver's start-up); built once per JDK and PySpark, in .venv. Without it the tests run as before.
+if [ "$want_test" = 1 ]; then
+  .venv/bin/python -m tests.spark_cds
 fi

@@ -10,9 +10,11 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 # the client compiler only and the serial collector (tests/cli/helpers.py). Their jobs are tiny, so C2
 # and the GC threads were mostly CPU taken from the other worker (committers --quick: 61 -> 46 s; TPC-DS's 104
 # queries: 245 instead of 272 CPU-s). A run that needs C2 passes env_extra={"SPARK_SUBMIT_OPTS": ""}.
-from tests.cli.helpers import QUICK_JVM  # noqa: E402
+# With the class-data-sharing archive that `scripts/setup.sh --test` builds (tests/spark_cds.py), a driver also
+# starts in half the CPU.
+from tests.spark_cds import driver_opts  # noqa: E402
 
-os.environ.setdefault("SPARK_SUBMIT_OPTS", QUICK_JVM)
+os.environ.setdefault("SPARK_SUBMIT_OPTS", driver_opts())
 pytest_plugins = ["tests.lanes", "tests.grouping", "tests.cpu_profile", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
 
 
