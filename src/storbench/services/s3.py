@@ -138,8 +138,8 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     try:
         return _start(workdir, server)
     except NoAnswer as first:
-        # Once in several hundred starts on a loaded 2-core CI machine, SeaweedFS took S3 connections and
-        # answered none for the whole wait (the probe's put timed out each time). What a user would do by hand,
+        # Once, in one of many starts on a loaded 2-core CI machine, SeaweedFS took S3 connections and gave no
+        # answer for the whole wait (its probe's last request timed out). What a user would do by hand,
         # storbench does once: stop it, and start it again from an empty directory.
         return _start(workdir, server, retried=str(first))
 
