@@ -46,20 +46,20 @@ spark.stop()
 
 def archive_path() -> Path:
     """The archive for this JDK, this PySpark and these flags (a new one when any of them changes)."""
-    import pyspark
+    from importlib.metadata import version  # not `import pyspark`: each test worker calls this at start-up
 
     java = Path(os.environ.get("JAVA_HOME", "/nonexistent"), "bin", "java")
     if not java.exists():
         from shutil import which
         java = Path(which("java") or "java").resolve()
-    key = f"{java}:{java.stat().st_mtime if java.exists() else 0}:{pyspark.__version__}:{QUICK_JVM}"
+    key = f"{java}:{java.stat().st_mtime if java.exists() else 0}:{version('pyspark')}:{QUICK_JVM}"
     return REPO / ".venv" / "storbench-test-cache" / f"spark-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
 
 
 def driver_opts() -> str:
     try:
         archive = archive_path()
-    except (ImportError, OSError):  # the fast lane's venv has no PySpark: no drivers to speed up
+    except (ImportError, OSError):  # no PySpark or no java: no drivers to speed up
         return QUICK_JVM
     return f"{QUICK_JVM} -XX:SharedArchiveFile={archive} {QUIET}" if archive.is_file() else QUICK_JVM
 
@@ -87,8 +87,11 @@ def build() -> str:
            "SPARK_SUBMIT_OPTS": f"{QUICK_JVM} -XX:ArchiveClassesAtExit={partial}"}
     started = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-c", WARM_UP], capture_output=True, text=True, env=env,
-                              timeout=300)
+        try:
+            done = subprocess.run([sys.executable, "-c", WARM_UP], capture_output=True, text=True, env=env,
+                                  timeout=300)
+        except subprocess.TimeoutExpired:
+            return "spark-cds: no archive (the warm-up session took over 300 s)"
         pid = int(done.stdout.split()[0]) if done.returncode == 0 and done.stdout.split() else 0
         # the JVM dumps the archive as it exits, after its Python has gone
         if not pid or not _gone(pid, 120) or not Path(partial).is_file():
