@@ -17,12 +17,24 @@ from storbench.results.store import ResultStore
 from storbench.report import FORMATS as REPORT_FORMATS
 from storbench.run import RunOptions, RunOutcome
 from storbench.run import run as run_suite
+from storbench.run import run_experiment
 from storbench.suites import builtin_suites, load_suite
 from storbench.workloads import all_workloads
 
 
 def run(options: RunOptions, store: ResultStore | None = None, progress: Progress | None = None) -> RunOutcome:
-    return run_suite(options, store or ResultStore(), progress or Progress())
+    from storbench.analysis.precision import enough  # --repeat auto's rule: the run core knows no statistics
+
+    return run_suite(options, store or ResultStore(), progress or Progress(), enough)
+
+
+def run_interleaved(configurations: list[RunOptions], store: ResultStore | None = None,
+                    progress: Progress | None = None, order: str = "alternate") -> list[RunOutcome]:
+    """Two or more configurations of one suite, repetition by repetition in rounds (storbench.run.experiment);
+    one run each, linked as one experiment."""
+    from storbench.analysis.precision import enough
+
+    return run_experiment(configurations, store or ResultStore(), progress or Progress(), order, enough)
 
 
 def list_runs(store: ResultStore | None = None, label: str | None = None, brief: bool = False) -> list[Run]:
@@ -83,7 +95,7 @@ def compare(refs: list[str], store: ResultStore | None = None, force: bool = Fal
 def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:
     from storbench import report
 
-    if fmt not in (*REPORT_FORMATS, "summary"):
+    if fmt not in (*REPORT_FORMATS, "summary", "verdict"):
         raise InputError(f"--format {fmt!r}: allowed: {', '.join(REPORT_FORMATS)}")
     store = store or ResultStore()
     loader = (lambda run: (store.load_series(run), store.load_windows(run))) if fmt == "html" else None

@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from storbench.keyvalue import parse_pairs
 from storbench.run import RunOptions
 from storbench.run.metrics_server import grafana_dashboard
 from storbench.services import SERVICES, service_env
+from storbench.run.rounds import ORDERS, parse_repeat
 from storbench.run.sweep import parse_sweep_options
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 (interrupts.exit_code)
@@ -44,10 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a suite (default: spark-transforms at the tiny scale)")
     run.add_argument("suite", nargs="?", help="built-in suite name or a suite .yaml file")
-    run.add_argument("--label", default="default", help="name of the configuration under test")
-    run.add_argument("--target", help="where the data goes: file:///path or a directory (default: a temp dir)")
+    run.add_argument("--label", action="append", default=[], help="name of the configuration under test "
+                     "(default: default); with several --target, one each in the same order")
+    run.add_argument("--target", action="append", default=[], help="where the data goes: file:///path or a "
+                     "directory (default: a temp dir); give two or more to run them interleaved, round by round")
+    run.add_argument("--order", default="alternate", choices=ORDERS, help="interleaved targets: each round's "
+                     "order, alternating (A B, B A, ...) or shuffled per round (default: alternate)")
     run.add_argument("--scale", help="tiny, small, paper, or an explicit size (a row count, e.g. 5M)")
-    run.add_argument("--repeat", type=int, help="repetitions (default: the suite's)")
+    run.add_argument("--repeat", help="repetitions (default: the suite's); auto: 3 to 10, until each headline's "
+                     "95%% interval is within ±5%%; MIN..MAX: the same between MIN and MAX")
     run.add_argument("--warmup", type=int, default=0, metavar="N",
                      help="unrecorded repetitions before the recorded ones, per sweep point (default: 0)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a parameter")
@@ -158,9 +165,27 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON on stdout")
 
 
+def _configurations(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """(label, target) per configuration: one --label per --target, or one label numbered for each."""
+    targets: list[str | None] = args.target or [None]
+    labels = args.label or ["default"]
+    if len(targets) == 1 and len(labels) > 1:
+        raise InputError(f"--label given {len(labels)} times for one --target: give one --target per --label")
+    if len(labels) == 1 and len(targets) > 1:
+        labels = [f"{labels[0]}-{k}" for k in range(1, len(targets) + 1)]
+    if len(labels) != len(targets):
+        raise InputError(f"--label given {len(labels)} times for {len(targets)} --target: one each, in the same "
+                         f"order, or one label for all (numbered -1, -2, ...)")
+    return list(zip(labels, targets))
+
+
 def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
+    repeat, auto = parse_repeat(args.repeat) if args.repeat is not None else (None, None)
+    configurations = _configurations(args)
+    label, target = configurations[0]
     options = RunOptions(
-        suite=args.suite, label=args.label, target=args.target, scale=args.scale, repeat=args.repeat, warmup=args.warmup,
+        suite=args.suite, label=label, target=target, scale=args.scale, repeat=repeat, repeat_auto=auto,
+        warmup=args.warmup,
         overrides=parse_pairs(args.set, "--set"),
         engine_options={MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)}, devices=args.devices, interval=args.interval,
         mode=args.mode, replication=args.replication,
@@ -171,6 +196,9 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         power=args.power, power_insecure=args.power_insecure, idle_s=args.idle_s,
         metrics_port=args.metrics_port, metrics_address=args.metrics_address)
     progress = Progress(quiet=args.quiet or args.json)
+    if len(configurations) > 1:
+        return _run_interleaved(args, [replace(options, label=label, target=target) for label, target in configurations],
+                                store, progress)
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)
     if args.json:
@@ -186,6 +214,32 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     if outcome.status == "interrupted":
         return interrupts.exit_code()
     return 0 if outcome.status == "succeeded" else 4
+
+
+def _run_interleaved(args: argparse.Namespace, configurations: list[RunOptions], store: ResultStore,
+                     progress: Progress) -> int:
+    """An interleaved experiment: the runs compared with the first as baseline, each run's report, and the
+    comparison's HTML report in the first run's directory."""
+    outcomes = api.run_interleaved(configurations, store, progress, args.order)
+    ids = [outcome.run_id for outcome in outcomes]
+    reports = [api.write_run_report(run_id, store) for run_id in ids]
+    comparison = api.compare(ids, store)
+    compared = outcomes[0].path / "experiment.html"
+    compared.write_text(api.render(comparison, "html", store))
+    if args.json:
+        print(json.dumps({"runs": [{"run_id": o.run_id, "status": o.status, "path": str(o.path), "report": str(r),
+                                    "errors": o.errors} for o, r in zip(outcomes, reports)],
+                          "comparison": str(compared)}, indent=2))
+    else:
+        if not args.quiet:
+            print(api.render(comparison, "table" if args.verbose else "verdict", store))
+        for outcome, report in zip(outcomes, reports):
+            print(f"run {outcome.run_id}: {outcome.status}  results: {outcome.path}  report: {report}")
+        print(f"comparison: {compared}")
+    statuses = {outcome.status for outcome in outcomes}
+    if statuses == {"succeeded"}:
+        return 0
+    return interrupts.exit_code() if "interrupted" in statuses and "failed" not in statuses else 4
 
 
 def _write(flag: str, path: str, text: str) -> None:

@@ -58,6 +58,9 @@ class Engine:
     """One engine of a run: started once, told what each workload is, stopped and collected at the end."""
 
     name: ClassVar[str]
+    # True when a process can hold only one of this engine at a time (Spark: one SparkContext per process), so
+    # interleaved configurations, whose engines are all open together, cannot use it
+    one_per_process: ClassVar[bool] = False
 
     # -- the run's options, before anything starts (called on every registered engine class) ----------
 

@@ -98,6 +98,7 @@ class SparkEngine(Engine):
     """Starts one SparkSession for a run and records its settings, versions and task metrics."""
 
     name = "spark"
+    one_per_process = True  # one SparkContext per process
 
     def __init__(self, master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None,
                  local_dir: str | None = None, app_name: str = "storbench"):

@@ -23,6 +23,9 @@ def render(comparison: Comparison, fmt: str, series_loader: SeriesLoader | None 
     if fmt == "summary":  # after a run: the headline figures only
         from storbench.report.summary import summary_text
         return summary_text(comparison)
+    if fmt == "verdict":  # after an interleaved experiment: warnings and headlines
+        from storbench.report.verdict import verdict_text
+        return verdict_text(comparison)
     if fmt in ("md", "markdown"):
         from storbench.report.markdown import render_markdown
         return render_markdown(comparison)

@@ -1,4 +1,4 @@
-"""The run core: plan → session → loop.
+"""The run core: plan → session → loop (rounds: one configuration, or several interleaved).
 
 ``plan`` resolves options, suite, scale, sweep and target into a Plan (checked before anything starts);
 ``session`` owns what the run holds (target claim and release, engines, telemetry, the run directory) and
@@ -13,16 +13,19 @@ import tempfile
 
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
-from storbench.run.loop import run_loop
+from storbench.run.experiment import note_auto, run_experiment
+from storbench.run.loop import Configuration, run_rounds
 from storbench.run.metrics_server import LiveRun, serve
 from storbench.run.options import RunOptions, RunOutcome, validate_options
 from storbench.run.plan import make_plan
+from storbench.run.rounds import Enough, Schedule
 from storbench.run.session import RunSession
 
-__all__ = ["RunOptions", "RunOutcome", "run"]
+__all__ = ["RunOptions", "RunOutcome", "run", "run_experiment"]
 
 
-def run(options: RunOptions, store: ResultStore, progress: Progress) -> RunOutcome:
+def run(options: RunOptions, store: ResultStore, progress: Progress, rule: Enough | None = None) -> RunOutcome:
+    """One configuration: its repetitions back to back (``rule``: when --repeat auto may stop)."""
     validate_options(options)
     store.check_writable()
     live = LiveRun(progress)
@@ -34,7 +37,10 @@ def run(options: RunOptions, store: ResultStore, progress: Progress) -> RunOutco
             live.planned(plan.run_id, plan.suite.name, options.label, plan.repetitions)
             with RunSession(plan, store, progress, live) as session:
                 session.start()
-                run_loop(plan, session)
+                auto = options.repeat_auto
+                schedule = Schedule(1, minimum=auto[0] if auto else None, rule=rule)
+                run_rounds([Configuration(plan, session)], schedule)
+                note_auto([session], schedule)
             return session.outcome()
         finally:
             if temporary:

@@ -1,5 +1,5 @@
-"""The run's loop: sweep points × prepare steps × warm-ups × repetitions, and the one place where a timed
-window becomes samples.
+"""The run's loop: sweep points × prepare steps × warm-ups × rounds of repetitions (one configuration, or
+several interleaved: storbench.run.rounds), and the one place where a timed window becomes samples.
 
 Each workload runs under the engines' tag (``begin``/``end``); its window (``ctx.measure``) gets the
 completion time, the telemetry's device and CPU metrics, the derived power metrics and the engines' own
@@ -9,8 +9,8 @@ samples, all labelled with the sweep point, written at once (a crash keeps what 
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from storbench import interrupts
 from storbench.context import Window
@@ -26,26 +26,65 @@ from storbench.workloads.base import Workload
 WARMUP_REPETITION = -1  # the engines' tag of a warm-up: never sampled
 
 
-def run_loop(plan: Plan, session: RunSession) -> None:
-    for index, point in enumerate(plan.points):
-        if point.engine_options:
-            session.engines.reconfigure(point.text, point.engine_options, session.progress.step,
-                                        session.writer.manifest, session.writer.update_manifest)
-        for entry in plan.suite.prepare:
-            _run_one(plan, session, entry.workload, 0, point, index)
-        for warmup in range(1, plan.options.warmup + 1):  # the JIT's and caches' start-up, not recorded
-            for entry in plan.suite.workloads:
-                _warm_up(plan, session, entry.workload, warmup, point, index)
-        for repetition in range(1, plan.repetitions + 1):
-            for entry in plan.suite.workloads:
-                _run_one(plan, session, entry.workload, repetition, point, index)
+@dataclass
+class Configuration:
+    """One configuration of the loop: its plan and the session that holds its run (one run per configuration)."""
+
+    plan: Plan
+    session: RunSession
 
 
-def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point: Point, index: int) -> None:
+class Rounds(Protocol):
+    """The order of the configurations in each round, and when recorded repetitions may stop early."""
+
+    def order(self, repetition: int) -> list[int]: ...
+    def ran(self, repetition: int, order: list[int]) -> None: ...
+    def enough(self, repetition: int, point: Point, recorded: "Recorded") -> bool: ...
+
+
+# (configuration index, workload, point text) -> repetition -> the window's samples (what --repeat auto reads)
+Recorded = dict[tuple[int, str, str], dict[int, list[Sample]]]
+
+
+def run_rounds(configurations: list[Configuration], rounds: Rounds, running: list[int] | None = None) -> None:
+    """Points × prepare steps × warm-ups × rounds of repetitions. Each round runs repetition r of every
+    configuration in the order ``rounds`` gives, so slow drift of the machine falls on all of them alike;
+    prepare steps (data generation) and warm-ups stay per configuration. ``running`` is set to the index of
+    the configuration at work (who failed, when something fails)."""
+    running = running if running is not None else [0]
+    first = configurations[0].plan  # every configuration's plan has the same points and repetitions
+    recorded: Recorded = {}
+    for index, point in enumerate(first.points):
+        for k, (plan, session) in enumerate((c.plan, c.session) for c in configurations):
+            running[0] = k
+            if point.engine_options:
+                session.engines.reconfigure(point.text, point.engine_options, session.progress.step,
+                                            session.writer.manifest, session.writer.update_manifest)
+            for entry in plan.suite.prepare:
+                _run_one(plan, session, entry.workload, 0, point, index)
+            for warmup in range(1, plan.options.warmup + 1):  # the JIT's and caches' start-up, not recorded
+                for entry in plan.suite.workloads:
+                    _warm_up(plan, session, entry.workload, warmup, point, index)
+        for repetition in range(1, first.repetitions + 1):
+            order = rounds.order(repetition)
+            for k in order:
+                running[0] = k
+                plan, session = configurations[k].plan, configurations[k].session
+                for entry in plan.suite.workloads:
+                    samples = _run_one(plan, session, entry.workload, repetition, point, index)
+                    recorded.setdefault((k, entry.workload, point.text), {})[repetition] = samples
+            rounds.ran(repetition, order)
+            if rounds.enough(repetition, point, recorded):
+                break
+
+
+def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point: Point,
+             index: int) -> list[Sample]:
     """One recorded repetition (0: a prepare step): its window's samples, the engines' and its rules."""
     workload, params, ctx, writer = plan.workloads[name], plan.params(name, point), session.ctx, session.writer
     label = name if repetition == 0 else f"{name} (repetition {repetition}/{plan.repetitions})"
-    with session.progress.step(_at(label, point), counted=True, poll=session.engines.task_progress) as outcome:
+    with session.progress.step(session.prefix + _at(label, point), counted=True,
+                               poll=session.engines.task_progress) as outcome:
         session.live.begin(name, repetition)
         tag = Tag(name, repetition, index, point.labels)
         try:
@@ -67,12 +106,14 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
                                 "t0": window.start, "t1": window.end})
         _record_rules(session, _at(name, point), ctx.rules)
         outcome["text"] = _short_summary(samples)
+    return recorded
 
 
 def _warm_up(plan: Plan, session: RunSession, name: str, warmup: int, point: Point, index: int) -> None:
     """One unrecorded repetition: run as a recorded one is, its samples and engine figures dropped."""
     workload, ctx = plan.workloads[name], session.ctx
-    with session.progress.step(_at(f"{name} (warm-up {warmup}/{plan.options.warmup})", point), counted=True):
+    with session.progress.step(session.prefix + _at(f"{name} (warm-up {warmup}/{plan.options.warmup})", point),
+                               counted=True):
         tag = Tag(name, WARMUP_REPETITION, index, point.labels)
         kept = copy.deepcopy(ctx.artifacts)  # what the workload keeps (fio's job files and JSON) is not kept
         try:

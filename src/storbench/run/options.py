@@ -22,6 +22,7 @@ class RunOptions:
     target: str | None = None  # None: a temporary directory, removed afterwards
     scale: str | None = None
     repeat: int | None = None
+    repeat_auto: tuple[int, int] | None = None  # --repeat auto / MIN..MAX: rounds until the interval is narrow
     warmup: int = 0  # --warmup N: unrecorded repetitions before the recorded ones, per sweep point
     overrides: dict[str, Any] = field(default_factory=dict)
     # The engines' own options by name (each engine checks and records its own; the CLI names them, see
@@ -60,6 +61,8 @@ def validate_options(options: RunOptions) -> None:
     check_engine_options(options.engine_options)
     if options.repeat is not None and options.repeat < 1:
         raise InputError(f"--repeat {options.repeat}: must be at least 1")
+    if options.repeat_auto is not None and options.repeat is not None:
+        raise InputError("--repeat: a number or automatic (auto, MIN..MAX), not both")
     if not 0 <= options.warmup <= MAX_WARMUP:
         raise InputError(f"--warmup {options.warmup}: must be between 0 and {MAX_WARMUP}")
     if not 0.05 <= options.interval <= 60:

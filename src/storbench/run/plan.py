@@ -66,6 +66,13 @@ class Plan:
         return len(self.points) * per_point
 
 
+def _repetitions(options: RunOptions, suite: Suite) -> int:
+    """--repeat N, the most --repeat auto may take, or the suite's own."""
+    if options.repeat_auto is not None:
+        return options.repeat_auto[1]
+    return options.repeat or suite.repetitions
+
+
 def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     suite = load_suite(options.suite)
     scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
@@ -83,7 +90,7 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     names += [engine for point in points if point.params for n, w in workloads.items()
               for engine in w.engines({**per_workload[n], **point.params}) if engine not in names]
     plan = Plan(options, new_run_id(options.label), suite, scale, suite_params, per_workload,
-                options.repeat or suite.repetitions, workloads, points, target, need, names)
+                _repetitions(options, suite), workloads, points, target, need, names)
     plan.check_params()
     target.precheck(plan.need_bytes)
     for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim

@@ -38,6 +38,7 @@ class RunSession:
         self.plan, self.store, self.progress = plan, store, progress
         self.live = live if live is not None else LiveRun(progress)  # what --metrics-port serves
         self.status = "failed"
+        self.prefix = ""  # before each step's label: the configuration's ("[ssd-a] ") when interleaved
         self.windows: list[dict[str, Any]] = []  # each timed window, for the series file
         self.idle: dict[str | None, float | None] = {}  # --idle-s: power while nothing ran
         self.nodes: MeasuredNodes | None = None
