@@ -8,8 +8,9 @@ between its own marks.
 Across nodes (paper 000's "maximum drive throughput", paper 002's per-node and cluster
 throughput): the maxima of the nodes' maxima, the sum of MB moved, I/O-weighted average
 latency (total ms over total I/Os, iostat's formula over the whole cluster), the peak of
-the per-interval sum of MB/s ("cluster throughput"), and the spread between the busiest
-and the least busy node, with the slowest node named.
+the sum of the nodes' MB/s ("cluster throughput", averaged over 3 s as every maximum
+throughput is: window.peak_rate), and the spread between the busiest and the least busy
+node, with the slowest node named.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from storbench.telemetry.power import NodePower, open_power
 from storbench.telemetry.procfs import EnergyMeter
 from storbench.telemetry.prometheus import PrometheusApi, PrometheusCollector
 from storbench.telemetry.procfs import SECTOR_BYTES
-from storbench.telemetry.window import window_intervals, window_metrics, window_totals
+from storbench.telemetry.window import peak_rate, window_intervals, window_metrics, window_series, window_totals
 
 MB = 1e6
 SOURCES = ("node_exporter", "prometheus")
@@ -241,14 +242,11 @@ class ClusterTelemetry:
                 for index, nodes in collected.items()}
 
     def _peak_sums(self, start: float, end: float) -> tuple[float | None, float | None]:
-        """The highest per-interval sum across nodes of read and of write MB/s."""
-        cells = self.grid(start, end, ("read_mbps", "write_mbps")).values()
-        peaks = []
-        for key in ("read_mbps", "write_mbps"):
-            sums = [sum(node[key] for node in cell.values() if key in node) for cell in cells
-                    if any(key in node for node in cell.values())]
-            peaks.append(max(sums) if sums else None)
-        return peaks[0], peaks[1]
+        """The cluster's read and write throughput: the peak of the nodes' summed MB/s, each node's intervals
+        on its own times, averaged over the same span as a node's maximum (window.peak_rate)."""
+        series = [window_series(m.collector.points(), self.node_time(m.label, start), self.node_time(m.label, end),
+                                self.interval) for m in self.members]
+        return peak_rate(series, "read_mbps"), peak_rate(series, "write_mbps")
 
     def gaps(self, origin: float) -> list[dict[str, Any]]:
         """Every node's telemetry gaps, times relative to ``origin`` (the series' start)."""
