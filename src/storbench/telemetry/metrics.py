@@ -3,6 +3,13 @@
 The runner reports ``completion_time`` (the length of ``ctx.measure()``); everything in
 :data:`WINDOW` comes from :func:`storbench.telemetry.window.window_metrics`, in this
 order; a cluster adds :data:`CLUSTER`. MB is 10^6 bytes; latency in milliseconds; CPU and utilization in percent.
+
+A maximum throughput (read, write, network, a cluster's) is the papers' peak of the throughput
+series, each point averaged over 3 s: the most MB moved in any 3 seconds of the window over 3 s
+(the window's average if it is shorter; ``window.peak_rate``). One sampling interval alone can
+catch a burst (a throttled device's credit after idle, a page-cache flush: +6% in 1 s on a lab
+device); 3 s keep a throttled device within 5% of its limit and find a peak that lasts 3 s exactly.
+Maximum CPU and device utilization are the highest sampling interval's.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ METRICS = metric_table("""
 """)
 WINDOW = METRICS[1:]  # all but completion_time
 # Across the nodes of a cluster (storbench.telemetry.cluster); the rows above are then the
-# maxima of the nodes' maxima, sums of MB moved and I/O-weighted average latencies.
+# maxima of the nodes' maxima, sums of MB moved and I/O-weighted average latencies. Cluster
+# throughput is the peak of the nodes' summed MB/s, over 3 s as above.
 CLUSTER = metric_table("""
     cluster_read_mbps    | Cluster read throughput    | MB/s | max  | higher/lower             | overall
     cluster_write_mbps   | Cluster write throughput   | MB/s | max  | higher/lower             | overall
