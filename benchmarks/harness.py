@@ -14,7 +14,8 @@ always run one side first, or print a verdict its numbers do not support:
   machine's state, so the ratio is taken within a round, then the median over rounds);
 - ``service(...)``: a service for the benchmark: its own (started and stopped here), or with
   ``--service-home`` one already up (the test suite's session service, so the smoke run starts none);
-- ``verdict(...)``: one line ``verdict: NAME: median R (min-max over N rounds), goal OP G: met|MISSED``.
+- ``verdict(...)``: one line ``verdict: NAME: median R (min-max over N rounds), goal OP G: met|MISSED``;
+  ``share_verdict(...)`` the same for a share of rounds where something happened (a false positive).
   ``tests/benchmarks`` runs every benchmark with ``--quick`` and reads these lines.
 
     from harness import parser, scope, rotated, ratios, verdict
@@ -167,4 +168,18 @@ def verdict(name: str, figure: Spread, *, goal: float | None, at_least: bool = T
     op = "≥" if at_least else "≤"
     print(f"verdict: {name}: {figure.text(unit=unit)}, goal {op} {goal:g}{unit}: "
           f"{'met' if met else 'MISSED'}{mode}", flush=True)
+    return met
+
+
+def share_verdict(name: str, hits: Sequence[bool], *, goal: float | None, at_least: bool = True) -> bool:
+    """Print the verdict line for the share of rounds in ``hits`` that are True (``goal=None``: reported)."""
+    mode = " [quick smoke, not a measurement]" if QUICK else ""
+    share = sum(hits) / len(hits) if hits else 0.0
+    figure = f"{share:.2f} ({sum(hits)} of {len(hits)}, over {len(hits)} rounds)"
+    if goal is None:
+        print(f"verdict: {name}: {figure}, no goal: reported{mode}", flush=True)
+        return True
+    met = share >= goal if at_least else share <= goal
+    print(f"verdict: {name}: {figure}, goal {'≥' if at_least else '≤'} {goal:g}: {'met' if met else 'MISSED'}{mode}",
+          flush=True)
     return met

@@ -107,3 +107,14 @@ def test_fewer_than_three_rounds_is_one_line_and_exit_2(capsys, rounds):
     usage, error = capsys.readouterr().err.strip().splitlines()  # argparse's usage line, then the one error line
     assert usage.startswith("usage: ")
     assert error.endswith(f"error: --rounds {rounds}: at least 3 (a median and a spread need three)")
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_a_share_verdict_counts_the_rounds_and_matches_the_verdict_line(capsys, monkeypatch, quick):
+    monkeypatch.setattr(harness, "QUICK", quick)
+    assert harness.share_verdict("false positives", [True, False, False, False], goal=0.1, at_least=False) is False
+    assert harness.share_verdict("marked", [True, True, True], goal=0.9) is True
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("verdict: false positives: 0.25 (1 of 4, over 4 rounds), goal ≤ 0.1: MISSED")
+    if quick:
+        assert all(VERDICT.match(line) for line in lines)
