@@ -12,6 +12,11 @@ def row(comparison, workload, metric):
     return matches[0]
 
 
+def sentences(comparison):
+    """The headlines' sentences in the paper's words, without the CI in parentheses that follows them."""
+    return [h.text.split(" (95% CI ")[0] for h in comparison.headlines]
+
+
 def pair(base_values, new_values, **kwargs):
     return compare_runs([make_run("ssd-a", base_values, **kwargs), make_run("ssd-b", new_values)])
 
@@ -51,7 +56,7 @@ def test_paper_000_summary_figures_in_the_papers_words():
     cells = row(c, "groupby", "max_read_mbps").cells[0]
     assert (cells.n, cells.min, cells.median, cells.max) == (3, 2000.0, 2100.0, 2192.34)
     assert cells.repetitions == [1, 2, 3] and cells.values == [2000.0, 2192.34, 2100.0]
-    texts = [h.text for h in c.headlines]
+    texts = sentences(c)
     assert "ssd-b vs ssd-a: groupby maximum read throughput 190% higher" in texts
     assert "ssd-b vs ssd-a: repartition time to complete 17% faster" in texts
     assert "ssd-b vs ssd-a: groupby average read latency 99% lower" in texts
@@ -119,7 +124,7 @@ def test_prepare_steps_and_overall_rows():
     assert overall.deltas[1].words == "190% higher"
     assert row(c, OVERALL_WORKLOAD, "avg_read_latency_ms").cells[1].aggregate == pytest.approx(0.41)
     assert not [r for r in c.rows if r.workload == OVERALL_WORKLOAD and r.metric == "completion_time"]
-    assert [h.text for h in c.headlines][:5] == [
+    assert sentences(c)[:5] == [
         "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher",
         "pm7r-sas vs sata-vendor-a: maximum write throughput 141% higher",
         "pm7r-sas vs sata-vendor-a: average read latency 99% lower",

@@ -32,7 +32,7 @@ def test_table_has_blocks_numbers_and_words(paper):
                      "Maximum read throughput", "MB/s", "2,192", "6,369", "190% higher (×2.9) *",
                      "99% lower (÷110) *", "17% faster *", "[2,104–2,192]", "AMD EPYC 7543", "xfs on /dev/md0",
                      "Spark driver memory", "5g", "20g", "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher",
-                     "Welch t-test"):
+                     "Benjamini–Hochberg over the 23 tested rows", "Welch otherwise", "* [+162%..+215%]"):
         assert expected in text, expected
     lines = text.splitlines()
     at = lines.index("groupby")
@@ -47,8 +47,8 @@ def test_markdown_tables(paper):
     text = render(paper, "md")
     assert text.startswith("# storbench comparison")
     assert "## Configuration" in text and "## Headlines" in text
-    assert "| Maximum read throughput | MB/s | 2,192 [2,104–2,192] | 6,369 [5,949–6,369] | 190% higher (×2.9) * |" \
-        in text
+    assert "| Maximum read throughput | MB/s | 2,192 [2,104–2,192] | 6,369 [5,949–6,369] | 190% higher (×2.9) * " \
+           "[+162%..+215%] |" in text
     assert "| Spark executor memory | 20g | 20g |" in text
     for line in text.splitlines():
         if line.startswith("|"):
@@ -57,14 +57,20 @@ def test_markdown_tables(paper):
 
 def test_json_is_complete_and_loads(paper):
     data = json.loads(render(paper, "json"))
-    assert data["schema"] == "storbench.comparison/1" and data["comparable"] is True
+    assert data["schema"] == "storbench.comparison/2" and data["comparable"] is True
     assert [r["label"] for r in data["runs"]] == ["sata-vendor-a", "pm7r-sas"]
     row = next(r for r in data["rows"] if r["workload"] == "all operations" and r["metric"] == "max_read_mbps")
     assert row["cells"][0]["aggregate"] == pytest.approx(2192.34)
     assert row["deltas"][0] is None
     assert row["deltas"][1]["words"] == "190% higher" and row["deltas"][1]["p_value"] < 0.05
     assert len(row["cells"][1]["values"]) == 3
-    assert data["headlines"][0]["text"] == "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher"
+    assert data["headlines"][0]["text"] == \
+        "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher (95% CI +162% to +215%, Welch)"
+    assert data["headlines"][0]["words"] == "190% higher"
+    assert data["headlines"][0]["interval"] == "95% CI +162% to +215%, Welch"
+    delta = row["deltas"][1]
+    assert delta["test"] == "welch" and delta["q_value"] >= delta["p_value"] and delta["ratio"] == pytest.approx(2.9053, abs=1e-4)
+    assert delta["ci_low"] < 2.9053 < delta["ci_high"] and delta["mde_pct"] > 0
     assert "SECRET" not in json.dumps(data)
 
 

@@ -9,6 +9,23 @@ Rows come in three phases: ``prepare`` (repetition 0, once-only steps such as
 datagen), ``timed`` (repetitions >= 1) and ``overall`` — one figure over all timed
 operations per repetition, for the metrics paper 000 summarises that way (maximum
 throughput and CPU, average latency; ``MetricSpec.overall``).
+
+Statistics (:mod:`storbench.analysis.stats` says how each figure is computed):
+
+* Runs of one interleaved experiment (``storbench run SUITE --target A --target B``: the
+  manifest's ``experiment.id`` is the same) are **paired**: repetition i of the compared run
+  with repetition i of the baseline, a t-test on the log ratios. Any other pair of runs gets
+  **Welch**'s test on the raw values. Each tested row carries a 95% CI on the ratio and the
+  minimum detectable difference (``Delta.ci_low``/``ci_high``/``mde_pct``/``test``).
+* **Benjamini–Hochberg** over every tested row of one compared run against the baseline (each
+  compared run separately): a row is "significant" when its q < 0.05 (``Delta.q_value``; the raw
+  ``p_value`` is kept). ~30+ metrics each tested at 5% would make headlines by chance in an A/A
+  compare; under that complete null BH keeps the chance of ANY false headline at 5%, and with
+  many correlated metrics it keeps more power than Holm.
+* Notes (``Comparison.design_notes``): runs made at different times, not interleaved, when one
+  of their rows is significant; a first repetition that was a cold start (run without warm-up).
+* The noise sentinel's samples (metrics named ``noise_*``: other processes' CPU, steal, pressure
+  stall, dirty pages) are the conditions of a run, not its results: they are no rows here.
 """
 
 from __future__ import annotations
@@ -20,7 +37,7 @@ from storbench.analysis.energy import mark_energy_rows, run_scope
 from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
                                            Delta, Difference, Headline, Row, RunInfo)
 from storbench.analysis.metrics import CATALOG, headline, spec_in
-from storbench.analysis.stats import aggregate, summarize, welch_t_test
+from storbench.analysis.stats import aggregate, benjamini_hochberg, ratio_test, summarize
 from storbench.redaction import redact_url
 from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
@@ -29,6 +46,10 @@ __all__ = ["compare_runs", "Comparison", "RunInfo", "Row", "Cell", "Delta", "Dif
            "PREPARE", "TIMED", "OVERALL", "OVERALL_WORKLOAD"]
 
 MAX_HEADLINES_PER_RUN = 12
+NOISE_PREFIX = "noise_"  # the noise sentinel's metrics: context of a run, never compared
+# a first repetition is a cold start when slower than every other one by more than COLD_SDS of their standard
+# deviations and COLD_FRACTION of their mean; the others' spread needs COLD_MIN_OTHERS values to mean anything
+COLD_SDS, COLD_FRACTION, COLD_MIN_OTHERS = 3.0, 0.10, 3
 # "window": the conditions a workload's windows ran under (the manifest's window_rules: flush, cache, checksum)
 _DIFFERENCE_KINDS = ("suite", "scale", "workload_version", "parameter", "workload_parameter", "window")
 
@@ -94,23 +115,115 @@ def _cell(index: int, points: list[tuple[int, float | None]], rule: str) -> Cell
                 s.mean, s.stdev)
 
 
-def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell) -> Delta:
+def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell, paired: bool = False) -> Delta:
+    """The compared cell against the baseline's; ``paired``: both runs are of one interleaved experiment, so
+    repetition r of each was made in the same round and the test pairs them by repetition number."""
     rel = wording.relative_change(cell.aggregate, base.aggregate)
     test = None
     if cell.n >= wording.MIN_REPETITIONS and base.n >= wording.MIN_REPETITIONS:
-        test = welch_t_test(cell.values, base.values)
+        if paired:
+            old = dict(zip(base.repetitions, base.values))
+            common = [r for r in cell.repetitions if r in old]
+            new_by_rep = dict(zip(cell.repetitions, cell.values))
+            test = ratio_test([new_by_rep[r] for r in common], [old[r] for r in common], paired=True)
+            if test is not None and test.test != wording.PAIRED:  # too few pairs: Welch on all the values
+                test = ratio_test(cell.values, base.values, paired=False)
+        else:
+            test = ratio_test(cell.values, base.values, paired=False)
     return Delta(index, rel, None if rel is None else rel * 100.0, wording.delta_words(spec, rel),
                  wording.verdict(spec, rel), wording.factor_words(spec, cell.aggregate, base.aggregate),
                  test.t if test else None, test.df if test else None, test.p_value if test else None,
-                 wording.significance(test, cell.n, base.n))
+                 wording.significance(test, cell.n, base.n), None if rel is None else 1.0 + rel,
+                 test.ci_low if test else None, test.ci_high if test else None, test.mde_pct if test else None,
+                 test.test if test else None)
 
 
-def _build_rows(runs: list[Run]) -> list[Row]:
+def _experiment_id(run: Run) -> str | None:
+    experiment = run.manifest.get("experiment")
+    return str(experiment["id"]) if isinstance(experiment, dict) and experiment.get("id") else None
+
+
+def _paired(runs: list[Run]) -> list[bool]:
+    """Per run, whether it is of the baseline's interleaved experiment (the same ``experiment.id``)."""
+    base = _experiment_id(runs[0])
+    return [base is not None and _experiment_id(run) == base for run in runs]
+
+
+def _adjust(rows: list[Row], n_runs: int) -> list[int]:
+    """Benjamini–Hochberg over every tested row of each compared run against the baseline (each run separately):
+    sets ``q_value`` and the significance by it. Returns how many rows each run's adjustment ran over."""
+    tested = [0]
+    for i in range(1, n_runs):
+        deltas = [row.deltas[i] for row in rows if row.deltas[i] is not None and row.deltas[i].p_value is not None
+                  and row.deltas[i].significance in (wording.SIGNIFICANT, wording.NOISE)]
+        for delta, q in zip(deltas, benjamini_hochberg([d.p_value for d in deltas])):
+            delta.q_value = q
+            delta.significance = wording.SIGNIFICANT if q < wording.ALPHA else wording.NOISE
+        tested.append(len(deltas))
+    return tested
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _cold_starts(runs: list[Run], infos: list[RunInfo], rows: list[Row]) -> list[str]:
+    """Per run made without warm-up, each workload whose first repetition's time to complete is slower than every
+    other repetition by more than COLD_SDS standard deviations of the others AND COLD_FRACTION of their mean.
+
+    At least COLD_MIN_OTHERS (3) other repetitions: the standard deviation of two values has one degree of
+    freedom, and under pure noise a first repetition is beyond 3 of them with ~12% probability (a t with 1 df
+    beyond 2.45): the note would cry wolf on the default 3 repetitions."""
+    notes = []
+    for index, (run, info) in enumerate(zip(runs, infos)):
+        if int(run.manifest.get("warmup") or 0) != 0:
+            continue
+        for row in rows:
+            if row.metric != "completion_time" or row.phase != TIMED:
+                continue
+            cell = row.cells[index]
+            by_rep = {r: v for r, v in zip(cell.repetitions, cell.values) if v is not None}
+            first = by_rep.pop(1, None)
+            others = list(by_rep.values())
+            if first is None or len(others) < COLD_MIN_OTHERS:
+                continue
+            mean = sum(others) / len(others)
+            sd = summarize(others).stdev or 0.0
+            if first > max(others) and first - mean > COLD_SDS * sd and first - mean > COLD_FRACTION * mean:
+                unit = f" {row.unit}" if row.unit else ""
+                what = row.workload + (f" [{', '.join(f'{k}={v}' for k, v in sorted(row.labels.items()))}]"
+                                       if row.labels else "")
+                notes.append(f"run {info.name}: {what}'s first repetition took {_seconds(first)}{unit}, the others "
+                             f"{_seconds(min(others))}–{_seconds(max(others))}{unit}: a cold start (JVM, caches) is "
+                             f"averaged in; --warmup 1 runs an unrecorded first repetition")
+    return notes
+
+
+def _not_interleaved(infos: list[RunInfo], rows: list[Row], paired: list[bool]) -> list[str]:
+    """Per compared run not of the baseline's interleaved experiment with a significant row: the note that a
+    change of the machine between the runs can look like one of the storage."""
+    notes = []
+    for i in range(1, len(infos)):
+        if paired[i] or not any(row.deltas[i] is not None and row.deltas[i].significance == wording.SIGNIFICANT
+                                for row in rows):
+            continue
+        notes.append(f"runs {infos[0].name} and {infos[i].name} were made at different times, not interleaved: a "
+                     f"change in the machine between them can look like a change in the storage (storbench run "
+                     f"{infos[0].suite} --target A --target B interleaves them)")
+    return notes
+
+
+def _build_rows(runs: list[Run], paired: list[bool] | None = None) -> list[Row]:
+    """The rows of every (workload, phase, metric, labels), the noise sentinel's (``noise_*``) left out: they
+    say what else the machine did, not what the storage did, and are neither tested nor headlines."""
+    paired = paired or [False] * len(runs)
     # (workload, phase, metric, labels) -> run index -> [(repetition, value)]
     series: dict[tuple, dict[int, list[tuple[int, float | None]]]] = {}
     units: dict[tuple, str] = {}
     for index, run in enumerate(runs):
         for s in run.samples:
+            if s.metric.startswith(NOISE_PREFIX):
+                continue
             key = (s.workload, PREPARE if s.repetition == 0 else TIMED, s.metric, tuple(sorted(s.labels.items())))
             series.setdefault(key, {}).setdefault(index, []).append((s.repetition, s.value))
             units.setdefault(key, s.unit)
@@ -145,7 +258,7 @@ def _build_rows(runs: list[Run]) -> list[Row]:
         workload, phase, metric, labels = key
         spec = spec_in(among.get(key, [workload]), metric, units[key])
         cells = [_cell(i, series[key].get(i, []), spec.aggregation) for i in range(len(runs))]
-        deltas = [None] + [_delta(i, spec, cells[0], cells[i]) for i in range(1, len(runs))]
+        deltas = [None] + [_delta(i, spec, cells[0], cells[i], paired[i]) for i in range(1, len(runs))]
         rows.append(Row(workload, phase, metric, dict(labels), spec, units[key] or spec.unit, cells, deltas))
     return rows
 
@@ -190,9 +303,11 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
                 noise = " (the time may be noise)" if time_delta.significance == wording.NOISE else ""
                 text = wording.read_and_ran(row.workload, row.spec, delta.rel or 0.0, time_row.spec,
                                             time_delta.rel or 0.0) + noise + suffix
-                out.append(Headline(i, f"{runs[i].name} vs {runs[0].name}: {text}", row.workload,
+                interval = _read_and_ran_interval(delta, time_delta)
+                said = f"{text} ({interval})" if interval else text
+                out.append(Headline(i, f"{runs[i].name} vs {runs[0].name}: {said}", row.workload,
                                     text.removeprefix(f"{row.workload} "), row.workload, row.metric,
-                                    delta.significance))
+                                    delta.significance, interval))
                 continue
             subject = wording.lower_first(row.spec.title)
             words = delta.words + suffix
@@ -202,9 +317,30 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
                 subject = f"{row.workload} {subject}"
             if row.scope_words:  # an energy figure says what it covers
                 said, subject = f"{said} [{row.scope_words}]", f"{subject} [{row.scope_words}]"
-            text = f"{runs[i].name} vs {runs[0].name}: {said}"
-            out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance))
+            interval = delta.interval if delta.significance == wording.SIGNIFICANT else None
+            text = f"{runs[i].name} vs {runs[0].name}: {said}" + (f" ({interval})" if interval else "")
+            out.append(Headline(i, text, subject, words, row.workload, row.metric, delta.significance, interval))
     return out
+
+
+def _read_and_ran_interval(read: Delta, time: Delta) -> str | None:
+    """"95% CI -93% to -92% bytes, -84% to -82% time, Welch": both intervals of a read-and-ran sentence (the time's
+    only when it is significant too)."""
+    if read.significance != wording.SIGNIFICANT or read.test is None:
+        return None
+    parts, tests = [], [read.test]
+    for delta, what in ((read, "bytes"), (time, "time")):
+        if delta.significance != wording.SIGNIFICANT or delta.test is None:
+            continue
+        tests.append(delta.test)
+        if delta.ci_low is None or delta.ci_high is None:
+            parts.append(f"unbounded {what}")
+        else:
+            factor = delta.ratio is not None and (delta.ratio >= 2.0 or delta.ratio <= 0.5)  # as read_and_ran says it
+            low, high = wording.interval_bounds(delta.ci_low, delta.ci_high, factor)
+            parts.append(f"{low} to {high} {what}")
+    names = "/".join(wording.TEST_WORDS[t] for t in dict.fromkeys(tests))
+    return f"95% CI {', '.join(parts)}, {names}"
 
 
 def _lead_ranks(rows: list[Row]):
@@ -237,6 +373,10 @@ def compare_runs(runs: list[Run]) -> Comparison:
     if not runs:
         raise ValueError("compare_runs: no runs given")
     infos = [_run_info(i, run, name) for i, (run, name) in enumerate(zip(runs, _names(runs)))]
-    rows = _build_rows(runs)
+    paired = _paired(runs)
+    rows = _build_rows(runs, paired)
     energy_note = mark_energy_rows(runs, [info.name for info in infos], rows)  # before headlines: none from them
-    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs), energy_note)
+    tested = _adjust(rows, len(runs))  # after the energy rows' refusals: those are not tested
+    notes = _not_interleaved(infos, rows, paired) + _cold_starts(runs, infos, rows)
+    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs), energy_note, notes,
+                      tested)

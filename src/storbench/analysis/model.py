@@ -84,7 +84,19 @@ class Delta:
     t: float | None
     df: float | None
     p_value: float | None
-    significance: str  # "significant" | "may be noise" | "too few repetitions" | "n/a"
+    significance: str  # "significant" | "may be noise" | "too few repetitions" | "n/a" (by q_value once adjusted)
+    # The statistics of the tested quantity (analysis.stats.RatioTest); all None when no test was possible.
+    ratio: float | None = None  # new / old of the aggregates (1 + rel)
+    ci_low: float | None = None  # 95% CI on the ratio of the tested quantity: paired, the geometric mean of the
+    ci_high: float | None = None  # per-round ratios; Welch, the ratio of the means (Fieller); None: unbounded
+    mde_pct: float | None = None  # the smallest change (%) the test detects at alpha 0.05 with 80% power
+    test: str | None = None  # "paired" (log ratios of the rounds of one interleaved experiment) | "welch" | None
+    q_value: float | None = None  # Benjamini–Hochberg over every tested row of this run vs the baseline
+
+    @property
+    def interval(self) -> str | None:
+        """"95% CI +47% to +53%, paired", or None without a test."""
+        return wording.interval_words(self.ci_low, self.ci_high, self.test, factor="×" in self.words)
 
     @property
     def marker(self) -> str:
@@ -140,6 +152,7 @@ class Headline:
     workload: str
     metric: str
     significance: str
+    interval: str | None = None  # "95% CI +47% to +53%, paired" (text ends with it in parentheses), None untested
 
 
 @dataclass
@@ -150,6 +163,8 @@ class Comparison:
     headlines: list[Headline]
     source_runs: list[Run] = field(default_factory=list, repr=False)
     energy_note: str | None = None  # why energy rows are not compared (analysis.energy), or None
+    design_notes: list[str] = field(default_factory=list)  # runs not interleaved, cold first repetitions
+    tested: list[int] = field(default_factory=list)  # per run, the rows Benjamini–Hochberg ran over (baseline 0)
 
     @property
     def baseline(self) -> RunInfo:
@@ -187,11 +202,17 @@ class Comparison:
         if self.energy_note:
             notes.append(self.energy_note)
         notes.extend(run.problem for run in self.runs if run.problem)
+        notes.extend(self.design_notes)
         from storbench.telemetry.power import power_notes  # here: telemetry.power is slow to import
 
         for info, run in zip(self.runs, self.source_runs):
             notes.extend(power_notes(run.manifest, info.name))
         return notes
+
+    @property
+    def marker_legend(self) -> str:
+        """The significance legend, naming how many rows Benjamini–Hochberg ran over when one run is compared."""
+        return wording.marker_legend(self.tested[1] if len(self.tested) == 2 else None)
 
     def groups(self) -> list[tuple[str, list[Row]]]:
         """Rows by workload (group title), in suite order; the overall group last."""
@@ -224,14 +245,15 @@ class Comparison:
                 "title": row.title, "unit": row.unit, "direction": row.spec.direction,
                 "aggregation": row.spec.aggregation,
                 "cells": [asdict(c) for c in row.cells],
-                "deltas": [None if d is None else {**asdict(d), "marker": d.marker} for d in row.deltas],
+                "deltas": [None if d is None else {**asdict(d), "marker": d.marker, "interval": d.interval}
+                           for d in row.deltas],
                 **({"power_scopes": row.scopes} if row.scopes is not None else {})})
-        return {"schema": "storbench.comparison/1", "comparable": self.comparable,
+        return {"schema": "storbench.comparison/2", "comparable": self.comparable,
                 "warnings": self.warnings, "baseline": self.baseline.run_id,
                 "runs": [_run_dict(r) for r in self.runs],
                 "differences": [asdict(d) for d in self.differences],
                 "headlines": [asdict(h) for h in self.headlines],
-                "significance_legend": wording.MARKER_LEGEND, "rows": rows}
+                "significance_legend": self.marker_legend, "rows": rows}
 
 
 def _show(value: Any) -> str:

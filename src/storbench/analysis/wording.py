@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from storbench.analysis.stats import TTest
+from storbench.analysis.stats import RatioTest, TTest
 from storbench.results.metrics import MetricSpec
 
 NO_CHANGE_PCT = 2.0
@@ -52,9 +52,28 @@ TOO_FEW = "too few repetitions"
 NOT_AVAILABLE = "n/a"
 
 MARKERS = {SIGNIFICANT: "*", NOISE: "~", TOO_FEW: "?", NOT_AVAILABLE: ""}
-MARKER_LEGEND = (f"* significant (Welch t-test p < {ALPHA:g}); ~ may be noise (p >= {ALPHA:g}); "
-                 f"? too few repetitions (< {MIN_REPETITIONS} on a side) for a test; "
-                 f"changes under {NO_CHANGE_PCT:g}% read \"no change\"")
+PAIRED, WELCH = "paired", "welch"
+TEST_WORDS = {PAIRED: "paired", WELCH: "Welch"}
+
+
+def marker_legend(tested: int | None = None) -> str:
+    """The significance legend; ``tested``: the number of rows Benjamini–Hochberg ran over (one compared run),
+    else "the tested rows" (of each compared run, separately).
+
+    Why BH over the rows of one compare: ~30+ metrics each tested at 5% make headlines by chance in an A/A
+    compare. Under the complete null (nothing differs) BH keeps the chance of ANY false "significant" row at
+    5%; with real differences present it keeps far more power than Holm, and tolerates metrics that move
+    together (throughput, latency, time). The raw p stays in the data."""
+    rows = f"the {tested} tested rows" if tested is not None else "the tested rows of each compared run"
+    return (f"* significant (q < {ALPHA:g} after Benjamini–Hochberg over {rows}; paired t-test on interleaved "
+            f"repetitions, Welch otherwise); ~ may be noise (q >= {ALPHA:g}); "
+            f"? too few repetitions (< {MIN_REPETITIONS} on a side) for a test; "
+            f"changes under {NO_CHANGE_PCT:g}% read \"no change\"; "
+            f"[+a%..+b%] after a significant change: its 95% CI (Welch: of the ratio of the means; paired: of the "
+            f"rounds' ratios)")
+
+
+MARKER_LEGEND = marker_legend()
 
 
 def relative_change(new: float | None, old: float | None) -> float | None:
@@ -133,13 +152,55 @@ def factor_words(spec: MetricSpec, new: float | None, old: float | None) -> str 
     return f"{text}× {word}"
 
 
-def significance(test: TTest | None, n_new: int, n_old: int) -> str:
-    """The verdict on noise: a Welch t-test needs :data:`MIN_REPETITIONS` values on both sides."""
+def significance(test: TTest | RatioTest | None, n_new: int, n_old: int, q_value: float | None = None) -> str:
+    """The verdict on noise: a test needs :data:`MIN_REPETITIONS` values on both sides; significant when the
+    Benjamini–Hochberg q (``q_value``, compare sets it over all of a run's tested rows) is under :data:`ALPHA`,
+    or, before that adjustment, the raw p."""
     if n_new == 0 or n_old == 0:
         return NOT_AVAILABLE
     if n_new < MIN_REPETITIONS or n_old < MIN_REPETITIONS or test is None:
         return TOO_FEW
-    return SIGNIFICANT if test.p_value < ALPHA else NOISE
+    return SIGNIFICANT if (test.p_value if q_value is None else q_value) < ALPHA else NOISE
+
+
+def percent_bound(ratio: float, digits: int = 0) -> str:
+    """A ratio as a signed percent change: 1.47 -> "+47%", 0.81 -> "-19%"."""
+    return f"{(ratio - 1.0) * 100.0:+.{digits}f}%"
+
+
+def _factor_bound(ratio: float, digits: int) -> str:
+    factor = ratio if ratio >= 1 else 1.0 / ratio
+    text = f"{factor:.{max(digits, 1 if factor < 10 else 0)}f}" if factor < 100 else f"{factor:,.{digits}f}"
+    return f"{text}×" if ratio >= 1 else f"÷{text}"
+
+
+def interval_bounds(low: float, high: float, factor: bool = False) -> tuple[str, str]:
+    """Both bounds as signed whole percents ("+47%", "-19%"), with up to two decimals when whole ones would read
+    the same or as 0; with ``factor`` (the delta is said as one, "39× more") as factors ("38×", "÷113") when the interval
+    is on one side of 1."""
+    if factor and (low >= 1.0 or 0.0 < high <= 1.0):
+        for digits in (0, 1, 2):
+            said = (_factor_bound(low, digits), _factor_bound(high, digits))
+            if said[0] != said[1]:
+                break
+        return said
+    for digits in (0, 1, 2):  # "-0%" would hide which side of no change a bound is on
+        said = (percent_bound(low, digits), percent_bound(high, digits))
+        if said[0] != said[1] and not any(b.strip("+-0.%") == "" for b in said):
+            break
+    return said
+
+
+def interval_words(low: float | None, high: float | None, test: str | None, factor: bool = False) -> str | None:
+    """"95% CI +47% to +53%, paired" (the CI on new/old as a change; "38× to 40×" with ``factor``); "95% CI
+    unbounded, Welch" when it has no bounds; ``None`` without a test."""
+    if test is None:
+        return None
+    name = TEST_WORDS.get(test, test)
+    if low is None or high is None:
+        return f"95% CI unbounded, {name}"
+    lo, hi = interval_bounds(low, high, factor)
+    return f"95% CI {lo} to {hi}, {name}"
 
 
 def lower_first(title: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from storbench.analysis import wording
 from storbench.analysis.model import Cell, Comparison, Delta, RunInfo
 
 NA = "n/a"
@@ -70,6 +71,20 @@ def delta_text(delta: Delta | None, marker: bool = True) -> str:
     if not marker or delta.verdict in ("no change", "n/a"):
         return text
     return f"{text} {delta.marker}".rstrip()
+
+
+def ci_text(delta: Delta | None) -> str:
+    """"[+47%..+53%]": the 95% CI of a significant change (new/old − 1; "[38×..40×]" beyond 2×), else ""."""
+    if delta is None or delta.significance != wording.SIGNIFICANT or delta.ci_low is None or delta.ci_high is None:
+        return ""
+    low, high = wording.interval_bounds(delta.ci_low, delta.ci_high, factor="×" in delta.words)
+    return f"[{low}..{high}]"
+
+
+def delta_ci_text(delta: Delta | None, marker: bool = True) -> str:
+    """"190% higher (×2.9) * [+162%..+215%]": :func:`delta_text` and, for a significant change, its CI."""
+    ci = ci_text(delta)
+    return f"{delta_text(delta, marker)} {ci}" if ci else delta_text(delta, marker)
 
 
 def p_text(p: float | None) -> str:

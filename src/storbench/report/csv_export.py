@@ -9,7 +9,9 @@ from storbench.analysis.model import Comparison
 
 COLUMNS = ["workload", "phase", "metric", "title", "unit", "direction", "aggregation", "run_index", "label",
            "run_id", "status", "baseline", "n", "aggregate", "min", "median", "max", "mean", "stdev", "values",
-           "delta_pct", "delta_words", "factor", "t", "df", "p_value", "significance", "comparable"]
+           "delta_pct", "delta_words", "factor", "t", "df", "p_value", "significance", "comparable",
+           # after the older columns: q (Benjamini–Hochberg), the test, the 95% CI on the ratio, the MDE (%)
+           "q_value", "test", "ci_low", "ci_high", "mde_pct"]
 
 
 def _v(value: object) -> object:
@@ -32,5 +34,7 @@ def render_csv(comparison: Comparison) -> str:
                 "" if delta is None else delta.words, "" if delta is None else _v(delta.factor_words),
                 "" if delta is None else _v(delta.t), "" if delta is None else _v(delta.df),
                 "" if delta is None else _v(delta.p_value), "" if delta is None else delta.significance,
-                "yes" if comparison.comparable else "no"])
+                "yes" if comparison.comparable else "no",
+                *([""] * 5 if delta is None else [_v(delta.q_value), _v(delta.test), _v(delta.ci_low),
+                                                  _v(delta.ci_high), _v(delta.mde_pct)])])
     return out.getvalue()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from storbench import __version__
-from storbench.analysis import wording
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
 from storbench.report import nodes, nodes_html, queries, series
@@ -108,7 +107,8 @@ def _headlines(c: Comparison) -> str:
         who = f"{c.runs[h.run_index].name} vs {c.baseline.name}"
         cards.append(f'<div class="card"><div class="big {cls}">{esc(h.words)}</div>'
                      f'<div class="what">{esc(h.subject[:1].upper() + h.subject[1:])}</div>'
-                     f'<div class="who">{esc(who)}</div></div>')
+                     + (f'<div class="who">{esc(h.interval)}</div>' if h.interval else "")
+                     + f'<div class="who">{esc(who)}</div></div>')
     inner = "".join(cards) or '<p class="muted">No significant differences.</p>'
     return f'<section><h2>Headlines</h2><div class="cards">{inner}</div></section>'
 
@@ -147,10 +147,15 @@ def _table(c: Comparison, keep: Callable[[Row], bool]) -> str:
             for cell, delta in zip(row.cells[1:], row.deltas[1:]):
                 assert delta is not None
                 mark = "" if delta.verdict in ("no change", "n/a") else delta.marker
-                tip = delta.significance + (f", p = {f.p_text(delta.p_value)}" if delta.p_value is not None else "")
+                tip = delta.significance + (f", p = {f.p_text(delta.p_value)}" if delta.p_value is not None else "") \
+                    + (f", q = {f.p_text(delta.q_value)}" if delta.q_value is not None else "") \
+                    + (f", {delta.interval}" if delta.interval else "") \
+                    + (f", smallest detectable change {delta.mde_pct:.1f}%" if delta.mde_pct is not None else "")
+                ci = f.ci_text(delta)
                 cells += (f"<td class=num>{_value(cell)}</td><td title=\"{esc(tip)}\">"
                           f"<span class=\"{_verdict_class(delta.verdict)}\">{esc(f.delta_text(delta, False))}</span>"
-                          f"<span class=mark>{esc(mark)}</span></td><td class=num>{esc(f.p_text(delta.p_value))}</td>")
+                          f"<span class=mark>{esc(mark)}</span>" + (f" <span class=dir>{esc(ci)}</span>" if ci else "")
+                          + f"</td><td class=num>{esc(f.p_text(delta.p_value))}</td>")
             if single:
                 cells += f"<td class=num>{esc(f.num(row.cells[0].median))}</td><td class=num>{row.cells[0].n}</td>"
             body.append(f"<tr>{cells}</tr>")
@@ -167,7 +172,7 @@ def _summary(c: Comparison) -> str:
               "with the min–max range in grey.")
     if len(c.runs) > 1:
         legend += (" Deltas are new/old − 1 of the aggregates; “faster” is the reduction in time, 1 − new/old. "
-                   + wording.MARKER_LEGEND + ".")
+                   + c.marker_legend + ".")
     return (f"<section><h2>Summary</h2>{_table(c, primary)}{extra}"
             f'<p class="muted">{esc(legend)}</p></section>')
 

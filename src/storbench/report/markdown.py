@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from storbench.analysis import wording
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import nodes, queries
@@ -60,7 +59,7 @@ def render_markdown(comparison: Comparison) -> str:
             for row in rows:
                 cells = [esc(row.title), esc(row.unit), esc(f.cell_text(row.cells[0]))]
                 for cell, delta in zip(row.cells[1:], row.deltas[1:]):
-                    cells += [esc(f.cell_text(cell)), esc(f.delta_text(delta)),
+                    cells += [esc(f.cell_text(cell)), esc(f.delta_ci_text(delta)),
                               esc(f.p_text(delta.p_value if delta else None))]
                 body.append(cells)
             lines += table(head, body, right={2, *range(3, len(head), 3)})
@@ -72,5 +71,5 @@ def render_markdown(comparison: Comparison) -> str:
                  "and time to complete), with [min–max] over the repetitions.")
     if not single:
         lines += ["", "Deltas are new/old − 1 of the aggregates; \"faster\" is the reduction of time (1 − new/old). "
-                  + esc(wording.MARKER_LEGEND) + "."]
+                  + esc(comparison.marker_legend) + "."]
     return "\n".join(lines).rstrip() + "\n"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-from storbench.analysis import wording
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import nodes, queries
@@ -68,7 +67,7 @@ def render_table(comparison: Comparison) -> str:
             for row in rows:
                 cells = [row.title, row.unit, f.cell_text(row.cells[0])]
                 for cell, delta in zip(row.cells[1:], row.deltas[1:]):
-                    cells += [f.cell_text(cell), f.delta_text(delta)]
+                    cells += [f.cell_text(cell), f.delta_ci_text(delta)]
                 table.append(cells)
             lines += align(table, right={2, *range(3, len(header), 2)})
         lines.append("")
@@ -79,7 +78,7 @@ def render_table(comparison: Comparison) -> str:
                  " [min–max].")
     if not single:
         lines.append("Deltas: new/old − 1 of the aggregates; 'faster' = less time (1 − new/old).")
-        lines += textwrap.wrap(wording.MARKER_LEGEND, 100)
+        lines += textwrap.wrap(comparison.marker_legend, 100)
     if not comparison.comparable:
         lines.append("* in Configuration: differs between the runs.")
     return "\n".join(lines).rstrip() + "\n"
