@@ -14,7 +14,7 @@ from tests.run.conftest import run_null
 
 MANIFEST_KEYS = {"collector_cpu_s", "command_line", "config", "errors", "finished", "label", "machine", "paper",
                  "parameters", "power", "power_cpu_s", "process", "repetitions", "run_id", "scale", "schema_version",
-                 "software", "started", "status", "suite", "suite_source", "sweep", "tool_version", "warmup",
+                 "sentinel_cpu_s", "software", "started", "status", "suite", "suite_source", "sweep", "tool_version", "warmup",
                  "window_rules", "workload_parameters", "workload_versions"}
 CONFIG_KEYS = {"devices", "devices_how", "mode", "replication", "run_root", "shuffle_devices", "spark_conf",
                "spark_master", "target", "telemetry_interval_s", "volume"}

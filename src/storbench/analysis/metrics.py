@@ -21,7 +21,7 @@ from storbench.results.metrics import DEVICE_HEADLINE, MetricSpec, reworded
 
 # The modules whose ``METRICS`` declare the metrics no workload owns.
 SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbench.engines.s3a",
-          "storbench.results.consistency")
+          "storbench.results.consistency", "storbench.telemetry.sentinel")
 
 # Ordering rule. The catalog's order is the reports' order: rows within a workload,
 # metric columns, headlines (storbench.analysis.compare and .model sort by it). Sections

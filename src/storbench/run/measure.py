@@ -24,6 +24,7 @@ from storbench.telemetry.nodes import Cluster, cluster_from_specs, load_nodes
 from storbench.telemetry.power import NodePower, open_power
 from storbench.telemetry.procfs import EnergyMeter
 from storbench.telemetry.run import HostTelemetry, NodesTelemetry, RunTelemetry
+from storbench.telemetry.sentinel import NoiseSentinel
 
 
 def telemetry_source(options: RunOptions, cluster: Cluster | None) -> str:
@@ -108,7 +109,9 @@ def run_telemetry(options: RunOptions, cluster: ClusterTelemetry | None, engines
     collector = Collector(devices + shuffle, interval=options.interval, journal=writer.path / SERIES)
     if power is not None and power.snapshots is not None:
         power.snapshots = collector.points  # the RAPL counters the collector reads are rapl's readings
-    return HostTelemetry(collector, devices, shuffle, options.interval, power)
+    # the run's own processes: this one's tree and those of storbench's services under its results home
+    sentinel = NoiseSentinel(services=Path(writer.store.home) / "services")
+    return HostTelemetry(collector, devices, shuffle, options.interval, power, sentinel)
 
 
 def node_labelled(sample: Sample, cluster: ClusterTelemetry) -> Sample:

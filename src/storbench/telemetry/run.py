@@ -17,10 +17,12 @@ from storbench.telemetry.cluster import ClusterTelemetry
 from storbench.telemetry.collector import Collector
 from storbench.telemetry.metrics import METRICS
 from storbench.telemetry.power import NodePower, PowerPoint
+from storbench.telemetry.sentinel import METRICS as NOISE_METRICS
+from storbench.telemetry.sentinel import NoiseSentinel
 from storbench.telemetry.window import (interface_max_mbps, latest_rates, only_devices, rate_rows,
                                         window_metrics)
 
-UNITS = {spec.name: spec.unit for spec in METRICS}
+UNITS = {spec.name: spec.unit for spec in METRICS + NOISE_METRICS}
 SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
 
 
@@ -63,9 +65,12 @@ def _relative(windows: list[dict[str, Any]], origin: float) -> None:
 
 class HostTelemetry:
     def __init__(self, collector: Collector, devices: list[str], shuffle_devices: list[str], interval: float,
-                 power: NodePower | None = None):
+                 power: NodePower | None = None, sentinel: NoiseSentinel | None = None):
+        """``sentinel``: what else the machine did in each window (the ``noise_*`` samples), read at marks."""
         self.collector, self.devices, self.shuffle_devices, self.interval = collector, devices, shuffle_devices, interval
         self.power = power or NodePower({"source": "none", "why": "not configured"})
+        self.sentinel = sentinel
+        self._opening = True  # marks come in pairs: a window's start, then its end
 
     def start(self) -> None:
         self.collector.start()
@@ -74,10 +79,17 @@ class HostTelemetry:
     def stop(self) -> None:
         self.collector.stop()
         self.power.stop()
+        if self.sentinel is not None:
+            self.sentinel.close()
 
     def mark(self) -> float:
+        # The sentinel reads before a window's start mark and after its end mark: its cost stays outside.
+        opening, self._opening = self._opening, not self._opening
+        taken = self.sentinel.read() if self.sentinel is not None and opening else None
         when = self.collector.mark()
         self.power.mark()
+        if self.sentinel is not None:
+            self.sentinel.mark(when, taken)
         return when
 
     def idle(self, start: float, end: float) -> dict[str | None, float | None]:
@@ -103,6 +115,8 @@ class HostTelemetry:
             if value > 0:  # idle interfaces would only add empty rows to every report
                 samples.append(Sample(workload, "max_net_mbps", value, "MB/s", repetition,
                                       labels={"interface": interface}))
+        if self.sentinel is not None:
+            samples += _metric_samples(workload, self.sentinel.window(window.start, window.end), repetition)
         return samples
 
     def latest(self) -> dict[str, dict[str, float | None]]:
@@ -119,7 +133,8 @@ class HostTelemetry:
         if self.power.measured:
             writer.write_text("power.csv", _power_csv(self.power.points(), origin))
         writer.update_manifest(collector_cpu_s=round(self.collector.cpu_seconds, 4), power=power,
-                               power_cpu_s=round(self.power.cpu_seconds, 4))
+                               power_cpu_s=round(self.power.cpu_seconds, 4),
+                               **({"sentinel_cpu_s": round(self.sentinel.cpu_seconds, 4)} if self.sentinel else {}))
 
 
 class NodesTelemetry:

@@ -1,0 +1,412 @@
+"""The noise sentinel: what else this machine did during each timed window.
+
+Two runs of one configuration on a busy machine differ for reasons that are not the storage's. The
+sentinel reads, at each window mark only (never on the collector's ticks, so it costs a few ms per window
+at most), what the machine did beside the run, and :meth:`NoiseSentinel.window` turns the readings at a
+window's start and end into the ``noise_*`` figures of :data:`METRICS`:
+
+- ``noise_other_cpu_pct``: CPU used by processes outside the run's own, in % of one core (100: one full
+  core busy for the whole window). The run's own: the descendants of its root PIDs (this process by
+  default: walked through /proc/PID/stat's parent links) and of the processes storbench's own services
+  record in their state files (``<results home>/services/*/state.json``: a workload against ``storbench
+  services up hdfs`` keeps the DataNode busy, and that is the run's load, not noise); once a process is
+  the run's it stays so (a daemon reparented to init). Kernel threads (PID 2 and its children,
+  PF_KTHREAD) are left out: the flusher writing the run's own dirty pages is no neighbour. A process
+  counts with utime+stime+cutime+cstime, and the figure is the change of the sum over the other
+  processes: a child reaped inside the window counts through its parent's cutime, a process that
+  appeared counts from 0, and an own daemon reaped by init is taken off init's share.
+- ``noise_steal_pct``: CPU steal (/proc/stat) in % of one core.
+- ``noise_other_io_mb``: MB read and written to storage by the other processes (/proc/PID/io
+  read_bytes + write_bytes, reaped children included, summed like CPU). The kernel does not say which
+  device a process's I/O went to: this is any device. A process whose io file cannot be read (another
+  user's, without privileges) is left out.
+- ``noise_psi_{cpu,io,mem}_pct``: the share of the window's wall time in which some task stalled on CPU,
+  I/O or memory (pressure stall information, /proc/pressure/*, "some" total). PSI counts every task,
+  the run's own too (a storage benchmark stalls on I/O by design); None where the kernel has no PSI.
+- ``noise_dirty_mb``: Dirty + Writeback (/proc/meminfo) at the window's start: writes from before that
+  the window may pay for.
+
+``parse_*`` functions take file text (golden files, no live machine needed); ``proc_root`` points the
+sentinel at a fake /proc in tests. Counter units: /proc/PID/stat in clock ticks (``SC_CLK_TCK``), PSI in
+µs, io and meminfo in bytes; MB is 10^6 bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from storbench.results.metrics import metric_table
+from storbench.telemetry import procfs
+
+METRICS = metric_table("""
+    noise_other_cpu_pct | CPU used by other processes (% of one core)         | %  | max | lower/higher
+    noise_steal_pct     | CPU steal (% of one core)                           | %  | max | lower/higher
+    noise_other_io_mb   | Storage I/O by other processes (any device)         | MB | max | less/more
+    noise_psi_cpu_pct   | Time some task stalled on CPU (PSI)                 | %  | max | lower/higher
+    noise_psi_io_pct    | Time some task stalled on I/O (PSI)                 | %  | max | lower/higher
+    noise_psi_mem_pct   | Time some task stalled on memory (PSI)              | %  | max | lower/higher
+    noise_dirty_mb      | Dirty and writeback memory at the window's start    | MB | max | less/more
+""")
+NAMES = tuple(spec.name for spec in METRICS)
+PSI = {"noise_psi_cpu_pct": "cpu", "noise_psi_io_pct": "io", "noise_psi_mem_pct": "memory"}
+MB = 1e6
+KTHREADD = 2
+PF_KTHREAD = 0x00200000
+REFRESH = 32  # readings between two re-checks of the PIDs known as kernel threads (a PID may be reused)
+KEEP = 4096  # readings kept for window(): a run's windows are asked for right after they end
+
+
+@dataclass(frozen=True, slots=True)
+class PidStat:
+    """The fields of one /proc/PID/stat line the sentinel uses."""
+
+    pid: int
+    ppid: int
+    flags: int
+    ticks: int  # utime + stime + cutime + cstime, clock ticks
+    start: int  # starttime, ticks after boot: with the PID, who the process is (a reused PID starts later)
+
+    @property
+    def kernel_thread(self) -> bool:
+        return self.pid == KTHREADD or self.ppid == KTHREADD or bool(self.flags & PF_KTHREAD)
+
+
+def parse_pid_stat(text: str) -> PidStat:
+    """One /proc/PID/stat line (proc(5)); the command name may hold spaces and parentheses."""
+    head, _, rest = text.rpartition(")")
+    fields = rest.split()  # fields[0] is field 3 (state)
+    if not head or len(fields) < 20:
+        raise ValueError(f"not a /proc/PID/stat line: {text[:80]!r}")
+    return PidStat(pid=int(head.partition("(")[0]), ppid=int(fields[1]), flags=int(fields[6]),
+                   ticks=int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]),
+                   start=int(fields[19]))
+
+
+def parse_pid_io(text: str) -> int | None:
+    """read_bytes + write_bytes of /proc/PID/io (storage I/O, not rchar/wchar); None when absent."""
+    found: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("read_bytes", "write_bytes"):
+            found[key] = int(value)
+    return found["read_bytes"] + found["write_bytes"] if len(found) == 2 else None
+
+
+def parse_pressure(text: str) -> int | None:
+    """The ``some`` line's ``total=`` of a /proc/pressure file: µs in which some task stalled."""
+    for line in text.splitlines():
+        if line.startswith("some "):
+            for field in line.split()[1:]:
+                if field.startswith("total="):
+                    return int(field[6:])
+    return None
+
+
+def parse_dirty(text: str) -> int | None:
+    """Dirty + Writeback of /proc/meminfo, bytes; None when either is missing."""
+    info = procfs.parse_meminfo(text, until=("Dirty", "Writeback"))
+    return info["Dirty"] + info["Writeback"] if "Dirty" in info and "Writeback" in info else None
+
+
+def service_pids(services: Path) -> list[tuple[int, str | None]]:
+    """(PID, marker) of every process a storbench service records under ``services`` (``<home>/services``):
+    the ``pid`` of each object in each ``<name>/state.json``, with its ``marker`` (a text its command line
+    holds, so a reused PID is not taken for the service's)."""
+    found: list[tuple[int, str | None]] = []
+    try:
+        names = sorted(os.listdir(services))
+    except OSError:
+        return found
+    for name in names:
+        try:
+            state = json.loads((services / name / "state.json").read_text())
+        except (OSError, ValueError):
+            continue
+        stack = [state]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                pid, marker = item.get("pid"), item.get("marker")
+                if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+                    found.append((pid, marker if isinstance(marker, str) else None))
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The machine's counters at one mark."""
+
+    time: float  # time.monotonic() when read
+    other_ticks: int  # CPU of the processes outside the run's tree (less the run's daemons reaped by them)
+    other_io: int  # bytes read + written to storage by them, likewise
+    steal: int | None  # /proc/stat steal, ticks
+    psi: dict[str, int | None]  # cpu, io, memory: "some" total, µs
+    dirty: int | None  # Dirty + Writeback, bytes
+
+
+class _PidFiles:
+    """One file of every process (``stat``, ``io``), kept open and re-read at offset 0 while the process lives
+    (a third of the system calls of open/read/close); at most ``budget`` descriptors are kept."""
+
+    def __init__(self, proc_root: str, leaf: str, budget: int):
+        self.proc_root, self.leaf, self.budget = proc_root, leaf, budget
+        self._fds: dict[str, int] = {}
+
+    def read(self, pid: str) -> str | None:
+        fd = self._fds.get(pid)
+        if fd is not None:
+            try:
+                data = os.pread(fd, 4096, 0)
+                if data:
+                    return data.decode(errors="replace")
+            except OSError:
+                pass
+            self._drop(pid)  # that process ended (a new one may have its PID: opened afresh below)
+        try:
+            fd = os.open(f"{self.proc_root}/{pid}/{self.leaf}", os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            data = os.pread(fd, 4096, 0)
+        except OSError:
+            data = b""
+        if data and len(self._fds) < self.budget:
+            self._fds[pid] = fd
+        else:
+            os.close(fd)
+        return data.decode(errors="replace") if data else None
+
+    def keep_only(self, alive: set[str]) -> None:
+        for pid in [pid for pid in self._fds if pid not in alive]:
+            self._drop(pid)
+
+    def _drop(self, pid: str) -> None:
+        os.close(self._fds.pop(pid))
+
+    def close(self) -> None:
+        for pid in list(self._fds):
+            self._drop(pid)
+
+
+def _fd_budget() -> int:
+    """Descriptors the sentinel may keep open: a quarter of the soft limit, at most 1024."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return max(0, min(1024, (soft if soft != resource.RLIM_INFINITY else 4096) // 4))
+
+
+class NoiseSentinel:
+    """Reads the machine at window marks; :meth:`window` gives a window's ``noise_*`` figures.
+
+    ``roots``: the PIDs whose trees are the run's own (default: this process); ``services``: a results
+    home's ``services`` directory, whose recorded processes are the run's too (re-read when a state file
+    changes); ``hz``: clock ticks per second of /proc/PID/stat and /proc/stat; ``clock``: a reading's time
+    (tests give their own).
+    """
+
+    def __init__(self, proc_root: str = "/proc", roots: Iterable[int] | None = None, services: Path | None = None,
+                 hz: int | None = None, clock: Callable[[], float] = time.monotonic):
+        self.proc_root, self.clock = proc_root, clock
+        self.roots = set(roots) if roots is not None else {os.getpid()}
+        self.services = services
+        self.hz = hz or os.sysconf("SC_CLK_TCK")
+        self.cpu_seconds = 0.0  # the sentinel's own thread CPU over all its readings
+        self.readings = 0
+        budget = _fd_budget()
+        self._files = procfs.CounterFiles(proc_root)
+        self._stat = _PidFiles(proc_root, "stat", budget * 3 // 4)
+        self._io = _PidFiles(proc_root, "io", budget // 4)
+        self._kthreads: set[str] = set()
+        self._no_io: set[tuple[int, int]] = set()  # (pid, start) whose io file could not be read
+        self._own: set[tuple[int, int]] = set()  # (pid, start) of the run's processes seen so far
+        self._orphans: dict[tuple[int, int], tuple[int, int]] = {}  # own processes whose parent is not: CPU, I/O
+        self._lost = [0, 0]  # CPU ticks and bytes of own orphans that ended: their reaper's cutime holds them
+        self._services: dict[str, int] = {}  # service directory -> its state file's mtime when read
+        self._service_roots: dict[int, int] = {}  # PID -> its start when its marker was checked
+        self._marks: list[tuple[float, Reading]] = []
+
+    # -- readings --------------------------------------------------------------------------------------
+
+    def read(self) -> Reading:
+        """The machine's counters now (not kept: :meth:`mark` keeps one under a window's time)."""
+        used = time.thread_time()
+        refresh = self.readings % REFRESH == 0
+        if refresh:
+            self._kthreads.clear()
+        self.readings += 1
+        stats = self._processes()
+        if refresh:
+            self._no_io = {key for key in self._no_io if key[0] in stats and stats[key[0]].start == key[1]}
+        own = self._own_tree(stats)
+        other_ticks = other_io = 0
+        orphans: dict[tuple[int, int], tuple[int, int]] = {}
+        for pid, stat in stats.items():
+            key = (pid, stat.start)
+            if pid not in own:
+                other_ticks += stat.ticks
+                io = self._io_bytes(key)
+                other_io += io or 0
+            elif stat.ppid not in own and stat.ppid > 0:
+                orphans[key] = (stat.ticks, self._io_bytes(key) or 0)
+        for key, (ticks, io) in self._orphans.items():
+            if key[0] not in stats or stats[key[0]].start != key[1]:  # ended: its reaper (init) got its counters
+                self._lost[0] += ticks
+                self._lost[1] += io
+        self._orphans = orphans
+        cpu = procfs.read_cpu(self._files)
+        psi = {kind: self._pressure(kind) for kind in ("cpu", "io", "memory")}
+        meminfo = self._files.read("meminfo")
+        reading = Reading(self.clock(), other_ticks - self._lost[0], other_io - self._lost[1],
+                          cpu.steal if cpu is not None else None, psi,
+                          parse_dirty(meminfo) if meminfo is not None else None)
+        self.cpu_seconds += time.thread_time() - used
+        return reading
+
+    def mark(self, when: float | None = None, reading: Reading | None = None) -> float:
+        """Keeps ``reading`` (default: one taken now) under ``when``, the time the window knows this mark
+        by (default: the reading's own); returns that time."""
+        reading = reading if reading is not None else self.read()
+        when = reading.time if when is None else when
+        if self._marks and when < self._marks[-1][0]:
+            bisect.insort(self._marks, (when, reading), key=lambda mark: mark[0])
+        else:
+            self._marks.append((when, reading))
+        if len(self._marks) > KEEP:
+            del self._marks[:KEEP // 4]
+        return when
+
+    def window(self, start: float, end: float) -> dict[str, float | None]:
+        """The ``noise_*`` figures between the last mark at or before ``start`` and the first at or after
+        ``end`` (a window narrowed to a tool's own phase keeps its marks); all None without both."""
+        times = [mark[0] for mark in self._marks]
+        before, after = bisect.bisect_right(times, start) - 1, bisect.bisect_left(times, end)
+        values: dict[str, float | None] = dict.fromkeys(NAMES)
+        if before < 0 or after >= len(times) or after <= before:
+            return values
+        first, last = self._marks[before][1], self._marks[after][1]
+        seconds = last.time - first.time
+        if seconds <= 0:
+            return values
+        core_pct = 100 / (self.hz * seconds)
+        values["noise_other_cpu_pct"] = round(max(0, last.other_ticks - first.other_ticks) * core_pct, 3)
+        if first.steal is not None and last.steal is not None:
+            values["noise_steal_pct"] = round(max(0, last.steal - first.steal) * core_pct, 3)
+        values["noise_other_io_mb"] = round(max(0, last.other_io - first.other_io) / MB, 3)
+        for name, kind in PSI.items():
+            a, b = first.psi.get(kind), last.psi.get(kind)
+            if a is not None and b is not None:
+                values[name] = round(min(100.0, max(0, b - a) / (seconds * 1e4)), 3)  # µs / (s × 1e6) × 100
+        if first.dirty is not None:
+            values["noise_dirty_mb"] = round(first.dirty / MB, 3)
+        return values
+
+    def close(self) -> None:
+        """Closes the files kept open (a later reading opens what it needs again)."""
+        self._stat.close()
+        self._io.close()
+        self._files.close()
+
+    # -- the parts of a reading ------------------------------------------------------------------------
+
+    def _processes(self) -> dict[int, PidStat]:
+        """Every process's stat but the kernel threads'."""
+        stats: dict[int, PidStat] = {}
+        try:
+            names = [name for name in os.listdir(self.proc_root) if name.isdigit()]
+        except OSError:
+            return stats
+        alive = set(names)
+        kthreads = self._kthreads
+        for name in names:
+            if name in kthreads:
+                continue
+            text = self._stat.read(name)
+            if text is None:
+                continue
+            try:
+                stat = parse_pid_stat(text)
+            except (ValueError, IndexError):
+                continue
+            if stat.kernel_thread:
+                kthreads.add(name)
+            else:
+                stats[stat.pid] = stat
+        self._stat.keep_only(alive)
+        self._io.keep_only(alive)
+        self._kthreads &= alive
+        return stats
+
+    def _own_tree(self, stats: dict[int, PidStat]) -> set[int]:
+        """The PIDs of the run's processes: the roots, the services' processes, the run's processes seen
+        before, and everything below them."""
+        tops = {pid for pid in self.roots if pid in stats}
+        tops |= {pid for pid, start in self._service_tops(stats).items() if pid in stats and stats[pid].start == start}
+        tops |= {pid for pid, start in self._own if pid in stats and stats[pid].start == start}
+        children: dict[int, list[int]] = {}
+        for stat in stats.values():
+            children.setdefault(stat.ppid, []).append(stat.pid)
+        own: set[int] = set()
+        stack = list(tops)
+        while stack:
+            pid = stack.pop()
+            if pid not in own:
+                own.add(pid)
+                stack.extend(children.get(pid, ()))
+        self._own = {(pid, stats[pid].start) for pid in own}
+        return own
+
+    def _service_tops(self, stats: dict[int, PidStat]) -> dict[int, int]:
+        """PID -> start of each service process whose command line held its marker when its state was read
+        (state files are read again when one changes, appears or goes)."""
+        if self.services is None:
+            return {}
+        seen: dict[str, int] = {}
+        try:
+            names = os.listdir(self.services)
+        except OSError:
+            names = []
+        for name in names:
+            try:
+                seen[name] = (self.services / name / "state.json").stat().st_mtime_ns
+            except OSError:
+                continue
+        if seen != self._services:
+            self._services = seen
+            self._service_roots = {pid: stats[pid].start for pid, marker in service_pids(self.services)
+                                   if pid in stats and self._marked(pid, marker)}
+        return self._service_roots
+
+    def _marked(self, pid: int, marker: str | None) -> bool:
+        if marker is None:
+            return True
+        try:
+            with open(f"{self.proc_root}/{pid}/cmdline", "rb") as handle:
+                line = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return False
+        return marker in line
+
+    def _io_bytes(self, key: tuple[int, int]) -> int | None:
+        if key in self._no_io:
+            return None
+        text = self._io.read(str(key[0]))
+        value = parse_pid_io(text) if text is not None else None
+        if value is None:
+            self._no_io.add(key)
+        return value
+
+    def _pressure(self, kind: str) -> int | None:
+        text = self._files.read(f"pressure/{kind}")
+        try:
+            return parse_pressure(text) if text is not None else None
+        except ValueError:
+            return None
