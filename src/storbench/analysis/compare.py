@@ -30,6 +30,7 @@ Statistics (:mod:`storbench.analysis.stats` says how each figure is computed):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from storbench.analysis import wording
@@ -126,7 +127,7 @@ def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell, paired: bool = 
             common = [r for r in cell.repetitions if r in old]
             new_by_rep = dict(zip(cell.repetitions, cell.values))
             test = ratio_test([new_by_rep[r] for r in common], [old[r] for r in common], paired=True)
-            if test is not None and test.test != wording.PAIRED:  # too few pairs: Welch on all the values
+            if test is None or test.test != wording.PAIRED:  # too few pairs: Welch on all the values
                 test = ratio_test(cell.values, base.values, paired=False)
         else:
             test = ratio_test(cell.values, base.values, paired=False)
@@ -187,8 +188,8 @@ def _cold_starts(runs: list[Run], infos: list[RunInfo], rows: list[Row]) -> list
             others = list(by_rep.values())
             if first is None or len(others) < COLD_MIN_OTHERS:
                 continue
-            mean = sum(others) / len(others)
-            sd = summarize(others).stdev or 0.0
+            mean = math.fsum(others) / len(others)
+            sd = math.sqrt(math.fsum((v - mean) ** 2 for v in others) / (len(others) - 1))
             if first > max(others) and first - mean > COLD_SDS * sd and first - mean > COLD_FRACTION * mean:
                 unit = f" {row.unit}" if row.unit else ""
                 what = row.workload + (f" [{', '.join(f'{k}={v}' for k, v in sorted(row.labels.items()))}]"

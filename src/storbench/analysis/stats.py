@@ -244,7 +244,7 @@ def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
     running = 1.0
     for rank, (p, i) in reversed(list(enumerate(sorted(indexed), 1))):
         running = min(running, p * m / rank)
-        out[i] = min(1.0, running)
+        out[i] = min(1.0, max(p, running))  # q >= p always; max() only undoes rounding (p·m/m)
     return out
 
 

@@ -74,7 +74,7 @@ def delta_text(delta: Delta | None, marker: bool = True) -> str:
 
 
 def ci_text(delta: Delta | None) -> str:
-    """"[+47%..+53%]": the 95% CI of a significant change (new/old − 1; "[38×..40×]" beyond 2×), else ""."""
+    """"[+47%..+53%]": the 95% CI of a significant change (new/old − 1; "[38×..40×]" when said as a factor), else ""."""
     if delta is None or delta.significance != wording.SIGNIFICANT or delta.ci_low is None or delta.ci_high is None:
         return ""
     low, high = wording.interval_bounds(delta.ci_low, delta.ci_high, factor="×" in delta.words)
