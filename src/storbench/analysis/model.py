@@ -207,6 +207,9 @@ class Comparison:
 
         for info, run in zip(self.runs, self.source_runs):
             notes.extend(power_notes(run.manifest, info.name))
+        from storbench.analysis import disturbance  # the machine was busy: the noise sentinel's windows
+
+        notes.extend(disturbance.notes(self.source_runs, [r.name for r in self.runs]))
         return notes
 
     @property
