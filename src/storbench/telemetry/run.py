@@ -23,6 +23,7 @@ from storbench.telemetry.window import (interface_max_mbps, latest_rates, only_d
                                         window_metrics)
 
 UNITS = {spec.name: spec.unit for spec in METRICS + NOISE_METRICS}
+REUSE_S = 0.25  # the noise sentinel's reading at a window's end stands for the next one's start this long
 SHUFFLE_METRICS = ("max_read_mbps", "max_write_mbps", "max_util_pct", "read_mb", "written_mb")
 
 
@@ -83,9 +84,10 @@ class HostTelemetry:
             self.sentinel.close()
 
     def mark(self) -> float:
-        # The sentinel reads before a window's start mark and after its end mark: its cost stays outside.
+        # The sentinel reads before a window's start mark and after its end mark: its cost stays outside. A
+        # window that opens within REUSE_S of the last one's end starts from that reading.
         opening, self._opening = self._opening, not self._opening
-        taken = self.sentinel.read() if self.sentinel is not None and opening else None
+        taken = self.sentinel.read(reuse=REUSE_S) if self.sentinel is not None and opening else None
         when = self.collector.mark()
         self.power.mark()
         if self.sentinel is not None:

@@ -26,6 +26,13 @@ window's start and end into the ``noise_*`` figures of :data:`METRICS`:
 - ``noise_dirty_mb``: Dirty + Writeback (/proc/meminfo) at the window's start: writes from before that
   the window may pay for.
 
+Cost: one /proc/PID/stat read per process and mark (the files kept open, re-read at offset 0); a process
+whose stat text did not change since the last mark did not run, so its figures and its last io reading
+stand (its bytes, if any, come with its next change); kernel threads are skipped by PID (re-checked every
+``REFRESH`` readings). A window that opens within a moment of the last one's end starts from that reading
+(``read(reuse=...)``). Resolution: CPU is in clock ticks per process (10 ms), so a window under a second is
+rough.
+
 ``parse_*`` functions take file text (golden files, no live machine needed); ``proc_root`` points the
 sentinel at a fake /proc in tests. Counter units: /proc/PID/stat in clock ticks (``SC_CLK_TCK``), PSI in
 µs, io and meminfo in bytes; MB is 10^6 bytes.
@@ -81,22 +88,29 @@ class PidStat:
 def parse_pid_stat(text: str) -> PidStat:
     """One /proc/PID/stat line (proc(5)); the command name may hold spaces and parentheses."""
     head, _, rest = text.rpartition(")")
-    fields = rest.split()  # fields[0] is field 3 (state)
+    fields = rest.split(None, 21)  # fields[0] is field 3 (state); starttime (22) is the last one needed
     if not head or len(fields) < 20:
         raise ValueError(f"not a /proc/PID/stat line: {text[:80]!r}")
-    return PidStat(pid=int(head.partition("(")[0]), ppid=int(fields[1]), flags=int(fields[6]),
-                   ticks=int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]),
-                   start=int(fields[19]))
+    return PidStat(int(head.partition("(")[0]), int(fields[1]), int(fields[6]),
+                   int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]), int(fields[19]))
+
+
+def _after(text: str, key: str) -> str | None:
+    """The rest of the line that starts with ``key`` (a find, not a split of every line: read per process)."""
+    at = text.find("\n" + key)
+    if at < 0:
+        if not text.startswith(key):
+            return None
+        at = -1
+    at += len(key) + 1
+    end = text.find("\n", at)
+    return text[at:end if end >= 0 else len(text)]
 
 
 def parse_pid_io(text: str) -> int | None:
     """read_bytes + write_bytes of /proc/PID/io (storage I/O, not rchar/wchar); None when absent."""
-    found: dict[str, int] = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key in ("read_bytes", "write_bytes"):
-            found[key] = int(value)
-    return found["read_bytes"] + found["write_bytes"] if len(found) == 2 else None
+    read, written = _after(text, "read_bytes:"), _after(text, "write_bytes:")
+    return int(read) + int(written) if read is not None and written is not None else None
 
 
 def parse_pressure(text: str) -> int | None:
@@ -111,8 +125,14 @@ def parse_pressure(text: str) -> int | None:
 
 def parse_dirty(text: str) -> int | None:
     """Dirty + Writeback of /proc/meminfo, bytes; None when either is missing."""
-    info = procfs.parse_meminfo(text, until=("Dirty", "Writeback"))
-    return info["Dirty"] + info["Writeback"] if "Dirty" in info and "Writeback" in info else None
+    total = 0
+    for key in ("Dirty:", "Writeback:"):
+        line = _after(text, key)
+        if line is None:
+            return None
+        fields = line.split()
+        total += int(fields[0]) * (1024 if fields[1:2] == ["kB"] else 1)
+    return total
 
 
 def service_pids(services: Path) -> list[tuple[int, str | None]]:
@@ -162,13 +182,13 @@ class _PidFiles:
         self.proc_root, self.leaf, self.budget = proc_root, leaf, budget
         self._fds: dict[str, int] = {}
 
-    def read(self, pid: str) -> str | None:
+    def read(self, pid: str) -> bytes | None:
         fd = self._fds.get(pid)
         if fd is not None:
             try:
                 data = os.pread(fd, 4096, 0)
                 if data:
-                    return data.decode(errors="replace")
+                    return data
             except OSError:
                 pass
             self._drop(pid)  # that process ended (a new one may have its PID: opened afresh below)
@@ -184,10 +204,14 @@ class _PidFiles:
             self._fds[pid] = fd
         else:
             os.close(fd)
-        return data.decode(errors="replace") if data else None
+        return data or None
 
     def keep_only(self, alive: set[str]) -> None:
         for pid in [pid for pid in self._fds if pid not in alive]:
+            self._drop(pid)
+
+    def forget(self, pid: str) -> None:
+        if pid in self._fds:
             self._drop(pid)
 
     def _drop(self, pid: str) -> None:
@@ -227,23 +251,31 @@ class NoiseSentinel:
         self._io = _PidFiles(proc_root, "io", budget // 4)
         self._kthreads: set[str] = set()
         self._no_io: set[tuple[int, int]] = set()  # (pid, start) whose io file could not be read
+        self._last_stat: dict[str, tuple[bytes, PidStat]] = {}  # PID -> its stat text and figures, last reading
+        self._last_io: dict[tuple[int, int], int] = {}  # (pid, start) -> its io bytes when last read
         self._own: set[tuple[int, int]] = set()  # (pid, start) of the run's processes seen so far
         self._orphans: dict[tuple[int, int], tuple[int, int]] = {}  # own processes whose parent is not: CPU, I/O
         self._lost = [0, 0]  # CPU ticks and bytes of own orphans that ended: their reaper's cutime holds them
         self._services: dict[str, int] = {}  # service directory -> its state file's mtime when read
         self._service_roots: dict[int, int] = {}  # PID -> its start when its marker was checked
         self._marks: list[tuple[float, Reading]] = []
+        self._last: Reading | None = None
 
     # -- readings --------------------------------------------------------------------------------------
 
-    def read(self) -> Reading:
-        """The machine's counters now (not kept: :meth:`mark` keeps one under a window's time)."""
+    def read(self, reuse: float = 0.0) -> Reading:
+        """The machine's counters now (not kept: :meth:`mark` keeps one under a window's time). ``reuse``: the
+        last reading instead, when it is at most that many seconds old (a window that starts right after the
+        last one ended: back-to-back windows then cost one reading each, not two)."""
+        last = self._last
+        if reuse > 0 and last is not None and self.clock() - last.time <= reuse:
+            return last
         used = time.thread_time()
         refresh = self.readings % REFRESH == 0
         if refresh:
             self._kthreads.clear()
         self.readings += 1
-        stats = self._processes()
+        stats, changed = self._processes()
         if refresh:
             self._no_io = {key for key in self._no_io if key[0] in stats and stats[key[0]].start == key[1]}
         own = self._own_tree(stats)
@@ -253,10 +285,9 @@ class NoiseSentinel:
             key = (pid, stat.start)
             if pid not in own:
                 other_ticks += stat.ticks
-                io = self._io_bytes(key)
-                other_io += io or 0
+                other_io += self._io_bytes(key, pid in changed) or 0
             elif stat.ppid not in own and stat.ppid > 0:
-                orphans[key] = (stat.ticks, self._io_bytes(key) or 0)
+                orphans[key] = (stat.ticks, self._io_bytes(key, pid in changed) or 0)
         for key, (ticks, io) in self._orphans.items():
             if key[0] not in stats or stats[key[0]].start != key[1]:  # ended: its reaper (init) got its counters
                 self._lost[0] += ticks
@@ -269,6 +300,7 @@ class NoiseSentinel:
                           cpu.steal if cpu is not None else None, psi,
                           parse_dirty(meminfo) if meminfo is not None else None)
         self.cpu_seconds += time.thread_time() - used
+        self._last = reading
         return reading
 
     def mark(self, when: float | None = None, reading: Reading | None = None) -> float:
@@ -317,33 +349,45 @@ class NoiseSentinel:
 
     # -- the parts of a reading ------------------------------------------------------------------------
 
-    def _processes(self) -> dict[int, PidStat]:
-        """Every process's stat but the kernel threads'."""
+    def _processes(self) -> tuple[dict[int, PidStat], set[int]]:
+        """Every process's stat but the kernel threads', and the PIDs whose stat changed since the last reading
+        (one that did not, did not run: its last io figure still holds, and its text is not parsed again)."""
         stats: dict[int, PidStat] = {}
+        changed: set[int] = set()
         try:
             names = [name for name in os.listdir(self.proc_root) if name.isdigit()]
         except OSError:
-            return stats
+            return stats, changed
         alive = set(names)
-        kthreads = self._kthreads
+        kthreads, last, seen = self._kthreads, self._last_stat, {}
         for name in names:
             if name in kthreads:
                 continue
-            text = self._stat.read(name)
-            if text is None:
+            data = self._stat.read(name)
+            if data is None:
                 continue
-            try:
-                stat = parse_pid_stat(text)
-            except (ValueError, IndexError):
-                continue
-            if stat.kernel_thread:
-                kthreads.add(name)
+            known = last.get(name)
+            if known is not None and known[0] == data:
+                stat = known[1]
             else:
-                stats[stat.pid] = stat
+                try:
+                    stat = parse_pid_stat(data.decode(errors="replace"))
+                except (ValueError, IndexError):
+                    continue
+                if stat.kernel_thread:
+                    kthreads.add(name)
+                    self._stat.forget(name)
+                    continue
+                changed.add(stat.pid)
+            seen[name] = (data, stat)
+            stats[stat.pid] = stat
+        self._last_stat = seen
         self._stat.keep_only(alive)
         self._io.keep_only(alive)
         self._kthreads &= alive
-        return stats
+        self._last_io = {key: value for key, value in self._last_io.items()
+                         if key[0] in stats and stats[key[0]].start == key[1]}
+        return stats, changed
 
     def _own_tree(self, stats: dict[int, PidStat]) -> set[int]:
         """The PIDs of the run's processes: the roots, the services' processes, the run's processes seen
@@ -395,13 +439,17 @@ class NoiseSentinel:
             return False
         return marker in line
 
-    def _io_bytes(self, key: tuple[int, int]) -> int | None:
+    def _io_bytes(self, key: tuple[int, int], changed: bool) -> int | None:
         if key in self._no_io:
             return None
-        text = self._io.read(str(key[0]))
-        value = parse_pid_io(text) if text is not None else None
+        if not changed and key in self._last_io:
+            return self._last_io[key]
+        data = self._io.read(str(key[0]))
+        value = parse_pid_io(data.decode(errors="replace")) if data is not None else None
         if value is None:
             self._no_io.add(key)
+        else:
+            self._last_io[key] = value
         return value
 
     def _pressure(self, kind: str) -> int | None:
