@@ -22,6 +22,7 @@ DISK_FIELDS = {  # per second of the node's clock, at 1 MB/s (scaled by each nod
     "node_disk_io_time_weighted_seconds_total": 0.05,
 }
 CPU_SHARE = {"user": 0.3, "system": 0.1, "idle": 0.6}  # of each CPU's seconds
+PRESSURE = {"cpu": 0.1, "io": 0.2, "memory": 0.0}  # seconds some task stalled, per second
 
 
 class NodeExporter:
@@ -78,6 +79,8 @@ class NodeExporter:
         lines += [f'node_cpu_seconds_total{{cpu="{cpu}",mode="{mode}"}} {share * t:.6f}'
                   for cpu in range(CPUS) for mode, share in CPU_SHARE.items()]
         lines += [f'node_network_{way}_bytes_total{{device="eth0"}} {1e5 * t:.1f}' for way in ("receive", "transmit")]
+        lines += [f"node_pressure_{kind}_waiting_seconds_total {share * t:.6f}" for kind, share in PRESSURE.items()]
+        lines += ["node_memory_Dirty_bytes 5000000", "node_memory_Writeback_bytes 1000000"]
         lines += ["node_memory_MemTotal_bytes 8589934592", "node_memory_MemAvailable_bytes 4294967296",
                   f'node_uname_info{{machine="x86_64",nodename="{name}.test",release="6.1.0-test",sysname="Linux"}} 1']
         return "\n".join(lines) + "\n"

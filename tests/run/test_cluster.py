@@ -53,6 +53,13 @@ def test_the_nodes_of_a_nodes_file_are_measured_each_and_across(tmp_path, export
         ("null-write", "worker-1"), ("null-read", "worker-1")]
     assert (run.path / "telemetry-worker-1.csv").exists() and (run.path / "telemetry-worker-2.csv").exists()
     assert "telemetry stop" not in run.events  # the nodes' telemetry, not this machine's
+    # the noise sentinel's figures per node, as node_exporter shows them: no processes, so no other CPU or I/O
+    psi_io = by_node(run, "null-read", "noise_psi_io_pct")
+    assert set(psi_io) == {"worker-1", "worker-2"} and all(15 < v < 25 for v in psi_io.values())  # 0.2 s a second
+    assert by_node(run, "null-read", "noise_psi_mem_pct") == {"worker-1": 0.0, "worker-2": 0.0}
+    assert by_node(run, "null-read", "noise_dirty_mb") == {"worker-1": 6.0, "worker-2": 6.0}
+    assert by_node(run, "null-read", "noise_steal_pct") == {"worker-1": 0.0, "worker-2": 0.0}
+    assert by_node(run, "null-read", "noise_other_cpu_pct") == {"worker-1": None, "worker-2": None}
 
 
 def test_an_engine_s_per_host_samples_name_the_node_of_that_host(tmp_path, exporter):
@@ -127,3 +134,15 @@ def test_power_for_this_machine_is_refused_with_nodes(tmp_path, exporter):
     assert str(refused.value) == (f"--power: with nodes ({path}), give each node's source as its power: key "
                                   f"in a nodes file")
     assert not exporter.scrapes and not mem.volume("x").files  # refused before any node is read
+
+
+def test_this_machine_s_node_has_the_whole_noise_sentinel(tmp_path, exporter):
+    path = tmp_path / "nodes.yaml"
+    path.write_text(yaml.safe_dump({"nodes": [
+        {"name": "here", "role": "worker", "exporter": "local"},
+        {"name": "n2", "role": "worker", "exporter": exporter.add("n2", 1.0), "host": "10.1.0.2"}]}))
+    run = run_null(tmp_path, repeat=1, nodes=str(path), overrides={"sleep_ms": "100"})
+    assert run.status == "succeeded", run.errors
+    other_cpu = by_node(run, "null-read", "noise_other_cpu_pct")
+    assert set(other_cpu) == {"worker-1", "worker-2"} and other_cpu["worker-2"] is None
+    assert other_cpu["worker-1"] is not None and other_cpu["worker-1"] >= 0  # read from this machine's /proc

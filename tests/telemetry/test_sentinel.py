@@ -244,6 +244,46 @@ def test_host_telemetry_appends_the_noise_samples(tmp_path):
     telemetry.stop()
 
 
+EXPOSITION = """# HELP node_pressure_io_waiting_seconds_total Total time in seconds that processes have waited due to IO
+# TYPE node_pressure_io_waiting_seconds_total counter
+node_pressure_io_waiting_seconds_total {io}
+node_pressure_cpu_waiting_seconds_total {cpu}
+node_pressure_memory_waiting_seconds_total 1.5
+node_pressure_io_stalled_seconds_total 99
+node_memory_Dirty_bytes 5.24288e+07
+node_memory_Writeback_bytes 1.048576e+06
+node_cpu_seconds_total{{cpu="0",mode="idle"}} 1000
+node_cpu_seconds_total{{cpu="0",mode="steal"}} {steal}
+node_cpu_seconds_total{{cpu="1",mode="steal"}} {steal}
+"""
+
+
+def test_a_node_exporter_node_shows_steal_pressure_and_dirty_memory_not_processes():
+    from storbench.telemetry.exporter import parse_exposition, snapshot_from_samples
+    from storbench.telemetry.sentinel import node_window
+
+    def snap(taken, **values):
+        return snapshot_from_samples(parse_exposition(EXPOSITION.format(**values)), frozenset(), taken)
+
+    first = snap(10.0, io=100.0, cpu=20.0, steal=5.0)
+    assert first.noise == {"psi_cpu_us": 20_000_000, "psi_io_us": 100_000_000, "psi_memory_us": 1_500_000,
+                           "dirty_bytes": 52428800 + 1048576}
+    points = [first, snap(11.0, io=100.5, cpu=20.0, steal=5.1), snap(12.0, io=101.0, cpu=20.25, steal=5.2)]
+    assert node_window(points, 10.0, 12.0) == {
+        "noise_other_cpu_pct": None, "noise_other_io_mb": None,  # node_exporter shows no processes
+        "noise_steal_pct": 20.0,  # 0.2 s on each of two CPUs over 2 s: 0.4 CPU-s, 20% of a core
+        "noise_psi_cpu_pct": 12.5, "noise_psi_io_pct": 50.0, "noise_psi_mem_pct": 0.0, "noise_dirty_mb": 53.477}
+    assert node_window(points, 10.5, 11.5)["noise_psi_io_pct"] == 50.0  # the marks around a narrowed window
+    assert node_window(points[:1], 10.0, 12.0) == dict.fromkeys(NAMES)
+
+
+def test_a_node_exporter_without_pressure_has_none():
+    from storbench.telemetry.exporter import parse_exposition, snapshot_from_samples
+
+    samples = parse_exposition('node_cpu_seconds_total{cpu="0",mode="idle"} 1000\n')
+    assert snapshot_from_samples(samples, frozenset(), 1.0).noise is None
+
+
 @pytest.mark.real
 def test_a_real_neighbour_burning_cpu_shows():
     """A child burning 1 CPU-second is the run's own for a sentinel whose tree holds this process, and noise for

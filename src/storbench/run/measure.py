@@ -101,7 +101,7 @@ def run_telemetry(options: RunOptions, cluster: ClusterTelemetry | None, engines
                   writer: RunWriter, power: NodePower | None) -> RunTelemetry:
     if cluster is not None:
         cluster.journal_to(writer.path)
-        return NodesTelemetry(cluster)
+        return NodesTelemetry(cluster, services=Path(writer.store.home) / "services")
     # Engine scratch (shuffle and spill) on another device than the target's: measured too, reported apart
     # (paper 001).
     shuffle = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)

@@ -23,7 +23,8 @@ NODES_FILE = "nodes.yaml"
 
 EXPORTER = "prometheus-node-exporter"
 # diskstats with loop devices (the default hides them), plus what per-node telemetry and fingerprints read
-COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "uname", "stat", "loadavg", "os", "rapl", "filesystem")
+COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "uname", "stat", "loadavg", "os", "rapl", "filesystem",
+              "pressure")
 
 
 def free_port(host: str = "127.0.0.1") -> int:

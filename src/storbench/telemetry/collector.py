@@ -37,6 +37,9 @@ class Snapshot:
     net: dict[str, NetCounters] | None  # per interface, loopback included
     memory: tuple[int, int] | None  # (MemTotal, MemAvailable) bytes
     energy_uj: int | None  # cumulative RAPL package energy since the collector started
+    # a node_exporter's pressure stall totals (psi_cpu_us, psi_io_us, psi_memory_us) and dirty_bytes (Dirty +
+    # Writeback), for the noise sentinel's figures; None read locally (the sentinel reads this machine itself)
+    noise: dict[str, int | None] | None = None
 
 
 def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,

@@ -4,7 +4,8 @@ node_exporter serves /proc/diskstats, /proc/stat, /proc/net/dev and meminfo as c
 seconds and bytes; turned back into sectors, milliseconds and ticks they feed the same
 window arithmetic as the local collector (iostat's formulas), so a node read remotely and
 one read locally give the same metrics. The exposition text is parsed with the maintained
-``prometheus-client`` parser; only the families storbench uses are handed to it.
+``prometheus-client`` parser; only the families storbench uses are handed to it. Pressure stall totals
+and Dirty + Writeback memory ride along in ``Snapshot.noise`` for the noise sentinel's node figures.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from storbench.telemetry.collector import Snapshot
 from storbench.telemetry.procfs import SECTOR_BYTES, CpuCounters, DiskCounters, NetCounters
 
 # node_exporter's collectors storbench reads; asked for by name so a scrape costs the exporter little
-COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "rapl")
+COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "rapl", "pressure")
 FINGERPRINT_COLLECTORS = COLLECTORS + ("uname",)
 # DiskCounters field -> (node_exporter counter, scale to /proc/diskstats units)
 DISK_FIELDS = {
@@ -41,7 +42,11 @@ DISK_FIELDS = {
 CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 USER_HZ = 100  # node_cpu_seconds_total is /proc/stat's ticks divided by USER_HZ
 WANTED = re.compile(r"^(node_disk_|node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|"
-                    r"node_memory_Mem(Total|Available)_bytes|node_rapl_|node_uname_info)")
+                    r"node_memory_(Mem(Total|Available)|Dirty|Writeback)_bytes|node_rapl_|node_uname_info|"
+                    r"node_pressure_(cpu|io|memory)_waiting_seconds_total)")
+PRESSURE = {"psi_cpu_us": "node_pressure_cpu_waiting_seconds_total",  # "some": at least one task waited
+            "psi_io_us": "node_pressure_io_waiting_seconds_total",
+            "psi_memory_us": "node_pressure_memory_waiting_seconds_total"}
 # Disks a node's default "storage under test" leaves out: virtual devices and partitions
 VIRTUAL = re.compile(r"^(loop|ram|zram|dm-|md|sr|fd|nbd|rbd)\d*|^((s|v|xv|h)d[a-z]+\d+|nvme\d+n\d+p\d+|mmcblk\d+p\d+)$")
 
@@ -93,7 +98,17 @@ def snapshot_from_samples(samples: dict[str, list[tuple[dict[str, str], float]]]
     memory = (round(total[0][1]), round(available[0][1])) if total and available else None
     package = [value for labels, value in samples.get("node_rapl_package_joules_total", ())]
     energy_uj = round(sum(package) * 1e6) if package else None
-    return Snapshot(time=taken, disks=disks, cpu=cpu, net=net, memory=memory, energy_uj=energy_uj)
+    return Snapshot(time=taken, disks=disks, cpu=cpu, net=net, memory=memory, energy_uj=energy_uj,
+                    noise=_noise(samples))
+
+
+def _noise(samples: dict[str, list[tuple[dict[str, str], float]]]) -> dict[str, int | None] | None:
+    """Pressure stall totals in µs and Dirty + Writeback bytes (the noise sentinel's node figures)."""
+    noise: dict[str, int | None] = {key: round(found[0][1] * 1e6) if (found := samples.get(name)) else None
+                                    for key, name in PRESSURE.items()}
+    dirty, writeback = samples.get("node_memory_Dirty_bytes"), samples.get("node_memory_Writeback_bytes")
+    noise["dirty_bytes"] = round(dirty[0][1] + writeback[0][1]) if dirty and writeback else None
+    return noise if any(value is not None for value in noise.values()) else None
 
 
 class ExporterReader:

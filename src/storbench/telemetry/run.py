@@ -8,6 +8,7 @@ measures every node of a cluster: each window's metrics per node (labelled
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 from storbench.results.model import Sample
@@ -18,7 +19,7 @@ from storbench.telemetry.collector import Collector
 from storbench.telemetry.metrics import METRICS
 from storbench.telemetry.power import NodePower, PowerPoint
 from storbench.telemetry.sentinel import METRICS as NOISE_METRICS
-from storbench.telemetry.sentinel import NoiseSentinel
+from storbench.telemetry.sentinel import NoiseSentinel, node_window
 from storbench.telemetry.window import (interface_max_mbps, latest_rates, only_devices, rate_rows,
                                         window_metrics)
 
@@ -140,9 +141,15 @@ class HostTelemetry:
 
 
 class NodesTelemetry:
-    def __init__(self, cluster: ClusterTelemetry):
+    def __init__(self, cluster: ClusterTelemetry, services: Path | None = None):
+        """``services``: the results home's services directory, whose processes are the run's own on this
+        machine's node (see :class:`~storbench.telemetry.sentinel.NoiseSentinel`)."""
         self.cluster = cluster
         self.slowest: list[dict[str, Any]] = []  # per window: the node that moved the least
+        # The noise sentinel: whole on this machine's node; on the others, what their node_exporter shows
+        # (steal, pressure, dirty memory; never other processes' CPU or I/O: it shows no processes).
+        self.sentinels = {m.label: NoiseSentinel(services=services) for m in cluster.members if m.node.is_local}
+        self._opening = True
 
     def start(self) -> None:
         self.cluster.start()
@@ -150,9 +157,16 @@ class NodesTelemetry:
 
     def stop(self) -> None:
         self.cluster.stop()
+        for sentinel in self.sentinels.values():
+            sentinel.close()
 
     def mark(self) -> float:
-        return self.cluster.mark()
+        opening, self._opening = self._opening, not self._opening  # as HostTelemetry: the readings outside
+        taken = {label: s.read(reuse=REUSE_S) for label, s in self.sentinels.items()} if opening else {}
+        when = self.cluster.mark()
+        for label, sentinel in self.sentinels.items():
+            sentinel.mark(self.cluster.node_time(label, when), taken.get(label))
+        return when
 
     def idle(self, start: float, end: float) -> dict[str | None, float | None]:
         idle: dict[str | None, float | None] = {}
@@ -169,7 +183,12 @@ class NodesTelemetry:
         per_node = self.cluster.node_metrics(window.start, window.end)
         samples = []
         for member in self.cluster.members:
-            samples += _metric_samples(workload, per_node[member.label], repetition, {"node": member.label})
+            label = member.label
+            start, end = self.cluster.node_time(label, window.start), self.cluster.node_time(label, window.end)
+            sentinel = self.sentinels.get(label)
+            noise = (sentinel.window(start, end) if sentinel is not None
+                     else node_window(member.collector.points(), start, end))
+            samples += _metric_samples(workload, {**per_node[label], **noise}, repetition, {"node": label})
         across, slowest = self.cluster.cluster_metrics(window.start, window.end, per_node)
         samples += _metric_samples(workload, across, repetition)
         if slowest is not None:

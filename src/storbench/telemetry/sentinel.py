@@ -47,10 +47,13 @@ import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from storbench.results.metrics import metric_table
 from storbench.telemetry import procfs
+
+if TYPE_CHECKING:
+    from storbench.telemetry.collector import Snapshot
 
 METRICS = metric_table("""
     noise_other_cpu_pct | CPU used by other processes (% of one core)         | %  | max | lower/higher
@@ -172,6 +175,32 @@ class Reading:
     steal: int | None  # /proc/stat steal, ticks
     psi: dict[str, int | None]  # cpu, io, memory: "some" total, µs
     dirty: int | None  # Dirty + Writeback, bytes
+
+
+def node_window(points: Sequence["Snapshot"], start: float, end: float, hz: int = 100) -> dict[str, float | None]:
+    """A node's ``noise_*`` figures from its telemetry snapshots at its window marks, for a node read through
+    node_exporter (or Prometheus): steal from its CPU counters (``hz`` ticks a second: node_exporter's
+    seconds turned into USER_HZ ticks), pressure and dirty memory from its ``noise``. Other processes' CPU
+    and I/O stay None: node_exporter shows no processes, so the run's own cannot be told from the rest."""
+    values: dict[str, float | None] = dict.fromkeys(NAMES)
+    times = [point.time for point in points]
+    before, after = bisect.bisect_right(times, start) - 1, bisect.bisect_left(times, end)
+    if before < 0 or after >= len(points) or after <= before:
+        return values
+    first, last = points[before], points[after]
+    seconds = last.time - first.time
+    if seconds <= 0:
+        return values
+    if first.cpu is not None and last.cpu is not None:
+        values["noise_steal_pct"] = round(max(0, last.cpu.steal - first.cpu.steal) * 100 / (hz * seconds), 3)
+    a, b = first.noise or {}, last.noise or {}
+    for name, kind in PSI.items():
+        key = f"psi_{kind}_us"
+        if a.get(key) is not None and b.get(key) is not None:
+            values[name] = round(min(100.0, max(0, b[key] - a[key]) / (seconds * 1e4)), 3)
+    if a.get("dirty_bytes") is not None:
+        values["noise_dirty_mb"] = round(a["dirty_bytes"] / MB, 3)
+    return values
 
 
 class _PidFiles:
