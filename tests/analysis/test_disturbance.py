@@ -54,7 +54,7 @@ def test_every_run_busy_is_said_too():
     a, b = run("fa1", other_cpu=(40.0, 50.0, 60.0)), run("fa2", other_cpu=(30.0, 30.0, 30.0))
     assert disturbance.notes([a, b], ["fa1", "fa2"]) == [
         "the machine was busy during every run: fa1's windows: 50% of a core used by other processes (max 60%); "
-        "fa2's windows: 30% of a core used by other processes (max 30%): differences between them may be the "
+        "fa2's windows: 30% of a core used by other processes (max 30%): a difference between them may be the "
         "machine's, not the storage's"]
 
 
@@ -77,3 +77,22 @@ def test_compare_warns_and_show_marks_the_busy_windows():
     assert "machine was busy during 2 of 3 windows" in render(single, "table")
     assert "machine was busy during 2 of 3 windows" in render(single, "html")
     assert not [w for w in compare_runs([a]).warnings if "busy" in w]
+
+
+def test_every_run_busy_names_the_most_disturbed_first():
+    a, b = run("fa1", other_cpu=(20.0, 30.0, 25.0)), run("fa2", other_cpu=(120.0, 140.0, 130.0))
+    note = disturbance.notes([a, b], ["fa1", "fa2"])[0]
+    assert note.startswith("the machine was busy during every run: fa2's windows: 130% of a core")
+    assert note.index("fa2's windows") < note.index("fa1's windows")
+
+
+def test_interleaved_runs_say_the_machine_was_shared_not_that_it_explains_the_difference():
+    record = {"id": "20261128-120000-xabcdef", "design": "interleaved"}
+    a, b = run("fa1"), run("fa2", other_cpu=(95.0, 10.0, 9.0))
+    for one in (a, b):
+        one.manifest["experiment"] = record
+    note = disturbance.notes([a, b], ["fa1", "fa2"])[0]
+    assert note.startswith("fa2's windows: 38% of a core")
+    assert "interleaved" in note and "may be the machine's" not in note
+    apart = disturbance.notes([run("fa1"), run("fa2", other_cpu=(95.0, 10.0, 9.0))], ["fa1", "fa2"])[0]
+    assert "may be the machine's, not the storage's" in apart

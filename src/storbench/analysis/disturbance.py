@@ -187,16 +187,30 @@ def notes(runs: Sequence[Any], names: Sequence[str]) -> list[str]:
     present = [v for v in leads if v is not None]
     busy = [d.busy for _, d in judged]
     apart = len(present) > 1 and max(present) - min(present) >= CPU_POINTS
-    if all(busy):
-        parts = [f"{name}'s windows: {d.figures()}" for name, d in judged]
-        return ["the machine was busy during every run: " + "; ".join(parts)
-                + ": differences between them may be the machine's, not the storage's"]
-    if not any(busy) and not apart:
+    if not all(busy) and not any(busy) and not apart:
         return []
+    consequence = (_SHARED if _one_experiment(runs) else
+                   ": a difference between them may be the machine's, not the storage's")
+    # the most disturbed first: busy before quiet, then by other processes' CPU
     order = sorted(judged, key=lambda nd: (not nd[1].busy, -(nd[1].lead() or 0.0)))
+    if all(busy):
+        parts = [f"{name}'s windows: {d.figures()}" for name, d in order]
+        return ["the machine was busy during every run: " + "; ".join(parts) + consequence]
     first_name, first = order[0]
     parts = [f"{first_name}'s windows: {first.figures()}"]
     for name, d in order[1:]:
         lead = d.lead()
         parts.append(f"{name}'s: {_pct(lead)}%" if lead is not None else f"{name}'s: not watched")
-    return ["; ".join(parts) + ": a difference between them may be the machine's, not the storage's"]
+    return ["; ".join(parts) + consequence]
+
+
+# Interleaved runs met the machine round by round alike, and compare pairs each round's repetitions: the note
+# still says what the machine did, but not that it may explain the difference.
+_SHARED = (": the runs were interleaved, so each round's repetitions met the same machine and are compared "
+           "pair by pair; a busy machine still widens the intervals")
+
+
+def _one_experiment(runs: Sequence[Any]) -> bool:
+    """The runs are of one interleaved experiment (the same ``experiment.id`` in every manifest)."""
+    ids = {((getattr(run, "manifest", None) or {}).get("experiment") or {}).get("id") for run in runs}
+    return len(ids) == 1 and None not in ids
