@@ -20,6 +20,7 @@ from storbench.cli import _configurations
 from storbench.engines import null
 from storbench.errors import InputError
 from storbench.progress import Progress
+from storbench.report._format import configuration
 from storbench.results.model import Sample
 from storbench.results.store import ResultStore
 from storbench.run.rounds import AUTO_DEFAULT, Schedule, parse_repeat
@@ -197,3 +198,15 @@ def test_labels_pair_with_targets_or_are_numbered():
     assert given([], []) == [("default", None)]
     with pytest.raises(InputError, match="one each, in the same order"):
         given(["a", "b", "c"], ["/x", "/y"])
+
+
+def test_compare_of_an_experiment_s_runs_names_the_design_and_pairs_them(tmp_path):
+    runs, _ = interleaved(tmp_path, repeat=3)
+    comparison = api.compare([run.outcome.run_id for run in runs], ResultStore(tmp_path / "home"))
+    design = {name: values for name, values, _ in configuration(comparison)}["Design"]
+    assert design[0] == design[1] and design[0].startswith("interleaved: a, b (experiment ")
+    assert design[0].endswith("alternate order, 3 rounds)")
+    # times are never 0, so every round gives a pair: the paired test (a zero elsewhere falls back to Welch)
+    times = [row.deltas[1] for row in comparison.rows if row.metric == "completion_time" and row.phase == "timed"]
+    assert len(times) == 2 and all(delta.test == "paired" for delta in times)
+    assert not any("not interleaved" in note for note in comparison.warnings)

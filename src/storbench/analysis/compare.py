@@ -76,7 +76,7 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
         errors=list(m.get("errors") or []), telemetry_interval_s=config.get("telemetry_interval_s"),
         replication=config.get("replication"), warmup=int(m.get("warmup") or 0),
         window_rules=dict(m.get("window_rules") or {}), zoned=config.get("zoned") or None,
-        power_scope=run_scope(m))
+        power_scope=run_scope(m), experiment=m.get("experiment") or None, repeat_auto=m.get("repeat_auto") or None)
 
 
 def _names(runs: list[Run]) -> list[str]:

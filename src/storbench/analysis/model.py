@@ -45,6 +45,19 @@ class RunInfo:
     # the stack under the target and its zoned models (config "zoned"); None for runs that did not record it
     zoned: dict[str, Any] | None = None
     power_scope: str | None = None  # what its energy figures cover ("CPU package (RAPL)"); None: no power measured
+    # the interleaved experiment it is one configuration of (the manifest's experiment record); None: a run alone
+    experiment: dict[str, Any] | None = None
+    repeat_auto: dict[str, Any] | None = None  # --repeat auto: its bounds and why it stopped; None: a fixed count
+
+    @property
+    def design(self) -> str | None:
+        """"interleaved: a, b (experiment ID, alternate order, 3 rounds)", the same for every run of the
+        experiment; None for a run alone."""
+        record = self.experiment
+        if not record:
+            return None
+        return (f"interleaved: {', '.join(record.get('labels') or [])} (experiment {record.get('id')}, "
+                f"{record.get('order_policy')} order, {len(record.get('order') or [])} rounds)")
 
     @property
     def problem(self) -> str | None:
@@ -270,4 +283,7 @@ def _run_dict(run: RunInfo) -> dict[str, Any]:
         del data["zoned"]
     if run.power_scope is None:  # as before scopes were shown: runs without power keep their JSON
         del data["power_scope"]
+    for key in ("experiment", "repeat_auto"):  # runs alone, with a fixed count, keep their JSON
+        if data[key] is None:
+            del data[key]
     return data

@@ -131,6 +131,15 @@ def _param(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _repetitions(run: RunInfo) -> str | None:
+    """"3", or "4 (--repeat auto 3..10: stopped after 4 repetitions: ...)"."""
+    auto = run.repeat_auto
+    if run.repetitions is None or not auto:
+        return None if run.repetitions is None else str(run.repetitions)
+    why = "; ".join((auto.get("stopped") or {}).values()) or "the maximum, the interval still wider"
+    return f"{run.repetitions} (--repeat auto {auto.get('min')}..{auto.get('max')}: {why})"
+
+
 def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
     """(field, value per run, whether the runs differ) like paper 000's summary table; empty fields dropped."""
     runs = comparison.runs
@@ -161,7 +170,8 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
     fields += [(f"Parameter {k}", get(lambda r, k=k: _param(r.parameters[k]) if k in r.parameters else None))
                for k in keys]
     fields += [
-        ("Repetitions", get(lambda r: r.repetitions)),
+        ("Repetitions", get(_repetitions)),
+        ("Design", get(lambda r: r.design)),
         ("Warm-up repetitions", get(lambda r: r.warmup or None)),
         ("Started (UTC)", get(lambda r: r.started.replace("T", " ").rstrip("Z"))),
         ("Target", get(lambda r: r.target)),
