@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ class GuestRun:
     stdout: str
     stderr: str
     run_dir: Path | None
+    run_dirs: list[Path] = field(default_factory=list)  # every run it made (an interleaved experiment's, in order)
 
     @property
     def manifest(self) -> dict[str, Any]:
@@ -75,13 +76,14 @@ def results_home(guest: Guest) -> Path:
 
 
 def storbench_in_guest(guest: Guest, *args: str, timeout_s: float = 240) -> GuestRun:
-    """`python -m storbench --results SHARE/results run ARGS` in the guest; the run directory it made."""
+    """`python -m storbench --results SHARE/results run ARGS` in the guest; the run directory it made (the last,
+    and all of them in ``run_dirs``: run ids sort by start time)."""
     home = results_home(guest)
     before = set((home / "runs").iterdir()) if (home / "runs").is_dir() else set()
     quoted = " ".join(shlex.quote(a) for a in args)
     done = guest.run(f"cd /tmp && {sys.executable} -m storbench --results {home} run --quiet {quoted}", timeout_s)
     made = sorted(set((home / "runs").iterdir()) - before) if (home / "runs").is_dir() else []
-    return GuestRun(done.rc, done.stdout, done.stderr, made[-1] if made else None)
+    return GuestRun(done.rc, done.stdout, done.stderr, made[-1] if made else None, made)
 
 
 def storbench_on_host(guest: Guest, *args: str) -> subprocess.CompletedProcess:

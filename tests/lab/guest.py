@@ -41,7 +41,9 @@ ZONED = "zoned=true,zoned.zone_size=64M,zoned.zone_capacity=64M,zoned.max_open=1
 DISKS = [
     Disk("bw20", 1 * GIB, throttling={"bps-write": 20 * MIB}),
     Disk("bw20b", 1 * GIB, throttling={"bps-write": 20 * MIB}),  # bw20's twin: "not significant"
-    Disk("bw80", 1 * GIB, throttling={"bps-write": 80 * MIB}),
+    Disk("bw21", 1 * GIB, throttling={"bps-write": 21 * MIB}),  # 5% above bw20
+    Disk("bw30", 1 * GIB, throttling={"bps-write": 30 * MIB}),
+    Disk("bw45", 1 * GIB, throttling={"bps-write": 45 * MIB}),  # 50% above bw30
     Disk("iops200", 256 * MIB, throttling={"iops-total": 200}),
     Disk("plain", 1 * GIB),  # under dm-delay and dm-flakey tables
     Disk("zns", 2 * GIB, bus="nvme", nvme_ns=ZONED),  # 32 zones of 64 MiB, host-managed
