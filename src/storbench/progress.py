@@ -85,10 +85,11 @@ def _amount(value: float, unit: str) -> str:
 
 
 class Progress:
-    def __init__(self, quiet: bool = False, stream: TextIO | None = None):
+    def __init__(self, quiet: bool = False, stream: TextIO | None = None, live: bool = True):
+        """``live=False``: plain lines even on a terminal (a worker process shares its terminal with others)."""
         self.quiet = quiet
         self.stream = stream or sys.stderr
-        self.live = not quiet and _isatty(self.stream)
+        self.live = live and not quiet and _isatty(self.stream)
         self.started = time.monotonic()
         self._plan: Plan | None = None
         self._bar: RichProgress | None = None  # the live display while a step runs on a terminal

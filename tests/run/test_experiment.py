@@ -119,14 +119,6 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     assert not (home / "runs").exists() or not any((home / "runs").iterdir())
 
 
-def test_an_engine_that_runs_once_per_process_is_refused_before_anything_starts(tmp_path, monkeypatch):
-    monkeypatch.setattr(null.NullEngine, "one_per_process", True)
-    home = tmp_path / "home"
-    with pytest.raises(InputError, match="the null engine runs once per process"):
-        interleaved(tmp_path, repeat=2)
-    assert not (home / "runs").exists() or not any((home / "runs").iterdir())
-
-
 def test_spark_is_one_such_engine():
     from storbench.engines.spark import SparkEngine
 

@@ -13,7 +13,7 @@ import tempfile
 
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
-from storbench.run.experiment import note_auto, run_experiment
+from storbench.run.experiment import LocalConfiguration, note_auto, run_experiment
 from storbench.run.loop import Configuration, run_rounds
 from storbench.run.metrics_server import LiveRun, serve
 from storbench.run.options import RunOptions, RunOutcome, validate_options
@@ -39,8 +39,8 @@ def run(options: RunOptions, store: ResultStore, progress: Progress, rule: Enoug
                 session.start()
                 auto = options.repeat_auto
                 schedule = Schedule(1, minimum=auto[0] if auto else None, rule=rule)
-                run_rounds([Configuration(plan, session)], schedule)
-                note_auto([session], schedule)
+                run_rounds([Configuration(plan, session)], plan.points, plan.repetitions, schedule)
+                note_auto([LocalConfiguration(plan, session)], schedule, options.repeat_auto, progress)
             return session.outcome()
         finally:
             if temporary:

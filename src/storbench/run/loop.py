@@ -26,12 +26,38 @@ from storbench.workloads.base import Workload
 WARMUP_REPETITION = -1  # the engines' tag of a warm-up: never sampled
 
 
+class Side(Protocol):
+    """One configuration of the rounds: what it runs before its recorded repetitions at a sweep point, and one
+    recorded repetition of its workloads. In this process (:class:`Configuration`) or in a process of its own
+    (storbench.run.worker) when its engines cannot share one."""
+
+    def prepare(self, index: int, point: Point) -> None: ...
+    def repetition(self, repetition: int, index: int, point: Point) -> dict[str, list[Sample]]: ...
+
+
 @dataclass
 class Configuration:
-    """One configuration of the loop: its plan and the session that holds its run (one run per configuration)."""
+    """A configuration run in this process: its plan and the session that holds its run."""
 
     plan: Plan
     session: RunSession
+
+    def prepare(self, index: int, point: Point) -> None:
+        """The point's engine settings, prepare steps (repetition 0) and unrecorded warm-ups."""
+        plan, session = self.plan, self.session
+        if point.engine_options:
+            session.engines.reconfigure(point.text, point.engine_options, session.progress.step,
+                                        session.writer.manifest, session.writer.update_manifest)
+        for entry in plan.suite.prepare:
+            _run_one(plan, session, entry.workload, 0, point, index)
+        for warmup in range(1, plan.options.warmup + 1):  # the JIT's and caches' start-up, not recorded
+            for entry in plan.suite.workloads:
+                _warm_up(plan, session, entry.workload, warmup, point, index)
+
+    def repetition(self, repetition: int, index: int, point: Point) -> dict[str, list[Sample]]:
+        """Each workload's recorded window at ``repetition``, in suite order: its samples by workload."""
+        return {entry.workload: _run_one(self.plan, self.session, entry.workload, repetition, point, index)
+                for entry in self.plan.suite.workloads}
 
 
 class Rounds(Protocol):
@@ -46,33 +72,24 @@ class Rounds(Protocol):
 Recorded = dict[tuple[int, str, str], dict[int, list[Sample]]]
 
 
-def run_rounds(configurations: list[Configuration], rounds: Rounds, running: list[int] | None = None) -> None:
+def run_rounds(sides: list[Side], points: list[Point], repetitions: int, rounds: Rounds,
+               running: list[int] | None = None) -> None:
     """Points × prepare steps × warm-ups × rounds of repetitions. Each round runs repetition r of every
     configuration in the order ``rounds`` gives, so slow drift of the machine falls on all of them alike;
     prepare steps (data generation) and warm-ups stay per configuration. ``running`` is set to the index of
     the configuration at work (who failed, when something fails)."""
     running = running if running is not None else [0]
-    first = configurations[0].plan  # every configuration's plan has the same points and repetitions
     recorded: Recorded = {}
-    for index, point in enumerate(first.points):
-        for k, (plan, session) in enumerate((c.plan, c.session) for c in configurations):
+    for index, point in enumerate(points):
+        for k, side in enumerate(sides):
             running[0] = k
-            if point.engine_options:
-                session.engines.reconfigure(point.text, point.engine_options, session.progress.step,
-                                            session.writer.manifest, session.writer.update_manifest)
-            for entry in plan.suite.prepare:
-                _run_one(plan, session, entry.workload, 0, point, index)
-            for warmup in range(1, plan.options.warmup + 1):  # the JIT's and caches' start-up, not recorded
-                for entry in plan.suite.workloads:
-                    _warm_up(plan, session, entry.workload, warmup, point, index)
-        for repetition in range(1, first.repetitions + 1):
+            side.prepare(index, point)
+        for repetition in range(1, repetitions + 1):
             order = rounds.order(repetition)
             for k in order:
                 running[0] = k
-                plan, session = configurations[k].plan, configurations[k].session
-                for entry in plan.suite.workloads:
-                    samples = _run_one(plan, session, entry.workload, repetition, point, index)
-                    recorded.setdefault((k, entry.workload, point.text), {})[repetition] = samples
+                for workload, samples in sides[k].repetition(repetition, index, point).items():
+                    recorded.setdefault((k, workload, point.text), {})[repetition] = samples
             rounds.ran(repetition, order)
             if rounds.enough(repetition, point, recorded):
                 break

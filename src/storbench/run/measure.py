@@ -7,6 +7,7 @@ Every source is checked to answer before anything is written: an unreachable exp
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -97,11 +98,18 @@ def open_local_power(options: RunOptions) -> NodePower | None:
                       snapshots=list, insecure=options.power_insecure)
 
 
+def own_roots(options: RunOptions) -> set[int]:
+    """The processes whose trees are the run's own: this one, and the experiment's when the run is one
+    configuration of it in a worker (the other configurations' workers and engines are the experiment's load,
+    met by every configuration alike, not a neighbour's)."""
+    return {os.getpid()} | ({options.experiment_pid} if options.experiment_pid else set())
+
+
 def run_telemetry(options: RunOptions, cluster: ClusterTelemetry | None, engines: RunEngines, devices: list[str],
                   writer: RunWriter, power: NodePower | None) -> RunTelemetry:
     if cluster is not None:
         cluster.journal_to(writer.path)
-        return NodesTelemetry(cluster, services=Path(writer.store.home) / "services")
+        return NodesTelemetry(cluster, services=Path(writer.store.home) / "services", roots=own_roots(options))
     # Engine scratch (shuffle and spill) on another device than the target's: measured too, reported apart
     # (paper 001).
     shuffle = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
@@ -110,7 +118,7 @@ def run_telemetry(options: RunOptions, cluster: ClusterTelemetry | None, engines
     if power is not None and power.snapshots is not None:
         power.snapshots = collector.points  # the RAPL counters the collector reads are rapl's readings
     # the run's own processes: this one's tree and those of storbench's services under its results home
-    sentinel = NoiseSentinel(services=Path(writer.store.home) / "services")
+    sentinel = NoiseSentinel(roots=own_roots(options), services=Path(writer.store.home) / "services")
     return HostTelemetry(collector, devices, shuffle, options.interval, power, sentinel)
 
 

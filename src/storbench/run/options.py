@@ -46,6 +46,9 @@ class RunOptions:
     idle_s: float = 0.0  # --idle-s: an idle window before the first workload, the power baseline
     metrics_port: int | None = None  # --metrics-port: serve the run's progress to Prometheus (run.metrics_server)
     metrics_address: str | None = None  # --metrics-address: the IP it binds (default 127.0.0.1)
+    # set by an interleaved experiment for a configuration it runs in a worker process: the experiment's PID,
+    # whose tree the noise sentinel counts as the run's own (storbench.run.worker)
+    experiment_pid: int | None = None
 
 
 @dataclass

@@ -141,14 +141,15 @@ class HostTelemetry:
 
 
 class NodesTelemetry:
-    def __init__(self, cluster: ClusterTelemetry, services: Path | None = None):
+    def __init__(self, cluster: ClusterTelemetry, services: Path | None = None, roots: set[int] | None = None):
         """``services``: the results home's services directory, whose processes are the run's own on this
         machine's node (see :class:`~storbench.telemetry.sentinel.NoiseSentinel`)."""
         self.cluster = cluster
         self.slowest: list[dict[str, Any]] = []  # per window: the node that moved the least
         # The noise sentinel: whole on this machine's node; on the others, what their node_exporter shows
         # (steal, pressure, dirty memory; never other processes' CPU or I/O: it shows no processes).
-        self.sentinels = {m.label: NoiseSentinel(services=services) for m in cluster.members if m.node.is_local}
+        self.sentinels = {m.label: NoiseSentinel(roots=roots, services=services) for m in cluster.members
+                          if m.node.is_local}
         self._opening = True
 
     def start(self) -> None:
