@@ -228,7 +228,8 @@ class Comparison:
     @property
     def marker_legend(self) -> str:
         """The significance legend, naming how many rows Benjamini–Hochberg ran over when one run is compared."""
-        return wording.marker_legend(self.tested[1] if len(self.tested) == 2 else None)
+        tested = self.tested[1] if len(self.tested) == 2 else None
+        return wording.marker_legend(tested or None)  # none tested (too few repetitions): said generally
 
     def groups(self) -> list[tuple[str, list[Row]]]:
         """Rows by workload (group title), in suite order; the overall group last."""
