@@ -131,8 +131,14 @@ def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell, paired: bool = 
                 test = ratio_test(cell.values, base.values, paired=False)
         else:
             test = ratio_test(cell.values, base.values, paired=False)
+    new, old = cell.aggregate, base.aggregate
+    if test is not None and test.test == wording.PAIRED and test.ratio is not None:
+        # Interleaved: the change is the rounds' own (the geometric mean of repetition i's ratios), the
+        # quantity the interval is about; the aggregates' ratio would let one repetition's outlier (a
+        # throttle's burst caught in one maximum) move the verdict, and stand apart from its interval.
+        rel, new, old = test.ratio - 1.0, test.ratio, 1.0
     return Delta(index, rel, None if rel is None else rel * 100.0, wording.delta_words(spec, rel),
-                 wording.verdict(spec, rel), wording.factor_words(spec, cell.aggregate, base.aggregate),
+                 wording.verdict(spec, rel), wording.factor_words(spec, new, old),
                  test.t if test else None, test.df if test else None, test.p_value if test else None,
                  wording.significance(test, cell.n, base.n), None if rel is None else 1.0 + rel,
                  test.ci_low if test else None, test.ci_high if test else None, test.mde_pct if test else None,

@@ -89,7 +89,7 @@ class Delta:
     """A compared run against the baseline for one row."""
 
     run_index: int
-    rel: float | None  # new / old - 1 of the aggregates
+    rel: float | None  # new / old - 1 of the aggregates; paired (interleaved) runs: of the rounds' geometric mean
     pct: float | None  # rel * 100
     words: str  # "190% higher", "17% faster", "no change", "n/a"
     verdict: str  # "better" | "worse" | "no change" | "n/a"

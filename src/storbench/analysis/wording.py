@@ -70,7 +70,7 @@ def marker_legend(tested: int | None = None) -> str:
             f"? too few repetitions (< {MIN_REPETITIONS} on a side) for a test; "
             f"changes under {NO_CHANGE_PCT:g}% read \"no change\"; "
             f"[+a%..+b%] after a significant change: its 95% CI (Welch: of the ratio of the means; paired: of the "
-            f"rounds' ratios)")
+            f"rounds' ratios, whose geometric mean is then the change said)")
 
 
 MARKER_LEGEND = marker_legend()
