@@ -52,12 +52,14 @@ def test_a_paired_ci_by_hand_and_the_headline_says_it():
     assert delta.q_value == pytest.approx(delta.p_value)  # one tested row: q = p
     assert delta.significance == wording.SIGNIFICANT
     [headline] = c.headlines
-    assert headline.text == "fa2 vs fa1: fio-write fio bandwidth 4% higher (95% CI +3% to +8%, paired)"  # 4.99%
-    assert headline.words == "4% higher" and headline.interval == "95% CI +3% to +8%, paired"
+    detects = f"detects ≥{delta.mde_pct:.0f}%"  # the MDE checked by hand above: 3%
+    assert detects == "detects ≥3%"
+    assert headline.text == f"fa2 vs fa1: fio-write fio bandwidth 4% higher (95% CI +3% to +8%, paired, {detects})"
+    assert headline.words == "4% higher" and headline.interval == f"95% CI +3% to +8%, paired, {detects}"
     assert not [w for w in c.warnings if NOT_INTERLEAVED in w]  # interleaved: no note
     data = json.loads(render(c, "json"))
     said = data["rows"][0]["deltas"][1]
-    assert (said["test"], said["interval"]) == ("paired", "95% CI +3% to +8%, paired")
+    assert (said["test"], said["interval"]) == ("paired", f"95% CI +3% to +8%, paired, {detects}")
     assert said["ci_low"] == pytest.approx(delta.ci_low) and said["q_value"] == pytest.approx(delta.q_value)
     assert "fio bandwidth" in render(c, "table") and "4% higher * [+3%..+8%]" in render(c, "table")
 
@@ -190,3 +192,15 @@ def test_the_noise_sentinels_metrics_are_no_rows_and_no_tests():
     assert [r.metric for r in c.rows] == ["completion_time"]
     assert c.tested == [0, 1] and not c.headlines
     assert "noise_" not in render(c, "json")
+
+
+def test_no_headline_says_what_the_repetitions_could_not_have_detected():
+    same = {("fio-write", "fio_bw_mbps"): [100.0, 90.0, 110.0], ("fio-write", "completion_time"): [10.0, 10.5, 9.5]}
+    c = interleaved(same, {key: [v * f for v, f in zip(values, (1.01, 0.99, 1.0))] for key, values in same.items()})
+    assert c.headlines == []
+    mdes = [row.deltas[1].mde_pct for row in c.rows if row.deltas[1] is not None and row.deltas[1].mde_pct is not None
+            and c.leads(row) and row.phase != "prepare"]
+    text = c.no_headline_text()
+    assert mdes and text.startswith("(no significant differences; changes under ")
+    assert f"{min(mdes):.0f}%" in text and "could not be told from noise with these repetitions" in text
+    assert "(no significant differences; changes under" in render(c, "table")

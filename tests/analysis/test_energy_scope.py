@@ -47,7 +47,7 @@ def test_one_scope_is_said_in_every_format_and_compared():
     assert row.title == "Operations per watt [scope: CPU package (RAPL)]" and row.deltas[1].verdict == "better"
     assert _row(comparison, "completion_time").title == "Time to complete"  # other figures: no scope
     assert [h.text for h in comparison.headlines if h.metric == "ops_per_watt"] == [
-        "fast vs slow: ycsb-a: 16× more operations per watt [scope: CPU package (RAPL)] (95% CI 15× to 18×, Welch)"]
+        "fast vs slow: ycsb-a: 16× more operations per watt [scope: CPU package (RAPL)] (95% CI 15× to 18×, Welch, detects ≥13%)"]
     assert not any("energy" in w for w in comparison.warnings)
     table, md, html = (render(comparison, fmt) for fmt in ("table", "md", "html"))
     for text in (table, md):

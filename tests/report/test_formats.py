@@ -65,9 +65,9 @@ def test_json_is_complete_and_loads(paper):
     assert row["deltas"][1]["words"] == "190% higher" and row["deltas"][1]["p_value"] < 0.05
     assert len(row["cells"][1]["values"]) == 3
     assert data["headlines"][0]["text"] == \
-        "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher (95% CI +162% to +215%, Welch)"
+        "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher (95% CI +162% to +215%, Welch, detects ≥12%)"
     assert data["headlines"][0]["words"] == "190% higher"
-    assert data["headlines"][0]["interval"] == "95% CI +162% to +215%, Welch"
+    assert data["headlines"][0]["interval"] == "95% CI +162% to +215%, Welch, detects ≥12%"
     delta = row["deltas"][1]
     assert delta["test"] == "welch" and delta["q_value"] >= delta["p_value"] and delta["ratio"] == pytest.approx(2.9053, abs=1e-4)
     assert delta["ci_low"] < 2.9053 < delta["ci_high"] and delta["mde_pct"] > 0

@@ -108,8 +108,9 @@ class Delta:
 
     @property
     def interval(self) -> str | None:
-        """"95% CI +47% to +53%, paired", or None without a test."""
-        return wording.interval_words(self.ci_low, self.ci_high, self.test, factor="×" in self.words)
+        """"95% CI +47% to +53%, paired, detects ≥4%", or None without a test."""
+        return wording.interval_words(self.ci_low, self.ci_high, self.test, factor="×" in self.words,
+                                      mde_pct=self.mde_pct)
 
     @property
     def marker(self) -> str:
@@ -230,6 +231,15 @@ class Comparison:
         """The significance legend, naming how many rows Benjamini–Hochberg ran over when one run is compared."""
         tested = self.tested[1] if len(self.tested) == 2 else None
         return wording.marker_legend(tested or None)  # none tested (too few repetitions): said generally
+
+    def no_headline_text(self, i: int = 1) -> str:
+        """What the headlines say when none is significant for run ``i``: "(no significant differences; changes
+        under 6–41% (by metric) could not be told from noise with these repetitions)" over its tested rows that
+        lead their workload."""
+        mdes = [d.mde_pct for row in self.rows if not row.labels and row.phase != PREPARE and self.leads(row)
+                for d in [row.deltas[i] if i < len(row.deltas) else None] if d is not None and d.mde_pct is not None]
+        missed = wording.undetected_words(mdes)
+        return f"(no significant differences; {missed})" if missed else "(no significant differences)"
 
     def groups(self) -> list[tuple[str, list[Row]]]:
         """Rows by workload (group title), in suite order; the overall group last."""

@@ -191,16 +191,36 @@ def interval_bounds(low: float, high: float, factor: bool = False) -> tuple[str,
     return said
 
 
-def interval_words(low: float | None, high: float | None, test: str | None, factor: bool = False) -> str | None:
-    """"95% CI +47% to +53%, paired" (the CI on new/old as a change; "38× to 40×" with ``factor``); "95% CI
-    unbounded, Welch" when it has no bounds; ``None`` without a test."""
+def interval_words(low: float | None, high: float | None, test: str | None, factor: bool = False,
+                   mde_pct: float | None = None) -> str | None:
+    """"95% CI +47% to +53%, paired, detects ≥4%" (the CI on new/old as a change; "38× to 40×" with ``factor``;
+    the smallest change the test detects with 80% power, where known); "95% CI unbounded, Welch" when it has no
+    bounds; ``None`` without a test."""
     if test is None:
         return None
     name = TEST_WORDS.get(test, test)
+    detects = f", detects ≥{mde_words(mde_pct)}" if mde_pct is not None else ""
     if low is None or high is None:
-        return f"95% CI unbounded, {name}"
+        return f"95% CI unbounded, {name}{detects}"
     lo, hi = interval_bounds(low, high, factor)
-    return f"95% CI {lo} to {hi}, {name}"
+    return f"95% CI {lo} to {hi}, {name}{detects}"
+
+
+def mde_words(mde_pct: float) -> str:
+    """The smallest detectable change: "4%", "0.5%", or a factor ("3.2×") once it is 100% or more."""
+    if mde_pct >= 100:
+        return f"{1 + mde_pct / 100:.1f}×"
+    return f"{mde_pct:.1f}%" if mde_pct < 1 else f"{mde_pct:.0f}%"
+
+
+def undetected_words(mdes: list[float]) -> str | None:
+    """What "no significant differences" could have missed: "changes under 6–41% (by metric) could not be told
+    from noise with these repetitions"; None when no row was tested."""
+    if not mdes:
+        return None
+    low, high = min(mdes), max(mdes)
+    span = mde_words(low) if mde_words(low) == mde_words(high) else f"{mde_words(low)}–{mde_words(high)}"
+    return f"changes under {span} (by metric) could not be told from noise with these repetitions"
 
 
 def lower_first(title: str) -> str:

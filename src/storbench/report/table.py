@@ -43,7 +43,7 @@ def render_table(comparison: Comparison) -> str:
 
     if not single:
         lines.append("Headlines")
-        lines += [f"  - {h.text}" for h in comparison.headlines] or ["  (no significant differences)"]
+        lines += [f"  - {h.text}" for h in comparison.headlines] or [f"  {comparison.no_headline_text()}"]
         lines.append("")
 
     base = runs[0].name

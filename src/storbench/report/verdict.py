@@ -15,6 +15,6 @@ def verdict_text(comparison: Comparison) -> str:
     for note in comparison.warnings:
         lines += textwrap.wrap(note, 100, initial_indent="!! ", subsequent_indent="   ")
     lines.append("Headlines")
-    lines += [f"  - {h.text}" for h in comparison.headlines] or ["  (no significant differences)"]
+    lines += [f"  - {h.text}" for h in comparison.headlines] or [f"  {comparison.no_headline_text()}"]
     lines.append(f"Full table: storbench compare {' '.join(run.run_id for run in comparison.runs)}")
     return "\n".join(lines)
