@@ -43,6 +43,24 @@ def test_bad_urls_are_one_line(text, says):
     assert says in _one_line(err.value)
 
 
+
+@pytest.mark.parametrize("text", [
+    "cassandra://127.0.0.1:9042/ks?user=u&password=pw-canary-7",
+    "cassandra://127.0.0.1:9042/ks?password=pw-canary-7",
+    "cassandra://127.0.0.1:9042/ks?PASSWORD=pw-canary-7&user=u",
+    "cassandra://127.0.0.1:notaport/ks?password=pw-canary-7",
+    "cassandra://127.0.0.1:9042,127.0.0.2:9043/ks?password=pw-canary-7",
+    "cassandra://127.0.0.1:9042/system?password=pw-canary-7",
+    "cassandra://127.0.0.1:9042/ks-1?password=pw-canary-7",
+])
+def test_a_password_in_the_url_is_not_echoed(text):
+    """issue 38 item 11: the refusal names the URL with its password masked."""
+    with pytest.raises(InputError) as err:
+        parse_target(text)
+    line = _one_line(err.value)
+    assert "pw-canary-7" not in line and "password=***" in line.lower(), line
+
+
 def test_parse_contact_points_and_keyspace():
     target = parse_target("cassandra://127.0.0.1:9142,127.0.0.2:9142/MyKeyspace")
     assert isinstance(target, CassandraTarget)

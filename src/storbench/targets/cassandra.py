@@ -20,6 +20,7 @@ from typing import Any
 
 from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError, TargetError
+from storbench.redaction import redact_url
 from storbench.targets import cassandra_login
 from storbench.targets.base import Target, TargetOptions, register
 
@@ -79,24 +80,25 @@ class CassandraTarget(Target):
 
     @classmethod
     def parse(cls, text: str, options: TargetOptions) -> Target:
+        shown = redact_url(text)  # what an error line may echo: a ?password=... masked
         rest = text.split("://", 1)[1] if "://" in text else ""
         rest, _, query = rest.partition("?")
         netloc, _, path = rest.partition("/")
         if not netloc or "@" in netloc or "#" in text:
-            raise InputError(f"--target {text!r}: a cassandra:// target is cassandra://HOST:PORT[,HOST2:PORT2]"
+            raise InputError(f"--target {shown!r}: a cassandra:// target is cassandra://HOST:PORT[,HOST2:PORT2]"
                              f"[/KEYSPACE] (see `storbench services up cassandra`)")
-        contacts = [_contact(text, part) for part in netloc.split(",")]
+        contacts = [_contact(shown, part) for part in netloc.split(",")]
         if len({port for _, port in contacts}) > 1:
-            raise InputError(f"--target {text!r}: the contact points use different ports; "
+            raise InputError(f"--target {shown!r}: the contact points use different ports; "
                              f"one CQL port serves a whole Cassandra cluster")
         keyspace = path.strip("/") or None
         if keyspace is not None:
             if not KEYSPACE_RE.fullmatch(keyspace.lower()):
-                raise InputError(f"--target {text!r}: keyspace {keyspace!r} is not allowed; use 1-48 letters, "
+                raise InputError(f"--target {shown!r}: keyspace {keyspace!r} is not allowed; use 1-48 letters, "
                                  f"digits and '_', starting with a letter (no quotes)")
             keyspace = keyspace.lower()  # as Cassandra reads an unquoted name
             if keyspace in SYSTEM_KEYSPACES:
-                raise InputError(f"--target {text!r}: {keyspace} is one of Cassandra's system keyspaces; "
+                raise InputError(f"--target {shown!r}: {keyspace} is one of Cassandra's system keyspaces; "
                                  f"name another keyspace or none (storbench then makes storbench_<run id>)")
         return cls(contacts, keyspace, options, cassandra_login.parse(text, query))
 

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 
 from storbench.cassandra_cql import Credentials
 from storbench.errors import InputError, TargetError
+from storbench.redaction import redact_url
 
 USER_ENV, PASSWORD_ENV = "STORBENCH_CQL_USERNAME", "STORBENCH_CQL_PASSWORD"
 OPTIONS = ("user", "password_file")
@@ -39,6 +40,7 @@ def parse(text: str, query: str) -> LoginFile | None:
     """The URL's ``?user=..&password_file=..`` (both or neither), or InputError in one line."""
     if not query:
         return None
+    text, shown_query = redact_url(text), redact_url("?" + query)[1:]  # an error line echoes no password
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
     except ValueError:
@@ -50,7 +52,7 @@ def parse(text: str, query: str) -> LoginFile | None:
     values = dict(pairs)
     if wrong or not all(values.values()):
         raise InputError(f"--target {text!r}: the URL's options are user=NAME&password_file=PATH, each once "
-                         f"(got {query!r})")
+                         f"(got {shown_query!r})")
     return LoginFile(values["user"], Path(values["password_file"]).expanduser())
 
 
