@@ -106,7 +106,7 @@ def test_one_run_gets_the_absolutes_and_its_quotient():
 
 def _ycsb_run(label, throughput):
     run = make_run(label, {("ycsb-a", "ycsb_throughput_ops_s"): throughput,
-                           ("ycsb-a", "ycsb_ops_per_server_thread"): [v / 4 for v in throughput]},
+                           ("ycsb-a", "ycsb_ops_per_node_thread"): [v / 56 for v in throughput]},
                    suite="ycsb-003", paper="003")
     return dataclasses.replace(run, suite="ycsb-003")
 

@@ -19,9 +19,11 @@ JVM's start-up is outside). With ``duration_s``, YCSB's maxexecutiontime still c
 Samples, named as YCSB prints them: ``ycsb_throughput_ops_s`` ([OVERALL] Throughput(ops/sec)), per
 operation type (label ``op=READ``, ``UPDATE``, ``INSERT``, ``SCAN``, ``READ-MODIFY-WRITE``) and overall
 (no ``op``): ``ycsb_operations``, ``ycsb_{avg,p95,p99,max}_latency_us``; ``ycsb_errors`` (by kind:
-label ``error``); ``ycsb_load_throughput_ops_s``; ``ycsb_ops_per_server_thread`` (paper 003's
-operations per CPU thread: the servers' threads from the nodes' fingerprints, or this machine's
-cores when the nodes run here, ``ycsb_server_threads`` and a note say which). The overall throughput
+label ``error``); ``ycsb_load_throughput_ops_s``; ``ycsb_ops_per_server_thread`` (the cluster's rate ÷
+all servers' CPU threads: the nodes' fingerprints, each host once, or this machine's cores when the nodes
+run here, ``ycsb_server_threads`` and a note say which) and ``ycsb_ops_per_node_thread`` (paper 003's
+"operations per thread": the cluster's rate ÷ ONE node's threads, 33,013 / 56 on its 4-node x86 cluster;
+only when every host has the same count). The overall throughput
 is the workload's ``ops_per_s``: ops per watt comes from the power machinery where power is readable.
 A ``--sweep threads=...`` run states the thread count where throughput peaks (``peak.py``).
 ``restore=snapshot`` brings every node back to the post-load state before each measured run
@@ -90,6 +92,7 @@ METRICS = metric_table("""
     ycsb_throughput_ops_s      | [OVERALL] Throughput(ops/sec)                     | ops/s        | mean | more/fewer
     ycsb_load_throughput_ops_s | Load throughput (ops/sec)                         | ops/s        | mean | more/fewer
     ycsb_ops_per_server_thread | Operations per second per server CPU thread       | ops/s/thread | mean | more/fewer
+    ycsb_ops_per_node_thread   | Operations per second per CPU thread of one node  | ops/s/thread | mean | more/fewer
     ycsb_server_threads        | Server CPU threads                                | threads      | mean | more/fewer
     ycsb_operations            | Operations                                        | ops          | mean | more/fewer
     ycsb_avg_latency_us        | AverageLatency(us)                                | us           | mean | lower/higher
@@ -130,18 +133,51 @@ def core_workload(letter: str) -> dict[str, Any]:
 
 
 def server_threads(ctx: RunContext, target: CassandraTarget) -> tuple[int | None, str]:
-    """(the servers' CPU threads, how they were counted)."""
-    prints = ctx.node_fingerprints
+    """(the servers' CPU threads, all hosts together, how they were counted)."""
+    return _threads(ctx.node_fingerprints, bool(target.service))[:2]
+
+
+def _threads(prints: dict[str, dict[str, Any]], here: bool) -> tuple[int | None, str, int | None, str]:
+    """(all hosts' CPU threads, how; one node's threads, how) from the nodes' fingerprints (each host once), or
+    this machine's cores when the nodes run ``here``. One node's threads is paper 003's divisor ("x86 (56
+    Threads)" per server, its cluster's ops/s ÷ 56): defined only when every host has the same count."""
     hosts: dict[str, int] = {}
     for label, print_ in prints.items():
         if print_.get("cores"):
             hosts[print_.get("hostname") or label] = int(print_["cores"])
     if hosts:
-        return sum(hosts.values()), (f"from the {len(prints)} node(s)' fingerprints, each host once: "
-                                     + ", ".join(f"{h} {c}" for h, c in sorted(hosts.items())))
-    if target.service:
-        return os.cpu_count(), "this machine's cores (the nodes run here: services up cassandra)"
-    return None, "unknown (no node fingerprints: pass --nodes to count the servers' threads)"
+        how = (f"from the {len(prints)} node(s)' fingerprints, each host once: "
+               + ", ".join(f"{h} {c}" for h, c in sorted(hosts.items())))
+        counts = set(hosts.values())
+        if len(counts) == 1:
+            return sum(hosts.values()), how, counts.pop(), how
+        return sum(hosts.values()), how, None, f"the hosts' thread counts differ ({how})"
+    if here:
+        cores = os.cpu_count()
+        how = "this machine's cores (the nodes run here: services up cassandra)"
+        return cores, how, cores, how
+    how = "unknown (no node fingerprints: pass --nodes to count the servers' threads)"
+    return None, how, None, how
+
+
+def thread_samples(workload: str, ops_per_s: float | None, prints: dict[str, dict[str, Any]], here: bool,
+                   notes: list[str]) -> list[Sample]:
+    """The throughput per server CPU thread in two scopes, each under its own name: ÷ all hosts' threads
+    (``ycsb_ops_per_server_thread``) and paper 003's ÷ one node's threads (``ycsb_ops_per_node_thread``)."""
+    threads, how, node, node_how = _threads(prints, here)
+    out = [Sample(workload, "ycsb_server_threads", float(threads) if threads else None, "threads"),
+           Sample(workload, "ycsb_ops_per_server_thread",
+                  ops_per_s / threads if threads and ops_per_s is not None else None, "ops/s/thread"),
+           Sample(workload, "ycsb_ops_per_node_thread",
+                  ops_per_s / node if node and ops_per_s is not None else None, "ops/s/thread")]
+    for text in ((f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}" if threads
+                  else f"ycsb: operations per server CPU thread not computed: server threads {how}"),
+                 (f"ycsb: operations per node CPU thread (paper 003's) divide the cluster's rate by one node's "
+                  f"{node} thread(s)" if node
+                  else f"ycsb: operations per node CPU thread (paper 003's) not computed: {node_how}")):
+        if text not in notes:
+            notes.append(text)
+    return out
 
 
 class _Ycsb(Workload):
@@ -309,15 +345,8 @@ class _Ycsb(Workload):
     def _samples(self, ctx: RunContext, params: dict[str, Any], result: dict[str, Any]) -> list[Sample]:
         total = result["total"]
         out = result_samples(self.name, result, LOAD_NAMES if self.letter == "load" else NAMES)
-        threads, how = server_threads(ctx, ctx.target_as(CassandraTarget))
-        out.append(Sample(self.name, "ycsb_server_threads", float(threads) if threads else None, "threads"))
-        out.append(Sample(self.name, "ycsb_ops_per_server_thread",
-                          total["ops_per_s"] / threads if threads and total["ops_per_s"] is not None else None,
-                          "ops/s/thread"))
-        text = (f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}" if threads
-                else f"ycsb: operations per server CPU thread not computed: server threads {how}")
-        if text not in ctx.notes:
-            ctx.notes.append(text)
+        target = ctx.target_as(CassandraTarget)
+        out += thread_samples(self.name, total["ops_per_s"], ctx.node_fingerprints, bool(target.service), ctx.notes)
         return out
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
