@@ -113,7 +113,9 @@ def test_fetch_checks_maven_sha1(tmp_path, monkeypatch):
     good = fetch.Artifact(path, "42a25dc3219429f0e5d060061f71acb49bf010a0", 45024)
     fetch._fetch_one(good)
     assert fetch.cached(good).stat().st_size == 45024
+    assert fetch.intact(good, rehash=True)
     fetch.cached(good).unlink()
+    fetch._stamp(good).unlink()  # the record of its last check (size, mtime), written with it
     wrong = fetch.Artifact(path, "0" * 40, 45024)
     with pytest.raises(EngineError, match="checksum mismatch.*nothing was kept"):
         fetch._fetch_one(wrong)

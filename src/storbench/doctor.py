@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from storbench.binaries import checkout, java_hint, native_binary
 from storbench.buildparts import PARTS as DESCRIPTIONS
-from storbench.fetch import PARTS, artifacts, cache_dir, missing
+from storbench.fetch import PARTS, artifacts, cache_dir, cached, missing
 
 APT = "apt-get install"
 # a part built by scripts/setup.sh in a clone -> the stamps it writes once built; what uses it
@@ -134,6 +134,11 @@ def _part(part: str) -> Check:
     if not todo:
         return Check(name, True, f"cached in {cache_dir() / 'maven'} ({USES[part]})")
     count = sum(len(artifacts(module)) for module in PARTS[part])
+    damaged = [a for a in todo if cached(a).exists()]
+    if damaged:  # not the size or sha1 the wheel recorded: a run would fetch them again
+        return Check(name, False, f"{len(damaged)}/{count} cached jars damaged, e.g. {cached(damaged[0])} (not the "
+                                  f"size and sha1 the wheel recorded; for {USES[part]}): storbench fetch {part} "
+                                  f"fetches them again")
     return Check(name, False, f"{len(todo)}/{count} jars not cached (for {USES[part]}; {DESCRIPTIONS[part]}): "
                               f"fetched on first use, or now: storbench fetch {part} "
                               f"({sum(a.size for a in todo) / 1e6:.0f} MB)")
