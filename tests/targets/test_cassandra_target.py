@@ -255,3 +255,36 @@ def test_a_named_missing_keyspace_is_created_and_owned(cql, keep_data):
     assert target.release(keep_data=keep_data) is not keep_data
     assert ("fresh_named" in _keyspaces(session)) is keep_data  # --keep-data keeps it
     session.execute("DROP KEYSPACE IF EXISTS fresh_named")
+
+
+def _crashed_run_target(monkeypatch, owner: str | None, comment: str | None, exists: bool = True):
+    """A target parsed anew (as `storbench cleanup` does) over a fake cluster; the statements it executes."""
+    target = parse_target("cassandra://127.0.0.1:9042")
+    executed = []
+
+    class Session:
+        def execute(self, statement, *args):
+            executed.append(statement)
+
+    monkeypatch.setattr(target, "session", lambda: Session())
+    monkeypatch.setattr(target, "keyspace_exists", lambda keyspace: exists and keyspace == "storbench_r1")
+    monkeypatch.setattr(target, "_owner_of", lambda keyspace: owner)
+    monkeypatch.setattr(target, "table_comment_of", lambda keyspace, table: comment)
+    return target, executed
+
+
+def test_cleanup_of_a_crashed_run_drops_its_keyspace(monkeypatch):
+    """issue 38 item 8: cleanup of a crashed YCSB run said the keyspace "is gone" and left it."""
+    from types import SimpleNamespace
+
+    from storbench.api import _remove_root
+
+    target, executed = _crashed_run_target(monkeypatch, owner="r1", comment="storbench run r1")
+    assert _remove_root(SimpleNamespace(run_id="r1"), "cassandra://127.0.0.1:9042/storbench_r1", target) is True
+    assert executed == ["DROP KEYSPACE storbench_r1"]
+    gone, executed = _crashed_run_target(monkeypatch, owner=None, comment=None, exists=False)
+    assert _remove_root(SimpleNamespace(run_id="r1"), "cassandra://127.0.0.1:9042/storbench_r1", gone) is False
+    other, executed = _crashed_run_target(monkeypatch, owner="r2", comment="storbench run r2")
+    with pytest.raises(InputError, match="does not name this run"):
+        _remove_root(SimpleNamespace(run_id="r1"), "cassandra://127.0.0.1:9042/storbench_r1", other)
+    assert executed == []

@@ -22,7 +22,7 @@ from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError, TargetError
 from storbench.redaction import redact_url
 from storbench.targets import cassandra_login
-from storbench.targets.base import Target, TargetOptions, register
+from storbench.targets.base import GONE, OTHER, OURS, UNKNOWN, Target, TargetOptions, register
 
 DEFAULT_PORT = 9042
 TABLE = "usertable"
@@ -244,6 +244,26 @@ class CassandraTarget(Target):
             self.session().execute(f"DROP TABLE {self.keyspace}.{TABLE}")
             return True
         return False
+
+    def root_state(self) -> str:
+        """The run's keyspace (from its root ``cassandra://HOST:PORT/KEYSPACE``): ``ours`` when its owner row or
+        its YCSB table's comment names this run (what ``release_root`` then drops), ``gone`` when neither is
+        there, ``other`` when something not marked for this run is. ``storbench cleanup`` of a crashed run
+        reaches the keyspace so, with a target parsed anew (it never knew what the run had made)."""
+        keyspace = (self.root_uri or "").rpartition("/")[2] if self.root_uri else self.keyspace
+        if not keyspace or not self.run_id:
+            return UNKNOWN
+        self.keyspace = keyspace
+        if not self.keyspace_exists(keyspace):
+            return GONE
+        if self._owner_of(keyspace) == self.run_id:
+            self.keyspace_owned = True
+            return OURS
+        comment = self.table_comment_of(keyspace, TABLE)
+        if comment == table_comment(self.run_id):
+            self.table_owned = True
+            return OURS
+        return GONE if comment is None and keyspace == self.named_keyspace else OTHER
 
     def manifest_config(self) -> dict[str, Any]:
         return {"contact_points": [f"{h}:{p}" for h, p in self.contacts], "keyspace": self.keyspace,
