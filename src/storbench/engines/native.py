@@ -11,12 +11,14 @@ common wall-clock ``start_at_unix_ms`` so they start together, then their result
 as local processes (:func:`run_local`) or as Spark tasks in barrier mode, one per slot or
 host (:func:`run_spark_barrier`).
 
-Credentials never reach a job file, a command line or an environment: a job may hold the S3 keys in
-memory (``s3.access_key`` / ``s3.secret_key``), but the job file written for the engine (mode 0600, in a
-private temporary directory, removed when the engine exits) holds the job without them; the keys go in a
-secrets file of their own beside it (0600, named by ``$STORBENCH_SECRETS_FILE``: :data:`SECRETS_FILE_ENV`,
-under the names of :data:`CREDENTIAL_ENV`), in Spark tasks too. Results never contain them (the engine
-echoes no keys).
+Credentials never reach a file, a command line or an environment: a job may hold the S3 keys
+(``s3.access_key`` / ``s3.secret_key``) and a CQL login (``cql.username`` / ``cql.password``) in memory, but
+the job file written for the engine (mode 0600, in a private temporary directory, removed when the engine
+exits) holds the job without them; they reach the engine through a pipe it inherits, named by
+``$STORBENCH_SECRETS_FILE`` (:data:`SECRETS_FILE_ENV`: ``/proc/self/fd/N``, under the names of
+:data:`CREDENTIAL_ENV` and :data:`CQL_LOGIN_ENV`), in Spark tasks too; the engine reads them once at its
+start and nothing of them is left behind, even when storbench is killed. Results never contain them (the
+engine echoes no keys).
 """
 
 from __future__ import annotations
@@ -88,16 +90,36 @@ def job(protocol: str, settings: dict[str, Any], mix: list[dict[str, Any]], obje
 
 # the job's S3 keys -> the environment variables the engine reads them from
 CREDENTIAL_ENV = {"access_key": "STORBENCH_S3_ACCESS_KEY", "secret_key": "STORBENCH_S3_SECRET_KEY"}
+# the job's CQL login (cql.username / cql.password) -> the names the engine reads it by when the job has none
+CQL_LOGIN_ENV = {"username": "STORBENCH_CQL_USERNAME", "password": "STORBENCH_CQL_PASSWORD"}
 SECRETS_FILE_ENV = "STORBENCH_SECRETS_FILE"  # the engine reads its secrets from the JSON file this names
 
 
 def split_credentials(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """(the job without its S3 keys: what a job file may hold, the environment that carries them)."""
-    section = job.get("s3")
-    if not isinstance(section, dict):
-        return job, {}
-    env = {CREDENTIAL_ENV[name]: str(section[name]) for name in CREDENTIAL_ENV if name in section}
-    return {**job, "s3": {k: v for k, v in section.items() if k not in CREDENTIAL_ENV}}, env
+    """(the job without its S3 keys and CQL login: what a job file may hold, the secrets by the names the
+    engine reads them by)."""
+    secrets: dict[str, str] = {}
+    for protocol, names in (("s3", CREDENTIAL_ENV), ("cql", CQL_LOGIN_ENV)):
+        section = job.get(protocol)
+        if isinstance(section, dict) and any(name in section for name in names):
+            secrets |= {names[name]: str(section[name]) for name in names if name in section}
+            job = {**job, protocol: {k: v for k, v in section.items() if k not in names}}
+    return job, secrets
+
+
+def secrets_pipe(secrets: dict[str, str]) -> tuple[int, str]:
+    """The secrets in a pipe of their own: (its read end, for the engine to inherit (``pass_fds``), the path the
+    engine opens it by). They never reach a file: written into the pipe here, its write end closed, they wait in
+    the kernel until the engine reads them at its start, and vanish with it, even when storbench is killed."""
+    data = json.dumps(secrets).encode()
+    if len(data) > 32768:  # a pipe holds 64 KiB: the write must not wait for a reader
+        raise EngineError(f"the engine's secrets are too large to hand over ({len(data)} bytes)")
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)
+    finally:
+        os.close(write_end)
+    return read_end, f"/proc/self/fd/{read_end}"
 
 
 def _private_dir() -> Path:
@@ -110,14 +132,18 @@ def _write_job(path: Path, job: dict[str, Any]) -> None:
         json.dump(job, handle)
 
 
-def _engine_env(secrets: dict[str, str], work: Path) -> dict[str, str]:
-    """The engine's environment: ours, the secrets in a 0600 file of the private ``work`` directory (named, not
-    held, by the environment: /proc/PID/environ and every child's copy of it stay free of them)."""
-    env = {k: v for k, v in os.environ.items() if k not in secrets}
-    if secrets:
-        _write_job(work / "secrets.json", secrets)
-        env[SECRETS_FILE_ENV] = str(work / "secrets.json")
-    return env
+def _engine_env(secrets: dict[str, str]) -> tuple[dict[str, str], tuple[int, ...]]:
+    """One engine process's environment and the descriptors it inherits: ours without the secrets' names, and
+    the secrets in a pipe of their own (:func:`secrets_pipe`) the environment names, never holds
+    (/proc/PID/environ and every child's copy of it stay free of them). The caller closes the descriptors once
+    the engine is started."""
+    env = {k: v for k, v in os.environ.items() if k not in secrets and k not in CQL_LOGIN_ENV.values()}
+    env.pop(SECRETS_FILE_ENV, None)
+    if not secrets:
+        return env, ()
+    read_end, path = secrets_pipe(secrets)
+    env[SECRETS_FILE_ENV] = path
+    return env, (read_end,)
 
 
 def _read_result(path: Path, code: int) -> dict[str, Any]:
@@ -140,7 +166,6 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
     job, secrets = split_credentials(job)
     work = _private_dir()
     try:
-        env = _engine_env(secrets, work)
         start_at = int(time.time() * 1000) + (START_DELAY_MS if processes > 1 else 0)
         procs = []
         results = []
@@ -155,8 +180,13 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
                 if records is not None:
                     argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
                              if processes > 1 else str(records)]
-                procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL, env=env), result_path))
+                env, fds = _engine_env(secrets)
+                try:
+                    procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL, env=env, pass_fds=fds), result_path))
+                finally:
+                    for fd in fds:
+                        os.close(fd)
             for proc, result_path in procs:
                 code = proc.wait(timeout=timeout)
                 results.append(_read_result(result_path, code))
@@ -252,7 +282,7 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
 
     ``job`` holds no keys; ``secrets`` (the credentials by variable name) travel inside this closure,
     which Spark ships with the task and never writes to its conf or event log; the task hands them to
-    the engine in a 0600 secrets file beside its job file. The engine runs with argv[0] ``name``, its
+    the engine in a pipe it inherits (never a file). The engine runs with argv[0] ``name``, its
     fan-out's."""
 
     secrets_file_env = SECRETS_FILE_ENV  # a local: the closure must not import storbench on the executor
@@ -290,17 +320,25 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
             return
         work = _tf.mkdtemp(prefix="storbench-load-task-")
         job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
-        secrets_path = _os.path.join(work, "secrets.json")
-        for path, content in ((job_path, {**job, "process_index": index, "process_count": count,
-                                          "start_at_unix_ms": start_at}), (secrets_path, secrets)):
-            fd = _os.open(path, _os.O_WRONLY | _os.O_CREAT, 0o600)
-            with _os.fdopen(fd, "w") as handle:
-                _json.dump(content, handle)
+        fd = _os.open(job_path, _os.O_WRONLY | _os.O_CREAT, 0o600)
+        with _os.fdopen(fd, "w") as handle:
+            _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
         env = {k: v for k, v in _os.environ.items() if k not in secrets}
-        env[secrets_file_env] = secrets_path
+        fds = ()
+        if secrets:  # in a pipe the engine inherits, never a file (as secrets_pipe does on the driver)
+            read_end, write_end = _os.pipe()
+            try:
+                _os.write(write_end, _json.dumps(secrets).encode())
+            finally:
+                _os.close(write_end)
+            fds, env[secrets_file_env] = (read_end,), f"/proc/self/fd/{read_end}"
         try:
-            proc = _sp.Popen([name, "run", "--job", job_path, "--result", result_path], executable=engine,
-                             stdin=_sp.DEVNULL, stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, env=env)
+            try:
+                proc = _sp.Popen([name, "run", "--job", job_path, "--result", result_path], executable=engine,
+                                 stdin=_sp.DEVNULL, stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, env=env, pass_fds=fds)
+            finally:
+                for fd in fds:
+                    _os.close(fd)
             where["engine_pid"] = proc.pid
             try:
                 code = proc.wait(timeout=timeout)
@@ -310,7 +348,7 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
             result = _json.loads(open(result_path).read()) if _os.path.exists(result_path) else {
                 "status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"}
         finally:
-            for path in (job_path, result_path, secrets_path):
+            for path in (job_path, result_path):
                 if _os.path.exists(path):
                     _os.remove(path)
             _os.rmdir(work)
