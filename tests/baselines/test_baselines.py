@@ -130,7 +130,7 @@ def test_a_run_with_none_of_the_papers_metrics_is_refused_in_one_line():
     with pytest.raises(InputError) as caught:
         published(comparison, load("003"))
     message = str(caught.value)
-    assert "\n" not in message and message.startswith("paper 003: sata-vendor-a (spark-transforms) measured none")
+    assert "\n" not in message and message.startswith("paper 003: sata-vendor-a (spark-transforms) is not a run of its suites")
 
 
 def test_cli_baselines_and_compare_with_a_paper(store, capsys):

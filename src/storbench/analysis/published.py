@@ -8,6 +8,12 @@ Two things are set side by side, each with the figure it came from:
   beside the paper's ratio for each pair of configurations it compares: the one the paper states
   ("190% Higher"), else the quotient of its two absolute figures.
 
+A workload the paper's figure has only an analog in (``Figure.analogs``: paper 004's Ceph rados bench
+figures beside fio on a zoned device) is set beside it labelled so (``analog``). A run whose suite is not one
+of the paper's is said in one line; paper-wide figures (``overall``: paper 000's device figures over the
+whole run) are set beside runs of the paper's suites only. The quotient of a run's figure and a published
+one is given only for a quantity that does not grow with the data (a rate, a latency: ``SCALE_FREE``).
+
 A figure whose metric no run has is said in ``missing`` (one line per quantity) and the
 rest goes on: a paper suite run at a small scale or a partial suite still has most of them. A
 comparison that has none of the paper's metrics is refused when the paper was asked for
@@ -24,6 +30,10 @@ from storbench.baselines import Figure, Paper
 from storbench.errors import InputError
 
 LABEL = "published, on the paper's hardware — not measured here"
+# units of quantities that do not grow with the data or the run's length (rates, latencies, shares)
+SCALE_FREE = frozenset({"MB/s", "IOPS", "ops/s", "ops/s/thread", "ops/W", "%", "ms", "us"})
+# labels saying how a row's figure was measured, not which part of it (fio's ioengine/direct, the driver)
+SETTING_LABELS = frozenset({"ioengine", "direct", "fallback", "driver"})
 
 
 @dataclass(frozen=True)
@@ -33,7 +43,8 @@ class Beside:
     row: Row
     figure: Figure
     published: float  # in the row's unit
-    yours: list[float | None]  # one per run
+    yours: list[float | None]  # one per run (None for a run whose suite is not the paper's, for overall)
+    analog: bool = False  # the row measures an analogous quantity, not the figure's own
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class RatioBeside:
     yours: float | None
     paper: float
     figures: tuple[Figure, ...]  # the stated ratio, or the two absolutes it is the quotient of
+    analog: bool = False  # the row measures an analogous quantity, not the figure's own
 
 
 @dataclass(frozen=True)
@@ -56,34 +68,43 @@ class Published:
     missing: list[str]  # one line each: a figure's metric no run has
     unmeasured: list[Figure]  # figures storbench has no metric for (their notes say why)
     configurations: list[str]  # the paper's configurations the figures shown were measured on
+    foreign: list[str] = ()  # one line: the runs whose suite is not one of the paper's
+
+
+def scale_free(unit: str) -> bool:
+    """A quantity in ``unit`` does not grow with the data (a rate, a latency): a run's figure at another
+    scale may be divided by the paper's; a time or an amount may not."""
+    return unit in SCALE_FREE
 
 
 def _row(c: Comparison, workload: str, metric: str) -> Row | None:
-    for row in c.rows:
-        if row.metric != metric or row.labels:
-            continue
-        if (row.phase == OVERALL) if workload == OVERALL_KEY else (row.phase == TIMED and row.workload == workload):
-            return row
-    return None
+    """The row of ``metric`` in ``workload``: no labels, or only labels of how it was measured (fio's
+    ioengine=libaio direct=1: a fio run has no unlabelled row), the fewest first."""
+    found = [row for row in c.rows if row.metric == metric and set(row.labels) <= SETTING_LABELS
+             and ((row.phase == OVERALL) if workload == OVERALL_KEY
+                  else (row.phase == TIMED and row.workload == workload))]
+    return min(found, key=lambda row: len(row.labels), default=None)
 
 
 def _quotient(new: float | None, old: float | None) -> float | None:
     return None if new is None or old is None or old == 0 else new / old
 
 
-def _absolutes(c: Comparison, figure: Figure, rows: list[Row]) -> list[Beside]:
+def _absolutes(c: Comparison, figure: Figure, rows: list[tuple[str, Row]], theirs: list[bool]) -> list[Beside]:
     out = []
-    for row in rows:
+    for workload, row in rows:
         published = figure.value_in(row.unit)
         if published is not None:
-            out.append(Beside(row, figure, published, [cell.aggregate for cell in row.cells]))
+            yours = [cell.aggregate if theirs[i] or workload != OVERALL_KEY else None
+                     for i, cell in enumerate(row.cells)]
+            out.append(Beside(row, figure, published, yours, workload not in figure.measures))
     return out
 
 
 def _paper_ratios(paper: Paper, row: Row, workload: str) -> list[tuple[tuple[str, str], float, tuple[Figure, ...]]]:
     """The paper's ratios of the quantity ``row`` measures, per pair it compares."""
     def measured(f: Figure) -> bool:
-        return f.measures.get(workload) == row.metric
+        return f.metric_of(workload) == row.metric
 
     out = []
     for pair in paper.comparisons:
@@ -106,24 +127,35 @@ def published(c: Comparison, paper: Paper, explicit: bool = True) -> Published:
     ratios: list[RatioBeside] = []
     missing: dict[str, dict[str, dict[str, None]]] = {}  # the paper's quantity → metric → workloads not in the runs
     seen: set[tuple[str, str]] = set()
+    theirs = [r.suite in paper.suites for r in c.runs]
     for figure in paper.figures:
-        found = [(w, m, row) for w, m in figure.measures.items() for row in [_row(c, w, m)] if row is not None]
+        both = {**figure.analogs, **figure.measures}
+        found = [(w, m, row) for w, m in both.items() for row in [_row(c, w, m)] if row is not None
+                 and (w != OVERALL_KEY or any(theirs))]  # a paper-wide figure: runs of the paper's suites only
         if figure.measures and not found:
             for workload, metric in figure.measures.items():
                 missing.setdefault(figure.quantity, {}).setdefault(metric, {})[workload] = None
         if figure.kind == "absolute":
-            absolutes += _absolutes(c, figure, [row for _, _, row in found])
+            absolutes += _absolutes(c, figure, [(w, row) for w, _, row in found], theirs)
         for workload, metric, row in found:
             if len(c.runs) < 2 or (workload, metric) in seen:
                 continue
             seen.add((workload, metric))
+            usable = [workload != OVERALL_KEY or (theirs[0] and theirs[i]) for i in range(len(c.runs))]
             for pair, ratio, figures in _paper_ratios(paper, row, workload):
                 ratios += [RatioBeside(i, row, pair, _quotient(row.cells[i].aggregate, row.cells[0].aggregate),
-                                       ratio, figures) for i in range(1, len(c.runs))]
+                                       ratio, figures, workload not in figures[0].measures)
+                           for i in range(1, len(c.runs)) if usable[i]]
+    others = [r for r, own in zip(c.runs, theirs) if not own]
+    foreign = ([f"{', '.join(f'{r.name} ({r.suite})' for r in others)}: not a run of paper {paper.paper}'s "
+                f"suites ({', '.join(paper.suites)}); its figures are not set beside the paper's whole-run ones"]
+               if others else [])
     if explicit and not absolutes and not ratios:
         names = ", ".join(f"{r.name} ({r.suite})" for r in c.runs)
-        raise InputError(f"paper {paper.paper}: {names} measured none of the metrics of its published figures "
-                         f"(its suites: {', '.join(paper.suites)}): nothing to set beside them")
+        why = ("is not a run of its suites" if len(others) == len(c.runs)
+               else "measured none of the metrics of its published figures")
+        raise InputError(f"paper {paper.paper}: {names} {why} (its suites: {', '.join(paper.suites)}): "
+                         f"nothing to set beside its figures")
     runs = "the run" if len(c.runs) == 1 else "the runs"
     said = {quantity: " or ".join(f"{m} of {', '.join(ws)}" for m, ws in metrics.items())
             for quantity, metrics in missing.items()}
@@ -131,7 +163,8 @@ def published(c: Comparison, paper: Paper, explicit: bool = True) -> Published:
              for quantity, what in said.items()]
     used = [f.configuration for f in (b.figure for b in absolutes)] + [k for r in ratios for k in r.pair]
     configurations = [k for k in paper.configurations if k in used]
-    return Published(paper, absolutes, ratios, lines, [f for f in paper.figures if not f.measures], configurations)
+    return Published(paper, absolutes, ratios, lines, [f for f in paper.figures if not f.measures], configurations,
+                     foreign)
 
 
 def factor(ratio: float | None) -> str:

@@ -4,7 +4,10 @@ A figure is ``absolute`` (one configuration's value, in the unit the paper print
 between two of the paper's configurations (new ÷ baseline of the quantity, with the change in the
 paper's own words: "190% Higher", "17% faster"). ``measures`` maps the storbench workload that
 measures it (``overall``: one figure over all timed operations) to the metric, when storbench has
-one; ``source`` is the exact text it was read from (tests/baselines checks it against the seed;
+one; ``analogs`` maps workloads that measure an analogous quantity, not the same one (paper 004's Ceph
+rados bench figures beside fio on a zoned device: shown labelled as an analog); ``scope`` and ``scale``
+(the paper's, a figure's own where it differs) say what the figure covers and at what data size;
+``source`` is the exact text it was read from (tests/baselines checks it against the seed;
 the seeds themselves are not shipped). ``load(paper)`` reads and checks a file; a bad one fails
 naming the file and the figure.
 """
@@ -48,6 +51,9 @@ class Figure:
     kind: str  # absolute | ratio
     source: str  # the exact text of the seed it was read from
     measures: dict[str, str] = field(default_factory=dict)  # storbench workload (or "overall") → metric
+    analogs: dict[str, str] = field(default_factory=dict)  # workload → metric of an analogous quantity only
+    scope: str | None = None  # what the figure covers ("per server"), when not the paper's scope
+    scale: str | None = None  # the data size or run length it was measured at, when not the paper's scale
     configuration: str | None = None  # absolute: the configuration measured
     value: float | None = None  # absolute: as printed, in ``unit``
     unit: str | None = None
@@ -61,6 +67,10 @@ class Figure:
         """The absolute value in storbench's ``unit``; None when it does not convert."""
         target, factor = UNITS.get(self.unit or "", (None, 1.0))
         return None if self.value is None or target != unit else self.value * factor
+
+    def metric_of(self, workload: str) -> str | None:
+        """The metric of ``workload`` set beside this figure: the same quantity, or an analog of it."""
+        return self.measures.get(workload) or self.analogs.get(workload)
 
     @property
     def shown(self) -> str:
@@ -82,6 +92,8 @@ class Paper:
     configurations: dict[str, Configuration]
     comparisons: tuple[tuple[str, str], ...]  # (new, baseline)
     figures: tuple[Figure, ...]
+    scope: str = ""  # what the figures cover (a cluster of four nodes, a single node, per server)
+    scale: str = ""  # the data size or run length they were measured at ("10 billion records, 2.1 TB")
 
     def figure(self, figure_id: str) -> Figure:
         return next(f for f in self.figures if f.id == figure_id)
@@ -127,7 +139,8 @@ def _paper(data: dict[str, Any], name: str) -> Paper:
     if len(set(ids)) != len(ids):
         raise _fail(name, f"figure ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
     return Paper(str(data["paper"]), str(data["title"]), str(data["publisher"]), tuple(data.get("suites") or ()),
-                 " ".join(str(data.get("setup", "")).split()), configurations, comparisons, figures)
+                 " ".join(str(data.get("setup", "")).split()), configurations, comparisons, figures,
+                 " ".join(str(data.get("scope", "")).split()), " ".join(str(data.get("scale", "")).split()))
 
 
 def _figure(paper: str, raw: dict[str, Any], configurations: dict[str, Configuration], where: str) -> Figure:
@@ -141,6 +154,9 @@ def _figure(paper: str, raw: dict[str, Any], configurations: dict[str, Configura
     if kind not in KINDS:
         raise _fail(where, f"kind {kind!r} is not one of {', '.join(KINDS)}")
     measures = {str(w): str(m) for w, m in (raw.get("measures") or {}).items()}
+    analogs = {str(w): str(m) for w, m in (raw.get("analogs") or {}).items()}
+    if set(analogs) & set(measures):
+        raise _fail(where, f"workloads {sorted(set(analogs) & set(measures))} both measure it and are its analog")
     if not measures and not raw.get("note"):
         raise _fail(where, "no measures: a note must say why storbench has no such metric")
     if kind == "absolute":
@@ -159,7 +175,8 @@ def _figure(paper: str, raw: dict[str, Any], configurations: dict[str, Configura
         if str(raw["change"]).lower() not in " ".join(raw["source"].split()).lower():
             raise _fail(where, f"change {raw['change']!r} is not in its source text")
     return Figure(paper=paper, id=str(raw["id"]), quantity=str(raw["quantity"]), where=str(raw["where"]), kind=kind,
-                  source=str(raw["source"]), measures=measures, configuration=raw.get("configuration"),
+                  source=str(raw["source"]), measures=measures, analogs=analogs, scope=raw.get("scope"),
+                  scale=raw.get("scale"), configuration=raw.get("configuration"),
                   value=None if raw.get("value") is None else float(raw["value"]), unit=raw.get("unit"),
                   of=of or None, change=raw.get("change"), ratio=None if ratio is None else float(ratio),
                   qualifier=raw.get("qualifier"), note=raw.get("note"))
