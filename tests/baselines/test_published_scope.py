@@ -59,8 +59,8 @@ def test_a_fio_002_run_is_set_beside_paper_002s_fio_figures():
 
 def test_a_run_of_another_suite_is_not_set_beside_paper_000s_whole_run_figures():
     """A null run's device maxima are not paper 000's Spark figures: one line, nothing beside them."""
-    run = _run("smoke", {("null-write", "max_read_mbps"): [900.0, 950.0],
-                         ("null-write", "max_write_mbps"): [800.0, 850.0]}, "null", None)
+    run = _run("smoke", {(w, m): [900.0, 950.0] for w in ("null-write", "null-read")
+                         for m in ("max_read_mbps", "max_write_mbps")}, "null", None)  # two: an overall row
     with pytest.raises(InputError) as caught:
         published(compare_runs([run]), load("000"))
     message = str(caught.value)
