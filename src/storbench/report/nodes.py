@@ -10,7 +10,6 @@ role. HTML adds grouped bars per operation (one group per node, one bar per run)
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections import Counter
@@ -20,6 +19,7 @@ from typing import Any, Callable
 
 from storbench.analysis.model import PREPARE, Comparison, Delta, Row
 from storbench.report import _format as f
+from storbench.results.runfiles import parse_json, read_text
 
 LABEL = "node"
 METRICS = (("max_read_mbps", "Max read", "MB/s"), ("max_write_mbps", "Max write", "MB/s"),
@@ -151,9 +151,10 @@ def _cluster_line(c: Comparison, index: int, rows: dict[str, Row], workload: str
 def _run_dir_json(c: Comparison, index: int, name: str) -> list[dict[str, Any]]:
     run = c.source_runs[index] if index < len(c.source_runs) else None
     path = Path(run.path) / name if run is not None and run.path else None
+    text = read_text(path) if path is not None else None  # a link is refused, never followed
     try:
-        return list(json.loads(path.read_text())) if path is not None and path.exists() else []
-    except (OSError, ValueError):
+        return list(parse_json(text)) if text is not None else []
+    except (TypeError, ValueError):
         return []
 
 

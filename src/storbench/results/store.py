@@ -27,7 +27,8 @@ from storbench.results import liveness
 from storbench.results.index import IndexLost, RunRecord, SqlIndex
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
 from storbench.results.names import check_label, check_ref, check_run_id
-from storbench.results.runfiles import create_durably, fsync_dir, read_samples, write_durably
+from storbench.results.runfiles import (create_durably, fsync_dir, parse_json, read_samples, read_text,
+                                        unsafe_entries, write_durably)
 from storbench.results.series import from_csv
 from storbench.results.sqlite import SqliteIndex
 
@@ -164,12 +165,18 @@ class ResultStore:
         it (the lines before it were fsynced before it was written, they stand); a bad line before the last is
         refused (``runfiles``): that file was damaged or edited, and importing the rest would hide it."""
         path = Path(directory).resolve()
-        if not (path / MANIFEST).is_file():
+        if not (path / MANIFEST).is_file() and not (path / MANIFEST).is_symlink():
             raise InputError(f"import {directory}: not a storbench run directory (no {MANIFEST}; "
                              f"expected a directory under a results home's runs/)")
+        unsafe = unsafe_entries(path)
+        if unsafe:  # a report would show what it names: /etc/shadow as a telemetry.csv
+            entry, what = unsafe[0]
+            more = f" (and {len(unsafe) - 1} more)" if len(unsafe) > 1 else ""
+            raise InputError(f"import {directory}: {entry.relative_to(path)} is {what}{more}; a run directory to "
+                             f"import holds regular files only: copy the files themselves in; nothing imported")
         try:
-            manifest = json.loads((path / MANIFEST).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            manifest = parse_json(read_text(path / MANIFEST) or "")
+        except (ResultsError, ValueError) as exc:
             raise InputError(f"import {directory}: {MANIFEST} is not readable JSON ({exc})") from None
         if not isinstance(manifest, dict) or not {"run_id", "label", "suite", "status", "started"} <= set(manifest):
             raise InputError(f"import {directory}: {MANIFEST} is not a storbench run manifest "
@@ -183,6 +190,12 @@ class ResultStore:
             run = self._load(path, with_samples=True)
         except ResultsError as exc:
             raise ResultsError(f"import {directory}: {exc}; nothing imported") from None
+        known = self.index.run(run.run_id)
+        if known is not None and (known.get("host", self.host) != self.host or
+                                  os.path.realpath(known["path"]) != str(path)):
+            where = known["path"] if known.get("host", self.host) == self.host else f"{known['host']}:{known['path']}"
+            raise InputError(f"import {directory}: run id {run.run_id} exists already in {self.where} (its "
+                             f"directory: {where}); a run id names one run: nothing imported")
         self.index.put_run(self._row(run.manifest, path), run.samples)
         return run
 
@@ -213,12 +226,16 @@ class ResultStore:
         return ", ".join(labels) if labels else "none stored yet"
 
     def load_series(self, run: Run) -> list[dict[str, Any]]:
-        path = Path(run.path or self.runs_dir / run.run_id) / SERIES
-        return from_csv(path.read_text()) if path.exists() else []
+        text = read_text(Path(run.path or self.runs_dir / run.run_id) / SERIES)
+        return from_csv(text) if text is not None else []
 
     def load_windows(self, run: Run) -> list[dict[str, Any]]:
         path = Path(run.path or self.runs_dir / run.run_id) / WINDOWS
-        return json.loads(path.read_text()) if path.exists() else []
+        text = read_text(path)
+        try:
+            return parse_json(text) if text is not None else []
+        except ValueError as exc:
+            raise ResultsError(f"{path}: not valid JSON ({exc})") from None
 
     def reindex(self) -> int:
         """Rebuild the SQLite index from the run directories; returns the number of runs.
@@ -294,11 +311,12 @@ class ResultStore:
                    manifest=manifest, samples=samples, path=f"{host}:{record['path']}", host=host)
 
     def _load(self, path: Path, with_samples: bool) -> Run:
+        text = read_text(path / MANIFEST)
+        if text is None:
+            raise ResultsError(f"{path}: no {MANIFEST}; the run directory is incomplete")
         try:
-            manifest = json.loads((path / MANIFEST).read_text())
-        except FileNotFoundError:
-            raise ResultsError(f"{path}: no {MANIFEST}; the run directory is incomplete") from None
-        except json.JSONDecodeError as exc:
+            manifest = parse_json(text)
+        except ValueError as exc:
             raise ResultsError(f"{path / MANIFEST}: not valid JSON ({exc})") from None
         _check_schema(manifest.get("schema_version"), str(path / MANIFEST))
         samples: list[Sample] = []
