@@ -24,6 +24,7 @@ from storbench.run.metrics_server import grafana_dashboard
 from storbench.services import SERVICES, service_env
 from storbench.run.rounds import ORDERS, parse_repeat
 from storbench.run.sweep import parse_sweep_options
+from storbench.targets.cassandra_login import take_environment as take_cql_login
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 (interrupts.exit_code)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a tool whose reader went away
@@ -414,6 +415,7 @@ NO_STORE = {"doctor": lambda args: doctor.run(), "fetch": lambda args: print(fet
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    take_cql_login()  # $STORBENCH_CQL_PASSWORD: read once, out of the environment every child inherits
     store: ResultStore | None = None
     try:
         args = build_parser().parse_args(argv or ["run"])

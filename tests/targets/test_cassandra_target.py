@@ -2,6 +2,8 @@
 (the session's ``cassandra1``): the run's keyspace and table are made with the asked replication and dropped
 after, while what the test made beside them survives."""
 
+import os
+
 import pytest
 
 from storbench.cassandra_cql import Credentials, session_on
@@ -79,7 +81,10 @@ def _password_file(tmp_path, mode: int, text: str = "pw-1\n"):
 
 
 def test_a_login_comes_from_the_url_s_private_file_then_the_environment(tmp_path, monkeypatch):
+    from storbench.targets import cassandra_login
+
     monkeypatch.delenv("STORBENCH_CQL_USERNAME", raising=False)
+    monkeypatch.setattr(cassandra_login, "_from_environment", None, raising=False)
     assert parse_target("cassandra://127.0.0.1:9042/ks").credentials() is None
     monkeypatch.setenv("STORBENCH_CQL_USERNAME", "envuser")
     monkeypatch.setenv("STORBENCH_CQL_PASSWORD", "env-pw")
@@ -90,6 +95,19 @@ def test_a_login_comes_from_the_url_s_private_file_then_the_environment(tmp_path
     login = target.credentials()
     assert login == Credentials("alice", "pw-1") and "pw-1" not in repr(login)
 
+
+
+def test_the_environment_s_cql_login_is_read_once_and_taken_out_of_it(monkeypatch):
+    """issue 38 item 4: $STORBENCH_CQL_PASSWORD stayed in storbench's environment, for every child to inherit."""
+    from storbench import cli
+    from storbench.targets import cassandra_login
+
+    monkeypatch.setattr(cassandra_login, "_from_environment", None, raising=False)
+    monkeypatch.setenv("STORBENCH_CQL_USERNAME", "envuser")
+    monkeypatch.setenv("STORBENCH_CQL_PASSWORD", "pw-canary-38")
+    assert cli.main(["workloads"]) == 0
+    assert not {"STORBENCH_CQL_USERNAME", "STORBENCH_CQL_PASSWORD"} & set(os.environ)  # no child inherits them
+    assert parse_target("cassandra://127.0.0.1:9042/ks").credentials() == Credentials("envuser", "pw-canary-38")
 
 @pytest.mark.parametrize("mode, says", [(0o644, "readable by its owner only (chmod 600"),
                                         (0o640, "readable by its owner only"), (None, "No such file")])

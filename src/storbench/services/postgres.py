@@ -92,15 +92,29 @@ def start(root: Path, password: str, database: str) -> dict[str, Any]:
           "start", log=log)
     pid = int((data / "postmaster.pid").read_text().split()[0])
     entry = {"kind": "postgres", "pid": pid, "marker": str(data), "port": port, "log": str(log)}
-    # the database as its owner, through the server's own client (password from PGPASSWORD, never argv)
-    psql = [str(bindir() / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, "-d", "postgres", "-q",
-            "-v", "ON_ERROR_STOP=1", "-c", f'CREATE DATABASE "{database}"']
-    done = subprocess.run(psql, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "PGPASSWORD": password})
+    done = _create_database(port, password, database)
     if done.returncode != 0:
         stop(entry)
         raise EngineError(f"PostgreSQL: creating database {database} failed: {done.stderr.strip()[:300]}")
     return entry
+
+
+def _create_database(port: int, password: str, database: str) -> subprocess.CompletedProcess:
+    """``database``, made as its owner through the server's own client. The password reaches psql in a
+    passfile (``PGPASSFILE``, 0600, in a private mkdtemp directory removed as soon as psql exits): never its
+    command line nor its environment (``PGPASSWORD`` is in /proc/PID/environ, and every child of psql's)."""
+    psql = [str(bindir() / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, "-d", "postgres", "-q",
+            "-v", "ON_ERROR_STOP=1", "-c", f'CREATE DATABASE "{database}"']
+    folder = Path(tempfile.mkdtemp(prefix="storbench-pgpass-"))
+    try:
+        passfile = folder / "pgpass"
+        escaped = password.replace("\\", "\\\\").replace(":", "\\:")  # the passfile's escapes
+        process.write_private(passfile, f"127.0.0.1:{port}:postgres:{USER}:{escaped}\n")
+        env = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE")}
+        return subprocess.run(psql, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                              env={**env, "PGPASSFILE": str(passfile)})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def stop(entry: dict[str, Any]) -> bool:

@@ -6,7 +6,9 @@ In this order:
 2. The cluster ``storbench services up cassandra`` runs under the results home, when every contact point is
    one of its nodes: the role ``storbench`` and its password from the service's state (0600).
 3. ``$STORBENCH_CQL_USERNAME`` and ``$STORBENCH_CQL_PASSWORD`` (what ``storbench services env cassandra``
-   prints for a user's shell).
+   prints for a user's shell), read once and taken out of storbench's environment at its start
+   (:func:`take_environment`), so that no child (Spark, YCSB's JVM, the engine) inherits them; the login goes
+   only to the client that needs it (the engine through its secrets pipe, YCSB in its 0600 ``-P`` file).
 4. None: the cluster must not ask (AllowAllAuthenticator).
 """
 
@@ -70,6 +72,19 @@ def _read_private(uri: str, path: Path) -> str:
     return lines[0]
 
 
+_from_environment: Credentials | None = None
+
+
+def take_environment() -> Credentials | None:
+    """The login ``$STORBENCH_CQL_USERNAME``/``$STORBENCH_CQL_PASSWORD`` give, taken out of ``os.environ`` (kept
+    here, in memory): the CLI calls it first thing, :func:`credentials` again (for the API)."""
+    global _from_environment
+    user, password = os.environ.pop(USER_ENV, None), os.environ.pop(PASSWORD_ENV, None)
+    if user:
+        _from_environment = Credentials(user, password or "")
+    return _from_environment
+
+
 def credentials(uri: str, login: LoginFile | None, service: dict[str, Any] | None) -> Credentials | None:
     """The login the target uses, by the order in the module's doc."""
     if login is not None:
@@ -78,6 +93,4 @@ def credentials(uri: str, login: LoginFile | None, service: dict[str, Any] | Non
         from storbench.services.cassandra import credentials as service_credentials
 
         return service_credentials(service)
-    if os.environ.get(USER_ENV):
-        return Credentials(os.environ[USER_ENV], os.environ.get(PASSWORD_ENV, ""))
-    return None
+    return take_environment()
