@@ -283,8 +283,10 @@ def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
         return 0
     shared = store.index.shared  # runs of many machines: say which one holds each run directory
     rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET", *(("HOST",) if shared else ()))]
-    rows += [(r.run_id, r.label, r.suite, str(r.manifest.get("scale", "")), r.status, r.started,
-              r.manifest.get("config", {}).get("target", ""), *((r.host or "",) if shared else ())) for r in runs]
+    # str(): an imported manifest may hold None (or anything) where a run of this version writes text
+    rows += [tuple(str(cell or "") for cell in (r.run_id, r.label, r.suite, r.manifest.get("scale"), r.status,
+                                                  r.started, (r.manifest.get("config") or {}).get("target"),
+                                                  *((r.host,) if shared else ()))) for r in runs]
     print(_columns(rows))
     return 0
 

@@ -113,3 +113,14 @@ def test_the_run_directory_walk_names_a_fifo(tmp_path, capsys):
     os.mkfifo(path / "power.csv")  # reading it would wait forever
     line = _one_line_error(capsys, ["--results", str(tmp_path / "home"), "import", str(path)])
     assert f"import {path}: power.csv is not a regular file;" in line
+
+
+def test_runs_lists_an_imported_run_without_a_target(tmp_path, capsys):
+    """A manifest from elsewhere may lack config.target (None): `runs` lists it, no TypeError."""
+    path = _copied(tmp_path)
+    home = tmp_path / "home"
+    assert cli.main(["--results", str(home), "import", str(path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["--results", str(home), "runs"]) == 0
+    out = capsys.readouterr().out
+    assert R9 in out and "copied" in out
