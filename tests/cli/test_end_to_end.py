@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from tests.analysis.direction import time_words_agree
 from tests.cli.helpers import storbench
 
 pytestmark = pytest.mark.spark
@@ -66,9 +67,13 @@ def test_compare_in_every_format(two_runs, tmp_path):
     for op in OPERATIONS:
         assert op in table.stdout
     assert "Time to complete" in table.stdout
-    assert any(word in table.stdout for word in ("faster", "slower", "no change"))
 
     as_json = json.loads(storbench(home, "compare", "ssd-a", "ssd-b", "--format", "json").stdout)
+    # each operation's time: the words say the direction its measured change has, and the table says them
+    times = [row["deltas"][1] for row in as_json["rows"] if row["metric"] == "completion_time"
+             and row["phase"] == "timed" and row["workload"] in OPERATIONS and not row["labels"]]
+    assert len(times) == len(OPERATIONS), as_json["rows"]
+    assert all(time_words_agree(d) and d["words"] in table.stdout for d in times), times
     assert [r["label"] for r in as_json["runs"]] == ["ssd-a", "ssd-b"]
 
     rows = list(csv.DictReader(io.StringIO(storbench(home, "compare", "ssd-a", "ssd-b", "--format", "csv").stdout)))

@@ -63,6 +63,12 @@ def test_pair_on_file_and_compare_says_it(tmp_path):
     said = re.findall(r"on vs off: (skipping-\w+) read ([\d.,]+× fewer|\d+% fewer) bytes and ran "
                       r"([\d.,]+×|\d+%) (faster|slower)", table.stdout)
     assert said, table.stdout
+    # the time's word is the direction its measured change has (faster when the time fell), not either
+    rows = json.loads(storbench(home, "compare", "off", "on", "--format", "json").stdout)["rows"]
+    times = {row["workload"]: row["deltas"][1] for row in rows
+             if row["metric"] == "completion_time" and row["phase"] == "timed" and not row["labels"]}
+    for query, _, _, word in said:  # the sentence words the time as a factor: its direction is the check
+        assert (word == "faster") == (times[query]["rel"] < 0), (query, word, times[query])
 
 
 def test_pair_on_hdfs(hdfs):
