@@ -72,16 +72,11 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     for phase in ("dfsio-write", "dfsio-read"):
         assert hadoop[(phase, "dfsio_total_mb", None)]["value"] == pytest.approx(16.0, rel=1e-3)
         _rates_are_consistent(hadoop, phase, files=4)
-    # ... and rates within 200x: enough to catch a unit or timer error (1000x), not a verdict, and it cannot be
-    # stronger here (issue 26 tried [0.2, 2.5] with 32 MB files, both sides evicted: a cold read still came out
-    # at 0.064 on the second of three runs; speed pairs are judged in benchmarks/dfsio_vs_fio.py). 16 MB move in
-    # milliseconds, so the machine's other load of the moment decides the pair: writes go to the page cache
-    # under the kernel's dirty-page throttling (0.5x to 17x between runs minutes apart), and with `make test`
-    # running a second worker on the other core a cold read differed by 76x (0.013) in a CI rehearsal.
-    for phase, factor in (("dfsio-read", 200), ("dfsio-write", 200)):
+    # ... and rates within each phase's bound (RATE_BOUND: a unit or timer error, not a verdict)
+    for phase in ("dfsio-read", "dfsio-write"):
         ratio = (hadoop[(phase, "dfsio_throughput_mbps", None)]["value"]
                  / ours[(phase, "dfsio_throughput_mbps", None)]["value"])
-        assert 1 / factor < ratio < factor, (phase, ratio)
+        assert rates_agree(phase, ratio), (phase, ratio, RATE_BOUND[phase])
     table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
     assert table.returncode == 0, table.stderr
     assert "dfsio-write" in table.stdout and "stddev" in table.stdout.lower()
@@ -89,6 +84,30 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
     flat = re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", table.stdout))  # the note is wrapped, at hyphens too
     assert "NOT COMPARABLE" in flat
     assert "window dfsio-write.checksum: false (dfsio-ours) vs true (dfsio-hadoop)" in flat
+
+
+# Hadoop's TestDFSIO ÷ storbench's dfsio rate of the same 16 MB, each way. What the pair must catch is a unit
+# or timer error: a millisecond clock read as seconds is 1000x (MiB vs MB, 1.05x, is checked exactly on a
+# result file above; bytes are checked to 0.1%). What it must accept is what the machine's load did to the pair
+# on record, and each bound is 2.6x-2.9x the worst of it: 16 MB move in milliseconds, so the load of the moment
+# decides the pair. Read: cold reads, both sides evicted; issue 26 saw 0.064 (32 MB files, quiet machine) and a
+# CI rehearsal with a second test worker on the other core saw 0.013 (76x), so 200 either way (load can fall on
+# either side). Write: to the page cache under the kernel's dirty-page throttling, 0.5x to 17x between runs
+# minutes apart, so 50 either way (it was 200, 12x the record). Both stay at least 5x below a timer error.
+# Speed pairs are judged in benchmarks/dfsio_vs_fio.py, not here.
+RATE_BOUND = {"dfsio-read": 200.0, "dfsio-write": 50.0}
+
+
+def rates_agree(phase, ratio):
+    return 1 / RATE_BOUND[phase] < ratio < RATE_BOUND[phase]
+
+
+def test_the_rate_bounds_catch_a_timer_error_and_hold_the_recorded_spread():
+    for phase in RATE_BOUND:
+        assert not rates_agree(phase, 1000.0) and not rates_agree(phase, 1 / 1000)  # ms read as s, either way
+    assert rates_agree("dfsio-read", 0.013) and rates_agree("dfsio-read", 0.064)  # the read pairs on record
+    assert rates_agree("dfsio-write", 17.0) and rates_agree("dfsio-write", 0.5)  # the write spread on record
+    assert not rates_agree("dfsio-write", 100.0)  # 6x the write record: passed the old 200x bound
 
 
 def _rates_are_consistent(samples, phase, files):
