@@ -82,12 +82,20 @@ def test_paper_004s_ratios_beside_zoned_runs_are_labelled_an_analog():
 
 
 def test_a_tiny_run_gets_no_quotient_of_a_time_beside_the_papers_2_1_tb_time():
+    """A time grows with the data: divided per row where the paper states its rows, else no quotient."""
     comparison = compare_runs(paper_runs()[:1])  # spark-transforms at tiny: 1 M rows
     text = api.beside_paper(comparison, "000")
     lines = text.splitlines()
-    timed = next(line for line in lines if line.strip().startswith("groupby") and "504.27" in line)
-    assert "n/a (grows with the data)" in timed and "0.98×" not in timed, timed
+    timed = next(line for line in lines if line.strip().startswith("groupby") and "480.93" in line)
+    assert "10485× per row" in timed and "1.0×" not in timed, timed  # (504.27 s / 1e6) ÷ (480.93 s / 1e10)
     assert "2.1 TB" in timed and "3 servers" in timed, timed
     assert any("scale: yours, sata-vendor-a: tiny (rows=1,000,000" in line for line in lines), text
     rate = next(line for line in lines if "6,369.34 MB/s" in line)
     assert "0.34×" in rate  # a rate: the quotient stands
+
+
+def test_a_time_beside_a_paper_that_gives_no_size_in_the_runs_terms_has_no_quotient():
+    run = _run("dfsio", {("dfsio-write", "completion_time"): [2.0, 2.2]}, "dfsio-002", "002")
+    text = api.beside_paper(compare_runs([run]), "002")
+    row = next(line for line in text.splitlines() if line.strip().startswith("dfsio-write"))
+    assert "just under 300 seconds" in row and "n/a (grows with the data)" in row, row

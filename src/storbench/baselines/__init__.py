@@ -94,6 +94,7 @@ class Paper:
     figures: tuple[Figure, ...]
     scope: str = ""  # what the figures cover (a cluster of four nodes, a single node, per server)
     scale: str = ""  # the data size or run length they were measured at ("10 billion records, 2.1 TB")
+    size: dict[str, float] = field(default_factory=dict)  # that size as a suite's parameter: {"rows": 1e10}
 
     def figure(self, figure_id: str) -> Figure:
         return next(f for f in self.figures if f.id == figure_id)
@@ -140,7 +141,8 @@ def _paper(data: dict[str, Any], name: str) -> Paper:
         raise _fail(name, f"figure ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
     return Paper(str(data["paper"]), str(data["title"]), str(data["publisher"]), tuple(data.get("suites") or ()),
                  " ".join(str(data.get("setup", "")).split()), configurations, comparisons, figures,
-                 " ".join(str(data.get("scope", "")).split()), " ".join(str(data.get("scale", "")).split()))
+                 " ".join(str(data.get("scope", "")).split()), " ".join(str(data.get("scale", "")).split()),
+                 {str(k): float(v) for k, v in (data.get("size") or {}).items()})
 
 
 def _figure(paper: str, raw: dict[str, Any], configurations: dict[str, Configuration], where: str) -> Figure:

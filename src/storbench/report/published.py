@@ -27,19 +27,26 @@ def _columns(rows: list[list[str]]) -> list[str]:
 ANALOG = "analog only"
 
 
-def run_scale(run: object) -> str:
-    """A run's scale as its suite defines it: "tiny (rows=1,000,000)"; the name alone when unknown."""
+def _sizes(run: object) -> tuple[str | None, dict[str, object]]:
+    """A run's scale name and the sizes it set (its recorded parameters over its suite's scale)."""
     name = getattr(run, "scale", None)
+    recorded = getattr(run, "parameters", None) or {}
     try:
         from storbench.suites.loader import load_suite
 
         suite = load_suite(getattr(run, "suite", None))
         shown, values = suite.scale_values(name)
-        sizes = [k for k in (suite.sizes or [suite.scale_parameter]) if k in values]
-        said = ", ".join(f"{k}={values[k]:,}" if isinstance(values[k], int) else f"{k}={values[k]}" for k in sizes)
-        return f"{shown} ({said})" if said else shown
-    except Exception:  # noqa: BLE001 — a run of a suite this version does not ship: its recorded name
-        return name or "not recorded"
+        keys = suite.sizes or [suite.scale_parameter]
+    except Exception:  # noqa: BLE001 — a run of a suite this version does not ship: what it recorded
+        return name, {}
+    return shown, {k: recorded.get(k, values[k]) for k in keys if k in values or k in recorded}
+
+
+def run_scale(run: object) -> str:
+    """A run's scale as its suite defines it: "tiny (rows=1,000,000, partitions=4)"; the name alone when unknown."""
+    shown, sizes = _sizes(run)
+    said = ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in sizes.items())
+    return f"{shown} ({said})" if shown and said else shown or "not recorded"
 
 
 def scope(p: Published, figure: Figure) -> str:
@@ -50,13 +57,20 @@ def paper_scale(p: Published, figure: Figure) -> str:
     return figure.scale or p.paper.scale or "not stated"
 
 
-def quotient(b: Beside, value: float | None) -> str:
-    """Yours ÷ published, only for a quantity that does not grow with the data (a rate, a latency)."""
+def quotient(p: Published, b: Beside, run: object) -> str:
+    """Yours ÷ published for a quantity that does not grow with the data (a rate, a latency); for one that
+    does (a time), per unit of data when the paper states its size in the run's terms ("per row"); else n/a."""
     if b.analog:
         return f"n/a ({ANALOG})"
-    if not scale_free(b.row.unit):
-        return "n/a (grows with the data)"
-    return factor(_div(value, b.published))
+    value = b.yours[0]
+    if scale_free(b.row.unit):
+        return factor(_div(value, b.published))
+    sizes = _sizes(run)[1]
+    for key, theirs in p.paper.size.items():
+        mine = sizes.get(key)
+        if isinstance(mine, (int, float)) and mine > 0 and theirs > 0 and value is not None:
+            return f"{factor(_div(value / mine, b.published / theirs))} per {key.removesuffix('s')}"
+    return "n/a (grows with the data)"
 
 
 def _where(figure: Figure) -> str:
@@ -104,7 +118,7 @@ def text(c: Comparison, p: Published) -> str:
             mine = [f.num(v) if v is not None else "—" for v in b.yours]
             title = f"{b.row.title} [{ANALOG}]" if b.analog else b.row.title
             rows.append([b.row.workload, title, b.row.unit, *mine, b.figure.shown, conf, scope(p, b.figure),
-                         paper_scale(p, b.figure), *([quotient(b, b.yours[0])] if single else []), b.figure.where])
+                         paper_scale(p, b.figure), *([quotient(p, b, c.runs[0])] if single else []), b.figure.where])
         lines += ["", *("  " + line for line in _columns(rows))]
     if p.ratios:
         lines += ["", "Ratios between your runs beside the paper's (new ÷ baseline; your first run is the baseline)"]
