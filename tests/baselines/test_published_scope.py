@@ -99,3 +99,12 @@ def test_a_time_beside_a_paper_that_gives_no_size_in_the_runs_terms_has_no_quoti
     text = api.beside_paper(compare_runs([run]), "002")
     row = next(line for line in text.splitlines() if line.strip().startswith("dfsio-write"))
     assert "just under 300 seconds" in row and "n/a (grows with the data)" in row, row
+
+
+def test_paper_004s_testdfsio_ratio_is_set_beside_dfsio_004_runs_as_the_same_quantity():
+    """dfsio labels its rows with the checksum rule they ran under: still the run's figure."""
+    runs = [_run(label, {("dfsio-read", "dfsio_throughput_mbps"): [v, v * 1.01, v * 0.99]}, "dfsio-004", "004",
+                 labels={"checksum": "false"}) for label, v in (("cmr", 100.0), ("smr", 120.0))]
+    text = api.beside_paper(compare_runs(runs), "004")
+    line = next((line for line in text.splitlines() if "your smr vs cmr" in line and "dfsio-read" in line), text)
+    assert "1.2×" in line and "“19% higher average throughput”" in line and "analog" not in line, line

@@ -32,8 +32,9 @@ from storbench.errors import InputError
 LABEL = "published, on the paper's hardware — not measured here"
 # units of quantities that do not grow with the data or the run's length (rates, latencies, shares)
 SCALE_FREE = frozenset({"MB/s", "IOPS", "ops/s", "ops/s/thread", "ops/W", "%", "ms", "us"})
-# labels saying how a row's figure was measured, not which part of it (fio's ioengine/direct, the driver)
-SETTING_LABELS = frozenset({"ioengine", "direct", "fallback", "driver"})
+# labels saying how a row's figure was measured, not which part of it (fio's ioengine/direct, dfsio's checksum,
+# the driver: TestDFSIO or YCSB itself)
+SETTING_LABELS = frozenset({"ioengine", "direct", "fallback", "driver", "checksum"})
 
 
 @dataclass(frozen=True)
