@@ -4,7 +4,7 @@ Layers, lowest first. A module imports only from its own layer and the ones belo
 functions too, and no import circle spans two packages (tests/test_layers.py checks both and
 reads this table). One line a layer: its name, then its packages and top-level modules:
 
-    base       __init__ errors redaction interrupts
+    base       __init__ errors redaction interrupts scratch
     tools      units keyvalue binaries buildparts fetch doctor s3client cassandra_cql progress
     results    results
     telemetry  telemetry

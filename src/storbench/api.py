@@ -7,6 +7,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from storbench import scratch
 from storbench.errors import InputError, TargetError
 from storbench.s3client import S3Error
 from storbench.targets.base import GONE, MARKER, OTHER
@@ -172,8 +173,10 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
     """Finish what a run left: its run root (its target was down at the end, or its process died), deleted if its
     marker still names that run, and a run whose process died recorded as ``crashed``, finished by cleanup.
 
-    Returns {"run_id", "root", "removed", "crashed", "status"}: ``removed`` False means nothing of the root was
-    left (for a run that finished: nothing to do); ``crashed`` that the run was finished now, as crashed. An
+    Returns {"run_id", "root", "removed", "crashed", "status", "scratch_removed"}: ``removed`` False means nothing
+    of the root was left (for a run that finished: nothing to do); ``crashed`` that the run was finished now, as
+    crashed; ``scratch_removed`` the private scratch directories of this host the run had made and left (the
+    manifest's ``scratch``: only those still storbench's, see :mod:`storbench.scratch`), removed first. An
     InputError says why nothing could be done: the run still runs, runs elsewhere, or its root holds another
     run's marker."""
     from storbench.targets import TargetOptions, parse_target
@@ -191,13 +194,16 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
         raise InputError(f"run {run.run_id} ran on {process.get('host')}: whether it still runs is seen there; "
                          f"run `storbench cleanup {run.run_id}` on {process.get('host')}")
     crashed = run.status == liveness.CRASHED and run.manifest.get("status") == liveness.RUNNING
+    # secrets first: the private scratch directories a killed run could not remove (job files, YCSB's -P file)
+    scratch_removed = scratch.remove_left([p for p in run.manifest.get("scratch") or [] if isinstance(p, str)])
     config = run.manifest.get("config", {})
     root, text = config.get("run_root"), config.get("target")
     removed = bool(root and text) and _remove_root(run, root, parse_target(
         text, TargetOptions(store.home, config.get("replication"), endpoint)))
     if crashed:
         run = store.finish_crashed(run, root if removed else None)
-    return {"run_id": run.run_id, "root": root, "removed": removed, "crashed": crashed, "status": run.status}
+    return {"run_id": run.run_id, "root": root, "removed": removed, "crashed": crashed, "status": run.status,
+            "scratch_removed": scratch_removed}
 
 
 def _remove_root(run: Run, root: str, target: Any) -> bool:

@@ -376,11 +376,13 @@ def _columns(rows: list[tuple[str, ...]]) -> str:
 
 def cmd_cleanup(args: argparse.Namespace, store: ResultStore) -> int:
     done = api.cleanup_run(args.run_id, store, args.endpoint)
+    for path in done.get("scratch_removed", []):
+        print(f"removed {path} (its private scratch directory)")
     if done["removed"]:
         print(f"removed {done['root']}")
     if done["crashed"]:  # its process died: now finished, as crashed
         print(f"run {done['run_id']}: crashed (its process ended before the run finished); finished by cleanup")
-    elif not done["removed"]:
+    elif not done["removed"] and not done.get("scratch_removed"):
         print(f"run {done['run_id']}: {done['status']}, nothing of it left on its target: nothing to do")
     return 0
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
+from storbench import scratch as private_scratch
 from storbench.engines.base import Engine
 from storbench.errors import EngineError, InputError
 from storbench.targets import Target
@@ -92,7 +92,7 @@ class RunContext:
         """
         scratch = self.state(Scratch).dirs
         if key not in scratch:
-            scratch[key] = Path(tempfile.mkdtemp(prefix=f"storbench-{key}-"))
+            scratch[key] = private_scratch.make(f"storbench-{key}-")
         return scratch[key]
 
     def drop_scratch(self, key: str) -> None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from storbench import scratch
 
 MASK = "***"
 _SECRET_WORDS = {"key", "secret", "password", "passwd", "token", "credential", "credentials"}
@@ -64,7 +65,7 @@ def redact_argv(argv: list[str]) -> list[str]:
 def private_file(text: str, name: str) -> Iterator[Path]:
     """A file holding ``text`` for a child process to read: mode 0600 from its creation, alone in a new
     private directory (mkdtemp: 0700, unpredictable name); both removed when the block ends."""
-    folder = Path(tempfile.mkdtemp(prefix="storbench-secret-"))
+    folder = scratch.make("storbench-secret-")
     try:
         path = folder / name
         with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:

@@ -3,6 +3,7 @@ inherits, never a file: a killed storbench leaves none of them in $TMPDIR, and t
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ class _Engine:
 ])
 def test_secrets_reach_the_engine_through_a_pipe_never_a_file(monkeypatch, tmp_path, protocol, secrets):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(native.tempfile, "tempdir", None)
+    monkeypatch.setattr(tempfile, "tempdir", None)
     monkeypatch.setattr(native, "binary", lambda: "/bin/false")
     monkeypatch.setattr(native.subprocess, "Popen", _Engine)
     _Engine.seen = []
@@ -86,7 +87,7 @@ def test_the_real_engine_reads_its_keys_from_the_pipe(tmp_path, monkeypatch):
     from storbench.errors import WorkloadError
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(native.tempfile, "tempdir", None)
+    monkeypatch.setattr(tempfile, "tempdir", None)
     for name in ("STORBENCH_S3_ACCESS_KEY", "STORBENCH_S3_SECRET_KEY", native.SECRETS_FILE_ENV):
         monkeypatch.delenv(name, raising=False)
     keyless = _job("s3")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from storbench import scratch
 from storbench.engines import s3a
 from storbench.engines.base import ToolEngine, register, run_limited
 from storbench.services import yarn_client
@@ -44,7 +44,7 @@ class HadoopEngine(ToolEngine):
     def scratch(self) -> Path:
         """A private working directory for the tools' local files (result files, local job dirs)."""
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="storbench-hadoop-"))
+            self._scratch = scratch.make("storbench-hadoop-")
         return self._scratch
 
     def framework(self, spark_master: str, slots: int, staging: str, queue: str | None = None) -> list[str]:

@@ -28,11 +28,11 @@ import os
 import secrets as _secrets
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from storbench import scratch
 from storbench.engines.base import tool_engine
 from storbench.binaries import checkout, native_binary
 from storbench.buildparts import build
@@ -123,7 +123,7 @@ def secrets_pipe(secrets: dict[str, str]) -> tuple[int, str]:
 
 
 def _private_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="storbench-load-"))
+    return scratch.make("storbench-load-")
 
 
 def _write_job(path: Path, job: dict[str, Any]) -> None:

@@ -10,11 +10,11 @@ same way through ``addFile`` (storbench.engines.native.run_spark_barrier).
 from __future__ import annotations
 
 import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
+from storbench import scratch
 import storbench
 
 ZIP_NAME = "storbench.zip"
@@ -34,7 +34,7 @@ def package_zip(dest: Path) -> Path:
 def ship_code(context: Any) -> Path:
     """Builds the zip in a private directory (mkdtemp: 0700) and adds it to ``context``; returns the directory,
     which must live as long as the context (the driver serves the file from there)."""
-    work = Path(tempfile.mkdtemp(prefix="storbench-ship-"))
+    work = scratch.make("storbench-ship-")
     try:
         context.addPyFile(str(package_zip(work)))
     except BaseException:

@@ -11,10 +11,11 @@ after it still run; a second Ctrl-C/SIGTERM cannot cut them short.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any, Callable
 
-from storbench import __version__, interrupts
+from storbench import __version__, interrupts, scratch
 from storbench.context import RunContext
 from storbench.engines.base import EngineSetup
 from storbench.engines.lifecycle import RunEngines, engine_classes, engine_options_config
@@ -71,6 +72,7 @@ class RunSession:
                 self.progress.warn(warning)
             with interrupts.shielded() as signalled:  # the record and this session's hold on it come together
                 self.writer = writer = self.store.create_run(plan.run_id, self._manifest(devices, how))
+                self._start_recording_scratch()
             if signalled():
                 raise KeyboardInterrupt
             if self.nodes is not None:
@@ -103,8 +105,27 @@ class RunSession:
             target.release(keep_data=False)
             if hasattr(self, "writer"):  # already recorded as running: finished now, never left "running"
                 self._finish_early(exc)
+            self._stop_recording_scratch()
             raise
         return self
+
+    def _start_recording_scratch(self) -> None:
+        """From now on each private scratch directory made for this run is named in its manifest (``scratch``)
+        as it is made: what `storbench cleanup` removes when the run is killed before it could."""
+        self._scratch_paths: list[str] = []
+        self._scratch_recording = scratch.recording(self._record_scratch)
+        self._scratch_recording.__enter__()
+
+    def _record_scratch(self, path: str) -> None:
+        self._scratch_paths.append(path)
+        if threading.current_thread() is threading.main_thread():  # another thread's waits for the next write
+            self.writer.update_manifest(scratch=list(self._scratch_paths))
+
+    def _stop_recording_scratch(self) -> None:
+        recording = getattr(self, "_scratch_recording", None)
+        if recording is not None:
+            self._scratch_recording = None
+            recording.__exit__(None, None, None)
 
     def _finish_early(self, exc: BaseException) -> None:
         """A run stopped while it was being set up (Ctrl-C, SIGTERM, an engine that did not start): the CLI
@@ -207,6 +228,9 @@ class RunSession:
                     self.progress.warn(note)
             if signalled() and self.status == "succeeded":
                 self.status = "interrupted"
+            self._stop_recording_scratch()
+            if getattr(self, "_scratch_paths", None):  # those made by other threads too
+                writer.manifest["scratch"] = list(self._scratch_paths)
             step("run", lambda: writer.finish(self.status))
             if self.status == "failed":
                 self._show_logs()

@@ -14,12 +14,12 @@ import importlib
 import os
 import pkgutil
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 from urllib.parse import urlparse
 
+from storbench import scratch
 from storbench.errors import InputError, TargetError
 from storbench.telemetry import devices_for_path, parse_devices_option
 
@@ -173,7 +173,7 @@ class Target:
     def scratch_dir(self) -> str:
         """A local directory for an engine's scratch data (shuffle, spill), removed at release: a private
         temporary one unless the target has its own device (a file target: inside its run root)."""
-        self._scratch = tempfile.mkdtemp(prefix=f"storbench-{self.run_id}-scratch-")
+        self._scratch = str(scratch.make(f"storbench-{self.run_id}-scratch-"))
         return self._scratch
 
     def facts(self) -> TargetFacts:
