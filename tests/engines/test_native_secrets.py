@@ -98,3 +98,43 @@ def test_the_real_engine_reads_its_keys_from_the_pipe(tmp_path, monkeypatch):
         native.run_local(_job("s3"), 1, timeout=60)
     assert "no S3 credentials" not in str(err.value) and CANARY not in str(err.value), str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.real
+def test_a_spark_fanout_task_hands_the_keys_over_by_pipe_too(tmp_path, monkeypatch):
+    """The barrier task's own copy of the hand-over (it runs on executors, without storbench), with a stand-in
+    for pyspark's task context and the real engine: it gets past its credential check; nothing is left."""
+    import sys
+    import types
+
+    class Context:
+        def partitionId(self):
+            return 0
+
+        def getTaskInfos(self):
+            return [types.SimpleNamespace(address="127.0.0.1:1")]
+
+        def allGather(self, value):
+            return [value]
+
+    class Files:
+        @staticmethod
+        def get(name):
+            raise RuntimeError("not shipped")
+
+        @staticmethod
+        def getRootDirectory():
+            return str(tmp_path)
+
+    pyspark = types.ModuleType("pyspark")
+    pyspark.BarrierTaskContext = types.SimpleNamespace(get=Context)
+    pyspark.SparkFiles = Files
+    monkeypatch.setitem(sys.modules, "pyspark", pyspark)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    job, secrets = native.split_credentials(_job("s3"))
+    task = native._barrier_task(job, secrets, native.binary(), "storbench-load-fanout-test38", 60)
+    (answer,) = [json.loads(text) for text in task(iter([0]))]
+    fatal = answer["result"]["fatal"]
+    assert "no S3 credentials" not in fatal and fatal.startswith("S3 endpoint http://127.0.0.1:1"), fatal
+    assert [p.name for p in tmp_path.iterdir()] == []
