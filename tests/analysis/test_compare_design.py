@@ -204,3 +204,11 @@ def test_no_headline_says_what_the_repetitions_could_not_have_detected():
     assert mdes and text.startswith("(no significant differences; changes under ")
     assert f"{min(mdes):.0f}%" in text and "could not be told from noise with these repetitions" in text
     assert "(no significant differences; changes under" in render(c, "table")
+
+
+def test_no_headline_falls_back_to_every_tested_row_when_no_leading_row_was_tested():
+    """fio's leading figures carry their job's labels; a workload whose leading rows cannot be tested (a time
+    fixed by runtime_s) still says what its other rows could not detect."""
+    same = {("fio-write", "completion_time"): [4.0, 4.0, 4.0], ("fio-write", "max_write_mbps"): [21.4, 21.5, 21.4]}
+    c = interleaved(same, {key: [v * 1.001 for v in values] for key, values in same.items()})
+    assert c.headlines == [] and c.no_headline_text().startswith("(no significant differences; changes under ")

@@ -235,10 +235,13 @@ class Comparison:
     def no_headline_text(self, i: int = 1) -> str:
         """What the headlines say when none is significant for run ``i``: "(no significant differences; changes
         under 6–41% (by metric) could not be told from noise with these repetitions)" over its tested rows that
-        lead their workload."""
-        mdes = [d.mde_pct for row in self.rows if not row.labels and row.phase != PREPARE and self.leads(row)
-                for d in [row.deltas[i] if i < len(row.deltas) else None] if d is not None and d.mde_pct is not None]
-        missed = wording.undetected_words(mdes)
+        lead their workload (or all its tested rows when none of those was tested)."""
+        def mdes(rows: list[Row]) -> list[float]:
+            return [d.mde_pct for row in rows if row.phase != PREPARE
+                    for d in [row.deltas[i] if i < len(row.deltas) else None] if d is not None and d.mde_pct is not None]
+
+        # the rows each workload leads with (fio's carry its labels), else every tested row
+        missed = wording.undetected_words(mdes([row for row in self.rows if self.leads(row)]) or mdes(self.rows))
         return f"(no significant differences; {missed})" if missed else "(no significant differences)"
 
     def groups(self) -> list[tuple[str, list[Row]]]:
