@@ -25,7 +25,7 @@ from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
 from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
                                        stage_table, sub_labelled)
-from storbench.engines import spark_catalog, spark_options
+from storbench.engines import spark_catalog, spark_jvm, spark_options
 from storbench.engines.jvmlog import JVM_LOG, complete_cause, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
 from storbench.engines.spark_options import DEFAULT_MASTER
@@ -251,12 +251,14 @@ class SparkEngine(Engine):
             return
         conf = SparkConf().setMaster(self.master).setAppName(self.app_name).setAll(launch_conf(self.effective_conf()))
         if self.jvm_log is None:
-            SparkContext._ensure_initialized(gateway=launch_gateway(conf))
+            with spark_jvm.killed_if_interrupted():
+                SparkContext._ensure_initialized(gateway=launch_gateway(conf))
             return
         log = os.open(self.jvm_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:  # the JVM keeps its own descriptor
-            gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
-            SparkContext._ensure_initialized(gateway=gateway)
+            with spark_jvm.killed_if_interrupted():
+                gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+                SparkContext._ensure_initialized(gateway=gateway)
         finally:
             os.close(log)
 
