@@ -16,7 +16,9 @@ the user name the client states, so an account of its own would add nothing agai
 local user who lies about the name, and storbench does not create OS users on the
 machines it borrows. What this gives: clients that say who they are (every Hadoop
 client does, by its OS user name) are held to the permissions; it does not stop a local
-user who sets HADOOP_USER_NAME=storbench, which only Kerberos (a KDC, keytabs) would.
+user who sets HADOOP_USER_NAME=storbench, which only Kerberos (a KDC, keytabs) would. HDFS runs
+no client code: such a claim reaches this HDFS's data only (all of it, for a claim of the
+superuser's name).
 """
 
 from __future__ import annotations

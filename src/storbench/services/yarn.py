@@ -21,7 +21,10 @@ the ACLs: submitting to or administering any queue, and the ResourceManager's ad
 for the Hadoop user ``storbench`` only (yarn_conf). So another local user submitting as
 themselves (a ``yarn jar``, a ``spark-submit --master yarn``, a REST POST) is refused; one who
 states ``storbench`` is not (only Kerberos would stop that, as for the HDFS service), and the
-RM's ports, like every service's here, are on 127.0.0.1 only.
+RM's ports, like every service's here, are on 127.0.0.1 only. What such a claim gets is code
+execution: the containers run as the OS user who started the service (root, when root did), so
+a local user who states ``storbench`` runs commands as that user (issue 38 item 1, open; the
+README says so; tests/services/test_yarn.py reproduces it).
 """
 
 from __future__ import annotations
