@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from storbench.analysis import wording
 from storbench.analysis.model import Cell, Comparison, Delta, RunInfo
+from storbench.report.node_config import config_fields
 
 NA = "n/a"
 
@@ -196,8 +197,6 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
     ruled = list(dict.fromkeys(w for r in runs for w in r.window_rules))
     fields += [(f"Window {w}", get(lambda r, w=w: ", ".join(f"{k}={v}" for k, v in r.window_rules[w].items())
                                     if w in r.window_rules else None)) for w in ruled]
-    from storbench.report.nodes import config_fields  # here: report.nodes imports this module
-
     fields += config_fields(comparison)
     unique = ("Label", "Run id", "Started (UTC)")  # differ between any two runs by nature
     return [(name, values, name not in unique and len(set(values)) > 1) for name, values in fields if any(values)]

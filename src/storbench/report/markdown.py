@@ -5,17 +5,13 @@ from __future__ import annotations
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import nodes, queries
+from storbench.report.grid import markdown_table
 
 
 def esc(text: object) -> str:
     """Text in a table cell or line: pipes would split the cell, "<" could open an HTML tag."""
     out = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
     return out.replace("<", "&lt;").replace(">", "&gt;")
-
-
-def table(header: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> list[str]:
-    rule = ["---:" if i in right else "---" for i in range(len(header))]
-    return ["| " + " | ".join(row) + " |" for row in [header, rule, *rows]]
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -31,7 +27,7 @@ def render_markdown(comparison: Comparison) -> str:
     header = ["", *[esc(r.name) + (" (baseline)" if r.index == 0 and not single else "") for r in runs]]
     body = [[f"**{esc(name)}** (differs)" if differs else esc(name), *[esc(v) for v in values]]
             for name, values, differs in f.configuration(comparison) if name != "Label"]
-    lines += table(header, body) + [""]
+    lines += markdown_table(header, body) + [""]
 
     if not single:
         lines += ["## Headlines", ""]
@@ -50,7 +46,7 @@ def render_markdown(comparison: Comparison) -> str:
             head = ["Metric", "Unit", "Value [min–max]", "Median", "n"]
             body = [[esc(row.title), esc(row.unit), esc(f.cell_text(row.cells[0])), esc(f.num(row.cells[0].median)),
                      str(row.cells[0].n)] for row in rows]
-            lines += table(head, body, right={2, 3, 4})
+            lines += markdown_table(head, body, right={2, 3, 4})
         else:
             head = ["Metric", "Unit", esc(base)]
             for run in runs[1:]:
@@ -62,7 +58,7 @@ def render_markdown(comparison: Comparison) -> str:
                     cells += [esc(f.cell_text(cell)), esc(f.delta_ci_text(delta)),
                               esc(f.p_text(delta.p_value if delta else None))]
                 body.append(cells)
-            lines += table(head, body, right={2, *range(3, len(head), 3)})
+            lines += markdown_table(head, body, right={2, *range(3, len(head), 3)})
         lines.append("")
 
     lines += queries.markdown_lines(comparison, esc)

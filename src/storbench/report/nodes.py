@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 from storbench.analysis.model import PREPARE, Comparison, Delta, Row
 from storbench.report import _format as f
+from storbench.report.grid import align, markdown_table
+from storbench.report.node_config import config_nodes, manifest_of
 from storbench.results.runfiles import parse_json, read_text
 
 LABEL = "node"
@@ -85,20 +87,12 @@ class Block:
         return f"{self.group}: per node" + (f" ({self.set_name})" if self.set_name else "")
 
 
-def _manifest(c: Comparison, index: int) -> dict[str, Any]:
-    return c.source_runs[index].manifest if index < len(c.source_runs) else {}
-
-
-def _config_nodes(c: Comparison, index: int) -> list[dict[str, Any]]:
-    return list((_manifest(c, index).get("config") or {}).get("nodes") or [])
-
-
 def _prefix(c: Comparison, index: int) -> str:
     return f"{c.runs[index].name}: " if len(c.runs) > 1 else ""
 
 
 def _names(c: Comparison, node: str) -> str:
-    per_run = [next((str(n.get("name")) for n in _config_nodes(c, i) if n.get("label") == node), None)
+    per_run = [next((str(n.get("name")) for n in config_nodes(c, i) if n.get("label") == node), None)
                for i in range(len(c.runs))]
     present = [(c.runs[i].name, name) for i, name in enumerate(per_run) if name and name != node]
     if len({name for _, name in present}) <= 1:
@@ -107,7 +101,7 @@ def _names(c: Comparison, node: str) -> str:
 
 
 def has_nodes(c: Comparison, index: int) -> bool:
-    return bool(_config_nodes(c, index)) or any(is_node_row(r) and r.cells[index].n for r in c.rows)
+    return bool(config_nodes(c, index)) or any(is_node_row(r) and r.cells[index].n for r in c.rows)
 
 
 def presence_note(c: Comparison) -> str:
@@ -122,12 +116,12 @@ def presence_note(c: Comparison) -> str:
 
 
 def _slowest(c: Comparison, index: int, workload: str, prepare: bool) -> str:
-    entries = [s for s in _manifest(c, index).get("slowest_nodes") or []
+    entries = [s for s in manifest_of(c, index).get("slowest_nodes") or []
                if s.get("workload") == workload and (s.get("repetition") == 0) == prepare]
     if not entries:
         return ""
     node, count = Counter(str(s.get("node")) for s in entries).most_common(1)[0]
-    names = {str(n.get("label")): str(n.get("name")) for n in _config_nodes(c, index)}
+    names = {str(n.get("label")): str(n.get("name")) for n in config_nodes(c, index)}
     who = f"{node} ({names[node]})" if names.get(node) not in (None, node) else node
     top = max(float(s.get("spread_pct") or 0.0) for s in entries if str(s.get("node")) == node)
     reps = f" in {count} of {len(entries)} repetitions" if len(entries) > 1 else ""
@@ -169,7 +163,7 @@ def _overlaps(gap: dict[str, Any], window: dict[str, Any]) -> bool:
 
 
 def _gaps(c: Comparison, index: int) -> list[dict[str, Any]]:
-    return list(_manifest(c, index).get("telemetry_gaps") or [])
+    return list(manifest_of(c, index).get("telemetry_gaps") or [])
 
 
 def _operation_gaps(c: Comparison, workload: str, prepare: bool) -> list[str]:
@@ -238,8 +232,6 @@ def header(c: Comparison, block: Block) -> list[str]:
 
 
 def text_lines(c: Comparison) -> list[str]:
-    from storbench.report.table import align
-
     out: list[str] = []
     note = presence_note(c)
     if note:
@@ -256,8 +248,6 @@ def text_lines(c: Comparison) -> list[str]:
 
 
 def markdown_lines(c: Comparison, esc_md: Callable[[str], str]) -> list[str]:
-    from storbench.report.markdown import table
-
     out: list[str] = []
     note = presence_note(c)
     if note:
@@ -265,30 +255,10 @@ def markdown_lines(c: Comparison, esc_md: Callable[[str], str]) -> list[str]:
     for block in blocks(c):
         first = 2 if len(c.runs) > 1 else 1
         out += [f"### {esc_md(block.heading)}", ""]
-        out += table([esc_md(h) for h in header(c, block)],
-                     [[esc_md(x) for x in row] for row in table_rows(c, block)],
-                     right=set(range(first, first + len(block.metrics))))
+        out += markdown_table([esc_md(h) for h in header(c, block)],
+                              [[esc_md(x) for x in row] for row in table_rows(c, block)],
+                              right=set(range(first, first + len(block.metrics))))
         out += [""] + [f"- {esc_md(line)}" for line in block.cluster]
         out += [f"- **Telemetry gap, {esc_md(gap)}**" for gap in block.gaps] + [""]
     out += [f"> **Telemetry gap, {esc_md(gap)}**" for gap in other_gaps(c)]
     return out + ([""] if other_gaps(c) else [])
-
-
-def config_fields(c: Comparison) -> list[tuple[str, list[str]]]:
-    """One configuration row per node label: name, role, host, devices and the node's cores, memory and
-    kernel (manifest machine.nodes), per run; none for runs without nodes."""
-    labels = list(dict.fromkeys(str(n.get("label")) for i in range(len(c.runs)) for n in _config_nodes(c, i)))
-
-    def describe(index: int, label: str) -> str:
-        node = next((n for n in _config_nodes(c, index) if str(n.get("label")) == label), None)
-        if node is None:
-            return ""
-        print_ = ((_manifest(c, index).get("machine") or {}).get("nodes") or {}).get(label) or {}
-        parts = [f"{node.get('name')} ({node.get('role')})", str(node.get("host") or "")]
-        parts.append("devices " + ", ".join(map(str, node.get("devices") or [])) if node.get("devices") else "")
-        parts.append(f"{print_['cores']} cores" if print_.get("cores") else "")
-        parts.append(f"{float(print_['memory_gb']):,.4g} GB" if print_.get("memory_gb") else "")
-        parts.append(f"kernel {print_['kernel']}" if print_.get("kernel") else "")
-        return " · ".join(p for p in parts if p)
-
-    return [(f"Node {label}", [describe(i, label) for i in range(len(c.runs))]) for label in labels]

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from storbench.analysis.model import Comparison, Row
 from storbench.report import _format as f
+from storbench.report.grid import align
 from storbench.report.svg import PALETTE, esc
 
 LABEL = "query"
@@ -141,8 +142,6 @@ def _flag(q: QueryLine, names: list[str]) -> str:
 
 
 def text_lines(c: Comparison) -> list[str]:
-    from storbench.report.table import align
-
     names = [run.name for run in c.runs]
     out: list[str] = check_lines(c)
     out += [""] if out else []

@@ -17,7 +17,7 @@ from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
 from storbench.report import nodes, queries
 from storbench.report.queries import check_lines
-from storbench.report.table import align
+from storbench.report.grid import align
 from storbench.results.metrics import DEVICE_HEADLINE
 
 COLUMNS = (("completion_time", "Time s"), ("max_read_mbps", "Read MB/s max"), ("max_write_mbps", "Write MB/s max"),

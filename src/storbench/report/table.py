@@ -7,19 +7,7 @@ import textwrap
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import nodes, queries
-
-
-def align(rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "  ",
-          head: int = 1) -> list[str]:
-    """Columns padded to their widest cell; the first ``head`` rows are the header, underlined."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-
-    def line(cells: list[str]) -> str:
-        return indent + "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                                  for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return ([line(r) for r in rows[:head]] + [indent + "  ".join("-" * w for w in widths)]
-            + [line(r) for r in rows[head:]])
+from storbench.report.grid import align
 
 
 def _warning_lines(comparison: Comparison) -> list[str]:

@@ -14,6 +14,7 @@ import importlib
 import os
 import pkgutil
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
@@ -35,6 +36,7 @@ class TargetOptions:
     home: Path | None = None  # the results home, where storbench's own services keep their state
     replication: int | None = None  # --replication (HDFS; a Cassandra keyspace's replication factor)
     endpoint: str | None = None  # --endpoint (S3)
+    cql_insecure: bool = False  # --cql-insecure: a cassandra:// login may go to another machine without TLS
 
 
 @dataclass(frozen=True)
@@ -208,10 +210,9 @@ def register(cls: T) -> T:
 
 def registry() -> dict[str, type[Target]]:
     """Every scheme, found by importing each module of this package; the default scheme first."""
-    import storbench.targets as package
-
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    package = __name__.rpartition(".")[0]  # imported before this module; naming it in an import would be a circle
+    for module in pkgutil.iter_modules(sys.modules[package].__path__):
+        importlib.import_module(f"{package}.{module.name}")
     return {scheme: _REGISTRY[scheme] for scheme in sorted(_REGISTRY, key=lambda s: (s != DEFAULT_SCHEME, s))}
 
 
@@ -232,6 +233,8 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
         takers = [f"{name}://" for name, cls in schemes.items() if cls.replicated]
         raise InputError(f"--replication {options.replication}: applies to {' and '.join(takers)} targets only; "
                          f"the target is {target.uri}")
+    if options.cql_insecure and target.scheme != "cassandra":  # silently ignored, it would seem to do something
+        raise InputError(f"--cql-insecure: applies to cassandra:// targets only; the target is {target.uri}")
     return target
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from storbench.errors import InputError
-from storbench.telemetry.collector import Collector, Snapshot
+from storbench.telemetry.collector import Collector
+from storbench.telemetry.snapshot import Snapshot
 from storbench.telemetry.exporter import (FINGERPRINT_COLLECTORS, ExporterError, ExporterReader, default_devices,
                                           disk_names, fingerprint)
 from storbench.telemetry.devices import local_disks

@@ -16,30 +16,14 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from storbench.results.series import csv_lines, to_csv
 from storbench.telemetry import procfs
 from storbench.telemetry.ticker import Ticker, first_line
-from storbench.telemetry.procfs import CpuCounters, DiskCounters, NetCounters
+from storbench.telemetry.snapshot import Snapshot
 from storbench.telemetry.window import rate_row, rate_rows
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Raw counters at one instant; None where the host does not expose them."""
-
-    time: float  # time.monotonic()
-    disks: dict[str, DiskCounters]  # measured devices only
-    cpu: CpuCounters | None
-    net: dict[str, NetCounters] | None  # per interface, loopback included
-    memory: tuple[int, int] | None  # (MemTotal, MemAvailable) bytes
-    energy_uj: int | None  # cumulative RAPL package energy since the collector started
-    # a node_exporter's pressure stall totals (psi_cpu_us, psi_io_us, psi_memory_us) and dirty_bytes (Dirty +
-    # Writeback), for the noise sentinel's figures; None read locally (the sentinel reads this machine itself)
-    noise: dict[str, int | None] | None = None
 
 
 def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,

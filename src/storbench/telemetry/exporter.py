@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from storbench.telemetry.collector import Snapshot
+from storbench.telemetry.snapshot import Snapshot
 from storbench.telemetry.procfs import SECTOR_BYTES, CpuCounters, DiskCounters, NetCounters
 
 # node_exporter's collectors storbench reads; asked for by name so a scrape costs the exporter little

@@ -19,7 +19,7 @@ from storbench.telemetry.metrics import WINDOW
 from storbench.telemetry.procfs import SECTOR_BYTES
 
 if TYPE_CHECKING:
-    from storbench.telemetry.collector import Snapshot
+    from storbench.telemetry.snapshot import Snapshot
 
 MB = 1e6
 METRICS = tuple(spec.name for spec in WINDOW)  # what window_metrics returns (specs: telemetry.metrics)

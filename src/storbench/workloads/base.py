@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from storbench.errors import InputError
@@ -131,10 +132,9 @@ def _load_builtin() -> None:
     global _loaded
     if _loaded:
         return
-    import storbench.workloads as package
-
-    for module in pkgutil.iter_modules(package.__path__):  # base and params register nothing: harmless
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    package = __name__.rpartition(".")[0]  # imported before this module; naming it in an import would be a circle
+    for module in pkgutil.iter_modules(sys.modules[package].__path__):  # base and params register nothing
+        importlib.import_module(f"{package}.{module.name}")
     _loaded = True
 
 

@@ -1,0 +1,39 @@
+"""The nodes of cluster runs as configuration rows (name, role, host, devices, cores, memory, kernel): read from
+each run's manifest, below every format and section module so the configuration table and the per-node
+tables share it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storbench.analysis.model import Comparison
+
+
+def manifest_of(c: Comparison, index: int) -> dict[str, Any]:
+    """The manifest of run ``index`` of the comparison (empty when it has none)."""
+    return c.source_runs[index].manifest if index < len(c.source_runs) else {}
+
+
+def config_nodes(c: Comparison, index: int) -> list[dict[str, Any]]:
+    """The nodes the run's configuration names (manifest config.nodes)."""
+    return list((manifest_of(c, index).get("config") or {}).get("nodes") or [])
+
+
+def config_fields(c: Comparison) -> list[tuple[str, list[str]]]:
+    """One configuration row per node label: name, role, host, devices and the node's cores, memory and
+    kernel (manifest machine.nodes), per run; none for runs without nodes."""
+    labels = list(dict.fromkeys(str(n.get("label")) for i in range(len(c.runs)) for n in config_nodes(c, i)))
+
+    def describe(index: int, label: str) -> str:
+        node = next((n for n in config_nodes(c, index) if str(n.get("label")) == label), None)
+        if node is None:
+            return ""
+        print_ = ((manifest_of(c, index).get("machine") or {}).get("nodes") or {}).get(label) or {}
+        parts = [f"{node.get('name')} ({node.get('role')})", str(node.get("host") or "")]
+        parts.append("devices " + ", ".join(map(str, node.get("devices") or [])) if node.get("devices") else "")
+        parts.append(f"{print_['cores']} cores" if print_.get("cores") else "")
+        parts.append(f"{float(print_['memory_gb']):,.4g} GB" if print_.get("memory_gb") else "")
+        parts.append(f"kernel {print_['kernel']}" if print_.get("kernel") else "")
+        return " · ".join(p for p in parts if p)
+
+    return [(f"Node {label}", [describe(i, label) for i in range(len(c.runs))]) for label in labels]
