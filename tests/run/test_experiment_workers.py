@@ -77,15 +77,58 @@ def test_a_configuration_failing_in_its_worker_stops_the_other(tmp_path):
     assert windows(sa) == [("null-write", 1), ("null-read", 1)]
 
 
+def _signal_once_both_measure(runs: Path, stop: threading.Event) -> None:
+    """SIGTERM to this process once both runs have stored samples (not after a fixed time: on a loaded machine
+    the workers may still be opening their runs, a case of its own below)."""
+    while not stop.is_set():
+        stored = [p for p in runs.glob("*/samples.jsonl") if p.stat().st_size]
+        if len(stored) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        stop.wait(0.05)
+
+
 def test_a_signal_to_the_experiment_interrupts_every_worker(tmp_path, handlers):
-    timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGTERM))
-    timer.start()
-    started = time.monotonic()
+    stop = threading.Event()
+    watcher = threading.Thread(target=_signal_once_both_measure, args=(tmp_path / "home" / "runs", stop))
+    watcher.start()
     try:
         runs, _ = experiment(tmp_path, repeat=50, overrides={"sleep_ms": "100"})
     finally:
-        timer.cancel()
+        stop.set()
+        watcher.join()
     assert [outcome.status for outcome, _, _ in runs] == ["interrupted", "interrupted"]
-    assert time.monotonic() - started < 60
     assert any(windows(samples) for _, _, samples in runs)  # what was measured before is kept
+    assert all(max((r for _, r in windows(samples)), default=0) < 50 for _, _, samples in runs)  # stopped early
     assert all(manifest["status"] == "interrupted" for _, manifest, _ in runs)
+
+
+def test_a_signal_while_a_worker_opens_its_run_closes_that_run(tmp_path, handlers, monkeypatch):
+    """A signal to the experiment once a worker has recorded its run but before the experiment has the worker's
+    answer (it is no member yet): the worker is told too, closes its run as interrupted and is gone before
+    the experiment goes on; no run is left "running" (issue 38 item 10)."""
+    from storbench.run import worker as worker_module
+
+    read_answer = worker_module.WorkerConfiguration._answer
+    workers = []
+
+    def signalled_first(self):
+        if not workers:
+            workers.append(self.process)
+            deadline = time.monotonic() + 120
+            while not list((tmp_path / "home" / "runs").glob("*/manifest.json")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGTERM)  # storbench's handler raises here, before the answer is read
+        return read_answer(self)
+
+    monkeypatch.setattr(worker_module.WorkerConfiguration, "_answer", signalled_first)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            experiment(tmp_path)
+        assert workers[0].poll() is not None  # the worker ended before the experiment's interrupt went on
+    finally:
+        if workers and workers[0].poll() is None:
+            workers[0].kill()
+            workers[0].wait()
+    statuses = [json.loads(p.read_text())["status"] for p in (tmp_path / "home" / "runs").glob("*/manifest.json")]
+    assert statuses == ["interrupted"]

@@ -81,8 +81,14 @@ class WorkerConfiguration:
         os.close(reply_write)
         self.replies = os.fdopen(reply_read, "r")
         self.outcome: RunOutcome | None = None
-        self._ask({"op": "open", "options": {**asdict(options), "experiment_pid": os.getpid()}, "run_id": run_id, "prefix": prefix,
-                   "store": store_spec(store), "quiet": progress.quiet, "started": progress.started})
+        try:
+            self._ask({"op": "open", "options": {**asdict(options), "experiment_pid": os.getpid()}, "run_id": run_id,
+                       "prefix": prefix, "store": store_spec(store), "quiet": progress.quiet,
+                       "started": progress.started})
+        except KeyboardInterrupt:  # before the experiment knows this worker: it would run on, its run "running"
+            with interrupts.shielded():
+                self.interrupt()
+            raise
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin is not None
