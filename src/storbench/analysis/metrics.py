@@ -7,7 +7,7 @@ as a ``metric_table``): each workload family as
 producers that are not workloads as a module-level ``METRICS`` tuple in the modules named
 by :data:`SHARED` (telemetry, Spark's event log, the per-second consistency figures).
 :data:`CATALOG` is built from those declarations on first use (importing the workload
-registry then, not with this module), in the order :data:`ORDER` gives; two declarations of one metric
+registry then, not with this module), in the order each source's ``METRIC_SECTION`` gives; two declarations of one metric
 name must be equal, or building it fails naming both.
 """
 
@@ -23,18 +23,20 @@ from storbench.results.metrics import DEVICE_HEADLINE, MetricSpec, reworded
 SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbench.engines.s3a",
           "storbench.results.consistency", "storbench.telemetry.sentinel")
 
-# Ordering rule. The catalog's order is the reports' order: rows within a workload,
-# metric columns, headlines (storbench.analysis.compare and .model sort by it). Sections
-# come in this order — the paper's time, throughput, latency and CPU first, then the
-# dataset, Spark's own figures and the workload families; a workload family not named here
-# follows them, in discovery order (by module name). Within a section the declaration's own
-# order holds, and a metric declared again keeps the place of its first declaration. Paper 004's zoned
-# figures lead: a zoned run's headlines are the paper's sentences, not the telemetry's.
-ORDER = ("storbench.workloads.zoned",
-         "storbench.telemetry.metrics", "storbench.workloads.spark_transforms", "storbench.engines.eventlog",
-         "storbench.engines.s3a", "storbench.workloads.terasort", "storbench.workloads.tpcds", "storbench.workloads.dfsio",
-         "storbench.workloads.fio", "storbench.workloads.rados_bench", "storbench.results.consistency",
-         "storbench.workloads.objects")
+# Ordering rule. The catalog's order is the reports' order: rows within a workload, metric columns, headlines
+# (storbench.analysis.compare and .model sort by it). Each source (a module in SHARED, a workload family's module
+# or package) places its section with a module-level ``METRIC_SECTION`` number beside its declarations, lowest
+# first: paper 004's zoned figures lead (0: a zoned run's headlines are the paper's sentences, not the
+# telemetry's), then the paper's time, throughput, latency and CPU (10), the dataset, Spark's own figures and
+# the workload families. A source without one follows them, in discovery order (by module name), so a new
+# family edits nothing outside its folder. Within a section the declaration's own order holds, and a metric
+# declared again keeps the place of its first declaration.
+UNPLACED = 1000
+
+
+def section(source: str) -> int:
+    """The ``METRIC_SECTION`` the module or package ``source`` declares (UNPLACED without one)."""
+    return getattr(importlib.import_module(source), "METRIC_SECTION", UNPLACED)
 
 
 def family(module: str) -> str:
@@ -56,15 +58,14 @@ def workload_metrics(name: str) -> tuple[MetricSpec, ...] | None:
 
 
 def declarations() -> list[tuple[str, tuple[MetricSpec, ...]]]:
-    """(source, specs) of every declaration, in catalog order (see ORDER)."""
+    """(source, specs) of every declaration, in catalog order (each source's METRIC_SECTION)."""
     found: dict[str, list[MetricSpec]] = {module: list(importlib.import_module(module).METRICS)
                                           for module in SHARED}
     for cls in _workloads().values():
         found.setdefault(family(cls.__module__), []).extend(cls.metrics)
-    rank = {source: index for index, source in enumerate(ORDER)}
     # A family's classes share its tuple: each spec once per source (dicts keep the first order).
     return [(source, tuple(dict.fromkeys(found[source])))
-            for source in sorted(found, key=lambda s: rank.get(s, len(rank)))]
+            for source in sorted(found, key=section)]
 
 
 def build_catalog(declared: Iterable[tuple[str, Iterable[MetricSpec]]]) -> dict[str, MetricSpec]:

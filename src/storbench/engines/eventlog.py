@@ -16,6 +16,8 @@ from typing import Any, Iterable
 from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
 
+METRIC_SECTION = 30  # where this section comes in reports (storbench.analysis.metrics)
+
 GROUP_SEPARATOR = "#"
 EXECUTOR_HOST = "executor_host"  # the label of per-host samples when tasks ran on more than one host
 

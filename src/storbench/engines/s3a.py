@@ -34,6 +34,8 @@ from storbench.errors import EngineError
 from storbench.fetch import classpath
 from storbench.results.model import Sample
 
+METRIC_SECTION = 40  # where this section comes in reports (storbench.analysis.metrics)
+
 JARS_DIR = Path(__file__).resolve().parents[3] / "jvm" / "s3a" / "target" / "jars"
 
 COMMITTERS = ("file", "directory", "partitioned", "magic")

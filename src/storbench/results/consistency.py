@@ -29,6 +29,8 @@ from typing import Any, Iterable
 from storbench.results.metrics import MetricSpec, metric
 from storbench.results.model import Sample
 
+METRIC_SECTION = 100  # where this section comes in reports (storbench.analysis.metrics)
+
 STALL_FRACTION = 0.5
 QUANTITIES = {"iops": "IOPS", "mbps": "MB/s"}  # per-second series name -> unit
 STATS = ("mean", "stddev", "cv", "min", "max", "p1", "p99", "stalls")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from storbench.results.metrics import metric_table
 
+METRIC_SECTION = 10  # where this section comes in reports (storbench.analysis.metrics)
+
 METRICS = metric_table("""
     completion_time      | Time to complete           | s    | mean | faster/slower
     max_read_mbps        | Maximum read throughput    | MB/s | max  | higher/lower             | overall

@@ -116,7 +116,7 @@ def variant(base: type[Workload], name: str, description: str, **attrs: Any) -> 
 
 
 def family(cls: type[Workload]) -> str:
-    """A workload's family: its module under storbench.workloads (rados_bench → rados-bench)."""
+    """A workload's family: its module or package under storbench.workloads (rados_bench → rados-bench, a package as a module)."""
     return cls.__module__.removeprefix("storbench.workloads.").split(".")[0].replace("_", "-")
 
 

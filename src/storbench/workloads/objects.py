@@ -41,6 +41,8 @@ from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.on_spark import spark_session
 
+METRIC_SECTION = 110  # where this section comes in reports (storbench.analysis.metrics)
+
 HWM_SHARE = 0.95  # the high-water mark: the fewest clients reaching this share of the best throughput
 MIX_OPS = ("put", "get", "head", "list", "delete")
 

@@ -21,6 +21,8 @@ from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.on_spark import spark_session
 
+METRIC_SECTION = 20  # where this section comes in reports (storbench.analysis.metrics)
+
 # Shared by every workload of the family: they all read the one dataset datagen wrote.
 DATASET_PARAMS = (
     Param("rows", int, 200_000, "rows in the generated dataset", minimum=1),

@@ -9,7 +9,7 @@ from storbench.results.consistency import consistency
 from storbench.engines.rados import MIB_TO_MB, Cluster, first_error, parse_bench
 from storbench.errors import TargetError
 from storbench.workloads.rados_bench import owned
-from storbench.workloads.rados_fio import fio_rados_job
+from storbench.workloads.rados_bench.fio import fio_rados_job
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "ceph"
 

@@ -13,7 +13,8 @@ import pytest
 from storbench.context import RunContext
 from storbench.engines.spark import SparkEngine
 from storbench.targets import parse_target
-from storbench.workloads import get_workload, tera_records
+from storbench.workloads import get_workload
+from storbench.workloads.terasort import records as tera_records
 from storbench.workloads.terasort import TeraState, validate_records
 from tests.cli.helpers import QUICK_JVM
 

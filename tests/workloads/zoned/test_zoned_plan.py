@@ -12,7 +12,7 @@ from storbench.engines.fio_results import zone_resets
 from storbench.errors import InputError
 from storbench.telemetry.zoned import Zone, zoned_device
 from storbench.workloads import get_workload
-from storbench.workloads.zoning import changed_zones, plan_zoning, refuse_plain_writes
+from storbench.workloads.fio.zoning import changed_zones, plan_zoning, refuse_plain_writes
 
 SYS = str(Path(__file__).resolve().parents[2] / "data" / "telemetry" / "zoned" / "sys")
 ZNS = zoned_device("nvme0n1", SYS)  # host-managed, 32 zones of 64 MiB, max open 14, 4096-byte blocks

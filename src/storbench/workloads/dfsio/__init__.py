@@ -27,6 +27,8 @@ from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.on_spark import spark_session
 
+METRIC_SECTION = 70  # where this section comes in reports (storbench.analysis.metrics)
+
 DFSIO_PARAMS = (
     Param("files", int, 4, "number of files (one task each), TestDFSIO's -nrFiles", minimum=1),
     Param("file_size", int, 16_000_000, "bytes per file, e.g. 64M or 5.4G", minimum=1),

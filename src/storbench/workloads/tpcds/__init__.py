@@ -54,6 +54,8 @@ from storbench.workloads.tpcds.run_state import (TpcdsData, TpcdsState, check_da
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 from storbench.workloads.on_spark import spark_session
 
+METRIC_SECTION = 60  # where this section comes in reports (storbench.analysis.metrics)
+
 SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny: 0.01)", minimum=0.01)
 DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
                               "empty: the one tpcds-gen wrote in this run")

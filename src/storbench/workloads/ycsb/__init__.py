@@ -19,7 +19,10 @@ JVM's start-up is outside). With ``duration_s``, YCSB's maxexecutiontime still c
 Samples, named as YCSB prints them: ``ycsb_throughput_ops_s`` ([OVERALL] Throughput(ops/sec)), per
 operation type (label ``op=READ``, ``UPDATE``, ``INSERT``, ``SCAN``, ``READ-MODIFY-WRITE``) and overall
 (no ``op``): ``ycsb_operations``, ``ycsb_{avg,p95,p99,max}_latency_us``; ``ycsb_errors`` (by kind:
-label ``error``); ``ycsb_load_throughput_ops_s``; ``ycsb_ops_per_server_thread`` (the cluster's rate ÷
+label ``error``); ``ycsb_load_throughput_ops_s``; the client's CPU per operation, both drivers' clients
+sampled from /proc alike (``client_cpu.py``): ``ycsb_client_cpu_us_per_op`` over the steady middle half of
+the run's operations, ``ycsb_client_cpu_us_per_op_process`` over the whole client process (start-up and
+exit in); ``ycsb_ops_per_server_thread`` (the cluster's rate ÷
 all servers' CPU threads: the nodes' fingerprints, each host once, or this machine's cores when the nodes
 run here, ``ycsb_server_threads`` and a note say which) and ``ycsb_ops_per_node_thread`` (paper 003's
 "operations per thread": the cluster's rate ÷ ONE node's threads, 33,013 / 56 on its 4-node x86 cluster;
@@ -54,7 +57,8 @@ from storbench.targets import Target
 from storbench.targets.cassandra import FIELDS, CassandraTarget
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import Param
-from storbench.workloads.ycsb import core_driver, peak, restore
+from storbench.telemetry.proc_cpu import CpuWatch
+from storbench.workloads.ycsb import client_cpu, core_driver, peak, restore
 from storbench.workloads.on_spark import spark_session
 
 CONSISTENCY = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE")
@@ -100,12 +104,14 @@ METRICS = metric_table("""
     ycsb_p99_latency_us        | 99thPercentileLatency(us)                         | us           | mean | lower/higher
     ycsb_max_latency_us        | MaxLatency(us)                                    | us           | max  | lower/higher
     ycsb_errors                | Errors                                            | errors       | mean | fewer/more
-    ycsb_client_cpu_us_per_op  | Client CPU per operation                          | us           | mean | lower/higher
+    # both drivers' client sampled from /proc alike (client_cpu.py): the run's steady middle, the whole process
+    ycsb_client_cpu_us_per_op  | Client CPU per operation, steady middle of run    | us           | mean | lower/higher
+    ycsb_client_cpu_us_per_op_process | Client CPU per operation, whole client process    | us           | mean | lower/higher
 """)
 LATENCY = (("avg", "mean_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("max", "max_ms"))
 # the engine's result in YCSB's names: per operation type, the operations, latencies and errors (no rate)
 NAMES = Vocabulary(rate="ycsb_throughput_ops_s", ops="ycsb_operations", errors="ycsb_errors",
-                   cpu="ycsb_client_cpu_us_per_op", latency_unit="us", op_rate=False, op_errors=True,
+                   cpu=None, latency_unit="us", op_rate=False, op_errors=True,
                    latency=tuple((f"ycsb_{name}_latency_us", key) for name, key in LATENCY))
 LOAD_NAMES = replace(NAMES, rate="ycsb_load_throughput_ops_s")
 
@@ -235,6 +241,8 @@ class _Ycsb(Workload):
         login = target.credentials()
         if login:  # in the engine's 0600 job file only; the engine never echoes them
             cql |= {"username": login.username, "password": login.password}
+        if target.tls:  # TLS checked against this CA (null: the system's trust store), the host name too
+            cql["tls"] = target.tls.job()
         load = native.load_model(params["threads"], params["target_ops_s"])
         if self.letter == "load":
             ycsb["phase"] = "load"
@@ -249,18 +257,20 @@ class _Ycsb(Workload):
                           ops=-(-total // params["drivers"]) if total else 0,
                           duration_s=0.0 if total else params["duration_s"])
 
-    def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any],
+                 cpu: CpuWatch | None) -> dict[str, Any]:
         timeout = params["duration_s"] + 600 + params["recordcount"] / 100 + params["operationcount"] / 100
         if params["driver"] == "ycsb":
             target = ctx.target_as(CassandraTarget)
             props = core_driver.properties(self.letter, params, target.contacts, target.keyspace, target.table,
-                                           target.credentials())
+                                           target.credentials(), target.tls)
             try:
-                return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout)
+                return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout,
+                                       cpu=cpu)
             finally:
                 ctx.drop_scratch("ycsb-client")
         return native.run(job, params["drivers"], spark=spark_session(ctx) if params["fanout"] == "spark" else None,
-                          timeout=timeout)
+                          timeout=timeout, cpu=cpu)
 
     # -- restore=snapshot ----------------------------------------------------------------------
 
@@ -307,8 +317,10 @@ class _Ycsb(Workload):
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         job = self._job(ctx, params) if params["driver"] == "native" else {}  # YCSB's client takes properties
         self._rules(ctx, params)
+        # the client's CPU from /proc, the same code for both drivers (not Spark tasks: they run elsewhere)
+        cpu = CpuWatch() if params["fanout"] == "local" else None
         with ctx.measure():
-            result = self._execute(ctx, params, job)
+            result = self._execute(ctx, params, job, cpu)
         measured = result["result"]["total"]["measured_s"] if params["driver"] == "ycsb" else result.get("measured_s")
         ctx.tool_window(measured)  # both drivers: the window is the operations, not start-up and connect
         kept = {"workload": self.name, "driver": params["driver"], "threads": params["threads"],
@@ -316,6 +328,10 @@ class _Ycsb(Workload):
         if params["driver"] == "ycsb":  # YCSB's own output and command beside the parsed figures
             kept |= {"command": result["argv"], "raw": result["raw"]}
             result = result["result"]
+        result["client_cpu"] = client_cpu.scoped(params["driver"], result, cpu)
+        if cpu is None and (text := f"ycsb: client CPU per operation not sampled: fanout={params['fanout']} runs "
+                                    f"the engines on other hosts") not in ctx.notes:
+            ctx.notes.append(text)
         ctx.artifacts.setdefault("ycsb", {}).setdefault("runs", []).append({**kept, "result": result})
         samples = self._samples(ctx, params, result)
         if params["driver"] == "ycsb":
@@ -345,6 +361,7 @@ class _Ycsb(Workload):
     def _samples(self, ctx: RunContext, params: dict[str, Any], result: dict[str, Any]) -> list[Sample]:
         total = result["total"]
         out = result_samples(self.name, result, LOAD_NAMES if self.letter == "load" else NAMES)
+        out += client_cpu.samples(self.name, result["client_cpu"])
         target = ctx.target_as(CassandraTarget)
         out += thread_samples(self.name, total["ops_per_s"], ctx.node_fingerprints, bool(target.service), ctx.notes)
         return out

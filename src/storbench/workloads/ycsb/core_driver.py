@@ -7,9 +7,10 @@ print) and the workload's parameters as YCSB properties: YCSB's own ``workloads/
 recordcount, operationcount or ``maxexecutiontime`` (duration_s, whole seconds), ``-threads``,
 fieldcount/fieldlength, insertorder=hashed (the engine's keys: ``user`` + FNV-1a 64), the consistency
 level and ``measurementtype=hdrhistogram`` (exact p95/p99). Its output is parsed into the engine's
-result shape, so the workload makes the same samples from either driver; the client JVM's CPU is its
-rusage (start-up included: it is the tool's cost). Its throughput is scoped as the engine's: over
-the operations, without the session open YCSB's RunTime includes (``operations_scope``).
+result shape, so the workload makes the same samples from either driver. Its CPU is sampled from /proc
+while it runs, as the engine's is (``telemetry.proc_cpu``), against its own progress: YCSB's status line
+each second (``-s``, ``progress``). Its throughput is scoped as the engine's: over the operations, without
+the session open YCSB's RunTime includes (``operations_scope``).
 
 Workload F: YCSB measures the READ and UPDATE inside a READ-MODIFY-WRITE as READ and UPDATE too; their
 counts are taken off READ and UPDATE (the engine counts them only as READ-MODIFY-WRITE), their latencies
@@ -25,6 +26,7 @@ import signal
 import subprocess
 import threading
 from contextlib import nullcontext
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,8 @@ from storbench.errors import EngineError, WorkloadError
 from storbench.redaction import is_secret_name, private_file
 from storbench.fetch import classpath as fetched_classpath
 from storbench.services.jvm import JVM_DIR, java_binary
+from storbench.targets.cassandra_tls import Tls
+from storbench.telemetry.proc_cpu import CpuWatch
 
 YCSB_DIR = JVM_DIR / "ycsb"
 BINDING = "storbench.ycsb.CqlDb"
@@ -56,6 +60,9 @@ WORKLOAD_FILES: dict[str, dict[str, str]] = {
 UNLIMITED = 2**31 - 1  # Integer.MAX_VALUE: YCSB's operationcount is an int
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
 LINE = re.compile(r"^\[([A-Z0-9_%-]+)\], ([^,]+), (.+)$")
+# YCSB's status line (StatusThread, -s): "2026-11-28 22:40:01:123 3 sec: 4567 operations; ..." (its JVM in UTC)
+STATUS = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d):(\d{3}) \d+ sec: (\d+) operations;")
+STATUS_INTERVAL_S = 1  # YCSB's smallest status interval
 
 
 def classpath() -> str:
@@ -63,7 +70,8 @@ def classpath() -> str:
     if (fetched := fetched_classpath("ycsb")) is not None:
         return fetched
     classes, deps = YCSB_DIR / "target" / "classes", YCSB_DIR / "target" / "classpath.txt"
-    if not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file() or not deps.is_file():
+    if not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file() or not deps.is_file() \
+            or _older_than_sources(classes / "storbench" / "ycsb" / "CqlDb.class"):
         build("ycsb")
     if not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file() or not deps.is_file():
         raise EngineError(f"YCSB core and storbench's binding are not built ({YCSB_DIR}/target); "
@@ -71,10 +79,18 @@ def classpath() -> str:
     return f"{classes}:{deps.read_text().strip()}"
 
 
+def _older_than_sources(built: Path) -> bool:
+    """A checkout's binding built before its sources last changed (an older one would ignore cassandra.tls and
+    log in in clear text): built again (setup.sh rebuilds when their content changed)."""
+    sources = [path for path in (YCSB_DIR / "src").rglob("*") if path.is_file()] + [YCSB_DIR / "pom.xml"]
+    return built.stat().st_mtime < max(path.stat().st_mtime for path in sources)
+
+
 def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, int]], keyspace: str,
-               table: str, login: Credentials | None = None) -> dict[str, str]:
-    """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters, and the
-    cluster's ``login`` (``cassandra.password`` is secret-named: it goes in a 0600 properties file)."""
+               table: str, login: Credentials | None = None, tls: Tls | None = None) -> dict[str, str]:
+    """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters, the
+    cluster's ``login`` (``cassandra.password`` is secret-named: it goes in a 0600 properties file) and its
+    ``tls`` (``cassandra.tls``, ``cassandra.tls_ca_file``: the binding checks the certificate and host name)."""
     props = {"workload": "site.ycsb.workloads.CoreWorkload", "recordcount": str(params["recordcount"]),
              "fieldcount": str(params["fieldcount"]), "fieldlength": str(params["fieldlength"]),
              "readallfields": "true", "writeallfields": "false", "insertorder": "hashed",
@@ -84,6 +100,8 @@ def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, in
              "cassandra.timeout_ms": str(round(params["timeout_s"] * 1000))}
     if login:
         props |= {"cassandra.username": login.username, "cassandra.password": login.password}
+    if tls:
+        props |= {"cassandra.tls": "true", **({"cassandra.tls_ca_file": str(tls.ca_file)} if tls.ca_file else {})}
     if letter == "load":
         return props
     props |= WORKLOAD_FILES[letter]
@@ -136,11 +154,15 @@ def _utf16(char: str) -> list[int]:
     return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
 
 
-def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout: float) -> dict[str, Any]:
+def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout: float,
+        cpu: CpuWatch | None = None) -> dict[str, Any]:
     """Runs YCSB's Client; {"result": the engine's result shape, "raw": its output, "argv": the command}.
-    Properties with a secret name (a password) go in a private 0600 file (``-P``), never on the command line."""
-    argv = [java_binary(), f"-Dstorbench.overall={overall_ops(letter)}", "-cp", classpath(), MAIN,
-            "-db", BINDING, "-load" if letter == "load" else "-t", "-threads", str(threads)]
+    Properties with a secret name (a password) go in a private 0600 file (``-P``), never on the command line.
+    YCSB prints its progress each second (``-s``, status.interval=1; its clock in UTC): ``result["progress"]``;
+    ``cpu`` samples the JVM's CPU from /proc while it runs (telemetry.proc_cpu), as the engine's."""
+    argv = [java_binary(), "-Duser.timezone=UTC", f"-Dstorbench.overall={overall_ops(letter)}", "-cp",
+            classpath(), MAIN, "-db", BINDING, "-load" if letter == "load" else "-t", "-threads", str(threads),
+            "-s", "-p", f"status.interval={STATUS_INTERVAL_S}"]
     secret = {name: value for name, value in props.items() if is_secret_name(name)}
     for name, value in props.items():
         if name not in secret:
@@ -152,7 +174,9 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
         with out.open("w") as stdout, err.open("w") as stderr:
             proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, cwd=workdir,
                                     start_new_session=True)
-        cpu_s, code = _wait(proc, timeout)
+        # watched until it exits (read before it is reaped); past the timeout it is killed at once
+        in_time = cpu.watch([proc.pid], timeout) if cpu is not None else True
+        cpu_s, code = _wait(proc, timeout if in_time else 0)
     raw = out.read_text() + err.read_text()
     if code != 0:
         raise WorkloadError(f"YCSB's client failed (exit {code}): {_last_line(raw)}")
@@ -162,9 +186,21 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
     startup = re.search(r"^CqlDb: process CPU at session open (\d+) ms$", raw, re.M)
     result["cpu"]["startup_cpu_s"] = int(startup[1]) / 1000 if startup else None  # inside cpu_s
     operations_scope(result["total"])
+    result["progress"] = progress(raw)
     if not result["total"]["ops"] and not result["total"]["errors"]:
         raise WorkloadError(f"YCSB's client did no operation: {_last_line(raw)}")
     return {"result": result, "raw": raw, "argv": argv}
+
+
+def progress(raw: str) -> list[list[float]]:
+    """YCSB's status lines as progress points [Unix time s, operations done so far (failed ones too: YCSB's
+    client threads count every operation they did)], from its first line ("0 sec: 0 operations") to its last
+    (after the last operation)."""
+    points = []
+    for match in STATUS.finditer(raw):
+        stamp = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+        points.append([stamp.timestamp() + int(match[2]) / 1000, float(match[3])])
+    return sorted(points)
 
 
 def operations_scope(total: dict[str, Any]) -> None:

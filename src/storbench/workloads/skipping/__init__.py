@@ -1,5 +1,5 @@
 """Data skipping on and off (paper 001's xskipper measurement, with Spark's own skipping): skipping-gen writes a
-fact table laid out so that skipping can work (:mod:`storbench.workloads.skipping_data`) and four selective
+fact table laid out so that skipping can work (:mod:`storbench.workloads.skipping.data`) and four selective
 queries read it, each timed on its own:
 
 - ``skipping-point``: equality on the sorted ``id`` (row-group min/max statistics);
@@ -10,7 +10,7 @@ queries read it, each timed on its own:
 
 ``skipping=on`` is Spark's defaults (Parquet filter pushdown, partition pruning, DPP); ``off`` turns them off
 (``spark.sql.parquet.filterPushdown`` and ``spark.sql.optimizer.dynamicPartitionPruning.enabled`` false, and the
-fact files read with no partition discovery: :func:`~storbench.workloads.skipping_data.fact_frame` says why).
+fact files read with no partition discovery: :func:`~storbench.workloads.skipping.data.fact_frame` says why).
 Both modes run the same SQL on the same files and must give the same answer (checked when both ran in one run,
 and against the generator's arithmetic). Per query: time, bytes read from the target, rows scanned, files and
 partition folders read; the engine adds S3A's GETs on s3:// and Spark's task input, the telemetry the devices.
@@ -29,11 +29,11 @@ from storbench.errors import InputError, WorkloadError
 from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
 from storbench.targets import Target
-from storbench.workloads import skipping_data as data
+from storbench.workloads.skipping import data
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.on_spark import spark_session
 from storbench.workloads.params import FLUSH, Param
-from storbench.workloads.skipping_plan import bytes_read, scan_totals
+from storbench.workloads.skipping.plan import bytes_read, scan_totals
 from storbench.workloads.tpcds.check import summarize
 
 MODES = ("on", "off")

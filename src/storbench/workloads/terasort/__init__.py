@@ -2,7 +2,7 @@
 
 Records are Hadoop TeraGen's own 100-byte rows (GenSort's 10-byte keys from its 128-bit
 random sequence, the row id in hex, filler), generated in the JVM (storbench.jvm.tera, see
-``tera_records``) with no Python or per-row SQL in the path. ``format`` chooses how they are
+``terasort.records``) with no Python or per-row SQL in the path. ``format`` chooses how they are
 stored, in files of ``partition_mb``: ``parquet`` (uncompressed, key and value binary columns)
 or ``tera`` (Hadoop's raw 100-byte record files, which Hadoop's own TeraSort and TeraValidate
 read, and which storbench reads from Hadoop's TeraGen). Bytes on storage ≈ 100 × records.
@@ -24,10 +24,12 @@ from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.services.jvm import ensure_launcher_jar
-from storbench.workloads import tera_records
+from storbench.workloads.terasort import records as tera_records
 from storbench.workloads.base import Workload, register, variant
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.on_spark import spark_session
+
+METRIC_SECTION = 50  # where this section comes in reports (storbench.analysis.metrics)
 
 RECORD_BYTES = 100
 TERA_PARAMS = (

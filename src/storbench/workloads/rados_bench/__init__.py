@@ -64,8 +64,10 @@ from storbench.telemetry.machine import available_memory
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import Param, SizeParam
-from storbench.workloads.rados_fio import fio_rados_job, require_fio_rados_engine
-from storbench.workloads.rados_results import METRICS, bench_figures, figure_samples, fio_figures, hint
+from storbench.workloads.rados_bench.fio import fio_rados_job, require_fio_rados_engine
+from storbench.workloads.rados_bench.results import METRICS, bench_figures, figure_samples, fio_figures, hint
+
+METRIC_SECTION = 90  # where this section comes in reports (storbench.analysis.metrics)
 
 FILL_SHARE = 0.6  # of the pool's MAX AVAIL one write may take
 BUFFER_MEMORY_SHARE = 0.8

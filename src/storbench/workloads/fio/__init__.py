@@ -44,7 +44,9 @@ from storbench.telemetry.zoned import zoned_device
 from storbench.units import human_bytes, parse_size
 from storbench.workloads.base import Workload, variant
 from storbench.workloads.params import FLUSH, Param, SizeParam
-from storbench.workloads.zoning import refuse_plain_writes
+from storbench.workloads.fio.zoning import refuse_plain_writes
+
+METRIC_SECTION = 80  # where this section comes in reports (storbench.analysis.metrics)
 
 
 FIO_PARAMS = (

@@ -40,8 +40,10 @@ from storbench.telemetry.zoned import Zone, ZonedDevice, all_zones, size_text, z
 from storbench.units import parse_size
 from storbench.workloads.base import variant
 from storbench.workloads.fio import FIO_PARAMS, _Fio
-from storbench.workloads.zoning import WRITES, Zoning, changed_zones, plan_zoning
+from storbench.workloads.fio.zoning import WRITES, Zoning, changed_zones, plan_zoning
 from storbench.workloads.params import FLUSH, Param, SizeParam
+
+METRIC_SECTION = 0  # where this section comes in reports (storbench.analysis.metrics)
 
 ZONED_PARAMS = FIO_PARAMS + (
     Param("zonemode", str, "auto", "zbd: fio writes at the write pointers and resets zones; none: plain I/O; "
