@@ -7,15 +7,22 @@ on the native engine (``driver=native``) and on YCSB core with storbench's bindi
 driver 4.x (``driver=ycsb``), the order of the two rotated each round (benchmarks/harness.py). Both run
 through the ycsb workloads' own ``run``, so the figures are the samples a storbench run records.
 
-One scope for both sides, in-window:
+One scope for both sides:
 
 - throughput over the operations' time (``timing=operations``): the engine's measured time, which starts
   after it connected; YCSB's RunTime less its session open (YCSB's own printed rate, open included, is
   shown per round);
-- client CPU per operation from the operations' start: the engine's CPU from its clock's start (rusage);
-  YCSB's process CPU less its CPU at session open (``startup_cpu_s``, which its binding prints: JVM start,
-  class loading, session open). YCSB's side also holds its exit after the last operation (small; it counts
-  against YCSB). The whole-process CPU (JVM start-up included) is no longer the verdict's figure.
+- client CPU per operation over the steady middle of each run (``ycsb_client_cpu_us_per_op``): both clients
+  are this process's children, sampled from /proc by the same code (storbench.telemetry.proc_cpu) while they
+  run; the CPU their threads ran between the moments each had done a quarter and three quarters of its own
+  operations (its own progress: the engine's per-second series, YCSB's status line each second) ÷ the
+  operations between them. Ramp-up (JVM start, connect, JIT, lazy prepares) and tail (drain, session close,
+  exit) are out on both sides;
+- the whole client process beside it, labelled as such (``ycsb_client_cpu_us_per_op_process``: /proc at its
+  exit, start-up and exit in), reported without a goal.
+
+Each run also prints the CPU other processes used meanwhile (the noise sentinel's ``noise_other_cpu_pct``:
+everything outside this benchmark's processes and the Cassandra service) and the load average before and after.
 
 An untimed native run of A warms the server first. Goals (issue 14), from the per-round ratios' median:
 throughput ≥ 1.3× YCSB's and client CPU per operation ≤ 0.5× YCSB's, on A and on C; p99 is reported.
@@ -23,9 +30,9 @@ Client and server share this machine's cores.
 
 Ops per client core on a server that is not the limit (issue 28): workload C again, as an open loop at a fixed
 rate both sides sustain (``target_ops_s``: the engine's open-loop schedule, YCSB's own ``-target``), same
-threads, same duration; the figure is operations per client CPU-second in-window (1 / CPU per operation,
-scoped as above), goal ≥ 10× YCSB's. Each round prints both sides' achieved rates (at the target: the server
-kept up).
+threads, same duration; the figure is operations per client CPU-second over the steady middle (1 / CPU per
+operation, scoped as above), goal ≥ 10× YCSB's; the whole process's is reported beside it. Each round prints
+both sides' achieved rates (at the target: the server kept up).
 
     .venv/bin/python benchmarks/kv_vs_ycsb.py [--quick] [--rounds N] [--service-home HOME]
 """
@@ -40,10 +47,13 @@ from pathlib import Path
 
 from harness import parser, ratios, rotated, scope, service, verdict  # noqa: E402 (sets sys.path)
 from storbench.context import RunContext  # noqa: E402
+from storbench.errors import WorkloadError  # noqa: E402
 from storbench.targets import TargetOptions, parse_target  # noqa: E402
+from storbench.telemetry.sentinel import NoiseSentinel  # noqa: E402
 from storbench.workloads.base import get_workload  # noqa: E402
 
 LETTERS = ("a", "c")
+MIDDLE, PROCESS = "ycsb_client_cpu_us_per_op", "ycsb_client_cpu_us_per_op_process"
 
 
 def params_for(name: str, **values) -> dict:
@@ -51,27 +61,41 @@ def params_for(name: str, **values) -> dict:
     return {p.name: p.default for p in workload.params} | values
 
 
-def run_once(ctx: RunContext, name: str, params: dict) -> dict:
-    """One run of workload ``name`` through its own run(): its overall figures, CPU per op in-window."""
-    samples = get_workload(name, "kv_vs_ycsb").run(ctx, params)
+def run_once(ctx: RunContext, name: str, params: dict, noise: NoiseSentinel) -> dict:
+    """One run of workload ``name`` through its own run(): its overall figures, both CPU scopes, and the CPU
+    other processes used meanwhile (% of one core)."""
+    start = noise.mark()
+    try:
+        samples = get_workload(name, "kv_vs_ycsb").run(ctx, params)
+    except WorkloadError as failed:  # one line, the keyspace and the service still cleaned up on the way out
+        sys.exit(f"{name} driver={params['driver']}: {failed} (load average {load_average()})")
+    other = noise.window(start, noise.mark())["noise_other_cpu_pct"]
     overall = {s.metric: s.value for s in samples if "op" not in s.labels and "error" not in s.labels}
-    result = ctx.artifacts["ycsb"]["runs"][-1]["result"]
-    total, cpu = result["total"], result["cpu"]
+    total = ctx.artifacts["ycsb"]["runs"][-1]["result"]["total"]
     rate = "ycsb_load_throughput_ops_s" if name == "ycsb-load" else "ycsb_throughput_ops_s"
     figures = {"throughput": overall.get(rate), "p99_us": overall.get("ycsb_p99_latency_us"),
                "errors": overall["ycsb_errors"], "printed": total.get("ycsb_ops_per_s"),
-               "open_ms": total.get("session_open_ms")}
-    if params["driver"] == "native":
-        figures["cpu_us_per_op"] = overall.get("ycsb_client_cpu_us_per_op")  # the engine's CPU in its window
-    else:
-        startup = cpu.get("startup_cpu_s")  # the JVM's CPU when its session was open, before any operation
-        if startup is None or not total["ops"]:
-            sys.exit(f"{name}: YCSB's binding printed no CPU at session open (or did no operation): its CPU "
-                     f"cannot be scoped to the operations")
-        figures["cpu_us_per_op"] = (cpu["cpu_s"] - startup) * 1e6 / total["ops"]
-    if figures["throughput"] is None or figures["cpu_us_per_op"] is None:
-        sys.exit(f"{name} driver={params['driver']}: no throughput or CPU figure recorded")
+               "open_ms": total.get("session_open_ms"), "middle": overall.get(MIDDLE),
+               "process": overall.get(PROCESS), "other_cpu_pct": other}
+    missing = [key for key in ("throughput", "middle", "process") if not figures[key]]
+    if missing and name != "ycsb-load":
+        sys.exit(f"{name} driver={params['driver']}: no {' or '.join(missing)} figure recorded (CPU per operation "
+                 f"from /proc over the run's steady middle needs a run long enough to show progress)")
     return figures
+
+
+def row(side: str, r: dict) -> str:
+    """One side of a round: rate, both CPU scopes, p99, errors, the other processes' CPU meanwhile."""
+    p99 = f", p99 {r['p99_us'] / 1000:.2f} ms" if r.get("p99_us") is not None else ""
+    printed = f" (printed {r['printed']:.0f} with its {r['open_ms']} ms session open)" if r.get("open_ms") else ""
+    other = f"{r['other_cpu_pct']:.0f}%" if r["other_cpu_pct"] is not None else "n/a"
+    return (f"{side} {r['throughput']:.0f} ops/s{printed}, CPU/op {r['middle']:.1f} µs steady middle, "
+            f"{r['process']:.1f} µs whole process{p99}, {r['errors']:.0f} errors; other processes {other} of a core")
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
 def main() -> int:
@@ -85,8 +109,11 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="storbench-kvycsb-"))
     run_id = f"kvbench{os.getpid()}"  # its own keyspace (storbench_kvbenchPID), also on a shared service
     runs: dict[str, dict[str, list[dict]]] = {}
+    before = load_average()
     try:
         with service("cassandra", work / "home", args.service_home, nodes=1, heap="1g") as state:
+            # the run's own processes: this one's tree and the Cassandra service's (its state file)
+            noise = NoiseSentinel(services=(args.service_home or work / "home") / "services")
             # the target logs in with the role the service state holds (cassandra_login)
             target = parse_target(state["uri"], TargetOptions(args.service_home or work / "home"))
             target.precheck(0)
@@ -101,40 +128,38 @@ def main() -> int:
                                   f"an open loop at {rate:g} ops/s for both); client and server share this "
                                   f"machine's {os.cpu_count()} cores",
                       startup="outside for both: rates over the operations' time (the engine's after it "
-                              "connected, YCSB's RunTime less its session open); CPU/op in-window (the engine's "
-                              "from its clock's start, YCSB's process CPU less its CPU at session open: JVM start "
-                              "and session open out, its exit after the last operation in)",
+                              "connected, YCSB's RunTime less its session open); CPU/op over each run's steady "
+                              "middle (its 2nd and 3rd quarter of operations), both clients sampled from /proc "
+                              "by the same code; the whole client process (start-up and exit in) reported beside",
                       cache="one load by the native engine, an untimed native run of A, then every run continues "
                             "on the same table (no restore); writes counted on Cassandra's acknowledgement",
-                      clock="the engine's monotonic clock; YCSB's RunTime(ms); CPU from rusage")
-                load = run_once(ctx, "ycsb-load", params_for("ycsb-load", **common))
+                      clock="the engine's monotonic clock; YCSB's RunTime(ms); CPU from /proc (threads' "
+                            "schedstat every 0.2 s, /proc/PID/stat at exit) against each client's own progress")
+                print(f"load average before: {before}", flush=True)
+                load = run_once(ctx, "ycsb-load", params_for("ycsb-load", **common), noise)
                 print(f"load (native): {load['errors']:.0f} errors", flush=True)
                 # untimed: the server's first minutes after a load (its JIT, a flush) would go to whoever runs first
                 run_once(ctx, "ycsb-a", params_for("ycsb-a", **common | {"duration_s": seconds / 2,
-                                                                        "operationcount": ops // 2}))
+                                                                        "operationcount": ops // 2}), noise)
                 for letter in LETTERS:
                     def side(driver: str):
                         return lambda k: run_once(ctx, f"ycsb-{letter}",
-                                                  params_for(f"ycsb-{letter}", **common, driver=driver))
+                                                  params_for(f"ycsb-{letter}", **common, driver=driver), noise)
                     runs[letter] = rotated({"native": side("native"), "ycsb": side("ycsb")}, args.rounds)
                     for k, (ours, peer) in enumerate(zip(runs[letter]["native"], runs[letter]["ycsb"])):
-                        print(f"round {k + 1} workload {letter.upper()}: native {ours['throughput']:.0f} ops/s, "
-                              f"{ours['cpu_us_per_op']:.1f} µs CPU/op, p99 {ours['p99_us'] / 1000:.2f} ms, "
-                              f"{ours['errors']:.0f} errors; YCSB {peer['throughput']:.0f} ops/s (printed "
-                              f"{peer['printed']:.0f} with its {peer['open_ms']} ms session open), "
-                              f"{peer['cpu_us_per_op']:.1f} µs CPU/op, p99 {peer['p99_us'] / 1000:.2f} ms, "
-                              f"{peer['errors']:.0f} errors", flush=True)
+                        print(f"round {k + 1} workload {letter.upper()}: {row('native', ours)}; "
+                              f"{row('YCSB', peer)}", flush=True)
+
                 def paced(driver: str):
                     return lambda k: run_once(ctx, "ycsb-c", params_for("ycsb-c", **common | {
-                        "operationcount": rate_ops}, driver=driver, target_ops_s=rate))
+                        "operationcount": rate_ops}, driver=driver, target_ops_s=rate), noise)
                 runs["open"] = rotated({"native": paced("native"), "ycsb": paced("ycsb")}, args.rounds)
                 for k, (ours, peer) in enumerate(zip(runs["open"]["native"], runs["open"]["ycsb"])):
-                    print(f"round {k + 1} workload C at {rate:g} ops/s: native {ours['throughput']:.0f} ops/s, "
-                          f"{ours['cpu_us_per_op']:.1f} µs CPU/op, {ours['errors']:.0f} errors; YCSB "
-                          f"{peer['throughput']:.0f} ops/s, {peer['cpu_us_per_op']:.1f} µs CPU/op, "
-                          f"{peer['errors']:.0f} errors", flush=True)
+                    print(f"round {k + 1} workload C at {rate:g} ops/s: {row('native', ours)}; {row('YCSB', peer)}",
+                          flush=True)
             finally:
                 target.release()  # drops the benchmark's keyspace
+                noise.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -143,15 +168,19 @@ def main() -> int:
         name = f"workload {letter.upper()} ({threads} threads, {size})"
         verdict(f"{name} throughput, native / YCSB",
                 ratios([r["throughput"] for r in ours], [r["throughput"] for r in peer]), goal=1.3)
-        verdict(f"{name} client CPU per operation in-window, native / YCSB",
-                ratios([r["cpu_us_per_op"] for r in ours], [r["cpu_us_per_op"] for r in peer]), goal=0.5,
-                at_least=False)
+        verdict(f"{name} client CPU per operation over the steady middle (/proc), native / YCSB",
+                ratios([r["middle"] for r in ours], [r["middle"] for r in peer]), goal=0.5, at_least=False)
+        verdict(f"{name} client CPU per operation of the whole process (/proc, start-up and exit in), native / YCSB",
+                ratios([r["process"] for r in ours], [r["process"] for r in peer]), goal=None)
         verdict(f"{name} p99 latency, native / YCSB",
                 ratios([r["p99_us"] for r in ours], [r["p99_us"] for r in peer]), goal=None)
     ours, peer = runs["open"]["native"], runs["open"]["ycsb"]
-    verdict(f"workload C open loop at {rate:g} ops/s ({threads} threads, {rate_size}) ops per client core-second "
-            f"in-window, native / YCSB",
-            ratios([1e6 / r["cpu_us_per_op"] for r in ours], [1e6 / r["cpu_us_per_op"] for r in peer]), goal=10)
+    name = f"workload C open loop at {rate:g} ops/s ({threads} threads, {rate_size}) ops per client core-second"
+    verdict(f"{name} over the steady middle (/proc), native / YCSB",
+            ratios([1e6 / r["middle"] for r in ours], [1e6 / r["middle"] for r in peer]), goal=10)
+    verdict(f"{name} of the whole process (/proc), native / YCSB",
+            ratios([1e6 / r["process"] for r in ours], [1e6 / r["process"] for r in peer]), goal=None)
+    print(f"load average after: {load_average()}", flush=True)
     return 0
 
 

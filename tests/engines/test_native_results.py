@@ -49,7 +49,7 @@ def test_ycsb_names_latency_in_us_errors_per_operation_and_no_per_operation_rate
     assert got[("ycsb_avg_latency_us", ())] == (1500.0, "us") and got[("ycsb_p95_latency_us", ())] == (2500.0, "us")
     assert got[("ycsb_errors", (("op", "put"),))] == (2.0, "errors")
     assert got[("ycsb_errors", (("error", "connect"),))] == (1.0, "errors")
-    assert got[("ycsb_client_cpu_us_per_op", ())] == (12.5, "us")
+    assert ("ycsb_client_cpu_us_per_op", ()) not in got  # sampled from /proc by the family (ycsb/client_cpu.py)
     assert ("ycsb_throughput_ops_s", (("op", "get"),)) not in got
     assert got[("ycsb_max_latency_us", (("op", "put"),))] == (None, "us")
     load = _by(result_samples("ycsb-load", _result(), LOAD_NAMES))

@@ -37,6 +37,7 @@ from storbench.engines.base import tool_engine
 from storbench.binaries import checkout, native_binary
 from storbench.buildparts import build
 from storbench.errors import EngineError, WorkloadError
+from storbench.telemetry.proc_cpu import CpuWatch
 
 REPO = Path(__file__).resolve().parents[3]  # the clone (tests build native/ from it)
 BINARY_NAME = "storbench-load"
@@ -161,8 +162,9 @@ def run_job(job: dict[str, Any], records: Path | None = None, timeout: float | N
 
 
 def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
-              timeout: float | None = None) -> dict[str, Any]:
-    """The job in ``processes`` local engine processes started together; their results merged."""
+              timeout: float | None = None, cpu: CpuWatch | None = None) -> dict[str, Any]:
+    """The job in ``processes`` local engine processes started together; their results merged. ``cpu``: samples
+    the processes' CPU from /proc while they run (telemetry.proc_cpu), as any other client's."""
     job, secrets = split_credentials(job)
     work = _private_dir()
     try:
@@ -187,6 +189,8 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
                 finally:
                     for fd in fds:
                         os.close(fd)
+            if cpu is not None and not cpu.watch([proc.pid for proc, _ in procs], timeout):
+                raise subprocess.TimeoutExpired(BINARY_NAME, timeout or 0)
             for proc, result_path in procs:
                 code = proc.wait(timeout=timeout)
                 results.append(_read_result(result_path, code))
@@ -204,12 +208,13 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(job: dict[str, Any], processes: int, *, spark: Any = None, timeout: float | None = None) -> dict[str, Any]:
+def run(job: dict[str, Any], processes: int, *, spark: Any = None, timeout: float | None = None,
+        cpu: CpuWatch | None = None) -> dict[str, Any]:
     """The job in ``processes`` engine processes started together, their results merged: Spark barrier tasks
-    of the session ``spark``, or local processes when it is None."""
+    of the session ``spark``, or local processes when it is None (``cpu`` watches those; Spark's run elsewhere)."""
     if spark is not None:
         return run_spark_barrier(spark, job, processes, timeout=timeout)
-    return run_local(job, processes, timeout=timeout)
+    return run_local(job, processes, timeout=timeout, cpu=cpu)
 
 
 def merge(result_paths: list[Path], work: Path | None = None) -> dict[str, Any]:

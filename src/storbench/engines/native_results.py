@@ -27,7 +27,7 @@ class Vocabulary:
     rate: str  # operations per second (ops/s)
     ops: str  # operations done (ops)
     errors: str  # operations failed (errors): in all, and by kind (label ``error``)
-    cpu: str  # the engine's CPU per operation (us)
+    cpu: str | None  # the engine's CPU per operation (us); None: the family scopes its client CPU itself
     latency: tuple[tuple[str, str], ...]  # (metric, the latency histogram's key: "p50_ms", "mean_ms", ...)
     latency_unit: str = "ms"  # the unit of the latency metrics: "ms" as the engine reports them, or "us"
     ttfb: tuple[tuple[str, str], ...] = ()  # (metric, the time-to-first-byte histogram's key), in ms
@@ -43,8 +43,9 @@ def result_samples(workload: str, result: dict[str, Any], names: Vocabulary, lab
     labels = labels or {}
     total = result["total"]
     samples = _figures(workload, total, names, labels, rate=True)
-    samples.append(Sample(workload, names.cpu, result["cpu"]["cpu_us_per_op"] if total["ops"] else None, "us",
-                          labels=labels))
+    if names.cpu:
+        samples.append(Sample(workload, names.cpu, result["cpu"]["cpu_us_per_op"] if total["ops"] else None, "us",
+                              labels=labels))
     samples.append(Sample(workload, names.errors, float(total["errors"]), "errors", labels=labels))
     for kind, error in sorted(result["errors"].items()):  # by kind (connect, timeout, http_503_SlowDown...)
         samples.append(Sample(workload, names.errors, float(error["count"]), "errors",
@@ -82,6 +83,21 @@ def _figures(workload: str, stats: dict[str, Any], names: Vocabulary, labels: di
 def _hist(hist: dict[str, Any], key: str) -> float | None:
     """A histogram's figure; None when it saw nothing (an empty histogram's figures are zeros, not latencies)."""
     return hist.get(key) if hist.get("count") else None
+
+
+def progress(result: dict[str, Any]) -> list[list[float]]:
+    """The result's progress points [Unix time s, operations done so far, failed ones too] from its per-second
+    series: 0 at its start, then each second's end (the last one at its window's end)."""
+    if result.get("start_unix_ms") is None:
+        return []
+    start = result["start_unix_ms"] / 1000
+    end = (result.get("measure_start_unix_ms") or result["start_unix_ms"]) / 1000 + (result.get("measured_s") or 0)
+    points, done = [[start, 0.0]], 0.0
+    for second in result.get("series") or []:
+        done += second["ops"] + second["errors"]
+        bound = start + second["t"] + 1
+        points.append([min(bound, end) if end > points[-1][0] else bound, done])
+    return points
 
 
 def failure(workload: str, results: list[dict[str, Any]]) -> tuple[WorkloadError | None, float]:
