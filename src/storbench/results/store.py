@@ -89,6 +89,10 @@ class RunWriter:
         self.manifest.update(fields)
         write_durably(self.path / MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True))
 
+    def record(self, section: str, **fields: Any) -> None:
+        """Adds ``fields`` to the manifest's ``section`` (a dict: ``config``, ``machine``...), keeping the rest."""
+        self.update_manifest(**{section: {**(self.manifest.get(section) or {}), **fields}})
+
     def write_series(self, csv_text: str, windows: list[dict[str, Any]]) -> None:
         write_durably(self.path / SERIES, csv_text)
         write_durably(self.path / WINDOWS, json.dumps(windows, indent=1))

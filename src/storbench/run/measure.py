@@ -113,7 +113,7 @@ def run_telemetry(options: RunOptions, cluster: ClusterTelemetry | None, engines
     # Engine scratch (shuffle and spill) on another device than the target's: measured too, reported apart
     # (paper 001).
     shuffle = [] if options.devices else scratch_only_devices(engines.scratch_dirs(), devices)
-    writer.update_manifest(config={**writer.manifest["config"], "shuffle_devices": shuffle})
+    writer.record("config", shuffle_devices=shuffle)
     collector = Collector(devices + shuffle, interval=options.interval, journal=writer.path / SERIES)
     if power is not None and power.snapshots is not None:
         power.snapshots = collector.points  # the RAPL counters the collector reads are rapl's readings

@@ -77,10 +77,9 @@ class RunSession:
                 raise KeyboardInterrupt
             if self.nodes is not None:
                 members = self.nodes.telemetry.members
-                writer.update_manifest(
-                    config={**writer.manifest["config"], "telemetry": self.nodes.source,
-                            "nodes": self.nodes.telemetry.describe(), "nodes_from": self.nodes.nodes_from},
-                    machine={**writer.manifest["machine"], "nodes": {m.label: m.fingerprint for m in members}})
+                writer.record("config", telemetry=self.nodes.source, nodes=self.nodes.telemetry.describe(),
+                              nodes_from=self.nodes.nodes_from)
+                writer.record("machine", nodes={m.label: m.fingerprint for m in members})
                 ctx.node_fingerprints = {m.label: m.fingerprint for m in members}  # ops per server thread
             self.progress.info(f"run {plan.run_id}: suite {plan.suite.name}, scale {plan.scale}, "
                                f"{plan.repetitions} repetition(s), target {target.uri}, "
@@ -173,7 +172,7 @@ class RunSession:
             target.attach(ctx.engines, self.plan.need_bytes)
             if target.root_uri:
                 ctx.root_uri = target.root_uri
-                writer.update_manifest(config={**writer.manifest["config"], "run_root": target.root_uri})
+                writer.record("config", run_root=target.root_uri)
         self.idle = self._idle_baseline()
 
     def _idle_baseline(self) -> dict[str | None, float | None]:
