@@ -148,6 +148,7 @@ class SparkWorkloads:
             warmup: bool = False) -> tuple[float, list[Sample]]:
         """One repetition of workload ``name`` (its defaults, then ``overrides``): its window's seconds and its
         samples (the workload's and the engine's: S3A requests on s3://); ``warmup``: an unsampled job group."""
+        from storbench.context import WindowRecord
         from storbench.engines.base import Tag
         from storbench.workloads import get_workload
 
@@ -155,13 +156,12 @@ class SparkWorkloads:
         given = overrides or {}
         params = {p.name: p.coerce(given.get(p.name, p.default), name) for p in workload.params}
         workload.check(ctx, params)
-        ctx.last_window, ctx.flush = None, bool(params.get("flush"))
-        ctx.rules = {"flush": "off"} if "flush" in params else {}
+        ctx.window = WindowRecord.for_params(params)
         tag = Tag(name, -1 if warmup else 1)
         self.engine.begin(tag)
         workload.prepare(ctx, params)
         samples = list(workload.run(ctx, params)) + self.engine.end(tag)
-        window = ctx.last_window
+        window = ctx.window.span
         if window is None:
             raise SystemExit(f"workload {name} did not time its action")
         return window.end - window.start, samples

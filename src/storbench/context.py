@@ -26,6 +26,22 @@ class Window:
 
 
 @dataclass
+class WindowRecord:
+    """One workload window, made by the run loop before the workload runs and read back after it: the timed
+    ``span`` (measure() sets it, a tool narrows it to its own operations), whether it closes on durable data
+    (the workload's ``flush`` parameter) and the ``rules`` it ran under, kept beside its samples in the
+    manifest's window_rules (flush: how the data was made durable, or "off"; cache; timing; dfsio: checksum)."""
+    flush: bool = False
+    span: Window | None = None
+    rules: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def for_params(cls, params: dict[str, Any]) -> WindowRecord:
+        """A new window's record: its flush from the workload's parameter, "off" in its rules when it has one."""
+        return cls(flush=bool(params.get("flush")), rules={"flush": "off"} if "flush" in params else {})
+
+
+@dataclass
 class Scratch:
     dirs: dict[str, Path] = field(default_factory=dict)  # the run's private scratch directories by key
 
@@ -43,7 +59,6 @@ class RunContext:
     states: dict[type, Any] = field(default_factory=dict)
     # The measured nodes' fingerprints by node label (cores, threads; empty: this machine alone)
     node_fingerprints: dict[str, dict[str, Any]] = field(default_factory=dict)
-    last_window: Window | None = None
     notes: list[str] = field(default_factory=list)
     # --allow-device-overwrite: a raw device target may be written (fio workloads check it is blank)
     allow_device_overwrite: bool = False
@@ -55,12 +70,8 @@ class RunContext:
     # A workload's own progress for long work: progress(done, total, unit), e.g. (3, 24, "tables"); the
     # runner draws it with an ETA (storbench.progress). Safe from several threads.
     progress: Callable[..., None] = lambda done, total=None, unit="": None
-    # The current workload's `flush` parameter (the runner sets it before each workload): measure() then
-    # closes the window only once the target made the written data durable.
-    flush: bool = False
-    # The conditions the current workload's window ran under, beside its samples in the manifest's
-    # window_rules (flush: how the data was made durable, or "off"; dfsio: checksum). Reset per workload.
-    rules: dict[str, str] = field(default_factory=dict)
+    # The current workload's window (the runner makes a new one before each workload)
+    window: WindowRecord = field(default_factory=WindowRecord)
 
     def engine(self, kind: type[E]) -> E:
         """This run's engine of ``kind`` (the workload declared it in ``engines``)."""
@@ -105,7 +116,7 @@ class RunContext:
         """The target's evict(uri), its outcome kept in this window's rules: "cold" when files were dropped
         from the page cache, "warm" when there was nothing to drop (the wrong place, or a remote target)."""
         count = self.target.evict(uri)
-        self.rules["cache"] = "cold" if count else "warm"
+        self.window.rules["cache"] = "cold" if count else "warm"
         return count
 
     def tool_window(self, seconds: float | None) -> None:
@@ -113,31 +124,31 @@ class RunContext:
         timed them (its start-up, connect and teardown then fall outside, as the native path's do); rules
         say so as ``timing=operations``. ``None`` (the tool printed no time) leaves the window whole and says
         ``timing=process``, so compare sets it apart."""
-        window = self.last_window
+        window = self.window.span
         if window is None:
             return
         if seconds is None or seconds <= 0:
-            self.rules["timing"] = "process"
+            self.window.rules["timing"] = "process"
             return
         # the teardown after the last operation (summary, exit) is short; the window ends with the process
-        self.last_window = Window(max(window.start, window.end - seconds), window.end)
-        self.rules["timing"] = "operations"
+        self.window.span = Window(max(window.start, window.end - seconds), window.end)
+        self.window.rules["timing"] = "operations"
 
     def data_uri(self, name: str) -> str:
         return f"{self.root_uri}/{name}"
 
     @contextmanager
     def measure(self) -> Iterator[None]:
-        """Wraps exactly the timed action; the runner reads ``last_window`` afterwards. The engines read their
+        """Wraps exactly the timed action; the runner reads ``window.span`` afterwards. The engines read their
         window's own counters (S3A's requests) just outside its marks."""
         for engine in self.engines.values():
             engine.window_opens()
         start = self.mark()
         try:
             yield
-            if self.flush:  # the writes end in the page cache; the device sees them only after this
-                self.rules["flush"] = self.target.flush()
+            if self.window.flush:  # the writes end in the page cache; the device sees them only after this
+                self.window.rules["flush"] = self.target.flush()
         finally:
-            self.last_window = Window(start, self.mark())
+            self.window.span = Window(start, self.mark())
             for engine in self.engines.values():
                 engine.window_closed()

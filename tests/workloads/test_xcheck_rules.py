@@ -15,15 +15,15 @@ def _ctx(tmp_path) -> RunContext:
 
 def test_a_tools_own_clock_narrows_the_window_to_its_operations(tmp_path):
     ctx = _ctx(tmp_path)
-    ctx.last_window = Window(10.0, 15.0)  # the process ran 5 s; the tool timed 3.5 s of operations
+    ctx.window.span = Window(10.0, 15.0)  # the process ran 5 s; the tool timed 3.5 s of operations
     ctx.tool_window(3.5)
-    assert (ctx.last_window.start, ctx.last_window.end, ctx.rules) == (11.5, 15.0, {"timing": "operations"})
+    assert (ctx.window.span.start, ctx.window.span.end, ctx.window.rules) == (11.5, 15.0, {"timing": "operations"})
     ctx.tool_window(60.0)  # never wider than the process
-    assert ctx.last_window.start == 11.5
+    assert ctx.window.span.start == 11.5
     whole = _ctx(tmp_path)
-    whole.last_window = Window(10.0, 15.0)
+    whole.window.span = Window(10.0, 15.0)
     whole.tool_window(None)  # no clock printed: the process's window, said so
-    assert (whole.last_window.start, whole.rules) == (10.0, {"timing": "process"})
+    assert (whole.window.span.start, whole.window.rules) == (10.0, {"timing": "process"})
 
 
 def test_compare_sets_apart_a_cross_check_run_under_other_cache_or_timing_rules():

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from storbench import interrupts
-from storbench.context import Window
+from storbench.context import Window, WindowRecord
 from storbench.engines.base import Tag
 from storbench.errors import StorbenchError, WorkloadError
 from storbench.results.model import Sample
@@ -111,7 +111,7 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
             if exc.samples:  # measured before it failed: kept, and the phase still fails
                 writer.add_samples(_at_point(exc.samples, repetition, point))
             raise
-        window = _timed(ctx.last_window, name, repetition)
+        window = _timed(ctx.window.span, name, repetition)
         seconds = window.end - window.start
         samples = [Sample(name, "completion_time", seconds, "s", repetition)]
         samples += session.telemetry.samples(name, window, repetition)
@@ -121,7 +121,7 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
         session.live.window(name, recorded)
         session.windows.append({"workload": name, "repetition": repetition, **point.labels,
                                 "t0": window.start, "t1": window.end})
-        _record_rules(session, _at(name, point), ctx.rules)
+        _record_rules(session, _at(name, point), ctx.window.rules)
         outcome["text"] = _short_summary(samples)
     return recorded
 
@@ -135,7 +135,7 @@ def _warm_up(plan: Plan, session: RunSession, name: str, warmup: int, point: Poi
         kept = copy.deepcopy(ctx.artifacts)  # what the workload keeps (fio's job files and JSON) is not kept
         try:
             _execute(session, workload, plan.params(name, point), tag, f"workload {name} failed in warm-up {warmup}")
-            _timed(ctx.last_window, name, 0)
+            _timed(ctx.window.span, name, 0)
         except StorbenchError as exc:
             exc.where, exc.samples = (name, 0), ()  # nothing of a warm-up is kept
             raise
@@ -150,9 +150,7 @@ def _execute(session: RunSession, workload: Workload, params: dict[str, Any], ta
     A bare exception becomes a WorkloadError (``failure: Kind: line``, or the engine's root cause); an
     interrupt that an engine turned into its own error on the way up stays an interrupt."""
     ctx = session.ctx
-    ctx.last_window = None
-    ctx.flush = bool(params.get("flush"))
-    ctx.rules = {"flush": "off"} if "flush" in params else {}
+    ctx.window = WindowRecord.for_params(params)
     signals = interrupts.received()
     try:
         session.engines.begin(tag)

@@ -85,7 +85,7 @@ class _Null(Workload):
             self.move(ctx, params["size"])
             time.sleep(params["sleep_ms"] / 1000)
             _go_wrong_inside(fail, SIGNALS[params["signal"]])
-        window = ctx.last_window
+        window = ctx.window.span
         rate = [Sample(self.name, "null_mbps", params["size"] / 1e6 / max(window.end - window.start, 1e-9), "MB/s")]
         if params["note"] and params["note"] not in ctx.notes:
             ctx.notes.append(params["note"])

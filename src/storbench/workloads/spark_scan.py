@@ -33,7 +33,7 @@ class Scan(_TimedTransform):
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         samples = super().run(ctx, params)
-        window = ctx.last_window
+        window = ctx.window.span
         seconds = window.end - window.start if window else 0.0
         if seconds <= 0:
             return samples

@@ -71,8 +71,8 @@ def checksum_label(ctx: RunContext, driver: str) -> dict[str, str]:
     checksums in its client and DataNodes for both drivers; S3A has no CRC layer.
     """
     on = driver == "testdfsio" or ctx.target.scheme == "hdfs"
-    ctx.rules["checksum"] = "true" if on else "false"
-    return {"checksum": ctx.rules["checksum"]}
+    ctx.window.rules["checksum"] = "true" if on else "false"
+    return {"checksum": ctx.window.rules["checksum"]}
 
 
 # TestDFSIO (papers 002, 004): the paper reports the mean and stddev across runs

@@ -165,12 +165,12 @@ class _RadosBench(Workload):
         BlueStore caches and our own OSDs' files leave this host's page cache, so neither re-reads what
         the write just left in memory."""
         if self.mode == "write":
-            ctx.rules["flush"] = "on ack"
+            ctx.window.rules["flush"] = "on ack"
             return
         why = cluster_of(ctx, params).drop_osd_caches(params["op_timeout_s"])
         evicted = ctx.target.evict(ctx.root_uri)
-        ctx.rules["cache"] = "warm" if why else "cold"
-        ctx.rules["cache_drop"] = "none" if why else ("osd caches, osd files" if evicted else "osd caches")
+        ctx.window.rules["cache"] = "warm" if why else "cold"
+        ctx.window.rules["cache_drop"] = "none" if why else ("osd caches, osd files" if evicted else "osd caches")
         if why and (note := f"{self.name}: the OSDs kept their caches (ceph tell osd.* cache drop: {why}); "
                             f"the read is warm") not in ctx.notes:
             ctx.notes.append(note)

@@ -77,7 +77,7 @@ def _checksum_and_count(frame: Any) -> tuple[int, int]:
 
 
 def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_samples: list[Sample]) -> list[Sample]:
-    seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
+    seconds = ctx.window.span.end - ctx.window.span.start if ctx.window.span else None
     if not seconds:
         return repetition_samples
     records, cores = records_of(params), ctx.engine(SparkEngine).default_parallelism()
@@ -117,12 +117,12 @@ class _TeraPhase(Workload):
         """Whether the written bytes pass through Hadoop's CRC layer, recorded as a window rule (compare calls
         runs that differ not comparable: the CRC rate is the CPU's, not the drive's)."""
         on = ctx.target.scheme != "s3" and bool(params["checksum"])
-        ctx.rules["checksum"] = "true" if on else "false"
+        ctx.window.rules["checksum"] = "true" if on else "false"
         return on
 
     def _record_phase_time(self, ctx: RunContext) -> None:
-        if ctx.last_window:
-            ctx.state(TeraState).phase_s[self.phase] = ctx.last_window.end - ctx.last_window.start
+        if ctx.window.span:
+            ctx.state(TeraState).phase_s[self.phase] = ctx.window.span.end - ctx.window.span.start
 
     def remove_previous(self, ctx: RunContext, uri: str) -> None:
         """Untimed set-up (``prepare``): an earlier repetition's, warm-up's or sweep point's output at ``uri`` is

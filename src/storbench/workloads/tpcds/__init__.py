@@ -142,7 +142,7 @@ class TpcdsGen(Workload):
             fetch_local(spark, data_uri, staging / "layout")
         else:
             shutil.rmtree(staging, ignore_errors=True)
-        seconds = ctx.last_window.end - ctx.last_window.start if ctx.last_window else None
+        seconds = ctx.window.span.end - ctx.window.span.start if ctx.window.span else None
         size = ctx.target.size_bytes(data_uri)
         rows = sum(t["rows"] for t in info["tables"].values())
         state.generated = TpcdsData(data_uri, params["sf"],

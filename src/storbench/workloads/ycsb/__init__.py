@@ -353,10 +353,10 @@ class _Ycsb(Workload):
         --warmup repeats whole runs for both), and a write counts once Cassandra acknowledges it (its commit
         log, synced as the server is set). The window's timing is added after the run (tool_window)."""
         if self.letter != "load":
-            ctx.rules["state"] = ("restored post-load snapshot (memtables flushed)" if params["restore"] == "snapshot"
+            ctx.window.rules["state"] = ("restored post-load snapshot (memtables flushed)" if params["restore"] == "snapshot"
                                   else "continued (memtables as left)")
-        ctx.rules["warmup"] = "none"
-        ctx.rules["flush"] = "on ack (commit log)"
+        ctx.window.rules["warmup"] = "none"
+        ctx.window.rules["flush"] = "on ack (commit log)"
 
     def _samples(self, ctx: RunContext, params: dict[str, Any], result: dict[str, Any]) -> list[Sample]:
         total = result["total"]

@@ -140,7 +140,7 @@ class _Zoned(_Fio):
                                 f"the claimed range (from sector {before[0]}) changed, the first at sector "
                                 f"{moved[0].start}; the run must not touch them")
         choice = self._choice(ctx, params)
-        ctx.rules["io"] = f"{choice.engine}, direct={int(choice.direct)}"
+        ctx.window.rules["io"] = f"{choice.engine}, direct={int(choice.direct)}"
         return samples
 
     def _samples(self, result: fio_results.FioResult, labels: dict[str, str], bw: dict[str, list[float]],
