@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from storbench.telemetry.sentinel import (NAMES, NoiseSentinel, parse_dirty, parse_pid_io, parse_pid_stat,
-                                          parse_pressure, service_pids)
+from storbench.telemetry.proc_tasks import parse_dirty, parse_pid_io, parse_pid_stat, parse_pressure
+from storbench.telemetry.sentinel import NAMES, NoiseSentinel, service_pids
 
 PF_KTHREAD = 0x00200000
 HZ = 100

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from storbench.telemetry.sentinel import parse_pid_stat
+from storbench.telemetry.proc_tasks import parse_pid_stat
 
 INTERVAL_S = 0.2  # a JVM client has ~60 threads: ~300 small reads per second, a fraction of a % of a core
 MIDDLE_SHARE = 0.5  # the middle half of the operations: a quarter of them at each end left out
