@@ -199,7 +199,8 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
     config = run.manifest.get("config", {})
     root, text = config.get("run_root"), config.get("target")
     removed = bool(root and text) and _remove_root(run, root, parse_target(
-        text, TargetOptions(store.home, config.get("replication"), endpoint)))
+        text, TargetOptions(store.home, config.get("replication"), endpoint,
+                            cql_insecure=bool(config.get("cql_insecure")))))  # as the run itself went
     if crashed:
         run = store.finish_crashed(run, root if removed else None)
     return {"run_id": run.run_id, "root": root, "removed": removed, "crashed": crashed, "status": run.status,

@@ -33,10 +33,12 @@ def _driver() -> Any:
 
 
 def open_cluster(hosts: list[str], port: int, timeout: float = 10.0, request_timeout: float = 10.0,
-                 pin: bool = False, credentials: Credentials | None = None) -> tuple[Any, Any]:
-    """(driver Cluster, Session) on ``hosts`` (contact points), logged in with ``credentials`` when given;
-    ``pin`` keeps it to exactly those hosts (a node's own view). DDL waits up to ``request_timeout`` for every
-    node to agree on the schema. The caller shuts the Cluster down."""
+                 pin: bool = False, credentials: Credentials | None = None,
+                 ssl_context: Any = None) -> tuple[Any, Any]:
+    """(driver Cluster, Session) on ``hosts`` (contact points), logged in with ``credentials`` when given, over
+    TLS with ``ssl_context`` when given (it checks the certificate and the host name: the driver then names
+    each host it dials); ``pin`` keeps it to exactly those hosts (a node's own view). DDL waits up to
+    ``request_timeout`` for every node to agree on the schema. The caller shuts the Cluster down."""
     driver = _driver()
     auth = None
     if credentials is not None:
@@ -50,6 +52,7 @@ def open_cluster(hosts: list[str], port: int, timeout: float = 10.0, request_tim
     cluster = driver.cluster.Cluster(hosts, port=port, protocol_version=PROTOCOL, connect_timeout=timeout,
                                      control_connection_timeout=timeout, idle_heartbeat_interval=0,
                                      max_schema_agreement_wait=request_timeout, auth_provider=auth,
+                                     ssl_context=ssl_context,
                                      execution_profiles={driver.cluster.EXEC_PROFILE_DEFAULT: profile})
     try:
         return cluster, cluster.connect()

@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-port", type=int, metavar="PORT", help="serve the run's live progress and each "
                      "window's figures to Prometheus on PORT while it runs (dashboard: storbench grafana)")
     run.add_argument("--metrics-address", metavar="IP", help="the address --metrics-port binds (default 127.0.0.1)")
+    run.add_argument("--cql-insecure", action="store_true",
+                     help="cassandra://: send the login to a host that is not this machine without TLS (refused "
+                          "otherwise; ?tls=1 in the URL is the safe way)")
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
     run.add_argument("--allow-device-overwrite", action="store_true",
                      help="let fio workloads write a raw device target (refused if it holds a filesystem, "
@@ -194,7 +197,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         command_line=["storbench", *sys.argv[1:]],
         allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint, nodes=args.nodes,
         node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus,
-        power=args.power, power_insecure=args.power_insecure, idle_s=args.idle_s,
+        power=args.power, power_insecure=args.power_insecure, cql_insecure=args.cql_insecure, idle_s=args.idle_s,
         metrics_port=args.metrics_port, metrics_address=args.metrics_address)
     progress = Progress(quiet=args.quiet or args.json)
     if len(configurations) > 1:
@@ -365,6 +368,9 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
     else:
         state = api.service_status(args.name, store)
         print(state["uri"] if state else f"{args.name}: not running")
+        if state and state.get("ca_file"):  # cassandra: its CQL port's TLS, checked against this CA
+            print(f"{args.name}: TLS with the CA certificate {state['ca_file']} (a target's ?tls=1&ca=...)",
+                  file=sys.stderr)
         return 0 if state else 1
     return 0
 

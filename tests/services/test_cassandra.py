@@ -68,6 +68,7 @@ def test_one_node_is_up_normal_with_its_nodes_file(cassandra1):
     _nodes_file_matches(state)
     status = storbench(home, "services", "status", "cassandra")
     assert status.returncode == 0 and status.stdout.strip() == state["uri"]
+    assert f"TLS with the CA certificate {state['ca_file']}" in status.stderr
     # a second `up` with the same options reports the running cluster; other options are refused in one line
     again = storbench(home, "services", "up", "cassandra", "--nodes", "1", "--heap", "768m")
     assert again.returncode == 0 and again.stdout.strip() == state["uri"]
@@ -174,10 +175,11 @@ def test_every_node_asks_who_is_calling_on_cql_and_jmx(request, fixture):
 def test_the_passwords_stay_in_private_files(cassandra1):
     _, state = cassandra1
     workdir = Path(state["workdir"])
-    secrets = (state["auth"]["password"], state["auth"]["jmx_password"])
+    secrets = (state["auth"]["password"], state["auth"]["jmx_password"], state["tls"]["keystore_password"])
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
     holders = [workdir / process.STATE, workdir / "jmx" / "nodetool.password", workdir / "jmx" / "jmxremote.access",
-               *workdir.glob("node-*/jmxremote.password")]
+               *workdir.glob("node-*/jmxremote.password"),
+               *workdir.glob("node-*/cassandra.yaml"), workdir / "tls" / "keystore.p12"]  # the TLS key's store
     assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in holders)
     for path in workdir.rglob("*"):  # logs, configuration, the nodes file: none holds a secret
         if path.is_file() and path not in holders and path.stat().st_size < 50_000_000:
@@ -189,4 +191,7 @@ def test_the_passwords_stay_in_private_files(cassandra1):
             assert not any(secret.encode() in text for secret in secrets), (pid, part)
     env = cassandra.client_env(state)
     assert env == {"CQLSH_HOST": "127.0.0.1", "CQLSH_PORT": str(state["ports"]["native"]),
-                   "STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": state["auth"]["password"]}
+                   "STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": state["auth"]["password"],
+                   "SSL_CERTFILE": state["ca_file"]}  # cqlsh --ssl checks the nodes' certificate against it
+    # what a client trusts stays; the CA's private key is gone (nobody can sign another certificate for the nodes)
+    assert sorted(p.name for p in (workdir / "tls").iterdir()) == ["ca.pem", "keystore.p12"]

@@ -43,6 +43,7 @@ class RunOptions:
     prometheus: str | None = None  # the Prometheus that scrapes the nodes' exporters (--telemetry prometheus)
     power: str | None = None  # --power KIND[:ARGS]: this machine's power source (nodes: their power: key)
     power_insecure: bool = False  # --power-insecure: do not check a BMC's certificate
+    cql_insecure: bool = False  # --cql-insecure: a cassandra:// login may cross the network without TLS
     idle_s: float = 0.0  # --idle-s: an idle window before the first workload, the power baseline
     metrics_port: int | None = None  # --metrics-port: serve the run's progress to Prometheus (run.metrics_server)
     metrics_address: str | None = None  # --metrics-address: the IP it binds (default 127.0.0.1)

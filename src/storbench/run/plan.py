@@ -77,7 +77,8 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     suite = load_suite(options.suite)
     scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
     workloads = suite.instances()
-    target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint))
+    target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint,
+                                                          options.cql_insecure))
     for workload in workloads.values():  # before precheck reaches for the target ("is Cassandra running?")
         if target.scheme not in workload.schemes:
             raise InputError(workload.scheme_refusal(target))

@@ -33,8 +33,9 @@ from typing import Any
 
 from storbench.cassandra_cql import Credentials, session_on
 from storbench.errors import EngineError, InputError
-from storbench.services import cassandra_auth, node_exporter, process
+from storbench.services import cassandra_auth, cassandra_certs, node_exporter, process
 from storbench.services.jvm import cassandra_classpath, java_binary
+from storbench.services.process import write_private
 
 UP_OPTIONS = ("nodes", "heap")
 SERVICE = "cassandra"
@@ -95,7 +96,7 @@ def free_on_all(hosts: list[str], taken: set[int]) -> int:
     raise EngineError(f"no port free on all of {', '.join(hosts)}")
 
 
-def _yaml(root: Path, host: str, ports: dict[str, int]) -> str:
+def _yaml(root: Path, host: str, ports: dict[str, int], tls: dict[str, Any] | None = None) -> str:
     dirs = {name: root / name for name in DIRS}
     return "\n".join([
         "cluster_name: storbench",
@@ -122,6 +123,7 @@ def _yaml(root: Path, host: str, ports: dict[str, int]) -> str:
         "auto_bootstrap: false",  # a new, empty cluster: nothing to stream
         "concurrent_compactors: 1",
         *cassandra_auth.YAML,
+        *cassandra_certs.yaml(tls),  # TLS and plain CQL on the native port
         "",
     ])
 
@@ -149,12 +151,13 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     auth = cassandra_auth.prepare(workdir)
     (workdir / "log").mkdir()
     hosts = [node_host(i) for i in range(1, nodes + 1)]
+    tls = cassandra_certs.make(workdir, hosts)
     ports: dict[str, int] = {}
     for name in ("storage", "ssl_storage", "native"):
         ports[name] = free_on_all(hosts, set(ports.values()))
     state = {"service": SERVICE, "workdir": str(workdir), "node_count": nodes, "heap": heap, "hosts": hosts,
              "ports": ports, "uri": f"cassandra://{hosts[0]}:{ports['native']}", "processes": [],
-             "auth": auth, "summary": "starting"}
+             "auth": auth, "tls": tls, "ca_file": tls["ca_file"], "summary": "starting"}
 
     def alive() -> None:
         _check_alive(workdir, state)
@@ -172,7 +175,8 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
     state["summary"] = (f"{nodes} node(s) UN on {', '.join(hosts)} (CQL port {ports['native']}, heap {heap} each) "
                         f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}; "
-                        f"login as role {cassandra_auth.USER}: `storbench services env cassandra`")
+                        f"login as role {cassandra_auth.USER}: `storbench services env cassandra`; TLS too "
+                        f"(?tls=1&ca={tls['ca_file']})")
     process.write_state(workdir, state)
     return state
 
@@ -189,7 +193,7 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
     for name in DIRS:
         (root / name).mkdir(parents=True)
     config = root / "cassandra.yaml"
-    config.write_text(_yaml(root, host, state["ports"]))
+    write_private(config, _yaml(root, host, state["ports"], state.get("tls")))  # 0600: the keystore's password
     logback = root / "logback.xml"
     logback.write_text(LOGBACK.format(log=root / "system.log"))
     jmx = node_exporter.free_port()
@@ -246,7 +250,7 @@ def credentials(state: dict[str, Any]) -> Credentials | None:
 def client_env(state: dict[str, Any]) -> dict[str, str]:
     """What a user's shell needs (``storbench services env cassandra``): cqlsh's host and port, the role and
     its password."""
-    return cassandra_auth.client_env(state)
+    return {**cassandra_auth.client_env(state), **cassandra_certs.client_env(state)}
 
 
 def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 120.0, login: bool = True) -> str:

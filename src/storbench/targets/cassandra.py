@@ -1,5 +1,6 @@
-"""``cassandra://HOST:PORT[,HOST2:PORT2]/KEYSPACE[?user=NAME&password_file=PATH]`` targets: a keyspace and
-the YCSB table in it. Who the target logs in as (never a password in the URL): ``cassandra_login``.
+"""``cassandra://HOST:PORT[,HOST2:PORT2]/KEYSPACE[?user=NAME&password_file=PATH][&tls=1][&ca=PATH]`` targets: a
+keyspace and the YCSB table in it. Who the target logs in as (never a password in the URL): ``cassandra_login``;
+TLS, and the refusal of a clear-text login to another machine: ``cassandra_tls``.
 
 A run claims keyspace ``storbench_<run id>`` (or the one the URL names) with the
 replication factor ``--replication`` asks for (default 1, refused above the cluster's node
@@ -21,7 +22,7 @@ from typing import Any
 from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError, TargetError
 from storbench.redaction import redact_url
-from storbench.targets import cassandra_login
+from storbench.targets import cassandra_login, cassandra_tls
 from storbench.targets.base import GONE, OTHER, OURS, UNKNOWN, Target, TargetOptions, register
 
 DEFAULT_PORT = 9042
@@ -58,13 +59,14 @@ class CassandraTarget(Target):
     scheme = "cassandra"
     replicated = True
     kind = "cassandra://"
-    usage = "cassandra://host:port[,host2:port2]/keyspace[?user=NAME&password_file=PATH]"
+    usage = "cassandra://host:port[,host2:port2]/keyspace[?user=NAME&password_file=PATH][&tls=1][&ca=PATH]"
     wanted = "a cassandra://HOST:PORT[/KEYSPACE] target, e.g. the one `storbench services up cassandra` prints"
 
     def __init__(self, contacts: list[tuple[str, int]], keyspace: str | None, options: TargetOptions,
-                 login: cassandra_login.LoginFile | None = None):
+                 login: cassandra_login.LoginFile | None = None, tls: cassandra_tls.Tls | None = None):
         points = ",".join(f"{h}:{p}" for h, p in contacts)
-        super().__init__(f"cassandra://{points}" + (f"/{keyspace}" if keyspace else ""), options)
+        super().__init__(f"cassandra://{points}" + (f"/{keyspace}" if keyspace else "")
+                         + (tls.query() if tls else ""), options)
         self.contacts = contacts
         self.named_keyspace = keyspace
         self.keyspace = keyspace or ""  # the run's keyspace, known once claimed when not named
@@ -75,6 +77,11 @@ class CassandraTarget(Target):
         self.table_owned = False  # this run created the table (and marked it)
         self.service = self._service(options.home)
         self.login = login  # the URL's user and password file, if it names them
+        self.tls = tls  # the URL asks for TLS (cassandra_tls)
+        role = login.user if login else cassandra_login.role(self.service)
+        # before anything connects: no login in clear text to another machine unless --cql-insecure
+        self.insecure = cassandra_tls.check_clear_text(self.uri, [h for h, _ in contacts], role, tls,
+                                                       options.cql_insecure)
         self._cluster: Any = None
         self._session: Any = None
 
@@ -100,7 +107,7 @@ class CassandraTarget(Target):
             if keyspace in SYSTEM_KEYSPACES:
                 raise InputError(f"--target {shown!r}: {keyspace} is one of Cassandra's system keyspaces; "
                                  f"name another keyspace or none (storbench then makes storbench_<run id>)")
-        return cls(contacts, keyspace, options, cassandra_login.parse(text, query))
+        return cls(contacts, keyspace, options, cassandra_login.parse(text, query), cassandra_tls.parse(text, query))
 
     # -- the service behind it -------------------------------------------------------------------
 
@@ -137,8 +144,9 @@ class CassandraTarget(Target):
             hosts = list(dict.fromkeys(h for h, _ in self.contacts))
             login = self.credentials()
             try:
-                self._cluster, self._session = open_cluster(hosts, self.contacts[0][1], CONNECT_TIMEOUT_S,
-                                                            SCHEMA_TIMEOUT_S, credentials=login)
+                self._cluster, self._session = open_cluster(
+                    hosts, self.contacts[0][1], CONNECT_TIMEOUT_S, SCHEMA_TIMEOUT_S, credentials=login,
+                    ssl_context=cassandra_tls.ssl_context(self.tls) if self.tls else None)
             except EngineError:
                 raise
             except Exception as exc:  # NoHostAvailable, OperationTimedOut, ...: the driver's errors share no base
@@ -268,7 +276,8 @@ class CassandraTarget(Target):
     def manifest_config(self) -> dict[str, Any]:
         return {"contact_points": [f"{h}:{p}" for h, p in self.contacts], "keyspace": self.keyspace,
                 "table": self.table, "replication": self.replication, "cassandra_nodes": self.node_count,
-                "keyspace_owned": self.keyspace_owned}
+                "keyspace_owned": self.keyspace_owned, "cql_tls": self.tls.job() if self.tls else None,
+                **({"cql_insecure": True} if self.insecure else {})}
 
 
 def _reason(exc: Exception) -> str:

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl
 from storbench.cassandra_cql import Credentials
 from storbench.errors import InputError, TargetError
 from storbench.redaction import redact_url
+from storbench.targets import cassandra_tls
 
 USER_ENV, PASSWORD_ENV = "STORBENCH_CQL_USERNAME", "STORBENCH_CQL_PASSWORD"
 OPTIONS = ("user", "password_file")
@@ -39,7 +40,8 @@ class LoginFile:
 
 
 def parse(text: str, query: str) -> LoginFile | None:
-    """The URL's ``?user=..&password_file=..`` (both or neither), or InputError in one line."""
+    """The URL's ``?user=..&password_file=..`` (both or neither), or InputError in one line; the query's other
+    options are TLS's (``cassandra_tls``), each at most once."""
     if not query:
         return None
     text, shown_query = redact_url(text), redact_url("?" + query)[1:]  # an error line echoes no password
@@ -50,11 +52,15 @@ def parse(text: str, query: str) -> LoginFile | None:
     names = [name for name, _ in pairs]
     if "password" in names:
         raise InputError(f"--target {text!r}: a password never goes in the URL; {HOW}")
-    wrong = [name for name in names if name not in OPTIONS] or [n for n in OPTIONS if names.count(n) != 1]
+    login = [name for name in names if name in OPTIONS]
+    wrong = [n for n in names if n not in OPTIONS + cassandra_tls.OPTIONS or names.count(n) != 1] \
+        or ([n for n in OPTIONS if n not in login] if login else [])  # the login's two: both or neither
     values = dict(pairs)
     if wrong or not all(values.values()):
-        raise InputError(f"--target {text!r}: the URL's options are user=NAME&password_file=PATH, each once "
-                         f"(got {shown_query!r})")
+        raise InputError(f"--target {text!r}: the URL's options are user=NAME&password_file=PATH, each once, "
+                         f"and {cassandra_tls.FORMS} (got {shown_query!r})")
+    if not login:
+        return None
     return LoginFile(values["user"], Path(values["password_file"]).expanduser())
 
 
@@ -83,6 +89,14 @@ def take_environment() -> Credentials | None:
     if user:
         _from_environment = Credentials(user, password or "")
     return _from_environment
+
+
+def role(service: dict[str, Any] | None) -> str | None:
+    """The role a target without a URL login logs in as (its password not needed to know that), or None."""
+    if service is not None:
+        return (service.get("auth") or {}).get("username")
+    login = take_environment()
+    return login.username if login else None
 
 
 def credentials(uri: str, login: LoginFile | None, service: dict[str, Any] | None) -> Credentials | None:

@@ -10,7 +10,17 @@ import com.datastax.oss.driver.api.core.cql.ColumnDefinition;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.metadata.EndPoint;
+import com.datastax.oss.driver.api.core.ssl.SslEngineFactory;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,6 +31,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.Vector;
 import java.util.concurrent.ConcurrentHashMap;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManagerFactory;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
 import site.ycsb.DBException;
@@ -37,7 +51,9 @@ import site.ycsb.StringByteIterator;
  * {@code cassandra.consistency} (ONE), {@code cassandra.timeout_ms} (12000), {@code cassandra.localdc} (the
  * contact points' own data center when unset). YCSB's {@code table} names the table. Credentials, when the
  * cluster wants them: {@code cassandra.username} and {@code cassandra.password} (storbench passes the password
- * in a 0600 properties file, {@code -P}, never on the command line or in the environment).
+ * in a 0600 properties file, {@code -P}, never on the command line or in the environment). TLS: {@code
+ * cassandra.tls=true}, the nodes' certificate checked against the CA certificate (PEM) {@code
+ * cassandra.tls_ca_file} or else the JDK's trust store, and the host name it names against the address dialled.
  */
 public final class CqlDb extends DB {
   private static final Object LOCK = new Object();
@@ -101,6 +117,9 @@ public final class CqlDb extends DB {
         .build();
     try {
       var builder = CqlSession.builder().addContactPoints(points).withConfigLoader(config);
+      if (Boolean.parseBoolean(props.getProperty("cassandra.tls", "false"))) {
+        builder = builder.withSslEngineFactory(new Tls(sslContext(props.getProperty("cassandra.tls_ca_file", ""))));
+      }
       String user = props.getProperty("cassandra.username", "");
       if (!user.isEmpty()) {
         builder = builder.withAuthCredentials(user, props.getProperty("cassandra.password", ""));
@@ -109,6 +128,57 @@ public final class CqlDb extends DB {
     } catch (RuntimeException e) {
       throw new DBException("CqlDb: cannot connect to " + points + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A client context trusting the CA certificate(s) in {@code caFile} (PEM), or the JDK's trust store. */
+  private static SSLContext sslContext(String caFile) throws DBException {
+    try {
+      TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      if (caFile.isEmpty()) {
+        trust.init((KeyStore) null);
+      } else {
+        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+        store.load(null, null);
+        try (InputStream in = Files.newInputStream(Path.of(caFile))) {
+          int i = 0;
+          for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+            store.setCertificateEntry("ca" + i++, cert);
+          }
+        }
+        trust.init(store);
+      }
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(null, trust.getTrustManagers(), null);
+      return context;
+    } catch (IOException | GeneralSecurityException e) {
+      throw new DBException("CqlDb: cannot use the CA certificate " + caFile + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * TLS engines that check the node's certificate names the address dialled (HTTPS rules: an IP address against
+   * the certificate's IP entries). The driver's own factory names the host by a reverse DNS lookup instead.
+   */
+  private static final class Tls implements SslEngineFactory {
+    private final SSLContext context;
+
+    Tls(SSLContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public SSLEngine newSslEngine(EndPoint endpoint) {
+      InetSocketAddress address = (InetSocketAddress) endpoint.resolve();
+      SSLEngine engine = context.createSSLEngine(address.getHostString(), address.getPort());
+      engine.setUseClientMode(true);
+      SSLParameters params = engine.getSSLParameters();
+      params.setEndpointIdentificationAlgorithm("HTTPS");
+      engine.setSSLParameters(params);
+      return engine;
+    }
+
+    @Override
+    public void close() {}
   }
 
   @Override
