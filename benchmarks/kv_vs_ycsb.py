@@ -46,7 +46,7 @@ import tempfile
 from pathlib import Path
 
 from harness import parser, ratios, rotated, scope, service, verdict  # noqa: E402 (sets sys.path)
-from storbench.context import RunContext  # noqa: E402
+from storbench.context import RunContext, WindowRecord  # noqa: E402
 from storbench.errors import WorkloadError  # noqa: E402
 from storbench.targets import TargetOptions, parse_target  # noqa: E402
 from storbench.telemetry.sentinel import NoiseSentinel  # noqa: E402
@@ -64,6 +64,7 @@ def params_for(name: str, **values) -> dict:
 def run_once(ctx: RunContext, name: str, params: dict, noise: NoiseSentinel) -> dict:
     """One run of workload ``name`` through its own run(): its overall figures, both CPU scopes, and the CPU
     other processes used meanwhile (% of one core)."""
+    ctx.window = WindowRecord.for_params(params)  # what the run loop makes for each workload window
     start = noise.mark()
     try:
         samples = get_workload(name, "kv_vs_ycsb").run(ctx, params)
