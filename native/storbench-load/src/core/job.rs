@@ -1,6 +1,8 @@
 //! The job document (JSON in). Besides the protocol-neutral fields below it has a "protocol"
 //! (which `main` dispatches on) and that protocol's own section, named after it ("s3": {...}),
-//! which the protocol module reads: `parse` takes both out and reads the rest as a `Job`.
+//! which the protocol module reads: `parse` takes both out and reads the rest as a `Job`. How a protocol's
+//! connections are secured is in its section: s3 by its endpoint's scheme (https://, the cargo feature "tls"),
+//! cql by its "tls" ({"ca_file": PATH or null}: TLS with the server's certificate checked; `crate::cql`).
 
 use super::error::JobError;
 use serde::de::DeserializeOwned;

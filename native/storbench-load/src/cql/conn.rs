@@ -2,14 +2,17 @@
 //! TCP connection to each node it sends to (`Pipe`: each worker one request in flight, on its own
 //! stream id; no runtime, no locks), opened with STARTUP and the login, and a request goes to
 //! the node owning its key's token (the ring the driver session read: token-aware, as the driver
-//! routed). The driver session itself only connects, creates the table and prepares.
+//! routed). The driver session itself only connects, creates the table and prepares. With the job's
+//! "tls" each connection is TLS over the socket (`tls::Stream`), its handshake done as it opens.
 
+use super::tls::{Stream, Tls};
 use super::wire::{self, Malformed};
 use crate::core::secrets;
 use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why a request got no answer: the kinds the results count.
@@ -56,27 +59,29 @@ impl From<Malformed> for Failure {
     }
 }
 
-/// How workers open connections: the login, the timeouts.
+/// How workers open connections: the login, the timeouts, TLS (when the job asks).
 #[derive(Clone)]
 pub struct Opener {
     pub login: Option<(String, String)>,
     pub connect_timeout: Duration,
     pub timeout: Duration,
+    pub tls: Option<Arc<Tls>>,
 }
 
 impl Opener {
     /// The job's login, else STORBENCH_CQL_USERNAME/PASSWORD (as the driver session's).
-    pub fn new(cfg: &super::CqlConfig) -> Self {
+    pub fn new(cfg: &super::CqlConfig, tls: Option<Arc<Tls>>) -> Self {
         let env = secrets::var("STORBENCH_CQL_USERNAME").map(|u| (u, secrets::var("STORBENCH_CQL_PASSWORD").unwrap_or_default()));
         let job = cfg.username.clone().zip(cfg.password.as_ref().map(|p| p.0.clone()));
-        Opener { login: job.or(env), connect_timeout: super::timeout(cfg.connect_timeout_s), timeout: super::timeout(cfg.timeout_s) }
+        Opener { login: job.or(env), connect_timeout: super::timeout(cfg.connect_timeout_s), timeout: super::timeout(cfg.timeout_s),
+                 tls }
     }
 }
 
 /// One blocking connection, its receive buffer reused.
 pub struct Conn {
     at: SocketAddr,
-    stream: TcpStream,
+    stream: Stream,
     /// The stream id of the request in flight: an answer on another (one that came after its
     /// request's timeout) is skipped, so a timeout keeps the connection.
     id: i16,
@@ -86,13 +91,18 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Connects, sends STARTUP and answers AUTHENTICATE with the login. `buf` is scratch.
+    /// Connects (the TLS handshake too, with the job's "tls"), sends STARTUP and answers AUTHENTICATE with the
+    /// login. `buf` is scratch.
     pub fn open(at: SocketAddr, how: &Opener, buf: &mut Vec<u8>) -> Result<Conn, Failure> {
-        let stream = TcpStream::connect_timeout(&at, how.connect_timeout).map_err(|e| Failure::io(at, e))?;
+        let tcp = TcpStream::connect_timeout(&at, how.connect_timeout).map_err(|e| Failure::io(at, e))?;
         let set = |r: io::Result<()>| r.map_err(|e| Failure::Connection(format!("{at}: {e}")));
-        set(stream.set_nodelay(true))?;
-        set(stream.set_read_timeout(Some(how.timeout)))?;
-        set(stream.set_write_timeout(Some(how.timeout)))?;
+        set(tcp.set_nodelay(true))?;
+        set(tcp.set_read_timeout(Some(how.timeout)))?;
+        set(tcp.set_write_timeout(Some(how.timeout)))?;
+        let stream = match &how.tls {
+            None => Stream::Plain(tcp),
+            Some(tls) => tls.connect(at, tcp).map_err(Failure::Connection)?,
+        };
         let mut conn = Conn { at, stream, id: 0, rbuf: vec![0; 1 << 16], start: 0, end: 0 };
         wire::startup(buf);
         let (opcode, body) = conn.call(buf)?;
@@ -203,7 +213,7 @@ impl Ring {
 /// several answers. A late answer (its request timed out and was forgotten) is skipped.
 pub struct Pipe {
     pub at: SocketAddr,
-    stream: TcpStream,
+    stream: Stream,
     wbuf: Vec<u8>,
     rbuf: Vec<u8>,
     start: usize,
@@ -217,17 +227,18 @@ impl Pipe {
     /// Opens (STARTUP, the login: blocking, once) and turns non-blocking.
     pub fn open(at: SocketAddr, how: &Opener, scratch: &mut Vec<u8>) -> Result<Pipe, Failure> {
         let conn = Conn::open(at, how, scratch)?;
-        conn.stream.set_nonblocking(true).map_err(|e| Failure::Connection(format!("{at}: {e}")))?;
+        conn.stream.tcp().set_nonblocking(true).map_err(|e| Failure::Connection(format!("{at}: {e}")))?;
         Ok(Pipe { at, stream: conn.stream, wbuf: Vec::with_capacity(1 << 16), rbuf: vec![0; 1 << 16], start: 0, end: 0,
                   owners: vec![0; 1 << 15], next: 0 })
     }
 
     pub fn fd(&self) -> std::os::fd::RawFd {
-        std::os::fd::AsRawFd::as_raw_fd(&self.stream)
+        std::os::fd::AsRawFd::as_raw_fd(self.stream.tcp())
     }
 
+    /// Requests queued, or TLS records the socket did not take yet.
     pub fn wants_write(&self) -> bool {
-        !self.wbuf.is_empty()
+        !self.wbuf.is_empty() || self.stream.pending()
     }
 
     /// Queues `frame` (its stream id set here) for `client`: the id.
@@ -263,6 +274,14 @@ impl Pipe {
             }
         }
         self.wbuf.drain(..done);
+        if self.wbuf.is_empty() {
+            match self.stream.send_pending() {
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock && e.kind() != io::ErrorKind::Interrupted => {
+                    return Err(Failure::Connection(format!("{}: {e}", self.at)))
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 

@@ -35,8 +35,18 @@
 //!          "consistency": "ONE",          // ANY ONE TWO THREE QUORUM ALL LOCAL_QUORUM EACH_QUORUM LOCAL_ONE
 //!          "connect_timeout_s": 5, "timeout_s": 12, "runtime_threads": 2,
 //!          "create_table": null,          // {"replication_factor": 1}: CREATE ... IF NOT EXISTS first
+//!          "tls": null,                   // {"ca_file": "/abs/ca.pem"} or {"ca_file": null}: TLS, see below
 //!          "ycsb": {"phase": "run", "recordcount": 1000, "requestdistribution": "zipfian", ...}}}
 //! ```
+//!
+//! "tls" absent or null: every connection is plain TCP. {"ca_file": PATH}: every connection (the driver
+//! session's and the request path's) speaks TLS and the server's certificate chain must lead to a CA of PATH
+//! (absolute; a PEM file of one or more certificates); {"ca_file": null} ({} too): to a CA of the system's trust
+//! store (/etc/ssl/certs; $SSL_CERT_FILE, $SSL_CERT_DIR). The certificate must name the node: a contact point
+//! given as an IP address by that address (an IP SAN), one given as a host name by that name (a DNS SAN), any
+//! other node of the ring by its address. A bad "tls" is one fatal line before anything connects; a node that
+//! refuses the handshake (a certificate another CA signed, for another name, no TLS on the port) is one fatal
+//! line naming the node, what failed and what the chain was checked against (`tls`).
 //!
 //! The "ycsb" section is `crate::ycsb::YcsbConfig` (its doc lists the properties). In the load
 //! phase the mix is `[{"op": "INSERT", "keys": "once"}]`: the core hands out the key numbers
@@ -52,6 +62,7 @@
 
 mod conn;
 mod mux;
+mod tls;
 mod wire;
 mod worker;
 
@@ -101,6 +112,9 @@ pub struct CqlConfig {
     pub runtime_threads: usize,
     #[serde(default)]
     pub create_table: Option<CreateTable>,
+    /// TLS on every connection (`tls`): absent or null, plain TCP.
+    #[serde(default)]
+    pub tls: Option<tls::TlsSection>,
     /// The login (with `password`), when the cluster wants one; never echoed.
     #[serde(default, skip_serializing)]
     pub username: Option<String>,
@@ -179,6 +193,8 @@ pub struct Connected {
 pub struct Shared {
     pub cfg: CqlConfig,
     pub consistency: scylla::frame::types::Consistency,
+    /// The TLS client every connection uses, when the job asks for TLS.
+    pub tls: Option<Arc<tls::Tls>>,
     /// Connected on first use (the preflight, or the first request); an error is kept as text.
     /// (Declared before `rt`: the session is dropped while its runtime still runs.)
     pub conn: OnceLock<Result<Connected, String>>,
@@ -252,6 +268,10 @@ impl Protocol for Cql {
             }
         }
         cfg.ycsb.validate().map_err(JobError::Invalid)?;
+        let tls = match &cfg.tls {
+            Some(section) => Some(Arc::new(tls::Tls::new(section, &cfg.contact_points).map_err(Error::protocol)?)),
+            None => None,
+        };
         if cfg.ycsb.phase == Phase::Load {
             if job.mix.iter().any(|m| m.op != KvOp::Insert || m.keys != Some(KeyOrder::Once)) {
                 return Err(JobError::Invalid("cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"").into());
@@ -274,6 +294,7 @@ impl Protocol for Cql {
         Ok(Cql {
             shared: Arc::new(Shared {
                 consistency: level,
+                tls,
                 conn: OnceLock::new(),
                 rt,
                 inserts: AckCounter::new(recordcount),
@@ -317,3 +338,5 @@ pub(crate) fn timeout(secs: f64) -> Duration {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tls_tests;

@@ -3,7 +3,7 @@ use crate::core::{job, OpFailure as _, Operation as _};
 use serde_json::json;
 use std::path::Path;
 
-fn cql_job(extra: serde_json::Value, cql: serde_json::Value) -> Result<(Job<KvOp>, CqlConfig), JobError> {
+pub(super) fn cql_job(extra: serde_json::Value, cql: serde_json::Value) -> Result<(Job<KvOp>, CqlConfig), JobError> {
     let mut doc = json!({"protocol": "cql", "mix": [{"op": "READ"}], "ops": 1,
                          "cql": {"contact_points": ["127.0.0.1:9"], "keyspace": "ks", "ycsb": {"recordcount": 100}}});
     for (k, v) in extra.as_object().unwrap() {
@@ -15,7 +15,7 @@ fn cql_job(extra: serde_json::Value, cql: serde_json::Value) -> Result<(Job<KvOp
     job::parse(doc, Cql::NAME, Path::new("j.json"))
 }
 
-fn setup_error(extra: serde_json::Value, cql: serde_json::Value) -> Option<String> {
+pub(super) fn setup_error(extra: serde_json::Value, cql: serde_json::Value) -> Option<String> {
     let (job, cfg) = match cql_job(extra, cql) {
         Ok(parsed) => parsed,
         Err(e) => return Some(e.to_string()),

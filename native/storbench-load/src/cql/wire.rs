@@ -64,12 +64,15 @@ pub fn put_value(buf: &mut Vec<u8>, v: &[u8]) {
     buf.extend_from_slice(v);
 }
 
-/// STARTUP with CQL 3 and no compression.
+/// STARTUP with CQL 3 and no compression, naming the engine as the driver (a node lists its clients by that name:
+/// system_views.clients, nodetool clientstats).
 pub fn startup(buf: &mut Vec<u8>) {
     begin(buf, STARTUP);
-    put_short(buf, 1);
-    put_string(buf, "CQL_VERSION");
-    put_string(buf, "3.0.0");
+    put_short(buf, 3);
+    for (name, value) in [("CQL_VERSION", "3.0.0"), ("DRIVER_NAME", "storbench-load"), ("DRIVER_VERSION", env!("CARGO_PKG_VERSION"))] {
+        put_string(buf, name);
+        put_string(buf, value);
+    }
     finish(buf);
 }
 

@@ -75,7 +75,16 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     if let (Some(user), Some(password)) = (&cfg.username, &cfg.password) {
         builder = builder.user(user, &password.0);
     }
-    let session = builder.build().await.map_err(|e| format!("CQL contact points {at}: cannot connect: {}", one_line(&e.to_string())))?;
+    if let Some(tls) = &shared.tls {
+        builder = builder.tls_context(Some(tls.config.clone()));
+    }
+    let session = match builder.build().await {
+        Ok(session) => session,
+        Err(e) => {
+            let tls = shared.tls.as_ref().and_then(|tls| tls.refusal(&cfg.contact_points, timeout(cfg.connect_timeout_s)));
+            return Err(format!("CQL contact points {at}: cannot connect: {}", tls.unwrap_or_else(|| one_line(&e.to_string()))));
+        }
+    };
     let (ks, table) = (&cfg.keyspace, &cfg.table);
     if let Some(create) = &cfg.create_table {
         let ddl = [
@@ -126,7 +135,7 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
         scan: prepare(format!("SELECT * FROM {ks}.{table} WHERE token(y_id) >= token(?) LIMIT ?"), 2).await?,
     };
     // the session (its connections) ends here: the workers open their own
-    Ok(Connected { ring: ring(&session), opener: Opener::new(cfg), templates })
+    Ok(Connected { ring: ring(&session), opener: Opener::new(cfg, shared.tls.clone()), templates })
 }
 
 /// The nodes and their tokens as the session read them.
