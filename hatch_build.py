@@ -28,6 +28,7 @@ S3A = "jvm/s3a"  # its jars are copied, not listed: its classpath is resolved he
 OWN = {"bin/storbench-load": "native/target/release/storbench-load",
        "jars/storbench-jvm.jar": "jvm/target/storbench-jvm-0.1.0.jar",
        "jars/storbench-ycsb.jar": "jvm/ycsb/target/storbench-ycsb-0.1.0.jar",
+       "jars/storbench-cassandra.jar": "jvm/cassandra/target/storbench-cassandra-0.1.0.jar",
        "jars/storbench-s3a-stats.jar": "jvm/s3a/target/jars/storbench-s3a-stats.jar",
        "metastore/home": "jvm/metastore/target/home",
        "metastore/CredentialFile.java": "jvm/metastore/src/CredentialFile.java"}
@@ -38,7 +39,8 @@ FRESH = {
     "jvm": ("jvm/target/.storbench-built", "cat jvm/pom.xml $(find jvm/src -type f | sort)"),
     "ycsb": ("jvm/ycsb/target/.storbench-built", "cat jvm/ycsb/pom.xml $(find jvm/ycsb/src -type f | sort)"),
     "s3a": ("jvm/s3a/target/.storbench-built", "cat jvm/s3a/pom.xml jvm/s3a/src/storbench/s3a/*.java"),
-    "cassandra": ("jvm/cassandra/target/.storbench-resolved", "cat jvm/cassandra/pom.xml"),
+    "cassandra": ("jvm/cassandra/target/.storbench-resolved",
+                  "cat jvm/cassandra/pom.xml $(find jvm/cassandra/src -type f | sort)"),
     "metastore": ("jvm/metastore/target/.storbench-resolved", "cat jvm/metastore/pom.xml"),
 }
 

@@ -187,14 +187,15 @@ if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
   echo "$s3a_fingerprint" > "$s3a_stamp"
 fi
 fi
-# Apache Cassandra's server jars (jvm/cassandra: their own classpath, apart from Hadoop's), resolved only
-# when their pom changes.
+# Apache Cassandra's server jars (jvm/cassandra: their own classpath, apart from Hadoop's) and storbench's role
+# manager for its nodes (no default superuser), built only when the pom or the sources change.
 if wants cassandra; then
 cassandra_stamp="jvm/cassandra/target/.storbench-resolved"
-cassandra_fingerprint="$(sha256sum jvm/cassandra/pom.xml | cut -c1-16)"
-if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ ! -s jvm/cassandra/target/classpath.txt ]; then
-  echo "setup: fetching Apache Cassandra's jars with Maven (first time: about 30 s, ~70 MB)" >&2
-  mvn -q -B -f jvm/cassandra/pom.xml dependency:build-classpath -Dmdep.includeScope=runtime \
+cassandra_fingerprint="$(cat jvm/cassandra/pom.xml $(find jvm/cassandra/src -type f | sort) | sha256sum | cut -c1-16)"
+if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ ! -s jvm/cassandra/target/classpath.txt ] \
+    || [ ! -s jvm/cassandra/target/storbench-cassandra-0.1.0.jar ]; then
+  echo "setup: fetching Apache Cassandra's jars and building storbench's role manager with Maven (first time: about 30 s, ~70 MB)" >&2
+  mvn -q -B -f jvm/cassandra/pom.xml package dependency:build-classpath -DskipTests -Dmdep.includeScope=runtime \
       -Dmdep.outputFile=target/classpath.txt >/dev/null
   echo "$cassandra_fingerprint" > "$cassandra_stamp"
 fi

@@ -86,11 +86,17 @@ def cassandra1(request, tmp_path_factory):
 
 def _cassandra(request, tmp_path_factory, nodes: int, heap: str):
     from storbench.services import cassandra, process
+    from tests.cassandra_login_watch import WATCHES, DefaultLoginWatch
     from tests.cli.helpers import storbench
     from tests.grouping import stop_after_last_user
 
     home = tmp_path_factory.mktemp(f"cassandra{nodes}-home")
-    up = storbench(home, "services", "up", "cassandra", "--nodes", str(nodes), "--heap", heap, timeout=900)
+    # Cassandra's well-known login tried on every node while it starts (tests/services/test_cassandra.py reads it)
+    watch = WATCHES[request.fixturename] = DefaultLoginWatch(home / "services" / "cassandra").start()
+    try:
+        up = storbench(home, "services", "up", "cassandra", "--nodes", str(nodes), "--heap", heap, timeout=900)
+    finally:
+        watch.stop()
     assert up.returncode == 0, up.stderr
     state = cassandra.running(home)
     assert state is not None and up.stdout.strip() == state["uri"]

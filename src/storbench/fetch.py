@@ -32,7 +32,8 @@ CENTRAL = "https://repo1.maven.org/maven2"
 # a part (`storbench fetch PART`, scripts/setup.sh --part PART) -> its classpaths, and storbench's own jar of each
 PARTS = {"jvm": ("jvm",), "s3a": ("s3a",), "cassandra": ("cassandra",), "metastore": ("metastore", "metastore-client"),
          "ycsb": ("ycsb",)}
-OWN_JARS = {"jvm": "storbench-jvm.jar", "s3a": "storbench-s3a-stats.jar", "ycsb": "storbench-ycsb.jar"}
+OWN_JARS = {"jvm": "storbench-jvm.jar", "s3a": "storbench-s3a-stats.jar", "ycsb": "storbench-ycsb.jar",
+            "cassandra": "storbench-cassandra.jar"}
 TIMEOUT_S = 60
 SCHEMES = ("http://", "https://", "file://")
 SHA1 = re.compile(r"[0-9a-f]{40}")

@@ -172,6 +172,26 @@ def test_every_node_asks_who_is_calling_on_cql_and_jmx(request, fixture):
 
 
 @pytest.mark.cassandra
+@pytest.mark.parametrize("fixture", ["cassandra1", "cassandra3"])
+def test_the_default_superuser_never_logs_in_while_the_cluster_starts(request, fixture):
+    """Issue 38 item 3: from the moment each node's CQL port opened until `services up` returned, every try of
+    Cassandra's well-known cassandra/cassandra (tests/cassandra_login_watch.py, beside the session's start) was
+    refused: there was no gap in which a local user could make a superuser of their own."""
+    from tests.cassandra_login_watch import REFUSED, WATCHES
+
+    _, state = request.getfixturevalue(fixture)
+    watch = WATCHES[fixture]
+    assert watch.opened == set(state["hosts"]), watch.summary()  # every node was tried, from its port's opening
+    assert set(watch.outcomes()) <= REFUSED, watch.summary()
+    # each node answered "wrong role or password" (not only "could not check"): the role is not there at all
+    assert {host for host, outcome in watch.tries if outcome == "bad credentials"} == set(state["hosts"]), \
+        watch.summary()
+    with session_on(state["hosts"], state["ports"]["native"], credentials=cassandra.credentials(state)) as session:
+        roles = {row.role for row in session.execute("SELECT role FROM system_auth.roles")}
+    assert roles == {"storbench"}
+
+
+@pytest.mark.cassandra
 def test_the_passwords_stay_in_private_files(cassandra1):
     _, state = cassandra1
     workdir = Path(state["workdir"])

@@ -169,7 +169,7 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
             _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
             _wait_native(workdir, state, host, time.monotonic() + NODE_TIMEOUT_S)
             if index == 1:
-                cassandra_auth.create_role(state, alive)
+                cassandra_auth.await_role(state, alive)
             cassandra_auth.share_roles(state, index, nodetool, alive)
         _wait_ring(workdir, state, RING_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))

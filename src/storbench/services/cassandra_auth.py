@@ -1,13 +1,16 @@
 """Who may call ``services up cassandra``'s nodes: CQL roles and JMX, both with generated passwords.
 
-CQL: every node runs ``PasswordAuthenticator`` with ``CassandraAuthorizer``. Cassandra makes the
-well-known superuser ``cassandra``/``cassandra`` on a new cluster; on node 1, alone in the ring, storbench
-logs in with it once, creates the superuser role ``storbench`` with a password from ``secrets.token_urlsafe``,
-then, as ``storbench``, drops ``cassandra`` (no role named so comes back: Cassandra makes it only when no
-role exists) and sets ``system_auth`` to replication factor = node count, so any node still up can
-check a login while another is down (``auth_read_consistency_level: LOCAL_ONE``). The nodes join without
-bootstrapping, so each later node gets the roles by ``nodetool repair -full system_auth`` as soon as it
-is up, before anyone logs in there.
+CQL: every node runs ``PasswordAuthenticator`` with ``CassandraAuthorizer`` and storbench's role manager
+(``jvm/cassandra``: ``StorbenchRoleManager``, Cassandra's ``CassandraRoleManager`` without its default role).
+Cassandra would make the well-known superuser ``cassandra``/``cassandra`` on a new cluster, live from the moment
+the CQL port opens until someone replaces it: a local user could make a superuser of their own in that gap.
+Instead node 1, alone in the ring, makes the superuser role ``storbench`` itself, with a password from
+``secrets.token_urlsafe`` that it reads from a 0600 file named by a system property (``initial-role`` in the
+node's 0700 directory, removed once storbench has logged in), so no role but storbench's ever exists. Logged
+in as ``storbench``, storbench sets ``system_auth`` to replication factor = node count, so any node still up
+can check a login while another is down (``auth_read_consistency_level: LOCAL_ONE``). The nodes join without
+bootstrapping, so each later node (which makes no role) gets the roles by ``nodetool repair -full
+system_auth`` as soon as it is up, before anyone logs in there.
 
 JMX (nodetool): each node's JMX listens on 127.0.0.1 only and asks for ``storbench`` and a second generated
 password (the JDK's password and access files, 0600, one password file per node: the JVM may rewrite
@@ -30,10 +33,12 @@ from storbench.errors import EngineError
 from storbench.services.process import write_private
 
 USER = "storbench"
-DEFAULT_ROLE = Credentials("cassandra", "cassandra")  # Cassandra's own, dropped once storbench's role exists
 AUTH_TIMEOUT_S = 120.0
+ROLE_MANAGER = "storbench.cassandra.StorbenchRoleManager"  # jvm/cassandra, on the nodes' classpath
+ROLE_FILE_PROPERTY = "storbench.cassandra.initial_role_file"  # its "ROLE PASSWORD" file (node 1 only)
+ROLE_FILE = "initial-role"
 YAML = ("authenticator: PasswordAuthenticator", "authorizer: CassandraAuthorizer",
-        "role_manager: CassandraRoleManager",
+        f"role_manager: {ROLE_MANAGER}",
         # every node holds every role (system_auth RF = nodes): one node's answer is enough to log in
         "auth_read_consistency_level: LOCAL_ONE")
 
@@ -59,8 +64,10 @@ def jvm_options(state: dict[str, Any], root: Path, index: int) -> list[str]:
                "-Dcom.sun.management.jmxremote.authenticate=true", "-Dcom.sun.management.jmxremote.ssl=false",
                f"-Dcom.sun.management.jmxremote.password.file={password_file}",
                f"-Dcom.sun.management.jmxremote.access.file={Path(state['workdir']) / 'jmx' / 'jmxremote.access'}"]
-    if index == 1:  # the default role at once: storbench replaces it before the other nodes start
-        options.append("-Dcassandra.superuser_setup_delay_ms=0")
+    if index == 1:  # storbench's role, made by the node itself at once (the other nodes get it by replication)
+        role_file = root / ROLE_FILE
+        write_private(role_file, f"{USER} {state['auth']['password']}\n")
+        options += [f"-D{ROLE_FILE_PROPERTY}={role_file}", "-Dcassandra.superuser_setup_delay_ms=0"]
     return options
 
 
@@ -97,25 +104,18 @@ def _retry(what: str, action: Callable[[], Any], check: Callable[[], None], time
             time.sleep(1.0)
 
 
-def create_role(state: dict[str, Any], check: Callable[[], None]) -> None:
-    """On node 1, alone in the ring: storbench's role replaces Cassandra's default one; system_auth is
-    replicated to every node to come. ``check`` raises when a node died meanwhile."""
+def await_role(state: dict[str, Any], check: Callable[[], None]) -> None:
+    """On node 1, alone in the ring: once the node has made storbench's role, its password file goes and
+    system_auth is replicated to every node to come. ``check`` raises when a node died meanwhile."""
     host, port, nodes = state["hosts"][0], state["ports"]["native"], state["node_count"]
-    password = state["auth"]["password"]  # token_urlsafe: letters, digits, - and _ only, safe in a CQL literal
-
-    def as_default() -> None:
-        with session_on([host], port, pin=True, credentials=DEFAULT_ROLE) as session:
-            session.execute(f"CREATE ROLE IF NOT EXISTS {USER} WITH PASSWORD = '{password}' "
-                            f"AND SUPERUSER = true AND LOGIN = true")
 
     def as_storbench() -> None:
         with session_on([host], port, pin=True, credentials=credentials(state)) as session:
-            session.execute("DROP ROLE IF EXISTS cassandra")
             session.execute("ALTER KEYSPACE system_auth WITH replication = "
                             f"{{'class': 'SimpleStrategy', 'replication_factor': {nodes}}}")
 
-    _retry("logging in with Cassandra's default role to create storbench's", as_default, check)
-    _retry("replacing Cassandra's default role", as_storbench, check)
+    _retry("logging in as the role node 1 makes for storbench", as_storbench, check)
+    (Path(state["workdir"]) / "node-1" / ROLE_FILE).unlink(missing_ok=True)  # the role is in system_auth now
 
 
 def share_roles(state: dict[str, Any], node: int, nodetool: Callable[..., str], check: Callable[[], None]) -> None:

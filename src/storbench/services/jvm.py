@@ -44,8 +44,19 @@ def launcher_jar() -> Path | None:
 
 
 def cassandra_classpath() -> str:
-    """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash)."""
-    return classpath("cassandra") or _resolved("cassandra", JVM_DIR / "cassandra", "Cassandra's jars")
+    """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash), after
+    storbench's role manager for its nodes (cassandra_auth.ROLE_MANAGER)."""
+    if (fetched := classpath("cassandra")) is not None:
+        return fetched
+    module = JVM_DIR / "cassandra"
+    jar = module / "target" / "storbench-cassandra-0.1.0.jar"
+    if not jar.is_file():
+        build("cassandra")
+    if not jar.is_file():
+        raise EngineError(f"storbench's Cassandra role manager is not built ({jar}); "
+                          "run scripts/setup.sh --part cassandra")
+    jars = _resolved("cassandra", module, "Cassandra's jars")
+    return f"{jar}:{jars}"
 
 
 def metastore_classpath(client: bool = False) -> str:
