@@ -10,6 +10,9 @@ read is skipped (it was seen on an earlier poll, or lived less than one interval
     with ProcWatch({"s3 secret key": key}) as watch:
         run(...)
     assert watch.found == [] and watch.saw("SparkSubmit")
+
+A secret made by what runs (a service's generated password) is not known beforehand: ``keep=True`` keeps
+every distinct command line and environment seen, and :meth:`check` looks for it in them afterwards.
 """
 
 from __future__ import annotations
@@ -76,12 +79,18 @@ class ProcWatch:
     found: list[Finding] = field(default_factory=list)
     seen: dict[int, str] = field(default_factory=dict)  # pid -> its last command line seen, secrets masked
     polls: int = 0
+    keep: bool = False  # keep what was seen for check(): secrets that exist only once the run made them
 
     def __post_init__(self) -> None:
-        assert all(len(value) >= 6 for value in self.secrets.values()), "a canary this short could match by chance"
+        self._check_lengths(self.secrets)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="proc-watch", daemon=True)
         self._where: set[tuple[str, int, str]] = set()
+        self._kept: dict[tuple[int, str], set[bytes]] = {}  # (pid, "cmdline"/"environ") -> each distinct content
+
+    @staticmethod
+    def _check_lengths(secrets: dict[str, str]) -> None:
+        assert all(len(value) >= 6 for value in secrets.values()), "a canary this short could match by chance"
 
     def _mask(self, text: str) -> str:
         for name, value in self.secrets.items():
@@ -103,6 +112,9 @@ class ProcWatch:
             command = self._mask(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
             if command:  # the latest: a child first seen between fork and exec still shows its parent's argv
                 self.seen[pid] = command
+            if self.keep:
+                self._kept.setdefault((pid, "cmdline"), set()).add(cmdline)
+                self._kept.setdefault((pid, "environ"), set()).add(environ)
             for name, value in self.secrets.items():
                 for where, data in (("cmdline", cmdline), ("environ", environ)):
                     exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ
@@ -117,6 +129,18 @@ class ProcWatch:
         while not self._stop.is_set():
             self.poll()
             self._stop.wait(self.interval)
+
+    def check(self, secrets: dict[str, str]) -> list[Finding]:
+        """``keep``: each of ``secrets`` found in what was seen while watching (the exempt processes excepted)."""
+        assert self.keep, "check() needs ProcWatch(keep=True)"
+        self._check_lengths(secrets)
+        found = []
+        for (pid, where), contents in sorted(self._kept.items()):
+            exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ
+            for name, value in secrets.items():
+                if pid not in exempt and any(value.encode() in data for data in contents):
+                    found.append(Finding(name, pid, where, self.seen.get(pid, "").replace(value, f"<{name}>")))
+        return found
 
     def saw(self, text: str) -> bool:
         """Whether a watched process's command line contained ``text``."""

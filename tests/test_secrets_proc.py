@@ -2,8 +2,9 @@
 environment (/proc/PID/environ) while a run is in flight. tests/proc_watch.py polls every descendant of
 this test process (the CLI it runs, the services the fixtures started, Spark's executors, the engine's and
 YCSB's processes) during each kind of run: Spark on s3:// (local[*] and a standalone cluster), the objects
-workload (native engine, local and Spark fan-out), YCSB with both drivers, Redfish power, a PostgreSQL
-results index. Each test also checks that the processes it meant to watch were seen, and that the secret
+workload (native engine, local and Spark fan-out), YCSB with both drivers (also with the CQL password exported
+in storbench's own environment), Redfish power, a PostgreSQL results index. The metastore's start is watched in
+tests/services/test_metastore.py, beside its module's own metastore. Each test also checks that the processes it meant to watch were seen, and that the secret
 was really used (the run succeeded against a server that needs it).
 
 The CLI's own command line and environment hold what the test (the user) put there: they are exempt
@@ -140,6 +141,15 @@ def test_the_watch_names_a_child_by_its_own_command_once_it_has_exec_d():
         os.waitpid(pid, 0)
 
 
+def test_a_kept_watch_finds_a_secret_it_learns_only_afterwards():
+    """keep=True (a service's generated password, known once its start returned): what a child held while it
+    lived is checked after it is gone."""
+    with ProcWatch({}, keep=True) as watch:
+        subprocess.run(["sleep", "0.5"], env={**os.environ, "SOME_PASSWORD": CANARY}, check=True)
+    found = watch.check({"canary": CANARY})
+    assert [(f.secret, f.where, f.command) for f in found] == [("canary", "environ", "sleep 0.5")]
+
+
 @pytest.mark.s3
 @pytest.mark.spark
 def test_spark_on_a_standalone_cluster_keeps_the_keys_out_of_the_executors(s3, spark_cluster):  # noqa: F811
@@ -227,6 +237,29 @@ def test_ycsb_on_the_native_engine_keeps_secrets_out_of_every_process(cassandra1
     assert outcome.status == "succeeded", outcome.errors
     assert watch.found == [], watch.report()
     assert watch.saw("storbench-load")
+
+
+@pytest.mark.cassandra
+@pytest.mark.parametrize("driver, args", [
+    ("native", ("ycsb-003", "--set", "restore=none", "--set", "duration_s=1")),
+    # YCSB's JVM: its load phase, which logs in as its timed phases do (a 1 s phase is too short for its
+    # session to open on a loaded machine, and 5 workloads of 5 s each would add a minute)
+    ("ycsb", ("ycsb-load", "--set", "recordcount=3000")),
+])
+def test_an_exported_cql_password_reaches_no_child_process(cassandra1, tmp_path, driver, args):
+    """Issue 38 item 4: STORBENCH_CQL_PASSWORD exported in storbench's own environment (the only login this run
+    has: its results home is not the service's) is read once and taken out of it: no child (the engine, YCSB's
+    JVM) inherits it or gets it on a command line."""
+    _, state = cassandra1
+    done, watch = watched_cli(tmp_path / "home", _cassandra_secrets(state), "run", *args, "--target",
+                              state["uri"], "--repeat", "1", "--set", f"driver={driver}", "--json",
+                              env_extra={"STORBENCH_CQL_USERNAME": "storbench",
+                                         "STORBENCH_CQL_PASSWORD": state["auth"]["password"]},
+                              user_gave=("environ",))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert watch.found == [], watch.report()
+    assert watch.saw("storbench.ycsb.YcsbRun" if driver == "ycsb" else "storbench-load")
+    assert json.loads(done.stdout)["status"] == "succeeded"  # logged in with the exported password
 
 
 def test_a_properties_file_reads_back_exactly_in_java(tmp_path):

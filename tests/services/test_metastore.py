@@ -15,6 +15,7 @@ from storbench.engines import spark_catalog
 from storbench.errors import InputError
 from storbench.services import metastore
 from storbench.workloads.base import get_workload
+from tests.proc_watch import ProcWatch
 from tests.workloads.helpers import run_json
 
 GEN = ["--set", "sf=0.01", "--set", "catalog=hive", "--spark-master", "local[2]",
@@ -24,10 +25,17 @@ GEN = ["--set", "sf=0.01", "--set", "catalog=hive", "--spark-master", "local[2]"
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     home = tmp_path_factory.mktemp("metastore-home")
-    state = metastore.up(home / "services" / "metastore")
+    # every process the start runs (PostgreSQL's tools, psql, schematool, the metastore), watched for the
+    # passwords it generates (tests/proc_watch.py; test_the_start_puts_its_passwords_in_no_process)
+    with ProcWatch({}, keep=True) as watch:
+        state = metastore.up(home / "services" / "metastore")
+    WATCHED["start"] = watch
     yield home, state
     assert metastore.down(home / "services" / "metastore")
     assert not metastore.status(home / "services" / "metastore")
+
+
+WATCHED: dict[str, ProcWatch] = {}
 
 
 def _databases(state) -> set[str]:
@@ -63,6 +71,18 @@ def test_up_is_authenticated_loopback_and_secrets_stay_private(service):
         assert state["auth"]["password"] not in line and state["auth"]["postgres_password"] not in line
     assert "password" not in " ".join(metastore.client_env(state).values()).lower()
     assert "metastore" in _databases(state) or "default" in _databases(state)
+
+
+@pytest.mark.real
+def test_the_start_puts_its_passwords_in_no_process(service):
+    """Issue 38 item 4: neither the thrift password nor PostgreSQL's was in any command line or environment
+    while `services up metastore` ran (psql gets the latter in a passfile, not PGPASSWORD)."""
+    _, state = service
+    watch = WATCHED["start"]
+    found = watch.check({"metastore password": state["auth"]["password"],
+                         "PostgreSQL password": state["auth"]["postgres_password"]})
+    assert found == [], "\n".join(map(str, found))
+    assert watch.saw("postgres") and watch.saw("MetastoreSchemaTool") and watch.saw("-Dstorbench.metastore=")
 
 
 @pytest.fixture(scope="module")
