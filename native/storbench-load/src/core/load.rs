@@ -4,6 +4,7 @@
 
 use super::job::{Job, KeyOrder, Load};
 use super::records::Records;
+use super::shared::Shared;
 use super::step::{next, record, Draw, Next};
 use super::stats::WorkerStats;
 use super::{KeyUse, OpOf, Operation, Protocol, Worker};
@@ -50,24 +51,6 @@ pub struct LoadReport {
     /// Open loop: requests due before the end that were never started (the schedule fell behind).
     pub not_issued: u64,
     pub scheduled: u64,
-}
-
-pub(super) struct Shared<'a, Op> {
-    pub(super) job: &'a Job<Op>,
-    pub(super) t0: Instant,
-    pub(super) measure_start: Instant,
-    pub(super) end: Option<Instant>,
-    pub(super) stop: AtomicBool,
-    pub(super) issued: AtomicU64,
-    pub(super) next_k: AtomicU64,
-    pub(super) seq: Vec<AtomicU64>,
-    pub(super) exhausted: Vec<AtomicBool>,
-    pub(super) last_done_ns: AtomicU64,
-    pub(super) weights: Vec<f64>,
-    pub(super) sequential: Vec<bool>,
-    pub(super) consumes: Vec<bool>,
-    /// The ops' names (for the records).
-    pub(super) names: Vec<String>,
 }
 
 /// The job's load on workers of `proto` (preflight, if any, already done); each request's row

@@ -12,6 +12,7 @@ pub mod records;
 pub mod result;
 pub mod secrets;
 pub mod series;
+mod shared;
 pub mod stats;
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! flight as in `load::worker_loop` (closed loop: the next op when the answer came; open loop: at its
 //! intended start), all on one thread that sleeps until an answer or the next intended start.
 
-use super::load::Shared;
+use super::shared::Shared;
 use super::step::{next, record, Draw, Next};
 use super::records::Records;
 use super::stats::WorkerStats;

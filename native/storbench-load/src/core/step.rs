@@ -2,7 +2,7 @@
 //! next op, key and intended start drawn; its answer counted.
 
 use super::job::{Job, Load, SizeDist};
-use super::load::Shared;
+use super::shared::Shared;
 use super::payload::{size_for, Rng};
 use super::records::{RecordWriter, Row};
 use super::stats::WorkerStats;
