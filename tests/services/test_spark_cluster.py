@@ -363,9 +363,9 @@ def test_the_secret_stays_in_its_private_file(cluster):
         context = engine.start().sparkContext
         assert context.parallelize(range(8), 4).map(lambda x: x * 2).sum() == 56  # executors reached the driver
         executors = _executors(recorded)
-        below = {p["name"]: [p["pid"], *spark_service.descendants(p["pid"])] for p in recorded}
+        below = {p["name"]: [p["pid"], *process.descendants(p["pid"])] for p in recorded}
         server = {pid: name for name, pids in below.items() for pid in pids}
-        driver = [pid for pid in spark_service.descendants(os.getpid()) if "SparkSubmit" in process.cmdline(pid)]
+        driver = [pid for pid in process.descendants(os.getpid()) if "SparkSubmit" in process.cmdline(pid)]
         seen = {pid: line for pid in [*server, *driver] if (line := process.cmdline(pid))}  # gone: nothing
     finally:
         engine.stop()
@@ -384,7 +384,7 @@ def test_the_secret_stays_in_its_private_file(cluster):
 def _executors(recorded):
     """PIDs of the executor JVMs below the workers (polled until each worker has one)."""
     for _ in range(240):
-        found = {p["name"]: [pid for pid in spark_service.descendants(p["pid"])
+        found = {p["name"]: [pid for pid in process.descendants(p["pid"])
                              if "CoarseGrainedExecutorBackend" in process.cmdline(pid)]
                  for p in recorded if p["kind"] == "worker"}
         if all(found.values()):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from storbench.services import process, yarn as yarn_service
-from storbench.services.spark import descendants
+from storbench.services.process import descendants
 from storbench.telemetry.nodes import load_nodes
 from tests.cli.helpers import SRC, storbench
 from tests.workloads.helpers import run_json

@@ -202,9 +202,7 @@ def status(workdir: Path) -> dict[str, Any] | None:
 
 def running(home: Path) -> dict[str, Any] | None:
     """The state of the metastore ``services up metastore`` runs under results home ``home``, or None."""
-    from storbench.services.registry import service_dir
-
-    return status(service_dir(home, SERVICE))
+    return status(process.service_dir(home, SERVICE))
 
 
 def _stop_all(state: dict[str, Any]) -> bool:

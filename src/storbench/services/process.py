@@ -253,3 +253,44 @@ def write_state(workdir: Path, state: dict[str, Any]) -> None:
     tmp = workdir / (STATE + ".tmp")
     write_private(tmp, json.dumps(state, indent=2))
     os.replace(tmp, workdir / STATE)
+
+
+def service_dir(home: Path, name: str) -> Path:
+    """Where service ``name`` keeps its state under results home ``home``."""
+    return home / "services" / name
+
+
+def worker_host(index: int) -> str:
+    """Worker ``index`` (1-based) binds 127.0.0.(index+1); the master has 127.0.0.1."""
+    return f"127.0.0.{index + 1}"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (executor JVMs, their Python workers), children first-found order."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def stop_tree(entry: dict[str, Any]) -> bool:
+    """The process and whatever it spawned that outlives it (a worker's executors), each by PID."""
+    if not alive(entry["pid"], entry["marker"]):
+        return False
+    below = [(pid, cmdline(pid)) for pid in descendants(entry["pid"])]
+    stopped = stop_pid(entry["pid"], entry["marker"], timeout=20.0)
+    for pid, line in reversed(below):
+        if line:  # still the same process only while its command line is the one seen under the worker
+            stop_pid(pid, line, timeout=10.0)
+    return stopped

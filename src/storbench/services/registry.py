@@ -7,6 +7,7 @@ from typing import Any
 
 from storbench.errors import InputError
 from storbench.services import cassandra, ceph, hdfs, metastore, s3, spark, yarn
+from storbench.services.process import service_dir
 
 SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph, "spark": spark, "cassandra": cassandra, "metastore": metastore,
             "yarn": yarn}
@@ -16,10 +17,6 @@ def _module(name: str) -> Any:
     if name not in SERVICES:
         raise InputError(f"unknown service {name!r}; allowed: {', '.join(SERVICES)}")
     return SERVICES[name]
-
-
-def service_dir(home: Path, name: str) -> Path:
-    return home / "services" / name
 
 
 def service_up(name: str, home: Path, **options: Any) -> dict[str, Any]:

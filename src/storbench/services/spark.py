@@ -58,11 +58,6 @@ SECRET_KEY = "spark.authenticate.secret"
 ENV_MASTER, ENV_PROPERTIES = "STORBENCH_SPARK_MASTER", "STORBENCH_SPARK_PROPERTIES"  # client_env's names
 
 
-def worker_host(index: int) -> str:
-    """Worker ``index`` (1-based) binds 127.0.0.(index+1); the master has 127.0.0.1."""
-    return f"127.0.0.{index + 1}"
-
-
 def spark_home() -> Path:
     try:
         import pyspark
@@ -193,9 +188,7 @@ def client_conf(home: Path | None, master_url: str) -> dict[str, str]:
 
 
 def _auth_file(home: Path | None, master_url: str) -> Path | None:
-    from storbench.services.registry import service_dir
-
-    state = status(service_dir(home, SERVICE)) if home is not None else None
+    state = status(process.service_dir(home, SERVICE)) if home is not None else None
     if state and state.get("uri") == master_url and state.get("auth_file"):
         return Path(state["auth_file"])
     if os.environ.get(ENV_MASTER) == master_url and os.environ.get(ENV_PROPERTIES):
@@ -228,7 +221,7 @@ def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, 
     _spawn(workdir, state, "master", "master", ["bash", spark_class, *master_args], " ".join(master_args),
            {**base_env, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1"})
     for index, (root, _) in enumerate(roots, start=1):
-        host = worker_host(index)
+        host = process.worker_host(index)
         args = [WORKER_CLASS, "--host", host, "--port", str(free_port(host)), "--webui-port", str(free_port(host)),
                 "--cores", str(state["cores"]), "--memory", state["memory"], "--work-dir", str(root / "work"),
                 *auth, state["uri"]]
@@ -260,7 +253,7 @@ def alive_workers(state: dict[str, Any]) -> list[str]:
 
 
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
-    wanted = sorted(worker_host(i) for i in range(1, state["workers"] + 1))
+    wanted = sorted(process.worker_host(i) for i in range(1, state["workers"] + 1))
 
     def probe() -> str | None:
         try:
@@ -281,48 +274,15 @@ def status(workdir: Path) -> dict[str, Any] | None:
 
 def running_cluster(home: Path) -> tuple[str, Path] | None:
     """(master URL, nodes file) of the cluster ``services up spark`` runs under results home ``home``, or None."""
-    from storbench.services.registry import service_dir
-
-    state = status(service_dir(home, SERVICE))
+    state = status(process.service_dir(home, SERVICE))
     if not state or not state.get("nodes"):
         return None
     return state["uri"], Path(state["nodes"])
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (executor JVMs, their Python workers), children first-found order."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry.name))
-    found, queue = [], [pid]
-    while queue:
-        for child in children.get(queue.pop(), []):
-            found.append(child)
-            queue.append(child)
-    return found
-
-
-def stop_tree(entry: dict[str, Any]) -> bool:
-    """The process and whatever it spawned that outlives it (a worker's executors), each by PID."""
-    if not process.alive(entry["pid"], entry["marker"]):
-        return False
-    below = [(pid, process.cmdline(pid)) for pid in descendants(entry["pid"])]
-    stopped = process.stop_pid(entry["pid"], entry["marker"], timeout=20.0)
-    for pid, line in reversed(below):
-        if line:  # still the same process only while its command line is the one seen under the worker
-            process.stop_pid(pid, line, timeout=10.0)
-    return stopped
-
-
 def _stop_all(state: dict[str, Any]) -> bool:
     """Exporters, then workers (with their executors), then the master; True when any was running."""
-    return process.stop_in_order(state.get("processes", []), ("exporter", "worker", "master"), stop_tree)
+    return process.stop_in_order(state.get("processes", []), ("exporter", "worker", "master"), process.stop_tree)
 
 
 def down(workdir: Path) -> bool:

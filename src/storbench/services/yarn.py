@@ -42,7 +42,6 @@ from storbench.services import node_exporter, process
 from storbench.services import yarn_conf
 from storbench.services.jvm import java_binary, launcher_classpath
 from storbench.services.node_exporter import free_port
-from storbench.services.spark import stop_tree, worker_host
 
 UP_OPTIONS = ("nodes", "cores", "memory")
 SERVICE = "yarn"
@@ -144,7 +143,7 @@ def _start_all(workdir: Path, state: dict[str, Any], java: str, exporter: str, c
     argv, marker = _daemon(java, Path(state["conf_dir"]), classpath, RM_CLASS, workdir)
     _spawn(workdir, state, "resourcemanager", "resourcemanager", argv, marker, env)
     for index in range(1, state["nodemanagers"] + 1):
-        host, root = worker_host(index), workdir / f"nm-{index}"
+        host, root = process.worker_host(index), workdir / f"nm-{index}"
         for sub in ("local", "logs"):
             (root / sub).mkdir(parents=True)
         ports = {name: free_port(host) for name in ("nm", "localizer", "nm_web", "collector")}
@@ -171,7 +170,7 @@ def running_nodes(state: dict[str, Any]) -> list[str]:
 
 
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
-    wanted = sorted(worker_host(i) for i in range(1, state["nodemanagers"] + 1))
+    wanted = sorted(process.worker_host(i) for i in range(1, state["nodemanagers"] + 1))
 
     def alive() -> None:
         for entry in state["processes"]:
@@ -206,7 +205,7 @@ def status(workdir: Path) -> dict[str, Any] | None:
 def _stop_all(state: dict[str, Any]) -> bool:
     """Exporters, then NodeManagers (with their containers), then the ResourceManager."""
     return process.stop_in_order(state.get("processes", []), ("exporter", "nodemanager", "resourcemanager"),
-                                 stop_tree)
+                                 process.stop_tree)
 
 
 def down(workdir: Path) -> bool:

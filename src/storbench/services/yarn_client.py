@@ -18,7 +18,7 @@ from urllib.parse import quote
 from urllib.request import urlopen
 
 from storbench.errors import InputError
-from storbench.services import yarn, yarn_conf
+from storbench.services import process, yarn, yarn_conf
 
 ENV_NAMES = ("HADOOP_CONF_DIR", "YARN_CONF_DIR")
 NO_RM = ("--spark-master yarn: no ResourceManager: set HADOOP_CONF_DIR to a Hadoop cluster's conf dir, or start "
@@ -29,9 +29,7 @@ def service_state(home: Path | None) -> dict[str, Any] | None:
     """The state of ``services up yarn`` under ``home`` when the run uses it (no HADOOP_CONF_DIR of the user's)."""
     if home is None or _users_conf_dir(home) is not None:
         return None
-    from storbench.services.registry import service_dir
-
-    return yarn.status(service_dir(home, "yarn"))
+    return yarn.status(process.service_dir(home, "yarn"))
 
 
 def _users_conf_dir(home: Path | None) -> Path | None:
