@@ -97,7 +97,7 @@ impl Tls {
             Some(rustls::Error::InvalidMessage(_)) => " (does the node speak TLS on this port?)".to_string(),
             _ => String::new(),
         };
-        format!("{at}: TLS handshake: {}{hint}", super::worker::one_line(&e.to_string()))
+        format!("{at}: TLS handshake: {}{hint}", e.to_string().lines().next().unwrap_or_default())
     }
 }
 
