@@ -48,6 +48,8 @@ DISKS = [
     Disk("plain", 1 * GIB),  # under dm-delay and dm-flakey tables
     Disk("zns", 2 * GIB, bus="nvme", nvme_ns=ZONED),  # 32 zones of 64 MiB, host-managed
     Disk("conv", 2 * GIB, bus="nvme"),
+    Disk("guard1", 32 * MIB),  # blank, formatted and swapped by the raw-device guard cases (test_device_guard)
+    Disk("guard2", 32 * MIB),
 ]
 
 

@@ -1,13 +1,11 @@
-"""Raw block-device targets through fio and the CLI on real loop devices (the checks alone: tests/targets)."""
+"""Raw block-device targets through fio and the CLI on real loop devices (the checks alone: tests/targets; a
+device holding a file system, or swapped or formatted after the check: tests/lab/test_device_guard.py)."""
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from storbench.targets import parse_target
-from storbench.targets.device import DeviceTarget
 from tests.cli.helpers import storbench
 from tests.loopdev import loop_device
 from tests.workloads.helpers import fio_sample, run_json
@@ -20,20 +18,6 @@ def test_device_scheme_must_name_a_block_device(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "storbench: error: --target 'device:///dev/nosuchdisk': /dev/nosuchdisk is not a block device"]
-
-
-def test_loop_device_with_ext4_is_refused_even_with_the_flag(tmp_path):
-    with loop_device(tmp_path / "ext4.img", 32, mkfs=True) as device:
-        target = parse_target(device)
-        assert isinstance(target, DeviceTarget)
-        assert (target.uri, target.path) == (f"device://{device}", Path(device))
-        result = storbench(tmp_path / "home", "run", "fio-basic", "--target", device, "--allow-device-overwrite",
-                           timeout=120)
-        assert result.returncode == 2, result.stderr
-        assert result.stderr.strip().splitlines() == [
-            f"storbench: error: {device} has an ext4 signature; refusing to overwrite it"]
-        signature = subprocess.run(["blkid", "-p", "-o", "export", device], capture_output=True, text=True).stdout
-        assert "TYPE=ext4" in signature  # untouched
 
 
 def test_blank_loop_device(tmp_path):
