@@ -135,3 +135,44 @@ def test_a_job_without_the_login_is_refused_in_one_fatal_line(cassandra, tmp_pat
     assert code == 2 and result["status"] == "fatal" and "\n" not in result["fatal"]
     assert result["fatal"].startswith(f"CQL contact points {cassandra['contact_points'][0]}: cannot connect: ")
     assert "authenticat" in result["fatal"].lower() or "credentials" in result["fatal"].lower(), result["fatal"]
+
+
+def test_the_engine_speaks_tls_checked_against_the_services_ca(cassandra1, loaded, tmp_path):
+    """With the job's "tls" (the CA `services up cassandra` made, state["ca_file"]) the reads succeed, and while the
+    load runs the node lists each of the engine's connections (its STARTUP names the driver storbench-load) as
+    TLS: the node serves plain CQL on the same port too, so the node's own view is what tells them apart."""
+    _, state = cassandra1
+    host, port = state["hosts"][0], state["ports"]["native"]
+    ca_file = state["ca_file"]
+    job = cql_job(loaded, [{"op": "READ", "keys": "sequential"}], {}, objects=RECORDS, duration_s=4)
+    job["cql"]["tls"] = {"ca_file": ca_file}
+    job_path, result_path = tmp_path / "tls.job.json", tmp_path / "tls.result.json"
+    job_path.write_text(json.dumps(job))
+    seen: set[tuple] = set()
+    with session_on([host], port, pin=True, credentials=credentials(state)) as session:
+        engine = subprocess.Popen([native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while engine.poll() is None:  # the connections stay open for the 4 s the reads run
+                for row in session.execute("SELECT address, port, driver_name, ssl_enabled FROM system_views.clients"):
+                    if row.driver_name == "storbench-load":
+                        seen.add((str(row.address), row.port, row.ssl_enabled))
+        finally:
+            engine.wait(timeout=600)
+    result = json.loads(result_path.read_text())
+    assert (engine.returncode, result["status"], result["errors"]) == (0, "ok", {})
+    assert result["ops"]["READ"]["ops"] > 0 and result["ops"]["READ"]["bytes"] == result["ops"]["READ"]["ops"] * 1000
+    assert seen, "the node never listed a connection of the engine's"
+    assert all(ssl for _, _, ssl in seen), seen
+    assert result["job"]["cql"]["tls"] == {"ca_file": ca_file}
+
+
+def test_a_node_certificate_no_trusted_ca_signed_is_one_fatal_line(cassandra, tmp_path):
+    # "ca_file": null trusts the system's CAs, none of which signed the service's own certificate
+    job = cql_job(cassandra, [{"op": "READ"}], {}, objects=10, ops=1)
+    job["cql"]["tls"] = {"ca_file": None}
+    code, result = run(job, tmp_path, "untrusted")
+    at = cassandra["contact_points"][0]
+    assert (code, result["status"]) == (2, "fatal")
+    assert result["fatal"] == (f"CQL contact points {at}: cannot connect: {at}: TLS handshake: invalid peer "
+                               "certificate: UnknownIssuer (checked against the system trust store)")
