@@ -140,7 +140,7 @@ impl<Op> Job<Op> {
         if self.mix.is_empty() {
             return Err(JobError::EmptyMix);
         }
-        if self.mix.iter().any(|m| !(m.weight >= 0.0)) || self.mix.iter().all(|m| m.weight <= 0.0) {
+        if self.mix.iter().any(|m| m.weight.is_nan() || m.weight < 0.0) || self.mix.iter().all(|m| m.weight <= 0.0) {
             return Err(JobError::MixWeights);
         }
         if self.objects == 0 {
@@ -154,7 +154,7 @@ impl<Op> Job<Op> {
         }
         match &self.load {
             Load::Closed { concurrency } if *concurrency == 0 => return Err(JobError::Concurrency),
-            Load::Open { rate, max_outstanding } if !(*rate > 0.0) || *max_outstanding == 0 => {
+            Load::Open { rate, max_outstanding } if rate.is_nan() || *rate <= 0.0 || *max_outstanding == 0 => {
                 return Err(JobError::OpenLoop)
             }
             _ => {}

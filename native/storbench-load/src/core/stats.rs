@@ -34,7 +34,7 @@ pub fn decode_hist(text: &str) -> Result<Histogram<u64>, Error> {
 /// p50/p90/p95/p99/p99.9/max/mean in milliseconds plus the exact encoded histogram (µs).
 pub fn hist_json(h: &Histogram<u64>) -> Value {
     let ms = |v: u64| v as f64 / 1000.0;
-    if h.len() == 0 {
+    if h.is_empty() {
         return json!({"count": 0, "unit": "us", "hdr": encode_hist(h)});
     }
     json!({
@@ -149,7 +149,7 @@ mod tests {
             both.record(v * 1001).unwrap();
         }
         let mut merged = decode_hist(&encode_hist(&a)).unwrap();
-        merged.add(&decode_hist(&encode_hist(&b)).unwrap()).unwrap();
+        merged.add(decode_hist(&encode_hist(&b)).unwrap()).unwrap();
         assert_eq!(merged.len(), both.len());
         for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
             assert_eq!(merged.value_at_quantile(q), both.value_at_quantile(q));

@@ -57,7 +57,7 @@ impl Worker for KvWorker {
 
     fn execute(&mut self, req: &Request<KvOp>) -> Result<Outcome, Refused> {
         self.seen.lock().unwrap().push((req.op, req.key));
-        if self.fail_every > 0 && req.key % self.fail_every == 0 {
+        if self.fail_every > 0 && req.key.is_multiple_of(self.fail_every) {
             return Err(Refused(req.key));
         }
         let bytes = if req.op == KvOp::Erase { 0 } else { req.range.map_or(req.size, |(_, len)| len) };

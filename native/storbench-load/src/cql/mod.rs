@@ -61,6 +61,7 @@
 //! instead of YCSB's chooser: `[{"op": "READ", "keys": "once"}]` reads every loaded key once.
 
 mod conn;
+mod error;
 mod mux;
 mod tls;
 mod wire;
@@ -68,7 +69,7 @@ mod worker;
 
 pub use worker::CqlWorker;
 #[cfg(test)]
-use worker::OpError;
+use error::OpError;
 
 use crate::core::job::KeyOrder;
 use crate::core::{mux_group, operations, Error, Job, JobError, MuxOf, Protocol};

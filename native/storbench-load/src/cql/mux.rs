@@ -4,7 +4,7 @@
 
 use super::conn::{Failure, Pipe};
 use super::wire;
-use super::worker::{one_line, OpError};
+use super::error::{one_line, OpError};
 use super::{Connected, KvOp, Shared, Templates};
 use crate::core::payload::Rng;
 use crate::core::{Multiplexed, Outcome, Request};

@@ -146,7 +146,7 @@ fn an_execute_frame_is_its_template_and_the_values() {
 fn rows_body(metadata: bool, rows: &[&[Option<&str>]]) -> Vec<u8> {
     let columns = rows.first().map_or(3, |r| r.len()) as i32;
     let mut b = 2i32.to_be_bytes().to_vec();
-    b.extend_from_slice(&(if metadata { 0x0001 } else { 0x0004 } as i32).to_be_bytes());
+    b.extend_from_slice(&(if metadata { 0x0001i32 } else { 0x0004 }).to_be_bytes());
     b.extend_from_slice(&columns.to_be_bytes());
     if metadata {
         wire::put_string(&mut b, "ks");

@@ -2,13 +2,13 @@
 //! request errors, and one load worker alone.
 
 use super::conn::{Opener, Ring};
+use super::error::{one_line, OpError};
 use super::mux::CqlMux;
 use super::wire::Execute;
 use super::{timeout, Connected, KvOp, Shared, Templates};
 use crate::core::secrets;
-use crate::core::{Multiplexed as _, OpFailure, Outcome, Request, Worker};
+use crate::core::{Multiplexed as _, Outcome, Request, Worker};
 use scylla::client::session_builder::SessionBuilder;
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -23,42 +23,6 @@ impl fmt::Display for PreflightError {
 }
 
 impl std::error::Error for PreflightError {}
-
-/// One failed operation, counted by `kind`.
-#[derive(Debug)]
-pub enum OpError {
-    /// The session could not be set up (the message of the first failure).
-    Connect(String),
-    /// A READ or SCAN found no row for its key.
-    NotFound(String),
-    Execution { what: &'static str, kind: String, message: String },
-}
-
-impl fmt::Display for OpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OpError::Connect(m) => write!(f, "connect: {m}"),
-            OpError::NotFound(key) => write!(f, "no row for key {key}"),
-            OpError::Execution { what, message, .. } => write!(f, "{what}: {message}"),
-        }
-    }
-}
-
-impl std::error::Error for OpError {}
-
-impl OpFailure for OpError {
-    fn kind(&self) -> Cow<'_, str> {
-        match self {
-            OpError::Connect(_) => "connect".into(),
-            OpError::NotFound(_) => "not_found".into(),
-            OpError::Execution { kind, .. } => Cow::Borrowed(kind),
-        }
-    }
-}
-
-pub(super) fn one_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().to_string()
-}
 
 /// Builds the session (credentials from storbench's secrets file or the environment), creates the table if asked, prepares
 /// the statements. Errors are one line naming the contact points.
