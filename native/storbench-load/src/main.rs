@@ -96,9 +96,12 @@ fn main() {
     }
     match cmd.as_str() {
         "version" => {
-            println!("{}", json!({"name": "storbench-load", "version": env!("CARGO_PKG_VERSION"), "format": FORMAT,
+            println!(
+                "{}",
+                json!({"name": "storbench-load", "version": env!("CARGO_PKG_VERSION"), "format": FORMAT,
                                   "tls": cfg!(feature = "tls"),
-                                  "protocols": PROTOCOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>()}));
+                                  "protocols": PROTOCOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>()})
+            );
         }
         "run" => {
             let (Some(job_path), Some(result_path)) = (job_path, result_path) else { usage() };
@@ -167,7 +170,8 @@ fn ycsb_keys(args: &[String]) -> Result<Value, String> {
     for _ in 0..draws {
         *counts.entry(chooser.next_keynum(inserts.last_value(), &mut rng)).or_insert(0) += 1;
     }
-    let counts: serde_json::Map<String, Value> = counts.into_iter().map(|(k, n)| (k.to_string(), Value::from(n))).collect();
+    let counts: serde_json::Map<String, Value> =
+        counts.into_iter().map(|(k, n)| (k.to_string(), Value::from(n))).collect();
     Ok(json!({"draws": draws, "counts": counts}))
 }
 

@@ -9,10 +9,19 @@ use std::path::PathBuf;
 /// The job document is unreadable or asks for something the engine cannot do.
 #[derive(Debug)]
 pub enum JobError {
-    Read { path: PathBuf, source: io::Error },
+    Read {
+        path: PathBuf,
+        source: io::Error,
+    },
     /// Not JSON, or not a job: `at` names the file (and the protocol section).
-    Parse { at: String, source: serde_json::Error },
-    UnknownProtocol { name: String, allowed: String },
+    Parse {
+        at: String,
+        source: serde_json::Error,
+    },
+    UnknownProtocol {
+        name: String,
+        allowed: String,
+    },
     /// The protocol's own section of the job (named after the protocol) is missing.
     MissingSection(&'static str),
     EmptyMix,
@@ -33,7 +42,9 @@ impl fmt::Display for JobError {
         let problem = match self {
             JobError::Read { path, source } => return write!(f, "cannot read job {}: {source}", path.display()),
             JobError::Parse { at, source } => return write!(f, "{at}: {source}"),
-            JobError::UnknownProtocol { name, allowed } => return write!(f, "job: unknown protocol {name:?}; allowed: {allowed}"),
+            JobError::UnknownProtocol { name, allowed } => {
+                return write!(f, "job: unknown protocol {name:?}; allowed: {allowed}")
+            }
             JobError::MissingSection(name) => return write!(f, "job: protocol {name} needs a section \"{name}\""),
             JobError::Invalid(problem) => problem,
             JobError::EmptyMix => "mix is empty",
@@ -65,12 +76,21 @@ impl std::error::Error for JobError {
 pub enum Error {
     Job(JobError),
     /// A file other than the job could not be read or written: what was being done, and why.
-    Io { what: String, source: io::Error },
+    Io {
+        what: String,
+        source: io::Error,
+    },
     /// A result file given to merge is not JSON.
-    Json { what: String, source: serde_json::Error },
+    Json {
+        what: String,
+        source: serde_json::Error,
+    },
     NoInputs,
     /// A result given to merge says the run failed.
-    NotOk { path: PathBuf, fatal: String },
+    NotOk {
+        path: PathBuf,
+        fatal: String,
+    },
     /// A result given to merge lacks a part.
     Malformed(String),
     HistogramBase64(base64::DecodeError),

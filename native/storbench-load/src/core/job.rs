@@ -99,9 +99,18 @@ pub enum KeyOrder {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
 pub enum SizeDist {
-    Fixed { bytes: u64 },
-    Uniform { min: u64, max: u64 },
-    Choice { sizes: Vec<u64>, #[serde(default)] weights: Vec<f64> },
+    Fixed {
+        bytes: u64,
+    },
+    Uniform {
+        min: u64,
+        max: u64,
+    },
+    Choice {
+        sizes: Vec<u64>,
+        #[serde(default)]
+        weights: Vec<f64>,
+    },
 }
 
 impl Default for SizeDist {
@@ -162,7 +171,9 @@ impl<Op> Job<Op> {
         match &self.object_size {
             SizeDist::Fixed { .. } => {}
             SizeDist::Uniform { min, max } if min > max => return Err(JobError::SizeRange),
-            SizeDist::Choice { sizes, weights } if sizes.is_empty() || (!weights.is_empty() && weights.len() != sizes.len()) => {
+            SizeDist::Choice { sizes, weights }
+                if sizes.is_empty() || (!weights.is_empty() && weights.len() != sizes.len()) =>
+            {
                 return Err(JobError::SizeChoice)
             }
             _ => {}
@@ -178,8 +189,11 @@ pub fn read(path: &Path) -> Result<Value, JobError> {
 }
 
 /// The job and its protocol's section (`section`, which must be there), from the document `read` returned.
-pub fn parse<Op: DeserializeOwned, Config: DeserializeOwned>(mut doc: Value, section: &'static str, path: &Path)
-                                                             -> Result<(Job<Op>, Config), JobError> {
+pub fn parse<Op: DeserializeOwned, Config: DeserializeOwned>(
+    mut doc: Value,
+    section: &'static str,
+    path: &Path,
+) -> Result<(Job<Op>, Config), JobError> {
     let config = doc.as_object_mut().and_then(|map| {
         map.remove("protocol");
         map.remove(section)
@@ -187,7 +201,8 @@ pub fn parse<Op: DeserializeOwned, Config: DeserializeOwned>(mut doc: Value, sec
     let at = format!("job {}", path.display());
     let job = serde_json::from_value(doc).map_err(|source| JobError::Parse { at: at.clone(), source })?;
     let config = config.filter(|c| !c.is_null()).ok_or(JobError::MissingSection(section))?;
-    let config = serde_json::from_value(config).map_err(|source| JobError::Parse { at: format!("{at}: {section}"), source })?;
+    let config =
+        serde_json::from_value(config).map_err(|source| JobError::Parse { at: format!("{at}: {section}"), source })?;
     Ok((job, config))
 }
 

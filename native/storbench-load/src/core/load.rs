@@ -5,8 +5,8 @@
 use super::job::{Job, KeyOrder, Load};
 use super::records::Records;
 use super::shared::Shared;
-use super::step::{next, record, Draw, Next};
 use super::stats::WorkerStats;
+use super::step::{next, record, Draw, Next};
 use super::{KeyUse, OpOf, Operation, Protocol, Worker};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -115,14 +115,17 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
                 .enumerate()
                 .map(|(g, mut mux)| {
                     let indexes = super::mux_group(g as u32, n, workers);
-                    spawn(format!("load-mux-{g}"), Box::new(move || super::mux_load::mux_loop(shared, &mut *mux, &indexes, records)))
+                    spawn(
+                        format!("load-mux-{g}"),
+                        Box::new(move || super::mux_load::mux_loop(shared, &mut *mux, &indexes, records)),
+                    )
                 })
                 .collect()
         };
         drop(done_tx); // only the workers' copies remain: all gone means all workers ended
-        // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
-        // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
-        // run's data is being cleaned up (a PUT cut short leaves no object).
+                       // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
+                       // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
+                       // run's data is being cleaned up (a PUT cut short leaves no object).
         loop {
             let now = Instant::now();
             if parent_pid() != parent {
@@ -190,8 +193,12 @@ pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>
 }
 
 /// A load thread running `body`, saying on `done_tx` when it ends.
-fn spawn_worker<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, name: String, done_tx: std::sync::mpsc::Sender<()>,
-                        body: Box<dyn FnOnce() -> WorkerStats + Send + 'scope>) -> std::thread::ScopedJoinHandle<'scope, WorkerStats> {
+fn spawn_worker<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    name: String,
+    done_tx: std::sync::mpsc::Sender<()>,
+    body: Box<dyn FnOnce() -> WorkerStats + Send + 'scope>,
+) -> std::thread::ScopedJoinHandle<'scope, WorkerStats> {
     std::thread::Builder::new()
         .name(name)
         .stack_size(256 << 10)
@@ -212,7 +219,12 @@ fn coordinator_wait(now: Instant, measure_start: Option<Instant>, end: Option<In
 
 const PARENT_CHECK: Duration = Duration::from_millis(50);
 
-fn worker_loop<W: Worker>(shared: &Shared<W::Op>, worker: &mut W, index: u32, records: Option<&Records>) -> WorkerStats {
+fn worker_loop<W: Worker>(
+    shared: &Shared<W::Op>,
+    worker: &mut W,
+    index: u32,
+    records: Option<&Records>,
+) -> WorkerStats {
     let mut stats = WorkerStats::new(shared.job.mix.len());
     let mut rows = records.map(Records::writer);
     let mut draw = Draw::new(shared.job, index);
@@ -248,6 +260,7 @@ mod coordinator_tests {
         assert_eq!(coordinator_wait(now, Some(now + ms(20)), Some(now + ms(30))), ms(20));
         assert_eq!(coordinator_wait(now, None, Some(now + ms(7))), ms(7));
         assert_eq!(coordinator_wait(now, Some(now + ms(900)), None), PARENT_CHECK);
-        assert_eq!(coordinator_wait(now, Some(now), None), Duration::from_micros(200)); // due now: a short wait
+        assert_eq!(coordinator_wait(now, Some(now), None), Duration::from_micros(200));
+        // due now: a short wait
     }
 }

@@ -6,7 +6,6 @@ pub mod error;
 pub mod job;
 pub mod load;
 mod mux_load;
-mod step;
 pub mod payload;
 pub mod records;
 pub mod result;
@@ -14,6 +13,7 @@ pub mod secrets;
 pub mod series;
 mod shared;
 pub mod stats;
+mod step;
 #[cfg(test)]
 mod tests;
 

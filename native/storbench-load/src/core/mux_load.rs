@@ -2,10 +2,10 @@
 //! flight as in `load::worker_loop` (closed loop: the next op when the answer came; open loop: at its
 //! intended start), all on one thread that sleeps until an answer or the next intended start.
 
-use super::shared::Shared;
-use super::step::{next, record, Draw, Next};
 use super::records::Records;
+use super::shared::Shared;
 use super::stats::WorkerStats;
+use super::step::{next, record, Draw, Next};
 use super::{Multiplexed, Operation, Outcome, Request};
 use std::time::Instant;
 
@@ -13,13 +13,26 @@ enum Client<Op> {
     /// To draw its next request.
     Idle,
     /// Drawn, to start at `intended` (an open loop's schedule).
-    Waiting { intended: Instant, op: usize, req: Request<Op> },
-    InFlight { intended: Instant, started: Instant, op: usize, key: u64 },
+    Waiting {
+        intended: Instant,
+        op: usize,
+        req: Request<Op>,
+    },
+    InFlight {
+        intended: Instant,
+        started: Instant,
+        op: usize,
+        key: u64,
+    },
     Done,
 }
 
-pub(super) fn mux_loop<Op: Operation, E: super::OpFailure>(shared: &Shared<Op>, mux: &mut dyn Multiplexed<Op = Op, Error = E>,
-                                                          indexes: &[u32], records: Option<&Records>) -> WorkerStats {
+pub(super) fn mux_loop<Op: Operation, E: super::OpFailure>(
+    shared: &Shared<Op>,
+    mux: &mut dyn Multiplexed<Op = Op, Error = E>,
+    indexes: &[u32],
+    records: Option<&Records>,
+) -> WorkerStats {
     let mut stats = WorkerStats::new(shared.job.mix.len());
     let mut rows = records.map(Records::writer);
     let mut draws: Vec<Draw> = indexes.iter().map(|&w| Draw::new(shared.job, w)).collect();

@@ -91,7 +91,13 @@ impl Payload {
     }
 
     /// Calls `f` with the consecutive slices of bytes [offset, offset+len) of key's content.
-    pub fn for_each_slice<E>(&self, key: u64, offset: u64, len: u64, mut f: impl FnMut(&[u8]) -> Result<(), E>) -> Result<(), E> {
+    pub fn for_each_slice<E>(
+        &self,
+        key: u64,
+        offset: u64,
+        len: u64,
+        mut f: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let n = self.buf.len() as u64;
         let mut pos = (self.base(key) as u64 + offset) % n;
         let mut left = len;
@@ -182,9 +188,11 @@ mod tests {
         assert_eq!(seen, PINNED);
     }
 
-    const PINNED: [&str; 3] = ["4a86a7a6eb2846301856d34febcd5f123ecaa568889284183112d92113f6eaa6",
-                               "4ccb8b4775594153cf3db3300c4afeb4aedea0cbfdfc57af83d30870d2f2d486",
-                               "63f5ed71d05cc0d73e12ded65522ddf9ff12a33510febdac79e052d97d0f7f4a"];
+    const PINNED: [&str; 3] = [
+        "4a86a7a6eb2846301856d34febcd5f123ecaa568889284183112d92113f6eaa6",
+        "4ccb8b4775594153cf3db3300c4afeb4aedea0cbfdfc57af83d30870d2f2d486",
+        "63f5ed71d05cc0d73e12ded65522ddf9ff12a33510febdac79e052d97d0f7f4a",
+    ];
 
     #[test]
     fn a_buffer_of_any_length_is_filled_to_its_last_byte() {

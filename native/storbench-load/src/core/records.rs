@@ -81,8 +81,12 @@ pub struct RecordWriter<'a> {
 impl RecordWriter<'_> {
     /// One request's row.
     pub fn row(&mut self, r: Row) {
-        writeln!(self.buf, "{},{},{},{},{},{},{}", r.intended_us, r.op, r.key, r.latency_us, r.service_us, r.bytes,
-                 r.status).ok();
+        writeln!(
+            self.buf,
+            "{},{},{},{},{},{},{}",
+            r.intended_us, r.op, r.key, r.latency_us, r.service_us, r.bytes, r.status
+        )
+        .ok();
         if self.buf.len() >= CHUNK {
             self.flush();
         }
@@ -131,8 +135,15 @@ mod tests {
                     let mut writer = records.writer();
                     for n in 0..rows / 4 {
                         let key = n * 4 + worker;
-                        writer.row(Row { intended_us: key as u128 * 7, op: "put", key, latency_us: key % 9973,
-                                         service_us: (key % 997) as u128, bytes: 4096, status: "ok" });
+                        writer.row(Row {
+                            intended_us: key as u128 * 7,
+                            op: "put",
+                            key,
+                            latency_us: key % 9973,
+                            service_us: (key % 997) as u128,
+                            bytes: 4096,
+                            status: "ok",
+                        });
                         assert!(writer.buffered() < CHUNK, "{}", writer.buffered());
                     }
                 });

@@ -117,9 +117,13 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
     for path in inputs {
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::Io { what: format!("cannot read {}", path.display()), source })?;
-        let v: Value = serde_json::from_str(&text).map_err(|source| Error::Json { what: path.display().to_string(), source })?;
+        let v: Value =
+            serde_json::from_str(&text).map_err(|source| Error::Json { what: path.display().to_string(), source })?;
         if v["status"] != "ok" {
-            return Err(Error::NotOk { path: path.clone(), fatal: v["fatal"].as_str().unwrap_or("not ok").to_string() });
+            return Err(Error::NotOk {
+                path: path.clone(),
+                fatal: v["fatal"].as_str().unwrap_or("not ok").to_string(),
+            });
         }
         docs.push(v);
     }
@@ -127,14 +131,17 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
     let measure_start = docs.iter().filter_map(|d| d["measure_start_unix_ms"].as_u64()).min().unwrap_or(0);
     let measure_end = docs
         .iter()
-        .map(|d| d["measure_start_unix_ms"].as_u64().unwrap_or(0) as f64 + d["measured_s"].as_f64().unwrap_or(0.0) * 1000.0)
+        .map(|d| {
+            d["measure_start_unix_ms"].as_u64().unwrap_or(0) as f64 + d["measured_s"].as_f64().unwrap_or(0.0) * 1000.0
+        })
         .fold(0.0, f64::max);
     let secs = ((measure_end - measure_start as f64) / 1000.0).max(0.0);
     let mut ops: BTreeMap<String, OpStats> = BTreeMap::new();
     let mut names: Vec<String> = Vec::new();
     let mut errors: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut series: Vec<Second> = Vec::new();
-    let (mut user, mut sys, mut proc_cpu, mut workers, mut scheduled, mut not_issued, mut late) = (0.0, 0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
+    let (mut user, mut sys, mut proc_cpu, mut workers, mut scheduled, mut not_issued, mut late) =
+        (0.0, 0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
     let mut lag: Option<f64> = None; // null (n/a) unless some process started an operation
     let mut rss = 0i64;
     let mut per_process = Vec::new();

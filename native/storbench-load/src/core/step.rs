@@ -2,9 +2,9 @@
 //! next op, key and intended start drawn; its answer counted.
 
 use super::job::{Job, Load, SizeDist};
-use super::shared::Shared;
 use super::payload::{size_for, Rng};
 use super::records::{RecordWriter, Row};
+use super::shared::Shared;
 use super::stats::WorkerStats;
 use super::{OpFailure, Operation, Outcome, Request};
 use std::sync::atomic::Ordering;
@@ -57,7 +57,11 @@ fn pick_key<Op>(shared: &Shared<Op>, i: usize, rng: &mut Rng) -> Option<u64> {
 
 /// A worker's next request: its intended start (in the future on an open loop's schedule), its op.
 pub(super) enum Next<Op> {
-    Go { intended: Instant, op: usize, req: Request<Op> },
+    Go {
+        intended: Instant,
+        op: usize,
+        req: Request<Op>,
+    },
     /// No key for the op drawn (it ran out): draw again.
     Again,
     /// This worker is done.
@@ -115,7 +119,11 @@ pub(super) fn next<Op: Operation>(shared: &Shared<Op>, d: &mut Draw) -> Next<Op>
         }
         return Next::Again;
     };
-    let size = if d.single_size { size_for(&job.object_size, job.payload_seed, 0) } else { size_for(&job.object_size, job.payload_seed, key) };
+    let size = if d.single_size {
+        size_for(&job.object_size, job.payload_seed, 0)
+    } else {
+        size_for(&job.object_size, job.payload_seed, key)
+    };
     let rb = job.mix[op].range_bytes;
     let range = if rb > 0 && rb < size { Some((d.rng.below(size - rb + 1), rb)) } else { None };
     Next::Go { intended, op, req: Request { op: job.mix[op].op, key, size, range } }
@@ -124,9 +132,17 @@ pub(super) fn next<Op: Operation>(shared: &Shared<Op>, d: &mut Draw) -> Next<Op>
 /// One request's answer counted (and its row written); false when it came after the window (the
 /// worker is done, the answer not counted).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn record<Op, E: OpFailure>(shared: &Shared<Op>, stats: &mut WorkerStats, rows: Option<&mut RecordWriter<'_>>,
-                                       op: usize, key: u64, intended: Instant, started: Instant, done: Instant,
-                                       result: Result<Outcome, E>) -> bool {
+pub(super) fn record<Op, E: OpFailure>(
+    shared: &Shared<Op>,
+    stats: &mut WorkerStats,
+    rows: Option<&mut RecordWriter<'_>>,
+    op: usize,
+    key: u64,
+    intended: Instant,
+    started: Instant,
+    done: Instant,
+    result: Result<Outcome, E>,
+) -> bool {
     shared.last_done_ns.fetch_max((done - shared.t0).as_nanos() as u64, Ordering::Relaxed);
     if let Some(end) = shared.end {
         if done > end {
@@ -141,8 +157,15 @@ pub(super) fn record<Op, E: OpFailure>(shared: &Shared<Op>, stats: &mut WorkerSt
             Ok(o) => (o.bytes, "ok".into()),
             Err(e) => (0, e.kind()),
         };
-        rows.row(Row { intended_us: (intended - shared.t0).as_micros(), op: &shared.names[op], key, latency_us,
-                       service_us: (done - started).as_micros(), bytes, status: &status });
+        rows.row(Row {
+            intended_us: (intended - shared.t0).as_micros(),
+            op: &shared.names[op],
+            key,
+            latency_us,
+            service_us: (done - started).as_micros(),
+            bytes,
+            status: &status,
+        });
     }
     match result {
         Ok(outcome) => {
@@ -177,4 +200,3 @@ pub(super) fn record<Op, E: OpFailure>(shared: &Shared<Op>, stats: &mut WorkerSt
     }
     true
 }
-

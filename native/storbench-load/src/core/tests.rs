@@ -255,8 +255,10 @@ fn the_job_refuses_what_it_does_not_know() {
     assert_eq!(message(json!({"kv": null})), "job: protocol kv needs a section \"kv\"");
     assert_eq!(message(json!({"mix": []})), "job: mix is empty");
     assert_eq!(message(json!({"ops": 0})), "job: set duration_s or ops");
-    assert_eq!(message(json!({"load": {"model": "open", "rate": 0, "max_outstanding": 1}})),
-               "job: open loop needs rate > 0 and max_outstanding >= 1");
+    assert_eq!(
+        message(json!({"load": {"model": "open", "rate": 0, "max_outstanding": 1}})),
+        "job: open loop needs rate > 0 and max_outstanding >= 1"
+    );
     assert_eq!(message(json!({"object_size": {"dist": "uniform", "min": 5, "max": 4}})), "job: object_size min > max");
     assert!(parse(json!({"protocol": null})).is_ok());
 }

@@ -47,7 +47,9 @@ impl Failure {
 
     fn io(at: SocketAddr, e: io::Error) -> Failure {
         match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Failure::Timeout(format!("{at}: no answer within timeout_s")),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                Failure::Timeout(format!("{at}: no answer within timeout_s"))
+            }
             _ => Failure::Connection(format!("{at}: {e}")),
         }
     }
@@ -71,10 +73,15 @@ pub struct Opener {
 impl Opener {
     /// The job's login, else STORBENCH_CQL_USERNAME/PASSWORD (as the driver session's).
     pub fn new(cfg: &super::CqlConfig, tls: Option<Arc<Tls>>) -> Self {
-        let env = secrets::var("STORBENCH_CQL_USERNAME").map(|u| (u, secrets::var("STORBENCH_CQL_PASSWORD").unwrap_or_default()));
+        let env = secrets::var("STORBENCH_CQL_USERNAME")
+            .map(|u| (u, secrets::var("STORBENCH_CQL_PASSWORD").unwrap_or_default()));
         let job = cfg.username.clone().zip(cfg.password.as_ref().map(|p| p.0.clone()));
-        Opener { login: job.or(env), connect_timeout: super::timeout(cfg.connect_timeout_s), timeout: super::timeout(cfg.timeout_s),
-                 tls }
+        Opener {
+            login: job.or(env),
+            connect_timeout: super::timeout(cfg.connect_timeout_s),
+            timeout: super::timeout(cfg.timeout_s),
+            tls,
+        }
     }
 }
 
@@ -126,7 +133,9 @@ impl Conn {
                 let (code, message) = wire::error(body)?;
                 Err(Failure::Server(code, message))
             }
-            _ => Err(Failure::Protocol(format!("{at}: the login was answered with opcode {opcode} (only SASL PLAIN is spoken)"))),
+            _ => Err(Failure::Protocol(format!(
+                "{at}: the login was answered with opcode {opcode} (only SASL PLAIN is spoken)"
+            ))),
         }
     }
 
@@ -228,8 +237,16 @@ impl Pipe {
     pub fn open(at: SocketAddr, how: &Opener, scratch: &mut Vec<u8>) -> Result<Pipe, Failure> {
         let conn = Conn::open(at, how, scratch)?;
         conn.stream.tcp().set_nonblocking(true).map_err(|e| Failure::Connection(format!("{at}: {e}")))?;
-        Ok(Pipe { at, stream: conn.stream, wbuf: Vec::with_capacity(1 << 16), rbuf: vec![0; 1 << 16], start: 0, end: 0,
-                  owners: vec![0; 1 << 15], next: 0 })
+        Ok(Pipe {
+            at,
+            stream: conn.stream,
+            wbuf: Vec::with_capacity(1 << 16),
+            rbuf: vec![0; 1 << 16],
+            start: 0,
+            end: 0,
+            owners: vec![0; 1 << 15],
+            next: 0,
+        })
     }
 
     pub fn fd(&self) -> std::os::fd::RawFd {

@@ -67,9 +67,9 @@ mod tls;
 mod wire;
 mod worker;
 
-pub use worker::CqlWorker;
 #[cfg(test)]
 use error::OpError;
+pub use worker::CqlWorker;
 
 use crate::core::job::KeyOrder;
 use crate::core::{mux_group, operations, Error, Job, JobError, MuxOf, Protocol};
@@ -249,19 +249,29 @@ impl Protocol for Cql {
             return Err(JobError::Invalid("cql.contact_points must name at least one HOST:PORT").into());
         }
         if !plain_identifier(&cfg.keyspace) {
-            return Err(JobError::Invalid("cql.keyspace must be a plain identifier (a letter, then letters, digits, _)").into());
+            return Err(JobError::Invalid(
+                "cql.keyspace must be a plain identifier (a letter, then letters, digits, _)",
+            )
+            .into());
         }
         if !plain_identifier(&cfg.table) {
-            return Err(JobError::Invalid("cql.table must be a plain identifier (a letter, then letters, digits, _)").into());
+            return Err(
+                JobError::Invalid("cql.table must be a plain identifier (a letter, then letters, digits, _)").into()
+            );
         }
         let Some(level) = consistency(&cfg.consistency) else {
-            return Err(JobError::Invalid("cql.consistency must be one of ANY ONE TWO THREE QUORUM ALL LOCAL_QUORUM EACH_QUORUM LOCAL_ONE").into());
+            return Err(JobError::Invalid(
+                "cql.consistency must be one of ANY ONE TWO THREE QUORUM ALL LOCAL_QUORUM EACH_QUORUM LOCAL_ONE",
+            )
+            .into());
         };
         if !(cfg.timeout_s > 0.0 && cfg.connect_timeout_s > 0.0) {
             return Err(JobError::Invalid("cql.timeout_s and cql.connect_timeout_s must be > 0").into());
         }
         if cfg.username.is_some() != cfg.password.is_some() || cfg.username.as_deref() == Some("") {
-            return Err(JobError::Invalid("cql.username and cql.password go together (a role name and its password)").into());
+            return Err(
+                JobError::Invalid("cql.username and cql.password go together (a role name and its password)").into()
+            );
         }
         if let Some(create) = &cfg.create_table {
             if create.replication_factor == 0 {
@@ -275,10 +285,16 @@ impl Protocol for Cql {
         };
         if cfg.ycsb.phase == Phase::Load {
             if job.mix.iter().any(|m| m.op != KvOp::Insert || m.keys != Some(KeyOrder::Once)) {
-                return Err(JobError::Invalid("cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"").into());
+                return Err(JobError::Invalid(
+                    "cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"",
+                )
+                .into());
             }
             if job.objects as i64 != cfg.ycsb.insertcount() || job.start_key as i64 != cfg.ycsb.insertstart {
-                return Err(JobError::Invalid("cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart").into());
+                return Err(JobError::Invalid(
+                    "cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart",
+                )
+                .into());
             }
         }
         let threads = match cfg.runtime_threads {
@@ -300,7 +316,12 @@ impl Protocol for Cql {
                 rt,
                 inserts: AckCounter::new(recordcount),
                 chooser: OnceLock::new(),
-                core_keys: job.mix.iter().filter(|m| matches!(m.keys, Some(KeyOrder::Sequential | KeyOrder::Once))).map(|m| m.op).collect(),
+                core_keys: job
+                    .mix
+                    .iter()
+                    .filter(|m| matches!(m.keys, Some(KeyOrder::Sequential | KeyOrder::Once)))
+                    .map(|m| m.op)
+                    .collect(),
                 process_index: job.process_index as i64,
                 process_count: job.process_count as i64,
                 seed: job.seed ^ (job.process_index << 40),

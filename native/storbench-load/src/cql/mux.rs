@@ -3,8 +3,8 @@
 //! flight on the group's connection to the key's node (`Pipe`); one `poll` waits for them all.
 
 use super::conn::{Failure, Pipe};
-use super::wire;
 use super::error::{one_line, OpError};
+use super::wire;
 use super::{Connected, KvOp, Shared, Templates};
 use crate::core::payload::Rng;
 use crate::core::{Multiplexed, Outcome, Request};
@@ -85,14 +85,28 @@ fn answer(opcode: u8, body: &[u8]) -> Answer {
 
 /// A client's copy of the run's key chooser, taken on first use (built once per process).
 fn chooser<'a>(mine: &'a mut Option<KeyChooser>, shared: &Shared) -> &'a mut KeyChooser {
-    mine.get_or_insert_with(|| shared.chooser.get_or_init(|| KeyChooser::new(&shared.cfg.ycsb, shared.last_insert())).clone())
+    mine.get_or_insert_with(|| {
+        shared.chooser.get_or_init(|| KeyChooser::new(&shared.cfg.ycsb, shared.last_insert())).clone()
+    })
 }
 
 impl Client {
     fn new(shared: &Shared, index: u32) -> Self {
-        Client { rng: Rng::new(shared.seed ^ 0x9C1_0000_0000 ^ index as u64), chooser: None, frame: Vec::with_capacity(4096),
-                 key: Vec::with_capacity(32), what: "", stmt: Stmt::Read, step: Step::Write, node: 0, bytes: 0, ack: None,
-                 sent: None, preparing: false, retried: false }
+        Client {
+            rng: Rng::new(shared.seed ^ 0x9C1_0000_0000 ^ index as u64),
+            chooser: None,
+            frame: Vec::with_capacity(4096),
+            key: Vec::with_capacity(32),
+            what: "",
+            stmt: Stmt::Read,
+            step: Step::Write,
+            node: 0,
+            bytes: 0,
+            ack: None,
+            sent: None,
+            preparing: false,
+            retried: false,
+        }
     }
 
     /// The key of a READ, UPDATE, SCAN or READ-MODIFY-WRITE: YCSB's chooser's, or the core's when
@@ -162,7 +176,8 @@ impl Client {
             }
             KvOp::Read | KvOp::ReadModifyWrite => {
                 self.choose_key(shared, req);
-                let (step, what) = if req.op == KvOp::Read { (Step::Read, "READ") } else { (Step::RmwRead, "READ-MODIFY-WRITE read") };
+                let (step, what) =
+                    if req.op == KvOp::Read { (Step::Read, "READ") } else { (Step::RmwRead, "READ-MODIFY-WRITE read") };
                 self.begin(t, Stmt::Read, step, what);
                 wire::put_value(&mut self.frame, &self.key);
             }
@@ -200,8 +215,16 @@ impl CqlMux {
     /// The group of workers `indexes` (client i is worker indexes[i]).
     pub fn new(shared: Arc<Shared>, indexes: &[u32]) -> Self {
         let clients = indexes.iter().map(|&w| Client::new(&shared, w)).collect();
-        CqlMux { shared, clients, pipes: Vec::new(), ready: Vec::new(), answers: Vec::new(), scratch: Vec::with_capacity(256),
-                 fds: Vec::new(), fd_nodes: Vec::new() }
+        CqlMux {
+            shared,
+            clients,
+            pipes: Vec::new(),
+            ready: Vec::new(),
+            answers: Vec::new(),
+            scratch: Vec::with_capacity(256),
+            fds: Vec::new(),
+            fd_nodes: Vec::new(),
+        }
     }
 
     /// Client `c`'s request ended: its insert acknowledged (YCSB does so in `finally`).
@@ -257,7 +280,9 @@ impl CqlMux {
             }
             Answer::Rows(rows, bytes) => match cl.step {
                 Step::Write => Ok(cl.bytes),
-                Step::Read | Step::RmwRead if rows == 0 => Err(OpError::NotFound(String::from_utf8_lossy(&cl.key).into_owned())),
+                Step::Read | Step::RmwRead if rows == 0 => {
+                    Err(OpError::NotFound(String::from_utf8_lossy(&cl.key).into_owned()))
+                }
                 Step::Read => Ok(bytes),
                 Step::RmwRead => {
                     cl.bytes = bytes + cl.update(&shared, &conn.templates, "UPDATE");
@@ -351,7 +376,10 @@ impl Multiplexed for CqlMux {
                     continue; // writable only: the flush at the top writes
                 }
                 let answers = &mut self.answers;
-                let got = self.pipes[n].as_mut().expect("some").receive(|c, opcode, body| answers.push((c, answer(opcode, body))));
+                let got = self.pipes[n]
+                    .as_mut()
+                    .expect("some")
+                    .receive(|c, opcode, body| answers.push((c, answer(opcode, body))));
                 let mut answers = std::mem::take(&mut self.answers);
                 for (c, a) in answers.drain(..) {
                     self.answered(c, conn, a);

@@ -28,8 +28,13 @@ pub(super) fn setup_error(extra: serde_json::Value, cql: serde_json::Value) -> O
 
 #[test]
 fn ops_have_ycsbs_names() {
-    for (name, op) in [("READ", KvOp::Read), ("UPDATE", KvOp::Update), ("INSERT", KvOp::Insert), ("SCAN", KvOp::Scan),
-                       ("READ-MODIFY-WRITE", KvOp::ReadModifyWrite)] {
+    for (name, op) in [
+        ("READ", KvOp::Read),
+        ("UPDATE", KvOp::Update),
+        ("INSERT", KvOp::Insert),
+        ("SCAN", KvOp::Scan),
+        ("READ-MODIFY-WRITE", KvOp::ReadModifyWrite),
+    ] {
         assert_eq!(serde_json::from_value::<KvOp>(json!(name)).unwrap(), op);
         assert_eq!(op.name(), name);
     }
@@ -48,7 +53,10 @@ fn the_section_defaults_and_echoes_no_credentials() {
     assert!(!text.contains("password") && !text.contains("username"), "{text}");
     // the job's login is read, never echoed nor shown by Debug
     let (job, cfg) = cql_job(json!({}), json!({"username": "storbench", "password": "pw-canary-1"})).unwrap();
-    assert_eq!((cfg.username.as_deref(), cfg.password.as_ref().map(|p| p.0.as_str())), (Some("storbench"), Some("pw-canary-1")));
+    assert_eq!(
+        (cfg.username.as_deref(), cfg.password.as_ref().map(|p| p.0.as_str())),
+        (Some("storbench"), Some("pw-canary-1"))
+    );
     let text = job::echo(&job, Cql::NAME, &cfg).to_string();
     assert!(!text.contains("pw-canary-1") && !text.contains("username"), "{text}");
     assert!(!format!("{cfg:?}").contains("pw-canary-1"));
@@ -76,31 +84,50 @@ fn consistency_levels_by_name() {
 #[test]
 fn setup_refuses_a_bad_section_in_one_line() {
     assert_eq!(setup_error(json!({}), json!({})), None);
-    assert_eq!(setup_error(json!({}), json!({"contact_points": []})).unwrap(),
-               "job: cql.contact_points must name at least one HOST:PORT");
-    assert_eq!(setup_error(json!({}), json!({"keyspace": "ks\"; DROP"})).unwrap(),
-               "job: cql.keyspace must be a plain identifier (a letter, then letters, digits, _)");
-    assert_eq!(setup_error(json!({}), json!({"table": "1t"})).unwrap(),
-               "job: cql.table must be a plain identifier (a letter, then letters, digits, _)");
-    assert!(setup_error(json!({}), json!({"consistency": "MOST"})).unwrap().starts_with("job: cql.consistency must be one of"));
-    assert_eq!(setup_error(json!({}), json!({"ycsb": {"recordcount": 0}})).unwrap(), "job: ycsb.recordcount must be at least 1");
-    assert_eq!(setup_error(json!({"load": {"model": "closed", "concurrency": 0}}), json!({})).unwrap(),
-               "job: concurrency must be >= 1");
+    assert_eq!(
+        setup_error(json!({}), json!({"contact_points": []})).unwrap(),
+        "job: cql.contact_points must name at least one HOST:PORT"
+    );
+    assert_eq!(
+        setup_error(json!({}), json!({"keyspace": "ks\"; DROP"})).unwrap(),
+        "job: cql.keyspace must be a plain identifier (a letter, then letters, digits, _)"
+    );
+    assert_eq!(
+        setup_error(json!({}), json!({"table": "1t"})).unwrap(),
+        "job: cql.table must be a plain identifier (a letter, then letters, digits, _)"
+    );
+    assert!(setup_error(json!({}), json!({"consistency": "MOST"}))
+        .unwrap()
+        .starts_with("job: cql.consistency must be one of"));
+    assert_eq!(
+        setup_error(json!({}), json!({"ycsb": {"recordcount": 0}})).unwrap(),
+        "job: ycsb.recordcount must be at least 1"
+    );
+    assert_eq!(
+        setup_error(json!({"load": {"model": "closed", "concurrency": 0}}), json!({})).unwrap(),
+        "job: concurrency must be >= 1"
+    );
     // the load phase: INSERT alone, over [insertstart, insertstart + insertcount)
     let load = json!({"ycsb": {"phase": "load", "recordcount": 100}});
     let once = json!([{"op": "INSERT", "keys": "once"}]);
     assert_eq!(setup_error(json!({"mix": once, "objects": 100}), load.clone()), None);
     let refused = "job: cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"";
-    assert_eq!(setup_error(json!({"mix": [{"op": "INSERT", "keys": "once"}, {"op": "READ"}], "objects": 100}), load.clone()).unwrap(),
-               refused);
+    assert_eq!(
+        setup_error(json!({"mix": [{"op": "INSERT", "keys": "once"}, {"op": "READ"}], "objects": 100}), load.clone())
+            .unwrap(),
+        refused
+    );
     assert_eq!(setup_error(json!({"mix": [{"op": "INSERT"}], "objects": 100}), load.clone()).unwrap(), refused);
-    assert_eq!(setup_error(json!({"mix": once, "objects": 50}), load).unwrap(),
-               "job: cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart");
+    assert_eq!(
+        setup_error(json!({"mix": once, "objects": 50}), load).unwrap(),
+        "job: cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart"
+    );
 }
 
 #[test]
 fn run_phase_inserts_are_striped_over_processes() {
-    let (job, cfg) = cql_job(json!({"process_index": 1, "process_count": 3, "mix": [{"op": "INSERT"}]}), json!({})).unwrap();
+    let (job, cfg) =
+        cql_job(json!({"process_index": 1, "process_count": 3, "mix": [{"op": "INSERT"}]}), json!({})).unwrap();
     let cql = Cql::setup(&job, cfg).unwrap();
     let s = &cql.shared;
     assert_eq!(s.last_insert(), 99);
@@ -137,7 +164,8 @@ fn an_execute_frame_is_its_template_and_the_values() {
     wire::put_value(&mut buf, b"user1");
     wire::put_value_with(&mut buf, |b| b.extend_from_slice(&7i32.to_be_bytes()));
     wire::finish(&mut buf);
-    let body: &[u8] = &[0, 2, b'I', b'D', 0, 1, 0x03, 0, 2, 0, 0, 0, 5, b'u', b's', b'e', b'r', b'1', 0, 0, 0, 4, 0, 0, 0, 7];
+    let body: &[u8] =
+        &[0, 2, b'I', b'D', 0, 1, 0x03, 0, 2, 0, 0, 0, 5, b'u', b's', b'e', b'r', b'1', 0, 0, 0, 4, 0, 0, 0, 7];
     assert_eq!(&buf[..9], &[0x04, 0, 0, 0, wire::EXECUTE, 0, 0, 0, body.len() as u8]);
     assert_eq!(&buf[9..], body);
 }

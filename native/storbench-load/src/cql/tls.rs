@@ -79,7 +79,10 @@ impl Tls {
     /// Why the first contact point that answers refuses a TLS handshake, if it does: the driver's own error
     /// says little ("connection broken"), so a failed session start asks.
     pub fn refusal(&self, contact_points: &[String], connect_timeout: Duration) -> Option<String> {
-        let at = contact_points.iter().filter_map(|p| p.to_socket_addrs().ok()).flatten()
+        let at = contact_points
+            .iter()
+            .filter_map(|p| p.to_socket_addrs().ok())
+            .flatten()
             .find_map(|at| TcpStream::connect_timeout(&at, connect_timeout).ok().map(|tcp| (at, tcp)));
         let (at, tcp) = at?;
         tcp.set_read_timeout(Some(connect_timeout)).ok()?;
@@ -125,7 +128,9 @@ fn system_roots() -> Result<rustls::RootCertStore, String> {
     roots.add_parsable_certificates(found.certs);
     if roots.is_empty() {
         let why = found.errors.first().map(|e| format!(" ({e})")).unwrap_or_default();
-        return Err(format!("ca_file is null and the system trust store has no CA certificate{why}: name the cluster's CA file"));
+        return Err(format!(
+            "ca_file is null and the system trust store has no CA certificate{why}: name the cluster's CA file"
+        ));
     }
     Ok(roots)
 }
@@ -140,7 +145,9 @@ fn contact_names(contact_points: &[String]) -> Result<Vec<(IpAddr, ServerName<'s
         }
         let host = point.rsplit_once(':').map_or(point.as_str(), |(h, _)| h);
         let name = ServerName::try_from(host.to_string()).map_err(|_| {
-            TlsSetupError(format!("job: cql.contact_points: {point:?} is neither an IP address nor a host name TLS can check"))
+            TlsSetupError(format!(
+                "job: cql.contact_points: {point:?} is neither an IP address nor a host name TLS can check"
+            ))
         })?;
         for addr in point.to_socket_addrs().into_iter().flatten() {
             names.push((addr.ip(), name.clone()));
@@ -158,20 +165,34 @@ struct ContactNames {
 }
 
 impl ServerCertVerifier for ContactNames {
-    fn verify_server_cert(&self, cert: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>], name: &ServerName<'_>,
-                          ocsp: &[u8], now: UnixTime) -> Result<ServerCertVerified, rustls::Error> {
+    fn verify_server_cert(
+        &self,
+        cert: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
         let named = match name {
             ServerName::IpAddress(ip) => self.names.iter().find(|(a, _)| *a == IpAddr::from(*ip)).map(|(_, n)| n),
             _ => None,
         };
         self.webpki.verify_server_cert(cert, intermediates, named.unwrap_or(name), ocsp, now)
     }
-    fn verify_tls12_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct)
-                              -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         self.webpki.verify_tls12_signature(m, c, d)
     }
-    fn verify_tls13_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct)
-                              -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         self.webpki.verify_tls13_signature(m, c, d)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

@@ -4,8 +4,8 @@
 use super::conn::{Conn, Failure, Opener, Pipe};
 use super::tests::{cql_job, setup_error};
 use super::tls::{Tls, TlsSection};
-use crate::core::job;
 use super::*;
+use crate::core::job;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
@@ -24,9 +24,11 @@ fn tls_node(cert: &str) -> SocketAddr {
     let chain = CertificateDer::pem_file_iter(testdata(&format!("{cert}.pem"))).unwrap().map(Result::unwrap).collect();
     let key = PrivateKeyDer::from_pem_file(testdata(&format!("{cert}-key.pem"))).unwrap();
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions().unwrap()
+        .with_safe_default_protocol_versions()
+        .unwrap()
         .with_no_client_auth()
-        .with_single_cert(chain, key).unwrap();
+        .with_single_cert(chain, key)
+        .unwrap();
     let config = Arc::new(config);
     std::thread::spawn(move || {
         for tcp in listener.incoming().flatten() {
@@ -45,7 +47,11 @@ fn serve(conn: rustls::ServerConnection, tcp: TcpStream) {
         if s.read_exact(&mut body).is_err() {
             return;
         }
-        let (opcode, answer) = if header[4] == wire::STARTUP { (wire::READY, vec![]) } else { (wire::RESULT, 1i32.to_be_bytes().to_vec()) };
+        let (opcode, answer) = if header[4] == wire::STARTUP {
+            (wire::READY, vec![])
+        } else {
+            (wire::RESULT, 1i32.to_be_bytes().to_vec())
+        };
         let mut frame = vec![0x84, 0, header[2], header[3], opcode];
         frame.extend_from_slice(&(answer.len() as u32).to_be_bytes());
         frame.extend_from_slice(&answer);
@@ -57,7 +63,12 @@ fn serve(conn: rustls::ServerConnection, tcp: TcpStream) {
 
 fn opener(ca: &str, contact_point: &str) -> Opener {
     let tls = Tls::new(&TlsSection { ca_file: Some(testdata(ca)) }, &[contact_point.to_string()]).unwrap();
-    Opener { login: None, connect_timeout: Duration::from_secs(10), timeout: Duration::from_secs(30), tls: Some(Arc::new(tls)) }
+    Opener {
+        login: None,
+        connect_timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(30),
+        tls: Some(Arc::new(tls)),
+    }
 }
 
 /// A request frame of `len` body bytes (the test node answers any opcode but STARTUP with a void RESULT).
@@ -83,22 +94,31 @@ fn a_tls_section_is_checked_in_one_line() {
     let (_, cfg) = cql_job(json!({}), json!({"tls": {}})).unwrap();
     assert_eq!(cfg.tls.unwrap().ca_file, None); // {} and {"ca_file": null}: the system trust store
     assert_eq!(setup_error(json!({}), json!({"tls": {"ca_file": testdata("ca.pem")}})), None);
-    assert_eq!(setup_error(json!({}), json!({"tls": {"ca_file": "ca.pem"}})).unwrap(),
-               "job: cql.tls.ca_file must be an absolute path to a PEM file of CA certificates, got \"ca.pem\"");
+    assert_eq!(
+        setup_error(json!({}), json!({"tls": {"ca_file": "ca.pem"}})).unwrap(),
+        "job: cql.tls.ca_file must be an absolute path to a PEM file of CA certificates, got \"ca.pem\""
+    );
     let missing = testdata("missing.pem");
-    assert_eq!(setup_error(json!({}), json!({"tls": {"ca_file": missing}})).unwrap(),
-               format!("job: cql.tls.ca_file {missing}: cannot read: No such file or directory (os error 2)"));
+    assert_eq!(
+        setup_error(json!({}), json!({"tls": {"ca_file": missing}})).unwrap(),
+        format!("job: cql.tls.ca_file {missing}: cannot read: No such file or directory (os error 2)")
+    );
     let key = testdata("node-key.pem");
-    assert_eq!(setup_error(json!({}), json!({"tls": {"ca_file": key}})).unwrap(),
-               format!("job: cql.tls.ca_file {key} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"));
+    assert_eq!(
+        setup_error(json!({}), json!({"tls": {"ca_file": key}})).unwrap(),
+        format!("job: cql.tls.ca_file {key} holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+    );
     let err = setup_error(json!({}), json!({"tls": {"ca_file": 5}})).unwrap();
     assert!(err.starts_with("job j.json: cql: invalid type: integer `5`, expected a string"), "{err}");
     let err = setup_error(json!({}), json!({"tls": {"cafile": "/x.pem"}})).unwrap();
     assert!(err.starts_with("job j.json: cql: unknown field `cafile`, expected `ca_file`"), "{err}");
     let err = setup_error(json!({}), json!({"tls": true})).unwrap();
     assert!(err.starts_with("job j.json: cql: invalid type: boolean `true`, expected struct TlsSection"), "{err}");
-    assert_eq!(setup_error(json!({}), json!({"tls": {"ca_file": testdata("ca.pem")}, "contact_points": ["bad name!:9042"]})).unwrap(),
-               "job: cql.contact_points: \"bad name!:9042\" is neither an IP address nor a host name TLS can check");
+    assert_eq!(
+        setup_error(json!({}), json!({"tls": {"ca_file": testdata("ca.pem")}, "contact_points": ["bad name!:9042"]}))
+            .unwrap(),
+        "job: cql.contact_points: \"bad name!:9042\" is neither an IP address nor a host name TLS can check"
+    );
     // the echo names the CA file (no secret)
     let (job, cfg) = cql_job(json!({}), json!({"tls": {"ca_file": "/etc/storbench/ca.pem"}})).unwrap();
     assert_eq!(job::echo(&job, Cql::NAME, &cfg)["cql"]["tls"], json!({"ca_file": "/etc/storbench/ca.pem"}));
@@ -131,21 +151,35 @@ fn requests_go_over_tls_blocking_and_multiplexed() {
     }
     answered.sort();
     let void = 1i32.to_be_bytes().to_vec();
-    assert_eq!(answered, vec![(0, wire::RESULT, void.clone()), (1, wire::RESULT, void.clone()), (2, wire::RESULT, void)]);
+    assert_eq!(
+        answered,
+        vec![(0, wire::RESULT, void.clone()), (1, wire::RESULT, void.clone()), (2, wire::RESULT, void)]
+    );
 }
 
 #[test]
 fn a_node_signed_by_another_ca_is_refused_in_one_line() {
     let at = tls_node("node");
     let other = testdata("other-ca.pem");
-    assert_eq!(open_error(at, &opener("other-ca.pem", &at.to_string())),
-               format!("{at}: TLS handshake: invalid peer certificate: UnknownIssuer (checked against the CA file {other})"));
+    assert_eq!(
+        open_error(at, &opener("other-ca.pem", &at.to_string())),
+        format!("{at}: TLS handshake: invalid peer certificate: UnknownIssuer (checked against the CA file {other})")
+    );
     // the driver session (the preflight) too: one line naming the contact point
-    let (job, cfg) = cql_job(json!({}), json!({"contact_points": [at.to_string()], "connect_timeout_s": 10,
-                                               "tls": {"ca_file": other}})).unwrap();
+    let (job, cfg) = cql_job(
+        json!({}),
+        json!({"contact_points": [at.to_string()], "connect_timeout_s": 10,
+                                               "tls": {"ca_file": other}}),
+    )
+    .unwrap();
     let err = Cql::setup(&job, cfg).unwrap().preflight().unwrap_err().to_string();
-    assert_eq!(err, format!("CQL contact points {at}: cannot connect: {at}: TLS handshake: invalid peer certificate: \
-                             UnknownIssuer (checked against the CA file {other})"));
+    assert_eq!(
+        err,
+        format!(
+            "CQL contact points {at}: cannot connect: {at}: TLS handshake: invalid peer certificate: \
+                             UnknownIssuer (checked against the CA file {other})"
+        )
+    );
 }
 
 #[test]
@@ -155,8 +189,13 @@ fn the_name_checked_is_the_contact_points_address_or_host_name() {
     let port = at.port();
     Conn::open(at, &opener("ca.pem", &format!("localhost:{port}")), &mut Vec::new()).unwrap();
     let err = open_error(at, &opener("ca.pem", &at.to_string()));
-    assert!(err.starts_with(&format!("{at}: TLS handshake: invalid peer certificate: certificate not valid for name \
-                                       \"127.0.0.1\"; certificate is only valid for DnsName(\"localhost\")")), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{at}: TLS handshake: invalid peer certificate: certificate not valid for name \
+                                       \"127.0.0.1\"; certificate is only valid for DnsName(\"localhost\")"
+        )),
+        "{err}"
+    );
     assert!(err.ends_with(&format!("(checked against the CA file {})", testdata("ca.pem"))), "{err}");
     // a certificate for the address 127.0.0.1 only: not for the host name localhost
     let at = tls_node("node");
@@ -176,6 +215,9 @@ fn a_plaintext_node_is_named_in_one_line() {
         }
     });
     let err = open_error(at, &opener("ca.pem", &at.to_string()));
-    assert!(err.starts_with(&format!("{at}: TLS handshake: ")) && err.ends_with("(does the node speak TLS on this port?)"), "{err}");
+    assert!(
+        err.starts_with(&format!("{at}: TLS handshake: ")) && err.ends_with("(does the node speak TLS on this port?)"),
+        "{err}"
+    );
     assert!(!err.contains('\n'));
 }

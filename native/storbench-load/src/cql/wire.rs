@@ -69,7 +69,9 @@ pub fn put_value(buf: &mut Vec<u8>, v: &[u8]) {
 pub fn startup(buf: &mut Vec<u8>) {
     begin(buf, STARTUP);
     put_short(buf, 3);
-    for (name, value) in [("CQL_VERSION", "3.0.0"), ("DRIVER_NAME", "storbench-load"), ("DRIVER_VERSION", env!("CARGO_PKG_VERSION"))] {
+    for (name, value) in
+        [("CQL_VERSION", "3.0.0"), ("DRIVER_NAME", "storbench-load"), ("DRIVER_VERSION", env!("CARGO_PKG_VERSION"))]
+    {
         put_string(buf, name);
         put_string(buf, value);
     }

@@ -29,9 +29,8 @@ impl std::error::Error for PreflightError {}
 pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     let cfg = &shared.cfg;
     let at = cfg.contact_points.join(",");
-    let mut builder = SessionBuilder::new()
-        .known_nodes(&cfg.contact_points)
-        .connection_timeout(timeout(cfg.connect_timeout_s));
+    let mut builder =
+        SessionBuilder::new().known_nodes(&cfg.contact_points).connection_timeout(timeout(cfg.connect_timeout_s));
     if let Some(user) = secrets::var("STORBENCH_CQL_USERNAME") {
         builder = builder.user(user, secrets::var("STORBENCH_CQL_PASSWORD").unwrap_or_default());
     }
@@ -45,8 +44,12 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     let session = match builder.build().await {
         Ok(session) => session,
         Err(e) => {
-            let tls = shared.tls.as_ref().and_then(|tls| tls.refusal(&cfg.contact_points, timeout(cfg.connect_timeout_s)));
-            return Err(format!("CQL contact points {at}: cannot connect: {}", tls.unwrap_or_else(|| one_line(&e.to_string()))));
+            let tls =
+                shared.tls.as_ref().and_then(|tls| tls.refusal(&cfg.contact_points, timeout(cfg.connect_timeout_s)));
+            return Err(format!(
+                "CQL contact points {at}: cannot connect: {}",
+                tls.unwrap_or_else(|| one_line(&e.to_string()))
+            ));
         }
     };
     let (ks, table) = (&cfg.keyspace, &cfg.table);
@@ -58,8 +61,10 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
                     (0..cfg.ycsb.fieldcount).map(|i| format!("field{i} varchar")).collect::<Vec<_>>().join(", ")),
         ];
         for statement in ddl {
-            session.query_unpaged(statement, ()).await
-                   .map_err(|e| format!("CQL contact points {at}: creating {ks}.{table}: {}", one_line(&e.to_string())))?;
+            session
+                .query_unpaged(statement, ())
+                .await
+                .map_err(|e| format!("CQL contact points {at}: creating {ks}.{table}: {}", one_line(&e.to_string())))?;
         }
     }
     let fields: Vec<String> = (0..cfg.ycsb.fieldcount).map(|i| format!("field{i}")).collect();
@@ -72,9 +77,15 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
             // The driver prepares on every node and has no timeout of its own there (scylla-rust-driver
             // #1332): a node that does not answer would hang the engine until the caller gives up.
             let wait = timeout(cfg.timeout_s);
-            let p = tokio::time::timeout(wait, session.prepare(cql)).await
-                .map_err(|_| format!("CQL contact points {at}: preparing statements on every node did not finish in \
-                                      {:.0} s (timeout_s): is a node not answering?", wait.as_secs_f64()))?
+            let p = tokio::time::timeout(wait, session.prepare(cql))
+                .await
+                .map_err(|_| {
+                    format!(
+                        "CQL contact points {at}: preparing statements on every node did not finish in \
+                                      {:.0} s (timeout_s): is a node not answering?",
+                        wait.as_secs_f64()
+                    )
+                })?
                 .map_err(|e| {
                     let msg = one_line(&e.to_string());
                     format!("CQL contact points {at}: keyspace {ks} / table {table}: {msg}")
@@ -85,7 +96,8 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
     let marks = vec!["?"; fields.len() + 1].join(", ");
     let all = cfg.ycsb.fieldcount + 1;
     let templates = Templates {
-        insert: prepare(format!("INSERT INTO {ks}.{table} (y_id, {}) VALUES ({marks})", fields.join(", ")), all).await?,
+        insert: prepare(format!("INSERT INTO {ks}.{table} (y_id, {}) VALUES ({marks})", fields.join(", ")), all)
+            .await?,
         read: prepare(format!("SELECT * FROM {ks}.{table} WHERE y_id = ?"), 1).await?,
         update_one: {
             let mut v = Vec::new();
@@ -94,8 +106,14 @@ pub(super) async fn connect(shared: &Shared) -> Result<Connected, String> {
             }
             v
         },
-        update_all: prepare(format!("UPDATE {ks}.{table} SET {} WHERE y_id = ?",
-                                    fields.iter().map(|f| format!("{f} = ?")).collect::<Vec<_>>().join(", ")), all).await?,
+        update_all: prepare(
+            format!(
+                "UPDATE {ks}.{table} SET {} WHERE y_id = ?",
+                fields.iter().map(|f| format!("{f} = ?")).collect::<Vec<_>>().join(", ")
+            ),
+            all,
+        )
+        .await?,
         scan: prepare(format!("SELECT * FROM {ks}.{table} WHERE token(y_id) >= token(?) LIMIT ?"), 2).await?,
     };
     // the session (its connections) ends here: the workers open their own
@@ -107,7 +125,10 @@ fn ring(session: &scylla::client::session::Session) -> Ring {
     let cluster = session.get_cluster_state();
     let nodes = cluster.get_nodes_info();
     let addrs = nodes.iter().map(|n| std::net::SocketAddr::new(n.address.ip(), n.address.port())).collect();
-    let tokens = cluster.replica_locator().ring().iter()
+    let tokens = cluster
+        .replica_locator()
+        .ring()
+        .iter()
         .filter_map(|(token, node)| nodes.iter().position(|n| n.host_id == node.host_id).map(|i| (token.value(), i)))
         .collect();
     Ring::new(addrs, tokens)

@@ -9,10 +9,17 @@ use std::io;
 /// One request failed. `kind` names it in the result's "errors".
 #[derive(Debug)]
 pub enum RequestError {
-    Connect { host: String, port: u16, source: io::Error },
+    Connect {
+        host: String,
+        port: u16,
+        source: io::Error,
+    },
     /// The socket timed out while doing `0` ("send", "receive").
     Timeout(&'static str),
-    Io { what: &'static str, source: io::Error },
+    Io {
+        what: &'static str,
+        source: io::Error,
+    },
     /// The server closed the connection early: where.
     Eof(String),
     /// The answer is not HTTP (or not the S3 answer expected).
@@ -20,7 +27,12 @@ pub enum RequestError {
     #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     Tls(String),
     /// A non-2xx answer (or a 200 carrying an S3 error document) to `what`, with its S3 error code.
-    Http { what: &'static str, status: u16, code: Option<String>, message: String },
+    Http {
+        what: &'static str,
+        status: u16,
+        code: Option<String>,
+        message: String,
+    },
     /// verify: the object's size is not the size written.
     VerifySize(String),
     /// verify: the object's content is not the content written.
@@ -89,7 +101,11 @@ pub enum EndpointError {
     NoTls(String),
     Port(String),
     NoHost(String),
-    Resolve { url: String, host: String, source: io::Error },
+    Resolve {
+        url: String,
+        host: String,
+        source: io::Error,
+    },
 }
 
 impl fmt::Display for EndpointError {
@@ -101,7 +117,9 @@ impl fmt::Display for EndpointError {
             }
             EndpointError::Port(url) => write!(f, "endpoint {url}: bad port"),
             EndpointError::NoHost(url) => write!(f, "endpoint {url}: no host"),
-            EndpointError::Resolve { url, host, source } => write!(f, "endpoint {url}: cannot resolve {host}: {source}"),
+            EndpointError::Resolve { url, host, source } => {
+                write!(f, "endpoint {url}: cannot resolve {host}: {source}")
+            }
         }
     }
 }
@@ -127,9 +145,22 @@ pub enum Refusal {
 #[derive(Debug)]
 pub enum PreflightError {
     /// No answer: cannot connect, connection broken...
-    Request { endpoint: String, cause: RequestError },
-    Timeout { endpoint: String, seconds: f64 },
-    Refused { endpoint: String, bucket: String, refusal: Refusal, status: u16, code: String, message: String },
+    Request {
+        endpoint: String,
+        cause: RequestError,
+    },
+    Timeout {
+        endpoint: String,
+        seconds: f64,
+    },
+    Refused {
+        endpoint: String,
+        bucket: String,
+        refusal: Refusal,
+        status: u16,
+        code: String,
+        message: String,
+    },
 }
 
 impl fmt::Display for PreflightError {

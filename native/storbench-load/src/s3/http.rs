@@ -23,7 +23,12 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn parse(url: &str, connect_timeout: Duration, io_timeout: Duration, insecure: bool) -> Result<Self, EndpointError> {
+    pub fn parse(
+        url: &str,
+        connect_timeout: Duration,
+        io_timeout: Duration,
+        insecure: bool,
+    ) -> Result<Self, EndpointError> {
         let (tls, rest) = if let Some(r) = url.strip_prefix("http://") {
             (false, r)
         } else if let Some(r) = url.strip_prefix("https://") {
@@ -37,9 +42,10 @@ impl Endpoint {
         }
         let authority = rest.split('/').next().unwrap_or("");
         let (host, port) = match authority.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
-                (h.trim_matches(|c| c == '[' || c == ']').to_string(), p.parse::<u16>().map_err(|_| EndpointError::Port(url.into()))?)
-            }
+            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
+                h.trim_matches(|c| c == '[' || c == ']').to_string(),
+                p.parse::<u16>().map_err(|_| EndpointError::Port(url.into()))?,
+            ),
             _ => (authority.to_string(), if tls { 443 } else { 80 }),
         };
         if host.is_empty() {
@@ -99,7 +105,8 @@ impl Endpoint {
             Some(cfg) => {
                 let name = rustls::pki_types::ServerName::try_from(sni_host.to_string())
                     .map_err(|e| RequestError::Tls(format!("bad TLS server name {sni_host}: {e}")))?;
-                let conn = rustls::ClientConnection::new(cfg.clone(), name).map_err(|e| RequestError::Tls(e.to_string()))?;
+                let conn =
+                    rustls::ClientConnection::new(cfg.clone(), name).map_err(|e| RequestError::Tls(e.to_string()))?;
                 Ok(Box::new(rustls::StreamOwned::new(conn, s)))
             }
         }

@@ -74,8 +74,10 @@ fn a_keep_alive_connection_reads_the_next_response_after_a_chunked_one() {
 
 #[test]
 fn continue_is_skipped_and_head_answers_have_no_body() {
-    let mut c = conn(&[b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n",
-                       b"HTTP/1.1 204 No Content\r\n\r\n"]);
+    let mut c = conn(&[
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n",
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+    ]);
     let (resp, body) = collect(&mut c, true);
     let resp = resp.unwrap();
     assert_eq!((resp.status, resp.content_length, body.len()), (200, Some(10), 0));

@@ -167,8 +167,16 @@ impl Protocol for S3 {
         let mut w = self.worker(u32::MAX);
         let cfg = &self.shared.cfg;
         let mut body = Vec::new();
-        let result = w.request("GET", None, &[("list-type", "2"), ("max-keys", "1"), ("prefix", &cfg.prefix)], None, 0,
-                               &mut |_| Ok(()), false, &mut Sink::Collect(&mut body));
+        let result = w.request(
+            "GET",
+            None,
+            &[("list-type", "2"), ("max-keys", "1"), ("prefix", &cfg.prefix)],
+            None,
+            0,
+            &mut |_| Ok(()),
+            false,
+            &mut Sink::Collect(&mut body),
+        );
         let endpoint = cfg.endpoint.clone();
         let failure = match result {
             Ok(resp) if (200..300).contains(&resp.status) => return Ok(()),
@@ -178,11 +186,20 @@ impl Protocol for S3 {
                 let code = xml_tag(&resp.error_body, "Code").unwrap_or_default();
                 let message = xml_tag(&resp.error_body, "Message").unwrap_or_default();
                 let refusal = match (resp.status, code.as_str()) {
-                    (401 | 403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => Refusal::Credentials,
+                    (401 | 403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => {
+                        Refusal::Credentials
+                    }
                     (404, _) | (_, "NoSuchBucket") => Refusal::NoBucket,
                     _ => Refusal::Other,
                 };
-                PreflightError::Refused { endpoint, bucket: cfg.bucket.clone(), refusal, status: resp.status, code, message }
+                PreflightError::Refused {
+                    endpoint,
+                    bucket: cfg.bucket.clone(),
+                    refusal,
+                    status: resp.status,
+                    code,
+                    message,
+                }
             }
         };
         Err(Error::protocol(failure))
@@ -212,8 +229,13 @@ mod tests {
 
     #[test]
     fn ops_parse_by_their_job_names_and_unknown_ones_are_refused() {
-        for (name, op) in [("put", ObjectOp::Put), ("get", ObjectOp::Get), ("head", ObjectOp::Head),
-                           ("list", ObjectOp::List), ("delete", ObjectOp::Delete)] {
+        for (name, op) in [
+            ("put", ObjectOp::Put),
+            ("get", ObjectOp::Get),
+            ("head", ObjectOp::Head),
+            ("list", ObjectOp::List),
+            ("delete", ObjectOp::Delete),
+        ] {
             assert_eq!(serde_json::from_value::<ObjectOp>(json!(name)).unwrap(), op);
             assert_eq!(op.name(), name);
             assert_eq!(serde_json::to_value(op).unwrap(), json!(name));
@@ -225,8 +247,10 @@ mod tests {
         assert!(serde_json::from_value::<ObjectOp>(json!(1)).is_err());
         let err = s3_job(json!({"mix": [{"op": "get"}, {"op": "copy"}]})).unwrap_err().to_string();
         assert_eq!(err, "job j.json: unknown op \"copy\"; allowed: put, get, head, list, delete");
-        assert_eq!([ObjectOp::Put, ObjectOp::Get, ObjectOp::Delete].map(ObjectOp::keys),
-                   [KeyUse::Sequential, KeyUse::Random, KeyUse::Consume]);
+        assert_eq!(
+            [ObjectOp::Put, ObjectOp::Get, ObjectOp::Delete].map(ObjectOp::keys),
+            [KeyUse::Sequential, KeyUse::Random, KeyUse::Consume]
+        );
     }
 
     #[test]
@@ -239,10 +263,13 @@ mod tests {
         assert_eq!(echoed["s3"]["region"], "us-east-1");
         assert!(echoed["s3"].get("access_key").is_none() && echoed["s3"].get("secret_key").is_none());
         let (_, cfg) = s3_job(json!({"s3": {"endpoint": "http://h", "access_key": "", "secret_key": "", "bucket": "b",
-                                            "addressing": "virtual", "payload_signing": "signed"}})).unwrap();
+                                            "addressing": "virtual", "payload_signing": "signed"}}))
+        .unwrap();
         assert_eq!((cfg.addressing, cfg.payload_signing), (Addressing::Virtual, PayloadSigning::Signed));
         let err = s3_job(json!({"s3": {"endpoint": "http://h", "access_key": "", "secret_key": "", "bucket": "b",
-                                       "addressing": "dns"}})).unwrap_err().to_string();
+                                       "addressing": "dns"}}))
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("job j.json: s3: unknown variant `dns`, expected `path` or `virtual`"), "{err}");
     }
 
@@ -284,10 +311,14 @@ mod tests {
         };
         assert_eq!(setup(section(json!({}))), None);
         assert_eq!(setup(section(json!({"bucket": ""}))).unwrap(), "job: s3.bucket is empty");
-        assert_eq!(setup(section(json!({"multipart_threshold": 1, "part_size": 1024}))).unwrap(),
-                   "job: s3.part_size must be at least 5 MiB (S3's minimum part)");
-        assert_eq!(setup(section(json!({"endpoint": "ftp://h"}))).unwrap(),
-                   "endpoint \"ftp://h\": expected http://host:port or https://host:port");
+        assert_eq!(
+            setup(section(json!({"multipart_threshold": 1, "part_size": 1024}))).unwrap(),
+            "job: s3.part_size must be at least 5 MiB (S3's minimum part)"
+        );
+        assert_eq!(
+            setup(section(json!({"endpoint": "ftp://h"}))).unwrap(),
+            "endpoint \"ftp://h\": expected http://host:port or https://host:port"
+        );
         assert_eq!(setup(section(json!({"endpoint": "http://h:port"}))).unwrap(), "endpoint http://h:port: bad port");
         assert_eq!(setup(section(json!({"endpoint": "http://:80"}))).unwrap(), "endpoint http://:80: no host");
     }
@@ -295,11 +326,16 @@ mod tests {
     #[test]
     fn request_errors_have_stable_kinds_and_one_line_messages() {
         let http = |code: Option<&str>, message: &str| RequestError::Http {
-            what: "GET", status: 404, code: code.map(String::from), message: message.into(),
+            what: "GET",
+            status: 404,
+            code: code.map(String::from),
+            message: message.into(),
         };
         let e = http(Some("NoSuchKey"), "The specified key does not exist.");
-        assert_eq!((e.kind().as_ref(), e.to_string().as_str()),
-                   ("http_404_NoSuchKey", "GET: HTTP 404 NoSuchKey The specified key does not exist."));
+        assert_eq!(
+            (e.kind().as_ref(), e.to_string().as_str()),
+            ("http_404_NoSuchKey", "GET: HTTP 404 NoSuchKey The specified key does not exist.")
+        );
         let e = http(None, "");
         assert_eq!((e.kind().as_ref(), e.to_string().as_str()), ("http_404", "GET: HTTP 404"));
         let timeout = RequestError::io(std::io::ErrorKind::WouldBlock.into(), "receive");
@@ -314,18 +350,36 @@ mod tests {
     #[test]
     fn preflight_failures_name_the_endpoint_and_the_cause() {
         let endpoint = "http://s3:8333".to_string();
-        let refused = |refusal, status, code: &str| PreflightError::Refused {
-            endpoint: endpoint.clone(), bucket: "b".into(), refusal, status, code: code.into(), message: "Denied".into(),
-        }
-        .to_string();
-        assert_eq!(refused(Refusal::Credentials, 403, "AccessDenied"),
-                   "S3 endpoint http://s3:8333 refused the credentials for bucket b (HTTP 403 AccessDenied: Denied)");
-        assert_eq!(refused(Refusal::NoBucket, 404, ""), "S3 endpoint http://s3:8333: bucket b does not exist (HTTP 404: Denied)");
-        assert_eq!(refused(Refusal::Other, 500, "InternalError"),
-                   "S3 endpoint http://s3:8333: listing bucket b failed (HTTP 500 InternalError: Denied)");
+        let refused = |refusal, status, code: &str| {
+            PreflightError::Refused {
+                endpoint: endpoint.clone(),
+                bucket: "b".into(),
+                refusal,
+                status,
+                code: code.into(),
+                message: "Denied".into(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            refused(Refusal::Credentials, 403, "AccessDenied"),
+            "S3 endpoint http://s3:8333 refused the credentials for bucket b (HTTP 403 AccessDenied: Denied)"
+        );
+        assert_eq!(
+            refused(Refusal::NoBucket, 404, ""),
+            "S3 endpoint http://s3:8333: bucket b does not exist (HTTP 404: Denied)"
+        );
+        assert_eq!(
+            refused(Refusal::Other, 500, "InternalError"),
+            "S3 endpoint http://s3:8333: listing bucket b failed (HTTP 500 InternalError: Denied)"
+        );
         let timeout = PreflightError::Timeout { endpoint: endpoint.clone(), seconds: 60.0 };
         assert_eq!(timeout.to_string(), "S3 endpoint http://s3:8333 did not answer within 60 s");
-        let cause = RequestError::Connect { host: "s3".into(), port: 8333, source: std::io::ErrorKind::ConnectionRefused.into() };
+        let cause = RequestError::Connect {
+            host: "s3".into(),
+            port: 8333,
+            source: std::io::ErrorKind::ConnectionRefused.into(),
+        };
         let unreachable = PreflightError::Request { endpoint, cause }.to_string();
         assert!(unreachable.starts_with("S3 endpoint http://s3:8333: cannot connect to s3:8333: "), "{unreachable}");
     }

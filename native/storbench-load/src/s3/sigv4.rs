@@ -92,8 +92,16 @@ impl Signer {
     /// `headers` are (lower-case name, trimmed value) pairs sorted by name, including host,
     /// x-amz-content-sha256 and x-amz-date.
     #[allow(clippy::too_many_arguments)] // SigV4's own inputs, each a separate part of the string to sign
-    pub fn authorization(&mut self, method: &str, canonical_path: &str, query: &str, headers: &[(&str, &str)],
-                         payload_hash: &str, stamp: &str, date: &str) -> String {
+    pub fn authorization(
+        &mut self,
+        method: &str,
+        canonical_path: &str,
+        query: &str,
+        headers: &[(&str, &str)],
+        payload_hash: &str,
+        stamp: &str,
+        date: &str,
+    ) -> String {
         let mut canonical = String::with_capacity(256);
         canonical.push_str(method);
         canonical.push('\n');
@@ -119,7 +127,10 @@ impl Signer {
         let scope = format!("{date}/{}/s3/aws4_request", self.region);
         let to_sign = format!("AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{}", sha256_hex(canonical.as_bytes()));
         let signature = hex(&hmac(&self.signing_key(date), to_sign.as_bytes()));
-        format!("AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}", self.access_key)
+        format!(
+            "AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
+            self.access_key
+        )
     }
 }
 
@@ -129,7 +140,8 @@ pub fn now_unix() -> u64 {
 
 /// Canonical query string from (name, value) pairs (encodes and sorts).
 pub fn canonical_query(pairs: &[(&str, &str)]) -> String {
-    let mut encoded: Vec<(String, String)> = pairs.iter().map(|(k, v)| (uri_encode(k, false), uri_encode(v, false))).collect();
+    let mut encoded: Vec<(String, String)> =
+        pairs.iter().map(|(k, v)| (uri_encode(k, false), uri_encode(v, false))).collect();
     encoded.sort();
     encoded.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&")
 }
@@ -146,8 +158,12 @@ mod tests {
             "GET",
             "/test.txt",
             "",
-            &[("host", "examplebucket.s3.amazonaws.com"), ("range", "bytes=0-9"),
-              ("x-amz-content-sha256", EMPTY_SHA256), ("x-amz-date", "20130524T000000Z")],
+            &[
+                ("host", "examplebucket.s3.amazonaws.com"),
+                ("range", "bytes=0-9"),
+                ("x-amz-content-sha256", EMPTY_SHA256),
+                ("x-amz-date", "20130524T000000Z"),
+            ],
             EMPTY_SHA256,
             "20130524T000000Z",
             "20130524",
@@ -167,10 +183,18 @@ mod tests {
         let query = canonical_query(&[("max-keys", "2"), ("prefix", "J")]);
         assert_eq!(query, "max-keys=2&prefix=J");
         let auth = signer.authorization(
-            "GET", "/", &query,
-            &[("host", "examplebucket.s3.amazonaws.com"), ("x-amz-content-sha256", EMPTY_SHA256),
-              ("x-amz-date", "20130524T000000Z")],
-            EMPTY_SHA256, "20130524T000000Z", "20130524");
+            "GET",
+            "/",
+            &query,
+            &[
+                ("host", "examplebucket.s3.amazonaws.com"),
+                ("x-amz-content-sha256", EMPTY_SHA256),
+                ("x-amz-date", "20130524T000000Z"),
+            ],
+            EMPTY_SHA256,
+            "20130524T000000Z",
+            "20130524",
+        );
         assert!(auth.ends_with("Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"), "{auth}");
     }
 

@@ -29,7 +29,12 @@ fn xml_unescape(s: &str) -> String {
 
 /// A non-2xx answer (or an S3 error document in a 2xx one) to `what` as a request error.
 fn http_error(status: u16, body: &[u8], what: &'static str) -> RequestError {
-    RequestError::Http { what, status, code: xml_tag(body, "Code"), message: xml_tag(body, "Message").unwrap_or_default() }
+    RequestError::Http {
+        what,
+        status,
+        code: xml_tag(body, "Code"),
+        message: xml_tag(body, "Message").unwrap_or_default(),
+    }
 }
 
 /// The response if it is 2xx, else its S3 error.
@@ -63,13 +68,25 @@ impl S3Worker {
 
     /// One signed request on the worker's connection; a stale keep-alive connection is retried once.
     #[allow(clippy::too_many_arguments)]
-    pub fn request(&mut self, method: &str, key: Option<&str>, query: &[(&str, &str)], range: Option<(u64, u64)>,
-                   body_len: u64, body: &mut BodyFn, head_request: bool, sink: &mut Sink) -> Result<Response, RequestError> {
+    pub fn request(
+        &mut self,
+        method: &str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        range: Option<(u64, u64)>,
+        body_len: u64,
+        body: &mut BodyFn,
+        head_request: bool,
+        sink: &mut Sink,
+    ) -> Result<Response, RequestError> {
         let inner = self.shared.clone();
         let cfg = &inner.cfg;
         let authority = inner.ep.authority();
         let (host, path) = if inner.virtual_host {
-            (format!("{}.{authority}", cfg.bucket), format!("/{}", key.map(|k| uri_encode(k, true)).unwrap_or_default()))
+            (
+                format!("{}.{authority}", cfg.bucket),
+                format!("/{}", key.map(|k| uri_encode(k, true)).unwrap_or_default()),
+            )
         } else {
             let mut p = format!("/{}", uri_encode(&cfg.bucket, false));
             if let Some(k) = key {
@@ -153,8 +170,16 @@ impl S3Worker {
             return self.multipart_put(name, key, size);
         }
         let inner = self.shared.clone();
-        let sent = self.request("PUT", Some(name), &[], None, size,
-                                &mut |f| inner.payload.for_each_slice(key, 0, size, |s| f(s)), false, &mut Sink::Discard);
+        let sent = self.request(
+            "PUT",
+            Some(name),
+            &[],
+            None,
+            size,
+            &mut |f| inner.payload.for_each_slice(key, 0, size, |s| f(s)),
+            false,
+            &mut Sink::Discard,
+        );
         let resp = success(sent, "PUT")?;
         Ok(Outcome { bytes: size, first_byte: Some(resp.first_byte) })
     }
@@ -162,9 +187,19 @@ impl S3Worker {
     fn multipart_put(&mut self, name: &str, key: u64, size: u64) -> Result<Outcome, RequestError> {
         let inner = self.shared.clone();
         let mut body = Vec::new();
-        let sent = self.request("POST", Some(name), &[("uploads", "")], None, 0, &mut |_| Ok(()), false, &mut Sink::Collect(&mut body));
+        let sent = self.request(
+            "POST",
+            Some(name),
+            &[("uploads", "")],
+            None,
+            0,
+            &mut |_| Ok(()),
+            false,
+            &mut Sink::Collect(&mut body),
+        );
         success(sent, "multipart initiate")?;
-        let upload_id = xml_tag(&body, "UploadId").ok_or_else(|| RequestError::Protocol("multipart initiate: no UploadId".into()))?;
+        let upload_id = xml_tag(&body, "UploadId")
+            .ok_or_else(|| RequestError::Protocol("multipart initiate: no UploadId".into()))?;
         let part_size = inner.cfg.part_size;
         let parts = size.div_ceil(part_size).max(1);
         let mut etags = Vec::with_capacity(parts as usize);
@@ -173,8 +208,16 @@ impl S3Worker {
                 let off = n * part_size;
                 let len = part_size.min(size - off);
                 let number = (n + 1).to_string();
-                let sent = self.request("PUT", Some(name), &[("partNumber", &number), ("uploadId", &upload_id)], None, len,
-                                        &mut |f| inner.payload.for_each_slice(key, off, len, |s| f(s)), false, &mut Sink::Discard);
+                let sent = self.request(
+                    "PUT",
+                    Some(name),
+                    &[("partNumber", &number), ("uploadId", &upload_id)],
+                    None,
+                    len,
+                    &mut |f| inner.payload.for_each_slice(key, off, len, |s| f(s)),
+                    false,
+                    &mut Sink::Discard,
+                );
                 let resp = success(sent, "multipart part")?;
                 etags.push(resp.etag.clone().unwrap_or_default());
             }
@@ -185,8 +228,16 @@ impl S3Worker {
             xml.push_str("</CompleteMultipartUpload>");
             let bytes = xml.into_bytes();
             let mut answer = Vec::new();
-            let sent = self.request("POST", Some(name), &[("uploadId", &upload_id)], None, bytes.len() as u64,
-                                    &mut |f| f(&bytes), false, &mut Sink::Collect(&mut answer));
+            let sent = self.request(
+                "POST",
+                Some(name),
+                &[("uploadId", &upload_id)],
+                None,
+                bytes.len() as u64,
+                &mut |f| f(&bytes),
+                false,
+                &mut Sink::Collect(&mut answer),
+            );
             let resp = success(sent, "multipart complete")?;
             if xml_tag(&answer, "Code").is_some() {
                 return Err(http_error(resp.status, &answer, "multipart complete"));
@@ -194,7 +245,16 @@ impl S3Worker {
             Ok(())
         })();
         if let Err(e) = result {
-            let _ = self.request("DELETE", Some(name), &[("uploadId", &upload_id)], None, 0, &mut |_| Ok(()), false, &mut Sink::Discard);
+            let _ = self.request(
+                "DELETE",
+                Some(name),
+                &[("uploadId", &upload_id)],
+                None,
+                0,
+                &mut |_| Ok(()),
+                false,
+                &mut Sink::Discard,
+            );
             return Err(e);
         }
         Ok(Outcome { bytes: size, first_byte: None })
@@ -212,7 +272,10 @@ impl S3Worker {
         let resp = success(sent, "GET")?;
         if inner.verify {
             if resp.body_bytes != expected {
-                return Err(RequestError::VerifySize(format!("GET {name}: {} bytes, expected {expected}", resp.body_bytes)));
+                return Err(RequestError::VerifySize(format!(
+                    "GET {name}: {} bytes, expected {expected}",
+                    resp.body_bytes
+                )));
             }
             if resp.mismatch {
                 return Err(RequestError::Verify(format!("GET {name}: content differs from what was written")));
@@ -225,7 +288,10 @@ impl S3Worker {
         let sent = self.request("HEAD", Some(name), &[], None, 0, &mut |_| Ok(()), true, &mut Sink::Discard);
         let resp = success(sent, "HEAD")?;
         if self.shared.verify && resp.content_length != Some(size) {
-            return Err(RequestError::VerifySize(format!("HEAD {name}: size {:?}, expected {size}", resp.content_length)));
+            return Err(RequestError::VerifySize(format!(
+                "HEAD {name}: size {:?}, expected {size}",
+                resp.content_length
+            )));
         }
         Ok(Outcome { bytes: 0, first_byte: Some(resp.first_byte) })
     }
@@ -234,7 +300,8 @@ impl S3Worker {
         let inner = self.shared.clone();
         let max_keys = inner.cfg.list_max_keys.to_string();
         let token = self.list_token.take();
-        let mut query: Vec<(&str, &str)> = vec![("list-type", "2"), ("max-keys", &max_keys), ("prefix", &inner.cfg.prefix)];
+        let mut query: Vec<(&str, &str)> =
+            vec![("list-type", "2"), ("max-keys", &max_keys), ("prefix", &inner.cfg.prefix)];
         if let Some(t) = &token {
             query.push(("continuation-token", t));
         }

@@ -57,7 +57,11 @@ pub fn zeta(st: i64, n: i64, theta: f64, initial: f64) -> f64 {
     let f = |x: f64| x.powf(-theta);
     let f1 = |x: f64| -theta * x.powf(-theta - 1.0);
     let f3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
-    let integral = if (theta - 1.0).abs() < 1e-12 { b.ln() - a.ln() } else { (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta) };
+    let integral = if (theta - 1.0).abs() < 1e-12 {
+        b.ln() - a.ln()
+    } else {
+        (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta)
+    };
     sum + integral + (f(a) + f(b)) / 2.0 + (f1(b) - f1(a)) / 12.0 - (f3(b) - f3(a)) / 720.0
 }
 
@@ -182,7 +186,11 @@ pub struct AckCounter {
 
 impl AckCounter {
     pub fn new(countstart: i64) -> Self {
-        AckCounter { next: AtomicI64::new(countstart), limit: AtomicI64::new(countstart - 1), pending: Mutex::new(BTreeSet::new()) }
+        AckCounter {
+            next: AtomicI64::new(countstart),
+            limit: AtomicI64::new(countstart - 1),
+            pending: Mutex::new(BTreeSet::new()),
+        }
     }
 
     pub fn next_value(&self) -> i64 {

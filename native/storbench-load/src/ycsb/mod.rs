@@ -30,8 +30,8 @@
 
 mod generators;
 
-pub use generators::*;
 use crate::core::payload::Rng;
+pub use generators::*;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -278,11 +278,20 @@ impl KeyChooser {
                 Chooser::Zipfian(ScrambledZipfian::new(start, start + count + expected, cfg.zipfianconstant))
             }
             Distribution::Latest => Chooser::Latest(SkewedLatest::new(last_insert)),
-            Distribution::Hotspot => Chooser::Hotspot(Hotspot::new(start, start + count - 1, cfg.hotspotdatafraction, cfg.hotspotopnfraction)),
+            Distribution::Hotspot => Chooser::Hotspot(Hotspot::new(
+                start,
+                start + count - 1,
+                cfg.hotspotdatafraction,
+                cfg.hotspotopnfraction,
+            )),
         };
         let scan = match cfg.scanlengthdistribution {
-            ScanLengthDistribution::Uniform => ScanLength::Uniform(UniformLong::new(cfg.minscanlength, cfg.maxscanlength)),
-            ScanLengthDistribution::Zipfian => ScanLength::Zipfian(Zipfian::new(cfg.minscanlength, cfg.maxscanlength, ZIPFIAN_CONSTANT, None)),
+            ScanLengthDistribution::Uniform => {
+                ScanLength::Uniform(UniformLong::new(cfg.minscanlength, cfg.maxscanlength))
+            }
+            ScanLengthDistribution::Zipfian => {
+                ScanLength::Zipfian(Zipfian::new(cfg.minscanlength, cfg.maxscanlength, ZIPFIAN_CONSTANT, None))
+            }
         };
         KeyChooser { chooser, scan, fields: UniformLong::new(0, cfg.fieldcount as i64 - 1) }
     }
@@ -329,8 +338,14 @@ pub fn field_value_into(len: usize, rng: &mut Rng, out: &mut Vec<u8>) {
     let end = out.len() + len;
     while out.len() < end {
         let bytes = rng.next_u64() as u32 as i32;
-        let chunk = [(bytes & 31), ((bytes >> 5) & 63), ((bytes >> 10) & 95), ((bytes >> 15) & 31), ((bytes >> 20) & 63),
-                     ((bytes >> 25) & 95)];
+        let chunk = [
+            (bytes & 31),
+            ((bytes >> 5) & 63),
+            ((bytes >> 10) & 95),
+            ((bytes >> 15) & 31),
+            ((bytes >> 20) & 63),
+            ((bytes >> 25) & 95),
+        ];
         for c in chunk {
             if out.len() < end {
                 out.push((c as u8) + b' ');

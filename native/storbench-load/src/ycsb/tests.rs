@@ -41,7 +41,11 @@ fn zeta_matches_ycsb_exact_and_approximated() {
     // incremental == from scratch
     assert!(close(zeta(1000, 100_000, 0.99, zeta(0, 1000, 0.99, 0.0)), 12.778338062551246));
     // YCSB's precomputed zeta of 10^10 items at 0.99
-    assert!(close(zeta(0, SCRAMBLED_ITEM_COUNT + 1, 0.99, 0.0), SCRAMBLED_ZETAN), "{}", zeta(0, SCRAMBLED_ITEM_COUNT + 1, 0.99, 0.0));
+    assert!(
+        close(zeta(0, SCRAMBLED_ITEM_COUNT + 1, 0.99, 0.0), SCRAMBLED_ZETAN),
+        "{}",
+        zeta(0, SCRAMBLED_ITEM_COUNT + 1, 0.99, 0.0)
+    );
 }
 
 fn draw(n: usize, mut f: impl FnMut(&mut Rng) -> i64) -> std::collections::BTreeMap<i64, u64> {
@@ -148,8 +152,14 @@ fn field_values_are_printable_and_sized() {
 fn the_section_has_ycsbs_defaults_and_refuses_bad_values() {
     let cfg: YcsbConfig = serde_json::from_value(json!({"recordcount": 100})).unwrap();
     assert_eq!((cfg.fieldcount, cfg.fieldlength, cfg.readallfields, cfg.writeallfields), (10, 100, true, false));
-    assert_eq!((cfg.requestdistribution, cfg.zipfianconstant, cfg.insertorder), (Distribution::Zipfian, 0.99, InsertOrder::Hashed));
-    assert_eq!((cfg.minscanlength, cfg.maxscanlength, cfg.scanlengthdistribution), (1, 1000, ScanLengthDistribution::Uniform));
+    assert_eq!(
+        (cfg.requestdistribution, cfg.zipfianconstant, cfg.insertorder),
+        (Distribution::Zipfian, 0.99, InsertOrder::Hashed)
+    );
+    assert_eq!(
+        (cfg.minscanlength, cfg.maxscanlength, cfg.scanlengthdistribution),
+        (1, 1000, ScanLengthDistribution::Uniform)
+    );
     assert_eq!((cfg.phase, cfg.insertcount()), (Phase::Run, 100));
     assert_eq!(cfg.validate(), Ok(()));
     let bad = |extra: serde_json::Value| {
@@ -162,10 +172,15 @@ fn the_section_has_ycsbs_defaults_and_refuses_bad_values() {
             Err(e) => Some(e.to_string()),
         }
     };
-    assert_eq!(bad(json!({"insertstart": 50, "insertcount": 60})).unwrap(),
-               "ycsb: recordcount must be at least insertstart + insertcount (and insertcount at least 1)");
+    assert_eq!(
+        bad(json!({"insertstart": 50, "insertcount": 60})).unwrap(),
+        "ycsb: recordcount must be at least insertstart + insertcount (and insertcount at least 1)"
+    );
     assert_eq!(bad(json!({"recordcount": 0})).unwrap(), "ycsb.recordcount must be at least 1");
-    assert_eq!(bad(json!({"maxscanlength": 0})).unwrap(), "ycsb: scan lengths need 1 <= minscanlength <= maxscanlength");
+    assert_eq!(
+        bad(json!({"maxscanlength": 0})).unwrap(),
+        "ycsb: scan lengths need 1 <= minscanlength <= maxscanlength"
+    );
     assert!(bad(json!({"requestdistribution": "exponential"})).unwrap().starts_with("unknown variant `exponential`"));
     assert!(bad(json!({"fieldcnt": 3})).unwrap().starts_with("unknown field `fieldcnt`"));
     assert_eq!(bad(json!({"insertstart": 50, "insertcount": 50})), None);
@@ -184,9 +199,12 @@ fn workloads_a_to_f_have_ycsbs_proportions() {
     }
     assert!(workload_mix("g").is_none());
     let e = workload("e").unwrap();
-    assert_eq!(e, json!({"mix": [{"op": "SCAN", "weight": 0.95}, {"op": "INSERT", "weight": 0.05}],
+    assert_eq!(
+        e,
+        json!({"mix": [{"op": "SCAN", "weight": 0.95}, {"op": "INSERT", "weight": 0.05}],
                          "ycsb": {"requestdistribution": "zipfian", "insertproportion": 0.05, "maxscanlength": 100,
-                                  "scanlengthdistribution": "uniform"}}));
+                                  "scanlengthdistribution": "uniform"}})
+    );
     assert_eq!(workload("D").unwrap()["ycsb"], json!({"requestdistribution": "latest", "insertproportion": 0.05}));
     assert!(workload("").is_none());
 }
