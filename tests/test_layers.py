@@ -9,6 +9,7 @@ under ``if TYPE_CHECKING:`` counts like one at the top of a module. Imports by n
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -130,6 +131,11 @@ def circles(root: Path = SRC) -> list[list[str]]:
     for i in imports(root):
         if i.target in graph and i.target != i.source:
             graph[i.source].add(i.target)
+    return strongly_connected(graph)
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of ``graph`` (strongly connected nodes, two or more), largest first (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -163,6 +169,35 @@ def circles(root: Path = SRC) -> list[list[str]]:
     return sorted(found, key=len, reverse=True)
 
 
+RUST = SRC.parents[1] / "native" / "storbench-load" / "src"
+RUST_USE = re.compile(r"\b(?:super|crate(?:::[a-z_0-9]+)*)::([a-z_0-9]+)\b")
+
+
+def rust_graph(src: Path) -> dict[str, set[str]]:
+    """Module (``dir::file`` under ``src``) → the sibling modules it names through ``super::X`` or
+    ``crate::dir::X`` paths (in ``use`` lines and in code); a ``mod.rs`` is its directory's parent and is left
+    out: a module using its parent's items is how Rust nests, not a circle."""
+    modules = {path: "::".join(path.relative_to(src).with_suffix("").parts)
+               for path in src.rglob("*.rs") if path.name not in ("mod.rs", "main.rs", "lib.rs")}
+    graph: dict[str, set[str]] = {name: set() for name in modules.values()}
+    for path, name in modules.items():
+        folder = name.rpartition("::")[0]
+        for line in path.read_text().splitlines():
+            code = line.split("//", 1)[0]
+            for found in RUST_USE.finditer(code):
+                text = found.group(0)
+                if text.startswith("crate::") and not text.startswith(f"crate::{folder}::" if folder else "crate::"):
+                    continue
+                sibling = f"{folder}::{found.group(1)}" if folder else found.group(1)
+                if sibling in graph and sibling != name:
+                    graph[name].add(sibling)
+    return graph
+
+
+def rust_circles(src: Path) -> list[list[str]]:
+    return strongly_connected(rust_graph(src))
+
+
 def test_every_package_and_module_has_a_layer():
     missing = unplaced(layer_table())
     assert not missing, (f"not in the layer table of src/storbench/__init__.py: {', '.join(missing)}; "
@@ -180,15 +215,35 @@ def test_no_upward_import():
     assert not new, f"{len(new)} upward import(s):{show(new)}"
 
 
-def test_no_circle_across_packages():
-    crossing = [c for c in circles() if len({unit(m) for m in c}) > 1]
-    new = crossing
+def test_no_import_circle_anywhere():
+    found = circles()
 
     def show(found: list[list[str]]) -> str:
         return "".join(f"\n  {len(c)} modules of {', '.join(sorted({unit(m) for m in c}))}: {', '.join(c)}"
                        for c in found)
 
-    assert not new, f"{len(new)} import circle(s) across packages:{show(new)}"
+    assert not found, f"{len(found)} import circle(s):{show(found)}"
+
+
+def test_no_use_circle_among_rust_modules():
+    found = rust_circles(RUST)
+    assert not found, "use circle(s) among the native engine's modules: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_a_planted_circle_inside_a_package_is_found(tmp_path):
+    pkg = tmp_path / "storbench"
+    (pkg / "low").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""x\n\nLayers, lowest first:\n\n    a  low\n"""\n')
+    (pkg / "low" / "__init__.py").write_text("")
+    (pkg / "low" / "one.py").write_text("def f():\n    from storbench.low import two\n")
+    (pkg / "low" / "two.py").write_text("from storbench.low.one import f\n")
+    assert circles(pkg) == [["storbench.low.one", "storbench.low.two"]]
+    crate = tmp_path / "src"
+    (crate / "core").mkdir(parents=True)
+    (crate / "core" / "a.rs").write_text("use super::b::B;\npub struct A;\n")
+    (crate / "core" / "b.rs").write_text("use crate::core::a::A;\npub struct B;\n")
+    (crate / "core" / "c.rs").write_text("use super::a::A;\n")
+    assert rust_circles(crate) == [["core::a", "core::b"]]
 
 
 def test_the_checks_see_function_level_and_type_checking_imports(tmp_path):
