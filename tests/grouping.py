@@ -134,23 +134,12 @@ def pytest_runtest_teardown(item, nextitem) -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    # In a worker xdist sets `dist` to "no" and keeps the choice as `loadgroup`. Its scheduler puts tests whose
-    # node ids end in the same "@GROUP" on one worker; xdist 3.8 appends that suffix by assigning the node's
-    # `_nodeid`, which pytest 9 no longer reads (the id lives in `_id`), so the suffix is written here. Every
-    # worker collects and orders alike (the order is a pure function of the collection), as xdist requires.
+    # In a worker xdist sets `dist` to "no" and keeps the choice as `loadgroup`. Its own hook, which runs after
+    # this one, puts tests with the same `xdist_group` mark on one worker. Every worker collects and orders
+    # alike (the order is a pure function of the collection), as xdist requires.
     if getattr(config.option, "loadgroup", False):
         groups = {id(item): group_of(item) for item in items}
         items[:] = longest_first(items, lambda item: groups[id(item)], estimate_s)
         config.stash[LAST_USERS] = last_users(items, lambda item: groups[id(item)], fixtures_of)
         for item in items:
-            _suffix(item, groups[id(item)])
-
-
-def _suffix(item: pytest.Item, group: str) -> None:
-    grouped = f"{item.nodeid}@{group}"
-    if hasattr(item, "_id"):  # pytest >= 9
-        from _pytest.nodeid import NodeId
-
-        item._id = NodeId.parse(grouped)
-    else:
-        item._nodeid = grouped
+            item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
