@@ -181,8 +181,8 @@ def main() -> None:
         return [r[0][name].cpu_s if name in r[0] else None for r in rounds]
 
     def slopes(name: str) -> list[float | None]:
-        return [steady(s[0][name], l[0][name]) if name in s[0] and name in l[0] else None
-                for s, l in zip(results["short"], results["long"])]
+        return [steady(short[0][name], long_[0][name]) if name in short[0] and name in long_[0] else None
+                for short, long_ in zip(results["short"], results["long"])]
 
     for name in names:
         cells = ", ".join("n/a" if v is None else f"{v * 1e3:.3f}" for v in slopes(name))

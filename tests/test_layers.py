@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "storbench"
 

@@ -5,7 +5,6 @@ registers its tables and keeps them (--keep-data: its database is the neighbour)
 and drops them, run C reads A's tables (catalog_database). Which databases exist is read from the
 metastore's own PostgreSQL."""
 
-import json
 import stat
 from pathlib import Path
 

@@ -4,7 +4,6 @@ mid-run, the BMC password kept out of everything the run leaves, and bad input r
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time

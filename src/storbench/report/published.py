@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from storbench.analysis.model import Comparison
 from storbench.analysis.published import LABEL, Beside, Published, factor, published, scale_free
-from storbench.baselines import Figure, Paper, load, papers
+from storbench.baselines import Figure, load, papers
 from storbench.report import _format as f
 from storbench.report.svg import esc
 

@@ -1,7 +1,5 @@
 """The native engine against a real S3 server: every operation, verification, fail-fast, open loop, merge."""
 
-import io
-import json
 import os
 import signal
 import subprocess
