@@ -65,9 +65,22 @@ def process_cpu_s(pid: int) -> float:
 
 def fio_write(device: str, size_mib: int) -> int:
     """A rate-limited O_DIRECT sequential write of ``size_mib`` MiB to ``device``; the bytes fio reports."""
-    done = subprocess.run(["fio", "--name=steady", f"--filename={device}", "--rw=write", "--bs=1m",
-                           "--direct=1", f"--rate={RATE_MIB}m", f"--size={size_mib}m", "--output-format=json"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            "fio",
+            "--name=steady",
+            f"--filename={device}",
+            "--rw=write",
+            "--bs=1m",
+            "--direct=1",
+            f"--rate={RATE_MIB}m",
+            f"--size={size_mib}m",
+            "--output-format=json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(json.loads(done.stdout)["jobs"][0]["write"]["io_bytes"])
 
 
@@ -87,6 +100,7 @@ def side(device: str, size_mib: int, reader: Callable | None, exporter_pid: int 
         points = collector.points()
         sectors = window_totals(points, points[0].time, points[-1].time)["write_sectors"]
         return Side(collector.cpu_seconds + exporter_cpu, wall, sectors * SECTOR, written)
+
     return run
 
 
@@ -103,31 +117,35 @@ def main() -> None:
         if not shutil.which(tool):
             sys.exit(f"cluster_telemetry_cost: {tool} is not installed (scripts/setup.sh --test)")
     size_mib = RATE_MIB * seconds
-    scope(f"storbench's Collector reading node_exporter (cost: exporter process + scraping thread) vs storbench's "
-          f"local /proc collector (cost: its thread), each alone in turn over its own O_DIRECT fio write of "
-          f"{size_mib} MiB at {RATE_MIB} MiB/s to a fresh loop device nothing else writes, 1 s interval; fidelity: "
-          f"each path's device write-byte delta over its window against the bytes fio reports writing (the "
-          f"workload's own count, an independent truth)",
-          peer="storbench's local /proc collector (cost); fio's JSON io_bytes (fidelity)",
-          parallelism="one fio job, bs 1m, rate-limited; one sampling thread per path; sides one at a time, "
-                      "order rotated",
-          startup="node_exporter started once before the rounds (outside); each collector started before fio "
-                  "and stopped after it exits (inside, both sides)",
-          cache="O_DIRECT writes to the loop device (no page cache on the measured device)",
-          clock="CPU: /proc/PID/stat ticks (node_exporter), thread_time (storbench's threads); "
-                "window: time.monotonic")
+    scope(
+        f"storbench's Collector reading node_exporter (cost: exporter process + scraping thread) vs storbench's "
+        f"local /proc collector (cost: its thread), each alone in turn over its own O_DIRECT fio write of "
+        f"{size_mib} MiB at {RATE_MIB} MiB/s to a fresh loop device nothing else writes, 1 s interval; fidelity: "
+        f"each path's device write-byte delta over its window against the bytes fio reports writing (the "
+        f"workload's own count, an independent truth)",
+        peer="storbench's local /proc collector (cost); fio's JSON io_bytes (fidelity)",
+        parallelism="one fio job, bs 1m, rate-limited; one sampling thread per path; sides one at a time, "
+        "order rotated",
+        startup="node_exporter started once before the rounds (outside); each collector started before fio "
+        "and stopped after it exits (inside, both sides)",
+        cache="O_DIRECT writes to the loop device (no page cache on the measured device)",
+        clock="CPU: /proc/PID/stat ticks (node_exporter), thread_time (storbench's threads); window: time.monotonic",
+    )
     scratch = Path(tempfile.mkdtemp(prefix="storbench-bench-", dir="/var/tmp"))
     image = scratch / "disk.img"
     with open(image, "wb") as handle:
         handle.truncate((size_mib + 64) << 20)
-    device = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True,
-                            check=True).stdout.strip()
+    device = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     exporter = None
     try:
         exporter = start_exporter("127.0.0.41")
         reader = ExporterReader(exporter.url)
-        results = rotated({PATH: side(device, size_mib, reader.read, exporter.proc.pid),
-                           LOCAL: side(device, size_mib, None, None)}, args.rounds)
+        results = rotated(
+            {PATH: side(device, size_mib, reader.read, exporter.proc.pid), LOCAL: side(device, size_mib, None, None)},
+            args.rounds,
+        )
         reader.close()
     finally:
         if exporter is not None:
@@ -137,18 +155,31 @@ def main() -> None:
 
     print(f"{device} (loop), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; per round:")
     for k, (remote, local) in enumerate(zip(results[PATH], results[LOCAL])):
-        print(f"  round {k + 1}: {PATH} {remote.cpu_s * 1e3:.1f} ms CPU over {remote.wall_s:.2f} s, "
-              f"device {remote.device_bytes} B / fio {remote.fio_bytes} B; {LOCAL} {local.cpu_s * 1e3:.1f} ms "
-              f"over {local.wall_s:.2f} s, device {local.device_bytes} B / fio {local.fio_bytes} B")
-    verdict("scrape path CPU per node at 1 s (node_exporter + storbench's scraper), share of a core",
-            spread([100 * r.cpu_s / r.wall_s for r in results[PATH]]), goal=1, at_least=False, unit="%")
-    verdict("scrape path / local collector, CPU per second",
-            ratios([r.cpu_s / r.wall_s for r in results[PATH]], [r.cpu_s / r.wall_s for r in results[LOCAL]]),
-            goal=None)
+        print(
+            f"  round {k + 1}: {PATH} {remote.cpu_s * 1e3:.1f} ms CPU over {remote.wall_s:.2f} s, "
+            f"device {remote.device_bytes} B / fio {remote.fio_bytes} B; {LOCAL} {local.cpu_s * 1e3:.1f} ms "
+            f"over {local.wall_s:.2f} s, device {local.device_bytes} B / fio {local.fio_bytes} B"
+        )
+    verdict(
+        "scrape path CPU per node at 1 s (node_exporter + storbench's scraper), share of a core",
+        spread([100 * r.cpu_s / r.wall_s for r in results[PATH]]),
+        goal=1,
+        at_least=False,
+        unit="%",
+    )
+    verdict(
+        "scrape path / local collector, CPU per second",
+        ratios([r.cpu_s / r.wall_s for r in results[PATH]], [r.cpu_s / r.wall_s for r in results[LOCAL]]),
+        goal=None,
+    )
     for name in (PATH, LOCAL):
-        verdict(f"fidelity via {name}, |device bytes written / bytes fio wrote - 1|",
-                spread([100 * abs(r.device_bytes / r.fio_bytes - 1) for r in results[name]]),
-                goal=2, at_least=False, unit="%")
+        verdict(
+            f"fidelity via {name}, |device bytes written / bytes fio wrote - 1|",
+            spread([100 * abs(r.device_bytes / r.fio_bytes - 1) for r in results[name]]),
+            goal=2,
+            at_least=False,
+            unit="%",
+        )
 
 
 if __name__ == "__main__":

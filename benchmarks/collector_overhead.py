@@ -61,15 +61,13 @@ def tools(devices: list[str], seconds: int, tmp: Path) -> list[Tool]:
     """The tools to run for ``seconds`` at 1 s, each with count = seconds + 1 reports, the first at once."""
     found = [Tool(STORBENCH, [sys.executable, str(CHILD), "1", str(seconds), *devices], None)]
     if Path(SADC).exists():
-        found.append(Tool("sadc", [SADC, "-S", "DISK", "1", str(seconds + 1), str(tmp / f"sa{seconds}")],
-                          seconds + 1))
+        found.append(Tool("sadc", [SADC, "-S", "DISK", "1", str(seconds + 1), str(tmp / f"sa{seconds}")], seconds + 1))
     if shutil.which("iostat"):
         found.append(Tool("iostat", ["iostat", "-x", *devices, "1", str(seconds + 1)], seconds + 1))
     return found
 
 
-def run_processes(started_in_order: list[Tool], during: Callable[[], Measured]) -> tuple[dict[str, Measured],
-                                                                                          Measured]:
+def run_processes(started_in_order: list[Tool], during: Callable[[], Measured]) -> tuple[dict[str, Measured], Measured]:
     """Starts every tool at once (in the given order), calls ``during``, then reads each one's own rusage
     (os.wait4 on its pid, so concurrent tools are not mixed up). Output goes to files, not pipes: a pipe
     must be drained before the wait, and draining it (communicate) would reap the rusage away."""
@@ -102,8 +100,9 @@ def run_thread(devices: list[str], interval: float, seconds: float) -> Measured:
     collector.start()
     time.sleep(seconds)
     collector.stop()
-    return Measured(f"thread at {interval:g} s", time.monotonic() - started, len(collector.points()),
-                    collector.cpu_seconds)
+    return Measured(
+        f"thread at {interval:g} s", time.monotonic() - started, len(collector.points()), collector.cpu_seconds
+    )
 
 
 def sysstat_version() -> str:
@@ -120,14 +119,17 @@ def steady(short: Measured, long: Measured) -> float | None:
     return slope if slope > 0 else None
 
 
-def round_side(devices: list[str], seconds: int, tmp: Path, thread_interval: float,
-               thread_seconds: float) -> Callable[[int], tuple[dict[str, Measured], Measured]]:
+def round_side(
+    devices: list[str], seconds: int, tmp: Path, thread_interval: float, thread_seconds: float
+) -> Callable[[int], tuple[dict[str, Measured], Measured]]:
     """One duration of a round: every tool launched together (launch order rotated by round), and storbench's
     in-run thread sampling in this process meanwhile."""
+
     def side(k: int) -> tuple[dict[str, Measured], Measured]:
         found = tools(devices, seconds, tmp)
-        order = found[k % len(found):] + found[:k % len(found)]
+        order = found[k % len(found) :] + found[: k % len(found)]
         return run_processes(order, lambda: run_thread(devices, thread_interval, thread_seconds))
+
     return side
 
 
@@ -155,53 +157,80 @@ def main() -> None:
         names = [tool.name for tool in tools(devices, long_s, Path(tmp))]
         peers = [name for name in names if name != STORBENCH]
         version = sysstat_version()
-        scope(f"storbench's Collector as its own python process (collector_process.py) vs "
-              f"{', '.join(peers) or 'no peer (sysstat missing)'}, all launched together, sampling "
-              f"{', '.join(devices) or 'no device'} ({resolution.how}) at 1 s for {short_s} s and {long_s} s; "
-              f"whole process = each one's rusage; steady = CPU slope over the two durations",
-              peer=f"sysstat {version}: sadc -S DISK (default activities + every disk, binary records to a file), "
-                   f"iostat -x (avg-cpu + the named devices, text to a file)",
-              parallelism="one process per tool, one sampler each, the tools concurrent; launch order rotated",
-              startup="inside for every tool (whole process); subtracted for every tool (steady)",
-              cache="nothing to cache: /proc reads; storbench keeps points in memory",
-              clock="CPU: os.wait4 rusage (user+sys) per process; samples: each tool's own count")
+        scope(
+            f"storbench's Collector as its own python process (collector_process.py) vs "
+            f"{', '.join(peers) or 'no peer (sysstat missing)'}, all launched together, sampling "
+            f"{', '.join(devices) or 'no device'} ({resolution.how}) at 1 s for {short_s} s and {long_s} s; "
+            f"whole process = each one's rusage; steady = CPU slope over the two durations",
+            peer=f"sysstat {version}: sadc -S DISK (default activities + every disk, binary records to a file), "
+            f"iostat -x (avg-cpu + the named devices, text to a file)",
+            parallelism="one process per tool, one sampler each, the tools concurrent; launch order rotated",
+            startup="inside for every tool (whole process); subtracted for every tool (steady)",
+            cache="nothing to cache: /proc reads; storbench keeps points in memory",
+            clock="CPU: os.wait4 rusage (user+sys) per process; samples: each tool's own count",
+        )
         if resolution.warning:
             print(f"  warning: {resolution.warning}")
-        results = rotated({"short": round_side(devices, short_s, Path(tmp), 0.1, short_s),
-                           "long": round_side(devices, long_s, Path(tmp), 1.0, long_s)}, args.rounds)
+        results = rotated(
+            {
+                "short": round_side(devices, short_s, Path(tmp), 0.1, short_s),
+                "long": round_side(devices, long_s, Path(tmp), 1.0, long_s),
+            },
+            args.rounds,
+        )
 
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; per round, CPU ms (samples):")
     for k, (short, long) in enumerate(zip(results["short"], results["long"])):
-        cells = [f"{name} {long[0][name].cpu_s * 1e3:.1f} ({long[0][name].samples})"
-                 for name in names if name in long[0]]
-        print(f"  round {k + 1}, {long_s} s: {', '.join(cells)}; in-run thread {long[1].cpu_s * 1e3:.1f} "
-              f"({long[1].samples})")
+        cells = [
+            f"{name} {long[0][name].cpu_s * 1e3:.1f} ({long[0][name].samples})" for name in names if name in long[0]
+        ]
+        print(
+            f"  round {k + 1}, {long_s} s: {', '.join(cells)}; in-run thread {long[1].cpu_s * 1e3:.1f} "
+            f"({long[1].samples})"
+        )
 
     def figure(rounds: list[tuple[dict[str, Measured], Measured]], name: str) -> list[float | None]:
         return [r[0][name].cpu_s if name in r[0] else None for r in rounds]
 
     def slopes(name: str) -> list[float | None]:
-        return [steady(short[0][name], long_[0][name]) if name in short[0] and name in long_[0] else None
-                for short, long_ in zip(results["short"], results["long"])]
+        return [
+            steady(short[0][name], long_[0][name]) if name in short[0] and name in long_[0] else None
+            for short, long_ in zip(results["short"], results["long"])
+        ]
 
     for name in names:
         cells = ", ".join("n/a" if v is None else f"{v * 1e3:.3f}" for v in slopes(name))
         print(f"  {name}: steady ms of CPU per sample by round: {cells}")
     for peer in peers:
-        report_ratio(f"storbench/{peer} CPU, whole processes over {long_s} s at 1 s",
-                     figure(results["long"], STORBENCH), figure(results["long"], peer))
+        report_ratio(
+            f"storbench/{peer} CPU, whole processes over {long_s} s at 1 s",
+            figure(results["long"], STORBENCH),
+            figure(results["long"], peer),
+        )
         report_ratio(f"storbench/{peer} CPU per sample, steady state at 1 s", slopes(STORBENCH), slopes(peer))
     if not peers:
         print("  no peer measured: install sysstat (sadc, iostat) for the comparison")
     in_run = [thread for _, thread in results["long"]]
-    verdict("in-run collector thread at 1 s, ms of CPU per sample",
-            spread([t.cpu_s / t.samples * 1e3 for t in in_run]), goal=None, unit="ms")
-    verdict("in-run collector thread at 1 s, share of a core",
-            spread([100 * t.cpu_s / t.seconds for t in in_run]), goal=None, unit="%")
+    verdict(
+        "in-run collector thread at 1 s, ms of CPU per sample",
+        spread([t.cpu_s / t.samples * 1e3 for t in in_run]),
+        goal=None,
+        unit="ms",
+    )
+    verdict(
+        "in-run collector thread at 1 s, share of a core",
+        spread([100 * t.cpu_s / t.seconds for t in in_run]),
+        goal=None,
+        unit="%",
+    )
     # cost per second at 0.1 s over cost per second at 1 s, within a round (10x the samples)
-    verdict("in-run collector thread, CPU per second at 0.1 s / at 1 s",
-            ratios([fast.cpu_s / fast.seconds for _, fast in results["short"]],
-                   [slow.cpu_s / slow.seconds for slow in in_run]), goal=None)
+    verdict(
+        "in-run collector thread, CPU per second at 0.1 s / at 1 s",
+        ratios(
+            [fast.cpu_s / fast.seconds for _, fast in results["short"]], [slow.cpu_s / slow.seconds for slow in in_run]
+        ),
+        goal=None,
+    )
 
 
 if __name__ == "__main__":

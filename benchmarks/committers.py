@@ -33,16 +33,19 @@ def main() -> None:
     # the smoke run checks the benchmark's path with the peer and one S3A committer (every committer's terasort is
     # tested in tests/workloads/objects/test_spark_s3a.py)
     committers = (PEER, "magic") if args.quick else COMMITTERS
-    scope(f"storbench teragen+terasort on SeaweedFS (s3://storbench/bench), {size / 1e6:.0f} MB in files of 1 MB, "
-          f"Parquet, by committer ({', '.join(committers)})",
-          peer="Spark's classic file output committer (rename = COPY + DELETE), same run, same session",
-          parallelism="one Spark session local[*] for every committer",
-          startup="outside the timer for all (the session and S3A started, and one unrecorded teragen+terasort, "
-                  "before the rounds); the committers' order rotated each round",
-          cache="one SeaweedFS on 127.0.0.1 for all; each workload's window ends with its committed output",
-          clock="storbench's window (time.monotonic) for every committer")
+    scope(
+        f"storbench teragen+terasort on SeaweedFS (s3://storbench/bench), {size / 1e6:.0f} MB in files of 1 MB, "
+        f"Parquet, by committer ({', '.join(committers)})",
+        peer="Spark's classic file output committer (rename = COPY + DELETE), same run, same session",
+        parallelism="one Spark session local[*] for every committer",
+        startup="outside the timer for all (the session and S3A started, and one unrecorded teragen+terasort, "
+        "before the rounds); the committers' order rotated each round",
+        cache="one SeaweedFS on 127.0.0.1 for all; each workload's window ends with its committed output",
+        clock="storbench's window (time.monotonic) for every committer",
+    )
     with private_dir("storbench-bench-committers-") as home, service("s3", home, args.service_home):
         with SparkWorkloads("s3://storbench/bench", args.service_home or home, "local[*]") as spark:
+
             def terasort(committer: str, record: bool = True) -> dict[str, float]:
                 params = {"size_bytes": size, "partition_mb": 1, "committer": committer, "flush": False}
                 gen, _ = spark.run("teragen", params, warmup=not record)
@@ -51,15 +54,20 @@ def main() -> None:
 
             terasort(PEER, record=False)
             rounds = rotated({c: lambda _k, c=c: terasort(c) for c in committers}, args.rounds)
-    print(f"{'committer':<12}{'terasort s (median, range)':>32}{'teragen s':>12}"
-          + "".join(f"{m.split('_')[1].upper():>7}" for m in COUNTS))
+    print(
+        f"{'committer':<12}{'terasort s (median, range)':>32}{'teragen s':>12}"
+        + "".join(f"{m.split('_')[1].upper():>7}" for m in COUNTS)
+    )
     for c in committers:
         sort, gen = spread([r["terasort"] for r in rounds[c]]), spread([r["teragen"] for r in rounds[c]])
         counts = "".join(f"{spread([r.get(m, float('nan')) for r in rounds[c]]).median:>7.0f}" for m in COUNTS)
         print(f"{c:<12}{sort.text('.2f'):>32}{gen.median:>12.2f}{counts}")
     for c in committers[1:]:
-        verdict(f"{c}/{PEER} terasort time", ratios([r["terasort"] for r in rounds[c]],
-                                                    [r["terasort"] for r in rounds[PEER]]), goal=None)
+        verdict(
+            f"{c}/{PEER} terasort time",
+            ratios([r["terasort"] for r in rounds[c]], [r["terasort"] for r in rounds[PEER]]),
+            goal=None,
+        )
 
 
 if __name__ == "__main__":

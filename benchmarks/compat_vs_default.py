@@ -26,16 +26,18 @@ from storbench.workloads.spark_transforms import DatasetState  # noqa: E402
 
 OPERATIONS = ("groupby", "repartition", "join", "broadcast-join")  # benchmark-shuffle.py's four tests
 MODES = ("default", "compat", "transcription")
-PEER = ("storbench's transcription of pyspark-benchmark's generate-data.py/benchmark-shuffle.py calls "
-        "(tests/data/compat/pyspark-benchmark.json), run in this session; not the upstream scripts")
+PEER = (
+    "storbench's transcription of pyspark-benchmark's generate-data.py/benchmark-shuffle.py calls "
+    "(tests/data/compat/pyspark-benchmark.json), run in this session; not the upstream scripts"
+)
 SCOPE = {
     "default": "storbench's window (ctx.measure): query built + noop write; CSV read with a schema before it",
     "compat": "storbench's window (ctx.measure): query built + rdd.count(); schema-less CSV read "
-              "(its header job) before it",
+    "(its header job) before it",
     "transcription": "benchmark-shuffle.py's timer (timeit.default_timer) as transcribed: query built + "
-                     "res.rdd.count(); spark.read.csv(header=True) once per round before its timers",
+    "res.rdd.count(); spark.read.csv(header=True) once per round before its timers",
     "datagen": "write call to its return, no syncfs on any side (flush off); generate-data.py has no timer, so "
-               "the transcription's df.write.csv is timed here the same way",
+    "the transcription's df.write.csv is timed here the same way",
 }
 
 
@@ -54,20 +56,32 @@ def main() -> None:
         params["repartition"] = {**params["repartition"], "repartition_partitions": 4}
     spec = ref.load()
     repartitions = params["repartition"]["repartition_partitions"]
-    scope(f"storbench datagen + groupby/repartition/join/broadcast-join in default and compat mode vs the same "
-          f"calls as transcribed, {params['datagen']['rows']} rows, {params['datagen']['partitions']} partitions, "
-          f"repartition {repartitions}",
-          peer=PEER, parallelism="one Spark session local[*] shared by all three sides"
-          + (", 4 shuffle partitions (smoke)" if args.quick else ""),
-          startup="outside the timer on all sides (the session started, and warmed by one 1% datagen per side, "
-                  "before the rounds)",
-          cache="the dataset's files evicted from the page cache before every timed test on all three sides "
-                "(storbench's cold_cache, done for the transcription too); no side syncs",
-          clock="storbench: its window (time.monotonic); the transcription: timeit.default_timer, its scripts' "
-                "own timer (datagen: time.monotonic around the write)")
+    scope(
+        f"storbench datagen + groupby/repartition/join/broadcast-join in default and compat mode vs the same "
+        f"calls as transcribed, {params['datagen']['rows']} rows, {params['datagen']['partitions']} partitions, "
+        f"repartition {repartitions}",
+        peer=PEER,
+        parallelism="one Spark session local[*] shared by all three sides"
+        + (", 4 shuffle partitions (smoke)" if args.quick else ""),
+        startup="outside the timer on all sides (the session started, and warmed by one 1% datagen per side, "
+        "before the rounds)",
+        cache="the dataset's files evicted from the page cache before every timed test on all three sides "
+        "(storbench's cold_cache, done for the transcription too); no side syncs",
+        clock="storbench: its window (time.monotonic); the transcription: timeit.default_timer, its scripts' "
+        "own timer (datagen: time.monotonic around the write)",
+    )
     counts: dict[str, set[int]] = {}
-    with private_dir("storbench-bench-compat-") as scratch, SparkWorkloads(f"file://{scratch}", Path(scratch) / "home", "local[*]", modes=("default", "compat"),
-                        app="storbench compat benchmark", conf=conf) as spark:
+    with (
+        private_dir("storbench-bench-compat-") as scratch,
+        SparkWorkloads(
+            f"file://{scratch}",
+            Path(scratch) / "home",
+            "local[*]",
+            modes=("default", "compat"),
+            app="storbench compat benchmark",
+            conf=conf,
+        ) as spark,
+    ):
         root = spark.contexts["default"].root_uri.rsplit("/", 1)[0]
         session = spark.engine.start()
 
@@ -97,7 +111,7 @@ def main() -> None:
             datagen(mode, small)
 
         def round_of(k: int) -> dict[str, dict[str, float]]:
-            order = MODES[k % 3:] + MODES[:k % 3]  # the order rotates per round, step by step
+            order = MODES[k % 3 :] + MODES[: k % 3]  # the order rotates per round, step by step
             times = {mode: {"datagen": datagen(mode, params["datagen"])} for mode in order}
             df = ref.read(session, spec, compat_data())  # once per round, before the transcription's timers
             for name in OPERATIONS:
@@ -115,8 +129,11 @@ def report(rounds: list[dict[str, dict[str, float]]], counts: dict[str, set[int]
         print(f"  {what}: {text}")
     for name in ("datagen", *OPERATIONS):
         row = {mode: spread([r[mode][name] for r in rounds]) for mode in MODES}
-        print(f"  {name:<15}" + "  ".join(f"{mode} {row[mode].text('.2f', ' s')}" for mode in MODES)
-              + (f"  transcription's count {', '.join(map(str, sorted(counts[name])))}" if name in counts else ""))
+        print(
+            f"  {name:<15}"
+            + "  ".join(f"{mode} {row[mode].text('.2f', ' s')}" for mode in MODES)
+            + (f"  transcription's count {', '.join(map(str, sorted(counts[name])))}" if name in counts else "")
+        )
     totals = {mode: [sum(r[mode].values()) for r in rounds] for mode in MODES}
     verdict("compat/transcription total time", ratios(totals["compat"], totals["transcription"]), goal=None)
     verdict("default/transcription total time", ratios(totals["default"], totals["transcription"]), goal=None)

@@ -35,29 +35,37 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--file-size", default=None, help="bytes per file (default 512M; --quick: 8M)")
     p.add_argument("--dir", default="/var/tmp")
-    p.add_argument("--slots", type=int, default=os.cpu_count() or 2,
-                   help="files = dfsio's tasks = Spark's local[N] slots = fio's jobs (default: the cores)")
+    p.add_argument(
+        "--slots",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="files = dfsio's tasks = Spark's local[N] slots = fio's jobs (default: the cores)",
+    )
     args = p.parse_args()
     size, files = parse_count(args.file_size or ("8M" if args.quick else "512M")), args.slots
     if not size or files < 1:
         raise SystemExit(f"--file-size {args.file_size!r} / --slots {files}: expected a byte count and ≥ 1")
-    scope(f"storbench dfsio-write vs fio sequential buffered write, {files} files × {size / 1e6:.0f} MB on the "
-          f"filesystem of {args.dir}; pairs: page cache (flush=false vs fio no fsync), durable (flush=true: syncfs "
-          f"in the window vs fio end_fsync=1)",
-          peer=f"fio, {files} jobs × {size / 1e6:.0f} MB, 1 MiB blocks, libaio iodepth 16, buffered",
-          parallelism=f"Spark local[{files}], {files} tasks (one per file) vs fio {files} jobs",
-          startup="outside the timer on both (one Spark session plus one unrecorded dfsio-write before the rounds; "
-                  "fio's process start and file layout outside its bandwidth)",
-          cache="everything synced and this benchmark's files evicted from the page cache before each side",
-          clock="dfsio: its window (time.monotonic); fio: its own bw_bytes; rate = the same bytes / each side's time")
+    scope(
+        f"storbench dfsio-write vs fio sequential buffered write, {files} files × {size / 1e6:.0f} MB on the "
+        f"filesystem of {args.dir}; pairs: page cache (flush=false vs fio no fsync), durable (flush=true: syncfs "
+        f"in the window vs fio end_fsync=1)",
+        peer=f"fio, {files} jobs × {size / 1e6:.0f} MB, 1 MiB blocks, libaio iodepth 16, buffered",
+        parallelism=f"Spark local[{files}], {files} tasks (one per file) vs fio {files} jobs",
+        startup="outside the timer on both (one Spark session plus one unrecorded dfsio-write before the rounds; "
+        "fio's process start and file layout outside its bandwidth)",
+        cache="everything synced and this benchmark's files evicted from the page cache before each side",
+        clock="dfsio: its window (time.monotonic); fio: its own bw_bytes; rate = the same bytes / each side's time",
+    )
     work = Path(tempfile.mkdtemp(prefix="storbench-dfsio-bench-", dir=args.dir))
     rates: dict[str, dict[str, list[float]]] = {}
     try:
         with SparkWorkloads(f"file://{work}", work / "home", f"local[{files}]") as spark:
+
             def dfsio(flush: bool, record: bool = True) -> float:
                 drop_written(work)
-                seconds, _ = spark.run("dfsio-write", {"files": files, "file_size": size, "flush": flush},
-                                       warmup=not record)
+                seconds, _ = spark.run(
+                    "dfsio-write", {"files": files, "file_size": size, "flush": flush}, warmup=not record
+                )
                 return size * files / 1e6 / seconds
 
             def fio(flush: bool) -> float:
@@ -66,13 +74,16 @@ def main() -> None:
 
             dfsio(False, record=False)
             for pair, flush in PAIRS.items():
-                rates[pair] = rotated({"dfsio": lambda _k, f=flush: dfsio(f), "fio": lambda _k, f=flush: fio(f)},
-                                      args.rounds)
+                rates[pair] = rotated(
+                    {"dfsio": lambda _k, f=flush: dfsio(f), "fio": lambda _k, f=flush: fio(f)}, args.rounds
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for pair, sides in rates.items():
-        print(f"  {pair}: dfsio-write {spread(sides['dfsio']).text('.0f', ' MB/s')}, "
-              f"fio {spread(sides['fio']).text('.0f', ' MB/s')}")
+        print(
+            f"  {pair}: dfsio-write {spread(sides['dfsio']).text('.0f', ' MB/s')}, "
+            f"fio {spread(sides['fio']).text('.0f', ' MB/s')}"
+        )
     verdict("dfsio-write/fio page cache", ratios(rates["page cache"]["dfsio"], rates["page cache"]["fio"]), goal=GOAL)
     verdict("dfsio-write/fio durable", ratios(rates["durable"]["dfsio"], rates["durable"]["fio"]), goal=None)
 

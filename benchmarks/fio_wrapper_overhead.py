@@ -85,8 +85,9 @@ class Bench:
         windows, walls = {}, {}
         for name, record in artifacts["workloads"].items():
             self.jobs[name] = record["job_file"]
-            windows[name] = next(s["value"] for s in samples
-                                 if s["workload"] == name and s["metric"] == "completion_time")
+            windows[name] = next(
+                s["value"] for s in samples if s["workload"] == name and s["metric"] == "completion_time"
+            )
             walls[name] = record["runs"][0]["fio_wall_s"]
         shutil.rmtree(target, ignore_errors=True)
         return Round(wall, windows, walls)
@@ -116,8 +117,12 @@ class Bench:
 
 def fio(job: Path, output: Path) -> None:
     """fio as storbench's engine runs it: JSON to a file, in the job file's directory."""
-    subprocess.run(["fio", "--output-format=json", f"--output={output}", str(job)], check=True,
-                   capture_output=True, cwd=str(job.parent))
+    subprocess.run(
+        ["fio", "--output-format=json", f"--output={output}", str(job)],
+        check=True,
+        capture_output=True,
+        cwd=str(job.parent),
+    )
 
 
 def main() -> None:
@@ -133,17 +138,19 @@ def main() -> None:
         (home / "quick.yaml").write_text(QUICK_SUITE)
         suite, shown = str(home / "quick.yaml"), "fio-write + fio-read of fio-basic, 4 MiB per job"
     bench = Bench(base, home, suite, "tiny" if args.quick else args.scale)
-    scope(f"storbench run {shown} --scale {bench.scale} vs the "
-          f"same job files run by fio alone, on {base}; per workload: untimed create_only layout, then the job; "
-          f"data removed at the end (both sides)",
-          peer="fio alone (the same binary and job files, JSON output to a file, cwd the job's directory)",
-          parallelism="the suite's jobs one after another on both sides (their numjobs/iodepth as written)",
-          startup="windows and bare jobs: fio's own process start inside both, storbench's outside; whole: "
-                  "each side from nothing to done (storbench's interpreter start, probes, results inside)",
-          cache="fresh files laid out just before each job on both sides; the suite's direct=1; after each "
-                "write job, a syncfs of the target's filesystem inside both timers (storbench's flush)",
-          clock="time.monotonic: storbench's ctx.measure() window and its fio spawn-to-exit; here, the bare "
-                "fio's spawn-to-exit and the whole CLI / whole bare sequence")
+    scope(
+        f"storbench run {shown} --scale {bench.scale} vs the "
+        f"same job files run by fio alone, on {base}; per workload: untimed create_only layout, then the job; "
+        f"data removed at the end (both sides)",
+        peer="fio alone (the same binary and job files, JSON output to a file, cwd the job's directory)",
+        parallelism="the suite's jobs one after another on both sides (their numjobs/iodepth as written)",
+        startup="windows and bare jobs: fio's own process start inside both, storbench's outside; whole: "
+        "each side from nothing to done (storbench's interpreter start, probes, results inside)",
+        cache="fresh files laid out just before each job on both sides; the suite's direct=1; after each "
+        "write job, a syncfs of the target's filesystem inside both timers (storbench's flush)",
+        clock="time.monotonic: storbench's ctx.measure() window and its fio spawn-to-exit; here, the bare "
+        "fio's spawn-to-exit and the whole CLI / whole bare sequence",
+    )
     try:
         results = rotated({STORBENCH: bench.storbench, FIO: bench.fio_alone}, args.rounds)
     finally:
@@ -151,19 +158,34 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
     ours, alone = results[STORBENCH], results[FIO]
-    print(f"{bench.version}; a syncfs ended the windows of: {', '.join(sorted(bench.flushed)) or 'none'}; "
-          f"per round, seconds (window | fio inside storbench | fio alone):")
+    print(
+        f"{bench.version}; a syncfs ended the windows of: {', '.join(sorted(bench.flushed)) or 'none'}; "
+        f"per round, seconds (window | fio inside storbench | fio alone):"
+    )
     for k, (sb, bare) in enumerate(zip(ours, alone)):
-        cells = [f"{name} {sb.jobs_s[name]:.3f} | {sb.fio_in_storbench_s[name]:.3f} | {bare.jobs_s[name]:.3f}"
-                 for name in sb.jobs_s]
+        cells = [
+            f"{name} {sb.jobs_s[name]:.3f} | {sb.fio_in_storbench_s[name]:.3f} | {bare.jobs_s[name]:.3f}"
+            for name in sb.jobs_s
+        ]
         print(f"  round {k + 1}: {'; '.join(cells)}; whole {sb.whole_s:.2f} vs {bare.whole_s:.2f}")
     windows = [sum(r.jobs_s.values()) for r in ours]
-    verdict("timed windows / fio processes inside them (same run)",
-            ratios(windows, [sum(r.fio_in_storbench_s.values()) for r in ours]), goal=1.02, at_least=False)
-    verdict("timed windows / fio alone on the same job files",
-            ratios(windows, [sum(r.jobs_s.values()) for r in alone]), goal=1.02, at_least=False)
-    verdict("whole storbench run / fio alone doing the same layouts, jobs and removal",
-            ratios([r.whole_s for r in ours], [r.whole_s for r in alone]), goal=None)
+    verdict(
+        "timed windows / fio processes inside them (same run)",
+        ratios(windows, [sum(r.fio_in_storbench_s.values()) for r in ours]),
+        goal=1.02,
+        at_least=False,
+    )
+    verdict(
+        "timed windows / fio alone on the same job files",
+        ratios(windows, [sum(r.jobs_s.values()) for r in alone]),
+        goal=1.02,
+        at_least=False,
+    )
+    verdict(
+        "whole storbench run / fio alone doing the same layouts, jobs and removal",
+        ratios([r.whole_s for r in ours], [r.whole_s for r in alone]),
+        goal=None,
+    )
 
 
 if __name__ == "__main__":

@@ -41,15 +41,26 @@ QUICK = False  # set by parser(): verdict lines say "quick smoke" so nobody quot
 def parser(doc: str | None) -> argparse.ArgumentParser:
     """argparse with the options every benchmark has; parse_args() also sets QUICK."""
     p = _Parser(description=(doc or "").strip().splitlines()[0] if doc else None)
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: tiny sizes, checks the benchmark runs and prints its verdict lines "
-                        "(not a measurement)")
-    p.add_argument("--service-home", type=Path, default=None, metavar="HOME",
-                   help="use the services already up under this results home (storbench --results HOME "
-                        "services up ...) instead of starting and stopping this benchmark's own")
-    p.add_argument("--rounds", type=int, default=None,
-                   help=f"rounds, the order of the sides rotated each round (default and minimum {MIN_ROUNDS}; "
-                        f"--quick: {QUICK_ROUNDS})")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: tiny sizes, checks the benchmark runs and prints its verdict lines (not a measurement)",
+    )
+    p.add_argument(
+        "--service-home",
+        type=Path,
+        default=None,
+        metavar="HOME",
+        help="use the services already up under this results home (storbench --results HOME "
+        "services up ...) instead of starting and stopping this benchmark's own",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"rounds, the order of the sides rotated each round (default and minimum {MIN_ROUNDS}; "
+        f"--quick: {QUICK_ROUNDS})",
+    )
     return p
 
 
@@ -61,8 +72,11 @@ class _Parser(argparse.ArgumentParser):
         if ns.rounds is None:
             ns.rounds = least
         if ns.rounds < least:
-            self.error(f"--rounds {ns.rounds}: at least {MIN_ROUNDS} (a median and a spread need three)"
-                       if not ns.quick else f"--rounds {ns.rounds}: at least {QUICK_ROUNDS} with --quick")
+            self.error(
+                f"--rounds {ns.rounds}: at least {MIN_ROUNDS} (a median and a spread need three)"
+                if not ns.quick
+                else f"--rounds {ns.rounds}: at least {QUICK_ROUNDS} with --quick"
+            )
         QUICK = ns.quick
         return ns
 
@@ -70,8 +84,11 @@ class _Parser(argparse.ArgumentParser):
 def scope(what: str, *, peer: str, parallelism: str, startup: str, cache: str, clock: str) -> None:
     """Print the scope line first: both sides and the rules they share."""
     mode = " [quick smoke: tiny sizes, not a measurement]" if QUICK else ""
-    print(f"scope: {what}; peer: {peer}; parallelism: {parallelism}; start-up: {startup}; "
-          f"cache/sync: {cache}; clock: {clock}{mode}", flush=True)
+    print(
+        f"scope: {what}; peer: {peer}; parallelism: {parallelism}; start-up: {startup}; "
+        f"cache/sync: {cache}; clock: {clock}{mode}",
+        flush=True,
+    )
 
 
 def rotated(sides: Mapping[str, Callable[[int], Any]], rounds: int) -> dict[str, list[Any]]:
@@ -80,7 +97,7 @@ def rotated(sides: Mapping[str, Callable[[int], Any]], rounds: int) -> dict[str,
     names = list(sides)
     results: dict[str, list[Any]] = {name: [] for name in names}
     for k in range(rounds):
-        order = names[k % len(names):] + names[:k % len(names)]
+        order = names[k % len(names) :] + names[: k % len(names)]
         for name in order:
             results[name].append(sides[name](k))
     return results
@@ -109,8 +126,10 @@ def service(name: str, home: Path, service_home: Path | None = None, **options: 
     if service_home is not None:
         state = api.service_status(name, ResultStore(service_home))
         if state is None:
-            raise SystemExit(f"--service-home {service_home}: no {name} service is up there "
-                             f"(start one with: storbench --results {service_home} services up {name})")
+            raise SystemExit(
+                f"--service-home {service_home}: no {name} service is up there "
+                f"(start one with: storbench --results {service_home} services up {name})"
+            )
         yield state
         return
     store = ResultStore(home)
@@ -140,8 +159,7 @@ class Spread:
         return max(self.values)
 
     def text(self, fmt: str = ".3g", unit: str = "") -> str:
-        return (f"{self.median:{fmt}}{unit} ({self.low:{fmt}}–{self.high:{fmt}}{unit} "
-                f"over {len(self.values)} rounds)")
+        return f"{self.median:{fmt}}{unit} ({self.low:{fmt}}–{self.high:{fmt}}{unit} over {len(self.values)} rounds)"
 
 
 def spread(values: Sequence[float]) -> Spread:
@@ -166,8 +184,10 @@ def verdict(name: str, figure: Spread, *, goal: float | None, at_least: bool = T
         return True
     met = figure.median >= goal if at_least else figure.median <= goal
     op = "≥" if at_least else "≤"
-    print(f"verdict: {name}: {figure.text(unit=unit)}, goal {op} {goal:g}{unit}: "
-          f"{'met' if met else 'MISSED'}{mode}", flush=True)
+    print(
+        f"verdict: {name}: {figure.text(unit=unit)}, goal {op} {goal:g}{unit}: {'met' if met else 'MISSED'}{mode}",
+        flush=True,
+    )
     return met
 
 
@@ -180,6 +200,8 @@ def share_verdict(name: str, hits: Sequence[bool], *, goal: float | None, at_lea
         print(f"verdict: {name}: {figure}, no goal: reported{mode}", flush=True)
         return True
     met = share >= goal if at_least else share <= goal
-    print(f"verdict: {name}: {figure}, goal {'≥' if at_least else '≤'} {goal:g}: {'met' if met else 'MISSED'}{mode}",
-          flush=True)
+    print(
+        f"verdict: {name}: {figure}, goal {'≥' if at_least else '≤'} {goal:g}: {'met' if met else 'MISSED'}{mode}",
+        flush=True,
+    )
     return met

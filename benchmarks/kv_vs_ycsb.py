@@ -74,14 +74,22 @@ def run_once(ctx: RunContext, name: str, params: dict, noise: NoiseSentinel) -> 
     overall = {s.metric: s.value for s in samples if "op" not in s.labels and "error" not in s.labels}
     total = ctx.artifacts["ycsb"]["runs"][-1]["result"]["total"]
     rate = "ycsb_load_throughput_ops_s" if name == "ycsb-load" else "ycsb_throughput_ops_s"
-    figures = {"throughput": overall.get(rate), "p99_us": overall.get("ycsb_p99_latency_us"),
-               "errors": overall["ycsb_errors"], "printed": total.get("ycsb_ops_per_s"),
-               "open_ms": total.get("session_open_ms"), "middle": overall.get(MIDDLE),
-               "process": overall.get(PROCESS), "other_cpu_pct": other}
+    figures = {
+        "throughput": overall.get(rate),
+        "p99_us": overall.get("ycsb_p99_latency_us"),
+        "errors": overall["ycsb_errors"],
+        "printed": total.get("ycsb_ops_per_s"),
+        "open_ms": total.get("session_open_ms"),
+        "middle": overall.get(MIDDLE),
+        "process": overall.get(PROCESS),
+        "other_cpu_pct": other,
+    }
     missing = [key for key in ("throughput", "middle", "process") if not figures[key]]
     if missing and name != "ycsb-load":
-        sys.exit(f"{name} driver={params['driver']}: no {' or '.join(missing)} figure recorded (CPU per operation "
-                 f"from /proc over the run's steady middle needs a run long enough to show progress)")
+        sys.exit(
+            f"{name} driver={params['driver']}: no {' or '.join(missing)} figure recorded (CPU per operation "
+            f"from /proc over the run's steady middle needs a run long enough to show progress)"
+        )
     return figures
 
 
@@ -90,8 +98,10 @@ def row(side: str, r: dict) -> str:
     p99 = f", p99 {r['p99_us'] / 1000:.2f} ms" if r.get("p99_us") is not None else ""
     printed = f" (printed {r['printed']:.0f} with its {r['open_ms']} ms session open)" if r.get("open_ms") else ""
     other = f"{r['other_cpu_pct']:.0f}%" if r["other_cpu_pct"] is not None else "n/a"
-    return (f"{side} {r['throughput']:.0f} ops/s{printed}, CPU/op {r['middle']:.1f} µs steady middle, "
-            f"{r['process']:.1f} µs whole process{p99}, {r['errors']:.0f} errors; other processes {other} of a core")
+    return (
+        f"{side} {r['throughput']:.0f} ops/s{printed}, CPU/op {r['middle']:.1f} µs steady middle, "
+        f"{r['process']:.1f} µs whole process{p99}, {r['errors']:.0f} errors; other processes {other} of a core"
+    )
 
 
 def load_average() -> str:
@@ -122,42 +132,60 @@ def main() -> int:
             try:
                 ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "")
                 common = {"recordcount": records, "threads": threads, "duration_s": seconds, "operationcount": ops}
-                scope(f"storbench native KV engine (driver=native) vs YCSB (driver=ycsb), YCSB workloads A and C, "
-                      f"zipfian, {records} rows, {size} per run, on one Cassandra 5.0 node ({state['uri']})",
-                      peer="YCSB core 0.17.0 with storbench's DataStax Java driver 4.x binding",
-                      parallelism=f"{threads} client threads in one client process each, closed loops (then C as "
-                                  f"an open loop at {rate:g} ops/s for both); client and server share this "
-                                  f"machine's {os.cpu_count()} cores",
-                      startup="outside for both: rates over the operations' time (the engine's after it "
-                              "connected, YCSB's RunTime less its session open); CPU/op over each run's steady "
-                              "middle (its 2nd and 3rd quarter of operations), both clients sampled from /proc "
-                              "by the same code; the whole client process (start-up and exit in) reported beside",
-                      cache="one load by the native engine, an untimed native run of A, then every run continues "
-                            "on the same table (no restore); writes counted on Cassandra's acknowledgement",
-                      clock="the engine's monotonic clock; YCSB's RunTime(ms); CPU from /proc (threads' "
-                            "schedstat every 0.2 s, /proc/PID/stat at exit) against each client's own progress")
+                scope(
+                    f"storbench native KV engine (driver=native) vs YCSB (driver=ycsb), YCSB workloads A and C, "
+                    f"zipfian, {records} rows, {size} per run, on one Cassandra 5.0 node ({state['uri']})",
+                    peer="YCSB core 0.17.0 with storbench's DataStax Java driver 4.x binding",
+                    parallelism=f"{threads} client threads in one client process each, closed loops (then C as "
+                    f"an open loop at {rate:g} ops/s for both); client and server share this "
+                    f"machine's {os.cpu_count()} cores",
+                    startup="outside for both: rates over the operations' time (the engine's after it "
+                    "connected, YCSB's RunTime less its session open); CPU/op over each run's steady "
+                    "middle (its 2nd and 3rd quarter of operations), both clients sampled from /proc "
+                    "by the same code; the whole client process (start-up and exit in) reported beside",
+                    cache="one load by the native engine, an untimed native run of A, then every run continues "
+                    "on the same table (no restore); writes counted on Cassandra's acknowledgement",
+                    clock="the engine's monotonic clock; YCSB's RunTime(ms); CPU from /proc (threads' "
+                    "schedstat every 0.2 s, /proc/PID/stat at exit) against each client's own progress",
+                )
                 print(f"load average before: {before}", flush=True)
                 load = run_once(ctx, "ycsb-load", params_for("ycsb-load", **common), noise)
                 print(f"load (native): {load['errors']:.0f} errors", flush=True)
                 # untimed: the server's first minutes after a load (its JIT, a flush) would go to whoever runs first
-                run_once(ctx, "ycsb-a", params_for("ycsb-a", **common | {"duration_s": seconds / 2,
-                                                                        "operationcount": ops // 2}), noise)
+                run_once(
+                    ctx,
+                    "ycsb-a",
+                    params_for("ycsb-a", **common | {"duration_s": seconds / 2, "operationcount": ops // 2}),
+                    noise,
+                )
                 for letter in LETTERS:
+
                     def side(driver: str):
-                        return lambda k: run_once(ctx, f"ycsb-{letter}",
-                                                  params_for(f"ycsb-{letter}", **common, driver=driver), noise)
+                        return lambda k: run_once(
+                            ctx, f"ycsb-{letter}", params_for(f"ycsb-{letter}", **common, driver=driver), noise
+                        )
+
                     runs[letter] = rotated({"native": side("native"), "ycsb": side("ycsb")}, args.rounds)
                     for k, (ours, peer) in enumerate(zip(runs[letter]["native"], runs[letter]["ycsb"])):
-                        print(f"round {k + 1} workload {letter.upper()}: {row('native', ours)}; "
-                              f"{row('YCSB', peer)}", flush=True)
+                        print(
+                            f"round {k + 1} workload {letter.upper()}: {row('native', ours)}; {row('YCSB', peer)}",
+                            flush=True,
+                        )
 
                 def paced(driver: str):
-                    return lambda k: run_once(ctx, "ycsb-c", params_for("ycsb-c", **common | {
-                        "operationcount": rate_ops}, driver=driver, target_ops_s=rate), noise)
+                    return lambda k: run_once(
+                        ctx,
+                        "ycsb-c",
+                        params_for("ycsb-c", **common | {"operationcount": rate_ops}, driver=driver, target_ops_s=rate),
+                        noise,
+                    )
+
                 runs["open"] = rotated({"native": paced("native"), "ycsb": paced("ycsb")}, args.rounds)
                 for k, (ours, peer) in enumerate(zip(runs["open"]["native"], runs["open"]["ycsb"])):
-                    print(f"round {k + 1} workload C at {rate:g} ops/s: {row('native', ours)}; {row('YCSB', peer)}",
-                          flush=True)
+                    print(
+                        f"round {k + 1} workload C at {rate:g} ops/s: {row('native', ours)}; {row('YCSB', peer)}",
+                        flush=True,
+                    )
             finally:
                 target.release()  # drops the benchmark's keyspace
                 noise.close()
@@ -167,20 +195,39 @@ def main() -> int:
     for letter in LETTERS:
         ours, peer = runs[letter]["native"], runs[letter]["ycsb"]
         name = f"workload {letter.upper()} ({threads} threads, {size})"
-        verdict(f"{name} throughput, native / YCSB",
-                ratios([r["throughput"] for r in ours], [r["throughput"] for r in peer]), goal=1.3)
-        verdict(f"{name} client CPU per operation over the steady middle (/proc), native / YCSB",
-                ratios([r["middle"] for r in ours], [r["middle"] for r in peer]), goal=0.5, at_least=False)
-        verdict(f"{name} client CPU per operation of the whole process (/proc, start-up and exit in), native / YCSB",
-                ratios([r["process"] for r in ours], [r["process"] for r in peer]), goal=None)
-        verdict(f"{name} p99 latency, native / YCSB",
-                ratios([r["p99_us"] for r in ours], [r["p99_us"] for r in peer]), goal=None)
+        verdict(
+            f"{name} throughput, native / YCSB",
+            ratios([r["throughput"] for r in ours], [r["throughput"] for r in peer]),
+            goal=1.3,
+        )
+        verdict(
+            f"{name} client CPU per operation over the steady middle (/proc), native / YCSB",
+            ratios([r["middle"] for r in ours], [r["middle"] for r in peer]),
+            goal=0.5,
+            at_least=False,
+        )
+        verdict(
+            f"{name} client CPU per operation of the whole process (/proc, start-up and exit in), native / YCSB",
+            ratios([r["process"] for r in ours], [r["process"] for r in peer]),
+            goal=None,
+        )
+        verdict(
+            f"{name} p99 latency, native / YCSB",
+            ratios([r["p99_us"] for r in ours], [r["p99_us"] for r in peer]),
+            goal=None,
+        )
     ours, peer = runs["open"]["native"], runs["open"]["ycsb"]
     name = f"workload C open loop at {rate:g} ops/s ({threads} threads, {rate_size}) ops per client core-second"
-    verdict(f"{name} over the steady middle (/proc), native / YCSB",
-            ratios([1e6 / r["middle"] for r in ours], [1e6 / r["middle"] for r in peer]), goal=10)
-    verdict(f"{name} of the whole process (/proc), native / YCSB",
-            ratios([1e6 / r["process"] for r in ours], [1e6 / r["process"] for r in peer]), goal=None)
+    verdict(
+        f"{name} over the steady middle (/proc), native / YCSB",
+        ratios([1e6 / r["middle"] for r in ours], [1e6 / r["middle"] for r in peer]),
+        goal=10,
+    )
+    verdict(
+        f"{name} of the whole process (/proc), native / YCSB",
+        ratios([1e6 / r["process"] for r in ours], [1e6 / r["process"] for r in peer]),
+        goal=None,
+    )
     print(f"load average after: {load_average()}", flush=True)
     return 0
 

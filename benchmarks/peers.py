@@ -19,8 +19,9 @@ from storbench.results.store import ResultStore  # noqa: E402
 from storbench.run import RunOptions  # noqa: E402
 
 
-def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fsync: bool | None = None,
-                   preallocate: bool = True) -> float:
+def fio_write_mbps(
+    work: Path, size: int, jobs: int = 1, direct: bool = True, fsync: bool | None = None, preallocate: bool = True
+) -> float:
     """fio sequential write, 1 MiB blocks, libaio, iodepth 16: MB/s.
 
     direct=True: O_DIRECT and an fsync at the end (the device's rate); direct=False:
@@ -32,11 +33,27 @@ def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fs
     their blocks outside its time; a writer that creates its files allocates them as it writes).
     """
     fsync = direct if fsync is None else fsync
-    result = subprocess.run(["fio", "--name=seqwrite", f"--directory={work}", "--rw=write", "--bs=1M",
-                             f"--size={size // jobs}", f"--numjobs={jobs}", "--group_reporting",
-                             f"--direct={int(direct)}", "--ioengine=libaio", "--iodepth=16",
-                             f"--end_fsync={int(fsync)}", *([] if preallocate else ["--fallocate=none"]),
-                             "--output-format=json"], check=True, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            "fio",
+            "--name=seqwrite",
+            f"--directory={work}",
+            "--rw=write",
+            "--bs=1M",
+            f"--size={size // jobs}",
+            f"--numjobs={jobs}",
+            "--group_reporting",
+            f"--direct={int(direct)}",
+            "--ioengine=libaio",
+            "--iodepth=16",
+            f"--end_fsync={int(fsync)}",
+            *([] if preallocate else ["--fallocate=none"]),
+            "--output-format=json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     job = json.loads(result.stdout)["jobs"][0]
     for name in os.listdir(work):
         if name.startswith("seqwrite"):
@@ -44,15 +61,22 @@ def fio_write_mbps(work: Path, size: int, jobs: int = 1, direct: bool = True, fs
     return job["write"]["bw_bytes"] / 1e6
 
 
-def run_suite(work: Path, suite: str, scale: str, overrides: dict[str, Any] | None = None,
-              master: str | None = None, warmup: int = 0) -> list[Sample]:
+def run_suite(
+    work: Path,
+    suite: str,
+    scale: str,
+    overrides: dict[str, Any] | None = None,
+    master: str | None = None,
+    warmup: int = 0,
+) -> list[Sample]:
     """One repetition of a built-in suite (or one workload) on ``work``, after ``warmup`` unrecorded ones;
     returns its samples (exits on failure)."""
     store = ResultStore(work / "home")
     target = work / f"target-{suite}"
     target.mkdir()
-    options = RunOptions(suite=suite, label="bench", target=str(target), scale=scale, repeat=1,
-                         overrides=overrides or {}, warmup=warmup)
+    options = RunOptions(
+        suite=suite, label="bench", target=str(target), scale=scale, repeat=1, overrides=overrides or {}, warmup=warmup
+    )
     if master:
         options.engine_options["spark_master"] = master
     outcome = api.run(options, store)
@@ -76,10 +100,14 @@ def run_cli(home: Path, *args: str) -> tuple[dict[str, Any], float]:
 
 def storbench_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     """`storbench --results HOME ARGS` in a child process, output captured (the caller judges the exit)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
-           "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), *args],
-                          capture_output=True, text=True, env=env, timeout=3600)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"), "SPARK_LOCAL_IP": "127.0.0.1"}
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", "--results", str(home), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+    )
 
 
 @contextmanager
@@ -110,15 +138,23 @@ class SparkWorkloads:
     as a peer's process start is outside the peer's own timer. ``modes`` gives one context per mode
     (``default``/``compat``), each under its own directory of the run root, sharing the session."""
 
-    def __init__(self, target_uri: str, home: Path, master: str, modes: tuple[str, ...] = ("default",),
-                 app: str = "storbench benchmark", conf: dict[str, str] | None = None):
+    def __init__(
+        self,
+        target_uri: str,
+        home: Path,
+        master: str,
+        modes: tuple[str, ...] = ("default",),
+        app: str = "storbench benchmark",
+        conf: dict[str, str] | None = None,
+    ):
         from storbench.engines.spark import SparkEngine, target_conf
         from storbench.targets.base import TargetOptions, parse_target
 
         self.target = parse_target(target_uri, TargetOptions(home))
         root = self.target.claim(f"bench-{os.getpid()}") or ""
-        self.engine = SparkEngine(master, {**target_conf(self.target.facts()), **(conf or {})},
-                                  self.target.scratch_dir(), app)
+        self.engine = SparkEngine(
+            master, {**target_conf(self.target.facts()), **(conf or {})}, self.target.scratch_dir(), app
+        )
         self.modes = modes
         self._contexts(root)
         self.target.attach({"spark": self.engine}, 0)
@@ -128,8 +164,10 @@ class SparkWorkloads:
         from storbench.engines.spark import SparkEngine
 
         root = SparkEngine.data_uri(self.target, root)
-        self.contexts = {mode: RunContext(f"bench-{mode}", self.target, f"{root}/{mode}", {"spark": self.engine},
-                                          mode=mode) for mode in self.modes}
+        self.contexts = {
+            mode: RunContext(f"bench-{mode}", self.target, f"{root}/{mode}", {"spark": self.engine}, mode=mode)
+            for mode in self.modes
+        }
 
     def __enter__(self) -> "SparkWorkloads":
         self.engine.start()
@@ -144,8 +182,9 @@ class SparkWorkloads:
         finally:
             self.target.release()
 
-    def run(self, name: str, overrides: dict[str, Any] | None = None, mode: str = "default",
-            warmup: bool = False) -> tuple[float, list[Sample]]:
+    def run(
+        self, name: str, overrides: dict[str, Any] | None = None, mode: str = "default", warmup: bool = False
+    ) -> tuple[float, list[Sample]]:
         """One repetition of workload ``name`` (its defaults, then ``overrides``): its window's seconds and its
         samples (the workload's and the engine's: S3A requests on s3://); ``warmup``: an unsampled job group."""
         from storbench.context import WindowRecord

@@ -64,8 +64,9 @@ class IpmiPerReading:
 
     def read(self) -> Reading:
         with private_file(self.password, "ipmi-password") as path:
-            done = subprocess.run([*self.argv, "-f", str(path), "dcmi", "power", "reading"], capture_output=True,
-                                  text=True, timeout=5)
+            done = subprocess.run(
+                [*self.argv, "-f", str(path), "dcmi", "power", "reading"], capture_output=True, text=True, timeout=5
+            )
         if done.returncode != 0:
             raise PowerError(f"ipmitool exited {done.returncode}: {done.stderr.strip()[:200]}")
         return Reading(watts=parse_dcmi(done.stdout))
@@ -90,8 +91,12 @@ def sample(make: Callable[[], Any], interval: float, seconds: float, bmc: DummyB
     if gaps or readings < 2:
         raise SystemExit(f"{source.kind}: {readings} readings, {gaps} gaps: {sampler.gaps()[:1]}")
     cpu = sampler.cpu_seconds + children_cpu() - before
-    return {"cpu_s": cpu, "readings": readings, "pct_at_1s": 100 * cpu / readings / 1.0,
-            "ipmitools": bmc.connections - opened}
+    return {
+        "cpu_s": cpu,
+        "readings": readings,
+        "pct_at_1s": 100 * cpu / readings / 1.0,
+        "ipmitools": bmc.connections - opened,
+    }
 
 
 def collector_side(interval: float, seconds: float) -> dict[str, float]:
@@ -100,8 +105,12 @@ def collector_side(interval: float, seconds: float) -> dict[str, float]:
     time.sleep(seconds)
     collector.stop()
     readings = len(collector.points())
-    return {"cpu_s": collector.cpu_seconds, "readings": readings, "pct_at_1s": 100 * collector.cpu_seconds / readings,
-            "ipmitools": 0}
+    return {
+        "cpu_s": collector.cpu_seconds,
+        "readings": readings,
+        "pct_at_1s": 100 * collector.cpu_seconds / readings,
+        "ipmitools": 0,
+    }
 
 
 def main() -> None:
@@ -137,13 +146,16 @@ def main() -> None:
     if bmc is not None:
         chassis = parse_spec(f"redfish:{bmc.chassis}", "--power", ALLOWED)
         sides["redfish (sushy-static)"] = lambda: KINDS["redfish"](chassis)
-    scope(f"CPU per power reading (sampler thread + waited child processes) as % of a core at a 1 s interval; "
-          f"{', '.join(sides)}; the local collector alone for reference; read every {interval:g} s for "
-          f"{seconds:g} s per side and round",
-          peer="ipmi, one ipmitool per reading (storbench's IPMI path before issue 26), the same ipmitool and BMC",
-          parallelism="one sampler thread at a time", startup="session and process starts inside (they are the cost)",
-          cache="BMCs in memory (dummy IPMI thread, sushy-static); their own CPU left out",
-          clock="thread_time + RUSAGE_CHILDREN over the readings taken")
+    scope(
+        f"CPU per power reading (sampler thread + waited child processes) as % of a core at a 1 s interval; "
+        f"{', '.join(sides)}; the local collector alone for reference; read every {interval:g} s for "
+        f"{seconds:g} s per side and round",
+        peer="ipmi, one ipmitool per reading (storbench's IPMI path before issue 26), the same ipmitool and BMC",
+        parallelism="one sampler thread at a time",
+        startup="session and process starts inside (they are the cost)",
+        cache="BMCs in memory (dummy IPMI thread, sushy-static); their own CPU left out",
+        clock="thread_time + RUSAGE_CHILDREN over the readings taken",
+    )
     try:
         runs = {name: (lambda _k, make=make: sample(make, interval, seconds, dummy)) for name, make in sides.items()}
         runs["local collector alone"] = lambda _k: collector_side(interval, seconds)

@@ -56,8 +56,19 @@ THREADS, OBJECT_SIZE = 16, 4 << 20  # rados-004's own parameters
 def storbench_side(home: Path, target: str, seconds: int, driver: str) -> dict:
     """One `storbench run rados-004` process: its wall time and, per phase, the bandwidth it recorded (MB/s,
     over the tool's own clock)."""
-    outcome, wall = run_cli(home, "run", "rados-004", "--scale", str(seconds), "--target", target,
-                            "--label", f"overhead-{driver}", "--set", f"driver={driver}")
+    outcome, wall = run_cli(
+        home,
+        "run",
+        "rados-004",
+        "--scale",
+        str(seconds),
+        "--target",
+        target,
+        "--label",
+        f"overhead-{driver}",
+        "--set",
+        f"driver={driver}",
+    )
     run_dir = Path(outcome["path"])
     bw = {}
     for line in (run_dir / "samples.jsonl").read_text().splitlines():
@@ -70,8 +81,9 @@ def storbench_side(home: Path, target: str, seconds: int, driver: str) -> dict:
     return {"wall": wall, "bw": bw}
 
 
-def bare_script(cluster: rados.Cluster, seconds: int, cap: int | None, run_name: str, osd_dirs: list[str],
-                out: Path) -> str:
+def bare_script(
+    cluster: rados.Cluster, seconds: int, cap: int | None, run_name: str, osd_dirs: list[str], out: Path
+) -> str:
     """The bash script of the bare side: rados bench's three phases, the same cache drop before each read
     phase, the cleanup of what the write left. Each phase's output goes to OUT/PHASE.txt."""
     drop = [rados.ceph_binary(), "-c", cluster.conf, "--connect-timeout", "60", "tell", "osd.*", "cache", "drop"]
@@ -81,22 +93,26 @@ def bare_script(cluster: rados.Cluster, seconds: int, cap: int | None, run_name:
             # the OSDs may refuse (memstore): storbench then goes on warm, and so does this
             lines.append(f"{shlex.join(drop)} >/dev/null 2>&1 || true")
             if osd_dirs:
-                lines.append(f"find {shlex.join(osd_dirs)} -type f -exec sync -- {{}} + "
-                             f"-exec dd if={{}} iflag=nocache count=0 status=none \\;")
+                lines.append(
+                    f"find {shlex.join(osd_dirs)} -type f -exec sync -- {{}} + "
+                    f"-exec dd if={{}} iflag=nocache count=0 status=none \\;"
+                )
         argv = cluster.bench_argv(mode, seconds, THREADS, run_name, OBJECT_SIZE, OBJECT_SIZE, cap)
         lines.append(f"{shlex.join(argv)} > {shlex.quote(str(out / phase))}.txt")
     lines.append(f"{shlex.join(cluster.rados_argv('cleanup', '--run-name', run_name))} >/dev/null")
     return "\n".join(lines) + "\n"
 
 
-def bare_side(cluster: rados.Cluster, seconds: int, cap: int | None, osd_dirs: list[str], work: Path,
-              round_: int) -> dict:
+def bare_side(
+    cluster: rados.Cluster, seconds: int, cap: int | None, osd_dirs: list[str], work: Path, round_: int
+) -> dict:
     """The bare script as one process timed from spawn to exit; per phase rados bench's own bandwidth."""
     out = work / f"bare-{round_}"
     out.mkdir()
     script = out / "bare.sh"
-    script.write_text(bare_script(cluster, seconds, cap, f"overhead-bare-{round_}-{time.monotonic_ns()}",
-                                  osd_dirs, out))
+    script.write_text(
+        bare_script(cluster, seconds, cap, f"overhead-bare-{round_}-{time.monotonic_ns()}", osd_dirs, out)
+    )
     started = time.monotonic()
     done = subprocess.run(["bash", str(script)], capture_output=True, text=True)
     wall = time.monotonic() - started
@@ -113,8 +129,9 @@ def bare_side(cluster: rados.Cluster, seconds: int, cap: int | None, osd_dirs: l
 
 def main() -> int:
     p = parser(__doc__)
-    p.add_argument("--seconds", type=int, default=None, help="seconds per phase (rados-004 --scale; default 5, "
-                                                              "--quick 1)")
+    p.add_argument(
+        "--seconds", type=int, default=None, help="seconds per phase (rados-004 --scale; default 5, --quick 1)"
+    )
     p.add_argument("--conf", help="an existing cluster's ceph.conf (its hosts' page caches are left alone)")
     p.add_argument("--pool", default=None, help="the pool (default: the service's, or storbench)")
     args = p.parse_args()
@@ -136,20 +153,25 @@ def main() -> int:
             cluster = rados.Cluster(conf, pool)
             avail = cluster.max_avail()
             cap = int(avail * FILL_SHARE) // OBJECT_SIZE if avail else None  # the write's cap, as storbench's
-            scope(f"storbench run rados-004 (rados bench write, seq, rand, {seconds} s each, then cleanup) vs the "
-                  f"same rados bench commands in a bare bash script"
-                  + ("" if args.quick else "; and storbench driver=fio vs driver=rados") + f" (pool {pool})",
-                  peer=f"rados bench alone ({rados.rados_version()})" + ("" if args.quick else "; fio's rados engine"),
-                  parallelism=f"{THREADS} concurrent operations of 4 MB on every side, one client process at a time",
-                  startup="whole process: inside for both (spawn to exit: storbench's Python CLI with its checks, "
-                          "telemetry, results; bash and each rados start); per phase: outside for both (the "
-                          "tool's own clock)",
-                  cache="writes durable on RADOS ack; before each read phase both sides drop the OSD caches"
-                        + (" and evict the OSD files from the page cache" if osd_dirs else ""),
-                  clock="time.monotonic from spawn to exit for the whole process; rados bench's 'Total time "
-                        "run' and fio's runtime per phase")
-            sides = {"storbench": lambda k: storbench_side(home, target, seconds, "rados"),
-                     "bare": lambda k: bare_side(cluster, seconds, cap, osd_dirs, work, k)}
+            scope(
+                f"storbench run rados-004 (rados bench write, seq, rand, {seconds} s each, then cleanup) vs the "
+                f"same rados bench commands in a bare bash script"
+                + ("" if args.quick else "; and storbench driver=fio vs driver=rados")
+                + f" (pool {pool})",
+                peer=f"rados bench alone ({rados.rados_version()})" + ("" if args.quick else "; fio's rados engine"),
+                parallelism=f"{THREADS} concurrent operations of 4 MB on every side, one client process at a time",
+                startup="whole process: inside for both (spawn to exit: storbench's Python CLI with its checks, "
+                "telemetry, results; bash and each rados start); per phase: outside for both (the "
+                "tool's own clock)",
+                cache="writes durable on RADOS ack; before each read phase both sides drop the OSD caches"
+                + (" and evict the OSD files from the page cache" if osd_dirs else ""),
+                clock="time.monotonic from spawn to exit for the whole process; rados bench's 'Total time "
+                "run' and fio's runtime per phase",
+            )
+            sides = {
+                "storbench": lambda k: storbench_side(home, target, seconds, "rados"),
+                "bare": lambda k: bare_side(cluster, seconds, cap, osd_dirs, work, k),
+            }
             if not args.quick:  # a third side would take the smoke run past its minute
                 sides["fio"] = lambda k: storbench_side(home, target, seconds, "fio")
             results = rotated(sides, args.rounds)
@@ -158,18 +180,30 @@ def main() -> int:
 
     ours, bare, fio = results["storbench"], results["bare"], results.get("fio")
     for k in range(args.rounds):
-        print(f"round {k + 1}: whole process storbench {ours[k]['wall']:.2f} s, bare {bare[k]['wall']:.2f} s; "
-              + "; ".join(f"{mode} MB/s storbench {ours[k]['bw'][ph]:.0f} bare {bare[k]['bw'][ph]:.0f}"
-                          + (f" fio {fio[k]['bw'][ph]:.0f}" if fio else "") for ph, mode in PHASES.items()), flush=True)
+        print(
+            f"round {k + 1}: whole process storbench {ours[k]['wall']:.2f} s, bare {bare[k]['wall']:.2f} s; "
+            + "; ".join(
+                f"{mode} MB/s storbench {ours[k]['bw'][ph]:.0f} bare {bare[k]['bw'][ph]:.0f}"
+                + (f" fio {fio[k]['bw'][ph]:.0f}" if fio else "")
+                for ph, mode in PHASES.items()
+            ),
+            flush=True,
+        )
     walls = ([r["wall"] for r in ours], [r["wall"] for r in bare])
     verdict("whole process, storbench run / bare rados bench script (time)", ratios(*walls), goal=None)
     verdict("whole process, seconds storbench adds", spread([o - b for o, b in zip(*walls)]), goal=None, unit="s")
     for phase in PHASES:
-        verdict(f"{phase} bandwidth on rados bench's own clock, storbench / bare",
-                ratios([r["bw"][phase] for r in ours], [r["bw"][phase] for r in bare]), goal=None)
+        verdict(
+            f"{phase} bandwidth on rados bench's own clock, storbench / bare",
+            ratios([r["bw"][phase] for r in ours], [r["bw"][phase] for r in bare]),
+            goal=None,
+        )
     for phase in PHASES if fio else ():
-        verdict(f"{phase} bandwidth, fio's rados engine / rados bench (each tool's own clock)",
-                ratios([r["bw"][phase] for r in fio], [r["bw"][phase] for r in ours]), goal=None)
+        verdict(
+            f"{phase} bandwidth, fio's rados engine / rados bench (each tool's own clock)",
+            ratios([r["bw"][phase] for r in fio], [r["bw"][phase] for r in ours]),
+            goal=None,
+        )
     return 0
 
 

@@ -64,12 +64,17 @@ def main() -> int:
         child(args.child)
         return 0
     n, secs = (50, 60) if args.quick else (args.results, args.seconds)
-    scope(f"SIMULATED: merging {n} synthetic native engine results (2 ops × 3 HDR histograms, {secs} s series "
-          "each) with native.merge_results, the fan-out's merge", peer=f"the stated limits ({LIMIT_S:g} s, "
-          f"{LIMIT_MIB:g} MiB) and, for the figures, the direct merge (one result holding every count, merged "
-          "alone by the same engine)", parallelism="one merge process", startup="the results loaded outside "
-          "the timer; the engine's start inside", cache="results in page cache (written just before)",
-          clock="perf_counter")
+    scope(
+        f"SIMULATED: merging {n} synthetic native engine results (2 ops × 3 HDR histograms, {secs} s series "
+        "each) with native.merge_results, the fan-out's merge",
+        peer=f"the stated limits ({LIMIT_S:g} s, "
+        f"{LIMIT_MIB:g} MiB) and, for the figures, the direct merge (one result holding every count, merged "
+        "alone by the same engine)",
+        parallelism="one merge process",
+        startup="the results loaded outside the timer; the engine's start inside",
+        cache="results in page cache (written just before)",
+        clock="perf_counter",
+    )
     with private_dir("storbench-scale-merge-") as work:
         results = synthetic_results(n, secs)
         inputs = work / "results.json"
@@ -78,8 +83,9 @@ def main() -> int:
         del results
 
         def merge(_k: int) -> dict:
-            done = subprocess.run([sys.executable, __file__, "--child", str(inputs)], capture_output=True, text=True,
-                                  timeout=600)
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", str(inputs)], capture_output=True, text=True, timeout=600
+            )
             if done.returncode != 0:
                 raise SystemExit(f"merge round failed: {done.stderr.strip().splitlines()[-1:]}")
             figures = json.loads(done.stdout.strip().splitlines()[-1])
@@ -88,12 +94,27 @@ def main() -> int:
 
         rounds = rotated({"merge": merge}, args.rounds)["merge"]
     print("engine peak per round: " + ", ".join(f"{r['engine_mib']:.0f} MiB" for r in rounds))
-    verdict(f"merge of {n} results: wall time", spread([r["seconds"] for r in rounds]), goal=LIMIT_S,
-            at_least=False, unit=" s")
-    verdict(f"merge of {n} results: peak memory, driver + engine", spread([r["peak_mib"] for r in rounds]),
-                  goal=LIMIT_MIB, at_least=False, unit=" MiB")
-    verdict(f"merge of {n} results: figures differing from the direct merge",
-            spread([r["differ"] for r in rounds]), goal=0, at_least=False, unit="")
+    verdict(
+        f"merge of {n} results: wall time",
+        spread([r["seconds"] for r in rounds]),
+        goal=LIMIT_S,
+        at_least=False,
+        unit=" s",
+    )
+    verdict(
+        f"merge of {n} results: peak memory, driver + engine",
+        spread([r["peak_mib"] for r in rounds]),
+        goal=LIMIT_MIB,
+        at_least=False,
+        unit=" MiB",
+    )
+    verdict(
+        f"merge of {n} results: figures differing from the direct merge",
+        spread([r["differ"] for r in rounds]),
+        goal=0,
+        at_least=False,
+        unit="",
+    )
     return 0
 
 

@@ -42,10 +42,15 @@ def main() -> None:
     p.add_argument("--screenshot", type=Path, default=None, help="save a Chromium screenshot of the page here")
     args = p.parse_args()
     nodes, seconds = (5, 300) if args.quick else (args.nodes, args.seconds)
-    scope(f"SIMULATED: the HTML report of one run of {nodes} nodes' telemetry over {seconds} s at 1 s "
-          "(api.compare + api.render, as storbench show --format html)", peer=f"the stated limits ({LIMIT_S:g} s, "
-          f"{LIMIT_MB:g} MB)", parallelism="one process", startup="the run stored before the timer; reading it "
-          "inside", cache="run directory in page cache", clock="perf_counter")
+    scope(
+        f"SIMULATED: the HTML report of one run of {nodes} nodes' telemetry over {seconds} s at 1 s "
+        "(api.compare + api.render, as storbench show --format html)",
+        peer=f"the stated limits ({LIMIT_S:g} s, {LIMIT_MB:g} MB)",
+        parallelism="one process",
+        startup="the run stored before the timer; reading it inside",
+        cache="run directory in page cache",
+        clock="perf_counter",
+    )
     with private_dir("storbench-scale-report-") as work:
         store = ResultStore(work / "home")
         run_id = cluster_run(store, nodes, seconds)
@@ -64,10 +69,20 @@ def main() -> None:
 
             screenshot(page, args.screenshot.resolve(), work, size=(1280, 2200))
             print(f"screenshot: {args.screenshot.resolve()}")
-    verdict(f"HTML report of {nodes} nodes × {seconds} s: render time", spread([r["seconds"] for r in rounds]),
-            goal=LIMIT_S, at_least=False, unit=" s")
-    verdict(f"HTML report of {nodes} nodes × {seconds} s: page size", spread([r["mb"] for r in rounds]),
-            goal=LIMIT_MB, at_least=False, unit=" MB")
+    verdict(
+        f"HTML report of {nodes} nodes × {seconds} s: render time",
+        spread([r["seconds"] for r in rounds]),
+        goal=LIMIT_S,
+        at_least=False,
+        unit=" s",
+    )
+    verdict(
+        f"HTML report of {nodes} nodes × {seconds} s: page size",
+        spread([r["mb"] for r in rounds]),
+        goal=LIMIT_MB,
+        at_least=False,
+        unit=" MB",
+    )
 
 
 if __name__ == "__main__":

@@ -79,30 +79,71 @@ def synthetic_results(n: int, seconds: int, seed: int = 28) -> list[dict[str, An
         start = T0_MS + (p % 4) * 650  # processes start up to ~2 s apart: the merge aligns them on the clock
         ops: dict[str, Any] = {}
         for k, op in enumerate(OPS):
-            hists = {kind: _shape(rng, rng.randint(200, 4000) * (1 + k) // (1 + j), 0.4 + 0.3 * j,
-                                  rng.randint(20_000, 60_000))
-                     for j, kind in enumerate(KINDS)}
+            hists = {
+                kind: _shape(
+                    rng, rng.randint(200, 4000) * (1 + k) // (1 + j), 0.4 + 0.3 * j, rng.randint(20_000, 60_000)
+                )
+                for j, kind in enumerate(KINDS)
+            }
             done = sum(hists["latency"].values())
-            ops[op] = {"ops": done, "bytes": done * 4096, "errors": p % 3,
-                       **{kind: _hist(h) for kind, h in hists.items()}}
+            ops[op] = {
+                "ops": done,
+                "bytes": done * 4096,
+                "errors": p % 3,
+                **{kind: _hist(h) for kind, h in hists.items()},
+            }
         series = []
         for t in range(seconds):
             n_ops = rng.randint(50, 500)
             mean_us = rng.randint(500, 5000)
-            series.append({"t": t, "warmup": t < 2, "ops": n_ops, "bytes": n_ops * 4096, "errors": int(t % 7 == 0),
-                           "mean_ms": mean_us / 1000, "max_ms": rng.randint(mean_us, 4 * mean_us) / 1000})
-        out.append({
-            "format": "storbench-load/1", "status": "ok", "fatal": None,
-            "engine": {"name": "storbench-load", "version": "simulated", "protocol": "s3", "tls": False},
-            "job": {"protocol": "s3", "process_index": p, "simulated": True}, "processes": 1, "workers": 4,
-            "load": {"model": "closed", "rate": None, "workers": 4, "scheduled": 0, "not_issued": 0,
-                     "late_starts": 0, "max_start_lag_ms": 0.2},
-            "start_unix_ms": start, "measure_start_unix_ms": start + 2000, "measured_s": float(seconds - 2),
-            "warmup_s": 2, "ops": ops, "total": {}, "errors": {"timeout": {"count": p % 3, "example": "simulated"}}
-            if p % 3 else {}, "series": series,
-            "cpu": {"user_s": 1.0, "sys_s": 0.5, "cpu_s": 1.5, "cpu_us_per_op": 10.0, "process_cpu_s": 1.6,
-                    "max_rss_kb": 20_000},
-            "per_process": [{"process_index": p, "start_unix_ms": start}]})
+            series.append(
+                {
+                    "t": t,
+                    "warmup": t < 2,
+                    "ops": n_ops,
+                    "bytes": n_ops * 4096,
+                    "errors": int(t % 7 == 0),
+                    "mean_ms": mean_us / 1000,
+                    "max_ms": rng.randint(mean_us, 4 * mean_us) / 1000,
+                }
+            )
+        out.append(
+            {
+                "format": "storbench-load/1",
+                "status": "ok",
+                "fatal": None,
+                "engine": {"name": "storbench-load", "version": "simulated", "protocol": "s3", "tls": False},
+                "job": {"protocol": "s3", "process_index": p, "simulated": True},
+                "processes": 1,
+                "workers": 4,
+                "load": {
+                    "model": "closed",
+                    "rate": None,
+                    "workers": 4,
+                    "scheduled": 0,
+                    "not_issued": 0,
+                    "late_starts": 0,
+                    "max_start_lag_ms": 0.2,
+                },
+                "start_unix_ms": start,
+                "measure_start_unix_ms": start + 2000,
+                "measured_s": float(seconds - 2),
+                "warmup_s": 2,
+                "ops": ops,
+                "total": {},
+                "errors": {"timeout": {"count": p % 3, "example": "simulated"}} if p % 3 else {},
+                "series": series,
+                "cpu": {
+                    "user_s": 1.0,
+                    "sys_s": 0.5,
+                    "cpu_s": 1.5,
+                    "cpu_us_per_op": 10.0,
+                    "process_cpu_s": 1.6,
+                    "max_rss_kb": 20_000,
+                },
+                "per_process": [{"process_index": p, "start_unix_ms": start}],
+            }
+        )
     return out
 
 
@@ -149,17 +190,27 @@ def direct_result(results: list[dict[str, Any]]) -> dict[str, Any]:
     for r in results:
         shift = round((r["start_unix_ms"] - first) / 1000)
         for s in r["series"]:
-            into = seconds.setdefault(s["t"] + shift, {"ops": 0, "bytes": 0, "errors": 0, "sum_us": 0, "max_ms": 0.0,
-                                                         "warmup": False})
+            into = seconds.setdefault(
+                s["t"] + shift, {"ops": 0, "bytes": 0, "errors": 0, "sum_us": 0, "max_ms": 0.0, "warmup": False}
+            )
             into["ops"] += s["ops"]
             into["bytes"] += s["bytes"]
             into["errors"] += int(s["errors"])
             into["sum_us"] += round(s["mean_ms"] * 1000 * s["ops"])
             into["max_ms"] = max(into["max_ms"], s["max_ms"])
             into["warmup"] = into["warmup"] or s["warmup"]
-    series = [{"t": t, "warmup": v["warmup"], "ops": v["ops"], "bytes": v["bytes"], "errors": v["errors"],
-               "mean_ms": v["sum_us"] / v["ops"] / 1000 if v["ops"] else None, "max_ms": v["max_ms"]}
-              for t, v in sorted(seconds.items())]
+    series = [
+        {
+            "t": t,
+            "warmup": v["warmup"],
+            "ops": v["ops"],
+            "bytes": v["bytes"],
+            "errors": v["errors"],
+            "mean_ms": v["sum_us"] / v["ops"] / 1000 if v["ops"] else None,
+            "max_ms": v["max_ms"],
+        }
+        for t, v in sorted(seconds.items())
+    ]
     one = dict(results[0])
     one.update(ops=ops, series=series, start_unix_ms=first, per_process=[{"process_index": 0}])
     return one
@@ -173,8 +224,17 @@ def percentiles(result: dict[str, Any]) -> dict[str, Any]:
         for kind in KINDS:
             out[f"{name}.{kind}"] = {k: stats[kind].get(k) for k in keys}
         out[f"{name}.ops"] = stats["ops"]
-    out["series"] = [(s["t"], s["ops"], s["bytes"], s["errors"], s["max_ms"],
-                      round(s["mean_ms"], 6) if s["mean_ms"] is not None else None) for s in result["series"]]
+    out["series"] = [
+        (
+            s["t"],
+            s["ops"],
+            s["bytes"],
+            s["errors"],
+            s["max_ms"],
+            round(s["mean_ms"], 6) if s["mean_ms"] is not None else None,
+        )
+        for s in result["series"]
+    ]
     return out
 
 

@@ -61,8 +61,13 @@ def cli(results: str, *args: str) -> float:
 def interpreter_start(env: dict[str, str], empty: Path) -> float:
     """A new process's ``storbench runs`` on an empty home: what every command adds to the figures above."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "storbench", "--results", str(empty), "runs"], capture_output=True,
-                   env=env, timeout=120, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "storbench", "--results", str(empty), "runs"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
     return time.perf_counter() - start
 
 
@@ -81,13 +86,18 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=100, help="samples per run (default 100: 10⁶ in all)")
     args = p.parse_args()
     runs, per_run = (500, 20) if args.quick else (args.runs, args.samples)
-    scope(f"SIMULATED: a results store of {runs} runs and {runs * per_run} samples; storbench runs, show (by "
-          "label), compare (two labels) through the CLI's main, and the ETA look-up in process; SQLite index and "
-          "PostgreSQL index over the same run directories", peer="the stated limits (runs 1 s, show and compare "
-          "2 s)", parallelism="one command at a time", startup="the CLI's main in process: interpreter start and "
-          "imports outside the timer (reported apart), each command opens its own store and connection; "
-          "PostgreSQL's start outside", cache="run directories and the indexes in page cache; PostgreSQL fsync off",
-          clock="perf_counter")
+    scope(
+        f"SIMULATED: a results store of {runs} runs and {runs * per_run} samples; storbench runs, show (by "
+        "label), compare (two labels) through the CLI's main, and the ETA look-up in process; SQLite index and "
+        "PostgreSQL index over the same run directories",
+        peer="the stated limits (runs 1 s, show and compare 2 s)",
+        parallelism="one command at a time",
+        startup="the CLI's main in process: interpreter start and "
+        "imports outside the timer (reported apart), each command opens its own store and connection; "
+        "PostgreSQL's start outside",
+        cache="run directories and the indexes in page cache; PostgreSQL fsync off",
+        clock="perf_counter",
+    )
     with private_dir("storbench-scale-store-") as work:
         server = PgServer()
         try:
@@ -106,23 +116,43 @@ def main() -> None:
 
             def side(results: str, store: ResultStore):
                 def measure(_k: int) -> dict[str, float]:
-                    return {"runs": cli(results, "runs"), "show": cli(results, "show", newest[0]),
-                            "compare": cli(results, "compare", *newest), "eta": eta_lookup(store)}
+                    return {
+                        "runs": cli(results, "runs"),
+                        "show": cli(results, "show", newest[0]),
+                        "compare": cli(results, "compare", *newest),
+                        "eta": eta_lookup(store),
+                    }
+
                 return measure
 
-            found = rotated({"sqlite": side(str(home), lite), "postgresql": side(url, shared),
-                             "start": lambda _k: {"start": interpreter_start(env, work / "empty")}}, args.rounds)
+            found = rotated(
+                {
+                    "sqlite": side(str(home), lite),
+                    "postgresql": side(url, shared),
+                    "start": lambda _k: {"start": interpreter_start(env, work / "empty")},
+                },
+                args.rounds,
+            )
             shared.index.close()
         finally:
             server.stop()
     starts = found.pop("start")
     for backend, rounds in found.items():
         for command, limit in LIMITS.items():
-            verdict(f"{backend}: storbench {command} over {runs} runs", spread([r[command] for r in rounds]),
-                    goal=limit, at_least=False, unit=" s")
+            verdict(
+                f"{backend}: storbench {command} over {runs} runs",
+                spread([r[command] for r in rounds]),
+                goal=limit,
+                at_least=False,
+                unit=" s",
+            )
         verdict(f"{backend}: ETA look-up over {runs} runs", spread([r["eta"] for r in rounds]), goal=None, unit=" s")
-    verdict("a new process's start (storbench runs on an empty home), to add to each command",
-            spread([r["start"] for r in starts]), goal=None, unit=" s")
+    verdict(
+        "a new process's start (storbench runs on an empty home), to add to each command",
+        spread([r["start"] for r in starts]),
+        goal=None,
+        unit=" s",
+    )
 
 
 if __name__ == "__main__":

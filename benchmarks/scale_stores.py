@@ -36,9 +36,13 @@ def fill(stores: list[ResultStore], runs: int, samples_per_run: int, labels: int
         started = START + timedelta(minutes=i)
         label = f"cfg-{i % labels}"
         run_id = f"{started:%Y%m%d-%H%M%S}-{label}-{i % 65536:04x}"
-        manifest: dict[str, Any] = {**base, "run_id": run_id, "label": label,
-                                    "started": f"{started:%Y-%m-%dT%H:%M:%SZ}",
-                                    "finished": f"{started + timedelta(minutes=20):%Y-%m-%dT%H:%M:%SZ}"}
+        manifest: dict[str, Any] = {
+            **base,
+            "run_id": run_id,
+            "label": label,
+            "started": f"{started:%Y-%m-%dT%H:%M:%SZ}",
+            "finished": f"{started + timedelta(minutes=20):%Y-%m-%dT%H:%M:%SZ}",
+        }
         path = store.runs_dir / run_id
         path.mkdir()
         (path / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
@@ -49,7 +53,9 @@ def fill(stores: list[ResultStore], runs: int, samples_per_run: int, labels: int
         with index._cursor(write=True) as cur:
             for row in rows:
                 names = [c for c in index.COLUMNS if c in row]
-                cur.execute(index._sql(f"INSERT INTO runs ({', '.join(names)}) VALUES "
-                                       f"({', '.join('?' for _ in names)})"), [row[c] for c in names])
+                cur.execute(
+                    index._sql(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"),
+                    [row[c] for c in names],
+                )
                 index._insert_samples(cur, row["run_id"], samples)
     return ids

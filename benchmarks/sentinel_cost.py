@@ -68,27 +68,41 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--windows", type=int, default=40, help="windows per side and round (default 40)")
     p.add_argument("--gap", type=float, default=0.02, help="seconds between a window's marks (default 0.02)")
-    p.add_argument("--between", type=float, default=REUSE_S + 0.05,
-                   help=f"seconds between windows (default {REUSE_S + 0.05:g}: over REUSE_S, two readings a window)")
+    p.add_argument(
+        "--between",
+        type=float,
+        default=REUSE_S + 0.05,
+        help=f"seconds between windows (default {REUSE_S + 0.05:g}: over REUSE_S, two readings a window)",
+    )
     args = p.parse_args()
     windows = 10 if args.quick else args.windows
-    scope(f"thread CPU of a timed window's two marks (HostTelemetry.mark: collector snapshot [+ noise sentinel "
-          f"readings]), {windows} windows per side and round, marks {args.gap:g} s apart, windows {args.between:g} s "
-          f"apart (and back to back, reported), {processes()} processes "
-          f"on this machine now; as % of a core at {' and '.join(RATES)}",
-          peer="the collector alone (storbench's window marks before issue 37), same windows, same machine",
-          parallelism="one thread marks, as a run's loop does", startup="the sentinel's first reading (opening "
-          "every process's files) inside, spread over the round's windows", cache="procfs: nothing cached "
-          "by the kernel", clock="time.thread_time around each mark")
-    results = rotated({"collector + sentinel": lambda _k: side(True, windows, args.gap, args.between),
-                       "collector alone": lambda _k: side(False, windows, args.gap, args.between),
-                       "back to back + sentinel": lambda _k: side(True, windows, args.gap, 0.0),
-                       "back to back alone": lambda _k: side(False, windows, args.gap, 0.0)}, args.rounds)
+    scope(
+        f"thread CPU of a timed window's two marks (HostTelemetry.mark: collector snapshot [+ noise sentinel "
+        f"readings]), {windows} windows per side and round, marks {args.gap:g} s apart, windows {args.between:g} s "
+        f"apart (and back to back, reported), {processes()} processes "
+        f"on this machine now; as % of a core at {' and '.join(RATES)}",
+        peer="the collector alone (storbench's window marks before issue 37), same windows, same machine",
+        parallelism="one thread marks, as a run's loop does",
+        startup="the sentinel's first reading (opening every process's files) inside, spread over the round's windows",
+        cache="procfs: nothing cached by the kernel",
+        clock="time.thread_time around each mark",
+    )
+    results = rotated(
+        {
+            "collector + sentinel": lambda _k: side(True, windows, args.gap, args.between),
+            "collector alone": lambda _k: side(False, windows, args.gap, args.between),
+            "back to back + sentinel": lambda _k: side(True, windows, args.gap, 0.0),
+            "back to back alone": lambda _k: side(False, windows, args.gap, 0.0),
+        },
+        args.rounds,
+    )
     ours = [r["ms_per_window"] for r in results["collector + sentinel"]]
     peer = [r["ms_per_window"] for r in results["collector alone"]]
     extra = [o - q for o, q in zip(ours, peer)]
-    chained = [o["ms_per_window"] - q["ms_per_window"]
-               for o, q in zip(results["back to back + sentinel"], results["back to back alone"])]
+    chained = [
+        o["ms_per_window"] - q["ms_per_window"]
+        for o, q in zip(results["back to back + sentinel"], results["back to back alone"])
+    ]
     print(f"{'side (medians over rounds)':34} {'CPU ms per window':>18}")
     for name, rows in results.items():
         print(f"{name:34} {spread([r['ms_per_window'] for r in rows]).median:18.3f}")
@@ -97,10 +111,19 @@ def main() -> None:
     last = results["collector + sentinel"][-1]["noise"]
     print("the last window's figures: " + ", ".join(f"{k} {v}" for k, v in last.items()))
     for name, rate in RATES.items():
-        verdict(f"sentinel % of a core at {name}", spread([e * rate / 10 for e in extra]), goal=GOAL_PCT,
-                at_least=False, unit="%")  # ms per window × windows per s / 1000 ms × 100%
-    verdict("sentinel % of a core at 1 window/s, windows back to back", spread([e / 10 for e in chained]),
-            goal=None, unit="%")
+        verdict(
+            f"sentinel % of a core at {name}",
+            spread([e * rate / 10 for e in extra]),
+            goal=GOAL_PCT,
+            at_least=False,
+            unit="%",
+        )  # ms per window × windows per s / 1000 ms × 100%
+    verdict(
+        "sentinel % of a core at 1 window/s, windows back to back",
+        spread([e / 10 for e in chained]),
+        goal=None,
+        unit="%",
+    )
     verdict("window marks' CPU, collector + sentinel over the collector alone", ratios(ours, peer), goal=None)
 
 

@@ -41,12 +41,17 @@ PAIRS = {"page cache": False, "durable": True}  # pair -> flush/end_fsync
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--size", default=None,
-                   help="bytes both sides write, one or more comma-separated (default 1G,4G; --quick: 16M)")
+    p.add_argument(
+        "--size", default=None, help="bytes both sides write, one or more comma-separated (default 1G,4G; --quick: 16M)"
+    )
     p.add_argument("--dir", default="/var/tmp", help="filesystem to run on (default /var/tmp)")
     p.add_argument("--format", default="tera", choices=("tera", "parquet"), help="teragen's storage format")
-    p.add_argument("--slots", type=int, default=os.cpu_count() or 1,
-                   help="Spark's task slots (local[N]) = fio's jobs = files (default: the cores)")
+    p.add_argument(
+        "--slots",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="Spark's task slots (local[N]) = fio's jobs = files (default: the cores)",
+    )
     args = p.parse_args()
     text = args.size or ("16M" if args.quick else "1G,4G")
     sizes = [parse_count(item) for item in text.split(",")]
@@ -56,21 +61,24 @@ def main() -> None:
     crc = "checksum=false" if args.format == "tera" else "with Hadoop's CRC layer"
     each = ", ".join(f"{size / 1e6:.0f} MB" for size in sizes)
     writes = f", {TERA_BLOCK * RECORD_BYTES:,}-byte writes" if args.format == "tera" else ""
-    scope(f"storbench teragen (format={args.format}, {crc}, {slots} part files{writes}) vs fio sequential "
-          f"buffered write, at {each} each (every size its own rounds) on the filesystem of {args.dir}, "
-          f"blocks allocated as written on both (fio --fallocate=none); pairs: "
-          f"page cache (teragen flush=false vs fio no fsync), durable (teragen flush=true: syncfs in the window vs "
-          f"fio end_fsync=1)",
-          peer=f"fio {fio_version()}, {slots} jobs × size/{slots} bytes, 1 MiB blocks, libaio iodepth 16",
-          parallelism=f"Spark local[{slots}] ({slots} tasks, one part file each) vs fio {slots} jobs (one file each)",
-          startup="outside the timer on both (one Spark session before the rounds plus one unrecorded teragen; "
-                  "fio's process start outside its bandwidth)",
-          cache="everything synced and this benchmark's files evicted from the page cache before each side",
-          clock="teragen: its window (time.monotonic, job submission to committed output); fio: its own bw_bytes")
+    scope(
+        f"storbench teragen (format={args.format}, {crc}, {slots} part files{writes}) vs fio sequential "
+        f"buffered write, at {each} each (every size its own rounds) on the filesystem of {args.dir}, "
+        f"blocks allocated as written on both (fio --fallocate=none); pairs: "
+        f"page cache (teragen flush=false vs fio no fsync), durable (teragen flush=true: syncfs in the window vs "
+        f"fio end_fsync=1)",
+        peer=f"fio {fio_version()}, {slots} jobs × size/{slots} bytes, 1 MiB blocks, libaio iodepth 16",
+        parallelism=f"Spark local[{slots}] ({slots} tasks, one part file each) vs fio {slots} jobs (one file each)",
+        startup="outside the timer on both (one Spark session before the rounds plus one unrecorded teragen; "
+        "fio's process start outside its bandwidth)",
+        cache="everything synced and this benchmark's files evicted from the page cache before each side",
+        clock="teragen: its window (time.monotonic, job submission to committed output); fio: its own bw_bytes",
+    )
     work = Path(tempfile.mkdtemp(prefix="storbench-teragen-fio-", dir=args.dir))
     rates: dict[tuple[int, str], dict[str, list[float]]] = {}
     try:
         with SparkWorkloads(f"file://{work}", work / "home", f"local[{slots}]") as spark:
+
             def teragen(size: int, flush: bool, record: bool = True) -> float:
                 drop_written(work)
                 file_mb = max(1, math.ceil(size / slots / 1_000_000))  # one part file per slot, one per fio job
@@ -86,19 +94,29 @@ def main() -> None:
             teragen(sizes[0], False, record=False)  # the JIT warm, as fio's C code is
             for size in sizes:
                 for pair, flush in PAIRS.items():
-                    rates[size, pair] = rotated({"teragen": lambda _k, s=size, f=flush: teragen(s, f),
-                                                 "fio": lambda _k, s=size, f=flush: fio(s, f)}, args.rounds)
+                    rates[size, pair] = rotated(
+                        {
+                            "teragen": lambda _k, s=size, f=flush: teragen(s, f),
+                            "fio": lambda _k, s=size, f=flush: fio(s, f),
+                        },
+                        args.rounds,
+                    )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for (size, pair), sides in rates.items():
         name = f"{pair} {human_bytes(size)}"
         for k, (t, f) in enumerate(zip(sides["teragen"], sides["fio"])):
             print(f"  {name:<17} round {k + 1}: teragen {t:7.0f} MB/s, fio {f:7.0f} MB/s = {t / f * 100:4.0f}% of fio")
-        print(f"  {name}: teragen {spread(sides['teragen']).text('.0f', ' MB/s')}, "
-              f"fio {spread(sides['fio']).text('.0f', ' MB/s')}")
+        print(
+            f"  {name}: teragen {spread(sides['teragen']).text('.0f', ' MB/s')}, "
+            f"fio {spread(sides['fio']).text('.0f', ' MB/s')}"
+        )
     for (size, pair), sides in rates.items():
-        verdict(f"teragen/fio {pair} {human_bytes(size)}", ratios(sides["teragen"], sides["fio"]),
-                goal=GOAL if pair == "page cache" else None)
+        verdict(
+            f"teragen/fio {pair} {human_bytes(size)}",
+            ratios(sides["teragen"], sides["fio"]),
+            goal=GOAL if pair == "page cache" else None,
+        )
 
 
 def fio_version() -> str:

@@ -71,8 +71,19 @@ class Hadoop:
     def __init__(self, work: Path, options: list[str], conf_dir: Path | None = None):
         """``options``: every job's -D settings; ``conf_dir``: a cluster's Hadoop conf dir, first on the classpath."""
         cp_file, classes = work / "hadoop.cp", work / "peer-classes"
-        subprocess.run(["mvn", "-q", "-B", "-f", str(PEER / "pom.xml"), "dependency:build-classpath",
-                        f"-Dmdep.outputFile={cp_file}"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "mvn",
+                "-q",
+                "-B",
+                "-f",
+                str(PEER / "pom.xml"),
+                "dependency:build-classpath",
+                f"-Dmdep.outputFile={cp_file}",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         cp = cp_file.read_text().strip()
         subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(classes), str(PEER / "HadoopRounds.java")], check=True)
         services = classes / "META-INF" / "services"
@@ -81,9 +92,13 @@ class Hadoop:
         (work / "log4j.properties").write_text(LOG4J)
         self.options = options
         classpath = f"{conf_dir}:{classes}:{cp}" if conf_dir else f"{classes}:{cp}"
-        self.process = subprocess.Popen(["java", "-Xmx2g", f"-Dlog4j.configuration=file:{work}/log4j.properties",
-                                         "-cp", classpath, "HadoopRounds"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(
+            ["java", "-Xmx2g", f"-Dlog4j.configuration=file:{work}/log4j.properties", "-cp", classpath, "HadoopRounds"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     def job(self, program: str, *args: str) -> tuple[float, list[str]]:
         """One job: its window (s) from its own log lines, and those lines."""
@@ -108,9 +123,12 @@ class Hadoop:
 
 def window_s(lines: list[str], program: str) -> float:
     """Seconds from the first submission/start line to the last completion line of one Hadoop job's log."""
-    stamps = [datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f") for line in lines
-              if line[:4].isdigit() and any(mark in line for mark in (
-                  "number of splits", "starting", "completed successfully", "TeraSort: done"))]
+    stamps = [
+        datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+        for line in lines
+        if line[:4].isdigit()
+        and any(mark in line for mark in ("number of splits", "starting", "completed successfully", "TeraSort: done"))
+    ]
     if len(stamps) < 2:
         raise SystemExit(f"Hadoop {program}: no job submission/completion lines to time its window from")
     return (max(stamps) - min(stamps)).total_seconds()
@@ -134,11 +152,28 @@ class Place:
 
 
 def local_place(work: Path, slots: int) -> Place:
-    return Place(f"file://{work}", f"local[{slots}]", slots, [
-        "-D", "mapreduce.framework.name=local", "-D", "fs.defaultFS=file:///",
-        "-D", f"mapreduce.job.maps={slots}", "-D", f"mapreduce.local.map.tasks.maximum={slots}",
-        "-D", f"mapreduce.job.reduces={slots}", "-D", f"mapreduce.local.reduce.tasks.maximum={slots}",
-        "-D", f"mapreduce.client.progressmonitor.pollinterval={POLL_MS}"], cached=[work])
+    return Place(
+        f"file://{work}",
+        f"local[{slots}]",
+        slots,
+        [
+            "-D",
+            "mapreduce.framework.name=local",
+            "-D",
+            "fs.defaultFS=file:///",
+            "-D",
+            f"mapreduce.job.maps={slots}",
+            "-D",
+            f"mapreduce.local.map.tasks.maximum={slots}",
+            "-D",
+            f"mapreduce.job.reduces={slots}",
+            "-D",
+            f"mapreduce.local.reduce.tasks.maximum={slots}",
+            "-D",
+            f"mapreduce.client.progressmonitor.pollinterval={POLL_MS}",
+        ],
+        cached=[work],
+    )
 
 
 @contextmanager
@@ -153,42 +188,75 @@ def yarn_place(work: Path, service_home: Path | None) -> Iterator[Place]:
     with service("hdfs", home, service_home, datanodes=2) as hdfs, service("yarn", home, service_home, nodes=2) as yarn:
         spark_conf = yarn_client.use(home)  # HADOOP_CONF_DIR and the Hadoop user for Spark's client and Hadoop's
         if not spark_conf:
-            raise SystemExit("--yarn runs on storbench's YARN service: unset HADOOP_CONF_DIR/YARN_CONF_DIR, which "
-                             "name another cluster")
+            raise SystemExit(
+                "--yarn runs on storbench's YARN service: unset HADOOP_CONF_DIR/YARN_CONF_DIR, which "
+                "name another cluster"
+            )
         slots = yarn["nodemanagers"] * yarn["cores"]  # Spark: one executor per NodeManager with all its cores
         root = f"{hdfs['uri']}/{work.name}"
-        options = ["-D", f"fs.defaultFS={hdfs['uri']}",
-                   *HadoopEngine().framework("yarn", slots, f"{root}/mapreduce-staging", spark_conf["spark.yarn.queue"]),
-                   "-D", f"mapreduce.job.maps={slots}", "-D", f"mapreduce.job.reduces={slots}",
-                   "-D", f"mapreduce.job.running.reduce.limit={slots}",
-                   "-D", f"mapreduce.client.progressmonitor.pollinterval={POLL_MS}"]
-        yield Place(root, "yarn", slots, options, spark_conf, yarn_client.conf_dir(home),
-                    [work, *(Path(d) for d in hdfs["datanode_dirs"])])
+        options = [
+            "-D",
+            f"fs.defaultFS={hdfs['uri']}",
+            *HadoopEngine().framework("yarn", slots, f"{root}/mapreduce-staging", spark_conf["spark.yarn.queue"]),
+            "-D",
+            f"mapreduce.job.maps={slots}",
+            "-D",
+            f"mapreduce.job.reduces={slots}",
+            "-D",
+            f"mapreduce.job.running.reduce.limit={slots}",
+            "-D",
+            f"mapreduce.client.progressmonitor.pollinterval={POLL_MS}",
+        ]
+        yield Place(
+            root,
+            "yarn",
+            slots,
+            options,
+            spark_conf,
+            yarn_client.conf_dir(home),
+            [work, *(Path(d) for d in hdfs["datanode_dirs"])],
+        )
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--size", default=None, help="data set size in bytes (default 500M; --quick: 4M)")
     p.add_argument("--dir", default="/var/tmp", help="filesystem to run on (default /var/tmp)")
-    p.add_argument("--slots", type=int, default=None,
-                   help="Hadoop's maps and reduces = Spark's local[N] slots = files (default: the cores; not with "
-                        "--yarn, where they are Spark's executor slots)")
-    p.add_argument("--format", default="tera", choices=("tera", "parquet"),
-                   help="storbench's storage format (default tera: Hadoop's record files, as Hadoop writes)")
-    p.add_argument("--yarn", action="store_true",
-                   help="both sides distributed: Hadoop's jobs as MapReduce on YARN, storbench on Spark on the same "
-                        "YARN (--spark-master yarn), files on HDFS (services up hdfs + yarn --nodes 2: those under "
-                        "--service-home, else started and stopped here)")
+    p.add_argument(
+        "--slots",
+        type=int,
+        default=None,
+        help="Hadoop's maps and reduces = Spark's local[N] slots = files (default: the cores; not with "
+        "--yarn, where they are Spark's executor slots)",
+    )
+    p.add_argument(
+        "--format",
+        default="tera",
+        choices=("tera", "parquet"),
+        help="storbench's storage format (default tera: Hadoop's record files, as Hadoop writes)",
+    )
+    p.add_argument(
+        "--yarn",
+        action="store_true",
+        help="both sides distributed: Hadoop's jobs as MapReduce on YARN, storbench on Spark on the same "
+        "YARN (--spark-master yarn), files on HDFS (services up hdfs + yarn --nodes 2: those under "
+        "--service-home, else started and stopped here)",
+    )
     args = p.parse_args()
     size = parse_count(args.size or ("4M" if args.quick else "500M"))
     if not size or (args.slots is not None and args.slots < 1) or (args.yarn and args.slots is not None):
-        raise SystemExit(f"--size {args.size!r} / --slots {args.slots}: expected a byte count such as 500M and "
-                         f"≥ 1 slot (no --slots with --yarn: Spark's executor slots there)")
+        raise SystemExit(
+            f"--size {args.size!r} / --slots {args.slots}: expected a byte count such as 500M and "
+            f"≥ 1 slot (no --slots with --yarn: Spark's executor slots there)"
+        )
     work = Path(tempfile.mkdtemp(prefix="storbench-terasort-bench-", dir=args.dir))
     times: dict[str, list[dict[str, float]]] = {}
     try:
-        with (yarn_place(work, args.service_home) if args.yarn
-              else nullcontext(local_place(work, args.slots or os.cpu_count() or 1))) as place:
+        with (
+            yarn_place(work, args.service_home)
+            if args.yarn
+            else nullcontext(local_place(work, args.slots or os.cpu_count() or 1))
+        ) as place:
             print_scope(args, size, place)
             times = rounds(args, size, work, place)
     finally:
@@ -200,28 +268,42 @@ def print_scope(args: argparse.Namespace, size: int, place: Place) -> None:
     slots = place.slots
     if args.yarn:
         fs = f"on HDFS ({place.root}, storbench's services up hdfs, 2 DataNodes)"
-        peer = (f"hadoop-mapreduce-examples 3.4.2 TeraGen/TeraSort, MapReduce on YARN (services up yarn, 2 "
-                f"NodeManagers), {slots} maps + {slots} reduces at once")
-        parallelism = (f"Spark on the same YARN (--spark-master yarn), {slots} executor slots, {slots} partitions vs "
-                       f"Hadoop {slots} map + {slots} reduce containers at once")
-        startup = ("outside the timer on both for the JVMs kept for all rounds (a Spark session holding its "
-                   "executors; the Hadoop client JVM), each warmed by one unrecorded teragen+terasort; inside "
-                   "Hadoop's window, as MapReduce on YARN always pays them: each job's ApplicationMaster and task "
-                   "containers")
+        peer = (
+            f"hadoop-mapreduce-examples 3.4.2 TeraGen/TeraSort, MapReduce on YARN (services up yarn, 2 "
+            f"NodeManagers), {slots} maps + {slots} reduces at once"
+        )
+        parallelism = (
+            f"Spark on the same YARN (--spark-master yarn), {slots} executor slots, {slots} partitions vs "
+            f"Hadoop {slots} map + {slots} reduce containers at once"
+        )
+        startup = (
+            "outside the timer on both for the JVMs kept for all rounds (a Spark session holding its "
+            "executors; the Hadoop client JVM), each warmed by one unrecorded teragen+terasort; inside "
+            "Hadoop's window, as MapReduce on YARN always pays them: each job's ApplicationMaster and task "
+            "containers"
+        )
     else:
         fs = f"on the filesystem of {args.dir}, checksummed local file system"
-        peer = (f"hadoop-mapreduce-examples 3.4.2 TeraGen/TeraSort, MapReduce local mode, {slots} maps + {slots} "
-                f"reduces (TeraGen's 1-map pin lifted)")
+        peer = (
+            f"hadoop-mapreduce-examples 3.4.2 TeraGen/TeraSort, MapReduce local mode, {slots} maps + {slots} "
+            f"reduces (TeraGen's 1-map pin lifted)"
+        )
         parallelism = f"Spark local[{slots}], {slots} partitions vs Hadoop {slots} map + {slots} reduce slots"
-        startup = ("outside the timer on both (one JVM per side for all rounds, each warmed by one unrecorded "
-                   "teragen+terasort)")
-    scope(f"storbench teragen+terasort (format={args.format}, flush=false) vs Hadoop TeraGen+TeraSort, "
-          f"{size / 1e6:.0f} MB ({size // 100} records) {fs}, {slots} files each",
-          peer=peer, parallelism=parallelism, startup=startup,
-          cache="neither syncs; the previous outputs removed, everything synced and this benchmark's files "
-                "evicted from the page cache before each job",
-          clock=f"storbench: its window (time.monotonic, job submission to committed output); Hadoop: its own "
-                f"log4j lines (ms; submission to completion, progress poll {POLL_MS} ms)")
+        startup = (
+            "outside the timer on both (one JVM per side for all rounds, each warmed by one unrecorded "
+            "teragen+terasort)"
+        )
+    scope(
+        f"storbench teragen+terasort (format={args.format}, flush=false) vs Hadoop TeraGen+TeraSort, "
+        f"{size / 1e6:.0f} MB ({size // 100} records) {fs}, {slots} files each",
+        peer=peer,
+        parallelism=parallelism,
+        startup=startup,
+        cache="neither syncs; the previous outputs removed, everything synced and this benchmark's files "
+        "evicted from the page cache before each job",
+        clock=f"storbench: its window (time.monotonic, job submission to committed output); Hadoop: its own "
+        f"log4j lines (ms; submission to completion, progress poll {POLL_MS} ms)",
+    )
 
 
 def rounds(args: argparse.Namespace, size: int, work: Path, place: Place) -> dict[str, list[dict[str, float]]]:
@@ -282,14 +364,21 @@ def report(times: dict[str, list[dict[str, float]]], yarn: bool) -> None:
         return [r["teragen"] + r["terasort"] if name == "teragen+terasort" else r[name] for r in times[side]]
 
     for k, (h, s) in enumerate(zip(times["hadoop"], times["storbench"])):
-        print(f"  round {k + 1}: hadoop teragen {h['teragen']:.2f} s, terasort {h['terasort']:.2f} s | "
-              f"storbench teragen {s['teragen']:.2f} s, terasort {s['terasort']:.2f} s")
+        print(
+            f"  round {k + 1}: hadoop teragen {h['teragen']:.2f} s, terasort {h['terasort']:.2f} s | "
+            f"storbench teragen {s['teragen']:.2f} s, terasort {s['terasort']:.2f} s"
+        )
     for name in ("teragen", "terasort", "teragen+terasort"):
-        print(f"  {name}: hadoop {spread(phase('hadoop', name)).text('.2f', ' s')}, "
-              f"storbench {spread(phase('storbench', name)).text('.2f', ' s')}")
+        print(
+            f"  {name}: hadoop {spread(phase('hadoop', name)).text('.2f', ' s')}, "
+            f"storbench {spread(phase('storbench', name)).text('.2f', ' s')}"
+        )
     for name in ("teragen", "terasort", "teragen+terasort"):
-        verdict(f"hadoop/storbench {name} time", ratios(phase("hadoop", name), phase("storbench", name)),
-                goal=None if yarn else GOALS.get(name))
+        verdict(
+            f"hadoop/storbench {name} time",
+            ratios(phase("hadoop", name), phase("storbench", name)),
+            goal=None if yarn else GOALS.get(name),
+        )
 
 
 if __name__ == "__main__":

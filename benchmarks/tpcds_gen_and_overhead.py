@@ -87,8 +87,7 @@ print(json.dumps({"rc": result.returncode, "wall_s": time.monotonic() - start, "
 
 def alone(*command: str, env: dict | None = None) -> dict:
     """``command`` as the only child of a fresh wrapper: its wall time, output and its own peak RSS."""
-    result = subprocess.run([sys.executable, "-c", WRAP, *command], capture_output=True, text=True, check=True,
-                            env=env)
+    result = subprocess.run([sys.executable, "-c", WRAP, *command], capture_output=True, text=True, check=True, env=env)
     out = json.loads(result.stdout)
     if out["rc"] != 0:
         raise SystemExit(f"{command[0]} failed: {out['stderr']}")
@@ -105,9 +104,29 @@ def storbench_gen(work: Path, sf: float, layout: str) -> dict[str, float]:
     target = work / f"target-{layout}"
     target.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    run = alone(sys.executable, "-m", "storbench", "--results", str(work / "home"), "run", str(suite), "--target",
-                f"file://{target}", "--label", f"gen-{layout}", "--set", f"sf={sf:g}", "--set", f"layout={layout}",
-                "--set", "check_max_sf=0", "--set", "flush=false", "--json", env=env)
+    run = alone(
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(work / "home"),
+        "run",
+        str(suite),
+        "--target",
+        f"file://{target}",
+        "--label",
+        f"gen-{layout}",
+        "--set",
+        f"sf={sf:g}",
+        "--set",
+        f"layout={layout}",
+        "--set",
+        "check_max_sf=0",
+        "--set",
+        "flush=false",
+        "--json",
+        env=env,
+    )
     outcome = json.loads(run["stdout"])
     if outcome["status"] != "succeeded":
         raise SystemExit(f"storbench run {outcome['status']}: {outcome['errors']}")
@@ -118,22 +137,31 @@ def storbench_gen(work: Path, sf: float, layout: str) -> dict[str, float]:
         if sample["workload"] == "tpcds-gen" and not sample["labels"]:
             values[sample["metric"]] = sample["value"]
     tables = json.loads((path / "artifacts.json").read_text())["tpcds"]["generation"]["tables"]
-    return {"seconds": values["completion_time"], "mb": values["dataset_mb"], "generate_s": values["generate_s"],
-            "layout_s": values["layout_s"], "files": values["files"], "folders": values["partition_folders"],
-            "max_per_folder": values["max_files_per_folder"], "peak_mb": run["peak_mb"],
-            "fact_files": {t: tables[t]["files"] for t in FACT_DATE_KEYS}}
+    return {
+        "seconds": values["completion_time"],
+        "mb": values["dataset_mb"],
+        "generate_s": values["generate_s"],
+        "layout_s": values["layout_s"],
+        "files": values["files"],
+        "folders": values["partition_folders"],
+        "max_per_folder": values["max_files_per_folder"],
+        "peak_mb": run["peak_mb"],
+        "fact_files": {t: tables[t]["files"] for t in FACT_DATE_KEYS},
+    }
 
 
 def duckdb_alone(work: Path, sf: float) -> dict[str, float]:
     out = work / "duckdb"
     out.mkdir()
-    code = (f"import sys, time; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
-            "from storbench.workloads.tpcds.queries import duckdb_connect\n"
-            "con = duckdb_connect(); con.execute('SET enable_progress_bar = false'); start = time.monotonic()\n"
-            f"con.execute('CALL dsdgen(sf={sf})')\n"
-            "for (t,) in con.execute('SHOW TABLES').fetchall():\n"
-            f"    con.execute(f\"COPY {{t}} TO '{out}/{{t}}.parquet' (FORMAT parquet)\")\n"
-            "print(time.monotonic() - start)\n")
+    code = (
+        f"import sys, time; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+        "from storbench.workloads.tpcds.queries import duckdb_connect\n"
+        "con = duckdb_connect(); con.execute('SET enable_progress_bar = false'); start = time.monotonic()\n"
+        f"con.execute('CALL dsdgen(sf={sf})')\n"
+        "for (t,) in con.execute('SHOW TABLES').fetchall():\n"
+        f"    con.execute(f\"COPY {{t}} TO '{out}/{{t}}.parquet' (FORMAT parquet)\")\n"
+        "print(time.monotonic() - start)\n"
+    )
     run = alone(sys.executable, "-c", code)
     return {"seconds": float(run["stdout"].strip().splitlines()[-1]), "mb": size_mb(out), "peak_mb": run["peak_mb"]}
 
@@ -147,8 +175,9 @@ def tpcgen_alone(work: Path, sf: float) -> dict[str, float]:
 
 def _cli(*args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    result = subprocess.run([sys.executable, "-m", "storbench", *args, "--json"], capture_output=True, text=True,
-                            env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "storbench", *args, "--json"], capture_output=True, text=True, env=env
+    )
     if result.returncode != 0:
         raise SystemExit(f"storbench {' '.join(args)} failed: {result.stderr[-2000:]}")
     return json.loads(result.stdout)
@@ -161,20 +190,49 @@ def overhead(work: Path, rounds: int, queries: str) -> dict[str, Any]:
     target.mkdir()
     gen = work / "gen-only.yaml"
     gen.write_text("name: gen-only\nworkloads: [tpcds-gen]\n")
-    first = _cli("--results", str(home), "run", str(gen), "--target", f"file://{target}", "--keep-data", "--set",
-                 "sf=0.01", "--set", "layout=flat")
+    first = _cli(
+        "--results",
+        str(home),
+        "run",
+        str(gen),
+        "--target",
+        f"file://{target}",
+        "--keep-data",
+        "--set",
+        "sf=0.01",
+        "--set",
+        "layout=flat",
+    )
     data = f"file://{target}/storbench-{first['run_id']}/tpcds"
     suite = work / "queries.yaml"
     suite.write_text("name: queries\nprepare: [tpcds-analyze]\nworkloads: [tpcds]\n")
 
     def bare(_round: int) -> dict[str, float]:
-        result = subprocess.run([sys.executable, "-c", BARE, data, "4", str(ROOT / "src"), queries], check=True,
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-c", BARE, data, "4", str(ROOT / "src"), queries],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         return json.loads(result.stdout.strip().splitlines()[-1])
 
     def ours(_round: int) -> dict[str, float]:
-        outcome = _cli("--results", str(home), "run", str(suite), "--target", f"file://{target}", "--set",
-                       f"data={data}", "--set", "sf=0.01", "--set", "shuffle_partitions=4", "--set", f"queries={queries}")
+        outcome = _cli(
+            "--results",
+            str(home),
+            "run",
+            str(suite),
+            "--target",
+            f"file://{target}",
+            "--set",
+            f"data={data}",
+            "--set",
+            "sf=0.01",
+            "--set",
+            "shuffle_partitions=4",
+            "--set",
+            f"queries={queries}",
+        )
         times = {}
         for line in (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines():
             sample = json.loads(line)
@@ -185,10 +243,16 @@ def overhead(work: Path, rounds: int, queries: str) -> dict[str, Any]:
     sides = rotated({"bare": bare, "storbench": ours}, rounds)
     common = [q for q in sides["bare"][0] if all(q in r for r in sides["storbench"] + sides["bare"])]
     totals = {side: [sum(r[q] for q in common) for r in runs] for side, runs in sides.items()}
-    diffs = [statistics.median([r[q] for r in sides["storbench"]]) - statistics.median([r[q] for r in sides["bare"]])
-             for q in common]
-    return {"queries": len(common), "totals": totals,
-            "median_overhead_s": statistics.median(diffs), "mean_overhead_s": statistics.fmean(diffs)}
+    diffs = [
+        statistics.median([r[q] for r in sides["storbench"]]) - statistics.median([r[q] for r in sides["bare"]])
+        for q in common
+    ]
+    return {
+        "queries": len(common),
+        "totals": totals,
+        "median_overhead_s": statistics.median(diffs),
+        "mean_overhead_s": statistics.fmean(diffs),
+    }
 
 
 GOALS = {"flat": 1.0, "partitioned": 1.0}  # storbench's tpcds-gen rate over DuckDB's alone
@@ -205,18 +269,20 @@ def main() -> None:
     sf = args.sf or (0.01 if args.quick else 1.0)
     queries = args.queries or (QUICK_QUERIES if args.quick else "all")
     layouts = ("flat",) if args.quick else ("flat", "partitioned")  # partitioned's 9,000 files: not a smoke
-    scope(f"1. TPC-DS generation of the {len(TABLES)} tables as Parquet at SF {sf:g}: storbench tpcds-gen "
-          f"({', '.join(layouts)}) and tpcgen-cli alone vs DuckDB alone (dsdgen + COPY); 2. storbench's query_time "
-          f"vs a bare PySpark session's spark.sql().collect() at SF 0.01, queries {queries}",
-          peer="DuckDB alone (CALL dsdgen + COPY TO parquet); a bare PySpark session (same master, SQL settings, "
-               "files and ANALYZE)",
-          parallelism="generation: each tool's own (tpcgen-cli and DuckDB use the cores; storbench one task per "
-                      "core, each running tpcgen-cli and DuckDB on one thread); "
-                      "queries: local[*] and 4 shuffle partitions on both",
-          startup="outside the timer on every side (each side a fresh process per round; generation timed from "
-                  "the first table to the last file closed; queries each timed alone after register + ANALYZE)",
-          cache="no side syncs; every side writes fresh files; the query sides read the same files",
-          clock="time.monotonic on every side (tpcgen-cli: its whole process, a native binary whose start is ms)")
+    scope(
+        f"1. TPC-DS generation of the {len(TABLES)} tables as Parquet at SF {sf:g}: storbench tpcds-gen "
+        f"({', '.join(layouts)}) and tpcgen-cli alone vs DuckDB alone (dsdgen + COPY); 2. storbench's query_time "
+        f"vs a bare PySpark session's spark.sql().collect() at SF 0.01, queries {queries}",
+        peer="DuckDB alone (CALL dsdgen + COPY TO parquet); a bare PySpark session (same master, SQL settings, "
+        "files and ANALYZE)",
+        parallelism="generation: each tool's own (tpcgen-cli and DuckDB use the cores; storbench one task per "
+        "core, each running tpcgen-cli and DuckDB on one thread); "
+        "queries: local[*] and 4 shuffle partitions on both",
+        startup="outside the timer on every side (each side a fresh process per round; generation timed from "
+        "the first table to the last file closed; queries each timed alone after register + ANALYZE)",
+        cache="no side syncs; every side writes fresh files; the query sides read the same files",
+        clock="time.monotonic on every side (tpcgen-cli: its whole process, a native binary whose start is ms)",
+    )
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="storbench-bench-tpcds-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
@@ -224,10 +290,12 @@ def main() -> None:
             generation(work, sf, layouts, args.rounds)
         if not args.skip_overhead and not args.quick:  # a fresh Spark + ANALYZE of 24 tables per side and round
             o = overhead(work, args.rounds, queries)
-            print(f"Harness overhead per query (SF 0.01, {o['queries']} queries, fresh process each): per query "
-                  f"median {o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms; "
-                  f"totals storbench {spread(o['totals']['storbench']).text('.1f', ' s')}, bare "
-                  f"{spread(o['totals']['bare']).text('.1f', ' s')}")
+            print(
+                f"Harness overhead per query (SF 0.01, {o['queries']} queries, fresh process each): per query "
+                f"median {o['median_overhead_s'] * 1000:+.0f} ms, mean {o['mean_overhead_s'] * 1000:+.0f} ms; "
+                f"totals storbench {spread(o['totals']['storbench']).text('.1f', ' s')}, bare "
+                f"{spread(o['totals']['bare']).text('.1f', ' s')}"
+            )
             verdict("storbench/bare Spark query time", ratios(o["totals"]["storbench"], o["totals"]["bare"]), goal=None)
     finally:
         if not args.work:
@@ -236,8 +304,10 @@ def main() -> None:
 
 def generation(work: Path, sf: float, layouts: tuple[str, ...], rounds: int) -> None:
     print(f"TPC-DS generation at SF {sf:g} on {work} ({len(TABLES)} tables as Parquet; load {_load()})")
-    sides: dict[str, Any] = {"tpcgen-cli alone": lambda k: tpcgen_alone(work / f"r{k}", sf),
-                             "DuckDB alone": lambda k: duckdb_alone(work / f"r{k}", sf)}
+    sides: dict[str, Any] = {
+        "tpcgen-cli alone": lambda k: tpcgen_alone(work / f"r{k}", sf),
+        "DuckDB alone": lambda k: duckdb_alone(work / f"r{k}", sf),
+    }
     for layout in layouts:
         sides[f"storbench {layout}"] = lambda k, layout=layout: storbench_gen(work / f"r{k}", sf, layout)
     for k in range(rounds):
@@ -249,17 +319,28 @@ def generation(work: Path, sf: float, layouts: tuple[str, ...], rounds: int) -> 
         last = rs[-1]
         extra = ""
         if "layout_s" in last:
-            extra = (f"; last round: generator {last['generate_s']:.1f} s overlapped with layout "
-                     f"{last['layout_s']:.1f} s; {last['files']:.0f} files in {last['folders']:.0f} partition folders")
-        print(f"  {name:22s} {spread([r['seconds'] for r in rs]).text('.1f', ' s')} = "
-              f"{same_mb / spread([r['seconds'] for r in rs]).median:.1f} MB/s (median), "
-              f"peak {max(r['peak_mb'] for r in rs):.0f} MB, own output {last['mb']:.1f} MB{extra}", flush=True)
+            extra = (
+                f"; last round: generator {last['generate_s']:.1f} s overlapped with layout "
+                f"{last['layout_s']:.1f} s; {last['files']:.0f} files in {last['folders']:.0f} partition folders"
+            )
+        print(
+            f"  {name:22s} {spread([r['seconds'] for r in rs]).text('.1f', ' s')} = "
+            f"{same_mb / spread([r['seconds'] for r in rs]).median:.1f} MB/s (median), "
+            f"peak {max(r['peak_mb'] for r in rs):.0f} MB, own output {last['mb']:.1f} MB{extra}",
+            flush=True,
+        )
     duck = [same_mb / r["seconds"] for r in runs["DuckDB alone"]]
-    verdict("tpcgen-cli/DuckDB generation rate", ratios([same_mb / r["seconds"] for r in runs["tpcgen-cli alone"]],
-                                                        duck), goal=None)
+    verdict(
+        "tpcgen-cli/DuckDB generation rate",
+        ratios([same_mb / r["seconds"] for r in runs["tpcgen-cli alone"]], duck),
+        goal=None,
+    )
     for layout in layouts:
-        verdict(f"storbench {layout}/DuckDB generation rate",
-                ratios([same_mb / r["seconds"] for r in runs[f"storbench {layout}"]], duck), goal=GOALS[layout])
+        verdict(
+            f"storbench {layout}/DuckDB generation rate",
+            ratios([same_mb / r["seconds"] for r in runs[f"storbench {layout}"]], duck),
+            goal=GOALS[layout],
+        )
     print(f"  load after: {_load()}")
 
 

@@ -153,8 +153,9 @@ class Bench:
             timer.start()
         started = time.monotonic()
         try:
-            outcome, wall = self._run("--target", str(self.base), "--target", str(self.base),
-                                      "--label", f"il{k}-a", "--label", f"il{k}-b")
+            outcome, wall = self._run(
+                "--target", str(self.base), "--target", str(self.base), "--label", f"il{k}-a", "--label", f"il{k}-b"
+            )
         finally:
             if timer:
                 timer.cancel()
@@ -174,27 +175,32 @@ def main() -> None:
     suite = home / "verdict-validity.yaml"
     suite.write_text(SUITE.format(runtime=runtime, size=size))
     load = os.getloadavg()
-    scope(f"A/A: storbench run of fio-write (1m) + fio-randread (4k), {runtime} s each, 3 repetitions, direct I/O, "
-          f"on {base}, then storbench compare of the pair's two runs; {args.rounds} pairs per design "
-          f"({'; '.join(DESIGNS if not args.quick else [d for d in DESIGNS if d.endswith('neighbour')])}); load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
-          peer="today's sequential design (two runs back to back), same suite and directory, same script",
-          parallelism="one fio job at iodepth 16 on both designs; the neighbour: one CPU burner and one writer "
-                      "syncing 4 MiB blocks to the same disk",
-          startup="each storbench CLI from nothing (interpreter, probes, telemetry) on both designs",
-          cache="direct I/O (fio's direct=1); fio's files laid out untimed before each read",
-          clock="storbench's windows (time.monotonic); compare's tests at q < 0.05")
+    scope(
+        f"A/A: storbench run of fio-write (1m) + fio-randread (4k), {runtime} s each, 3 repetitions, direct I/O, "
+        f"on {base}, then storbench compare of the pair's two runs; {args.rounds} pairs per design "
+        f"({'; '.join(DESIGNS if not args.quick else [d for d in DESIGNS if d.endswith('neighbour')])}); load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        peer="today's sequential design (two runs back to back), same suite and directory, same script",
+        parallelism="one fio job at iodepth 16 on both designs; the neighbour: one CPU burner and one writer "
+        "syncing 4 MiB blocks to the same disk",
+        startup="each storbench CLI from nothing (interpreter, probes, telemetry) on both designs",
+        cache="direct I/O (fio's direct=1); fio's files laid out untimed before each read",
+        clock="storbench's windows (time.monotonic); compare's tests at q < 0.05",
+    )
     bench = Bench(home, base, suite)
     designs = [d for d in DESIGNS if d.endswith("neighbour")] if args.quick else list(DESIGNS)  # the same paths
-    sides = {design: (lambda k, d=design: getattr(bench, d.split(",")[0])(k, d.endswith("neighbour")))
-             for design in designs}
+    sides = {
+        design: (lambda k, d=design: getattr(bench, d.split(",")[0])(k, d.endswith("neighbour"))) for design in designs
+    }
     try:
         results = rotated(sides, args.rounds)
     finally:
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(base, ignore_errors=True)
     for design in designs:
-        print(f"{design}: significant headlines per pair {[pair.significant for pair in results[design]]}, "
-              f"walls {[round(pair.wall_s) for pair in results[design]]} s")
+        print(
+            f"{design}: significant headlines per pair {[pair.significant for pair in results[design]]}, "
+            f"walls {[round(pair.wall_s) for pair in results[design]]} s"
+        )
         for k, pair in enumerate(results[design]):
             for text in pair.headlines[:3]:
                 print(f"  pair {k + 1}: {text}")
@@ -203,10 +209,14 @@ def main() -> None:
         goal = 0.1 if design.startswith("interleaved") else None
         share_verdict(f"{design}: A/A pairs with a significant headline", hits, goal=goal, at_least=False)
     disturbed = results["sequential, neighbour"]
-    share_verdict("sequential, neighbour: the sentinel marks the disturbed run busy and the quiet one not",
-                  [bool(pair.marked) for pair in disturbed], goal=0.9)
-    share_verdict("sequential, neighbour: compare says so next to its verdict",
-                  [bool(pair.said) for pair in disturbed], goal=0.9)
+    share_verdict(
+        "sequential, neighbour: the sentinel marks the disturbed run busy and the quiet one not",
+        [bool(pair.marked) for pair in disturbed],
+        goal=0.9,
+    )
+    share_verdict(
+        "sequential, neighbour: compare says so next to its verdict", [bool(pair.said) for pair in disturbed], goal=0.9
+    )
 
 
 if __name__ == "__main__":

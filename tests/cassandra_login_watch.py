@@ -57,7 +57,7 @@ def _answer(sock: socket.socket) -> tuple[int, bytes]:
 
 def _error(body: bytes) -> tuple[int, str]:
     code, size = struct.unpack(">iH", body[:6])
-    return code, body[6:6 + size].decode(errors="replace")
+    return code, body[6 : 6 + size].decode(errors="replace")
 
 
 def try_login(host: str, port: int, username: str, password: str, timeout: float = 5.0) -> str:

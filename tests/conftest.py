@@ -15,7 +15,12 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from tests.spark_cds import driver_opts  # noqa: E402
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", driver_opts())
-pytest_plugins = ["tests.lanes", "tests.grouping", "tests.cpu_profile", "pytester"]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
+pytest_plugins = [
+    "tests.lanes",
+    "tests.grouping",
+    "tests.cpu_profile",
+    "pytester",
+]  # the `real` marker and the fast lane's guard; runpytest (test_lanes)
 
 
 @pytest.fixture

@@ -25,7 +25,9 @@ def pytest_runtest_protocol(item, nextitem):
         return
     wall, own, children = time.monotonic(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     yield
-    line = (f"{time.monotonic() - wall:.2f} {_cpu(resource.RUSAGE_SELF) - own:.2f} "
-            f"{_cpu(resource.RUSAGE_CHILDREN) - children:.2f} {item.nodeid}\n")
+    line = (
+        f"{time.monotonic() - wall:.2f} {_cpu(resource.RUSAGE_SELF) - own:.2f} "
+        f"{_cpu(resource.RUSAGE_CHILDREN) - children:.2f} {item.nodeid}\n"
+    )
     with open(path, "a") as out:  # one short append per test: lines from parallel workers do not interleave
         out.write(line)

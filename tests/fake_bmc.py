@@ -17,9 +17,11 @@ def basic(user: str, password: str) -> str:
 
 
 def chassis_routes(watts: float = 250.0, power_link: str = "/redfish/v1/Chassis/1/Power") -> dict[str, Any]:
-    return {"/redfish/v1/Chassis": {"Members": [{"@odata.id": "/redfish/v1/Chassis/1"}]},
-            "/redfish/v1/Chassis/1": {"Power": {"@odata.id": power_link}},
-            "/redfish/v1/Chassis/1/Power": {"PowerControl": [{"PowerConsumedWatts": watts}]}}
+    return {
+        "/redfish/v1/Chassis": {"Members": [{"@odata.id": "/redfish/v1/Chassis/1"}]},
+        "/redfish/v1/Chassis/1": {"Power": {"@odata.id": power_link}},
+        "/redfish/v1/Chassis/1/Power": {"PowerControl": [{"PowerConsumedWatts": watts}]},
+    }
 
 
 @dataclass

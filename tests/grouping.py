@@ -37,16 +37,34 @@ SERVICE_GROUPS = (
 # Only the order matters, so rough figures do: a group not listed is estimated from its tests (REAL_S for each test that starts a process, FAST_S for the others), and a
 # listed group that has grown since counts as its estimate when that is larger.
 GROUP_S = {
-    "ceph": 450, "hdfs": 395, "cassandra": 380, "tests/workloads/tpcds/test_tpcds.py": 280, "lab": 225,
-    "tests/services/test_spark_cluster.py": 195, "tests/test_secrets_proc.py": 105,
+    "ceph": 450,
+    "hdfs": 395,
+    "cassandra": 380,
+    "tests/workloads/tpcds/test_tpcds.py": 280,
+    "lab": 225,
+    "tests/services/test_spark_cluster.py": 195,
+    "tests/test_secrets_proc.py": 105,
     "tests/services/test_metastore.py": 100,
-    "tests/workloads/objects/test_spark_s3a.py": 85, "tests/workloads/objects/test_engine.py": 80,
-    "tests/workloads/objects/test_objects_cli.py": 80, "tests/workloads/tpcds/test_tpcds_layout.py": 75,
-    "tests/workloads/fio/test_fio_cli.py": 65, "tests/cli/test_end_to_end.py": 45, "tests/test_wheel.py": 40,
+    "tests/workloads/objects/test_spark_s3a.py": 85,
+    "tests/workloads/objects/test_engine.py": 80,
+    "tests/workloads/objects/test_objects_cli.py": 80,
+    "tests/workloads/tpcds/test_tpcds_layout.py": 75,
+    "tests/workloads/fio/test_fio_cli.py": 65,
+    "tests/cli/test_end_to_end.py": 45,
+    "tests/test_wheel.py": 40,
 }
-BENCHMARK_S = {"tpcds_gen_and_overhead": 30, "s3a_vs_native": 25, "committers": 22, "compat_vs_default": 22,
-               "terasort_vs_hadoop": 18, "power_sampling_cost": 13, "collector_overhead": 12, "dfsio_vs_fio": 12,
-               "objects_vs_peers": 11, "cluster_telemetry_cost": 10}  # own_group smoke runs (2 rounds), by name
+BENCHMARK_S = {
+    "tpcds_gen_and_overhead": 30,
+    "s3a_vs_native": 25,
+    "committers": 22,
+    "compat_vs_default": 22,
+    "terasort_vs_hadoop": 18,
+    "power_sampling_cost": 13,
+    "collector_overhead": 12,
+    "dfsio_vs_fio": 12,
+    "objects_vs_peers": 11,
+    "cluster_telemetry_cost": 10,
+}  # own_group smoke runs (2 rounds), by name
 OWN_GROUP_S = 20  # a smoke run not listed
 REAL_S, FAST_S = 5.0, 0.05
 

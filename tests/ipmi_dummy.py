@@ -45,9 +45,11 @@ class DummyBmc:
         real = shutil.which("ipmitool")
         assert real is not None and Path(real).parent != Path(directory), "the real ipmitool is not on PATH"
         script = Path(directory) / "ipmitool"
-        script.write_text("#!/bin/sh\n# the real ipmitool on its dummy interface (tests/ipmi_dummy.py)\n"
-                          'for arg do shift; [ "$arg" = lanplus ] && arg=dummy; set -- "$@" "$arg"; done\n'
-                          f'IPMI_DUMMY_SOCK={self.socket_path} exec {real} -I dummy "$@"\n')
+        script.write_text(
+            "#!/bin/sh\n# the real ipmitool on its dummy interface (tests/ipmi_dummy.py)\n"
+            'for arg do shift; [ "$arg" = lanplus ] && arg=dummy; set -- "$@" "$arg"; done\n'
+            f'IPMI_DUMMY_SOCK={self.socket_path} exec {real} -I dummy "$@"\n'
+        )
         script.chmod(0o755)
         return script
 

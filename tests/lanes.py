@@ -37,7 +37,8 @@ _running: list[tuple[str, list[str]]] = []  # (node id, violations) of the guard
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker(REAL) is None and (
-                any(item.get_closest_marker(m) for m in SERVICE_MARKERS) or REAL_FIXTURES & set(item.fixturenames)):
+            any(item.get_closest_marker(m) for m in SERVICE_MARKERS) or REAL_FIXTURES & set(item.fixturenames)
+        ):
             item.add_marker(REAL)
 
 
@@ -61,8 +62,10 @@ def _install() -> None:
         program = _program(args, kwargs)
         if _running and program not in CHEAP_TOOLS:
             test, violations = _running[-1]
-            message = (f"{test} starts a real process ({program}) but is not marked `real`: give it "
-                       "@pytest.mark.real (or its file pytestmark = pytest.mark.real); see tests/lanes.py")
+            message = (
+                f"{test} starts a real process ({program}) but is not marked `real`: give it "
+                "@pytest.mark.real (or its file pytestmark = pytest.mark.real); see tests/lanes.py"
+            )
             violations.append(message)
             pytest.fail(message, pytrace=False)  # a BaseException: no `except Exception` in the code hides it
         original(self, *args, **kwargs)

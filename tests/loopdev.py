@@ -34,8 +34,9 @@ def tmpfs(path: Path, size_mb: int, read_only: bool = False):
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a tmpfs needs root and mount")
     options = f"size={size_mb}m" + (",ro" if read_only else "")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True,
-                             text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"mount -t tmpfs failed: {mounted.stderr.strip()}")
     try:

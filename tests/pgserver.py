@@ -55,8 +55,19 @@ class PgServer:
             shutil.chown(self.data, self.owner)
             shutil.chown(pwfile, self.owner)
         try:
-            self._tool("initdb", "-D", str(self.data), "-U", USER, f"--pwfile={pwfile}", "-A", "scram-sha-256",
-                       "-E", "UTF8", "--no-sync")
+            self._tool(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                USER,
+                f"--pwfile={pwfile}",
+                "-A",
+                "scram-sha-256",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            )
         finally:
             pwfile.unlink()
         with (self.data / "pg_hba.conf").open("a") as hba:  # initdb allows loopback only
@@ -64,9 +75,20 @@ class PgServer:
                 if address != "127.0.0.1":
                     hba.write(f"host all all {address}/32 scram-sha-256\n")
         self.listen = listen
-        self._tool("pg_ctl", "-D", str(self.data), "-l", str(self.data / "server.log"), "-w", "-t", "60", "-o",
-                   f"-c listen_addresses='{listen}' -p {self.port} -c unix_socket_directories='' -c fsync=off "
-                   f"-c full_page_writes=off -c synchronous_commit=off", "start")
+        self._tool(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.data / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-c listen_addresses='{listen}' -p {self.port} -c unix_socket_directories='' -c fsync=off "
+            f"-c full_page_writes=off -c synchronous_commit=off",
+            "start",
+        )
 
     def url(self, database: str = "postgres", password: bool = True, host: str = "127.0.0.1") -> str:
         auth = f"{USER}:{self.password}" if password else USER

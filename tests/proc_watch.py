@@ -38,7 +38,7 @@ def _parents() -> dict[int, int]:
     for entry in PROC.iterdir():
         if entry.name.isdigit():
             stat = _read(entry / "stat")
-            fields = stat[stat.rfind(b")") + 2:].split()
+            fields = stat[stat.rfind(b")") + 2 :].split()
             if len(fields) > 1:
                 out[int(entry.name)] = int(fields[1])
     return out
@@ -118,8 +118,11 @@ class ProcWatch:
             for name, value in self.secrets.items():
                 for where, data in (("cmdline", cmdline), ("environ", environ)):
                     exempt = self.exempt_cmdline if where == "cmdline" else self.exempt_environ
-                    if value.encode() in data and pid not in exempt and \
-                            not self._forked_unchanged(pid, parents, where, data):
+                    if (
+                        value.encode() in data
+                        and pid not in exempt
+                        and not self._forked_unchanged(pid, parents, where, data)
+                    ):
                         if (name, pid, where) not in self._where:
                             self._where.add((name, pid, where))
                             self.found.append(Finding(name, pid, where, command))

@@ -51,6 +51,7 @@ def archive_path() -> Path:
     java = Path(os.environ.get("JAVA_HOME", "/nonexistent"), "bin", "java")
     if not java.exists():
         from shutil import which
+
         java = Path(which("java") or "java").resolve()
     key = f"{java}:{java.stat().st_mtime if java.exists() else 0}:{version('pyspark')}:{QUICK_JVM}"
     return REPO / ".venv" / "storbench-test-cache" / f"spark-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
@@ -83,13 +84,15 @@ def build() -> str:
     fd, partial = tempfile.mkstemp(prefix=".building-", suffix=".jsa", dir=archive.parent)
     os.close(fd)
     os.unlink(partial)  # the JVM writes it at exit
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_SUBMIT_OPTS": f"{QUICK_JVM} -XX:ArchiveClassesAtExit={partial}"}
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_SUBMIT_OPTS": f"{QUICK_JVM} -XX:ArchiveClassesAtExit={partial}",
+    }
     started = time.monotonic()
     try:
         try:
-            done = subprocess.run([sys.executable, "-c", WARM_UP], capture_output=True, text=True, env=env,
-                                  timeout=300)
+            done = subprocess.run([sys.executable, "-c", WARM_UP], capture_output=True, text=True, env=env, timeout=300)
         except subprocess.TimeoutExpired:
             return "spark-cds: no archive (the warm-up session took over 300 s)"
         pid = int(done.stdout.split()[0]) if done.returncode == 0 and done.stdout.split() else 0

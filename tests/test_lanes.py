@@ -55,14 +55,24 @@ def inner(pytester):
 def test_the_fast_lane_fails_an_unmarked_test_that_starts_a_program(inner):
     result = inner.runpytest_inprocess("-m", "not real", "-s", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1, deselected=3)
-    result.stdout.fnmatch_lines(["*guarding=True*", "*test_inner.py::test_unmarked_python starts a real process "
-                                 "(python*) but is not marked `real`*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*guarding=True*",
+            "*test_inner.py::test_unmarked_python starts a real process (python*) but is not marked `real`*",
+        ]
+    )
 
 
 def test_markers_fixtures_and_services_make_a_test_real(inner):
     result = inner.runpytest_inprocess("-m", "real", "--collect-only", "-q", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["test_inner.py::test_marked", "test_inner.py::test_service_marker",
-                                 "test_inner.py::test_service_fixture", "3/6 tests collected (3 deselected)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "test_inner.py::test_marked",
+            "test_inner.py::test_service_marker",
+            "test_inner.py::test_service_fixture",
+            "3/6 tests collected (3 deselected)*",
+        ]
+    )
 
 
 def test_a_run_with_real_tests_does_not_guard(inner):

@@ -42,7 +42,7 @@ def layer_table(root: Path = SRC) -> dict[str, tuple[int, str]]:
     assert start is not None, f"{root / '__init__.py'}: the docstring has no 'Layers' table"
     table: dict[str, tuple[int, str]] = {}
     rank = 0
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith("    "):
             if table:
                 break
@@ -93,8 +93,9 @@ def _imports(root: Path) -> tuple[Import, ...]:
                 inner = where
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                     inner = "in a function"
-                elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) \
-                        and where == "module level":
+                elif (
+                    isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) and where == "module level"
+                ):
                     inner = "under TYPE_CHECKING"
                 targets: list[str] = []
                 if isinstance(child, ast.Import):
@@ -102,11 +103,14 @@ def _imports(root: Path) -> tuple[Import, ...]:
                 elif isinstance(child, ast.ImportFrom):
                     base = child.module or ""
                     if child.level:
-                        anchor = package.split(".")[:len(package.split(".")) - child.level + 1]
+                        anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
                         base = ".".join(anchor + ([base] if base else []))
                     targets = [resolve(base, alias.name) for alias in child.names]
-                found.extend(Import(source, target, shown, child.lineno, inner) for target in dict.fromkeys(targets)
-                             if target == "storbench" or target.startswith("storbench."))
+                found.extend(
+                    Import(source, target, shown, child.lineno, inner)
+                    for target in dict.fromkeys(targets)
+                    if target == "storbench" or target.startswith("storbench.")
+                )
                 visit(child, inner)
 
         visit(ast.parse(path.read_text(), str(path)), "module level")
@@ -119,9 +123,11 @@ def unplaced(table: dict[str, tuple[int, str]], root: Path = SRC) -> list[str]:
 
 def upward(table: dict[str, tuple[int, str]], root: Path = SRC) -> list[Import]:
     """The imports of a unit in a higher layer than the importer's (a unit missing from the table is skipped)."""
-    return [i for i in imports(root)
-            if unit(i.source) in table and unit(i.target) in table
-            and table[unit(i.target)][0] > table[unit(i.source)][0]]
+    return [
+        i
+        for i in imports(root)
+        if unit(i.source) in table and unit(i.target) in table and table[unit(i.target)][0] > table[unit(i.source)][0]
+    ]
 
 
 def circles(root: Path = SRC) -> list[list[str]]:
@@ -176,8 +182,11 @@ def rust_graph(src: Path) -> dict[str, set[str]]:
     """Module (``dir::file`` under ``src``) → the sibling modules it names through ``super::X`` or
     ``crate::dir::X`` paths (in ``use`` lines and in code); a ``mod.rs`` is its directory's parent and is left
     out: a module using its parent's items is how Rust nests, not a circle."""
-    modules = {path: "::".join(path.relative_to(src).with_suffix("").parts)
-               for path in src.rglob("*.rs") if path.name not in ("mod.rs", "main.rs", "lib.rs")}
+    modules = {
+        path: "::".join(path.relative_to(src).with_suffix("").parts)
+        for path in src.rglob("*.rs")
+        if path.name not in ("mod.rs", "main.rs", "lib.rs")
+    }
     graph: dict[str, set[str]] = {name: set() for name in modules.values()}
     for path, name in modules.items():
         folder = name.rpartition("::")[0]
@@ -199,8 +208,10 @@ def rust_circles(src: Path) -> list[list[str]]:
 
 def test_every_package_and_module_has_a_layer():
     missing = unplaced(layer_table())
-    assert not missing, (f"not in the layer table of src/storbench/__init__.py: {', '.join(missing)}; "
-                         f"add each to the lowest layer whose units it imports from")
+    assert not missing, (
+        f"not in the layer table of src/storbench/__init__.py: {', '.join(missing)}; "
+        f"add each to the lowest layer whose units it imports from"
+    )
 
 
 def test_no_upward_import():
@@ -208,8 +219,11 @@ def test_no_upward_import():
     new = upward(table)
 
     def show(offenders: list[Import]) -> str:
-        return "".join(f"\n  {i}: {unit(i.source)} (layer {table[unit(i.source)][1]}) is below {unit(i.target)} "
-                       f"(layer {table[unit(i.target)][1]})" for i in offenders)
+        return "".join(
+            f"\n  {i}: {unit(i.source)} (layer {table[unit(i.source)][1]}) is below {unit(i.target)} "
+            f"(layer {table[unit(i.target)][1]})"
+            for i in offenders
+        )
 
     assert not new, f"{len(new)} upward import(s):{show(new)}"
 
@@ -218,8 +232,9 @@ def test_no_import_circle_anywhere():
     found = circles()
 
     def show(found: list[list[str]]) -> str:
-        return "".join(f"\n  {len(c)} modules of {', '.join(sorted({unit(m) for m in c}))}: {', '.join(c)}"
-                       for c in found)
+        return "".join(
+            f"\n  {len(c)} modules of {', '.join(sorted({unit(m) for m in c}))}: {', '.join(c)}" for c in found
+        )
 
     assert not found, f"{len(found)} import circle(s):{show(found)}"
 
@@ -253,11 +268,14 @@ def test_the_checks_see_function_level_and_type_checking_imports(tmp_path):
     (pkg / "__init__.py").write_text('"""x\n\nLayers, lowest first:\n\n    a  low\n    b  high\n"""\n')
     (pkg / "low" / "__init__.py").write_text("")
     (pkg / "high" / "__init__.py").write_text("from storbench.low import thing\n")
-    (pkg / "low" / "thing.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                          "    from storbench.high import x\n")
+    (pkg / "low" / "thing.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from storbench.high import x\n"
+    )
     (pkg / "low" / "other.py").write_text("def f():\n    import storbench.high\n")
     table = layer_table(pkg)
     assert table == {"low": (0, "a"), "high": (1, "b")}
     assert sorted((i.source, i.where) for i in upward(table, pkg)) == [
-        ("storbench.low.other", "in a function"), ("storbench.low.thing", "under TYPE_CHECKING")]
+        ("storbench.low.other", "in a function"),
+        ("storbench.low.thing", "under TYPE_CHECKING"),
+    ]
     assert circles(pkg) == [["storbench.high", "storbench.low.thing"]]

@@ -60,8 +60,9 @@ def test_rados_bench_scratch_is_private(tmp, tmp_path, monkeypatch, cleaner):
     params = {p.name: p.default for p in workload.params}
     monkeypatch.setattr(rados_bench, "cluster_of", lambda ctx, params: rados_bench.rados.Cluster("c.conf", "p", 5))
     used = []
-    monkeypatch.setattr(workload, "_run_rados", lambda ctx, params, cluster, record, number, scratch:
-                        used.append(scratch) or [])
+    monkeypatch.setattr(
+        workload, "_run_rados", lambda ctx, params, cluster, record, number, scratch: used.append(scratch) or []
+    )
     workload.run(ctx, params)
     workload.run(ctx, params)
     assert used[0] == used[1] and used[0].name != f"storbench-rados-{RUN_ID}"

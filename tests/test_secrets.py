@@ -21,24 +21,47 @@ from tests.cli.helpers import storbench
 CANARY = "CANARY7f3e"  # every secret below contains it
 
 
-@pytest.mark.parametrize("name, secret", [
-    ("spark.hadoop.fs.s3a.secret.key", True), ("spark.hadoop.fs.s3a.access.key", True),
-    ("spark.hadoop.fs.s3a.session.token", True), ("spark.ssl.keyPassword", True),
-    ("javax.jdo.option.ConnectionPassword", True), ("spark.authenticate.secret", True),
-    ("fs.s3.awsSecretAccessKey", True), ("hadoop.security.credential.provider.path", True),
-    ("spark.sql.shuffle.partitions", False), ("spark.executor.memory", False),
-    ("spark.kerberos.keytab", False), ("spark.driver.host", False), ("cores", False), ("size_bytes", False),
-])
+@pytest.mark.parametrize(
+    "name, secret",
+    [
+        ("spark.hadoop.fs.s3a.secret.key", True),
+        ("spark.hadoop.fs.s3a.access.key", True),
+        ("spark.hadoop.fs.s3a.session.token", True),
+        ("spark.ssl.keyPassword", True),
+        ("javax.jdo.option.ConnectionPassword", True),
+        ("spark.authenticate.secret", True),
+        ("fs.s3.awsSecretAccessKey", True),
+        ("hadoop.security.credential.provider.path", True),
+        ("spark.sql.shuffle.partitions", False),
+        ("spark.executor.memory", False),
+        ("spark.kerberos.keytab", False),
+        ("spark.driver.host", False),
+        ("cores", False),
+        ("size_bytes", False),
+    ],
+)
 def test_which_names_are_secret(name, secret):
     assert is_secret_name(name) is secret
 
 
 def test_settings_and_command_lines_are_masked():
-    assert redact_settings({"spark.hadoop.fs.s3a.secret.key": CANARY, "spark.sql.shuffle.partitions": "8"}) == \
-        {"spark.hadoop.fs.s3a.secret.key": "***", "spark.sql.shuffle.partitions": "8"}
-    argv = ["storbench", "run", "--spark-conf", f"spark.hadoop.fs.s3a.secret.key={CANARY}",
-            f"--spark-conf=spark.hadoop.fs.s3a.access.key={CANARY}", "--sweep", f"spark.ssl.keyPassword=a{CANARY},b",
-            "--endpoint", f"http://user:{CANARY}@127.0.0.1:8333", "--spark-conf", "spark.sql.shuffle.partitions=8"]
+    assert redact_settings({"spark.hadoop.fs.s3a.secret.key": CANARY, "spark.sql.shuffle.partitions": "8"}) == {
+        "spark.hadoop.fs.s3a.secret.key": "***",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    argv = [
+        "storbench",
+        "run",
+        "--spark-conf",
+        f"spark.hadoop.fs.s3a.secret.key={CANARY}",
+        f"--spark-conf=spark.hadoop.fs.s3a.access.key={CANARY}",
+        "--sweep",
+        f"spark.ssl.keyPassword=a{CANARY},b",
+        "--endpoint",
+        f"http://user:{CANARY}@127.0.0.1:8333",
+        "--spark-conf",
+        "spark.sql.shuffle.partitions=8",
+    ]
     shown = redact_argv(argv)
     assert CANARY not in " ".join(shown)
     assert shown[3] == "spark.hadoop.fs.s3a.secret.key=***"
@@ -47,10 +70,17 @@ def test_settings_and_command_lines_are_masked():
 
 
 def test_a_swept_secret_is_labelled_by_position_and_still_reaches_spark():
-    points = sweep_points({"spark.hadoop.fs.s3a.secret.key": [f"{CANARY}a", f"{CANARY}b"]}, {}, {"spark_master": "local[2]"}, "--sweep")
-    assert [p.labels for p in points] == [{"spark.hadoop.fs.s3a.secret.key": "***1"},
-                                          {"spark.hadoop.fs.s3a.secret.key": "***2"}]
-    assert [p.engine_options["spark_conf"]["spark.hadoop.fs.s3a.secret.key"] for p in points] == [f"{CANARY}a", f"{CANARY}b"]
+    points = sweep_points(
+        {"spark.hadoop.fs.s3a.secret.key": [f"{CANARY}a", f"{CANARY}b"]}, {}, {"spark_master": "local[2]"}, "--sweep"
+    )
+    assert [p.labels for p in points] == [
+        {"spark.hadoop.fs.s3a.secret.key": "***1"},
+        {"spark.hadoop.fs.s3a.secret.key": "***2"},
+    ]
+    assert [p.engine_options["spark_conf"]["spark.hadoop.fs.s3a.secret.key"] for p in points] == [
+        f"{CANARY}a",
+        f"{CANARY}b",
+    ]
     plain = sweep_points({"spark.sql.shuffle.partitions": ["4", "8"]}, {}, {"spark_master": "local[2]"}, "--sweep")
     assert [p.labels["spark.sql.shuffle.partitions"] for p in plain] == ["4", "8"]
     engine = SparkEngine("local[1]", {"spark.hadoop.fs.s3a.secret.key": CANARY})
@@ -82,8 +112,16 @@ def test_secret_files_are_owner_only_from_the_start(tmp_path, monkeypatch):
 def test_an_unreachable_endpoint_with_userinfo_fails_without_showing_it(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AK")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", f"{CANARY}env")
-    done = storbench(tmp_path / "home", "run", "objects-basic", "--target", "s3://storbench/x",
-                     "--endpoint", f"http://user:{CANARY}@127.0.0.1:9", timeout=120)
+    done = storbench(
+        tmp_path / "home",
+        "run",
+        "objects-basic",
+        "--target",
+        "s3://storbench/x",
+        "--endpoint",
+        f"http://user:{CANARY}@127.0.0.1:9",
+        timeout=120,
+    )
     assert done.returncode != 0 and "127.0.0.1:9" in done.stderr
     assert CANARY not in done.stdout + done.stderr
 
@@ -97,24 +135,46 @@ def test_no_canary_anywhere_after_a_spark_run_and_its_reports(tmp_path, monkeypa
     home, target, tmp = tmp_path / "home", tmp_path / "target", tmp_path / "tmp"
     target.mkdir()
     tmp.mkdir()
-    for name, value in (("TMPDIR", str(tmp)), ("AWS_SECRET_ACCESS_KEY", f"{CANARY}env"),
-                        ("AWS_ACCESS_KEY_ID", f"{CANARY}id")):
+    for name, value in (
+        ("TMPDIR", str(tmp)),
+        ("AWS_SECRET_ACCESS_KEY", f"{CANARY}env"),
+        ("AWS_ACCESS_KEY_ID", f"{CANARY}id"),
+    ):
         monkeypatch.setenv(name, value)  # the CLI's child process inherits them
-    run = storbench(home, "run", "spark-transforms", "--label", "canary", "--target", f"file://{target}",
-                    "--scale", "20000", "--repeat", "1", "--interval", "0.5",
-                    "--spark-conf", f"spark.hadoop.fs.s3a.access.key={CANARY}access",
-                    "--spark-conf", f"spark.hadoop.fs.s3a.session.token={CANARY}token",
-                    # a name Spark's default event-log redaction (secret|password|token|access.key) misses
-                    "--spark-conf", f"spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net={CANARY}azure",
-                    "--sweep", f"spark.hadoop.fs.s3a.secret.key={CANARY}A,{CANARY}B")
+    run = storbench(
+        home,
+        "run",
+        "spark-transforms",
+        "--label",
+        "canary",
+        "--target",
+        f"file://{target}",
+        "--scale",
+        "20000",
+        "--repeat",
+        "1",
+        "--interval",
+        "0.5",
+        "--spark-conf",
+        f"spark.hadoop.fs.s3a.access.key={CANARY}access",
+        "--spark-conf",
+        f"spark.hadoop.fs.s3a.session.token={CANARY}token",
+        # a name Spark's default event-log redaction (secret|password|token|access.key) misses
+        "--spark-conf",
+        f"spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net={CANARY}azure",
+        "--sweep",
+        f"spark.hadoop.fs.s3a.secret.key={CANARY}A,{CANARY}B",
+    )
     assert run.returncode == 0, run.stderr
     assert CANARY not in run.stdout + run.stderr
     assert "secret.key=***1" in run.stderr and "secret.key=***2" in run.stderr  # the progress lines
     (run_dir,) = (home / "runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["config"]["spark_conf"] == {"spark.hadoop.fs.s3a.access.key": "***",
-                                                "spark.hadoop.fs.s3a.session.token": "***",
-                                                "spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net": "***"}
+    assert manifest["config"]["spark_conf"] == {
+        "spark.hadoop.fs.s3a.access.key": "***",
+        "spark.hadoop.fs.s3a.session.token": "***",
+        "spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net": "***",
+    }
     assert manifest["spark_settings"]["spark.hadoop.fs.s3a.access.key"] == "***"
     by_point = manifest["spark_settings_by_point"]
     assert sorted(by_point) == ["spark.hadoop.fs.s3a.secret.key=***1", "spark.hadoop.fs.s3a.secret.key=***2"]
@@ -129,12 +189,21 @@ def test_no_canary_anywhere_after_a_spark_run_and_its_reports(tmp_path, monkeypa
 def test_a_postgresql_password_is_masked_in_every_form_it_can_take():
     from storbench.results.postgres import PostgresIndex, redact_pg
 
-    assert PostgresIndex("postgresql://bench:pa%40ss@db:5432/r?sslmode=require").where == \
-        "postgresql://***@db:5432/r?sslmode=require"
-    assert PostgresIndex("postgresql://bench@db/r?password=hunter2&sslmode=require").where == \
-        "postgresql://***@db/r?password=***&sslmode=require"
+    assert (
+        PostgresIndex("postgresql://bench:pa%40ss@db:5432/r?sslmode=require").where
+        == "postgresql://***@db:5432/r?sslmode=require"
+    )
+    assert (
+        PostgresIndex("postgresql://bench@db/r?password=hunter2&sslmode=require").where
+        == "postgresql://***@db/r?password=***&sslmode=require"
+    )
     # libpq quoting a fragment of the URL back: the value itself goes too
-    assert redact_pg('invalid value "pa@ss" near hunter2', "postgresql://u:pa%40ss@db/r?password=hunter2") == \
-        'invalid value "***" near ***'
-    assert redact_argv(["storbench", "--results=postgresql://u@db/r?password=hunter2", "runs"]) == \
-        ["storbench", "--results=postgresql://***@db/r?password=***", "runs"]
+    assert (
+        redact_pg('invalid value "pa@ss" near hunter2', "postgresql://u:pa%40ss@db/r?password=hunter2")
+        == 'invalid value "***" near ***'
+    )
+    assert redact_argv(["storbench", "--results=postgresql://u@db/r?password=hunter2", "runs"]) == [
+        "storbench",
+        "--results=postgresql://***@db/r?password=***",
+        "runs",
+    ]

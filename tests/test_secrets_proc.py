@@ -37,13 +37,25 @@ FIO_TINY = ("--set", "size=8m", "--set", "runtime_s=2", "--set", "ramp_time_s=0"
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
 
-def watched_cli(home: Path, watch_secrets: dict[str, str], *args: str, env_extra: dict[str, str] | None = None,
-                user_gave: tuple[str, ...] = (), results: str | None = None, extra_secrets: dict[str, str] | None = None,
-                timeout: float = 900) -> tuple[subprocess.CompletedProcess, ProcWatch]:
+def watched_cli(
+    home: Path,
+    watch_secrets: dict[str, str],
+    *args: str,
+    env_extra: dict[str, str] | None = None,
+    user_gave: tuple[str, ...] = (),
+    results: str | None = None,
+    extra_secrets: dict[str, str] | None = None,
+    timeout: float = 900,
+) -> tuple[subprocess.CompletedProcess, ProcWatch]:
     """The real CLI in a child process, watched from its start to its end. ``user_gave``: which of the CLI's
     own "cmdline"/"environ" hold a secret the test put there (exempt for that process alone)."""
-    env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_SUBMIT_OPTS": os.environ.get("SPARK_SUBMIT_OPTS", QUICK_JVM), **(env_extra or {})}
+    env = {
+        **os.environ,
+        "PYTHONPATH": SRC,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_SUBMIT_OPTS": os.environ.get("SPARK_SUBMIT_OPTS", QUICK_JVM),
+        **(env_extra or {}),
+    }
     argv = [sys.executable, "-m", "storbench", "--results", results or str(home), *args]
     watch = ProcWatch({**watch_secrets, **(extra_secrets or {})})  # extra: secrets the user never gave the CLI
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -77,14 +89,30 @@ def _s3_secrets(state: dict) -> dict[str, str]:
 
 # -- Spark on s3:// ------------------------------------------------------------------------------------------
 
+
 def _teragen_on_s3(s3, prefix: str, *args: str, **watch_options) -> tuple:
     """A small teragen on the S3 fixture through the watched CLI, with a secret given by --spark-conf too."""
     home, state = s3
-    return watched_cli(home, {**_s3_secrets(state), "--spark-conf secret": CANARY},
-                       "run", "teragen", "--target", f"s3://storbench/{prefix}", "--scale", "20K", "--repeat", "1",
-                       "--set", "partition_mb=1", "--json", *args,
-                       "--spark-conf", f"spark.storbench.canary.password={CANARY}", user_gave=("cmdline",),
-                       **watch_options)
+    return watched_cli(
+        home,
+        {**_s3_secrets(state), "--spark-conf secret": CANARY},
+        "run",
+        "teragen",
+        "--target",
+        f"s3://storbench/{prefix}",
+        "--scale",
+        "20K",
+        "--repeat",
+        "1",
+        "--set",
+        "partition_mb=1",
+        "--json",
+        *args,
+        "--spark-conf",
+        f"spark.storbench.canary.password={CANARY}",
+        user_gave=("cmdline",),
+        **watch_options,
+    )
 
 
 @pytest.mark.s3
@@ -153,9 +181,14 @@ def test_a_kept_watch_finds_a_secret_it_learns_only_afterwards():
 @pytest.mark.s3
 @pytest.mark.spark
 def test_spark_on_a_standalone_cluster_keeps_the_keys_out_of_the_executors(s3, spark_cluster):  # noqa: F811
-    done, watch = _teragen_on_s3(s3, "canary-cluster", "--spark-master", spark_cluster["uri"],
-                                 env_extra=spark_service.client_env(spark_cluster),
-                                 extra_secrets={"spark auth secret": _spark_secret(spark_cluster)})
+    done, watch = _teragen_on_s3(
+        s3,
+        "canary-cluster",
+        "--spark-master",
+        spark_cluster["uri"],
+        env_extra=spark_service.client_env(spark_cluster),
+        extra_secrets={"spark auth secret": _spark_secret(spark_cluster)},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     # Spark's worker hands the cluster's secret to the executor it starts in its environment (_SPARK_AUTH_SECRET;
     # /proc/PID/environ is readable by its own user and root only), and the executor's children inherit it.
@@ -185,9 +218,19 @@ def test_the_native_engine_gets_its_keys_in_no_argv_or_environment(s3, tmp_path,
     home, state = s3
     suite = tmp_path / "put.yaml"
     suite.write_text(OBJECTS_SUITE)
-    done, watch = watched_cli(home, _s3_secrets(state), "run", str(suite), "--target",
-                              f"s3://storbench/canary-{fanout}", "--set", "drivers=2", "--set", f"fanout={fanout}",
-                              "--json")
+    done, watch = watched_cli(
+        home,
+        _s3_secrets(state),
+        "run",
+        str(suite),
+        "--target",
+        f"s3://storbench/canary-{fanout}",
+        "--set",
+        "drivers=2",
+        "--set",
+        f"fanout={fanout}",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert sum("storbench-load" in command and " run --job " in command for command in watch.seen.values()) >= 2
@@ -196,12 +239,14 @@ def test_the_native_engine_gets_its_keys_in_no_argv_or_environment(s3, tmp_path,
 
 # -- YCSB on Cassandra, both drivers -------------------------------------------------------------------------
 
+
 def _ycsb_run(home: Path, uri: str, overrides: dict) -> object:
     from storbench.progress import Progress
     from storbench.run import RunOptions, run
 
-    options = RunOptions(suite="ycsb-load", label="canary", target=uri, repeat=1,
-                         overrides={"recordcount": 3000, **overrides})
+    options = RunOptions(
+        suite="ycsb-load", label="canary", target=uri, repeat=1, overrides={"recordcount": 3000, **overrides}
+    )
     return run(options, ResultStore(home), Progress(quiet=True))
 
 
@@ -220,8 +265,9 @@ def test_ycsb_core_gets_secret_properties_in_no_argv(cassandra1, tmp_path, monke
 
     home, state = cassandra1
     properties = core_driver.properties
-    monkeypatch.setattr(core_driver, "properties",
-                        lambda *a, **k: {**properties(*a, **k), "cassandra.canary.password": CANARY})
+    monkeypatch.setattr(
+        core_driver, "properties", lambda *a, **k: {**properties(*a, **k), "cassandra.canary.password": CANARY}
+    )
     with ProcWatch({"YCSB property": CANARY, **_cassandra_secrets(state)}) as watch:
         outcome = _ycsb_run(home, state["uri"], {"driver": "ycsb"})
     assert outcome.status == "succeeded", outcome.errors
@@ -240,22 +286,35 @@ def test_ycsb_on_the_native_engine_keeps_secrets_out_of_every_process(cassandra1
 
 
 @pytest.mark.cassandra
-@pytest.mark.parametrize("driver, args", [
-    ("native", ("ycsb-003", "--set", "restore=none", "--set", "duration_s=1")),
-    # YCSB's JVM: its load phase, which logs in as its timed phases do (a 1 s phase is too short for its
-    # session to open on a loaded machine, and 5 workloads of 5 s each would add a minute)
-    ("ycsb", ("ycsb-load", "--set", "recordcount=3000")),
-])
+@pytest.mark.parametrize(
+    "driver, args",
+    [
+        ("native", ("ycsb-003", "--set", "restore=none", "--set", "duration_s=1")),
+        # YCSB's JVM: its load phase, which logs in as its timed phases do (a 1 s phase is too short for its
+        # session to open on a loaded machine, and 5 workloads of 5 s each would add a minute)
+        ("ycsb", ("ycsb-load", "--set", "recordcount=3000")),
+    ],
+)
 def test_an_exported_cql_password_reaches_no_child_process(cassandra1, tmp_path, driver, args):
     """Issue 38 item 4: STORBENCH_CQL_PASSWORD exported in storbench's own environment (the only login this run
     has: its results home is not the service's) is read once and taken out of it: no child (the engine, YCSB's
     JVM) inherits it or gets it on a command line."""
     _, state = cassandra1
-    done, watch = watched_cli(tmp_path / "home", _cassandra_secrets(state), "run", *args, "--target",
-                              state["uri"], "--repeat", "1", "--set", f"driver={driver}", "--json",
-                              env_extra={"STORBENCH_CQL_USERNAME": "storbench",
-                                         "STORBENCH_CQL_PASSWORD": state["auth"]["password"]},
-                              user_gave=("environ",))
+    done, watch = watched_cli(
+        tmp_path / "home",
+        _cassandra_secrets(state),
+        "run",
+        *args,
+        "--target",
+        state["uri"],
+        "--repeat",
+        "1",
+        "--set",
+        f"driver={driver}",
+        "--json",
+        env_extra={"STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": state["auth"]["password"]},
+        user_gave=("environ",),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert watch.saw("storbench.ycsb.YcsbRun" if driver == "ycsb" else "storbench-load")
@@ -274,9 +333,15 @@ def test_a_properties_file_reads_back_exactly_in_java(tmp_path):
         "public class Dump { public static void main(String[] a) throws Exception {\n"
         "  Properties p = new Properties(); p.load(new FileInputStream(a[0]));\n"
         "  for (String k : new TreeSet<>(p.stringPropertyNames())) {\n"
-        "    System.out.print(k + \"\\u0000\" + p.getProperty(k) + \"\\u0000\"); } } }\n")
-    done = subprocess.run([java_binary(), str(tmp_path / "Dump.java"), str(tmp_path / "p.properties")],
-                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+        '    System.out.print(k + "\\u0000" + p.getProperty(k) + "\\u0000"); } } }\n'
+    )
+    done = subprocess.run(
+        [java_binary(), str(tmp_path / "Dump.java"), str(tmp_path / "p.properties")],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     fields = done.stdout.split("\0")[:-1]
     assert dict(zip(fields[::2], fields[1::2])) == props
@@ -284,15 +349,29 @@ def test_a_properties_file_reads_back_exactly_in_java(tmp_path):
 
 # -- Redfish power -------------------------------------------------------------------------------------------
 
+
 @needs_fio
 def test_a_redfish_password_reaches_no_child_process(tmp_path):
     """The password the user exported reaches only the Authorization header: fio (and any other child) does
     not inherit it."""
     with FakeBmc(auth=basic("admin", CANARY)) as bmc:
-        done, watch = watched_cli(tmp_path / "home", {"BMC password": CANARY}, "run", "fio-write", "--target",
-                                  str(tmp_path), *FIO_TINY, "--json", "--interval", "0.5", "--power",
-                                  f"redfish:{bmc.url},user=admin", "--power-insecure",
-                                  env_extra={"STORBENCH_BMC_PASSWORD": CANARY}, user_gave=("environ",))
+        done, watch = watched_cli(
+            tmp_path / "home",
+            {"BMC password": CANARY},
+            "run",
+            "fio-write",
+            "--target",
+            str(tmp_path),
+            *FIO_TINY,
+            "--json",
+            "--interval",
+            "0.5",
+            "--power",
+            f"redfish:{bmc.url},user=admin",
+            "--power-insecure",
+            env_extra={"STORBENCH_BMC_PASSWORD": CANARY},
+            user_gave=("environ",),
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert watch.saw("fio")
@@ -301,6 +380,7 @@ def test_a_redfish_password_reaches_no_child_process(tmp_path):
 
 
 # -- PostgreSQL results index --------------------------------------------------------------------------------
+
 
 @needs_fio
 @pytest.mark.postgres
@@ -319,16 +399,31 @@ def test_a_postgresql_password_reaches_no_child_process(postgres, tmp_path, how)
         env["PGPASSFILE"] = str(passfile)
     if how == "pgpassword":
         env["PGPASSWORD"] = postgres.password
-    done, watch = watched_cli(tmp_path / "home", {"PostgreSQL password": postgres.password},
-                              "run", "fio-write", "--target", str(tmp_path), *FIO_TINY, "--json", env_extra=env,
-                              user_gave={"pgpassfile": (), "url": ("cmdline",), "pgpassword": ("environ",)}[how],
-                              results=url)
+    done, watch = watched_cli(
+        tmp_path / "home",
+        {"PostgreSQL password": postgres.password},
+        "run",
+        "fio-write",
+        "--target",
+        str(tmp_path),
+        *FIO_TINY,
+        "--json",
+        env_extra=env,
+        user_gave={"pgpassfile": (), "url": ("cmdline",), "pgpassword": ("environ",)}[how],
+        results=url,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert watch.saw("fio")
     assert postgres.sql("SELECT count(*) FROM runs", database) == [(1,)]  # the index was written
     warned = [line for line in done.stderr.splitlines() if "holds a password" in line]
-    assert warned == ([f"storbench: warning: --results postgresql://***@127.0.0.1:{postgres.port}/{database}: the URL "
-                       f"holds a password (a command line is readable by every local user); put it in a 0600 file "
-                       f"named by PGPASSFILE (or ~/.pgpass) instead"] if how == "url" else [])
+    assert warned == (
+        [
+            f"storbench: warning: --results postgresql://***@127.0.0.1:{postgres.port}/{database}: the URL "
+            f"holds a password (a command line is readable by every local user); put it in a 0600 file "
+            f"named by PGPASSFILE (or ~/.pgpass) instead"
+        ]
+        if how == "url"
+        else []
+    )
     assert postgres.password not in done.stdout + done.stderr

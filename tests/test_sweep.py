@@ -24,8 +24,10 @@ def test_no_sweep_is_one_unlabelled_point():
 
 def test_cores_on_local_and_cluster_masters():
     local = sweep_points({"cores": ["1", "2"]}, declared(), {"spark_master": "local[*]"}, "x")
-    assert [(p.labels, p.engine_options) for p in local] == [({"cores": "1"}, {"spark_master": "local[1]"}),
-                                                             ({"cores": "2"}, {"spark_master": "local[2]"})]
+    assert [(p.labels, p.engine_options) for p in local] == [
+        ({"cores": "1"}, {"spark_master": "local[1]"}),
+        ({"cores": "2"}, {"spark_master": "local[2]"}),
+    ]
     cluster = sweep_points({"cores": [8]}, declared(), {"spark_master": "spark://10.0.0.1:7077"}, "x")
     assert cluster[0].engine_options == {"spark_conf": {"spark.cores.max": "8"}}
 
@@ -36,12 +38,15 @@ def test_parameter_sweep_coerces_sizes():
     assert points[1].labels == {"size_bytes": "2G"}
 
 
-@pytest.mark.parametrize("sweep,message", [
-    ({"cores": ["0"]}, "sweep cores value '0' must be a positive integer"),
-    ({"nosuch": [1]}, "cannot sweep 'nosuch'; allowed: "),  # every engine's keys: tests/run/test_options.py
-    ({"cores": [1], "size_bytes": [1]}, "sweep one key at a time"),
-    ({"size_bytes": ["lots"]}, "size_bytes='lots' must be an integer"),
-])
+@pytest.mark.parametrize(
+    "sweep,message",
+    [
+        ({"cores": ["0"]}, "sweep cores value '0' must be a positive integer"),
+        ({"nosuch": [1]}, "cannot sweep 'nosuch'; allowed: "),  # every engine's keys: tests/run/test_options.py
+        ({"cores": [1], "size_bytes": [1]}, "sweep one key at a time"),
+        ({"size_bytes": ["lots"]}, "size_bytes='lots' must be an integer"),
+    ],
+)
 def test_bad_sweeps_name_what_is_allowed(sweep, message):
     with pytest.raises(InputError, match=message.replace("*", r"\*").replace("(", r"\(")):
         sweep_points(sweep, declared(), {"spark_master": "local[*]"}, "--sweep")
@@ -76,9 +81,20 @@ def test_shuffle_directory_on_another_device_is_measured_apart(tmp_path):
     with loop_device(tmp_path / "shuffle.img", 256, mkfs=True) as device:
         subprocess.run(["mount", device, str(mount)], check=True)
         try:
-            result = storbench(tmp_path / "home", "run", "spark-transforms", "--scale", "20000", "--repeat", "1",
-                               "--target", str(tmp_path / "target"), "--spark-conf", f"spark.local.dir={mount}",
-                               "--json")
+            result = storbench(
+                tmp_path / "home",
+                "run",
+                "spark-transforms",
+                "--scale",
+                "20000",
+                "--repeat",
+                "1",
+                "--target",
+                str(tmp_path / "target"),
+                "--spark-conf",
+                f"spark.local.dir={mount}",
+                "--json",
+            )
         finally:
             subprocess.run(["umount", str(mount)], check=True)
     assert result.returncode == 0, result.stderr

@@ -7,9 +7,23 @@ from storbench.units import BINARY, DECIMAL, human_bytes, parse_count, parse_siz
 from storbench.workloads.params import SizeParam
 
 
-@pytest.mark.parametrize("text,expected", [  # fio's syntax, as the fio engine read it before
-    ("4k", 4096), ("1m", 1 << 20), ("512M", 512 << 20), ("1g", 1 << 30), ("1GiB", 1 << 30), ("65536", 65536),
-    ("1000000000", 10**9), ("4kb", 4096), (" 2 t ", 2 << 40), ("1p", 1 << 50), ("7b", 7), (12, 12)])
+@pytest.mark.parametrize(
+    "text,expected",
+    [  # fio's syntax, as the fio engine read it before
+        ("4k", 4096),
+        ("1m", 1 << 20),
+        ("512M", 512 << 20),
+        ("1g", 1 << 30),
+        ("1GiB", 1 << 30),
+        ("65536", 65536),
+        ("1000000000", 10**9),
+        ("4kb", 4096),
+        (" 2 t ", 2 << 40),
+        ("1p", 1 << 50),
+        ("7b", 7),
+        (12, 12),
+    ],
+)
 def test_sizes_are_binary_by_default(text, expected):
     assert parse_size(text) == expected
 
@@ -25,8 +39,10 @@ def test_a_bad_size_is_one_line_naming_what_is_allowed(text):
     with pytest.raises(InputError) as error:
         parse_size(text, name="--set: bs", what="a fio size")
     message = str(error.value)
-    assert message == (f"--set: bs={text!r} is not a fio size; use bytes or a whole number with k, m, g, t or p "
-                       f"(1024-based: 4k = 4096 bytes), e.g. 4k, 1m, 512m")
+    assert message == (
+        f"--set: bs={text!r} is not a fio size; use bytes or a whole number with k, m, g, t or p "
+        f"(1024-based: 4k = 4096 bytes), e.g. 4k, 1m, 512m"
+    )
     assert "\n" not in message
 
 
@@ -36,16 +52,41 @@ def test_fewer_prefixes_can_be_allowed():
         parse_size("1t", prefixes="kmg")
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("5000", 5000), ("5_000", 5000), ("5k", 5000), ("1.5k", 1500), ("2M", 2_000_000), ("1e6", 1_000_000),
-    ("1G", 10**9), ("10B", 10**10), ("2t", 2 * 10**12), ("huge", None), ("0", None), ("0.1", None),
-    ("4KiB", None), ("1p", None)])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("5000", 5000),
+        ("5_000", 5000),
+        ("5k", 5000),
+        ("1.5k", 1500),
+        ("2M", 2_000_000),
+        ("1e6", 1_000_000),
+        ("1G", 10**9),
+        ("10B", 10**10),
+        ("2t", 2 * 10**12),
+        ("huge", None),
+        ("0", None),
+        ("0.1", None),
+        ("4KiB", None),
+        ("1p", None),
+    ],
+)
 def test_counts_are_decimal(text, expected):
     assert parse_count(text) == expected
 
 
-@pytest.mark.parametrize("value,text", [(0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (1 << 20, "1.0 MB"),
-                                        (512 * 10**6, "512.0 MB"), (1.5e9, "1.5 GB"), (2e12, "2.0 TB")])
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (0, "0 B"),
+        (999, "999 B"),
+        (1000, "1.0 kB"),
+        (1 << 20, "1.0 MB"),
+        (512 * 10**6, "512.0 MB"),
+        (1.5e9, "1.5 GB"),
+        (2e12, "2.0 TB"),
+    ],
+)
 def test_human_bytes_are_decimal(value, text):
     assert human_bytes(value) == text
 

@@ -28,10 +28,15 @@ def wheel_venv(tmp_path_factory):
     """(the venv's bin folder, an environment for it: outside the clone, own results home and cache)."""
     tmp = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "STORBENCH_LOAD_BIN", "JAVA_HOME")}
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(REPO)],
-                           env={**env, "STORBENCH_DIST_ALLOW_STALE": "1"}, capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(REPO)],
+        env={**env, "STORBENCH_DIST_ALLOW_STALE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
-    wheel, = (tmp / "dist").glob("storbench-*.whl")
+    (wheel,) = (tmp / "dist").glob("storbench-*.whl")
     assert wheel.name.endswith("-py3-none-" + sysconfig.get_platform().replace("-", "_") + ".whl")
 
     deps = tmp / "deps"  # the shared venv's packages, less storbench (its editable install points at a clone)
@@ -42,11 +47,32 @@ def wheel_venv(tmp_path_factory):
             (deps / entry.name).symlink_to(entry)
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "shared-deps.pth").write_text(f"{deps}\n")
-    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                                "--no-index", str(wheel)], env=env, capture_output=True, text=True, timeout=300)
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-index",
+            str(wheel),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     env.update(STORBENCH_HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "cache"))
     return venv / "bin", env, tmp
@@ -56,15 +82,32 @@ def _storbench(wheel_venv, *args, path=None, timeout=600):
     bin_dir, env, tmp = wheel_venv
     if path is not None:
         env = {**env, "PATH": path}
-    return subprocess.run([bin_dir / "storbench", *args], cwd=tmp, env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [bin_dir / "storbench", *args],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_installed_package_is_the_wheel_not_the_clone(wheel_venv):
     bin_dir, env, tmp = wheel_venv
-    said = subprocess.run([bin_dir / "python", "-c", "import storbench, storbench.binaries as b; "
-                           "print(storbench.__file__); print(b.checkout()); print(b.native_binary())"],
-                          cwd=tmp, env=env, capture_output=True, text=True, check=True).stdout.splitlines()
+    said = subprocess.run(
+        [
+            bin_dir / "python",
+            "-c",
+            "import storbench, storbench.binaries as b; "
+            "print(storbench.__file__); print(b.checkout()); print(b.native_binary())",
+        ],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     assert said[0].startswith(str(tmp / "venv")) and said[1] == "None"
     assert said[2].startswith(str(tmp / "venv")) and said[2].endswith("_bundle/bin/storbench-load")
 
@@ -83,13 +126,13 @@ def test_doctor_reports_missing_java_and_jars_in_one_line_each(wheel_venv):
     done = _storbench(wheel_venv, "doctor", path=str(bin_dir))  # a PATH with no java, fio, ceph, ...
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    java, = [line for line in lines if line.split()[1:2] == ["java"]]
+    (java,) = [line for line in lines if line.split()[1:2] == ["java"]]
     assert java.startswith("MISSING") and "install Java 17 or newer" in java
-    fio_line, = [line for line in lines if line.split()[1:2] == ["fio"]]
+    (fio_line,) = [line for line in lines if line.split()[1:2] == ["fio"]]
     assert fio_line.startswith("missing ") and "apt-get install fio" in fio_line
-    jvm, = [line for line in lines if "jars: jvm" in line]
+    (jvm,) = [line for line in lines if "jars: jvm" in line]
     assert jvm.startswith("missing ") and "storbench fetch jvm" in jvm
-    native, = [line for line in lines if "native engine" in line]
+    (native,) = [line for line in lines if "native engine" in line]
     assert native.startswith("ok ") and "_bundle/bin/storbench-load" in native
     assert lines[-1] == "doctor: an installed wheel; required and missing: java"
 

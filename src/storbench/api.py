@@ -29,8 +29,12 @@ def run(options: RunOptions, store: ResultStore | None = None, progress: Progres
     return run_suite(options, store or ResultStore(), progress or Progress(), enough)
 
 
-def run_interleaved(configurations: list[RunOptions], store: ResultStore | None = None,
-                    progress: Progress | None = None, order: str = "alternate") -> list[RunOutcome]:
+def run_interleaved(
+    configurations: list[RunOptions],
+    store: ResultStore | None = None,
+    progress: Progress | None = None,
+    order: str = "alternate",
+) -> list[RunOutcome]:
     """Two or more configurations of one suite, repetition by repetition in rounds (storbench.run.experiment);
     one run each, linked as one experiment."""
     from storbench.analysis.precision import enough
@@ -57,22 +61,45 @@ def list_workloads(name: str | None = None) -> list[dict[str, Any]]:
             hint = f" (did you mean {' or '.join(near)}?)" if near else ""
             raise InputError(f"unknown workload {name!r}{hint}; allowed: {', '.join(sorted(found))}")
         found = {name: found[name]}
-    return [{"name": key, "version": cls.version, "engine": cls.engine, "description": cls.description,
-             "after": list(cls.after),
-             "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help,
-                         "choices": list(p.choices) if p.choices else None} for p in cls.params],
-             "metrics": [{"name": m.name, "title": m.title, "unit": m.unit, "direction": m.direction}
-                         for m in cls.metrics]}
-            for key, cls in sorted(found.items())]
+    return [
+        {
+            "name": key,
+            "version": cls.version,
+            "engine": cls.engine,
+            "description": cls.description,
+            "after": list(cls.after),
+            "params": [
+                {
+                    "name": p.name,
+                    "type": p.type.__name__,
+                    "default": p.default,
+                    "help": p.help,
+                    "choices": list(p.choices) if p.choices else None,
+                }
+                for p in cls.params
+            ],
+            "metrics": [
+                {"name": m.name, "title": m.title, "unit": m.unit, "direction": m.direction} for m in cls.metrics
+            ],
+        }
+        for key, cls in sorted(found.items())
+    ]
 
 
 def list_suites() -> list[dict[str, Any]]:
     suites = []
     for name in builtin_suites():
         suite = load_suite(name)
-        suites.append({"name": name, "paper": suite.paper, "description": suite.description,
-                       "repetitions": suite.repetitions, "scales": suite.scales,
-                       "workloads": [e.workload for e in suite.entries()]})
+        suites.append(
+            {
+                "name": name,
+                "paper": suite.paper,
+                "description": suite.description,
+                "repetitions": suite.repetitions,
+                "scales": suite.scales,
+                "workloads": [e.workload for e in suite.entries()],
+            }
+        )
     return suites
 
 
@@ -88,8 +115,10 @@ def compare(refs: list[str], store: ResultStore | None = None, force: bool = Fal
     runs = [store.resolve(ref) for ref in refs]
     other = next((run for run in runs[1:] if run.suite != runs[0].suite), None)
     if other is not None and not force:
-        raise InputError(f"compare: {runs[0].label} is a {runs[0].suite} run and {other.label} a {other.suite} "
-                         f"run: runs of different suites are not comparable; pass --force to compare anyway")
+        raise InputError(
+            f"compare: {runs[0].label} is a {runs[0].suite} run and {other.label} a {other.suite} "
+            f"run: runs of different suites are not comparable; pass --force to compare anyway"
+        )
     return compare_runs(runs)
 
 
@@ -184,35 +213,56 @@ def cleanup_run(ref: str, store: ResultStore | None = None, endpoint: str | None
     store = store or ResultStore()
     run = store.resolve(ref)
     if run.host and run.host != store.host:
-        raise InputError(f"run {run.run_id} ran on {run.host}: its target is reached from there; "
-                         f"run `storbench cleanup {run.run_id}` on {run.host}")
+        raise InputError(
+            f"run {run.run_id} ran on {run.host}: its target is reached from there; "
+            f"run `storbench cleanup {run.run_id}` on {run.host}"
+        )
     process = run.manifest.get("process") or {}
     if run.status == liveness.RUNNING:
-        raise InputError(f"run {run.run_id} is still running (pid {process.get('pid')}): stop it first (Ctrl-C, or "
-                         f"kill -TERM {process.get('pid')}); it removes its own run root as it stops")
+        raise InputError(
+            f"run {run.run_id} is still running (pid {process.get('pid')}): stop it first (Ctrl-C, or "
+            f"kill -TERM {process.get('pid')}); it removes its own run root as it stops"
+        )
     if run.status.startswith(f"{liveness.RUNNING}? (host"):
-        raise InputError(f"run {run.run_id} ran on {process.get('host')}: whether it still runs is seen there; "
-                         f"run `storbench cleanup {run.run_id}` on {process.get('host')}")
+        raise InputError(
+            f"run {run.run_id} ran on {process.get('host')}: whether it still runs is seen there; "
+            f"run `storbench cleanup {run.run_id}` on {process.get('host')}"
+        )
     crashed = run.status == liveness.CRASHED and run.manifest.get("status") == liveness.RUNNING
     # secrets first: the private scratch directories a killed run could not remove (job files, YCSB's -P file)
     scratch_removed = scratch.remove_left([p for p in run.manifest.get("scratch") or [] if isinstance(p, str)])
     config = run.manifest.get("config", {})
     root, text = config.get("run_root"), config.get("target")
-    removed = bool(root and text) and _remove_root(run, root, parse_target(
-        text, TargetOptions(store.home, config.get("replication"), endpoint,
-                            cql_insecure=bool(config.get("cql_insecure")))))  # as the run itself went
+    removed = bool(root and text) and _remove_root(
+        run,
+        root,
+        parse_target(
+            text,
+            TargetOptions(
+                store.home, config.get("replication"), endpoint, cql_insecure=bool(config.get("cql_insecure"))
+            ),
+        ),
+    )  # as the run itself went
     if crashed:
         run = store.finish_crashed(run, root if removed else None)
-    return {"run_id": run.run_id, "root": root, "removed": removed, "crashed": crashed, "status": run.status,
-            "scratch_removed": scratch_removed}
+    return {
+        "run_id": run.run_id,
+        "root": root,
+        "removed": removed,
+        "crashed": crashed,
+        "status": run.status,
+        "scratch_removed": scratch_removed,
+    }
 
 
 def _remove_root(run: Run, root: str, target: Any) -> bool:
     """Delete ``run``'s root if it is still there and marked for it; False when nothing of it is left."""
     target.run_id, target.root_uri = run.run_id, root
     if root.startswith("hdfs://"):
-        raise InputError(f"run {run.run_id}: an hdfs:// run root is removed through Spark; remove {root} with "
-                         f"`hdfs dfs -rm -r` after checking its {MARKER} names {run.run_id}")
+        raise InputError(
+            f"run {run.run_id}: an hdfs:// run root is removed through Spark; remove {root} with "
+            f"`hdfs dfs -rm -r` after checking its {MARKER} names {run.run_id}"
+        )
     try:
         state = target.root_state()
         if state == GONE:
@@ -220,9 +270,9 @@ def _remove_root(run: Run, root: str, target: Any) -> bool:
         if state != OTHER and target.release_root():
             return True
     except (OSError, S3Error) as exc:
-        raise TargetError(f"run {run.run_id}: could not remove {root} ({exc}); nothing removed, try again when "
-                          f"the target answers") from None
+        raise TargetError(
+            f"run {run.run_id}: could not remove {root} ({exc}); nothing removed, try again when the target answers"
+        ) from None
     if state == OTHER:
-        raise InputError(f"run {run.run_id}: {root} is there but its {MARKER} does not name this run; "
-                         f"nothing removed")
+        raise InputError(f"run {run.run_id}: {root} is there but its {MARKER} does not name this run; nothing removed")
     raise InputError(f"run {run.run_id}: {root} is gone or its marker does not name this run; nothing removed")

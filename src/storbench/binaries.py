@@ -37,17 +37,23 @@ def bundled(*parts: str) -> Path | None:
 
 def java_hint() -> str:
     """How to get Java where it is missing: the set-up in a clone, a JDK from the system's packages otherwise."""
-    return ("; run scripts/setup.sh" if checkout() else
-            ": install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or put one first "
-            "in PATH")
+    return (
+        "; run scripts/setup.sh"
+        if checkout()
+        else ": install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or put one first "
+        "in PATH"
+    )
 
 
 def native_binary() -> str | None:
     """The native load engine: $STORBENCH_LOAD_BIN, the wheel's own, the clone's release build, or one on PATH."""
     root = checkout()
-    candidates = [os.environ.get("STORBENCH_LOAD_BIN"), bundled("bin", NATIVE_BINARY),
-                  root / "native" / "target" / "release" / NATIVE_BINARY if root else None,
-                  shutil.which(NATIVE_BINARY)]
+    candidates = [
+        os.environ.get("STORBENCH_LOAD_BIN"),
+        bundled("bin", NATIVE_BINARY),
+        root / "native" / "target" / "release" / NATIVE_BINARY if root else None,
+        shutil.which(NATIVE_BINARY),
+    ]
     for candidate in candidates:
         if candidate and os.access(candidate, os.X_OK):
             return str(candidate)

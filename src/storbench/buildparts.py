@@ -15,12 +15,14 @@ from storbench.errors import EngineError
 
 REPO = Path(__file__).resolve().parents[2]
 SETUP = REPO / "scripts" / "setup.sh"
-PARTS = {"native": "the native load engine (Rust, cargo; first time: about 4 minutes)",
-         "jvm": "the JVM launchers (Maven; first time: about a minute)",
-         "s3a": "Spark's S3A jars (Maven, ~13 MB)",
-         "cassandra": "Apache Cassandra's jars (Maven, ~70 MB)",
-         "metastore": "Hive 4.0.1's metastore jars and Spark's Hive client for it (Maven, ~310 MB)",
-         "ycsb": "YCSB core 0.17.0 and storbench's binding on the DataStax Java driver (Maven, ~15 MB)"}
+PARTS = {
+    "native": "the native load engine (Rust, cargo; first time: about 4 minutes)",
+    "jvm": "the JVM launchers (Maven; first time: about a minute)",
+    "s3a": "Spark's S3A jars (Maven, ~13 MB)",
+    "cassandra": "Apache Cassandra's jars (Maven, ~70 MB)",
+    "metastore": "Hive 4.0.1's metastore jars and Spark's Hive client for it (Maven, ~310 MB)",
+    "ycsb": "YCSB core 0.17.0 and storbench's binding on the DataStax Java driver (Maven, ~15 MB)",
+}
 
 
 def build(part: str) -> None:
@@ -29,9 +31,16 @@ def build(part: str) -> None:
     if not SETUP.is_file():
         raise EngineError(f"{what} is not built, and this installation has no scripts/setup.sh to build it")
     print(f"storbench: building {what} on first use", file=sys.stderr, flush=True)
-    done = subprocess.run(["bash", str(SETUP), "--part", part], stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(
+        ["bash", str(SETUP), "--part", part],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
-        raise EngineError(f"building {what} failed: {lines[-1] if lines else f'exit {done.returncode}'} "
-                          f"(run scripts/setup.sh --part {part} to see it all)")
+        raise EngineError(
+            f"building {what} failed: {lines[-1] if lines else f'exit {done.returncode}'} "
+            f"(run scripts/setup.sh --part {part} to see it all)"
+        )

@@ -38,85 +38,168 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="storbench", description="Storage benchmarks for distributed-analytics workloads.")
     parser.add_argument("--version", action="version", version=f"storbench {__version__}")
-    parser.add_argument("--results", metavar="DIR|URL",
-                        help="results home (runs and results.db; default $STORBENCH_RESULTS, $STORBENCH_HOME or "
-                             "~/.storbench), or postgresql://USER@HOST:PORT/DB: a shared index that records each "
-                             "run's host and run directory; the directories stay in this machine's home "
-                             "($STORBENCH_HOME or ~/.storbench). The password: PGPASSWORD or ~/.pgpass")
+    parser.add_argument(
+        "--results",
+        metavar="DIR|URL",
+        help="results home (runs and results.db; default $STORBENCH_RESULTS, $STORBENCH_HOME or "
+        "~/.storbench), or postgresql://USER@HOST:PORT/DB: a shared index that records each "
+        "run's host and run directory; the directories stay in this machine's home "
+        "($STORBENCH_HOME or ~/.storbench). The password: PGPASSWORD or ~/.pgpass",
+    )
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     run = commands.add_parser("run", help="run a suite (default: spark-transforms at the tiny scale)")
     run.add_argument("suite", nargs="?", help="built-in suite name or a suite .yaml file")
-    run.add_argument("--label", action="append", default=[], help="name of the configuration under test "
-                     "(default: default); with several --target, one each in the same order")
-    run.add_argument("--target", action="append", default=[], help="where the data goes: file:///path or a "
-                     "directory (default: a temp dir); give two or more to run them interleaved, round by round")
-    run.add_argument("--order", default="alternate", choices=ORDERS, help="interleaved targets: each round's "
-                     "order, alternating (A B, B A, ...) or shuffled per round (default: alternate)")
+    run.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="name of the configuration under test "
+        "(default: default); with several --target, one each in the same order",
+    )
+    run.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        help="where the data goes: file:///path or a "
+        "directory (default: a temp dir); give two or more to run them interleaved, round by round",
+    )
+    run.add_argument(
+        "--order",
+        default="alternate",
+        choices=ORDERS,
+        help="interleaved targets: each round's "
+        "order, alternating (A B, B A, ...) or shuffled per round (default: alternate)",
+    )
     run.add_argument("--scale", help="tiny, small, paper, or an explicit size (a row count, e.g. 5M)")
-    run.add_argument("--repeat", help="repetitions (default: the suite's); auto: 3 to 10, until each headline's "
-                     "95%% interval is within ±5%%; MIN..MAX: the same between MIN and MAX")
-    run.add_argument("--warmup", type=int, default=0, metavar="N",
-                     help="unrecorded repetitions before the recorded ones, per sweep point (default: 0)")
+    run.add_argument(
+        "--repeat",
+        help="repetitions (default: the suite's); auto: 3 to 10, until each headline's "
+        "95%% interval is within ±5%%; MIN..MAX: the same between MIN and MAX",
+    )
+    run.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        metavar="N",
+        help="unrecorded repetitions before the recorded ones, per sweep point (default: 0)",
+    )
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a parameter")
     run.add_argument("--spark-master", default=DEFAULT_MASTER, help="Spark master URL (default local[*])")
-    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
-                     help="Spark setting, repeatable")
+    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="Spark setting, repeatable")
     run.add_argument("--devices", help="comma-separated block devices to measure (default: those behind --target)")
     run.add_argument("--interval", type=float, default=1.0, help="telemetry interval in seconds (default 1)")
-    run.add_argument("--mode", default="default", choices=("default", "compat"),
-                     help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()")
-    run.add_argument("--sweep", metavar="KEY=V1,V2", action="append", default=[],
-                     help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter "
-                          "(one key)")
-    run.add_argument("--replication", type=int, help="replication factor: HDFS (hdfs://) or the keyspace's (cassandra://, default 1)")
-    run.add_argument("--endpoint", help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
-                                         "(default: $AWS_ENDPOINT_URL or the running `services up s3`)")
-    run.add_argument("--nodes", metavar="FILE", help="a nodes file: measure every node of a cluster "
-                     "(default: the nodes of `services up spark` when --spark-master is its master)")
-    run.add_argument("--node", action="append", default=[], metavar="NAME=URL[,devices=sda,sdb][,role=ROLE]",
-                     help="one node and its node_exporter URL (repeatable; instead of --nodes)")
-    run.add_argument("--telemetry", choices=("local", "node_exporter", "prometheus"),
-                     help="where telemetry comes from (default: local; node_exporter with nodes)")
-    run.add_argument("--prometheus", metavar="URL", help="a Prometheus scraping the nodes' exporters "
-                     "(--telemetry prometheus)")
-    run.add_argument("--power", metavar="KIND[:ARGS]",
-                     help="this machine's power source: rapl[:package|dram], redfish:URL[,user=U,password_env=VAR"
-                          "|password_file=PATH], ipmi[:HOST,user=U,...], command:CMD (nodes: a power: key each)")
-    run.add_argument("--power-insecure", action="store_true",
-                     help="do not check the BMC's HTTPS certificate, and allow Basic auth over plain http (redfish)")
-    run.add_argument("--idle-s", type=float, default=0.0, metavar="SECONDS",
-                     help="measure power idle for SECONDS before the first workload (the baseline)")
-    run.add_argument("--metrics-port", type=int, metavar="PORT", help="serve the run's live progress and each "
-                     "window's figures to Prometheus on PORT while it runs (dashboard: storbench grafana)")
+    run.add_argument(
+        "--mode",
+        default="default",
+        choices=("default", "compat"),
+        help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()",
+    )
+    run.add_argument(
+        "--sweep",
+        metavar="KEY=V1,V2",
+        action="append",
+        default=[],
+        help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter (one key)",
+    )
+    run.add_argument(
+        "--replication", type=int, help="replication factor: HDFS (hdfs://) or the keyspace's (cassandra://, default 1)"
+    )
+    run.add_argument(
+        "--endpoint",
+        help="S3 endpoint for s3:// targets, e.g. http://127.0.0.1:8333 "
+        "(default: $AWS_ENDPOINT_URL or the running `services up s3`)",
+    )
+    run.add_argument(
+        "--nodes",
+        metavar="FILE",
+        help="a nodes file: measure every node of a cluster "
+        "(default: the nodes of `services up spark` when --spark-master is its master)",
+    )
+    run.add_argument(
+        "--node",
+        action="append",
+        default=[],
+        metavar="NAME=URL[,devices=sda,sdb][,role=ROLE]",
+        help="one node and its node_exporter URL (repeatable; instead of --nodes)",
+    )
+    run.add_argument(
+        "--telemetry",
+        choices=("local", "node_exporter", "prometheus"),
+        help="where telemetry comes from (default: local; node_exporter with nodes)",
+    )
+    run.add_argument(
+        "--prometheus", metavar="URL", help="a Prometheus scraping the nodes' exporters (--telemetry prometheus)"
+    )
+    run.add_argument(
+        "--power",
+        metavar="KIND[:ARGS]",
+        help="this machine's power source: rapl[:package|dram], redfish:URL[,user=U,password_env=VAR"
+        "|password_file=PATH], ipmi[:HOST,user=U,...], command:CMD (nodes: a power: key each)",
+    )
+    run.add_argument(
+        "--power-insecure",
+        action="store_true",
+        help="do not check the BMC's HTTPS certificate, and allow Basic auth over plain http (redfish)",
+    )
+    run.add_argument(
+        "--idle-s",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="measure power idle for SECONDS before the first workload (the baseline)",
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve the run's live progress and each "
+        "window's figures to Prometheus on PORT while it runs (dashboard: storbench grafana)",
+    )
     run.add_argument("--metrics-address", metavar="IP", help="the address --metrics-port binds (default 127.0.0.1)")
-    run.add_argument("--cql-insecure", action="store_true",
-                     help="cassandra://: send the login to a host that is not this machine without TLS (refused "
-                          "otherwise; ?tls=1 in the URL is the safe way)")
+    run.add_argument(
+        "--cql-insecure",
+        action="store_true",
+        help="cassandra://: send the login to a host that is not this machine without TLS (refused "
+        "otherwise; ?tls=1 in the URL is the safe way)",
+    )
     run.add_argument("--keep-data", action="store_true", help="keep the generated data under the target")
-    run.add_argument("--allow-device-overwrite", action="store_true",
-                     help="let fio workloads write a raw device target (refused if it holds a filesystem, "
-                          "partition table or any signature)")
+    run.add_argument(
+        "--allow-device-overwrite",
+        action="store_true",
+        help="let fio workloads write a raw device target (refused if it holds a filesystem, "
+        "partition table or any signature)",
+    )
     _output_flags(run)
 
-    cleanup = commands.add_parser("cleanup", help="remove what a run left on its target (it was down at the end, "
-                                  "or the run's process died: the run is then finished as crashed)")
+    cleanup = commands.add_parser(
+        "cleanup",
+        help="remove what a run left on its target (it was down at the end, "
+        "or the run's process died: the run is then finished as crashed)",
+    )
     cleanup.add_argument("run_id", metavar="RUN_ID")
     cleanup.add_argument("--endpoint", help="S3 endpoint, when it is not the one the run used by default")
     show = commands.add_parser("show", help="one run's full report table (or another format)")
     show.add_argument("run_id", metavar="RUN_ID_OR_LABEL")
     show.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
     compare = commands.add_parser("compare", help="compare stored runs; the first is the baseline")
-    compare.add_argument("refs", nargs="+", metavar="LABEL_OR_RUN_ID", help="runs; paper:NNN sets them beside a "
-                         "paper's published figures (storbench baselines)")
+    compare.add_argument(
+        "refs",
+        nargs="+",
+        metavar="LABEL_OR_RUN_ID",
+        help="runs; paper:NNN sets them beside a paper's published figures (storbench baselines)",
+    )
     compare.add_argument("--paper", metavar="NNN", help="set the runs and their ratios beside this paper's figures")
     compare.add_argument("--format", default="table", choices=api.REPORT_FORMATS)
     compare.add_argument("--html", metavar="FILE", help="also write the HTML report to FILE")
     compare.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
     compare.add_argument("--force", action="store_true", help="compare runs of different suites anyway")
 
-    imported = commands.add_parser("import", help="index a run directory in the current store (a run that lost "
-                                   "its PostgreSQL index mid-run, or one copied from elsewhere); again: no change")
+    imported = commands.add_parser(
+        "import",
+        help="index a run directory in the current store (a run that lost "
+        "its PostgreSQL index mid-run, or one copied from elsewhere); again: no change",
+    )
     imported.add_argument("run_dir", metavar="RUN_DIR")
 
     runs = commands.add_parser("runs", help="list stored runs")
@@ -133,14 +216,23 @@ def build_parser() -> argparse.ArgumentParser:
     grafana = commands.add_parser("grafana", help="print the Grafana dashboard (JSON) over --metrics-port's metrics")
     grafana.add_argument("--path", action="store_true", help="print where the file is instead")
 
-    commands.add_parser("doctor", help="check Java, Python, fio, the native engine and each optional part, one line "
-                        "each with how to get what is missing (exit 1 when the default job cannot run)")
-    fetched = commands.add_parser("fetch", help="fetch a part's jars now (an installed wheel fetches them from Maven "
-                                  "Central on first use; a clone builds them with scripts/setup.sh)")
+    commands.add_parser(
+        "doctor",
+        help="check Java, Python, fio, the native engine and each optional part, one line "
+        "each with how to get what is missing (exit 1 when the default job cannot run)",
+    )
+    fetched = commands.add_parser(
+        "fetch",
+        help="fetch a part's jars now (an installed wheel fetches them from Maven "
+        "Central on first use; a clone builds them with scripts/setup.sh)",
+    )
     fetched.add_argument("part", choices=(*fetch.PARTS, "all"))
 
-    services = commands.add_parser("services", help="start or stop real local services on 127.0.0.1; `env` prints "
-                                                     "the shell exports of a running service's clients (secrets)")
+    services = commands.add_parser(
+        "services",
+        help="start or stop real local services on 127.0.0.1; `env` prints "
+        "the shell exports of a running service's clients (secrets)",
+    )
     services.add_argument("action", choices=("up", "down", "status", "env"))
     services.add_argument("name", choices=sorted(SERVICES))
     services.add_argument("--datanodes", type=int, help="hdfs: number of DataNodes (default 2)")
@@ -152,14 +244,22 @@ def build_parser() -> argparse.ArgumentParser:
     services.add_argument("--rgw", action="store_true", default=None, help="ceph: also start an RGW with an S3 user")
     services.add_argument("--workers", type=int, help="spark: number of standalone workers (default 2)")
     services.add_argument("--cores", type=int, help="spark: cores per worker (default 1)")
-    services.add_argument("--memory", help="spark: memory per worker, e.g. 1g (default 1g); yarn: MB per "
-                                                "NodeManager (default 1536)")
-    services.add_argument("--nodes", type=int, help="cassandra: number of nodes, on 127.0.0.1.. (default 1); yarn: "
-                                                     "NodeManagers (default 2)")
+    services.add_argument(
+        "--memory", help="spark: memory per worker, e.g. 1g (default 1g); yarn: MB per NodeManager (default 1536)"
+    )
+    services.add_argument(
+        "--nodes",
+        type=int,
+        help="cassandra: number of nodes, on 127.0.0.1.. (default 1); yarn: NodeManagers (default 2)",
+    )
     services.add_argument("--heap", help="cassandra: heap per node, e.g. 1g (default 1g)")
-    services.add_argument("--worker-dir", action="append", metavar="DIR",
-                          help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "
-                               "default: the service dir)")
+    services.add_argument(
+        "--worker-dir",
+        action="append",
+        metavar="DIR",
+        help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "
+        "default: the service dir)",
+    )
     return parser
 
 
@@ -178,8 +278,10 @@ def _configurations(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     if len(labels) == 1 and len(targets) > 1:
         labels = [f"{labels[0]}-{k}" for k in range(1, len(targets) + 1)]
     if len(labels) != len(targets):
-        raise InputError(f"--label given {len(labels)} times for {len(targets)} --target: one each, in the same "
-                         f"order, or one label for all (numbered -1, -2, ...)")
+        raise InputError(
+            f"--label given {len(labels)} times for {len(targets)} --target: one each, in the same "
+            f"order, or one label for all (numbered -1, -2, ...)"
+        )
     return list(zip(labels, targets))
 
 
@@ -188,26 +290,55 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     configurations = _configurations(args)
     label, target = configurations[0]
     options = RunOptions(
-        suite=args.suite, label=label, target=target, scale=args.scale, repeat=repeat, repeat_auto=auto,
+        suite=args.suite,
+        label=label,
+        target=target,
+        scale=args.scale,
+        repeat=repeat,
+        repeat_auto=auto,
         warmup=args.warmup,
         overrides=parse_pairs(args.set, "--set"),
-        engine_options={MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)}, devices=args.devices, interval=args.interval,
-        mode=args.mode, replication=args.replication,
-        sweep=parse_sweep_options(args.sweep) or None, keep_data=args.keep_data,
+        engine_options={MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)},
+        devices=args.devices,
+        interval=args.interval,
+        mode=args.mode,
+        replication=args.replication,
+        sweep=parse_sweep_options(args.sweep) or None,
+        keep_data=args.keep_data,
         command_line=["storbench", *sys.argv[1:]],
-        allow_device_overwrite=args.allow_device_overwrite, endpoint=args.endpoint, nodes=args.nodes,
-        node_specs=args.node, telemetry=args.telemetry, prometheus=args.prometheus,
-        power=args.power, power_insecure=args.power_insecure, cql_insecure=args.cql_insecure, idle_s=args.idle_s,
-        metrics_port=args.metrics_port, metrics_address=args.metrics_address)
+        allow_device_overwrite=args.allow_device_overwrite,
+        endpoint=args.endpoint,
+        nodes=args.nodes,
+        node_specs=args.node,
+        telemetry=args.telemetry,
+        prometheus=args.prometheus,
+        power=args.power,
+        power_insecure=args.power_insecure,
+        cql_insecure=args.cql_insecure,
+        idle_s=args.idle_s,
+        metrics_port=args.metrics_port,
+        metrics_address=args.metrics_address,
+    )
     progress = Progress(quiet=args.quiet or args.json)
     if len(configurations) > 1:
-        return _run_interleaved(args, [replace(options, label=label, target=target) for label, target in configurations],
-                                store, progress)
+        return _run_interleaved(
+            args, [replace(options, label=label, target=target) for label, target in configurations], store, progress
+        )
     outcome = api.run(options, store, progress)
     report = api.write_run_report(outcome.run_id, store)
     if args.json:
-        print(json.dumps({"run_id": outcome.run_id, "status": outcome.status, "path": str(outcome.path),
-                          "report": str(report), "errors": outcome.errors}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "run_id": outcome.run_id,
+                    "status": outcome.status,
+                    "path": str(outcome.path),
+                    "report": str(report),
+                    "errors": outcome.errors,
+                },
+                indent=2,
+            )
+        )
     else:
         if not args.quiet:
             comparison = api.compare([outcome.run_id], store)
@@ -220,8 +351,9 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
     return 0 if outcome.status == "succeeded" else 4
 
 
-def _run_interleaved(args: argparse.Namespace, configurations: list[RunOptions], store: ResultStore,
-                     progress: Progress) -> int:
+def _run_interleaved(
+    args: argparse.Namespace, configurations: list[RunOptions], store: ResultStore, progress: Progress
+) -> int:
     """An interleaved experiment: the runs compared with the first as baseline, each run's report, and the
     comparison's HTML report in the first run's directory."""
     outcomes = api.run_interleaved(configurations, store, progress, args.order)
@@ -231,9 +363,24 @@ def _run_interleaved(args: argparse.Namespace, configurations: list[RunOptions],
     compared = outcomes[0].path / "experiment.html"
     compared.write_text(api.render(comparison, "html", store))
     if args.json:
-        print(json.dumps({"runs": [{"run_id": o.run_id, "status": o.status, "path": str(o.path), "report": str(r),
-                                    "errors": o.errors} for o, r in zip(outcomes, reports)],
-                          "comparison": str(compared)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "runs": [
+                        {
+                            "run_id": o.run_id,
+                            "status": o.status,
+                            "path": str(o.path),
+                            "report": str(r),
+                            "errors": o.errors,
+                        }
+                        for o, r in zip(outcomes, reports)
+                    ],
+                    "comparison": str(compared),
+                },
+                indent=2,
+            )
+        )
     else:
         if not args.quiet:
             print(api.render(comparison, "table" if args.verbose else "verdict", store))
@@ -256,8 +403,10 @@ def _write(flag: str, path: str, text: str) -> None:
 def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
     refs, paper = api.paper_refs(args.refs, args.paper)
     if paper and args.format != "table":
-        raise InputError(f"compare: paper {paper}'s figures show in the table (--format table) and in the HTML "
-                         f"report of its suite's runs, not in --format {args.format}")
+        raise InputError(
+            f"compare: paper {paper}'s figures show in the table (--format table) and in the HTML "
+            f"report of its suite's runs, not in --format {args.format}"
+        )
     comparison = api.compare(refs, store, force=args.force)
     text = api.render(comparison, args.format, store)
     text += api.beside_paper(comparison, paper) if args.format == "table" else ""
@@ -276,10 +425,25 @@ def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
     if args.label and not runs:
         raise ResultsError(f"no run with label {args.label!r} in {store.where}; labels: {store.known_labels()}")
     if args.json:
-        print(json.dumps([{"run_id": r.run_id, "label": r.label, "suite": r.suite, "status": r.status,
-                           "started": r.started, "scale": r.manifest.get("scale"),
-                           "target": r.manifest.get("config", {}).get("target"), "host": r.host, "path": r.path}
-                          for r in runs], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "run_id": r.run_id,
+                        "label": r.label,
+                        "suite": r.suite,
+                        "status": r.status,
+                        "started": r.started,
+                        "scale": r.manifest.get("scale"),
+                        "target": r.manifest.get("config", {}).get("target"),
+                        "host": r.host,
+                        "path": r.path,
+                    }
+                    for r in runs
+                ],
+                indent=2,
+            )
+        )
         return 0
     if not runs:
         print(f"no runs stored in {store.where}")
@@ -287,9 +451,22 @@ def cmd_runs(args: argparse.Namespace, store: ResultStore) -> int:
     shared = store.index.shared  # runs of many machines: say which one holds each run directory
     rows = [("RUN ID", "LABEL", "SUITE", "SCALE", "STATUS", "STARTED", "TARGET", *(("HOST",) if shared else ()))]
     # str(): an imported manifest may hold None (or anything) where a run of this version writes text
-    rows += [tuple(str(cell or "") for cell in (r.run_id, r.label, r.suite, r.manifest.get("scale"), r.status,
-                                                  r.started, (r.manifest.get("config") or {}).get("target"),
-                                                  *((r.host,) if shared else ()))) for r in runs]
+    rows += [
+        tuple(
+            str(cell or "")
+            for cell in (
+                r.run_id,
+                r.label,
+                r.suite,
+                r.manifest.get("scale"),
+                r.status,
+                r.started,
+                (r.manifest.get("config") or {}).get("target"),
+                *((r.host,) if shared else ()),
+            )
+        )
+        for r in runs
+    ]
     print(_columns(rows))
     return 0
 
@@ -310,8 +487,10 @@ def _workload_lines(workload: dict[str, Any]) -> list[str]:
 
 def _suite_lines(suite: dict[str, Any]) -> list[str]:
     paper = f" (paper {suite['paper']})" if suite["paper"] else ""
-    return [f"{suite['name']}{paper}: {' → '.join(suite['workloads'])}; "
-            f"{suite['repetitions']} repetitions; scales {', '.join(suite['scales'])}"]
+    return [
+        f"{suite['name']}{paper}: {' → '.join(suite['workloads'])}; "
+        f"{suite['repetitions']} repetitions; scales {', '.join(suite['scales'])}"
+    ]
 
 
 def cmd_workloads(args: argparse.Namespace, store: ResultStore) -> int:
@@ -336,8 +515,21 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
 
 
 # flags of `services up`, passed on when given
-SERVICE_OPTIONS = ("datanodes", "server", "osds", "objectstore", "osd_gb", "osd_dir", "rgw", "workers", "cores",
-                   "memory", "worker_dir", "nodes", "heap")
+SERVICE_OPTIONS = (
+    "datanodes",
+    "server",
+    "osds",
+    "objectstore",
+    "osd_gb",
+    "osd_dir",
+    "rgw",
+    "workers",
+    "cores",
+    "memory",
+    "worker_dir",
+    "nodes",
+    "heap",
+)
 
 
 def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
@@ -369,8 +561,10 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
         state = api.service_status(args.name, store)
         print(state["uri"] if state else f"{args.name}: not running")
         if state and state.get("ca_file"):  # cassandra: its CQL port's TLS, checked against this CA
-            print(f"{args.name}: TLS with the CA certificate {state['ca_file']} (a target's ?tls=1&ca=...)",
-                  file=sys.stderr)
+            print(
+                f"{args.name}: TLS with the CA certificate {state['ca_file']} (a target's ?tls=1&ca=...)",
+                file=sys.stderr,
+            )
         return 0 if state else 1
     return 0
 
@@ -395,8 +589,10 @@ def cmd_cleanup(args: argparse.Namespace, store: ResultStore) -> int:
 
 def cmd_import(args: argparse.Namespace, store: ResultStore) -> int:
     run = api.import_run(args.run_dir, store)
-    print(f"indexed run {run.run_id} ({run.label}, {run.suite}, {run.status}, {len(run.samples)} samples) "
-          f"in {store.where}")
+    print(
+        f"indexed run {run.run_id} ({run.label}, {run.suite}, {run.status}, {len(run.samples)} samples) "
+        f"in {store.where}"
+    )
     return 0
 
 
@@ -416,9 +612,19 @@ def cmd_grafana(args: argparse.Namespace, store: ResultStore) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "show": cmd_show, "cleanup": cmd_cleanup, "import": cmd_import, "compare": cmd_compare,
-            "runs": cmd_runs, "workloads": cmd_workloads, "suites": cmd_suites, "services": cmd_services,
-            "baselines": cmd_baselines, "grafana": cmd_grafana}
+COMMANDS = {
+    "run": cmd_run,
+    "show": cmd_show,
+    "cleanup": cmd_cleanup,
+    "import": cmd_import,
+    "compare": cmd_compare,
+    "runs": cmd_runs,
+    "workloads": cmd_workloads,
+    "suites": cmd_suites,
+    "services": cmd_services,
+    "baselines": cmd_baselines,
+    "grafana": cmd_grafana,
+}
 
 NO_STORE = {"doctor": lambda args: doctor.run(), "fetch": lambda args: print(fetch.fetch(args.part)) or 0}
 

@@ -31,6 +31,7 @@ class WindowRecord:
     ``span`` (measure() sets it, a tool narrows it to its own operations), whether it closes on durable data
     (the workload's ``flush`` parameter) and the ``rules`` it ran under, kept beside its samples in the
     manifest's window_rules (flush: how the data was made durable, or "off"; cache; timing; dfsio: checksum)."""
+
     flush: bool = False
     span: Window | None = None
     rules: dict[str, str] = field(default_factory=dict)
@@ -77,8 +78,9 @@ class RunContext:
         """This run's engine of ``kind`` (the workload declared it in ``engines``)."""
         engine = self.engines.get(kind.name)
         if not isinstance(engine, kind):
-            raise EngineError(f"the {kind.name} engine was not started for this run; the workload must name it "
-                              f"in Workload.engines()")
+            raise EngineError(
+                f"the {kind.name} engine was not started for this run; the workload must name it in Workload.engines()"
+            )
         return engine
 
     def state(self, kind: type[S]) -> S:

@@ -22,21 +22,32 @@ from storbench.fetch import PARTS, artifacts, cache_dir, cached, missing
 
 APT = "apt-get install"
 # a part built by scripts/setup.sh in a clone -> the stamps it writes once built; what uses it
-STAMPS = {"jvm": ("jvm/target/.storbench-built",),
-          "s3a": ("jvm/s3a/target/.storbench-built",),
-          "cassandra": ("jvm/cassandra/target/.storbench-resolved",),
-          "metastore": ("jvm/metastore/target/.storbench-resolved", "jvm/metastore/client/target/.storbench-resolved"),
-          "ycsb": ("jvm/ycsb/target/.storbench-built",)}
-USES = {"jvm": "HDFS (services up hdfs, hdfs:// targets), TestDFSIO, TeraGen",
-        "s3a": "Spark on s3:// targets", "cassandra": "services up cassandra",
-        "metastore": "services up metastore, --set catalog=hive", "ycsb": "ycsb-003 --set driver=ycsb"}
+STAMPS = {
+    "jvm": ("jvm/target/.storbench-built",),
+    "s3a": ("jvm/s3a/target/.storbench-built",),
+    "cassandra": ("jvm/cassandra/target/.storbench-resolved",),
+    "metastore": ("jvm/metastore/target/.storbench-resolved", "jvm/metastore/client/target/.storbench-resolved"),
+    "ycsb": ("jvm/ycsb/target/.storbench-built",),
+}
+USES = {
+    "jvm": "HDFS (services up hdfs, hdfs:// targets), TestDFSIO, TeraGen",
+    "s3a": "Spark on s3:// targets",
+    "cassandra": "services up cassandra",
+    "metastore": "services up metastore, --set catalog=hive",
+    "ycsb": "ycsb-003 --set driver=ycsb",
+}
 # optional system tools: name, commands (all needed), what uses them, the Debian packages
-TOOLS = (("fio", ("fio",), "the fio-* and zoned suites", "fio"),
-         ("ceph", ("ceph-mon", "ceph-osd", "ceph-mgr", "rados"), "services up ceph, rados:// targets, rados-004",
-          "ceph-mon ceph-osd ceph-mgr radosgw ceph-common"),
-         ("prometheus", ("prometheus",), "--telemetry prometheus", "prometheus"),
-         ("node_exporter", ("prometheus-node-exporter",), "services up spark's node telemetry",
-          "prometheus-node-exporter"))
+TOOLS = (
+    ("fio", ("fio",), "the fio-* and zoned suites", "fio"),
+    (
+        "ceph",
+        ("ceph-mon", "ceph-osd", "ceph-mgr", "rados"),
+        "services up ceph, rados:// targets, rados-004",
+        "ceph-mon ceph-osd ceph-mgr radosgw ceph-common",
+    ),
+    ("prometheus", ("prometheus",), "--telemetry prometheus", "prometheus"),
+    ("node_exporter", ("prometheus-node-exporter",), "services up spark's node telemetry", "prometheus-node-exporter"),
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +63,16 @@ class Check:
 
 
 def checks() -> list[Check]:
-    return [_python(), _java(), _pyspark(), *(_tool(*tool) for tool in TOOLS[:1]), _native(),
-            *(_part(part) for part in STAMPS), *(_tool(*tool) for tool in TOOLS[1:]), _postgres()]
+    return [
+        _python(),
+        _java(),
+        _pyspark(),
+        *(_tool(*tool) for tool in TOOLS[:1]),
+        _native(),
+        *(_part(part) for part in STAMPS),
+        *(_tool(*tool) for tool in TOOLS[1:]),
+        _postgres(),
+    ]
 
 
 def run() -> int:
@@ -63,16 +82,23 @@ def run() -> int:
         print(check.line())
     lacking = [c.name for c in found if c.required and not c.ok]
     where = f"a clone ({checkout()})" if checkout() else "an installed wheel"
-    print(f"doctor: {where}; " + (f"required and missing: {', '.join(lacking)}" if lacking else
-                                  "everything the default job needs is here"))
+    print(
+        f"doctor: {where}; "
+        + (f"required and missing: {', '.join(lacking)}" if lacking else "everything the default job needs is here")
+    )
     return 1 if lacking else 0
 
 
 def _python() -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
-    return Check("python", sys.version_info >= (3, 11),
-                 f"{version} ({sys.executable})" if sys.version_info >= (3, 11) else
-                 f"{version}: Python 3.11 or newer is needed", required=True)
+    return Check(
+        "python",
+        sys.version_info >= (3, 11),
+        f"{version} ({sys.executable})"
+        if sys.version_info >= (3, 11)
+        else f"{version}: Python 3.11 or newer is needed",
+        required=True,
+    )
 
 
 def _java() -> Check:
@@ -88,8 +114,12 @@ def _java() -> Check:
     match = re.search(r'version "(\d+)(?:\.(\d+))?', said)
     major = (int(match.group(2) or 0) if match.group(1) == "1" else int(match.group(1))) if match else 0
     if major < 17:
-        return Check("java", False, f"{java} is Java {major or 'of an unknown version'}; Spark needs 17 or newer"
-                                    f"{java_hint()}", required=True)
+        return Check(
+            "java",
+            False,
+            f"{java} is Java {major or 'of an unknown version'}; Spark needs 17 or newer{java_hint()}",
+            required=True,
+        )
     return Check("java", True, f"{major} ({java})", required=True)
 
 
@@ -97,8 +127,9 @@ def _pyspark() -> Check:
     try:
         return Check("pyspark", True, importlib.metadata.version("pyspark"), required=True)
     except importlib.metadata.PackageNotFoundError:
-        return Check("pyspark", False, "not installed; pip install storbench again (it depends on pyspark)",
-                     required=True)
+        return Check(
+            "pyspark", False, "not installed; pip install storbench again (it depends on pyspark)", required=True
+        )
 
 
 def _tool(name: str, commands: tuple[str, ...], uses: str, packages: str) -> Check:
@@ -111,8 +142,11 @@ def _tool(name: str, commands: tuple[str, ...], uses: str, packages: str) -> Che
 def _native() -> Check:
     binary = native_binary()
     if binary is None:
-        how = ("built on first use, or now: scripts/setup.sh --part native (cargo)" if checkout() else
-               "this wheel carries none: install the storbench wheel built for this platform")
+        how = (
+            "built on first use, or now: scripts/setup.sh --part native (cargo)"
+            if checkout()
+            else "this wheel carries none: install the storbench wheel built for this platform"
+        )
         return Check("native engine", False, f"storbench-load not found (objects-*, cosbench-001, ycsb-003): {how}")
     try:
         said = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=30)
@@ -128,25 +162,38 @@ def _part(part: str) -> Check:
     if root is not None:
         if all((root / stamp).is_file() for stamp in STAMPS[part]):
             return Check(name, True, f"built ({USES[part]})")
-        return Check(name, False, f"not built (for {USES[part]}): built on first use, or now: "
-                                  f"scripts/setup.sh --part {part}")
+        return Check(
+            name, False, f"not built (for {USES[part]}): built on first use, or now: scripts/setup.sh --part {part}"
+        )
     todo = missing(part)
     if not todo:
         return Check(name, True, f"cached in {cache_dir() / 'maven'} ({USES[part]})")
     count = sum(len(artifacts(module)) for module in PARTS[part])
     damaged = [a for a in todo if cached(a).exists()]
     if damaged:  # not the size or sha1 the wheel recorded: a run would fetch them again
-        return Check(name, False, f"{len(damaged)}/{count} cached jars damaged, e.g. {cached(damaged[0])} (not the "
-                                  f"size and sha1 the wheel recorded; for {USES[part]}): storbench fetch {part} "
-                                  f"fetches them again")
-    return Check(name, False, f"{len(todo)}/{count} jars not cached (for {USES[part]}; {DESCRIPTIONS[part]}): "
-                              f"fetched on first use, or now: storbench fetch {part} "
-                              f"({sum(a.size for a in todo) / 1e6:.0f} MB)")
+        return Check(
+            name,
+            False,
+            f"{len(damaged)}/{count} cached jars damaged, e.g. {cached(damaged[0])} (not the "
+            f"size and sha1 the wheel recorded; for {USES[part]}): storbench fetch {part} "
+            f"fetches them again",
+        )
+    return Check(
+        name,
+        False,
+        f"{len(todo)}/{count} jars not cached (for {USES[part]}; {DESCRIPTIONS[part]}): "
+        f"fetched on first use, or now: storbench fetch {part} "
+        f"({sum(a.size for a in todo) / 1e6:.0f} MB)",
+    )
 
 
 def _postgres() -> Check:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not found:
-        return Check("postgresql", False, f"initdb not found (services up metastore; a --results postgresql:// "
-                                          f"store of your own needs none here): {APT} postgresql")
+        return Check(
+            "postgresql",
+            False,
+            f"initdb not found (services up metastore; a --results postgresql:// "
+            f"store of your own needs none here): {APT} postgresql",
+        )
     return Check("postgresql", True, found[-1])

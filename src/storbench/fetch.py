@@ -30,10 +30,19 @@ from storbench.errors import EngineError, InputError
 REPOSITORY_ENV = "STORBENCH_MAVEN_REPO"
 CENTRAL = "https://repo1.maven.org/maven2"
 # a part (`storbench fetch PART`, scripts/setup.sh --part PART) -> its classpaths, and storbench's own jar of each
-PARTS = {"jvm": ("jvm",), "s3a": ("s3a",), "cassandra": ("cassandra",), "metastore": ("metastore", "metastore-client"),
-         "ycsb": ("ycsb",)}
-OWN_JARS = {"jvm": "storbench-jvm.jar", "s3a": "storbench-s3a-stats.jar", "ycsb": "storbench-ycsb.jar",
-            "cassandra": "storbench-cassandra.jar"}
+PARTS = {
+    "jvm": ("jvm",),
+    "s3a": ("s3a",),
+    "cassandra": ("cassandra",),
+    "metastore": ("metastore", "metastore-client"),
+    "ycsb": ("ycsb",),
+}
+OWN_JARS = {
+    "jvm": "storbench-jvm.jar",
+    "s3a": "storbench-s3a-stats.jar",
+    "ycsb": "storbench-ycsb.jar",
+    "cassandra": "storbench-cassandra.jar",
+}
 TIMEOUT_S = 60
 SCHEMES = ("http://", "https://", "file://")
 SHA1 = re.compile(r"[0-9a-f]{40}")
@@ -56,8 +65,10 @@ def artifacts(module: str) -> list[Artifact]:
     the cache (no ``..``, not absolute) is refused in one line: the list decides where files are written."""
     listing = bundled("maven", f"{module}.txt")
     if listing is None:
-        raise EngineError(f"this installation lists no jars for {module} (the wheel's _bundle/maven/{module}.txt); "
-                          "reinstall the storbench wheel")
+        raise EngineError(
+            f"this installation lists no jars for {module} (the wheel's _bundle/maven/{module}.txt); "
+            "reinstall the storbench wheel"
+        )
     found = []
     for number, line in enumerate(listing.read_text().splitlines(), 1):
         if not line.strip():
@@ -65,14 +76,18 @@ def artifacts(module: str) -> list[Artifact]:
         where = f"{listing}:{number}"
         fields = line.split()
         if len(fields) != 3 or not SHA1.fullmatch(fields[1]) or not fields[2].isdigit():
-            raise EngineError(f"{where}: {line.strip()[:120]!r} is not a jar line; allowed: PATH SHA1 SIZE "
-                              "(a Maven path, 40 hex digits, a byte count); reinstall the storbench wheel")
+            raise EngineError(
+                f"{where}: {line.strip()[:120]!r} is not a jar line; allowed: PATH SHA1 SIZE "
+                "(a Maven path, 40 hex digits, a byte count); reinstall the storbench wheel"
+            )
         path = fields[0]
         parts = path.split("/")
         if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
-            raise EngineError(f"{where}: jar path {path!r} would leave the fetch cache; allowed: a relative Maven "
-                              "path (group/artifact/version/file.jar, no '..', '.' or leading '/'); reinstall the "
-                              "storbench wheel")
+            raise EngineError(
+                f"{where}: jar path {path!r} would leave the fetch cache; allowed: a relative Maven "
+                "path (group/artifact/version/file.jar, no '..', '.' or leading '/'); reinstall the "
+                "storbench wheel"
+            )
         found.append(Artifact(path, fields[1], int(fields[2])))
     return found
 
@@ -142,6 +157,7 @@ def fetch(part: str) -> str:
         raise InputError(f"fetch: unknown part {part!r}; parts: {', '.join(PARTS)}, all")
     if checkout():  # a clone builds its parts with Maven, as a run would on first use
         from storbench.buildparts import build
+
         for name in parts:
             build(name)
         return f"built {', '.join(parts)} with scripts/setup.sh (a clone: its Maven builds, not the cache)"
@@ -161,10 +177,18 @@ def _download(part: str, todo: list[Artifact]) -> None:
     total = sum(a.size for a in todo)
     for artifact in todo:
         if cached(artifact).exists():
-            print(f"storbench: {cached(artifact)} is damaged (not the size and sha1 the wheel recorded): "
-                  "fetching it again", file=sys.stderr, flush=True)
-    print(f"storbench: fetching {DESCRIPTIONS[part]}: {len(todo)} jar(s), {total / 1e6:.1f} MB from "
-          f"{_repository()} into {cache_dir() / 'maven'}", file=sys.stderr, flush=True)
+            print(
+                f"storbench: {cached(artifact)} is damaged (not the size and sha1 the wheel recorded): "
+                "fetching it again",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        f"storbench: fetching {DESCRIPTIONS[part]}: {len(todo)} jar(s), {total / 1e6:.1f} MB from "
+        f"{_repository()} into {cache_dir() / 'maven'}",
+        file=sys.stderr,
+        flush=True,
+    )
     progress = _Progress(len(todo), total)
     for artifact in todo:
         _fetch_one(artifact)
@@ -175,8 +199,10 @@ def _download(part: str, todo: list[Artifact]) -> None:
 def _repository() -> str:
     value = os.environ.get(REPOSITORY_ENV, CENTRAL)
     if not value.startswith(SCHEMES) or len(value.rstrip("/")) <= len(value.split("://")[0]) + 3:
-        raise InputError(f"{REPOSITORY_ENV}={value!r}: not a repository URL; allowed: {', '.join(SCHEMES)} followed "
-                         f"by a Maven repository's root (default {CENTRAL})")
+        raise InputError(
+            f"{REPOSITORY_ENV}={value!r}: not a repository URL; allowed: {', '.join(SCHEMES)} followed "
+            f"by a Maven repository's root (default {CENTRAL})"
+        )
     return value.rstrip("/")
 
 
@@ -185,16 +211,19 @@ def _get(url: str):
         return urllib.request.urlopen(url, timeout=TIMEOUT_S)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise EngineError(f"cannot fetch {url}: {reason} (set {REPOSITORY_ENV} to a Maven mirror where Maven "
-                          "Central is not reachable)") from None
+        raise EngineError(
+            f"cannot fetch {url}: {reason} (set {REPOSITORY_ENV} to a Maven mirror where Maven "
+            "Central is not reachable)"
+        ) from None
 
 
 def _read(answer, url: str) -> bytes:
     try:
         return answer.read(1 << 20)
     except OSError as exc:
-        raise EngineError(f"cannot fetch {url}: {exc} (set {REPOSITORY_ENV} to a Maven mirror where Maven "
-                          "Central is not reachable)") from None
+        raise EngineError(
+            f"cannot fetch {url}: {exc} (set {REPOSITORY_ENV} to a Maven mirror where Maven Central is not reachable)"
+        ) from None
 
 
 def _fetch_one(artifact: Artifact) -> None:
@@ -206,8 +235,10 @@ def _fetch_one(artifact: Artifact) -> None:
     published = said[0].strip().lower() if said else ""
     if not SHA1.fullmatch(published):
         what = f"{published[:60]!r}" if published else "empty"
-        raise EngineError(f"{url}.sha1: the repository's answer is {what}, not a sha1 (40 hex digits); nothing was "
-                          f"fetched (check {REPOSITORY_ENV}, or try again)")
+        raise EngineError(
+            f"{url}.sha1: the repository's answer is {what}, not a sha1 (40 hex digits); nothing was "
+            f"fetched (check {REPOSITORY_ENV}, or try again)"
+        )
     target = cached(artifact)
     digest = hashlib.sha1()
     partial = None
@@ -220,14 +251,18 @@ def _fetch_one(artifact: Artifact) -> None:
                 out.write(chunk)
         got = digest.hexdigest()
         if got != published or got != artifact.sha1:
-            raise EngineError(f"{url}: checksum mismatch: the download's sha1 is {got}, Maven's .sha1 says "
-                              f"{published}, the wheel recorded {artifact.sha1}; nothing was kept")
+            raise EngineError(
+                f"{url}: checksum mismatch: the download's sha1 is {got}, Maven's .sha1 says "
+                f"{published}, the wheel recorded {artifact.sha1}; nothing was kept"
+            )
         os.replace(partial, target)
         stat = os.stat(target)
         _stamp(artifact).write_text(f"{artifact.sha1} {stat.st_size} {stat.st_mtime_ns}\n")
     except OSError as exc:
-        raise EngineError(f"cannot write the fetch cache {cache_dir() / 'maven'}: {exc.strerror or exc} "
-                          f"({exc.filename or target}); set XDG_CACHE_HOME to a writable directory") from None
+        raise EngineError(
+            f"cannot write the fetch cache {cache_dir() / 'maven'}: {exc.strerror or exc} "
+            f"({exc.filename or target}); set XDG_CACHE_HOME to a writable directory"
+        ) from None
     finally:
         if partial is not None and os.path.exists(partial):
             os.unlink(partial)

@@ -53,8 +53,11 @@ class Plan:
 
 def clock(seconds: float) -> str:
     seconds = max(int(seconds + 0.5), 0)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
         else f"{seconds // 60:02d}:{seconds % 60:02d}"
+    )
 
 
 class _EtaColumn(ProgressColumn):
@@ -96,8 +99,9 @@ class Progress:
         self._work: Any = None  # the running step's own task (rich) or [label, done, total, unit, last line]
         self._lock = threading.Lock()  # query streams report from several threads
         self._own = False  # the running step's work reported its own progress
-        self._console = Console(file=self.stream, force_terminal=True, highlight=False,
-                                soft_wrap=True) if self.live else None
+        self._console = (
+            Console(file=self.stream, force_terminal=True, highlight=False, soft_wrap=True) if self.live else None
+        )
 
     def plan(self, total_steps: int, expected_s: float | None = None) -> None:
         """The run's counted steps (``step(..., counted=True)``) and, if known, how long it took last time."""
@@ -117,8 +121,13 @@ class Progress:
         self._line(f"warning: {message}")
 
     @contextmanager
-    def step(self, label: str, counted: bool = False, expected_s: float | None = None,
-             poll: Callable[[], tuple[int, int] | None] | None = None) -> Iterator[dict[str, str]]:
+    def step(
+        self,
+        label: str,
+        counted: bool = False,
+        expected_s: float | None = None,
+        poll: Callable[[], tuple[int, int] | None] | None = None,
+    ) -> Iterator[dict[str, str]]:
         """A timed step; the caller may put a short result in ``outcome['text']``. ``counted``: one of the
         planned steps; ``expected_s``: how long it took last time (its ETA until then); ``poll``: the step's
         Spark tasks (done, known), asked every ``POLL_S`` until the work reports its own progress."""
@@ -195,15 +204,27 @@ class Progress:
             if not self.live:
                 self._work = [label, start, None, "", start]
                 return
-            self._bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=24),
-                                     _CountColumn(), _EtaColumn(), console=self._console, transient=True,
-                                     refresh_per_second=4)
+            self._bar = RichProgress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(bar_width=24),
+                _CountColumn(),
+                _EtaColumn(),
+                console=self._console,
+                transient=True,
+                refresh_per_second=4,
+            )
             step_eta = (lambda: max(expected_s - (time.monotonic() - start), 0)) if expected_s else None
             self._work = self._bar.add_task(label, total=None, eta=step_eta)
             plan = self._plan
             if plan is not None and plan.total > 1:
-                self._bar.add_task(f"run: step {min(plan.done + 1, plan.total)} of {plan.total}", total=plan.total,
-                                   completed=plan.done, unit="steps", eta=lambda: plan.eta(time.monotonic()))
+                self._bar.add_task(
+                    f"run: step {min(plan.done + 1, plan.total)} of {plan.total}",
+                    total=plan.total,
+                    completed=plan.done,
+                    unit="steps",
+                    eta=lambda: plan.eta(time.monotonic()),
+                )
             self._bar.start()
 
     def _close(self) -> None:
@@ -237,16 +258,22 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def expected_duration(runs: list[Any], suite: str, scale: str, repetitions: int,
-                      sweep: list[dict[str, str]]) -> float | None:
+def expected_duration(
+    runs: list[Any], suite: str, scale: str, repetitions: int, sweep: list[dict[str, str]]
+) -> float | None:
     """The latest succeeded run's duration with the same suite, scale, repetitions and sweep (seconds), from
     the runs' manifests; None when there is none."""
     from datetime import datetime
 
     for run in reversed(runs):
         m = run.manifest
-        if (m.get("suite"), m.get("scale"), m.get("repetitions"), m.get("sweep") or [], m.get("status")) != \
-                (suite, scale, repetitions, sweep or [], "succeeded") or not m.get("finished"):
+        if (m.get("suite"), m.get("scale"), m.get("repetitions"), m.get("sweep") or [], m.get("status")) != (
+            suite,
+            scale,
+            repetitions,
+            sweep or [],
+            "succeeded",
+        ) or not m.get("finished"):
             continue
         try:
             started, finished = (datetime.strptime(m[k], "%Y-%m-%dT%H:%M:%SZ") for k in ("started", "finished"))

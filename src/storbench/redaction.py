@@ -45,8 +45,9 @@ def redact_url(text: str) -> str:
     """``http://user:pass@host`` as ``http://***@host``, and ``?password=…`` (a secret name) as ``?password=***``
     (anywhere in ``text``)."""
     text = re.sub(r"//[^/@\s]*@", f"//{MASK}@", text)
-    return re.sub(r"([?&])([\w.-]+)=([^&\s\"']*)",
-                  lambda m: f"{m[1]}{m[2]}={MASK}" if is_secret_name(m[2]) else m[0], text)
+    return re.sub(
+        r"([?&])([\w.-]+)=([^&\s\"']*)", lambda m: f"{m[1]}{m[2]}={MASK}" if is_secret_name(m[2]) else m[0], text
+    )
 
 
 def redact_argv(argv: list[str]) -> list[str]:

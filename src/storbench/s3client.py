@@ -44,8 +44,15 @@ def _tag(body: bytes, tag: str) -> str | None:
     match = re.search(rf"<{tag}>(.*?)</{tag}>".encode(), body, re.S)
     if not match:
         return None
-    return (match.group(1).decode().replace("&quot;", '"').replace("&apos;", "'").replace("&lt;", "<")
-            .replace("&gt;", ">").replace("&amp;", "&"))
+    return (
+        match.group(1)
+        .decode()
+        .replace("&quot;", '"')
+        .replace("&apos;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+    )
 
 
 @dataclass
@@ -74,23 +81,37 @@ class S3Client:
     def _sign(self, method: str, path: str, query: str, payload_hash: str, extra: dict[str, str]) -> dict[str, str]:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         date = stamp[:8]
-        headers = {"host": self._authority, "x-amz-content-sha256": payload_hash, "x-amz-date": stamp,
-                   **{k.lower(): v for k, v in extra.items()}}
+        headers = {
+            "host": self._authority,
+            "x-amz-content-sha256": payload_hash,
+            "x-amz-date": stamp,
+            **{k.lower(): v for k, v in extra.items()},
+        }
         names = sorted(headers)
-        canonical = "\n".join([method, path, query, "".join(f"{n}:{headers[n].strip()}\n" for n in names),
-                               ";".join(names), payload_hash])
+        canonical = "\n".join(
+            [method, path, query, "".join(f"{n}:{headers[n].strip()}\n" for n in names), ";".join(names), payload_hash]
+        )
         scope = f"{date}/{self.region}/s3/aws4_request"
         to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
         key = f"AWS4{self.secret_key}".encode()
         for part in (date, self.region, "s3", "aws4_request"):
             key = hmac.new(key, part.encode(), hashlib.sha256).digest()
         signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-        headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
-                                    f"SignedHeaders={';'.join(names)}, Signature={signature}")
+        headers["authorization"] = (
+            f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
+            f"SignedHeaders={';'.join(names)}, Signature={signature}"
+        )
         return headers
 
-    def request(self, method: str, bucket: str, key: str = "", query: dict[str, str] | None = None,
-                body: bytes = b"", headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    def request(
+        self,
+        method: str,
+        bucket: str,
+        key: str = "",
+        query: dict[str, str] | None = None,
+        body: bytes = b"",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], bytes]:
         """One S3 request; a 500/503 answer (InternalError, SlowDown: the server asks to try again) is retried
         with backoff, as the AWS SDKs' standard mode does. Every S3 request storbench makes is idempotent."""
         for delay in RETRY_DELAYS_S:
@@ -102,20 +123,31 @@ class S3Client:
             status, got, data = self._request_once(method, bucket, key, query, body, headers)
         return status, got, data
 
-    def _request_once(self, method: str, bucket: str, key: str, query: dict[str, str] | None,
-                      body: bytes, headers: dict[str, str] | None) -> tuple[int, dict[str, str], bytes]:
+    def _request_once(
+        self,
+        method: str,
+        bucket: str,
+        key: str,
+        query: dict[str, str] | None,
+        body: bytes,
+        headers: dict[str, str] | None,
+    ) -> tuple[int, dict[str, str], bytes]:
         path = f"/{_encode(bucket)}" + (f"/{_encode(key, '/')}" if key else "")
         q = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in sorted((query or {}).items()))
-        signed = self._sign(method, path, q, hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256,
-                            headers or {})
+        signed = self._sign(method, path, q, hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256, headers or {})
         if self._https:
             conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=self.timeout, context=ssl.create_default_context())
+                self._host, self._port, timeout=self.timeout, context=ssl.create_default_context()
+            )
         else:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
         try:
-            conn.request(method, path + (f"?{q}" if q else ""), body=body or None,
-                         headers={**signed, "content-length": str(len(body))})
+            conn.request(
+                method,
+                path + (f"?{q}" if q else ""),
+                body=body or None,
+                headers={**signed, "content-length": str(len(body))},
+            )
             resp = conn.getresponse()
             data = resp.read()
             return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
@@ -213,11 +245,19 @@ class S3Client:
 
     def delete_keys(self, bucket: str, keys: list[str]) -> int:
         """One DeleteObjects of ``keys``; a key the server refused (its ``<Error>``) raises DeleteError."""
-        xml = ("<Delete><Quiet>false</Quiet>" + "".join(f"<Object><Key>{escape(k)}</Key></Object>" for k in keys)
-               + "</Delete>").encode()
+        xml = (
+            "<Delete><Quiet>false</Quiet>"
+            + "".join(f"<Object><Key>{escape(k)}</Key></Object>" for k in keys)
+            + "</Delete>"
+        ).encode()
         md5 = base64.b64encode(hashlib.md5(xml).digest()).decode()
-        status, _, data = self.request("POST", bucket, query={"delete": ""}, body=xml,
-                                       headers={"content-md5": md5, "content-type": "application/xml"})
+        status, _, data = self.request(
+            "POST",
+            bucket,
+            query={"delete": ""},
+            body=xml,
+            headers={"content-md5": md5, "content-type": "application/xml"},
+        )
         if status not in (200, 204) or b"<DeleteResult" not in data:  # no batch delete: one by one
             for key in keys:
                 self.delete(bucket, key)
@@ -236,14 +276,19 @@ class DeleteError(S3Error):
 
     def __init__(self, bucket: str, asked: int, failed: list[tuple[str, str, str]]):
         key, code, message = failed[0]
-        Exception.__init__(self, f"could not delete {len(failed)} of {asked} objects in bucket {bucket}; "
-                                 f"the first, {key}: {code} {message}".strip())
+        Exception.__init__(
+            self,
+            f"could not delete {len(failed)} of {asked} objects in bucket {bucket}; "
+            f"the first, {key}: {code} {message}".strip(),
+        )
         self.status, self.code, self.message, self.failed = 200, code, message, failed
 
 
 def delete_result(body: bytes) -> tuple[list[str], list[tuple[str, str, str]]]:
     """A DeleteObjects response: the keys ``<Deleted>`` and the (key, code, message) of each ``<Error>``."""
     deleted = [_tag(m.group(1), "Key") or "" for m in re.finditer(rb"<Deleted>(.*?)</Deleted>", body, re.S)]
-    failed = [(_tag(m.group(1), "Key") or "", _tag(m.group(1), "Code") or "", _tag(m.group(1), "Message") or "")
-              for m in re.finditer(rb"<Error>(.*?)</Error>", body, re.S)]
+    failed = [
+        (_tag(m.group(1), "Key") or "", _tag(m.group(1), "Code") or "", _tag(m.group(1), "Message") or "")
+        for m in re.finditer(rb"<Error>(.*?)</Error>", body, re.S)
+    ]
     return deleted, failed

@@ -57,8 +57,12 @@ def ours(path: Path) -> bool:
         info = path.lstat()
     except OSError:
         return False
-    return (stat.S_ISDIR(info.st_mode) and path.name.startswith(PREFIX) and info.st_uid == os.geteuid()
-            and not info.st_mode & 0o077)
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and path.name.startswith(PREFIX)
+        and info.st_uid == os.geteuid()
+        and not info.st_mode & 0o077
+    )
 
 
 def remove_left(paths: list[str]) -> list[str]:

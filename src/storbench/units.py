@@ -33,8 +33,9 @@ def factor(prefix: str, base: int) -> int:
     return base ** (PREFIXES.index(prefix) + 1) if prefix else 1
 
 
-def parse_size(text: Any, *, base: int = BINARY, prefixes: str = PREFIXES, name: str = "size",
-               what: str = "a size") -> int:
+def parse_size(
+    text: Any, *, base: int = BINARY, prefixes: str = PREFIXES, name: str = "size", what: str = "a size"
+) -> int:
     """Bytes of a whole number with an optional prefix and ``b``/``ib`` (``4k``, ``1GiB``, ``65536``).
 
     ``prefixes`` narrows the prefixes allowed; anything else, or no more than 0 bytes, is
@@ -44,8 +45,10 @@ def parse_size(text: Any, *, base: int = BINARY, prefixes: str = PREFIXES, name:
     value = int(match.group(1)) * factor(match.group(2).lower(), base) if match else 0
     if value <= 0:
         letters = ", ".join(prefixes[:-1]) + f" or {prefixes[-1]}" if len(prefixes) > 1 else prefixes
-        raise InputError(f"{name}={text!r} is not {what}; use bytes or a whole number with {letters} "
-                         f"({base}-based: 4k = {4 * base} bytes), e.g. 4k, 1m, 512m")
+        raise InputError(
+            f"{name}={text!r} is not {what}; use bytes or a whole number with {letters} "
+            f"({base}-based: 4k = {4 * base} bytes), e.g. 4k, 1m, 512m"
+        )
     return value
 
 

@@ -23,25 +23,31 @@ def pair(base_values, new_values, **kwargs):
 
 def test_paper_000_summary_figures_in_the_papers_words():
     # Three repetitions each, built so the aggregates are paper 000's summary table.
-    base = {("groupby", "max_read_mbps"): [2000.0, 2192.34, 2100.0],
-            ("groupby", "max_write_mbps"): [1500.0, 1511.34, 1400.0],
-            ("groupby", "avg_read_latency_ms"): [44.05, 45.05, 46.05],
-            ("groupby", "avg_write_latency_ms"): [200.87, 210.87, 220.87],
-            ("groupby", "max_cpu_pct"): [78.0, 80.0, 79.0],
-            ("repartition", "completion_time"): [1130.80, 1136.80, 1142.80]}
-    new = {("groupby", "max_read_mbps"): [6369.34, 6100.0, 6200.0],
-           ("groupby", "max_write_mbps"): [3649.34, 3500.0, 3600.0],
-           ("groupby", "avg_read_latency_ms"): [0.40, 0.41, 0.42],
-           ("groupby", "avg_write_latency_ms"): [36.40, 36.41, 36.42],
-           ("groupby", "max_cpu_pct"): [95.0, 93.0, 94.0],
-           ("repartition", "completion_time"): [940.15, 941.15, 942.15]}
+    base = {
+        ("groupby", "max_read_mbps"): [2000.0, 2192.34, 2100.0],
+        ("groupby", "max_write_mbps"): [1500.0, 1511.34, 1400.0],
+        ("groupby", "avg_read_latency_ms"): [44.05, 45.05, 46.05],
+        ("groupby", "avg_write_latency_ms"): [200.87, 210.87, 220.87],
+        ("groupby", "max_cpu_pct"): [78.0, 80.0, 79.0],
+        ("repartition", "completion_time"): [1130.80, 1136.80, 1142.80],
+    }
+    new = {
+        ("groupby", "max_read_mbps"): [6369.34, 6100.0, 6200.0],
+        ("groupby", "max_write_mbps"): [3649.34, 3500.0, 3600.0],
+        ("groupby", "avg_read_latency_ms"): [0.40, 0.41, 0.42],
+        ("groupby", "avg_write_latency_ms"): [36.40, 36.41, 36.42],
+        ("groupby", "max_cpu_pct"): [95.0, 93.0, 94.0],
+        ("repartition", "completion_time"): [940.15, 941.15, 942.15],
+    }
     c = pair(base, new)
-    expected = {("groupby", "max_read_mbps"): (2192.34, 6369.34, "190% higher", "2.9× higher"),
-                ("groupby", "max_write_mbps"): (1511.34, 3649.34, "141% higher", "2.4× higher"),
-                ("groupby", "avg_read_latency_ms"): (45.05, 0.41, "99% lower", "110× lower"),
-                ("groupby", "avg_write_latency_ms"): (210.87, 36.41, "82% lower", "5.8× lower"),
-                ("groupby", "max_cpu_pct"): (80.0, 95.0, "18% better usage", None),
-                ("repartition", "completion_time"): (1136.80, 941.15, "17% faster", None)}
+    expected = {
+        ("groupby", "max_read_mbps"): (2192.34, 6369.34, "190% higher", "2.9× higher"),
+        ("groupby", "max_write_mbps"): (1511.34, 3649.34, "141% higher", "2.4× higher"),
+        ("groupby", "avg_read_latency_ms"): (45.05, 0.41, "99% lower", "110× lower"),
+        ("groupby", "avg_write_latency_ms"): (210.87, 36.41, "82% lower", "5.8× lower"),
+        ("groupby", "max_cpu_pct"): (80.0, 95.0, "18% better usage", None),
+        ("repartition", "completion_time"): (1136.80, 941.15, "17% faster", None),
+    }
     for (workload, metric), (old, new_value, words, factor) in expected.items():
         r = row(c, workload, metric)
         assert r.cells[0].aggregate == pytest.approx(old)
@@ -64,14 +70,19 @@ def test_paper_000_summary_figures_in_the_papers_words():
 
 def test_paper_000_completion_times_use_time_reduction():
     # 1 - new/old: 4%, 17%, 25% as the paper prints (old/new - 1 would give 20% and 33%).
-    for old, new, words in ((504.27, 480.93, "4% faster"), (1136.80, 941.15, "17% faster"),
-                            (1597.23, 1195.58, "25% faster")):
+    for old, new, words in (
+        (504.27, 480.93, "4% faster"),
+        (1136.80, 941.15, "17% faster"),
+        (1597.23, 1195.58, "25% faster"),
+    ):
         assert wording.delta_words(spec_for("completion_time"), new / old - 1) == words
 
 
 def test_slower_no_change_and_float_guard():
-    c = pair({("join", "completion_time"): [99.0, 100.0, 101.0], ("groupby", "completion_time"): [100.0] * 3},
-             {("join", "completion_time"): [111.0, 112.0, 113.0], ("groupby", "completion_time"): [101.5] * 3})
+    c = pair(
+        {("join", "completion_time"): [99.0, 100.0, 101.0], ("groupby", "completion_time"): [100.0] * 3},
+        {("join", "completion_time"): [111.0, 112.0, 113.0], ("groupby", "completion_time"): [101.5] * 3},
+    )
     slower = row(c, "join", "completion_time").deltas[1]
     assert (slower.words, slower.verdict, slower.significance) == ("12% slower", "worse", wording.SIGNIFICANT)
     same = row(c, "groupby", "completion_time").deltas[1]
@@ -82,23 +93,35 @@ def test_slower_no_change_and_float_guard():
 
 
 def test_significance_verdicts():
-    c = pair({("a", "max_read_mbps"): [100.0, 200.0, 150.0], ("b", "max_read_mbps"): [100.0, 101.0]},
-             {("a", "max_read_mbps"): [120.0, 190.0, 160.0], ("b", "max_read_mbps"): [150.0, 151.0]})
+    c = pair(
+        {("a", "max_read_mbps"): [100.0, 200.0, 150.0], ("b", "max_read_mbps"): [100.0, 101.0]},
+        {("a", "max_read_mbps"): [120.0, 190.0, 160.0], ("b", "max_read_mbps"): [150.0, 151.0]},
+    )
     noisy = row(c, "a", "max_read_mbps").deltas[1]
     assert noisy.significance == wording.NOISE and noisy.marker == "~" and noisy.p_value > 0.05
     few = row(c, "b", "max_read_mbps").deltas[1]
     assert few.significance == wording.TOO_FEW and few.p_value is None and few.marker == "?"
     # Only too-few-repetition differences: the headline says so.
     c = pair({("b", "max_read_mbps"): [100.0]}, {("b", "max_read_mbps"): [150.0]})
-    assert [h.text for h in c.headlines] == \
-        ["ssd-b vs ssd-a: b maximum read throughput 50% higher (too few repetitions)"]
+    assert [h.text for h in c.headlines] == [
+        "ssd-b vs ssd-a: b maximum read throughput 50% higher (too few repetitions)"
+    ]
 
 
 def test_none_values_zero_baseline_and_missing_rows():
-    c = pair({("g", "avg_read_latency_ms"): [None, None, None], ("g", "max_read_mbps"): [0.0, 0.0, 0.0],
-              ("g", "max_write_mbps"): [10.0, None, 12.0]},
-             {("g", "avg_read_latency_ms"): [1.0, 2.0, 3.0], ("g", "max_read_mbps"): [5.0, 6.0, 7.0],
-              ("g", "max_write_mbps"): [20.0, 22.0, None], ("g", "completion_time"): [1.0, 1.0, 1.0]})
+    c = pair(
+        {
+            ("g", "avg_read_latency_ms"): [None, None, None],
+            ("g", "max_read_mbps"): [0.0, 0.0, 0.0],
+            ("g", "max_write_mbps"): [10.0, None, 12.0],
+        },
+        {
+            ("g", "avg_read_latency_ms"): [1.0, 2.0, 3.0],
+            ("g", "max_read_mbps"): [5.0, 6.0, 7.0],
+            ("g", "max_write_mbps"): [20.0, 22.0, None],
+            ("g", "completion_time"): [1.0, 1.0, 1.0],
+        },
+    )
     lat = row(c, "g", "avg_read_latency_ms")
     assert lat.cells[0].aggregate is None and lat.cells[0].n == 0 and lat.cells[0].values == [None] * 3
     assert (lat.deltas[1].words, lat.deltas[1].significance) == ("n/a", "n/a")
@@ -129,7 +152,8 @@ def test_prepare_steps_and_overall_rows():
         "pm7r-sas vs sata-vendor-a: maximum write throughput 141% higher",
         "pm7r-sas vs sata-vendor-a: average read latency 99% lower",
         "pm7r-sas vs sata-vendor-a: average write latency 82% lower",
-        "pm7r-sas vs sata-vendor-a: maximum CPU utilization 18% better usage"]
+        "pm7r-sas vs sata-vendor-a: maximum CPU utilization 18% better usage",
+    ]
     assert c.metrics()[:3] == ["completion_time", "max_read_mbps", "max_write_mbps"]
     assert [g for g, _ in c.groups()] == ["datagen (prepare)", "groupby", "repartition", "join", OVERALL_WORKLOAD]
 
@@ -137,12 +161,18 @@ def test_prepare_steps_and_overall_rows():
 def test_not_comparable_lists_exactly_the_differing_keys():
     values = {("g", "completion_time"): [1.0, 1.1, 1.2]}
     a = make_run("a", values)
-    b = make_run("b", values, workload_versions={"datagen": "1", "groupby": "2", "repartition": "1", "join": "1"},
-                 parameters={"rows": 2000000, "partitions": 4, "format": "csv"})
+    b = make_run(
+        "b",
+        values,
+        workload_versions={"datagen": "1", "groupby": "2", "repartition": "1", "join": "1"},
+        parameters={"rows": 2000000, "partitions": 4, "format": "csv"},
+    )
     c = compare_runs([a, b])
     assert not c.comparable
     assert [(d.kind, d.key, d.values) for d in c.differences] == [
-        ("workload_version", "groupby", ["1", "2"]), ("parameter", "rows", [1000000, 2000000])]
+        ("workload_version", "groupby", ["1", "2"]),
+        ("parameter", "rows", [1000000, 2000000]),
+    ]
     assert c.warnings[0].startswith("NOT COMPARABLE")
     assert "workload version groupby: 1 (a) vs 2 (b)" in c.warnings[0]
     assert "parameter rows: 1000000 (a) vs 2000000 (b)" in c.warnings[0]
@@ -163,8 +193,13 @@ def test_runs_whose_windows_ran_under_other_rules_are_not_comparable():
 
 def test_run_facts_failed_runs_and_single_run():
     a = make_run("a", {("g", "completion_time"): [1.0]})
-    b = make_run("a", {("g", "completion_time"): [2.0]}, status="failed", run_id="r2",
-                 errors=[{"workload": "g", "repetition": 2, "error": "boom"}])
+    b = make_run(
+        "a",
+        {("g", "completion_time"): [2.0]},
+        status="failed",
+        run_id="r2",
+        errors=[{"workload": "g", "repetition": 2, "error": "boom"}],
+    )
     c = compare_runs([a, b])
     assert [r.name for r in c.runs] == [f"a ({a.run_id})", "a (r2)"]
     assert c.comparable and len(c.warnings) == 1 and "failed" in c.warnings[0] and "boom" in c.warnings[0]
@@ -179,8 +214,9 @@ def test_run_facts_failed_runs_and_single_run():
 
 
 def test_three_runs_compare_with_the_first():
-    c = compare_runs([make_run(label, {("g", "max_read_mbps"): [v]}) for label, v in
-                      (("x", 100.0), ("y", 200.0), ("z", 50.0))])
+    c = compare_runs(
+        [make_run(label, {("g", "max_read_mbps"): [v]}) for label, v in (("x", 100.0), ("y", 200.0), ("z", 50.0))]
+    )
     r = row(c, "g", "max_read_mbps")
     assert [d.words if d else None for d in r.deltas] == [None, "100% higher", "50% lower"]
 

@@ -16,8 +16,13 @@ from tests.analysis.factory import make_run
 
 
 def _experiment(*run_ids, eid="exp-1"):
-    return {"id": eid, "design": "interleaved", "runs": list(run_ids), "labels": ["fa1", "fa2"],
-            "order": [list(run_ids)] * 5}
+    return {
+        "id": eid,
+        "design": "interleaved",
+        "runs": list(run_ids),
+        "labels": ["fa1", "fa2"],
+        "order": [list(run_ids)] * 5,
+    }
 
 
 def interleaved(base_values, new_values, eid="exp-1", other_eid=None, **kwargs):
@@ -73,8 +78,12 @@ def test_an_interleaved_change_is_the_rounds_own_not_one_repetition_s_outlier():
     delta = row(c, "fio-write", "max_write_mbps").deltas[1]
     assert round(47.19 / 32.42 - 1, 2) == 0.46  # what the aggregates would say
     assert delta.test == "paired" and delta.words == "48% higher"  # exp(mean log ratio) = 1.485
-    apart = compare_runs([make_run("fa1", {("fio-write", "max_write_mbps"): old}),
-                          make_run("fa2", {("fio-write", "max_write_mbps"): new})])
+    apart = compare_runs(
+        [
+            make_run("fa1", {("fio-write", "max_write_mbps"): old}),
+            make_run("fa2", {("fio-write", "max_write_mbps"): new}),
+        ]
+    )
     assert row(apart, "fio-write", "max_write_mbps").deltas[1].words == "45% higher"  # Welch: the paper's rule
 
 
@@ -148,9 +157,11 @@ def test_runs_made_apart_get_the_note_only_when_a_row_is_significant():
     slow = {("g", "completion_time"): [10.0, 10.2, 9.9]}
     c = compare_runs([make_run("a", slow), make_run("b", faster)])
     [note] = [w for w in c.warnings if NOT_INTERLEAVED in w]
-    assert note == ("runs a and b were made at different times, not interleaved: a change in the machine between "
-                    "them can look like a change in the storage (storbench run spark-transforms --target A --target B "
-                    "interleaves them)")
+    assert note == (
+        "runs a and b were made at different times, not interleaved: a change in the machine between "
+        "them can look like a change in the storage (storbench run spark-transforms --target A --target B "
+        "interleaves them)"
+    )
     same = compare_runs([make_run("a", slow), make_run("b", slow)])
     assert not [w for w in same.warnings if NOT_INTERLEAVED in w]
     assert not [w for w in interleaved(slow, faster).warnings if NOT_INTERLEAVED in w]
@@ -162,32 +173,45 @@ COLD = "first repetition took"
 
 
 def test_a_cold_first_repetition_is_said_without_warmup():
-    cold = {("ycsb-a", "completion_time"): [11.6, 4.4, 7.1, 5.0, 6.2], ("join", "completion_time"): [5.0, 5.1, 4.9, 5.2]}
+    cold = {
+        ("ycsb-a", "completion_time"): [11.6, 4.4, 7.1, 5.0, 6.2],
+        ("join", "completion_time"): [5.0, 5.1, 4.9, 5.2],
+    }
     c = compare_runs([make_run("a", cold)])
     assert [w for w in c.warnings if COLD in w] == [
         "run a: ycsb-a's first repetition took 11.6 s, the others 4.4–7.1 s: a cold start (JVM, caches) is averaged "
-        "in; --warmup 1 runs an unrecorded first repetition"]
+        "in; --warmup 1 runs an unrecorded first repetition"
+    ]
     assert not [w for w in compare_runs([make_run("a", cold, warmup=1)]).warnings if COLD in w]
     pair = compare_runs([make_run("warm", {("join", "completion_time"): [5.0, 5.1, 4.9, 5.2]}), make_run("b", cold)])
     assert [w.split(":")[0] for w in pair.warnings if COLD in w] == ["run b"]
 
 
-@pytest.mark.parametrize("first, others", [
-    (11.6, [4.4, 7.1]),  # two others: their spread means nothing
-    (5.4, [5.0, 5.1, 5.05, 4.95]),  # beyond 3 sd but under 10% of their mean
-    (8.0, [4.4, 7.1, 5.0, 8.5]),  # not the slowest
-    (7.5, [4.0, 7.0, 5.0, 6.5]),  # slowest and 30% over their mean but within 3 sd of them
-])
+@pytest.mark.parametrize(
+    "first, others",
+    [
+        (11.6, [4.4, 7.1]),  # two others: their spread means nothing
+        (5.4, [5.0, 5.1, 5.05, 4.95]),  # beyond 3 sd but under 10% of their mean
+        (8.0, [4.4, 7.1, 5.0, 8.5]),  # not the slowest
+        (7.5, [4.0, 7.0, 5.0, 6.5]),  # slowest and 30% over their mean but within 3 sd of them
+    ],
+)
 def test_no_cold_start_note_when_the_first_repetition_is_not_an_outlier(first, others):
     c = compare_runs([make_run("a", {("g", "completion_time"): [first, *others]})])
     assert not [w for w in c.warnings if COLD in w]
 
 
 def test_the_noise_sentinels_metrics_are_no_rows_and_no_tests():
-    base = {("g", "completion_time"): [10.0, 10.1, 9.9], ("g", "noise_cpu_other_pct"): [1.0, 2.0, 1.5],
-            ("g", "noise_steal_pct"): [0.0, 0.1, 0.0]}
-    new = {("g", "completion_time"): [10.0, 10.2, 9.8], ("g", "noise_cpu_other_pct"): [60.0, 70.0, 65.0],
-           ("g", "noise_steal_pct"): [5.0, 6.0, 7.0]}
+    base = {
+        ("g", "completion_time"): [10.0, 10.1, 9.9],
+        ("g", "noise_cpu_other_pct"): [1.0, 2.0, 1.5],
+        ("g", "noise_steal_pct"): [0.0, 0.1, 0.0],
+    }
+    new = {
+        ("g", "completion_time"): [10.0, 10.2, 9.8],
+        ("g", "noise_cpu_other_pct"): [60.0, 70.0, 65.0],
+        ("g", "noise_steal_pct"): [5.0, 6.0, 7.0],
+    }
     c = compare_runs([make_run("a", base), make_run("b", new)])
     assert [r.metric for r in c.rows] == ["completion_time"]
     assert c.tested == [0, 1] and not c.headlines
@@ -198,8 +222,11 @@ def test_no_headline_says_what_the_repetitions_could_not_have_detected():
     same = {("fio-write", "fio_bw_mbps"): [100.0, 90.0, 110.0], ("fio-write", "completion_time"): [10.0, 10.5, 9.5]}
     c = interleaved(same, {key: [v * f for v, f in zip(values, (1.01, 0.99, 1.0))] for key, values in same.items()})
     assert c.headlines == []
-    mdes = [row.deltas[1].mde_pct for row in c.rows if row.deltas[1] is not None and row.deltas[1].mde_pct is not None
-            and c.leads(row) and row.phase != "prepare"]
+    mdes = [
+        row.deltas[1].mde_pct
+        for row in c.rows
+        if row.deltas[1] is not None and row.deltas[1].mde_pct is not None and c.leads(row) and row.phase != "prepare"
+    ]
     text = c.no_headline_text()
     assert mdes and text.startswith("(no significant differences; changes under ")
     assert f"{min(mdes):.0f}%" in text and "could not be told from noise with these repetitions" in text

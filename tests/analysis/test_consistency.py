@@ -15,8 +15,18 @@ from tests.analysis.factory import make_run
 
 def test_flat_series_has_no_spread_and_no_stalls():
     c = consistency([10.0] * 10)
-    assert (c.n, c.mean, c.stddev, c.cv, c.min, c.max, c.p1, c.p99, c.median, c.stalls) == \
-        (10, 10.0, 0.0, 0.0, 10.0, 10.0, 10.0, 10.0, 10.0, 0)
+    assert (c.n, c.mean, c.stddev, c.cv, c.min, c.max, c.p1, c.p99, c.median, c.stalls) == (
+        10,
+        10.0,
+        0.0,
+        0.0,
+        10.0,
+        10.0,
+        10.0,
+        10.0,
+        10.0,
+        0,
+    )
 
 
 def test_one_to_five_by_hand():
@@ -64,8 +74,9 @@ def test_short_empty_and_bad_series():
 
 def test_samples_name_every_figure_and_never_zero_for_missing():
     samples = {s.metric: s for s in consistency_samples("w", "iops", [1, 2, 3, 4, 5], {"dir": "write"})}
-    assert sorted(samples) == sorted(f"ps_iops_{k}" for k in
-                                     ("mean", "stddev", "cv", "min", "max", "p1", "p99", "stalls"))
+    assert sorted(samples) == sorted(
+        f"ps_iops_{k}" for k in ("mean", "stddev", "cv", "min", "max", "p1", "p99", "stalls")
+    )
     assert samples["ps_iops_cv"].unit == "%" and samples["ps_iops_stalls"].unit == "s"
     assert samples["ps_iops_mean"].unit == "IOPS" and samples["ps_iops_mean"].value == 3.0
     assert samples["ps_iops_stalls"].labels == {"dir": "write", "interval_s": "1"}
@@ -90,8 +101,12 @@ def test_consistency_change_in_the_papers_words():
 
 def test_compare_shows_average_stddev_cv_and_stalls_for_two_runs():
     def values(avg, sd, stall):
-        return {("rados-bench-write", "rados_avg_iops"): [avg], ("rados-bench-write", "rados_stddev_iops"): [sd],
-                ("rados-bench-write", "ps_iops_cv"): [sd / avg * 100], ("rados-bench-write", "ps_iops_stalls"): [stall]}
+        return {
+            ("rados-bench-write", "rados_avg_iops"): [avg],
+            ("rados-bench-write", "rados_stddev_iops"): [sd],
+            ("rados-bench-write", "ps_iops_cv"): [sd / avg * 100],
+            ("rados-bench-write", "ps_iops_stalls"): [stall],
+        }
 
     base = make_run("cmr-xfs", values(100.0, 30.0, 12.0), run_id="20250101-120000-cmr-xfs-0001")
     new = make_run("smr-phalanx", values(158.0, 3.0, 0.0), run_id="20250101-130000-smr-phalanx-0002")
@@ -102,8 +117,7 @@ def test_compare_shows_average_stddev_cv_and_stalls_for_two_runs():
     assert rows["ps_iops_cv"].deltas[1].words == "16× more consistent"  # 30% vs 1.9%
     assert rows["ps_iops_stalls"].deltas[1].words == "100% fewer"
     table = render(comparison, "table")
-    for text in ("Average IOPS", "Stddev IOPS", "Per-second IOPS CV", "Stalls", "10× more consistent",
-                 "58% higher"):
+    for text in ("Average IOPS", "Stddev IOPS", "Per-second IOPS CV", "Stalls", "10× more consistent", "58% higher"):
         assert text in table, text
     headlines = " | ".join(h.text for h in comparison.headlines)
     assert "stddev IOPS 10× more consistent" in headlines

@@ -5,8 +5,15 @@ from storbench.analysis.compare import compare_runs
 from storbench.report import render
 from tests.analysis.factory import make_run
 
-QUIET = {"noise_other_cpu_pct": 2.0, "noise_steal_pct": 0.0, "noise_other_io_mb": 0.5, "noise_psi_cpu_pct": 3.0,
-         "noise_psi_io_pct": 40.0, "noise_psi_mem_pct": 0.0, "noise_dirty_mb": 12.0}
+QUIET = {
+    "noise_other_cpu_pct": 2.0,
+    "noise_steal_pct": 0.0,
+    "noise_other_io_mb": 0.5,
+    "noise_psi_cpu_pct": 3.0,
+    "noise_psi_io_pct": 40.0,
+    "noise_psi_mem_pct": 0.0,
+    "noise_dirty_mb": 12.0,
+}
 
 
 def run(label, other_cpu=(2.0, 2.0, 2.0), times=(10.0, 10.0, 10.0), **per_metric):
@@ -30,7 +37,8 @@ def test_one_busy_run_is_said_with_its_figures():
     assert d.busy and d.mean("noise_other_cpu_pct") == 38.0 and d.peak("noise_other_cpu_pct") == 95.0
     assert disturbance.notes([a, b], ["fa1", "fa2"]) == [
         "fa2's windows: 38% of a core used by other processes (max 95%); fa1's: 2%: a difference between them "
-        "may be the machine's, not the storage's"]
+        "may be the machine's, not the storage's"
+    ]
 
 
 def test_steal_and_other_io_make_a_run_busy():
@@ -55,7 +63,8 @@ def test_every_run_busy_is_said_too():
     assert disturbance.notes([a, b], ["fa1", "fa2"]) == [
         "the machine was busy during every run: fa1's windows: 50% of a core used by other processes (max 60%); "
         "fa2's windows: 30% of a core used by other processes (max 30%): a difference between them may be the "
-        "machine's, not the storage's"]
+        "machine's, not the storage's"
+    ]
 
 
 def test_runs_from_before_the_sentinel_are_left_out():
@@ -68,11 +77,15 @@ def test_runs_from_before_the_sentinel_are_left_out():
 def test_compare_warns_and_show_marks_the_busy_windows():
     a, b = run("fa1"), run("fa2", other_cpu=(95.0, 10.0, 9.0))
     names = [r.name for r in compare_runs([a, b]).runs]
-    assert (f"{names[1]}'s windows: 38% of a core used by other processes (max 95%); {names[0]}'s: 2%: a "
-            f"difference between them may be the machine's, not the storage's") in compare_runs([a, b]).warnings
+    assert (
+        f"{names[1]}'s windows: 38% of a core used by other processes (max 95%); {names[0]}'s: 2%: a "
+        f"difference between them may be the machine's, not the storage's"
+    ) in compare_runs([a, b]).warnings
     single = compare_runs([b])
-    line = "machine was busy during 2 of 3 windows: other processes used up to 95% of a core (groupby rep 1, " \
-           "groupby rep 2)"
+    line = (
+        "machine was busy during 2 of 3 windows: other processes used up to 95% of a core (groupby rep 1, "
+        "groupby rep 2)"
+    )
     assert line in single.warnings
     assert "machine was busy during 2 of 3 windows" in render(single, "table")
     assert "machine was busy during 2 of 3 windows" in render(single, "html")

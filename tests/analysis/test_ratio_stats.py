@@ -7,18 +7,38 @@ import statistics
 
 import pytest
 
-from storbench.analysis.stats import (benjamini_hochberg, fieller_ratio_ci, paired_log_test, paired_ratio_ci,
-                                      ratio_test, relative_ci_halfwidth, t_cdf, t_ppf, welch_ratio_test,
-                                      welch_t_test)
+from storbench.analysis.stats import (
+    benjamini_hochberg,
+    fieller_ratio_ci,
+    paired_log_test,
+    paired_ratio_ci,
+    ratio_test,
+    relative_ci_halfwidth,
+    t_cdf,
+    t_ppf,
+    welch_ratio_test,
+    welch_t_test,
+)
 
 # Published t table values (e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2)
 T975 = {1: 12.706205, 2: 4.302653, 4: 2.776445, 10: 2.228139, 30: 2.042272}
 T80 = {4: 0.940965, 10: 0.879058}
 
 
-@pytest.mark.parametrize("p, df, expected", [(0.975, 2, 4.302653), (0.975, 4, 2.776445), (0.975, 10, 2.228139),
-                                             (0.8, 4, 0.940965), (0.975, 1, 12.706205), (0.995, 10, 3.169273),
-                                             (0.95, 30, 1.697261), (0.8, 10, 0.879058), (0.975, 1e6, 1.959966)])
+@pytest.mark.parametrize(
+    "p, df, expected",
+    [
+        (0.975, 2, 4.302653),
+        (0.975, 4, 2.776445),
+        (0.975, 10, 2.228139),
+        (0.8, 4, 0.940965),
+        (0.975, 1, 12.706205),
+        (0.995, 10, 3.169273),
+        (0.95, 30, 1.697261),
+        (0.8, 10, 0.879058),
+        (0.975, 1e6, 1.959966),
+    ],
+)
 def test_t_quantiles_match_the_published_table(p, df, expected):
     assert t_ppf(p, df) == pytest.approx(expected, abs=2e-6)
     assert t_ppf(1 - p, df) == pytest.approx(-expected, abs=2e-6)
@@ -81,8 +101,8 @@ def test_paired_degenerate_spread():
 
 def test_fieller_interval_by_hand():
     # means 105 and 100, variances 1 and 1, n = 3: qn = qo = 1/3, Welch df = 4
-    t2 = 2.776445 ** 2
-    a, b, c = 100 ** 2 - t2 / 3, -2 * 105 * 100, 105 ** 2 - t2 / 3
+    t2 = 2.776445**2
+    a, b, c = 100**2 - t2 / 3, -2 * 105 * 100, 105**2 - t2 / 3
     root = math.sqrt(b * b - 4 * a * c)
     low, high = fieller_ratio_ci([105, 106, 104], [100, 101, 99])
     assert low == pytest.approx((-b - root) / (2 * a), rel=1e-6)
@@ -91,7 +111,7 @@ def test_fieller_interval_by_hand():
     assert (test.test, test.ratio, test.df) == ("welch", pytest.approx(1.05), pytest.approx(4.0))
     assert (test.ci_low, test.ci_high) == pytest.approx((low, high))
     # delta-method log se: sqrt(1/(3·105²) + 1/(3·100²))
-    se_log = math.sqrt(1 / (3 * 105 ** 2) + 1 / (3 * 100 ** 2))
+    se_log = math.sqrt(1 / (3 * 105**2) + 1 / (3 * 100**2))
     assert test.mde_pct == pytest.approx(math.expm1((2.776445 + 0.940965) * se_log) * 100, rel=1e-5)
 
 
@@ -122,8 +142,23 @@ def test_benjamini_hochberg_known_values():
     assert benjamini_hochberg([0.8, 0.9, 0.95]) == pytest.approx([0.95, 0.95, 0.95])
     # Benjamini & Hochberg (1995), section 4: 15 p-values, at 0.05 the four smallest are rejected
     # (Bonferroni rejects three)
-    p = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262, 0.5719,
-         0.6528, 0.7590, 1.000]
+    p = [
+        0.0001,
+        0.0004,
+        0.0019,
+        0.0095,
+        0.0201,
+        0.0278,
+        0.0298,
+        0.0344,
+        0.0459,
+        0.3240,
+        0.4262,
+        0.5719,
+        0.6528,
+        0.7590,
+        1.000,
+    ]
     q = benjamini_hochberg(p)
     assert [v < 0.05 for v in q] == [True] * 4 + [False] * 11
     assert q[3] == pytest.approx(0.0095 * 15 / 4)
@@ -148,6 +183,5 @@ def test_paired_ratio_ci_needs_two_pairs():
     assert paired_ratio_ci([1.0], [2.0]) is None
     assert paired_ratio_ci([1.0, None, 2.0], [2.0, 1.0, None]) is None
     low, high = paired_ratio_ci([2.0, 2.2], [1.0, 1.0])
-    mean, se = math.log(2.2 ** 0.5 * 2 ** 0.5), abs(math.log(2.2) - math.log(2.0)) / 2
-    assert (low, high) == pytest.approx((math.exp(mean - 12.706205 * se), math.exp(mean + 12.706205 * se)),
-                                        rel=1e-6)
+    mean, se = math.log(2.2**0.5 * 2**0.5), abs(math.log(2.2) - math.log(2.0)) / 2
+    assert (low, high) == pytest.approx((math.exp(mean - 12.706205 * se), math.exp(mean + 12.706205 * se)), rel=1e-6)

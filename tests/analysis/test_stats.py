@@ -2,12 +2,15 @@ import math
 
 import pytest
 
-from storbench.analysis.stats import (aggregate, betainc, summarize, t_cdf, t_sf_two_sided, welch_t_test)
+from storbench.analysis.stats import aggregate, betainc, summarize, t_cdf, t_sf_two_sided, welch_t_test
 
 
 def _t_pdf(x: float, df: float) -> float:
-    return math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi) \
+    return (
+        math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2))
+        / math.sqrt(df * math.pi)
         * (1 + x * x / df) ** (-(df + 1) / 2)
+    )
 
 
 def _p_by_integration(t: float, df: float, steps: int = 20000) -> float:
@@ -31,15 +34,24 @@ def test_welch_unequal_variances_by_hand():
     test = welch_t_test([10, 12, 14], [20, 30, 40])
     se2 = 104 / 3
     assert test.t == pytest.approx(-18 / math.sqrt(se2))
-    assert test.df == pytest.approx(se2 ** 2 / ((4 / 3) ** 2 / 2 + (100 / 3) ** 2 / 2))
+    assert test.df == pytest.approx(se2**2 / ((4 / 3) ** 2 / 2 + (100 / 3) ** 2 / 2))
     assert test.df == pytest.approx(2.1598, abs=1e-4)
     assert test.p_value == pytest.approx(_p_by_integration(test.t, test.df), abs=1e-7)
     assert 0.05 < test.p_value < 0.1
 
 
-@pytest.mark.parametrize("t, df, p", [(12.706, 1, 0.05), (4.303, 2, 0.05), (2.228, 10, 0.05),
-                                      (2.086, 20, 0.05), (2.845, 20, 0.01), (1.96, 1e6, 0.05),
-                                      (3.169, 10, 0.01)])
+@pytest.mark.parametrize(
+    "t, df, p",
+    [
+        (12.706, 1, 0.05),
+        (4.303, 2, 0.05),
+        (2.228, 10, 0.05),
+        (2.086, 20, 0.05),
+        (2.845, 20, 0.01),
+        (1.96, 1e6, 0.05),
+        (3.169, 10, 0.01),
+    ],
+)
 def test_t_table_critical_values(t, df, p):
     assert t_sf_two_sided(t, df) == pytest.approx(p, abs=2e-4)
     assert t_sf_two_sided(-t, df) == pytest.approx(p, abs=2e-4)

@@ -53,8 +53,17 @@ def test_stated_ratios_agree_with_the_papers_own_absolutes():
     for paper in papers():
         p = load(paper)
         for fig in (f for f in p.figures if f.kind == "ratio"):
-            ends = [next((a for a in p.figures if a.kind == "absolute" and a.configuration == key
-                          and a.measures == fig.measures), None) for key in fig.of]
+            ends = [
+                next(
+                    (
+                        a
+                        for a in p.figures
+                        if a.kind == "absolute" and a.configuration == key and a.measures == fig.measures
+                    ),
+                    None,
+                )
+                for key in fig.of
+            ]
             if ends[0] and ends[1]:
                 computed = ends[0].value / ends[1].value
                 assert abs(fig.ratio - computed) <= 0.01 + 0.02 * computed, (fig.id, fig.ratio, computed)
@@ -63,11 +72,25 @@ def test_stated_ratios_agree_with_the_papers_own_absolutes():
 
 
 def test_a_bad_file_fails_naming_the_figure():
-    data = {"paper": "000", "title": "t", "publisher": "p", "configurations": {"a": {"name": "A", "hardware": "h"},
-            "b": {"name": "B", "hardware": "h"}},
-            "figures": [{"id": "x", "quantity": "q", "where": "Table 1", "kind": "ratio", "of": ["a", "b"],
-                         "change": "50% higher", "ratio": 1.5, "measures": {"groupby": "completion_time"},
-                         "source": "it was 40% higher"}]}
+    data = {
+        "paper": "000",
+        "title": "t",
+        "publisher": "p",
+        "configurations": {"a": {"name": "A", "hardware": "h"}, "b": {"name": "B", "hardware": "h"}},
+        "figures": [
+            {
+                "id": "x",
+                "quantity": "q",
+                "where": "Table 1",
+                "kind": "ratio",
+                "of": ["a", "b"],
+                "change": "50% higher",
+                "ratio": 1.5,
+                "measures": {"groupby": "completion_time"},
+                "source": "it was 40% higher",
+            }
+        ],
+    }
     with pytest.raises(ValueError, match="f.yaml figure 'x': change '50% higher' is not in its source"):
         _paper(data, "f.yaml")
     data["figures"][0].update(kind="absolute", configuration="a", value=3, unit="furlongs")
@@ -85,8 +108,10 @@ def test_two_stored_runs_beside_paper_000_in_its_terms(store):
     comparison = api.compare(_store_runs(store), store)
     text = api.beside_paper(comparison, "000")
     assert LABEL in text
-    assert ("your pm7r-sas vs sata-vendor-a: 2.9× Maximum read throughput (all operations); paper 000, KIOXIA PM7-R "
-            "Series 24G SAS SSDs vs Vendor A 6Gb/s SATA SSDs: 2.9× (“190% Higher”, Test Results Snapshot)") in text
+    assert (
+        "your pm7r-sas vs sata-vendor-a: 2.9× Maximum read throughput (all operations); paper 000, KIOXIA PM7-R "
+        "Series 24G SAS SSDs vs Vendor A 6Gb/s SATA SSDs: 2.9× (“190% Higher”, Test Results Snapshot)"
+    ) in text
     assert "0.83× Time to complete (repartition)" in text and "(“17% faster”, Workload 2 test analysis)" in text
     assert "paper 000, KIOXIA PM7-R Series 24G SAS SSDs: 3 × HPE ProLiant DL385" in text
     assert "yours, pm7r-sas: CPU: AMD EPYC 7543 32-Core Processor; Cores: 64" in text
@@ -105,24 +130,38 @@ def test_one_run_gets_the_absolutes_and_its_quotient():
 
 
 def _ycsb_run(label, throughput):
-    run = make_run(label, {("ycsb-a", "ycsb_throughput_ops_s"): throughput,
-                           ("ycsb-a", "ycsb_ops_per_node_thread"): [v / 56 for v in throughput]},
-                   suite="ycsb-003", paper="003")
+    run = make_run(
+        label,
+        {
+            ("ycsb-a", "ycsb_throughput_ops_s"): throughput,
+            ("ycsb-a", "ycsb_ops_per_node_thread"): [v / 56 for v in throughput],
+        },
+        suite="ycsb-003",
+        paper="003",
+    )
     return dataclasses.replace(run, suite="ycsb-003")
 
 
 def test_a_metric_the_run_lacks_is_one_line_and_the_rest_goes_on():
     comparison = compare_runs([_ycsb_run("hdd", [700.0, 720.0, 710.0]), _ycsb_run("qlc", [7000.0, 7200.0, 7100.0])])
     text = api.beside_paper(comparison, "003")
-    assert any(line.split()[:3] == ["ycsb-a", "[OVERALL]", "Throughput(ops/sec)"] and "24,766 ops/s" in line
-               for line in text.splitlines())
-    assert "your qlc vs hdd: 10× [OVERALL] Throughput(ops/sec) (ycsb-a); paper 003, Ampere eMAG with Micron 5210 " \
-           "ION vs 10K RPM HDD: 17× (from its two figures, Table 3 (and Table 1, Micron 5210 ION); Table 1)" in text
+    assert any(
+        line.split()[:3] == ["ycsb-a", "[OVERALL]", "Throughput(ops/sec)"] and "24,766 ops/s" in line
+        for line in text.splitlines()
+    )
+    assert (
+        "your qlc vs hdd: 10× [OVERALL] Throughput(ops/sec) (ycsb-a); paper 003, Ampere eMAG with Micron 5210 "
+        "ION vs 10K RPM HDD: 17× (from its two figures, Table 3 (and Table 1, Micron 5210 ION); Table 1)" in text
+    )
     missing = [line for line in text.splitlines() if "not in the runs" in line]
-    assert missing[0].strip() == ("Operations per watt (ops_per_watt of ycsb-a, ycsb-b, ycsb-c, ycsb-d, ycsb-f): "
-                                  "not in the runs; the paper's figures of it are not shown")
-    assert any(line.strip().startswith("Database operations per second (ycsb_throughput_ops_s of ycsb-b, ycsb-c")
-               for line in missing)
+    assert missing[0].strip() == (
+        "Operations per watt (ops_per_watt of ycsb-a, ycsb-b, ycsb-c, ycsb-d, ycsb-f): "
+        "not in the runs; the paper's figures of it are not shown"
+    )
+    assert any(
+        line.strip().startswith("Database operations per second (ycsb_throughput_ops_s of ycsb-b, ycsb-c")
+        for line in missing
+    )
 
 
 def test_a_run_with_none_of_the_papers_metrics_is_refused_in_one_line():
@@ -130,7 +169,9 @@ def test_a_run_with_none_of_the_papers_metrics_is_refused_in_one_line():
     with pytest.raises(InputError) as caught:
         published(comparison, load("003"))
     message = str(caught.value)
-    assert "\n" not in message and message.startswith("paper 003: sata-vendor-a (spark-transforms) is not a run of its suites")
+    assert "\n" not in message and message.startswith(
+        "paper 003: sata-vendor-a (spark-transforms) is not a run of its suites"
+    )
 
 
 def test_cli_baselines_and_compare_with_a_paper(store, capsys):

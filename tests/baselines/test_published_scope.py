@@ -17,8 +17,11 @@ ALL = [(p, fig) for p in papers() for fig in load(p).figures]
 NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?")
 
 
-@pytest.mark.parametrize("paper,figure", [(p, f) for p, f in ALL if f.kind == "absolute"],
-                         ids=[f"{p}-{f.id}" for p, f in ALL if f.kind == "absolute"])
+@pytest.mark.parametrize(
+    "paper,figure",
+    [(p, f) for p, f in ALL if f.kind == "absolute"],
+    ids=[f"{p}-{f.id}" for p, f in ALL if f.kind == "absolute"],
+)
 def test_an_absolute_value_is_a_number_of_its_source_quote(paper, figure):
     """The yaml's value is one of the numbers the paper prints in the quoted text ("33,013" is 33013)."""
     printed = [float(n.replace(",", "")) for n in NUMBER.findall(figure.source)]
@@ -50,8 +53,13 @@ def _run(label, values, suite, paper, labels=None, scale="tiny"):
 
 def test_a_fio_002_run_is_set_beside_paper_002s_fio_figures():
     """fio labels every sample with how it ran (ioengine, direct): such a row is still the run's figure."""
-    run = _run("fio", {("fio-read", "fio_bw_mbps"): [2500.0, 2600.0], ("fio-write", "fio_bw_mbps"): [1700.0, 1750.0]},
-               "fio-002", "002", labels={"ioengine": "libaio", "direct": "1"})
+    run = _run(
+        "fio",
+        {("fio-read", "fio_bw_mbps"): [2500.0, 2600.0], ("fio-write", "fio_bw_mbps"): [1700.0, 1750.0]},
+        "fio-002",
+        "002",
+        labels={"ioengine": "libaio", "direct": "1"},
+    )
     text = api.beside_paper(compare_runs([run]), "002")
     row = next(line for line in text.splitlines() if line.strip().startswith("fio-read"))
     assert "2.8 GB/s" in row and "per server" in row and "0.91×" in row, row  # 2,550 MB/s ÷ 2,800
@@ -59,8 +67,12 @@ def test_a_fio_002_run_is_set_beside_paper_002s_fio_figures():
 
 def test_a_run_of_another_suite_is_not_set_beside_paper_000s_whole_run_figures():
     """A null run's device maxima are not paper 000's Spark figures: one line, nothing beside them."""
-    run = _run("smoke", {(w, m): [900.0, 950.0] for w in ("null-write", "null-read")
-                         for m in ("max_read_mbps", "max_write_mbps")}, "null", None)  # two: an overall row
+    run = _run(
+        "smoke",
+        {(w, m): [900.0, 950.0] for w in ("null-write", "null-read") for m in ("max_read_mbps", "max_write_mbps")},
+        "null",
+        None,
+    )  # two: an overall row
     with pytest.raises(InputError) as caught:
         published(compare_runs([run]), load("000"))
     message = str(caught.value)
@@ -69,14 +81,15 @@ def test_a_run_of_another_suite_is_not_set_beside_paper_000s_whole_run_figures()
 
 def test_paper_004s_ratios_beside_zoned_runs_are_labelled_an_analog():
     def pair(suite, workload, metric, base, new):
-        return [_run(label, {(workload, metric): [v, v * 1.01, v * 0.99]}, suite, "004")
-                for label, v in (("cmr", base), ("smr", new))]
+        return [
+            _run(label, {(workload, metric): [v, v * 1.01, v * 0.99]}, suite, "004")
+            for label, v in (("cmr", base), ("smr", new))
+        ]
 
     zoned = api.beside_paper(compare_runs(pair("zoned-004", "zoned-write", "zoned_avg_iops", 20.0, 30.0)), "004")
     line = next(line for line in zoned.splitlines() if "your smr vs cmr" in line and "zoned-write" in line)
     assert "[analog only: the paper's is Ceph Rados bench average write IOPS]" in line, line
-    rados = api.beside_paper(compare_runs(pair("rados-004", "rados-bench-write", "rados_avg_iops", 20.0, 30.0)),
-                             "004")
+    rados = api.beside_paper(compare_runs(pair("rados-004", "rados-bench-write", "rados_avg_iops", 20.0, 30.0)), "004")
     line = next(line for line in rados.splitlines() if "your smr vs cmr" in line and "rados-bench-write" in line)
     assert "analog" not in line and "58% increase" in line, line
 
@@ -103,8 +116,16 @@ def test_a_time_beside_a_paper_that_gives_no_size_in_the_runs_terms_has_no_quoti
 
 def test_paper_004s_testdfsio_ratio_is_set_beside_dfsio_004_runs_as_the_same_quantity():
     """dfsio labels its rows with the checksum rule they ran under: still the run's figure."""
-    runs = [_run(label, {("dfsio-read", "dfsio_throughput_mbps"): [v, v * 1.01, v * 0.99]}, "dfsio-004", "004",
-                 labels={"checksum": "false"}) for label, v in (("cmr", 100.0), ("smr", 120.0))]
+    runs = [
+        _run(
+            label,
+            {("dfsio-read", "dfsio_throughput_mbps"): [v, v * 1.01, v * 0.99]},
+            "dfsio-004",
+            "004",
+            labels={"checksum": "false"},
+        )
+        for label, v in (("cmr", 100.0), ("smr", 120.0))
+    ]
     text = api.beside_paper(compare_runs(runs), "004")
     line = next((line for line in text.splitlines() if "your smr vs cmr" in line and "dfsio-read" in line), text)
     assert "1.2×" in line and "“19% higher average throughput”" in line and "analog" not in line, line

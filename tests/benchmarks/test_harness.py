@@ -24,13 +24,24 @@ def test_rotated_starts_round_k_with_side_k_mod_n_and_keeps_each_sides_results_i
         def run(k):
             calls.append((k, name))
             return f"{name}{k}"
+
         return run
 
     results = harness.rotated({"a": side("a"), "b": side("b"), "c": side("c")}, 4)
-    assert calls == [(0, "a"), (0, "b"), (0, "c"),
-                     (1, "b"), (1, "c"), (1, "a"),
-                     (2, "c"), (2, "a"), (2, "b"),
-                     (3, "a"), (3, "b"), (3, "c")]
+    assert calls == [
+        (0, "a"),
+        (0, "b"),
+        (0, "c"),
+        (1, "b"),
+        (1, "c"),
+        (1, "a"),
+        (2, "c"),
+        (2, "a"),
+        (2, "b"),
+        (3, "a"),
+        (3, "b"),
+        (3, "c"),
+    ]
     assert results == {"a": ["a0", "a1", "a2", "a3"], "b": ["b0", "b1", "b2", "b3"], "c": ["c0", "c1", "c2", "c3"]}
 
 
@@ -52,18 +63,23 @@ def test_spread_of_nothing_is_refused_and_its_text_gives_median_range_and_rounds
     assert harness.spread([3, 1, 2, 10]).text(unit="×") == "2.5× (1–10× over 4 rounds)"
 
 
-@pytest.mark.parametrize("values, goal, at_least, op, word, met", [
-    ([1.1, 1.3, 1.2], 1.2, True, "≥", "met", True),       # the median equals the goal: met
-    ([1.1, 1.3, 1.19], 1.2, True, "≥", "MISSED", False),  # the best round alone does not meet it
-    ([0.5, 0.9, 3.0], 1.0, False, "≤", "met", True),      # one bad round does not sink a median
-    ([1.5, 0.9, 3.0], 1.0, False, "≤", "MISSED", False),
-])
+@pytest.mark.parametrize(
+    "values, goal, at_least, op, word, met",
+    [
+        ([1.1, 1.3, 1.2], 1.2, True, "≥", "met", True),  # the median equals the goal: met
+        ([1.1, 1.3, 1.19], 1.2, True, "≥", "MISSED", False),  # the best round alone does not meet it
+        ([0.5, 0.9, 3.0], 1.0, False, "≤", "met", True),  # one bad round does not sink a median
+        ([1.5, 0.9, 3.0], 1.0, False, "≤", "MISSED", False),
+    ],
+)
 def test_verdict_judges_the_median_against_the_goal(capsys, values, goal, at_least, op, word, met):
     assert harness.verdict("speed", harness.spread(values), goal=goal, at_least=at_least) is met
     line = capsys.readouterr().out.strip()
     spread = harness.spread(values)
-    assert line == (f"verdict: speed: {spread.median:.3g}× ({spread.low:.3g}–{spread.high:.3g}× over 3 rounds), "
-                    f"goal {op} {goal:g}×: {word}")
+    assert line == (
+        f"verdict: speed: {spread.median:.3g}× ({spread.low:.3g}–{spread.high:.3g}× over 3 rounds), "
+        f"goal {op} {goal:g}×: {word}"
+    )
 
 
 def test_verdict_without_a_goal_says_reported(capsys):
@@ -78,8 +94,10 @@ def test_a_quick_runs_verdict_and_scope_are_marked_and_the_smoke_tests_pattern_r
     harness.verdict("speed", harness.spread([1, 2, 3]), goal=1.5)
     harness.verdict("cost", harness.spread([1, 2, 3]), goal=None, unit="%")
     scope, met, reported = capsys.readouterr().out.splitlines()
-    assert scope == ("scope: a vs b; peer: b; parallelism: 1; start-up: out; cache/sync: cold; clock: monotonic "
-                     "[quick smoke: tiny sizes, not a measurement]")
+    assert scope == (
+        "scope: a vs b; peer: b; parallelism: 1; start-up: out; cache/sync: cold; clock: monotonic "
+        "[quick smoke: tiny sizes, not a measurement]"
+    )
     assert VERDICT.match(met)["median"] == "2×" and met.endswith("goal ≥ 1.5×: met [quick smoke, not a measurement]")
     assert VERDICT.match(reported)["rounds"] == "3"
     assert harness.parser(None).parse_args(["--quick", "--rounds", "2"]).rounds == 2  # a smoke run: 2 may do

@@ -12,8 +12,14 @@ from tests.benchmarks.quick import BENCHMARKS, run_quick
 pytestmark = pytest.mark.real
 
 ELSEWHERE = {"rados_overhead", "kv_vs_ycsb"}  # need the session's Ceph / Cassandra
-LIBRARIES = {"harness", "peers", "collector_process",  # imported or started by the others, not benchmarks
-             "scale_results", "scale_stores", "scale_cluster"}
+LIBRARIES = {
+    "harness",
+    "peers",
+    "collector_process",  # imported or started by the others, not benchmarks
+    "scale_results",
+    "scale_stores",
+    "scale_cluster",
+}
 OWN = sorted(p.stem for p in BENCHMARKS.glob("*.py") if p.stem not in ELSEWHERE | LIBRARIES)
 
 

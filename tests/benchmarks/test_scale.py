@@ -43,8 +43,8 @@ def many_nodes_page(tmp_path_factory):
 
 def test_a_report_of_many_nodes_has_a_heat_map_row_per_node_with_the_slowest_named(many_nodes_page):
     page = many_nodes_page
-    heat = page[page.index('data-metric="series:nodes"'):]
-    heat = heat[:heat.index("</svg>")]
+    heat = page[page.index('data-metric="series:nodes"') :]
+    heat = heat[: heat.index("</svg>")]
     rows = re.findall(r'class="tick"[^>]*>(worker-\d+) \(n\d+\)</text>', heat)
     assert rows == [f"worker-{k}" for k in range(1, 21)]  # every node, in natural order
     assert re.findall(r'font-weight="700">(worker-\d+)', heat) == ["worker-17"]  # the slowest, and only it, in red
@@ -55,10 +55,13 @@ def test_a_report_of_many_nodes_has_a_heat_map_row_per_node_with_the_slowest_nam
 def test_a_report_of_many_nodes_folds_the_tables_names_the_slowest_and_draws_no_bar_per_node(many_nodes_page):
     page = many_nodes_page
     assert page.count("<summary>All 20 nodes' figures</summary>") == 2  # one per operation
-    assert re.search(r"slowest nodes</b> by maximum write MB/s \(median node [\d.,]+\): worker-17 \(n017\) "
-                     r"[\d.,]+ \(\d+% below\)</li>", page)
+    assert re.search(
+        r"slowest nodes</b> by maximum write MB/s \(median node [\d.,]+\): worker-17 \(n017\) "
+        r"[\d.,]+ \(\d+% below\)</li>",
+        page,
+    )
     assert 'data-metric="nodes:fio-write::max_write_mbps"' not in page  # 20 groups of bars: left out
-    table = page[page.index("All 20 nodes' figures"):]
+    table = page[page.index("All 20 nodes' figures") :]
     assert table.index(">worker-2 <") < table.index(">worker-10 <")
 
 
@@ -85,8 +88,22 @@ def test_a_brief_listing_and_the_eta_read_no_manifest(filled, monkeypatch):
 
     monkeypatch.setattr(ResultStore, "_load", no_manifest)
     brief = store.list_runs(brief=True)
-    keys = lambda r: (r.run_id, r.label, r.suite, r.status, r.started, r.finished, r.path, r.host,  # noqa: E731
-                      r.manifest.get("scale"), r.manifest["config"].get("target"), r.manifest.get("repetitions"))
+
+    def keys(r):
+        return (
+            r.run_id,
+            r.label,
+            r.suite,
+            r.status,
+            r.started,
+            r.finished,
+            r.path,
+            r.host,
+            r.manifest.get("scale"),
+            r.manifest["config"].get("target"),
+            r.manifest.get("repetitions"),
+        )
+
     assert [keys(r) for r in brief] == [keys(r) for r in full] and [r.run_id for r in brief] == ids
     plan = SimpleNamespace(suite=SimpleNamespace(name="mixed"), scale="tiny", repetitions=3)
     assert RunSession._expected_s(SimpleNamespace(plan=plan, store=store), []) == 1200.0  # the newest, 20 min long

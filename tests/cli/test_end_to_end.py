@@ -25,8 +25,22 @@ def two_runs(tmp_path_factory):
     for label in ("ssd-a", "ssd-b"):
         target = base / f"target-{label}"
         target.mkdir()
-        result = storbench(home, "run", "spark-transforms", "--label", label, "--target", f"file://{target}",
-                           "--scale", "20000", "--repeat", "3", "--interval", "0.2", "--json")
+        result = storbench(
+            home,
+            "run",
+            "spark-transforms",
+            "--label",
+            label,
+            "--target",
+            f"file://{target}",
+            "--scale",
+            "20000",
+            "--repeat",
+            "3",
+            "--interval",
+            "0.2",
+            "--json",
+        )
         assert result.returncode == 0, result.stderr
         outcomes[label] = (json.loads(result.stdout), target)
     return home, outcomes
@@ -42,12 +56,14 @@ def test_runs_are_stored_and_leave_no_data_behind(two_runs):
         assert manifest["software"]["spark"].startswith("4.")
         assert "spark.driver.memory" in manifest["spark_settings"]
         assert manifest["parameters"]["rows"] == 20000
-        samples = [json.loads(line) for line in
-                   (home / "runs" / outcome["run_id"] / "samples.jsonl").read_text().splitlines()]
+        samples = [
+            json.loads(line) for line in (home / "runs" / outcome["run_id"] / "samples.jsonl").read_text().splitlines()
+        ]
         times = [s for s in samples if s["metric"] == "completion_time"]
         # datagen once, three operations × three repetitions
         assert sorted((s["workload"], s["repetition"]) for s in times) == sorted(
-            [("datagen", 0)] + [(op, r) for op in OPERATIONS for r in (1, 2, 3)])
+            [("datagen", 0)] + [(op, r) for op in OPERATIONS for r in (1, 2, 3)]
+        )
         assert all(s["value"] > 0 for s in times)
         assert (home / "runs" / outcome["run_id"] / "telemetry.csv").read_text().count("\n") > 3
 
@@ -70,8 +86,14 @@ def test_compare_in_every_format(two_runs, tmp_path):
 
     as_json = json.loads(storbench(home, "compare", "ssd-a", "ssd-b", "--format", "json").stdout)
     # each operation's time: the words say the direction its measured change has, and the table says them
-    times = [row["deltas"][1] for row in as_json["rows"] if row["metric"] == "completion_time"
-             and row["phase"] == "timed" and row["workload"] in OPERATIONS and not row["labels"]]
+    times = [
+        row["deltas"][1]
+        for row in as_json["rows"]
+        if row["metric"] == "completion_time"
+        and row["phase"] == "timed"
+        and row["workload"] in OPERATIONS
+        and not row["labels"]
+    ]
     assert len(times) == len(OPERATIONS), as_json["rows"]
     assert all(time_words_agree(d) and d["words"] in table.stdout for d in times), times
     assert [r["label"] for r in as_json["runs"]] == ["ssd-a", "ssd-b"]

@@ -20,8 +20,9 @@ def _manifest(home: Path) -> dict:
 def test_a_fio_workload_runs_alone_with_a_short_summary(tmp_path):
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()
-    done = storbench(home, "run", "fio-randread", "--target", str(target), "--set", "runtime_s=2",
-                     "--set", "size=8m", timeout=300)
+    done = storbench(
+        home, "run", "fio-randread", "--target", str(target), "--set", "runtime_s=2", "--set", "size=8m", timeout=300
+    )
     assert done.returncode == 0, done.stderr
     manifest = _manifest(home)
     assert manifest["suite"] == "fio-randread" and manifest["status"] == "succeeded"

@@ -36,7 +36,7 @@ def _descendants(pid: int) -> dict[int, str]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
         if rest[0] != "Z":  # a zombie has exited
             parents[int(entry.name)], names[int(entry.name)] = int(rest[1]), name
     found: dict[int, str] = {}
@@ -93,9 +93,24 @@ def _interrupt(tmp_path: Path, args: list[str], ready, signum: int, twice: bool 
     target.mkdir()  # the user's directory: it stays, only the run's root in it goes
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1"}
     with open(err_path, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", *args,
-                                 "--target", str(target), "--json"],
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "storbench",
+                "--results",
+                str(home),
+                "run",
+                *args,
+                "--target",
+                str(target),
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+        )
     try:
         children = _wait_until(lambda: ready(proc.pid, err_path.read_text()), "the run to be under way", 300)
         proc.send_signal(signum)
@@ -110,8 +125,9 @@ def _interrupt(tmp_path: Path, args: list[str], ready, signum: int, twice: bool 
     return proc.returncode, json.loads(out), err_path.read_text(), children, target
 
 
-def _assert_stopped_like_ctrl_c(code: int, signum: int, outcome: dict, stderr: str, children: dict[int, str],
-                                target: Path):
+def _assert_stopped_like_ctrl_c(
+    code: int, signum: int, outcome: dict, stderr: str, children: dict[int, str], target: Path
+):
     assert code == 128 + signum, stderr  # what a shell reports for a process the signal stopped
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert manifest["status"] == "interrupted" and manifest["finished"]
@@ -120,11 +136,13 @@ def _assert_stopped_like_ctrl_c(code: int, signum: int, outcome: dict, stderr: s
     assert not _alive(children), children  # gone when storbench is: none outlives it
 
 
-@pytest.mark.parametrize("signum, twice", [(signal.SIGTERM, False), (signal.SIGINT, True)],
-                         ids=["SIGTERM", "SIGINT-again-during-cleanup"])
+@pytest.mark.parametrize(
+    "signum, twice", [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["SIGTERM", "SIGINT-again-during-cleanup"]
+)
 def test_signal_stops_a_run_like_ctrl_c(tmp_path, signum, twice):
     code, outcome, stderr, children, target = _interrupt(
-        tmp_path, ["fio-basic", "--set", "runtime_s=30"], lambda pid, _err: _benchmarking(pid), signum, twice)
+        tmp_path, ["fio-basic", "--set", "runtime_s=30"], lambda pid, _err: _benchmarking(pid), signum, twice
+    )
     _assert_stopped_like_ctrl_c(code, signum, outcome, stderr, children, target)
     assert "Traceback" not in stderr
     assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
@@ -155,8 +173,9 @@ def test_a_signal_cancels_spark_jobs_and_ends_the_jvm(tmp_path, signum, twice):
 def test_exit_status_names_the_signal(tmp_path, name, code):
     """Issue 25 case 13: 128 + the signal, as shells report it; SIGTERM and SIGHUP are not Ctrl-C's 130. The
     null workload sends the signal to the storbench process itself, in its timed action."""
-    result = storbench(tmp_path / "home", "run", "null", "-q", "--set", "fail=signal", "--set", f"signal={name}",
-                       timeout=120)
+    result = storbench(
+        tmp_path / "home", "run", "null", "-q", "--set", "fail=signal", "--set", f"signal={name}", timeout=120
+    )
     assert result.returncode == code, result.stderr
     assert [line for line in result.stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE]
 

@@ -36,7 +36,7 @@ def _started(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return None if fields[0] == "Z" else fields[19]
 
 
@@ -73,13 +73,33 @@ def _interrupt_spark_start(tmp_path: Path, labels: list[str], signum: int, hold:
     for label in labels:
         (tmp_path / label).mkdir()
         targets += ["--target", str(tmp_path / label)] + (["--label", label] if len(labels) > 1 else [])
-    env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_CONF_DIR": str(conf),
-           "STORBENCH_TEST_HOLD": str(held)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": SRC,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_CONF_DIR": str(conf),
+        "STORBENCH_TEST_HOLD": str(held),
+    }
     err_path = tmp_path / "stderr"
     with open(err_path, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", "spark-transforms",
-                                 "--scale", "tiny", "--quiet", *targets], stdout=subprocess.DEVNULL, stderr=err,
-                                env=env)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "storbench",
+                "--results",
+                str(home),
+                "run",
+                "spark-transforms",
+                "--scale",
+                "tiny",
+                "--quiet",
+                *targets,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=env,
+        )
     seen: dict[int, str] = {}
     try:
         ready = (lambda: list(held.glob("held.*"))) if hold else (lambda: _jvm_starting(proc.pid))
@@ -100,8 +120,11 @@ def _interrupt_spark_start(tmp_path: Path, labels: list[str], signum: int, hold:
     return proc.returncode, err_path.read_text(), manifests, seen, survivors
 
 
-@pytest.mark.parametrize("signum, hold", [(signal.SIGINT, True), (signal.SIGTERM, True), (signal.SIGINT, False)],
-                         ids=["SIGINT-held-before-the-JVM", "SIGTERM-held-before-the-JVM", "SIGINT-JVM-starting"])
+@pytest.mark.parametrize(
+    "signum, hold",
+    [(signal.SIGINT, True), (signal.SIGTERM, True), (signal.SIGINT, False)],
+    ids=["SIGINT-held-before-the-JVM", "SIGTERM-held-before-the-JVM", "SIGINT-JVM-starting"],
+)
 def test_a_signal_while_spark_starts_leaves_no_jvm(tmp_path, signum, hold):
     code, stderr, manifests, seen, survivors = _interrupt_spark_start(tmp_path, ["a"], signum, hold)
     assert seen, "no Spark process seen under storbench"

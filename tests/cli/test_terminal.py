@@ -79,9 +79,29 @@ def test_a_run_on_a_pseudo_terminal_shows_an_eta(tmp_path):
     target.mkdir()
     master, slave = pty.openpty()
     env = {**os.environ, "PYTHONPATH": SRC}
-    child = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(tmp_path / "home"), "run",
-                              "fio-randread", "--repeat", "2", "--target", str(target), "--set", "runtime_s=1",
-                              "--set", "size=4m"], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "storbench",
+            "--results",
+            str(tmp_path / "home"),
+            "run",
+            "fio-randread",
+            "--repeat",
+            "2",
+            "--target",
+            str(target),
+            "--set",
+            "runtime_s=1",
+            "--set",
+            "size=4m",
+        ],
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     os.close(slave)
     text = _read_all(master)
     os.close(master)
@@ -94,8 +114,16 @@ def test_a_run_on_a_pseudo_terminal_shows_an_eta(tmp_path):
 def test_a_failed_start_shows_the_last_lines_of_spark_log(tmp_path):
     home = tmp_path / "home"
     # every JVM of the run refuses to start: Spark's session fails, its reason only in spark.log
-    done = storbench(home, "run", "groupby", "--scale", "20K", "--json", timeout=300,
-                     env_extra={"JAVA_TOOL_OPTIONS": "-XX:+StorbenchNoSuchOption"})
+    done = storbench(
+        home,
+        "run",
+        "groupby",
+        "--scale",
+        "20K",
+        "--json",
+        timeout=300,
+        env_extra={"JAVA_TOOL_OPTIONS": "-XX:+StorbenchNoSuchOption"},
+    )
     outcome = json.loads(done.stdout)
     assert done.returncode != 0 and outcome["status"] == "failed"
     log = Path(outcome["path"]) / "spark.log"

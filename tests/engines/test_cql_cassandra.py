@@ -42,8 +42,12 @@ def cassandra(cassandra1):
 def run(job: dict, tmp_path, name: str) -> tuple[int, dict]:
     job_path, result_path = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
     job_path.write_text(json.dumps(job))
-    done = subprocess.run([native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return done.returncode, json.loads(result_path.read_text())
 
 
@@ -53,9 +57,19 @@ def workload(letter: str) -> dict:
 
 
 def cql_job(node: dict, mix: list, ycsb: dict, **core) -> dict:
-    return {"protocol": "cql", "mix": mix, "load": {"model": "closed", "concurrency": 8}, **core,
-            "cql": {**node, "keyspace": "ycsb_test", "consistency": "ONE",
-                    "create_table": {"replication_factor": 1}, "ycsb": {"recordcount": RECORDS, **ycsb}}}
+    return {
+        "protocol": "cql",
+        "mix": mix,
+        "load": {"model": "closed", "concurrency": 8},
+        **core,
+        "cql": {
+            **node,
+            "keyspace": "ycsb_test",
+            "consistency": "ONE",
+            "create_table": {"replication_factor": 1},
+            "ycsb": {"recordcount": RECORDS, **ycsb},
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -71,14 +85,20 @@ def loaded(cassandra):
 
 def test_every_loaded_key_reads_back_its_ten_fields(loaded, tmp_path):
     # each key once (not_found would be an error), 10 fields of 100 bytes each
-    code, result = run(cql_job(loaded, [{"op": "READ", "keys": "once"}], {}, objects=RECORDS, ops=RECORDS),
-                       tmp_path, "read")
+    code, result = run(
+        cql_job(loaded, [{"op": "READ", "keys": "once"}], {}, objects=RECORDS, ops=RECORDS), tmp_path, "read"
+    )
     assert (code, result["status"], result["errors"]) == (0, "ok", {})
     read = result["ops"]["READ"]
     assert (read["ops"], read["errors"], read["bytes"]) == (RECORDS, 0, RECORDS * 10 * 100)
     # and a key never loaded is not found: the check can fail
-    code, result = run(cql_job(loaded, [{"op": "READ", "keys": "once"}], {"recordcount": RECORDS + 5},
-                               objects=5, start_key=RECORDS, ops=5), tmp_path, "missing")
+    code, result = run(
+        cql_job(
+            loaded, [{"op": "READ", "keys": "once"}], {"recordcount": RECORDS + 5}, objects=5, start_key=RECORDS, ops=5
+        ),
+        tmp_path,
+        "missing",
+    )
     assert code == 0 and result["ops"]["READ"]["errors"] == 5
     assert result["errors"]["not_found"]["count"] == 5
 
@@ -101,9 +121,17 @@ def test_workloads_a_to_f_run_in_ycsbs_proportions(loaded, tmp_path, letter):
 
 
 def test_an_unreachable_contact_point_is_one_fatal_line(tmp_path):
-    job = {"protocol": "cql", "mix": [{"op": "READ"}], "ops": 1,
-           "cql": {"contact_points": ["127.0.0.1:9"], "keyspace": "ks", "connect_timeout_s": 2,
-                   "ycsb": {"recordcount": 10}}}
+    job = {
+        "protocol": "cql",
+        "mix": [{"op": "READ"}],
+        "ops": 1,
+        "cql": {
+            "contact_points": ["127.0.0.1:9"],
+            "keyspace": "ks",
+            "connect_timeout_s": 2,
+            "ycsb": {"recordcount": 10},
+        },
+    }
     code, result = run(job, tmp_path, "unreachable")
     assert code == 2 and result["status"] == "fatal"
     assert result["fatal"].startswith("CQL contact points 127.0.0.1:9: cannot connect: ")
@@ -112,8 +140,9 @@ def test_an_unreachable_contact_point_is_one_fatal_line(tmp_path):
 def test_a_consistency_level_the_cluster_cannot_meet_is_counted_by_kind(cassandra, tmp_path):
     # replication factor 3 on one node: QUORUM needs 2 replicas, ONE is met
     def load(consistency: str) -> tuple[int, dict]:
-        job = cql_job(cassandra, [{"op": "INSERT", "keys": "once"}], {"phase": "load", "recordcount": 20},
-                      objects=20, ops=20)
+        job = cql_job(
+            cassandra, [{"op": "INSERT", "keys": "once"}], {"phase": "load", "recordcount": 20}, objects=20, ops=20
+        )
         job["cql"].update(keyspace="ycsb_rf3", consistency=consistency, create_table={"replication_factor": 3})
         return run(job, tmp_path, consistency)
 
@@ -126,8 +155,10 @@ def test_a_consistency_level_the_cluster_cannot_meet_is_counted_by_kind(cassandr
     assert cassandra["password"] not in json.dumps(result)  # the result echoes the job without its login
 
 
-@pytest.mark.parametrize("login", [{}, {"username": "storbench", "password": "not-the-password"},
-                                   {"username": "cassandra", "password": "cassandra"}])
+@pytest.mark.parametrize(
+    "login",
+    [{}, {"username": "storbench", "password": "not-the-password"}, {"username": "cassandra", "password": "cassandra"}],
+)
 def test_a_job_without_the_login_is_refused_in_one_fatal_line(cassandra, tmp_path, login):
     node = {"contact_points": cassandra["contact_points"], **login}
     job = cql_job(node, [{"op": "INSERT", "keys": "once"}], {"phase": "load", "recordcount": 5}, objects=5, ops=5)
@@ -150,8 +181,11 @@ def test_the_engine_speaks_tls_checked_against_the_services_ca(cassandra1, loade
     job_path.write_text(json.dumps(job))
     seen: set[tuple] = set()
     with session_on([host], port, pin=True, credentials=credentials(state)) as session:
-        engine = subprocess.Popen([native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        engine = subprocess.Popen(
+            [native.binary(), "run", "--job", str(job_path), "--result", str(result_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             while engine.poll() is None:  # the connections stay open for the 4 s the reads run
                 for row in session.execute("SELECT address, port, driver_name, ssl_enabled FROM system_views.clients"):
@@ -174,5 +208,7 @@ def test_a_node_certificate_no_trusted_ca_signed_is_one_fatal_line(cassandra, tm
     code, result = run(job, tmp_path, "untrusted")
     at = cassandra["contact_points"][0]
     assert (code, result["status"]) == (2, "fatal")
-    assert result["fatal"] == (f"CQL contact points {at}: cannot connect: {at}: TLS handshake: invalid peer "
-                               "certificate: UnknownIssuer (checked against the system trust store)")
+    assert result["fatal"] == (
+        f"CQL contact points {at}: cannot connect: {at}: TLS handshake: invalid peer "
+        "certificate: UnknownIssuer (checked against the system trust store)"
+    )

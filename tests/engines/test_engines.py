@@ -25,7 +25,9 @@ def test_every_engine_module_is_found_by_discovery():
 
 
 def test_an_unknown_engine_is_one_clear_line():
-    with pytest.raises(InputError, match=r"^engine 'ycsb' is not known; known: fio, hadoop, native, null, rados, spark$"):
+    with pytest.raises(
+        InputError, match=r"^engine 'ycsb' is not known; known: fio, hadoop, native, null, rados, spark$"
+    ):
         make_engine("ycsb", EngineSetup())
 
 
@@ -111,8 +113,11 @@ def test_spark_engine_builds_its_event_log_and_local_dir_from_the_setup(tmp_path
             made.append(1)
             return str(tmp_path / "local")
 
-    setup = EngineSetup(run_dir=tmp_path, options={"spark_master": "local[1]",
-                                                   "spark_conf": {"spark.local.dir": "/fast"}}, target=Scratchy())
+    setup = EngineSetup(
+        run_dir=tmp_path,
+        options={"spark_master": "local[1]", "spark_conf": {"spark.local.dir": "/fast"}},
+        target=Scratchy(),
+    )
     engine = make_engine("spark", setup)
     assert isinstance(engine, SparkEngine) and made == [1] and engine.local_dir == str(tmp_path / "local")
     assert Path(engine.event_log_dir) == tmp_path / "spark-events" and engine.event_log_dir
@@ -130,8 +135,9 @@ def test_a_workload_reaches_only_the_engines_of_its_run():
 
 @pytest.mark.real
 def test_a_fio_run_starts_fio_and_not_spark(tmp_path):
-    result, outcome, samples = run_json(tmp_path / "home", "fio-basic", "--target", str(tmp_path / "t"),
-                                        "--set", "runtime_s=1", "--set", "size=8m")
+    result, outcome, samples = run_json(
+        tmp_path / "home", "fio-basic", "--target", str(tmp_path / "t"), "--set", "runtime_s=1", "--set", "size=8m"
+    )
     assert result.returncode == 0, result.stderr
     run_dir = Path(outcome["path"])
     manifest = json.loads((run_dir / "manifest.json").read_text())

@@ -26,15 +26,18 @@ def test_samples_carry_workload_and_repetition():
     assert by_key[("terasort", "shuffle_read_blocked_s", 1)].unit == "s"
     assert by_key[("teragen", "spark_task_time_s", 1)].value == 2.888
     # a workload name with the separator in it still splits at the last one
-    assert samples_from({job_group("a#b", 2): parse_event_log(GOLDEN.read_text().splitlines())["teragen#1"]})[0] \
-        .workload == "a#b"
+    assert (
+        samples_from({job_group("a#b", 2): parse_event_log(GOLDEN.read_text().splitlines())["teragen#1"]})[0].workload
+        == "a#b"
+    )
 
 
 def test_untagged_jobs_are_left_out_and_stage_rows_listed():
     lines = GOLDEN.read_text().splitlines()
-    untagged = [json.dumps({"Event": "SparkListenerJobStart", "Job ID": 99, "Stage IDs": [999], "Properties": {}}),
-                json.dumps({"Event": "SparkListenerTaskEnd", "Stage ID": 999,
-                            "Task Metrics": {"Executor Run Time": 5000}})]
+    untagged = [
+        json.dumps({"Event": "SparkListenerJobStart", "Job ID": 99, "Stage IDs": [999], "Properties": {}}),
+        json.dumps({"Event": "SparkListenerTaskEnd", "Stage ID": 999, "Task Metrics": {"Executor Run Time": 5000}}),
+    ]
     groups = parse_event_log(lines + untagged)
     assert sum(g.total("task_time_ms") for g in groups.values()) == 2888 + 1845 + 2939
     rows = stage_table(groups)
@@ -54,4 +57,3 @@ def test_reads_spark4_directory_layout_and_refuses_compressed(tmp_path):
         assert "spark.eventLog.compress=false" in str(exc)
     else:
         raise AssertionError("a compressed event log must be refused with the fix in the message")
-

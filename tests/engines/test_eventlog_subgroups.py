@@ -9,7 +9,10 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "spark" / "eventlog-tera
 
 def test_sub_groups_become_labelled_samples_and_count_in_the_parent():
     golden = parse_event_log(GOLDEN.read_text().splitlines())
-    q1, q2 = sub_group("tpcds#1", {"query": "q1", "streams": "1"}), sub_group("tpcds#1", {"query": "q2", "streams": "1"})
+    q1, q2 = (
+        sub_group("tpcds#1", {"query": "q1", "streams": "1"}),
+        sub_group("tpcds#1", {"query": "q2", "streams": "1"}),
+    )
     assert q1 == "tpcds#1@query=q1,streams=1"
     groups = roll_up({q1: golden["teragen#1"], q2: golden["terasort#1"]})
     assert set(groups) == {q1, q2, "tpcds#1"}
@@ -47,10 +50,14 @@ def _on_two_hosts(lines: list[str]) -> list[str]:
 def test_tasks_on_several_hosts_give_per_host_samples_that_add_up():
     groups = roll_up(parse_event_log(_on_two_hosts(GOLDEN.read_text().splitlines())))
     samples = samples_from(groups)
-    per_host = [s for s in samples if s.workload == "terasort" and s.metric == "shuffle_write_mb"
-                and "executor_host" in s.labels]
-    total = next(s.value for s in samples if s.workload == "terasort" and s.metric == "shuffle_write_mb"
-                 and not s.labels)
+    per_host = [
+        s
+        for s in samples
+        if s.workload == "terasort" and s.metric == "shuffle_write_mb" and "executor_host" in s.labels
+    ]
+    total = next(
+        s.value for s in samples if s.workload == "terasort" and s.metric == "shuffle_write_mb" and not s.labels
+    )
     assert {s.labels["executor_host"] for s in per_host} == {"127.0.0.2", "127.0.0.3"}
     assert total > 0 and abs(sum(s.value for s in per_host) - total) < 1e-9
 

@@ -8,8 +8,16 @@ from storbench.errors import WorkloadError
 from storbench.workloads.objects import NAMES as OBJECTS
 from storbench.workloads.ycsb import LOAD_NAMES, NAMES as YCSB
 
-HIST = {"count": 4, "mean_ms": 1.5, "p50_ms": 1.25, "p90_ms": 2.0, "p95_ms": 2.5, "p99_ms": 3.0, "p99_9_ms": 3.5,
-        "max_ms": 4.0}
+HIST = {
+    "count": 4,
+    "mean_ms": 1.5,
+    "p50_ms": 1.25,
+    "p90_ms": 2.0,
+    "p95_ms": 2.5,
+    "p99_ms": 3.0,
+    "p99_9_ms": 3.5,
+    "max_ms": 4.0,
+}
 EMPTY = {**{key: 0.0 for key in HIST}, "count": 0}
 
 
@@ -18,10 +26,13 @@ def _stats(ops, errors, hist):
 
 
 def _result(model="closed"):
-    return {"total": _stats(10, 3, HIST), "ops": {"get": _stats(10, 1, HIST), "put": _stats(0, 2, EMPTY)},
-            "cpu": {"cpu_us_per_op": 12.5}, "errors": {"timeout": {"count": 2, "example": "slow"},
-                                                       "connect": {"count": 1, "example": "refused\nmore"}},
-            "load": {"model": model, "not_issued": 7}}
+    return {
+        "total": _stats(10, 3, HIST),
+        "ops": {"get": _stats(10, 1, HIST), "put": _stats(0, 2, EMPTY)},
+        "cpu": {"cpu_us_per_op": 12.5},
+        "errors": {"timeout": {"count": 2, "example": "slow"}, "connect": {"count": 1, "example": "refused\nmore"}},
+        "load": {"model": model, "not_issued": 7},
+    }
 
 
 def _by(samples):
@@ -60,8 +71,10 @@ def test_errors_above_the_allowed_share_fail_keeping_the_samples_below_it_a_note
     samples = result_samples("objects-get", _result(), OBJECTS)
     notes = []
     judge_errors("objects-get", [_result()], samples, 50.0, notes)  # 3 of 13 failed: 23%
-    assert notes == ["objects-get: 3 of 13 operations failed (timeout 2, connect 1); first: slow "
-                     "(at most 50% allowed: max_error_pct)"]
+    assert notes == [
+        "objects-get: 3 of 13 operations failed (timeout 2, connect 1); first: slow "
+        "(at most 50% allowed: max_error_pct)"
+    ]
     with pytest.raises(WorkloadError, match=r"3 of 13 operations failed") as failed:
         judge_errors("objects-get", [_result()], samples, 20.0, [])
     assert failed.value.samples == tuple(samples)

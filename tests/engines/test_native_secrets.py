@@ -15,16 +15,18 @@ CANARY = "pw-canary-38"
 
 
 def _job(protocol: str) -> dict:
-    section = ({"endpoint": "http://127.0.0.1:1", "bucket": "b", "access_key": "AK" + CANARY,
-                "secret_key": "SK" + CANARY} if protocol == "s3" else
-               {"contact_points": ["127.0.0.1:9042"], "keyspace": "ks", "username": "storbench",
-                "password": CANARY})
+    section = (
+        {"endpoint": "http://127.0.0.1:1", "bucket": "b", "access_key": "AK" + CANARY, "secret_key": "SK" + CANARY}
+        if protocol == "s3"
+        else {"contact_points": ["127.0.0.1:9042"], "keyspace": "ks", "username": "storbench", "password": CANARY}
+    )
     mix = [{"op": "put" if protocol == "s3" else "write", "weight": 1}]
     return native.job(protocol, section, mix, 10, native.load_model(1), 10, 0, object_size=size_dist("16"))
 
 
 class _Engine:
     """Stands in for subprocess.Popen: records what the engine would have been given, while it runs."""
+
     seen: list = []
 
     def __init__(self, argv, env, pass_fds=(), **_):
@@ -48,10 +50,13 @@ class _Engine:
         return 0
 
 
-@pytest.mark.parametrize("protocol, secrets", [
-    ("s3", {"STORBENCH_S3_ACCESS_KEY": "AK" + CANARY, "STORBENCH_S3_SECRET_KEY": "SK" + CANARY}),
-    ("cql", {"STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": CANARY}),
-])
+@pytest.mark.parametrize(
+    "protocol, secrets",
+    [
+        ("s3", {"STORBENCH_S3_ACCESS_KEY": "AK" + CANARY, "STORBENCH_S3_SECRET_KEY": "SK" + CANARY}),
+        ("cql", {"STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": CANARY}),
+    ],
+)
 def test_secrets_reach_the_engine_through_a_pipe_never_a_file(monkeypatch, tmp_path, protocol, secrets):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)

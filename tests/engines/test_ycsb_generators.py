@@ -102,12 +102,22 @@ CASES = {
     # workloads A/B/C/F: scrambled zipfian over the records
     "zipfian": ({"recordcount": 10000, "operationcount": 100000, "requestdistribution": "zipfian"}, 10),
     # workload E's sizing: the zipfian's key space is recordcount + 2 * expected inserts
-    "zipfian_with_inserts": ({"recordcount": 10000, "operationcount": 20000, "insertproportion": 0.05,
-                              "requestdistribution": "zipfian"}, 10),
+    "zipfian_with_inserts": (
+        {"recordcount": 10000, "operationcount": 20000, "insertproportion": 0.05, "requestdistribution": "zipfian"},
+        10,
+    ),
     # workload D: the latest records most popular
     "latest": ({"recordcount": 10000, "operationcount": 100000, "requestdistribution": "latest"}, 10),
-    "hotspot": ({"recordcount": 10000, "operationcount": 100000, "requestdistribution": "hotspot",
-                 "hotspotdatafraction": 0.2, "hotspotopnfraction": 0.8}, 0),
+    "hotspot": (
+        {
+            "recordcount": 10000,
+            "operationcount": 100000,
+            "requestdistribution": "hotspot",
+            "hotspotdatafraction": 0.2,
+            "hotspotopnfraction": 0.8,
+        },
+        0,
+    ),
     "uniform": ({"recordcount": 10000, "operationcount": 100000, "requestdistribution": "uniform"}, 0),
 }
 
@@ -133,12 +143,15 @@ def test_key_frequencies_agree_with_ycsb_core(name, ycsb_samples):
     assert min(rust) >= 0 and max(rust) < props["recordcount"]
 
 
-@pytest.mark.parametrize("case, wrong, caught", [
-    # a zipfian constant of 0.98 instead of 0.99 (0.95 fails by far more)
-    ("zipfian", {"zipfianconstant": 0.98}, ("chi-square", "top-100 share")),
-    # a key space that ignores the inserts YCSB expects (recordcount + 2 x operationcount x insertproportion)
-    ("zipfian_with_inserts", {"insertproportion": 0}, ("chi-square", "top-10 keys differ")),
-])
+@pytest.mark.parametrize(
+    "case, wrong, caught",
+    [
+        # a zipfian constant of 0.98 instead of 0.99 (0.95 fails by far more)
+        ("zipfian", {"zipfianconstant": 0.98}, ("chi-square", "top-100 share")),
+        # a key space that ignores the inserts YCSB expects (recordcount + 2 x operationcount x insertproportion)
+        ("zipfian_with_inserts", {"insertproportion": 0}, ("chi-square", "top-10 keys differ")),
+    ],
+)
 def test_a_wrong_zipfian_constant_or_key_space_is_caught(ycsb_samples, case, wrong, caught):
     """The thresholds above are not loose: a wrong generator fails them, a second seed of the right one passes."""
     props, hottest = CASES[case]

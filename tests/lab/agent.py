@@ -25,8 +25,13 @@ def answer(request: dict) -> dict:
     if request.get("cmd") is None:
         return {"id": request.get("id"), "rc": 0, "stdout": "pong", "stderr": ""}
     try:
-        done = subprocess.run(["/bin/sh", "-c", request["cmd"]], capture_output=True, text=True,
-                              errors="replace", timeout=request.get("timeout") or 300)
+        done = subprocess.run(
+            ["/bin/sh", "-c", request["cmd"]],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=request.get("timeout") or 300,
+        )
         return {"id": request["id"], "rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
@@ -53,7 +58,7 @@ def main() -> None:
                 reply = {"id": None, "rc": -1, "stdout": "", "stderr": f"agent: bad request: {exc}"}
             data = (json.dumps(reply) + "\n").encode()
             while data:
-                data = data[os.write(fd, data):]
+                data = data[os.write(fd, data) :]
 
 
 if __name__ == "__main__":

@@ -88,5 +88,10 @@ def storbench_in_guest(guest: Guest, *args: str, timeout_s: float = 240) -> Gues
 
 def storbench_on_host(guest: Guest, *args: str) -> subprocess.CompletedProcess:
     """storbench on the host, over the results the guest wrote."""
-    return subprocess.run([sys.executable, "-m", "storbench", "--results", str(results_home(guest)), *args],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", "--results", str(results_home(guest)), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )

@@ -32,7 +32,6 @@ from storbench.targets import parse_target
 from storbench.workloads import get_workload
 
 
-
 def sh(*argv: str) -> str:
     return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
 
@@ -81,8 +80,13 @@ def swapped(first: str, second: str) -> dict:
     os.symlink(second, link)  # re-pointed between the check and the write
     before = digest(second)
     refused = refusal(workload, ctx, params)
-    return {"link": link, "refused": refused, "second_unchanged": digest(second) == before,
-            "checked": os.stat(first).st_rdev, "swapped_to": os.stat(second).st_rdev}
+    return {
+        "link": link,
+        "refused": refused,
+        "second_unchanged": digest(second) == before,
+        "checked": os.stat(first).st_rdev,
+        "swapped_to": os.stat(second).st_rdev,
+    }
 
 
 def gained(device: str) -> dict:
@@ -116,8 +120,18 @@ def holding_ext4(device: str) -> dict:
     sh("mkfs.ext4", "-q", "-F", device)
     home = Path(scratch())
     before = digest(device)
-    code, stderr = cli("--results", str(home), "run", "fio-write", "--target", device, "--allow-device-overwrite",
-                       "--set", "size=4m", "--quiet")
+    code, stderr = cli(
+        "--results",
+        str(home),
+        "run",
+        "fio-write",
+        "--target",
+        device,
+        "--allow-device-overwrite",
+        "--set",
+        "size=4m",
+        "--quiet",
+    )
     runs = sorted(p.name for p in (home / "runs").iterdir()) if (home / "runs").is_dir() else []
     return {"code": code, "stderr": stderr, "runs": runs, "unchanged": digest(device) == before}
 

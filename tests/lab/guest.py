@@ -81,8 +81,14 @@ def drive_args(disk: Disk, image: Path, index: int) -> list[str]:
     drive = f"file={image},id=d{index},format=raw,if=none,cache=writeback,aio=threads{throttle}"
     if disk.bus == "nvme":
         extra = f",{disk.nvme_ns}" if disk.nvme_ns else ""
-        return ["-drive", drive, "-device", f"nvme,serial={disk.serial},id=nvme{index}",
-                "-device", f"nvme-ns,drive=d{index},bus=nvme{index},nsid=1{extra}"]
+        return [
+            "-drive",
+            drive,
+            "-device",
+            f"nvme,serial={disk.serial},id=nvme{index}",
+            "-device",
+            f"nvme-ns,drive=d{index},bus=nvme{index},nsid=1{extra}",
+        ]
     return ["-drive", drive, "-device", f"virtio-blk-pci,drive=d{index},serial={disk.serial}"]
 
 
@@ -99,29 +105,69 @@ class Guest:
         self.socket_path = workdir / "cmd.sock"
         self.pidfile = workdir / "qemu.pid"
         kver = kernel_version()
-        env = {"LAB_KERNEL": str(KERNEL_DIR), "LAB_KVER": kver, "LAB_MODULES": " ".join(initramfs.GUEST_MODULES),
-               "LAB_SRC": str(ROOT / "src"), "LAB_PYTHON": python, "LAB_AGENT": str(ROOT / "tests/lab/agent.py"),
-               "LAB_SHARE": str(self.share), "LAB_KEEP": " ".join(under_tmp(ROOT, Path(python).resolve()))}
+        env = {
+            "LAB_KERNEL": str(KERNEL_DIR),
+            "LAB_KVER": kver,
+            "LAB_MODULES": " ".join(initramfs.GUEST_MODULES),
+            "LAB_SRC": str(ROOT / "src"),
+            "LAB_PYTHON": python,
+            "LAB_AGENT": str(ROOT / "tests/lab/agent.py"),
+            "LAB_SHARE": str(self.share),
+            "LAB_KEEP": " ".join(under_tmp(ROOT, Path(python).resolve())),
+        }
         initrd = initramfs.build(KERNEL_DIR, kver, env, workdir / "initrd.gz")
-        args = ["timeout", "--signal=TERM", "--kill-after=10", str(limit_s), "qemu-system-x86_64",
-                "-accel", "tcg,thread=single", "-cpu", "max", "-smp", "1", "-m", str(memory_mb),
-                "-nographic", "-no-reboot", "-nodefaults", "-pidfile", str(self.pidfile),
-                "-serial", f"file:{self.console}",
-                "-kernel", str(KERNEL_DIR / "boot" / f"vmlinuz-{kver}"), "-initrd", str(initrd),
-                # Under TCG a flood of buffered writes can keep an emulated NVMe command waiting past the
-                # kernel's 30 s: the controller is reset and the namespace vanishes (seen in CI). Wait instead.
-                "-append", "console=ttyS0 panic=-1 quiet loglevel=4 nvme_core.io_timeout=600 nvme_core.admin_timeout=600",
-                "-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
-                "-virtfs", f"local,path={self.share},mount_tag=share,security_model=none",
-                "-device", "virtio-serial-pci", "-chardev", f"socket,id=cmd,path={self.socket_path},server=on,wait=off",
-                "-device", "virtserialport,chardev=cmd,name=cmd"]
+        args = [
+            "timeout",
+            "--signal=TERM",
+            "--kill-after=10",
+            str(limit_s),
+            "qemu-system-x86_64",
+            "-accel",
+            "tcg,thread=single",
+            "-cpu",
+            "max",
+            "-smp",
+            "1",
+            "-m",
+            str(memory_mb),
+            "-nographic",
+            "-no-reboot",
+            "-nodefaults",
+            "-pidfile",
+            str(self.pidfile),
+            "-serial",
+            f"file:{self.console}",
+            "-kernel",
+            str(KERNEL_DIR / "boot" / f"vmlinuz-{kver}"),
+            "-initrd",
+            str(initrd),
+            # Under TCG a flood of buffered writes can keep an emulated NVMe command waiting past the
+            # kernel's 30 s: the controller is reset and the namespace vanishes (seen in CI). Wait instead.
+            "-append",
+            "console=ttyS0 panic=-1 quiet loglevel=4 nvme_core.io_timeout=600 nvme_core.admin_timeout=600",
+            "-virtfs",
+            "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
+            "-virtfs",
+            f"local,path={self.share},mount_tag=share,security_model=none",
+            "-device",
+            "virtio-serial-pci",
+            "-chardev",
+            f"socket,id=cmd,path={self.socket_path},server=on,wait=off",
+            "-device",
+            "virtserialport,chardev=cmd,name=cmd",
+        ]
         for index, disk in enumerate(DISKS):
             image = workdir / f"{disk.serial}.img"
             with open(image, "wb") as handle:
                 handle.truncate(disk.size)  # sparse
             args += drive_args(disk, image, index)
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=open(workdir / "qemu.out", "wb"),
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=open(workdir / "qemu.out", "wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.conn: socket.socket | None = None
         self.buffer = b""
         self.next_id = 0
@@ -193,8 +239,10 @@ class Guest:
 
     def _find_devices(self) -> None:
         """serial -> /dev/NAME, from the guest's sysfs (virtio: serial; nvme: device/serial)."""
-        listing = self.check("for b in /sys/block/vd* /sys/block/nvme*; do "
-                             "s=$(cat $b/serial 2>/dev/null || cat $b/device/serial); echo ${b##*/} $s; done")
+        listing = self.check(
+            "for b in /sys/block/vd* /sys/block/nvme*; do "
+            "s=$(cat $b/serial 2>/dev/null || cat $b/device/serial); echo ${b##*/} $s; done"
+        )
         for line in listing.splitlines():
             name, _, serial = line.partition(" ")
             self.devices[serial.strip()] = f"/dev/{name}"

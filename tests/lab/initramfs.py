@@ -14,8 +14,18 @@ from pathlib import Path
 # What mounts 9p and opens the command port; the rest is loaded by modprobe inside the chroot.
 BOOT_MODULES = ["virtio_pci", "virtio_console", "9pnet_virtio", "9p"]
 # The lab's devices and stacks (crc32/crc32c_generic before f2fs and libcrc32c: LAB.md).
-GUEST_MODULES = ["virtio_blk", "nvme", "crc32_generic", "crc32c_generic", "dm-mod", "dm-delay", "dm-flakey",
-                 "btrfs", "f2fs", "ext4"]
+GUEST_MODULES = [
+    "virtio_blk",
+    "nvme",
+    "crc32_generic",
+    "crc32c_generic",
+    "dm-mod",
+    "dm-delay",
+    "dm-flakey",
+    "btrfs",
+    "f2fs",
+    "ext4",
+]
 
 INIT = """#!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -51,8 +61,10 @@ def module_order(kernel: Path, kver: str, names: list[str]) -> list[str]:
         path, _, needs = line.partition(":")
         deps[path] = needs.split()
         by_name[Path(path).name.split(".ko")[0].replace("-", "_")] = path
-    builtin = {Path(line).name.split(".ko")[0].replace("-", "_")
-               for line in (base / "modules.builtin").read_text().splitlines()}
+    builtin = {
+        Path(line).name.split(".ko")[0].replace("-", "_")
+        for line in (base / "modules.builtin").read_text().splitlines()
+    }
     order: list[str] = []
 
     def visit(path: str) -> None:
@@ -84,8 +96,9 @@ def build(kernel: Path, kver: str, env: dict[str, str], out: Path) -> Path:
     (tree / "init").write_text(INIT)
     (tree / "init").chmod(0o755)
     listing = subprocess.run(["find", "."], cwd=tree, capture_output=True, check=True).stdout
-    archive = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=tree, input=listing,
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["cpio", "-o", "-H", "newc", "--quiet"], cwd=tree, input=listing, capture_output=True, check=True
+    ).stdout
     out.write_bytes(gzip.compress(archive, compresslevel=1))
     shutil.rmtree(tree)
     return out

@@ -33,16 +33,22 @@ def guard(lab) -> dict:
 def test_a_device_swapped_after_the_check_is_refused_before_fio_writes(guard):
     found = guard["swapped"]
     checked, now = found["checked"], found["swapped_to"]
-    assert found["refused"] == {"type": "TargetError", "line": (
-        f"{found['link']} now resolves to {guard['second']} ({os.major(now)}:{os.minor(now)}), not the device "
-        f"{os.major(checked)}:{os.minor(checked)} checked before; refusing to overwrite it")}, found
+    assert found["refused"] == {
+        "type": "TargetError",
+        "line": (
+            f"{found['link']} now resolves to {guard['second']} ({os.major(now)}:{os.minor(now)}), not the device "
+            f"{os.major(checked)}:{os.minor(checked)} checked before; refusing to overwrite it"
+        ),
+    }, found
     assert found["second_unchanged"]  # fio never wrote the device swapped in
 
 
 def test_a_device_that_gained_a_signature_is_refused_before_fio_writes(guard):
     found = guard["gained"]
-    assert found["refused"] == {"type": "InputError",
-                                "line": f"{guard['second']} has an ext4 signature; refusing to overwrite it"}, found
+    assert found["refused"] == {
+        "type": "InputError",
+        "line": f"{guard['second']} has an ext4 signature; refusing to overwrite it",
+    }, found
     assert found["unchanged"]  # fio never wrote it
 
 
@@ -50,6 +56,7 @@ def test_a_device_holding_ext4_is_refused_even_with_the_flag(guard):
     found = guard["ext4"]
     assert found["code"] == 2, found
     assert found["stderr"].strip().splitlines() == [
-        f"storbench: error: {guard['first']} has an ext4 signature; refusing to overwrite it"], found
+        f"storbench: error: {guard['first']} has an ext4 signature; refusing to overwrite it"
+    ], found
     assert found["runs"] == []  # refused before a run was recorded
     assert found["unchanged"]  # untouched

@@ -49,11 +49,25 @@ def write_limited(lab) -> dict[str, GuestRun]:
     burst shows only when fio's first write lands within a tenth of a second after a telemetry tick (up to
     +3.6%), so it moves that metric by 0-3.6% from repetition to repetition, one device and not the other.
     """
-    targets = [arg for label, serial in WRITE_LIMITED.items()
-               for arg in ("--target", lab.device(serial), "--label", label)]
-    run = storbench_in_guest(lab, "fio-write", *targets, "--allow-device-overwrite", "--repeat", str(REPEAT),
-                             "--set", "size=512m", "--set", "bs=256k", "--set", "runtime_s=4", *FIO,
-                             timeout_s=600)
+    targets = [
+        arg for label, serial in WRITE_LIMITED.items() for arg in ("--target", lab.device(serial), "--label", label)
+    ]
+    run = storbench_in_guest(
+        lab,
+        "fio-write",
+        *targets,
+        "--allow-device-overwrite",
+        "--repeat",
+        str(REPEAT),
+        "--set",
+        "size=512m",
+        "--set",
+        "bs=256k",
+        "--set",
+        "runtime_s=4",
+        *FIO,
+        timeout_s=600,
+    )
     assert run.rc == 0, run.stderr
     runs = [GuestRun(run.rc, run.stdout, run.stderr, path) for path in run.run_dirs]
     by_label = {r.manifest["label"]: r for r in runs}
@@ -88,7 +102,7 @@ def headlines_section(text: str) -> list[str]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith("Headlines"))
     section = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             break
         section.append(line.strip())
@@ -115,9 +129,11 @@ def test_compare_calls_a_device_5_percent_faster_significant_with_its_ratio_in_t
     row, _, _ = compared(lab, base, other, metric)
     delta = row["deltas"][1]
     truth = 21 / 20
-    print(f"known truth: {truth}; {metric} per round {per_round(base, other, metric)}; compare: {delta['words']}, "
-          f"ratio {delta['ratio']:.4f}, 95% CI {delta['ci_low']:.4f}..{delta['ci_high']:.4f} ({delta['test']}), "
-          f"p={delta['p_value']:.3g} q={delta['q_value']:.3g}, {delta['significance']}")
+    print(
+        f"known truth: {truth}; {metric} per round {per_round(base, other, metric)}; compare: {delta['words']}, "
+        f"ratio {delta['ratio']:.4f}, 95% CI {delta['ci_low']:.4f}..{delta['ci_high']:.4f} ({delta['test']}), "
+        f"p={delta['p_value']:.3g} q={delta['q_value']:.3g}, {delta['significance']}"
+    )
     assert delta["test"] == "paired", delta
     assert delta["significance"] == "significant", delta
     assert delta["verdict"] == "better" and delta["ratio"] > 1, delta
@@ -129,11 +145,17 @@ def test_compare_calls_two_identical_devices_interleaved_no_headline(lab, write_
     base, twin = write_limited["bw20"], write_limited["bw20-twin"]
     row, report, text = compared(lab, base, twin, "fio_bw_mbps")
     delta = row["deltas"][1]
-    significant = [(r["workload"], r["metric"], r["labels"], d["words"], d["q_value"]) for r in report["rows"]
-                   for d in r["deltas"][1:] if d and d["significance"] == "significant"]
-    print(f"known truth: same device; fio_bw_mbps per round {per_round(base, twin, 'fio_bw_mbps')}; compare: "
-          f"{delta['words']}, p={delta['p_value']:.3g}, {delta['significance']}; headlines "
-          f"{[h['text'] for h in report['headlines']]}; significant rows {significant}")
+    significant = [
+        (r["workload"], r["metric"], r["labels"], d["words"], d["q_value"])
+        for r in report["rows"]
+        for d in r["deltas"][1:]
+        if d and d["significance"] == "significant"
+    ]
+    print(
+        f"known truth: same device; fio_bw_mbps per round {per_round(base, twin, 'fio_bw_mbps')}; compare: "
+        f"{delta['words']}, p={delta['p_value']:.3g}, {delta['significance']}; headlines "
+        f"{[h['text'] for h in report['headlines']]}; significant rows {significant}"
+    )
     assert report["headlines"] == [], report["headlines"]
     [said] = headlines_section(text)
     assert said.startswith("(no significant differences; changes under "), text
@@ -141,7 +163,8 @@ def test_compare_calls_two_identical_devices_interleaved_no_headline(lab, write_
 
 
 def test_compare_says_45_mib_s_against_30_is_50_percent_more_write_throughput_at_the_default_interval(
-        lab, write_limited):
+    lab, write_limited
+):
     """The headline's figure is the ratio of the two devices' maxima over their repetitions (the paper's rule),
     so one repetition whose 3 s peak caught the throttle's burst after idle (up to +3.6%, see write_limited)
     moves it by up to 5 points. Seen in 6 experiments: 48, 53, 46, 50, 54 and 52% (the paired per-round
@@ -152,9 +175,11 @@ def test_compare_says_45_mib_s_against_30_is_50_percent_more_write_throughput_at
     delta = row["deltas"][1]
     said = [h for h in report["headlines"] if h["metric"] == "max_write_mbps"]
     printed = [line for line in headlines_section(text) if "maximum write throughput" in line]
-    print(f"known truth: +50%; max_write_mbps per round {per_round(base, other, 'max_write_mbps')}; compare: "
-          f"{delta['words']}, ratio {delta['ratio']:.4f}, 95% CI {delta['ci_low']:.4f}..{delta['ci_high']:.4f}; "
-          f"headline {printed}")
+    print(
+        f"known truth: +50%; max_write_mbps per round {per_round(base, other, 'max_write_mbps')}; compare: "
+        f"{delta['words']}, ratio {delta['ratio']:.4f}, 95% CI {delta['ci_low']:.4f}..{delta['ci_high']:.4f}; "
+        f"headline {printed}"
+    )
     assert len(said) == 1, report["headlines"]
     percent = int(said[0]["words"].removesuffix("% higher"))
     assert 47 <= percent <= 53, said[0]
@@ -165,8 +190,10 @@ def test_compare_calls_45_mib_s_against_20_2_25_times_higher_and_significant(lab
     row, _, text = compared(lab, write_limited["bw20"], write_limited["bw45"], "fio_bw_mbps")
     delta = row["deltas"][1]
     ratio = delta["rel"] + 1
-    print(f"known truth: 2.25x; compare: {delta['words']} ({delta['factor_words']}), ratio {ratio:.3f}, "
-          f"p={delta['p_value']}, {delta['significance']}")
+    print(
+        f"known truth: 2.25x; compare: {delta['words']} ({delta['factor_words']}), ratio {ratio:.3f}, "
+        f"p={delta['p_value']}, {delta['significance']}"
+    )
     assert abs(ratio - 2.25) <= 0.1, ratio
     assert delta["significance"] == "significant", delta
     assert delta["factor_words"] == f"{ratio:.1f}× higher"  # the words say the measured ratio (within 0.1 of 2.25)
@@ -176,9 +203,22 @@ def test_compare_calls_45_mib_s_against_20_2_25_times_higher_and_significant(lab
 
 
 def test_a_200_iops_device_takes_200_random_4k_writes_a_second(lab):
-    run = storbench_in_guest(lab, "fio-randwrite", "--label", "iops200", "--target", lab.device("iops200"),
-                             "--allow-device-overwrite", "--set", "bs=4k", "--set", "size=128m",
-                             "--set", "runtime_s=4", *FIO)
+    run = storbench_in_guest(
+        lab,
+        "fio-randwrite",
+        "--label",
+        "iops200",
+        "--target",
+        lab.device("iops200"),
+        "--allow-device-overwrite",
+        "--set",
+        "bs=4k",
+        "--set",
+        "size=128m",
+        "--set",
+        "runtime_s=4",
+        *FIO,
+    )
     assert run.rc == 0, run.stderr
     iops = values(run, "fio_iops")
     print(f"known truth: 200 IOPS; fio_iops {iops}")
@@ -211,15 +251,33 @@ def test_dm_delay_adds_its_delay_to_each_write(lab):
     latencies = {}
     for delay_ms in (0, DELAY_MS):
         device = table(lab, "lab-delay", f"0 {sectors} delay {plain} 0 0 {plain} 0 {delay_ms}")
-        run = storbench_in_guest(lab, "fio-randwrite", "--label", f"delay{delay_ms}", "--target", device,
-                                 "--allow-device-overwrite", "--set", "bs=4k", "--set", "size=64m",
-                                 "--set", "runtime_s=3", "--set", "numjobs=1", "--set", "iodepth=1")
+        run = storbench_in_guest(
+            lab,
+            "fio-randwrite",
+            "--label",
+            f"delay{delay_ms}",
+            "--target",
+            device,
+            "--allow-device-overwrite",
+            "--set",
+            "bs=4k",
+            "--set",
+            "size=64m",
+            "--set",
+            "runtime_s=3",
+            "--set",
+            "numjobs=1",
+            "--set",
+            "iodepth=1",
+        )
         assert run.rc == 0, run.stderr
         latencies[delay_ms] = values(run, "fio_lat_mean_ms") + values(run, "avg_write_latency_ms")
     lab.check("dmsetup remove lab-delay", 60)
     added = [after - before for before, after in zip(latencies[0], latencies[DELAY_MS])]
-    print(f"known truth: +{DELAY_MS} ms; fio_lat_mean_ms, avg_write_latency_ms {latencies[0]} -> "
-          f"{latencies[DELAY_MS]}: +{added[0]:.2f} / +{added[1]:.2f} ms")
+    print(
+        f"known truth: +{DELAY_MS} ms; fio_lat_mean_ms, avg_write_latency_ms {latencies[0]} -> "
+        f"{latencies[DELAY_MS]}: +{added[0]:.2f} / +{added[1]:.2f} ms"
+    )
     assert len(added) == 2 and all(abs(a - DELAY_MS) <= 0.15 * DELAY_MS for a in added), latencies
 
 
@@ -230,15 +288,34 @@ def test_writes_failing_past_a_point_fail_the_run_in_one_line_and_keep_earlier_s
     """
     plain, sectors = lab.device("plain"), plain_sectors(lab)
     good = 64 * 1048576 // SECTOR
-    device = table(lab, "lab-flakey", f"0 {good} linear {plain} 0\n"
-                                      f"{good} {sectors - good} flakey {plain} {good} 0 3600 1 error_writes")
-    run = storbench_in_guest(lab, "fio-write", "--label", "flakey", "--target", device, "--allow-device-overwrite",
-                             "--sweep", "size=32m,256m", "--set", "numjobs=1", "--set", "iodepth=4",
-                             "--set", "flush=false")
+    device = table(
+        lab,
+        "lab-flakey",
+        f"0 {good} linear {plain} 0\n{good} {sectors - good} flakey {plain} {good} 0 3600 1 error_writes",
+    )
+    run = storbench_in_guest(
+        lab,
+        "fio-write",
+        "--label",
+        "flakey",
+        "--target",
+        device,
+        "--allow-device-overwrite",
+        "--sweep",
+        "size=32m,256m",
+        "--set",
+        "numjobs=1",
+        "--set",
+        "iodepth=4",
+        "--set",
+        "flush=false",
+    )
     lab.check("dmsetup remove lab-flakey", 60)
     lines = run.stderr.strip().splitlines()
-    print(f"known truth: writes past 64 MiB fail; exit {run.rc}; stderr: {run.stderr.strip()}; "
-          f"samples: {sorted({json.dumps(s['labels']) for s in run.samples})}")
+    print(
+        f"known truth: writes past 64 MiB fail; exit {run.rc}; stderr: {run.stderr.strip()}; "
+        f"samples: {sorted({json.dumps(s['labels']) for s in run.samples})}"
+    )
     assert run.rc != 0
     assert len(lines) == 1 and f"{device}: Input/output error: write offset={good * SECTOR}" in lines[0], lines
     assert {s["labels"].get("size") for s in run.samples} == {"32m"}  # the first point's, and only them

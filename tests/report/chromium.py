@@ -15,9 +15,18 @@ import zlib
 from pathlib import Path
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+]
 
 
 def find_chromium() -> str | None:
@@ -38,8 +47,13 @@ def run_chromium(args: list[str], workdir: Path, timeout: float = 120) -> subpro
         raise FileNotFoundError("no chromium binary found (install Debian's chromium: scripts/setup.sh --test)")
     profile = Path(workdir) / "chromium-profile"
     profile.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([binary, *FLAGS, f"--user-data-dir={profile}", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [binary, *FLAGS, f"--user-data-dir={profile}", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -57,8 +71,9 @@ def dump_dom(page: Path, workdir: Path) -> str:
 
 
 def screenshot(page: Path, png: Path, workdir: Path, size: tuple[int, int] = (1280, 2000)) -> Path:
-    result = run_chromium([f"--screenshot={png}", f"--window-size={size[0]},{size[1]}",
-                           Path(page).resolve().as_uri()], workdir)
+    result = run_chromium(
+        [f"--screenshot={png}", f"--window-size={size[0]},{size[1]}", Path(page).resolve().as_uri()], workdir
+    )
     if not Path(png).exists():
         raise RuntimeError(f"chromium wrote no screenshot ({result.returncode}): {result.stderr[-2000:]}")
     return Path(png)
@@ -74,8 +89,8 @@ def read_png(path: Path, max_rows: int | None = None) -> tuple[int, int, int, li
         raise ValueError(f"{path}: not a PNG")
     pos, idat, header = 8, [], None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", chunk)
         elif kind == b"IDAT":
@@ -94,7 +109,7 @@ def read_png(path: Path, max_rows: int | None = None) -> tuple[int, int, int, li
     rows, previous = [], bytearray(stride)
     for y in range(min(height, max_rows or height)):
         kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         if kind == 1:
             for i in range(bpp, stride):
                 line[i] = (line[i] + line[i - bpp]) & 0xFF
@@ -121,5 +136,5 @@ def distinct_colors(rows: list[bytes], channels: int, step: int = 1) -> int:
     seen = set()
     for row in rows[::step]:
         for i in range(0, len(row) - channels + 1, channels):
-            seen.add(row[i:i + channels])
+            seen.add(row[i : i + channels])
     return len(seen)

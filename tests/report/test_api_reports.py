@@ -12,8 +12,9 @@ from tests.analysis.factory import manifest, paper_runs, series_loader
 def _store_runs(store):
     for run in paper_runs():
         fields = manifest(run.label)
-        writer = store.create_run(run.run_id, {k: v for k, v in fields.items()
-                                               if k not in ("schema_version", "run_id", "status")})
+        writer = store.create_run(
+            run.run_id, {k: v for k, v in fields.items() if k not in ("schema_version", "run_id", "status")}
+        )
         writer.update_manifest(spark_settings=fields["spark_settings"], software=fields["software"])
         writer.add_samples(run.samples)
         rows, windows = series_loader(run)

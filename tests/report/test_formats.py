@@ -21,18 +21,40 @@ def paper():
 @pytest.fixture
 def not_comparable():
     values = {("groupby", "completion_time"): [10.0, 11.0, 12.0], ("groupby", "max_read_mbps"): [100.0, None, 90.0]}
-    return compare_runs([make_run("a", values),
-                         make_run("b", values, parameters={"rows": 5, "partitions": 4, "format": "csv"},
-                                  status="interrupted")])
+    return compare_runs(
+        [
+            make_run("a", values),
+            make_run("b", values, parameters={"rows": 5, "partitions": 4, "format": "csv"}, status="interrupted"),
+        ]
+    )
 
 
 def test_table_has_blocks_numbers_and_words(paper):
     text = render(paper, "table")
-    for expected in ("groupby", "repartition", "join", "all operations", "datagen (prepare)",
-                     "Maximum read throughput", "MB/s", "2,192", "6,369", "190% higher (×2.9) *",
-                     "99% lower (÷110) *", "17% faster *", "[2,104–2,192]", "AMD EPYC 7543", "xfs on /dev/md0",
-                     "Spark driver memory", "5g", "20g", "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher",
-                     "Benjamini–Hochberg over the 23 tested rows", "Welch otherwise", "* [+162%..+215%]"):
+    for expected in (
+        "groupby",
+        "repartition",
+        "join",
+        "all operations",
+        "datagen (prepare)",
+        "Maximum read throughput",
+        "MB/s",
+        "2,192",
+        "6,369",
+        "190% higher (×2.9) *",
+        "99% lower (÷110) *",
+        "17% faster *",
+        "[2,104–2,192]",
+        "AMD EPYC 7543",
+        "xfs on /dev/md0",
+        "Spark driver memory",
+        "5g",
+        "20g",
+        "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher",
+        "Benjamini–Hochberg over the 23 tested rows",
+        "Welch otherwise",
+        "* [+162%..+215%]",
+    ):
         assert expected in text, expected
     lines = text.splitlines()
     at = lines.index("groupby")
@@ -47,8 +69,10 @@ def test_markdown_tables(paper):
     text = render(paper, "md")
     assert text.startswith("# storbench comparison")
     assert "## Configuration" in text and "## Headlines" in text
-    assert "| Maximum read throughput | MB/s | 2,192 [2,104–2,192] | 6,369 [5,949–6,369] | 190% higher (×2.9) * " \
-           "[+162%..+215%] |" in text
+    assert (
+        "| Maximum read throughput | MB/s | 2,192 [2,104–2,192] | 6,369 [5,949–6,369] | 190% higher (×2.9) * "
+        "[+162%..+215%] |" in text
+    )
     assert "| Spark executor memory | 20g | 20g |" in text
     for line in text.splitlines():
         if line.startswith("|"):
@@ -64,12 +88,18 @@ def test_json_is_complete_and_loads(paper):
     assert row["deltas"][0] is None
     assert row["deltas"][1]["words"] == "190% higher" and row["deltas"][1]["p_value"] < 0.05
     assert len(row["cells"][1]["values"]) == 3
-    assert data["headlines"][0]["text"] == \
-        "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher (95% CI +162% to +215%, Welch, detects ≥12%)"
+    assert (
+        data["headlines"][0]["text"]
+        == "pm7r-sas vs sata-vendor-a: maximum read throughput 190% higher (95% CI +162% to +215%, Welch, detects ≥12%)"
+    )
     assert data["headlines"][0]["words"] == "190% higher"
     assert data["headlines"][0]["interval"] == "95% CI +162% to +215%, Welch, detects ≥12%"
     delta = row["deltas"][1]
-    assert delta["test"] == "welch" and delta["q_value"] >= delta["p_value"] and delta["ratio"] == pytest.approx(2.9053, abs=1e-4)
+    assert (
+        delta["test"] == "welch"
+        and delta["q_value"] >= delta["p_value"]
+        and delta["ratio"] == pytest.approx(2.9053, abs=1e-4)
+    )
     assert delta["ci_low"] < 2.9053 < delta["ci_high"] and delta["mde_pct"] > 0
     assert "SECRET" not in json.dumps(data)
 
@@ -146,9 +176,10 @@ def test_html_is_self_contained_with_a_chart_per_metric(paper):
 
 
 def test_html_escapes_text_and_survives_a_broken_loader():
-    weird = "a<b>&c\"x"
-    comparison = compare_runs([make_run("l1", {(weird, "max_read_mbps"): [1.0]}),
-                               make_run("l2", {(weird, "max_read_mbps"): [3.0]})])
+    weird = 'a<b>&c"x'
+    comparison = compare_runs(
+        [make_run("l1", {(weird, "max_read_mbps"): [1.0]}), make_run("l2", {(weird, "max_read_mbps"): [3.0]})]
+    )
 
     def broken(run):
         raise OSError("<no telemetry.csv>")

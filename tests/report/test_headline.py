@@ -12,10 +12,21 @@ from storbench.results.store import ResultStore
 from tests.report.stored_runs import skipping_pair, ycsb_run
 
 # ycsb-a's rows in report order: its headline (no ops per watt: no power source), then time and devices, then the rest
-YCSB_A = ["[OVERALL] Throughput(ops/sec)", "Operations per second per server CPU thread", "99thPercentileLatency(us)",
-          "99thPercentileLatency(us) [op=READ]", "99thPercentileLatency(us) [op=UPDATE]", "Time to complete",
-          "Maximum read throughput", "Maximum write throughput", "Average read latency", "Average write latency",
-          "Maximum CPU utilization", "Server CPU threads", "AverageLatency(us)"]
+YCSB_A = [
+    "[OVERALL] Throughput(ops/sec)",
+    "Operations per second per server CPU thread",
+    "99thPercentileLatency(us)",
+    "99thPercentileLatency(us) [op=READ]",
+    "99thPercentileLatency(us) [op=UPDATE]",
+    "Time to complete",
+    "Maximum read throughput",
+    "Maximum write throughput",
+    "Average read latency",
+    "Average write latency",
+    "Maximum CPU utilization",
+    "Server CPU threads",
+    "AverageLatency(us)",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,19 +57,19 @@ def test_the_run_summary_leads_with_the_papers_figures(store):
 @pytest.mark.parametrize("fmt", ["table", "md"])
 def test_show_and_markdown_put_the_headline_rows_first(store, fmt):
     text = api.render(api.compare(["cassandra-nvme"], store), fmt, store)
-    block = text[text.index("ycsb-a\n" if fmt == "table" else "### ycsb-a"):text.index("ycsb-c")]
+    block = text[text.index("ycsb-a\n" if fmt == "table" else "### ycsb-a") : text.index("ycsb-c")]
     positions = _order(block, [title + (" " if fmt == "table" else " |") for title in YCSB_A])
     assert positions == sorted(positions)
 
 
 def test_html_summary_shows_the_headline_then_devices_and_hides_the_rest(store):
     page = api.render(api.compare(["cassandra-nvme"], store), "html", store)
-    summary = page[page.index("<h2>Summary</h2>"):page.index("All other metrics")]
-    block = summary[summary.index(">ycsb-a<"):summary.index(">ycsb-c<")]
+    summary = page[page.index("<h2>Summary</h2>") : page.index("All other metrics")]
+    block = summary[summary.index(">ycsb-a<") : summary.index(">ycsb-c<")]
     positions = _order(block, [title + " <span" for title in YCSB_A[:11]])
     assert positions == sorted(positions)
     assert "AverageLatency(us)" not in summary and "Server CPU threads" not in summary
-    charts = page[page.index("<h2>Charts</h2>"):]
+    charts = page[page.index("<h2>Charts</h2>") :]
     assert charts.index('data-metric="ycsb_throughput_ops_s"') < charts.index('data-metric="completion_time"')
 
 
@@ -68,7 +79,7 @@ def test_compare_says_the_papers_figure_first(store):
     assert first.metric in ("ycsb_throughput_ops_s", "ycsb_load_throughput_ops_s"), first.text
     assert "more operations per second" in first.text
     text = api.render(comparison, "table", store)
-    block = text[text.index("\nycsb-a\n"):text.index("\nycsb-c\n")]
+    block = text[text.index("\nycsb-a\n") : text.index("\nycsb-c\n")]
     positions = _order(block, [title + " " for title in YCSB_A])
     assert positions == sorted(positions)
 

@@ -9,9 +9,12 @@ from storbench.report import render
 from tests.analysis.factory import paper_runs, series_loader
 from tests.report.chromium import distinct_colors, dump_dom, find_chromium, read_png, screenshot
 
-pytestmark = [pytest.mark.real,  # headless Chromium
-              pytest.mark.skipif(find_chromium() is None,
-                                 reason="no chromium binary found; `scripts/setup.sh --test` installs Debian's chromium")]
+pytestmark = [
+    pytest.mark.real,  # headless Chromium
+    pytest.mark.skipif(
+        find_chromium() is None, reason="no chromium binary found; `scripts/setup.sh --test` installs Debian's chromium"
+    ),
+]
 
 
 class _Charts(HTMLParser):
@@ -24,9 +27,15 @@ class _Charts(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "svg" and "chart" in (attrs.get("class") or "").split():
-            self.charts.append({"metric": attrs.get("data-metric"), "run": attrs.get("data-run"),
-                                "width": float(attrs.get("width") or 0), "height": float(attrs.get("height") or 0),
-                                "tags": []})
+            self.charts.append(
+                {
+                    "metric": attrs.get("data-metric"),
+                    "run": attrs.get("data-run"),
+                    "width": float(attrs.get("width") or 0),
+                    "height": float(attrs.get("height") or 0),
+                    "tags": [],
+                }
+            )
             self.open.append(self.charts[-1])
         elif self.open:
             self.open[-1]["tags"].append(tag)

@@ -26,28 +26,41 @@ def _cluster_run(label, tmp_path, write, names=("n1", "n2"), gaps=(), slowest="w
     """A fio-write run over two worker nodes; ``write[k]`` is node k's max write MB/s."""
     run = make_run(label, {("fio-write", "completion_time"): [7.0]})
     run.manifest["config"]["nodes"] = [
-        {"label": f"worker-{k}", "name": name, "role": "worker", "host": f"127.0.0.{20 + k}",
-         "exporter": f"http://127.0.0.{20 + k}:9100/metrics", "devices": ["vda"]} for k, name in enumerate(names, 1)]
-    run.manifest["machine"]["nodes"] = {f"worker-{k}": {"cores": 8, "memory_gb": 31.2, "kernel": "6.1.0-k"}
-                                        for k in (1, 2)}
+        {
+            "label": f"worker-{k}",
+            "name": name,
+            "role": "worker",
+            "host": f"127.0.0.{20 + k}",
+            "exporter": f"http://127.0.0.{20 + k}:9100/metrics",
+            "devices": ["vda"],
+        }
+        for k, name in enumerate(names, 1)
+    ]
+    run.manifest["machine"]["nodes"] = {
+        f"worker-{k}": {"cores": 8, "memory_gb": 31.2, "kernel": "6.1.0-k"} for k in (1, 2)
+    }
     run.manifest["slowest_nodes"] = [{"workload": "fio-write", "repetition": 1, "node": slowest, "spread_pct": 12.5}]
     run.manifest["telemetry_gaps"] = list(gaps)
     for k, mbps in enumerate(write, 1):
         values = {"max_write_mbps": mbps, "written_mb": mbps * 5, "avg_write_latency_ms": 2.0, "max_cpu_pct": 50.0}
-        run.samples += [Sample("fio-write", m, v, NODE_METRICS[m], 1, {"node": f"worker-{k}"})
-                        for m, v in values.items()]
-    run.samples += [Sample("fio-write", "max_write_mbps", max(write), "MB/s", 1),
-                    Sample("fio-write", "cluster_write_mbps", sum(write), "MB/s", 1),
-                    Sample("fio-write", "node_spread_pct", 12.5, "%", 1)]
+        run.samples += [
+            Sample("fio-write", m, v, NODE_METRICS[m], 1, {"node": f"worker-{k}"}) for m, v in values.items()
+        ]
+    run.samples += [
+        Sample("fio-write", "max_write_mbps", max(write), "MB/s", 1),
+        Sample("fio-write", "cluster_write_mbps", sum(write), "MB/s", 1),
+        Sample("fio-write", "node_spread_pct", 12.5, "%", 1),
+    ]
     run.path = str(tmp_path / label)
     Path(run.path).mkdir()
-    (Path(run.path) / "windows.json").write_text(json.dumps([{"workload": "fio-write", "repetition": 1,
-                                                              "t0": 10.0, "t1": 20.0}]))
+    (Path(run.path) / "windows.json").write_text(
+        json.dumps([{"workload": "fio-write", "repetition": 1, "t0": 10.0, "t1": 20.0}])
+    )
     return run
 
 
 def _main_tables(text):
-    return text[:text.index("per node")]
+    return text[: text.index("per node")]
 
 
 def test_node_rows_become_a_per_node_table_with_cluster_line_and_gaps(tmp_path):
@@ -58,13 +71,12 @@ def test_node_rows_become_a_per_node_table_with_cluster_line_and_gaps(tmp_path):
 
     table = render(comparison, "table")
     assert "[node=" not in table
-    section = table[table.index("fio-write: per node"):]
+    section = table[table.index("fio-write: per node") :]
     assert "worker-1 (n1)" in section and "worker-2 (n2)" in section
-    worker2 = section[section.index("worker-2 (n2)"):]
+    worker2 = section[section.index("worker-2 (n2)") :]
     assert worker2.split("\n")[0].split()[3:5] == ["300.0", "1,500"]  # base: max write MB/s, MB written
     assert "100% higher (×2.0)" in worker2.split("\n")[2]  # new vs base
-    assert "new: cluster read n/a, write 1,400 MB/s; spread between nodes 12.50%; slowest node worker-2 (n2)" \
-        in section
+    assert "new: cluster read n/a, write 1,400 MB/s; spread between nodes 12.50%; slowest node worker-2 (n2)" in section
     assert "new: worker-2: no telemetry from 12.0 s to 19.0 s: connection refused" in section
     assert "Node worker-1" in table and "n1 (worker) · 127.0.0.21 · devices vda · 8 cores" in table
 
@@ -123,9 +135,17 @@ def exporters():
     try:
         for host in ("127.0.0.21", "127.0.0.22"):
             port = _free_port(host)
-            procs.append(subprocess.Popen([EXPORTER, f"--web.listen-address={host}:{port}",
-                                           r"--collector.diskstats.device-exclude=^(ram|fd)\d+$"],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        EXPORTER,
+                        f"--web.listen-address={host}:{port}",
+                        r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             urls.append(f"http://{host}:{port}")
         for url in urls:
             for _ in range(100):
@@ -142,21 +162,35 @@ def exporters():
 
 
 @pytest.mark.real
-@pytest.mark.skipif(not Path(EXPORTER).exists() or shutil.which("fio") is None,
-                    reason="needs Debian's prometheus-node-exporter and fio")
+@pytest.mark.skipif(
+    not Path(EXPORTER).exists() or shutil.which("fio") is None, reason="needs Debian's prometheus-node-exporter and fio"
+)
 def test_real_run_on_two_node_exporters_has_a_per_node_table(tmp_path, exporters):
     target = tmp_path / "target"
     target.mkdir()
     home = tmp_path / "home"
     n1, n2 = exporters
-    run = storbench(home, "run", "fio-002", "--scale", "tiny", "--label", "cluster", "--target", str(target),
-                    "--node", f"n1={n1},role=worker", "--node", f"n2={n2},role=worker")
+    run = storbench(
+        home,
+        "run",
+        "fio-002",
+        "--scale",
+        "tiny",
+        "--label",
+        "cluster",
+        "--target",
+        str(target),
+        "--node",
+        f"n1={n1},role=worker",
+        "--node",
+        f"n2={n2},role=worker",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     report = storbench(home, "compare", "cluster")
     assert report.returncode == 0, report.stderr[-2000:]
     text = report.stdout
     assert "[node=" not in text
-    section = text[text.index("fio-write: per node"):]
+    section = text[text.index("fio-write: per node") :]
     assert "worker-1 (n1)" in section and "worker-2 (n2)" in section
     assert "cluster read" in section and "slowest node worker-" in section
     lines = section.split("\n")

@@ -24,8 +24,10 @@ def _copied(tmp_path, run_id=R9, label="copied", where="elsewhere"):
     """A run directory made in another results home: what `storbench import` is handed."""
     writer = ResultStore(tmp_path / where).create_run(run_id, {"label": label, "suite": "s"})
     writer.add_samples([Sample("g", "completion_time", 1.0, "s", 1), Sample("g", "completion_time", 2.0, "s", 2)])
-    writer.write_series(to_csv([{"t": 0.0, "read_mbps": 1.0}, {"t": 1.0, "read_mbps": 2.0}]),
-                        [{"workload": "g", "repetition": 1, "t0": 0.0, "t1": 1.0}])
+    writer.write_series(
+        to_csv([{"t": 0.0, "read_mbps": 1.0}, {"t": 1.0, "read_mbps": 2.0}]),
+        [{"workload": "g", "repetition": 1, "t0": 0.0, "t1": 1.0}],
+    )
     writer.finish("succeeded")
     return writer.path
 
@@ -40,8 +42,10 @@ def _one_line_error(capsys, argv: list[str]) -> str:
     return err[0]
 
 
-@pytest.mark.parametrize("name", ["telemetry.csv", "samples.jsonl", "manifest.json", "windows.json", "power.csv",
-                                  "artifacts.json", "report.html"])
+@pytest.mark.parametrize(
+    "name",
+    ["telemetry.csv", "samples.jsonl", "manifest.json", "windows.json", "power.csv", "artifacts.json", "report.html"],
+)
 def test_import_refuses_a_symlinked_file_naming_it(tmp_path, capsys, name):
     path = _copied(tmp_path)
     outside = tmp_path / "outside" / name
@@ -53,8 +57,10 @@ def test_import_refuses_a_symlinked_file_naming_it(tmp_path, capsys, name):
     (path / name).symlink_to(outside)
     home = tmp_path / "home"
     line = _one_line_error(capsys, ["--results", str(home), "import", str(path)])
-    assert line == (f"storbench: error: import {path}: {name} is a symbolic link; a run directory to import holds "
-                    f"regular files only: copy the files themselves in; nothing imported")
+    assert line == (
+        f"storbench: error: import {path}: {name} is a symbolic link; a run directory to import holds "
+        f"regular files only: copy the files themselves in; nothing imported"
+    )
     assert ResultStore(home).list_runs() == []
 
 
@@ -104,8 +110,10 @@ def test_import_of_a_deeply_nested_manifest_is_one_line(tmp_path, capsys):
     text = json.dumps(manifest)[:-1] + ', "notes": ' + "[" * depth + "]" * depth + "}"
     (path / "manifest.json").write_text(text)
     line = _one_line_error(capsys, ["--results", str(tmp_path / "home"), "import", str(path)])
-    assert line == (f"storbench: error: import {path}: manifest.json is not readable JSON (nested too deeply "
-                    f"(more levels than any storbench file has))")
+    assert line == (
+        f"storbench: error: import {path}: manifest.json is not readable JSON (nested too deeply "
+        f"(more levels than any storbench file has))"
+    )
 
 
 def test_the_run_directory_walk_names_a_fifo(tmp_path, capsys):

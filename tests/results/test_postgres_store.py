@@ -31,8 +31,13 @@ def storbench(home, url, *args, password_env=False, url_env=False):
         url = f"postgresql://{user.partition(':')[0]}@{rest}"
     if url_env:
         env["STORBENCH_RESULTS"] = url
-    return subprocess.run([sys.executable, "-m", "storbench", *(() if url_env else ("--results", url)), *args],
-                          capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *(() if url_env else ("--results", url)), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def _files_hold(root, secret):
@@ -44,8 +49,21 @@ def test_runs_from_two_homes_are_listed_and_compared_through_one_postgres(tmp_pa
     target.mkdir()
     ran = {}
     for home, label in ((home_a, "disk-a"), (home_b, "disk-b")):
-        done = storbench(home, pg_url, "run", "fio-write", "--label", label, "--target", str(target),
-                         *TINY, "--quiet", "--json", password_env=label == "disk-b", url_env=label == "disk-b")
+        done = storbench(
+            home,
+            pg_url,
+            "run",
+            "fio-write",
+            "--label",
+            label,
+            "--target",
+            str(target),
+            *TINY,
+            "--quiet",
+            "--json",
+            password_env=label == "disk-b",
+            url_env=label == "disk-b",
+        )
         assert done.returncode == 0, done.stderr
         ran[label] = json.loads(done.stdout)
         assert ran[label]["path"].startswith(str(home / "runs"))  # the run directory stays in that home
@@ -77,7 +95,8 @@ def test_runs_from_two_homes_are_listed_and_compared_through_one_postgres(tmp_pa
     for done in (listed, table, compared, shown):
         assert postgres.password not in done.stdout + done.stderr
     assert "--results postgresql://***@" in " ".join(
-        json.loads((home_a / "runs" / ran["disk-a"]["run_id"] / "manifest.json").read_text())["command_line"])
+        json.loads((home_a / "runs" / ran["disk-a"]["run_id"] / "manifest.json").read_text())["command_line"]
+    )
 
 
 class _CutsTheIndex(Progress):
@@ -90,8 +109,10 @@ class _CutsTheIndex(Progress):
     @contextmanager
     def step(self, label, **how):
         if "repetition 2/" in label:
-            self.postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                              f"WHERE application_name = 'storbench' AND datname = '{self.database}'")
+            self.postgres.sql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                f"WHERE application_name = 'storbench' AND datname = '{self.database}'"
+            )
         with super().step(label, **how) as outcome:
             yield outcome
 
@@ -101,8 +122,13 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     target.mkdir()
     database = pg_url.rsplit("/", 1)[1]
     store = ResultStore(home, index=PostgresIndex(pg_url))
-    options = RunOptions(suite="fio-write", label="cut", target=str(target), repeat=2,
-                         overrides=dict(pair.split("=") for pair in TINY[1::2]))
+    options = RunOptions(
+        suite="fio-write",
+        label="cut",
+        target=str(target),
+        repeat=2,
+        overrides=dict(pair.split("=") for pair in TINY[1::2]),
+    )
     outcome = run(options, store, _CutsTheIndex(postgres, database))
     store.index.close()
 
@@ -114,14 +140,14 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     assert "127.0.0.1" in hint[0] and postgres.password not in hint[0]
     indexed = postgres.sql(f"SELECT status FROM runs WHERE run_id = '{outcome.run_id}'", database)
     assert indexed == [("running",)]  # the index stopped where the connection did: after repetition 1
-    assert postgres.sql(f"SELECT DISTINCT repetition FROM samples WHERE run_id = '{outcome.run_id}'",
-                        database) == [(1,)]
+    assert postgres.sql(f"SELECT DISTINCT repetition FROM samples WHERE run_id = '{outcome.run_id}'", database) == [
+        (1,)
+    ]
 
     for _ in range(2):  # again: the same index, not twice the samples
         done = storbench(home, pg_url, "import", str(outcome.path))
         assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith(f"indexed run {outcome.run_id} (cut, fio-write, succeeded, "
-                                      f"{len(lines)} samples)")
+        assert done.stdout.startswith(f"indexed run {outcome.run_id} (cut, fio-write, succeeded, {len(lines)} samples)")
         count = postgres.sql(f"SELECT count(*) FROM samples WHERE run_id = '{outcome.run_id}'", database)
         assert count == [(len(lines),)]
     listed = storbench(tmp_path / "elsewhere", pg_url, "runs", "--json")
@@ -131,13 +157,15 @@ def test_a_lost_connection_keeps_the_run_and_import_indexes_it(tmp_path, postgre
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [
         f"storbench: error: import {target}: not a storbench run directory (no manifest.json; "
-        "expected a directory under a results home's runs/)"]
+        "expected a directory under a results home's runs/)"
+    ]
 
 
 def test_an_unreachable_index_is_refused_before_a_run_starts(tmp_path, postgres):
     url = postgres.url().replace(str(postgres.port), "1")  # nothing listens on port 1
-    done = storbench(tmp_path / "home", url, "run", "fio-write", "--target", str(tmp_path), *TINY, url_env=True,
-                     password_env=True)
+    done = storbench(
+        tmp_path / "home", url, "run", "fio-write", "--target", str(tmp_path), *TINY, url_env=True, password_env=True
+    )
     assert done.returncode == 3
     assert done.stderr.startswith("storbench: error: results index postgresql://***@127.0.0.1:1/postgres: ")
     assert len(done.stderr.strip().splitlines()) == 1 and postgres.password not in done.stderr

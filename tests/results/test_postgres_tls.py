@@ -12,13 +12,21 @@ from storbench.errors import InputError
 from storbench.results.postgres import PostgresIndex, password_warning, tls_default
 
 
-@pytest.mark.parametrize("url, mode", [
-    ("postgresql://bench@127.0.0.1:5432/r", None), ("postgresql://bench@localhost/r", None),
-    ("postgresql://bench@[::1]:5432/r", None), ("postgresql:///r", None), ("postgresql:///r?host=/run/pg", None),
-    ("postgresql://bench@192.0.2.7:5432/r", "require"), ("postgresql://bench@db.example.invalid/r", "require"),
-    ("postgresql://bench@127.0.0.1,192.0.2.7/r", "require"),  # any host beyond loopback
-    ("postgresql://bench@192.0.2.7/r?sslmode=disable", None), ("postgresql://bench@192.0.2.7/r?sslmode=verify-full", None),
-])
+@pytest.mark.parametrize(
+    "url, mode",
+    [
+        ("postgresql://bench@127.0.0.1:5432/r", None),
+        ("postgresql://bench@localhost/r", None),
+        ("postgresql://bench@[::1]:5432/r", None),
+        ("postgresql:///r", None),
+        ("postgresql:///r?host=/run/pg", None),
+        ("postgresql://bench@192.0.2.7:5432/r", "require"),
+        ("postgresql://bench@db.example.invalid/r", "require"),
+        ("postgresql://bench@127.0.0.1,192.0.2.7/r", "require"),  # any host beyond loopback
+        ("postgresql://bench@192.0.2.7/r?sslmode=disable", None),
+        ("postgresql://bench@192.0.2.7/r?sslmode=verify-full", None),
+    ],
+)
 def test_which_urls_get_tls_required(url, mode, monkeypatch):
     monkeypatch.delenv("PGSSLMODE", raising=False)
     monkeypatch.delenv("PGHOST", raising=False)
@@ -71,9 +79,11 @@ def test_a_server_without_tls_beyond_loopback_is_one_line_unless_sslmode_says(ou
     with pytest.raises(InputError) as refused:
         index.runs()
     message = str(refused.value)
-    assert message == (f"--results postgresql://***@{address}:{server.port}/postgres: the server does not offer TLS, "
-                       f"which storbench requires for a host other than loopback; set sslmode in the URL "
-                       f"(?sslmode=verify-full with the server's CA, or ?sslmode=disable for clear text)")
+    assert message == (
+        f"--results postgresql://***@{address}:{server.port}/postgres: the server does not offer TLS, "
+        f"which storbench requires for a host other than loopback; set sslmode in the URL "
+        f"(?sslmode=verify-full with the server's CA, or ?sslmode=disable for clear text)"
+    )
     assert server.password not in message
     plain = PostgresIndex(f"{url}?sslmode=disable")  # the user's choice
     assert plain.runs() == []

@@ -105,13 +105,16 @@ def _copied(tmp_path, run_id=R9, label="copied", **manifest):
     return writer.path
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"label": "../../x"}, "manifest.json label '../../x': use letters, digits, '.', '_' and '-' only"),
-    ({"label": "a" * 65}, "manifest.json label: 65 characters; at most 64 allowed"),
-    ({"run_id": "../../etc"}, "manifest.json run_id '../../etc': not a storbench run id for label 'copied'"),
-    ({"run_id": "20260101-000000-other-00a9"}, "run_id '20260101-000000-other-00a9': not a storbench run id"),
-    ({"status": "done"}, "manifest.json status 'done': allowed: running, succeeded, failed, interrupted, crashed"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"label": "../../x"}, "manifest.json label '../../x': use letters, digits, '.', '_' and '-' only"),
+        ({"label": "a" * 65}, "manifest.json label: 65 characters; at most 64 allowed"),
+        ({"run_id": "../../etc"}, "manifest.json run_id '../../etc': not a storbench run id for label 'copied'"),
+        ({"run_id": "20260101-000000-other-00a9"}, "run_id '20260101-000000-other-00a9': not a storbench run id"),
+        ({"status": "done"}, "manifest.json status 'done': allowed: running, succeeded, failed, interrupted, crashed"),
+    ],
+)
 def test_import_refuses_names_the_cli_would_not_create(store, tmp_path, fields, message):
     from storbench.errors import InputError
 
@@ -141,8 +144,10 @@ def test_import_keeps_the_lines_before_a_last_line_cut_short_and_says_so(tmp_pat
     with open(path / "samples.jsonl", "a") as handle:
         handle.write('{"workload": "g", "metr')  # the process died mid-write
     assert [s.value for s in store.import_run(path).samples] == [1.0, 2.0]
-    assert warnings == [f"{path}/samples.jsonl:3: last line cut short (the run's process ended mid-write): "
-                        f"skipped; the 2 samples before it stand"]
+    assert warnings == [
+        f"{path}/samples.jsonl:3: last line cut short (the run's process ended mid-write): "
+        f"skipped; the 2 samples before it stand"
+    ]
     assert [s.value for s in store.index.samples(R9)] == [1.0, 2.0]
 
 
@@ -188,7 +193,7 @@ def test_manifest_and_samples_are_on_the_device_before_the_index_records_the_run
     monkeypatch.setattr(store.index, "put_run", lambda *a, **k: (synced.append("index"), put_run(*a, **k)))
     writer = _run(store, "r1", "a", [Sample("g", "completion_time", 1.0, "s", 1)])
     run_dir, runs = str(writer.path), str(store.runs_dir)
-    first = synced[:synced.index("index")]
+    first = synced[: synced.index("index")]
     assert f"{run_dir}/manifest.json.tmp" in first  # written beside, fsynced, renamed over
     assert first.count(run_dir) >= 2 and runs in first  # the rename and samples.jsonl, the run directory
     synced.clear()
@@ -200,12 +205,12 @@ def test_a_run_whose_process_died_reads_crashed_until_cleanup_finishes_it(store)
     """The store shows what the process check says; finish_crashed records it for good (and in the index)."""
     writer = _run(store, "r1", "a", [Sample("g", "completion_time", 1.0, "s", 1)])
     assert store.resolve("r1").status == "running"  # this process is alive
-    writer.update_manifest(process={**writer.manifest["process"], "pid": 2 ** 22 + 1})
+    writer.update_manifest(process={**writer.manifest["process"], "pid": 2**22 + 1})
     assert store.resolve("r1").status == "crashed" and [r.status for r in store.list_runs()] == ["crashed"]
     assert store.index.run("r1")["status"] == "running"  # the index keeps what was recorded; readers check
     run = store.finish_crashed(store.resolve("r1"), "file:///t/storbench-r1")
     assert run.status == "crashed" and run.manifest["status"] == "crashed" and run.finished
     assert run.manifest["cleanup"]["removed"] == "file:///t/storbench-r1"
-    assert run.manifest["errors"][-1]["error"].startswith(f"the run's process (pid {2 ** 22 + 1} on ")
+    assert run.manifest["errors"][-1]["error"].startswith(f"the run's process (pid {2**22 + 1} on ")
     assert store.index.run("r1")["status"] == "crashed" and run.samples == []
     assert [s.value for s in store.resolve("r1").samples] == [1.0]

@@ -53,6 +53,7 @@ def no_subprocess(monkeypatch):
     """The fast lane's promise: nothing here starts a process. (The standard library's ``uname -p``, which
     platform.platform() in the machine's fingerprint runs once per interpreter and caches, runs first.)"""
     platform.platform()
+
     def refused(self, *args, **kwargs):
         raise AssertionError(f"a run-core test started a process: {args[0] if args else kwargs.get('args')}")
 
@@ -108,8 +109,9 @@ def run_null(tmp_path: Path, suite: str = "null", target: str | None = "mem://x"
     outcome = api.run(options, ResultStore(tmp_path / "home"), Progress(stream=stream))
     samples = [json.loads(line) for line in (outcome.path / "samples.jsonl").read_text().splitlines()]
     manifest = json.loads((outcome.path / "manifest.json").read_text())
-    return NullRun(outcome.status, outcome.path, outcome.errors, manifest, samples, stream.getvalue(),
-                   list(null.EVENTS))
+    return NullRun(
+        outcome.status, outcome.path, outcome.errors, manifest, samples, stream.getvalue(), list(null.EVENTS)
+    )
 
 
 def after(events: list[str], first: str) -> list[str]:

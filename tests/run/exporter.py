@@ -15,10 +15,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CPUS = 2
 DISK_FIELDS = {  # per second of the node's clock, at 1 MB/s (scaled by each node's mbps)
-    "node_disk_reads_completed_total": 10, "node_disk_reads_merged_total": 1, "node_disk_read_bytes_total": 1e6,
-    "node_disk_read_time_seconds_total": 0.02, "node_disk_writes_completed_total": 10,
-    "node_disk_writes_merged_total": 1, "node_disk_written_bytes_total": 1e6,
-    "node_disk_write_time_seconds_total": 0.03, "node_disk_io_time_seconds_total": 0.05,
+    "node_disk_reads_completed_total": 10,
+    "node_disk_reads_merged_total": 1,
+    "node_disk_read_bytes_total": 1e6,
+    "node_disk_read_time_seconds_total": 0.02,
+    "node_disk_writes_completed_total": 10,
+    "node_disk_writes_merged_total": 1,
+    "node_disk_written_bytes_total": 1e6,
+    "node_disk_write_time_seconds_total": 0.03,
+    "node_disk_io_time_seconds_total": 0.05,
     "node_disk_io_time_weighted_seconds_total": 0.05,
 }
 CPU_SHARE = {"user": 0.3, "system": 0.1, "idle": 0.6}  # of each CPU's seconds
@@ -57,8 +62,9 @@ class NodeExporter:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       name="test-node-exporter", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="test-node-exporter", daemon=True
+        )
 
     @property
     def base(self) -> str:
@@ -76,13 +82,19 @@ class NodeExporter:
         t, scale = time.monotonic() - self.started + 1.0, self.nodes[name]
         lines = [f'{metric}{{device="sda"}} {per_s * scale * t:.6f}' for metric, per_s in DISK_FIELDS.items()]
         lines.append('node_disk_io_now{device="sda"} 1')
-        lines += [f'node_cpu_seconds_total{{cpu="{cpu}",mode="{mode}"}} {share * t:.6f}'
-                  for cpu in range(CPUS) for mode, share in CPU_SHARE.items()]
+        lines += [
+            f'node_cpu_seconds_total{{cpu="{cpu}",mode="{mode}"}} {share * t:.6f}'
+            for cpu in range(CPUS)
+            for mode, share in CPU_SHARE.items()
+        ]
         lines += [f'node_network_{way}_bytes_total{{device="eth0"}} {1e5 * t:.1f}' for way in ("receive", "transmit")]
         lines += [f"node_pressure_{kind}_waiting_seconds_total {share * t:.6f}" for kind, share in PRESSURE.items()]
         lines += ["node_memory_Dirty_bytes 5000000", "node_memory_Writeback_bytes 1000000"]
-        lines += ["node_memory_MemTotal_bytes 8589934592", "node_memory_MemAvailable_bytes 4294967296",
-                  f'node_uname_info{{machine="x86_64",nodename="{name}.test",release="6.1.0-test",sysname="Linux"}} 1']
+        lines += [
+            "node_memory_MemTotal_bytes 8589934592",
+            "node_memory_MemAvailable_bytes 4294967296",
+            f'node_uname_info{{machine="x86_64",nodename="{name}.test",release="6.1.0-test",sysname="Linux"}} 1',
+        ]
         return "\n".join(lines) + "\n"
 
     def start(self) -> "NodeExporter":

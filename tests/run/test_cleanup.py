@@ -6,8 +6,16 @@ from storbench.results.store import RunWriter
 from storbench.targets import MARKER, mem
 from tests.run.conftest import after, run_null
 
-ORDER = ["engine cancel", "telemetry stop", "telemetry series", "workload cleanup null-write",
-         "workload cleanup null-read", "target release", "engine stop", "engine collect"]
+ORDER = [
+    "engine cancel",
+    "telemetry stop",
+    "telemetry series",
+    "workload cleanup null-write",
+    "workload cleanup null-read",
+    "target release",
+    "engine stop",
+    "engine collect",
+]
 
 
 def test_cleanup_runs_in_order_after_the_last_window(tmp_path):
@@ -25,13 +33,21 @@ def test_cleanup_runs_in_the_same_order_after_a_failure(tmp_path):
     assert after(run.events, "engine cancel") == ORDER
 
 
-@pytest.mark.parametrize("step, errors", [
-    ("workload-cleanup", [("null-write", "cleanup: null-write: cleanup failed (fail_step=workload-cleanup)"),
-                          ("null-read", "cleanup: null-read: cleanup failed (fail_step=workload-cleanup)")]),
-    ("engine-cancel", [("null", "could not cancel: null engine: cancel failed (armed)")]),
-    ("engine-stop", [("null", "could not stop: null engine: stop failed (armed)")]),
-    ("engine-collect", [("null-metrics", "null engine: collect failed (armed)")]),
-])
+@pytest.mark.parametrize(
+    "step, errors",
+    [
+        (
+            "workload-cleanup",
+            [
+                ("null-write", "cleanup: null-write: cleanup failed (fail_step=workload-cleanup)"),
+                ("null-read", "cleanup: null-read: cleanup failed (fail_step=workload-cleanup)"),
+            ],
+        ),
+        ("engine-cancel", [("null", "could not cancel: null engine: cancel failed (armed)")]),
+        ("engine-stop", [("null", "could not stop: null engine: stop failed (armed)")]),
+        ("engine-collect", [("null-metrics", "null engine: collect failed (armed)")]),
+    ],
+)
 def test_a_failing_cleanup_step_is_an_error_and_the_later_steps_still_run(tmp_path, step, errors):
     run = run_null(tmp_path, repeat=1, overrides={"fail_step": step})
     assert [(e["workload"], e["error"]) for e in run.errors] == errors
@@ -47,9 +63,12 @@ def test_a_target_that_cannot_release_keeps_the_root_and_says_how_to_remove_it_l
     run = run_null(tmp_path, repeat=1, overrides={"fail_step": "target-release"})
     (error,) = run.errors
     root = run.manifest["config"]["run_root"]
-    assert error == {"workload": "cleanup", "repetition": 0, "error":
-                     f"could not remove {root} (later: storbench cleanup {run.manifest['run_id']}): "
-                     f"target mem://x: the volume does not answer (armed)"}
+    assert error == {
+        "workload": "cleanup",
+        "repetition": 0,
+        "error": f"could not remove {root} (later: storbench cleanup {run.manifest['run_id']}): "
+        f"target mem://x: the volume does not answer (armed)",
+    }
     assert after(run.events, "engine cancel") == ORDER
     assert f"{root.removeprefix('mem://x/')}/{MARKER}" in mem.volume("x").files
 
@@ -75,6 +94,7 @@ def test_a_release_that_fails_after_the_root_went_leaves_no_error_and_no_cleanup
 
 def test_a_failed_series_write_still_releases_and_finishes(tmp_path, monkeypatch):
     """A full disk while writing the series: the run root still goes, the run still finishes, the error is kept."""
+
     def full(self, csv_text, windows):
         raise OSError(28, "No space left on device")
 
@@ -91,7 +111,9 @@ def test_an_engine_that_fails_after_a_window_fails_the_run_and_keeps_no_half_win
     """An engine's end() that raises (not a workload's error): the run fails with the engine's one line."""
     run = run_null(tmp_path, repeat=2, overrides={"fail_step": "engine-end"})
     assert run.status == "failed" and run.samples == []
-    assert run.errors == [{"workload": "run", "repetition": 0, "error": "RuntimeError: null engine: end failed (armed)"}]
+    assert run.errors == [
+        {"workload": "run", "repetition": 0, "error": "RuntimeError: null engine: end failed (armed)"}
+    ]
     assert after(run.events, "engine cancel") == ORDER
 
 
@@ -122,8 +144,10 @@ def test_a_run_removes_its_root_and_nothing_else_on_the_target(tmp_path):
 def test_keep_data_leaves_the_run_root_and_what_the_workloads_wrote(tmp_path):
     run = run_null(tmp_path, repeat=1, keep_data=True, overrides={"size": "1000"})
     root = f"storbench-{run.manifest['run_id']}"
-    assert mem.volume("x").files == {f"{root}/{MARKER}": f"{run.manifest['run_id']}\n".encode(),
-                                     f"{root}/null/data": bytes(1000)}
+    assert mem.volume("x").files == {
+        f"{root}/{MARKER}": f"{run.manifest['run_id']}\n".encode(),
+        f"{root}/null/data": bytes(1000),
+    }
     assert "target release (keep data)" in run.events
     assert run.status == "succeeded" and run.errors == []
 
@@ -132,6 +156,7 @@ def test_the_default_target_is_a_temporary_directory_removed_afterwards(tmp_path
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     import tempfile
+
     monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR read again
     run = run_null(tmp_path, target=None, repeat=1)
     assert run.status == "succeeded", run.errors

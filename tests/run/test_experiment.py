@@ -28,13 +28,28 @@ from storbench.run.sweep import Point
 from tests.run.conftest import INTERVAL
 
 
-def interleaved(tmp_path: Path, labels: tuple[str, ...] = ("a", "b"), order: str = "alternate",
-                per_label: dict[str, dict[str, Any]] | None = None, **fields: Any):
+def interleaved(
+    tmp_path: Path,
+    labels: tuple[str, ...] = ("a", "b"),
+    order: str = "alternate",
+    per_label: dict[str, dict[str, Any]] | None = None,
+    **fields: Any,
+):
     """The experiment's outcomes, each run's manifest and samples, and the terminal's text."""
     stream = io.StringIO()
-    configurations = [RunOptions(**{"suite": "null", "label": label, "target": f"mem://{label}",
-                                    "interval": INTERVAL, **fields, **(per_label or {}).get(label, {})})
-                      for label in labels]
+    configurations = [
+        RunOptions(
+            **{
+                "suite": "null",
+                "label": label,
+                "target": f"mem://{label}",
+                "interval": INTERVAL,
+                **fields,
+                **(per_label or {}).get(label, {}),
+            }
+        )
+        for label in labels
+    ]
     outcomes = api.run_interleaved(configurations, ResultStore(tmp_path / "home"), Progress(stream=stream), order)
     runs = []
     for outcome in outcomes:
@@ -86,8 +101,12 @@ def test_prepare_steps_and_warm_ups_stay_per_configuration(tmp_path):
     interleaved(tmp_path, repeat=1, warmup=1)
     runs = [e for e in null.EVENTS if e.startswith("workload run null-write")]
     # each configuration's warm-up (-1) comes before any recorded repetition of either
-    assert runs == ["workload run null-write -1", "workload run null-write -1",
-                    "workload run null-write 1", "workload run null-write 1"]
+    assert runs == [
+        "workload run null-write -1",
+        "workload run null-write -1",
+        "workload run null-write 1",
+        "workload run null-write 1",
+    ]
 
 
 def test_a_configuration_that_fails_stops_the_experiment_keeping_every_finished_sample(tmp_path):
@@ -110,12 +129,22 @@ def test_ctrl_c_in_the_middle_interrupts_every_configuration(tmp_path):
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     home = tmp_path / "home"
     with pytest.raises(InputError, match="two configurations share it"):
-        api.run_interleaved([RunOptions(suite="null", label="a", target="mem://x"),
-                             RunOptions(suite="null", label="a", target="mem://y")], ResultStore(home))
+        api.run_interleaved(
+            [
+                RunOptions(suite="null", label="a", target="mem://x"),
+                RunOptions(suite="null", label="a", target="mem://y"),
+            ],
+            ResultStore(home),
+        )
     with pytest.raises(InputError, match="--order 'sideways'"):
-        api.run_interleaved([RunOptions(suite="null", label="a", target="mem://x"),
-                             RunOptions(suite="null", label="b", target="mem://y")], ResultStore(home),
-                            order="sideways")
+        api.run_interleaved(
+            [
+                RunOptions(suite="null", label="a", target="mem://x"),
+                RunOptions(suite="null", label="b", target="mem://y"),
+            ],
+            ResultStore(home),
+            order="sideways",
+        )
     assert not (home / "runs").exists() or not any((home / "runs").iterdir())
 
 
@@ -139,7 +168,11 @@ def test_repeat_auto_stops_once_the_rule_says_enough_and_records_why(tmp_path, m
     assert asked == [3, 4]  # never before the minimum
     for run in runs:
         assert run.manifest["repetitions"] == 4
-        assert run.manifest["repeat_auto"] == {"min": 3, "max": 8, "stopped": {"": "after 4 repetitions: narrow enough"}}
+        assert run.manifest["repeat_auto"] == {
+            "min": 3,
+            "max": 8,
+            "stopped": {"": "after 4 repetitions: narrow enough"},
+        }
         assert windows(run)[-1] == ("null-read", 4)
     assert "--repeat auto: stopped after 4 repetitions: narrow enough" in text
 
@@ -154,8 +187,10 @@ def test_repeat_auto_goes_on_to_the_maximum_when_the_interval_stays_wide(tmp_pat
 
 def _recorded(values: dict[int, list[float]], metric: str = "completion_time"):
     """recorded[(k, workload, point)][rep] from per-configuration values by repetition."""
-    return {(k, "null-write", ""): {rep: [Sample("null-write", metric, v, "s", rep)] for rep, v in
-                                      enumerate(series, 1)} for k, series in values.items()}
+    return {
+        (k, "null-write", ""): {rep: [Sample("null-write", metric, v, "s", rep)] for rep, v in enumerate(series, 1)}
+        for k, series in values.items()
+    }
 
 
 def test_the_precision_rule_wants_a_narrow_interval_of_the_headline():
@@ -170,8 +205,9 @@ def test_the_precision_rule_wants_a_narrow_interval_of_the_headline():
     assert enough(3, point, _recorded({0: drift, 1: [10.5, 9.0, 12.0]})) is None
 
 
-@pytest.mark.parametrize("text, expected", [("5", (5, None)), ("auto", (None, AUTO_DEFAULT)),
-                                             ("3..20", (None, (3, 20)))])
+@pytest.mark.parametrize(
+    "text, expected", [("5", (5, None)), ("auto", (None, AUTO_DEFAULT)), ("3..20", (None, (3, 20)))]
+)
 def test_repeat_takes_a_number_auto_or_bounds(text, expected):
     assert parse_repeat(text) == expected
 

@@ -38,9 +38,19 @@ def one_per_process(monkeypatch):
 def experiment(tmp_path: Path, per_label: dict[str, dict] | None = None, **fields):
     stream = io.StringIO()
     labels = ("a", "b")
-    configurations = [RunOptions(**{"suite": "null", "label": label, "target": str(tmp_path / label),
-                                    "interval": INTERVAL, **fields, **(per_label or {}).get(label, {})})
-                      for label in labels]
+    configurations = [
+        RunOptions(
+            **{
+                "suite": "null",
+                "label": label,
+                "target": str(tmp_path / label),
+                "interval": INTERVAL,
+                **fields,
+                **(per_label or {}).get(label, {}),
+            }
+        )
+        for label in labels
+    ]
     for label in labels:
         (tmp_path / label).mkdir(exist_ok=True)
     outcomes = api.run_interleaved(configurations, ResultStore(tmp_path / "home"), Progress(stream=stream))
@@ -62,7 +72,10 @@ def test_each_configuration_runs_in_a_worker_of_its_own_round_by_round(tmp_path)
     assert a.status == b.status == "succeeded"
     assert "a process each" in text
     assert ma["experiment"] == mb["experiment"] and ma["experiment"]["order"] == [
-        [a.run_id, b.run_id], [b.run_id, a.run_id], [a.run_id, b.run_id]]
+        [a.run_id, b.run_id],
+        [b.run_id, a.run_id],
+        [a.run_id, b.run_id],
+    ]
     assert windows(sa) == windows(sb) == [(w, r) for r in (1, 2, 3) for w in ("null-write", "null-read")]
     # the runs' processes were not this one: each worker recorded its own PID
     pids = {ma["process"]["pid"], mb["process"]["pid"]}

@@ -9,8 +9,16 @@ from storbench.targets import mem
 from tests.run.conftest import after, run_null
 
 INTERRUPTED = "warning: interrupted: what was measured so far is kept"
-CLEANUP = ["engine cancel", "telemetry stop", "telemetry series", "workload cleanup null-write",
-           "workload cleanup null-read", "target release", "engine stop", "engine collect"]
+CLEANUP = [
+    "engine cancel",
+    "telemetry stop",
+    "telemetry series",
+    "workload cleanup null-write",
+    "workload cleanup null-read",
+    "target release",
+    "engine stop",
+    "engine collect",
+]
 
 
 def assert_interrupted_after_repetition_1(run):
@@ -37,8 +45,11 @@ def test_a_signal_stops_a_run_like_ctrl_c(tmp_path, handlers, name):
 
 @pytest.mark.parametrize("name", ["TERM", "INT"])
 def test_a_second_signal_during_cleanup_does_not_cut_it_short(tmp_path, handlers, name):
-    run = run_null(tmp_path, repeat=3, overrides={"fail": "signal", "fail_at": "2", "signal": name,
-                                                  "fail_step": "signal-in-cleanup"})
+    run = run_null(
+        tmp_path,
+        repeat=3,
+        overrides={"fail": "signal", "fail_at": "2", "signal": name, "fail_step": "signal-in-cleanup"},
+    )
     assert_interrupted_after_repetition_1(run)
 
 
@@ -72,13 +83,15 @@ def test_a_signal_needs_storbench_s_handlers(tmp_path):
 def test_a_workload_error_fails_the_run_and_keeps_the_samples_it_carries(tmp_path):
     run = run_null(tmp_path, repeat=3, sweep={"size": ["1000"]}, overrides={"fail": "error", "fail_at": "2"})
     assert run.status == "failed" and run.manifest["status"] == "failed"
-    assert run.errors == [{"workload": "null-write", "repetition": 2,
-                           "error": "null-write: failed at repetition 2 (fail=error)"}]
+    assert run.errors == [
+        {"workload": "null-write", "repetition": 2, "error": "null-write: failed at repetition 2 (fail=error)"}
+    ]
     # repetition 1 whole; of repetition 2 what the error carried, with its repetition and point
     assert [(w, r) for w, r, _ in run.times()] == [("null-write", 1), ("null-read", 1)]
     carried = [s for s in run.samples if s["repetition"] == 2]
     assert [(s["workload"], s["metric"], s["labels"]) for s in carried] == [
-        ("null-write", "null_mbps", {"size": "1000"})]
+        ("null-write", "null_mbps", {"size": "1000"})
+    ]
     assert after(run.events, "engine cancel") == CLEANUP
     assert "null-write: null-write: failed at repetition 2 (fail=error)" in run.stderr
 
@@ -86,19 +99,26 @@ def test_a_workload_error_fails_the_run_and_keeps_the_samples_it_carries(tmp_pat
 def test_a_bare_exception_is_one_line_naming_the_workload(tmp_path):
     run = run_null(tmp_path, repeat=2, overrides={"fail": "crash", "fail_at": "2"})
     assert run.status == "failed"
-    assert run.errors == [{"workload": "null-write", "repetition": 2,
-                           "error": "workload null-write failed: RuntimeError: crashed at repetition 2 (fail=crash)"}]
+    assert run.errors == [
+        {
+            "workload": "null-write",
+            "repetition": 2,
+            "error": "workload null-write failed: RuntimeError: crashed at repetition 2 (fail=crash)",
+        }
+    ]
     assert len(run.times()) == 2
 
 
 def test_a_failure_in_a_warm_up_keeps_nothing_of_it(tmp_path):
     run = run_null(tmp_path, repeat=1, warmup=2, overrides={"fail": "error", "fail_at": "-1"})
     assert run.status == "failed" and run.samples == []
-    assert run.errors == [{"workload": "null-write", "repetition": 0,
-                           "error": "null-write: failed at repetition -1 (fail=error)"}]
+    assert run.errors == [
+        {"workload": "null-write", "repetition": 0, "error": "null-write: failed at repetition -1 (fail=error)"}
+    ]
     crashed = run_null(tmp_path, repeat=1, warmup=2, overrides={"fail": "crash", "fail_at": "-1"})
-    assert crashed.errors[0]["error"] == ("workload null-write failed in warm-up 1: RuntimeError: crashed at "
-                                          "repetition -1 (fail=crash)")
+    assert crashed.errors[0]["error"] == (
+        "workload null-write failed in warm-up 1: RuntimeError: crashed at repetition -1 (fail=crash)"
+    )
 
 
 def test_a_failing_prepare_step_fails_the_run_before_the_repetitions(tmp_path):
@@ -110,8 +130,13 @@ def test_a_failing_prepare_step_fails_the_run_before_the_repetitions(tmp_path):
 def test_a_workload_that_does_not_time_its_action_is_refused(tmp_path):
     run = run_null(tmp_path, repeat=2, overrides={"fail": "untimed", "fail_at": "1"})
     assert run.status == "failed" and run.samples == []
-    assert run.errors == [{"workload": "null-write", "repetition": 1,
-                           "error": "workload null-write did not time its action (ctx.measure)"}]
+    assert run.errors == [
+        {
+            "workload": "null-write",
+            "repetition": 1,
+            "error": "workload null-write did not time its action (ctx.measure)",
+        }
+    ]
 
 
 def test_a_workload_that_does_not_time_its_action_fails_the_run(tmp_path):
@@ -128,8 +153,9 @@ def test_a_target_error_in_a_workload_names_the_workload_and_repetition(tmp_path
     run = run_null(tmp_path, suite=str(suite))
     assert run.status == "failed" and run.samples == []
     root = run.manifest["config"]["run_root"]
-    assert run.errors == [{"workload": "null-read", "repetition": 1,
-                           "error": f"target mem://x: {root}/null/data does not exist"}]
+    assert run.errors == [
+        {"workload": "null-read", "repetition": 1, "error": f"target mem://x: {root}/null/data does not exist"}
+    ]
     assert run.manifest["suite_source"] == str(suite)
 
 
@@ -150,8 +176,9 @@ def test_a_run_stopped_while_it_is_set_up_is_recorded_as_ended_not_running(tmp_p
         run_null(tmp_path, repeat=1)
     (manifest,) = [json.loads(p.read_text()) for p in (tmp_path / "home" / "runs").glob("*/manifest.json")]
     assert manifest["status"] == status and manifest["finished"]
-    assert manifest["errors"] == ([] if status == "interrupted" else
-                                  [{"workload": "run", "repetition": 0, "error": "stopped during set-up"}])
+    assert manifest["errors"] == (
+        [] if status == "interrupted" else [{"workload": "run", "repetition": 0, "error": "stopped during set-up"}]
+    )
     assert [r.status for r in ResultStore(tmp_path / "home").list_runs()] == [status]
     assert not mem.volume("x").files
 

@@ -14,15 +14,23 @@ def test_each_repetition_runs_every_workload_once_in_suite_order(tmp_path):
     assert run.times() == [(w, r, {}) for r in (1, 2, 3) for w in WORKLOADS]
     assert all(s["value"] > 0 for s in run.samples if s["metric"] == "completion_time")
     # the workload's own samples and the telemetry's carry the repetition too
-    assert [(s["workload"], s["repetition"]) for s in run.samples if s["metric"] == "null_mbps"] == \
-        [(w, r) for r in (1, 2, 3) for w in WORKLOADS]
+    assert [(s["workload"], s["repetition"]) for s in run.samples if s["metric"] == "null_mbps"] == [
+        (w, r) for r in (1, 2, 3) for w in WORKLOADS
+    ]
     assert {s["metric"] for s in run.samples} >= {"max_read_mbps", "max_cpu_pct", "null_mbps"}
     # the engine is told before each workload's prepare step and after its window
-    assert run.events[:5] == ["target claim", "engine start", "engine begin null-write 1",
-                              "workload prepare null-write", "workload run null-write 1"]
+    assert run.events[:5] == [
+        "target claim",
+        "engine start",
+        "engine begin null-write 1",
+        "workload prepare null-write",
+        "workload run null-write 1",
+    ]
     assert run.events[5] == "engine end null-write 1"
-    assert run.manifest["repetitions"] == 3 and run.manifest["software"] == {"storbench": __version__,
-                                                                               "null": __version__}
+    assert run.manifest["repetitions"] == 3 and run.manifest["software"] == {
+        "storbench": __version__,
+        "null": __version__,
+    }
 
 
 def test_the_suite_s_repetitions_unless_repeat_says_otherwise(tmp_path):
@@ -34,14 +42,19 @@ def test_a_prepare_step_is_repetition_0_and_runs_once_per_point(tmp_path):
     run = run_null(tmp_path, suite="null-read", sweep={"size": ["1000", "2000"]})
     assert run.status == "succeeded", run.errors
     assert [(w, r, labels["size"]) for w, r, labels in run.times()] == [
-        ("null-write", 0, "1000"), ("null-read", 1, "1000"), ("null-write", 0, "2000"), ("null-read", 1, "2000")]
+        ("null-write", 0, "1000"),
+        ("null-read", 1, "1000"),
+        ("null-write", 0, "2000"),
+        ("null-read", 1, "2000"),
+    ]
     assert run.manifest["suite_source"] == "workload null-read (sizes of suite null)"
 
 
 def test_a_sweep_runs_the_suite_per_point_and_labels_every_sample(tmp_path):
     run = run_null(tmp_path, repeat=1, sweep={"size": ["1000", "2000"]})
     assert [(w, labels) for w, _, labels in run.times()] == [
-        (w, {"size": size}) for size in ("1000", "2000") for w in WORKLOADS]
+        (w, {"size": size}) for size in ("1000", "2000") for w in WORKLOADS
+    ]
     assert all(s["labels"].get("size") in ("1000", "2000") for s in run.samples)  # telemetry's and the workload's
     assert run.manifest["sweep"] == [{"size": "1000"}, {"size": "2000"}]
     assert run.manifest["parameters"]["size"] == 65536  # the suite's; each point's value is its label
@@ -57,11 +70,18 @@ def test_a_sweep_of_an_engine_s_own_setting_reconfigures_it_before_each_point(tm
     assert run.status == "succeeded", run.errors
     assert [labels for _, _, labels in run.times()] == [{"null.depth": "1"}] * 2 + [{"null.depth": "2"}] * 2
     assert [e for e in run.events if e.startswith(("engine reconfigure", "engine begin"))] == [
-        event for depth in ("1", "2") for event in (f"engine reconfigure [null.depth={depth}]",
-                                                    f"engine begin null-write 1 [null.depth={depth}]",
-                                                    f"engine begin null-read 1 [null.depth={depth}]")]
-    assert run.manifest["null_settings_by_point"] == {"null.depth=1": {"null.depth": "1"},
-                                                      "null.depth=2": {"null.depth": "2"}}
+        event
+        for depth in ("1", "2")
+        for event in (
+            f"engine reconfigure [null.depth={depth}]",
+            f"engine begin null-write 1 [null.depth={depth}]",
+            f"engine begin null-read 1 [null.depth={depth}]",
+        )
+    ]
+    assert run.manifest["null_settings_by_point"] == {
+        "null.depth=1": {"null.depth": "1"},
+        "null.depth=2": {"null.depth": "2"},
+    }
     assert "null_settings" not in run.manifest  # none before the first point
 
 
@@ -69,8 +89,10 @@ def test_a_secret_setting_s_points_are_numbered_and_its_values_never_kept(tmp_pa
     run = run_null(tmp_path, repeat=1, sweep={"null.password": ["hunter2", "opensesame"]})
     assert run.status == "succeeded", run.errors
     assert run.manifest["sweep"] == [{"null.password": "***1"}, {"null.password": "***2"}]
-    assert run.manifest["null_settings_by_point"] == {"null.password=***1": {"null.password": "***"},
-                                                      "null.password=***2": {"null.password": "***"}}
+    assert run.manifest["null_settings_by_point"] == {
+        "null.password=***1": {"null.password": "***"},
+        "null.password=***2": {"null.password": "***"},
+    }
     assert "engine reconfigure [null.password=***2]" in run.events
     kept = "".join(path.read_text() for path in run.path.iterdir())
     assert "hunter2" not in kept and "opensesame" not in kept
@@ -94,8 +116,9 @@ def test_warm_ups_run_per_point_before_the_recorded_repetitions_and_store_nothin
     assert kept == [{"workload": w, "repetition": 1} for _ in range(2) for w in WORKLOADS]
     # per point: both warm-ups of every workload, then the recorded repetition
     runs = [e for e in run.events if e.startswith("workload run null-write")]
-    assert runs == ["workload run null-write -1"] * 2 + ["workload run null-write 1"] + \
-        ["workload run null-write -1"] * 2 + ["workload run null-write 1"]
+    assert runs == ["workload run null-write -1"] * 2 + ["workload run null-write 1"] + [
+        "workload run null-write -1"
+    ] * 2 + ["workload run null-write 1"]
 
 
 @pytest.mark.parametrize("flush, rule", [("true", "none"), ("false", "off")])
@@ -108,8 +131,10 @@ def test_window_rules_are_recorded_per_workload(tmp_path, flush, rule):
 
 def test_window_rules_of_a_sweep_are_kept_per_point(tmp_path):
     run = run_null(tmp_path, suite="null-write", sweep={"flush": ["true", "false"]})
-    assert run.manifest["window_rules"] == {"null-write [flush=true]": {"flush": "none"},
-                                            "null-write [flush=false]": {"flush": "off"}}
+    assert run.manifest["window_rules"] == {
+        "null-write [flush=true]": {"flush": "none"},
+        "null-write [flush=false]": {"flush": "off"},
+    }
 
 
 def test_a_file_target_s_flush_is_syncfs(tmp_path):

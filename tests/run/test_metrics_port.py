@@ -52,34 +52,54 @@ def test_the_exposition_shows_progress_and_the_last_window_of_each_workload():
     live = LiveRun(progress)
     live.planned("20260101-000000-x-ab12", "null", "x", 2)
     live.begin("null-write", 1)
-    live.window("null-write", [Sample("null-write", "null_mbps", 1.5, "MB/s", 1),
-                               Sample("null-write", "energy_j", None, "J", 1)])
+    live.window(
+        "null-write",
+        [Sample("null-write", "null_mbps", 1.5, "MB/s", 1), Sample("null-write", "energy_j", None, "J", 1)],
+    )
     live.begin("null-write", 2)
-    live.window("null-write", [Sample("null-write", "null_mbps", 2.5, "MB/s", 2),
-                               Sample("null-write", "max_net_mbps", 3.0, "MB/s", 2, {"interface": "lo"})])
+    live.window(
+        "null-write",
+        [
+            Sample("null-write", "null_mbps", 2.5, "MB/s", 2),
+            Sample("null-write", "max_net_mbps", 3.0, "MB/s", 2, {"interface": "lo"}),
+        ],
+    )
     found = parsed(exposition(live))
-    assert found["storbench_run_info"] == [({"run_id": "20260101-000000-x-ab12", "suite": "null", "label": "x",
-                                             "workload": "null-write"}, 1.0)]
+    assert found["storbench_run_info"] == [
+        ({"run_id": "20260101-000000-x-ab12", "suite": "null", "label": "x", "workload": "null-write"}, 1.0)
+    ]
     assert found["storbench_progress_ratio"] == [({}, 0.25)]
     assert (found["storbench_steps_done"], found["storbench_steps_planned"]) == ([({}, 1.0)], [({}, 4.0)])
     assert (found["storbench_repetition"], found["storbench_repetitions"]) == ([({}, 2.0)], [({}, 2.0)])
     assert found["storbench_windows_total"] == [({}, 2.0)]
     assert found["storbench_elapsed_seconds"][0][1] > 0
     # the second window replaced the first; n/a (energy_j None) is absent, never 0
-    assert {(labels["metric"], labels["unit"], labels["labels"], value)
-            for labels, value in found["storbench_window_value"] if labels["workload"] == "null-write"} == \
-        {("null_mbps", "MB/s", "", 2.5), ("max_net_mbps", "MB/s", "interface=lo", 3.0)}
+    assert {
+        (labels["metric"], labels["unit"], labels["labels"], value)
+        for labels, value in found["storbench_window_value"]
+        if labels["workload"] == "null-write"
+    } == {("null_mbps", "MB/s", "", 2.5), ("max_net_mbps", "MB/s", "interface=lo", 3.0)}
     assert len(found["storbench_window_value"]) == 2
 
 
 def test_the_telemetry_s_last_interval_is_shown_per_node_with_its_unit():
     live = LiveRun()
-    live.watch(lambda: {"": {"read_mbps": 12.5, "cpu_pct": 40.0, "power_w": None},
-                        "worker-1": {"util_pct": 90.0, "net_mbps": 3.0}})
-    found = {(labels["node"], labels["metric"], labels["unit"], value)
-             for labels, value in parsed(exposition(live))["storbench_telemetry_value"]}
-    assert found == {("", "read_mbps", "MB/s", 12.5), ("", "cpu_pct", "%", 40.0),
-                     ("worker-1", "util_pct", "%", 90.0), ("worker-1", "net_mbps", "MB/s", 3.0)}
+    live.watch(
+        lambda: {
+            "": {"read_mbps": 12.5, "cpu_pct": 40.0, "power_w": None},
+            "worker-1": {"util_pct": 90.0, "net_mbps": 3.0},
+        }
+    )
+    found = {
+        (labels["node"], labels["metric"], labels["unit"], value)
+        for labels, value in parsed(exposition(live))["storbench_telemetry_value"]
+    }
+    assert found == {
+        ("", "read_mbps", "MB/s", 12.5),
+        ("", "cpu_pct", "%", 40.0),
+        ("worker-1", "util_pct", "%", 90.0),
+        ("worker-1", "net_mbps", "MB/s", 3.0),
+    }
 
 
 def test_a_telemetry_reading_that_fails_does_not_fail_the_scrape():
@@ -99,20 +119,34 @@ def test_before_the_plan_nothing_unknown_is_shown():
 
 def test_no_secret_reaches_a_label():
     live = LiveRun()
-    live.window("w", [Sample("w", "m", 1.0, "s", 1, {"spark.hadoop.fs.s3a.secret.key": "hunter2",
-                                                     "endpoint": "http://user:pa55word@127.0.0.1:8333/b"})])
+    live.window(
+        "w",
+        [
+            Sample(
+                "w",
+                "m",
+                1.0,
+                "s",
+                1,
+                {"spark.hadoop.fs.s3a.secret.key": "hunter2", "endpoint": "http://user:pa55word@127.0.0.1:8333/b"},
+            )
+        ],
+    )
     text = exposition(live)
     assert "hunter2" not in text and "pa55word" not in text
     labels = parsed(text)["storbench_window_value"][0][0]["labels"]
     assert labels == "endpoint=http://***@127.0.0.1:8333/b,spark.hadoop.fs.s3a.secret.key=***"
 
 
-@pytest.mark.parametrize("port, address, message", [
-    (0, None, "--metrics-port 0: must be between 1 and 65535"),
-    (65536, None, "--metrics-port 65536: must be between 1 and 65535"),
-    (9464, "localhost", "--metrics-address 'localhost': not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)"),
-    (None, "127.0.0.1", "--metrics-address 127.0.0.1: serves nothing without --metrics-port PORT"),
-])
+@pytest.mark.parametrize(
+    "port, address, message",
+    [
+        (0, None, "--metrics-port 0: must be between 1 and 65535"),
+        (65536, None, "--metrics-port 65536: must be between 1 and 65535"),
+        (9464, "localhost", "--metrics-address 'localhost': not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)"),
+        (None, "127.0.0.1", "--metrics-address 127.0.0.1: serves nothing without --metrics-port PORT"),
+    ],
+)
 def test_bad_metrics_options_are_one_line(port, address, message):
     with pytest.raises(InputError) as refused:
         check_endpoint(port, address)
@@ -134,8 +168,9 @@ def test_an_address_not_of_this_machine_is_one_line(tmp_path):
     port = free_port()
     with pytest.raises(InputError) as refused:
         run_null(tmp_path, metrics_port=port, metrics_address="192.0.2.1")  # TEST-NET-1: nobody's
-    assert str(refused.value) == (f"--metrics-address 192.0.2.1: cannot serve on 192.0.2.1:{port} "
-                                  f"(Cannot assign requested address)")
+    assert str(refused.value) == (
+        f"--metrics-address 192.0.2.1: cannot serve on 192.0.2.1:{port} (Cannot assign requested address)"
+    )
 
 
 def scraped_run(tmp_path, **fields) -> tuple[NullRun, dict[str, list[tuple[dict[str, str], float]]]]:
@@ -175,10 +210,10 @@ def test_a_run_serves_its_progress_while_it_runs_and_stops_serving_after(tmp_pat
 
 
 def test_a_cluster_s_nodes_are_shown_live_each_under_its_label(tmp_path, exporter):
-    _, last = scraped_run(tmp_path, repeat=2, nodes=str(nodes_file(tmp_path, exporter)),
-                          overrides={"sleep_ms": "150"})
-    read = {labels["node"]: value for labels, value in last["storbench_telemetry_value"]
-            if labels["metric"] == "read_mbps"}
+    _, last = scraped_run(tmp_path, repeat=2, nodes=str(nodes_file(tmp_path, exporter)), overrides={"sleep_ms": "150"})
+    read = {
+        labels["node"]: value for labels, value in last["storbench_telemetry_value"] if labels["metric"] == "read_mbps"
+    }
     assert set(read) == {"worker-1", "worker-2"}
     # their exporters move 1 and 3 MB/s; a live value is the last interval's rate, whose ends are stamped at
     # the middle of each scrape, so on a loaded machine (a scrape of 0.3 s against intervals of a second or

@@ -17,8 +17,10 @@ import pytest
 
 from tests.telemetry.exporters import PROMETHEUS, free_port, private_dir, start_prometheus, stop_process
 
-pytestmark = [pytest.mark.real,
-              pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus is not installed (scripts/setup.sh)")]
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus is not installed (scripts/setup.sh)"),
+]
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
@@ -42,10 +44,30 @@ def test_prometheus_scrapes_a_running_run(tmp_path):
     try:
         # 8 repetitions of two 1 s windows: about 16 s of run, scraped every second (6 s was scraped once under
         # a loaded CI's start-up of Prometheus, and progress needs two scrapes)
-        done = subprocess.run([sys.executable, "-m", "storbench", "--results", str(tmp_path), "run", "null",
-                               "--repeat", "8", "--set", "sleep_ms=1000", "--interval", "0.5", "--json",
-                               "--metrics-port", str(port)],
-                              capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": SRC})
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "storbench",
+                "--results",
+                str(tmp_path),
+                "run",
+                "null",
+                "--repeat",
+                "8",
+                "--set",
+                "sleep_ms=1000",
+                "--interval",
+                "0.5",
+                "--json",
+                "--metrics-port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": SRC},
+        )
         assert done.returncode == 0, done.stderr
         outcome = json.loads(done.stdout)
         with socket.socket() as probe:
@@ -53,8 +75,9 @@ def test_prometheus_scrapes_a_running_run(tmp_path):
         rates = query(prometheus.url, 'max_over_time(storbench_window_value{metric="null_mbps"}[5m])')
         assert {r["metric"]["workload"] for r in rates} == {"null-write", "null-read"}
         assert all(float(r["value"][1]) > 0 for r in rates)
-        (progress,) = query(prometheus.url, "max_over_time(storbench_progress_ratio[5m]) - "
-                                            "min_over_time(storbench_progress_ratio[5m])")
+        (progress,) = query(
+            prometheus.url, "max_over_time(storbench_progress_ratio[5m]) - min_over_time(storbench_progress_ratio[5m])"
+        )
         assert float(progress["value"][1]) > 0  # several scrapes, while the run went on
         (info,) = query(prometheus.url, "max by (run_id, suite) (max_over_time(storbench_run_info[5m]))")
         assert (info["metric"]["run_id"], info["metric"]["suite"]) == (outcome["run_id"], "null")

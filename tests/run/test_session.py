@@ -13,8 +13,16 @@ from storbench.targets import mem
 from storbench.telemetry.procfs import EnergyMeter
 from tests.run.conftest import after, run_null
 
-CLEANUP = ["engine cancel", "telemetry stop", "telemetry series", "workload cleanup null-write",
-           "workload cleanup null-read", "target release", "engine stop", "engine collect"]
+CLEANUP = [
+    "engine cancel",
+    "telemetry stop",
+    "telemetry series",
+    "workload cleanup null-write",
+    "workload cleanup null-read",
+    "target release",
+    "engine stop",
+    "engine collect",
+]
 
 
 def test_the_eta_comes_from_the_last_like_run_and_an_unreadable_store_only_loses_it(tmp_path, monkeypatch):
@@ -61,8 +69,9 @@ def test_an_error_recorded_on_a_full_disk_is_still_shown_and_kept_by_the_next_wr
 def test_a_failed_run_shows_the_last_lines_of_each_engine_s_log(tmp_path):
     run = run_null(tmp_path, repeat=1, overrides={"fail": "crash"})
     assert run.status == "failed"
-    assert run.stderr.endswith(f"warning: the last relevant lines of {run.path / 'null-engine.json'}:\n"
-                               f"  cancel\n  stop\n  collect\n")
+    assert run.stderr.endswith(
+        f"warning: the last relevant lines of {run.path / 'null-engine.json'}:\n  cancel\n  stop\n  collect\n"
+    )
     assert "the last relevant lines" not in run_null(tmp_path, repeat=1).stderr  # only a failed run's
 
 
@@ -72,12 +81,14 @@ def test_an_exit_from_a_workload_still_cleans_up_and_goes_on_up(tmp_path):
     with pytest.raises(SystemExit) as exited:
         run_null(tmp_path, repeat=2, overrides={"fail": "exit", "fail_at": "2"})
     assert exited.value.code == 3
-    run_dir, = (tmp_path / "home" / "runs").iterdir()
+    (run_dir,) = (tmp_path / "home" / "runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "failed" and manifest["errors"] == [] and manifest["finished"]
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert [(s["workload"], s["repetition"]) for s in samples if s["metric"] == "completion_time"] == [
-        ("null-write", 1), ("null-read", 1)]  # what was measured before the exit is kept
+        ("null-write", 1),
+        ("null-read", 1),
+    ]  # what was measured before the exit is kept
     assert after(null.EVENTS, "engine cancel") == CLEANUP and not mem.volume("x").files
 
 
@@ -87,9 +98,13 @@ def test_a_target_that_claims_no_root_leaves_the_run_root_unrecorded(tmp_path):
     run = run_null(tmp_path, target="mem://x?claim=none", repeat=1)
     assert run.status == "failed" and run.manifest["config"]["run_root"] is None
     assert "target claim" not in run.events and "target release" in run.events
-    assert run.errors == [{"workload": "null-write", "repetition": 1,
-                           "error": "refusing to delete /null/data: it is not below this run's root "
-                                    "(this run's root: none claimed)"}]
+    assert run.errors == [
+        {
+            "workload": "null-write",
+            "repetition": 1,
+            "error": "refusing to delete /null/data: it is not below this run's root (this run's root: none claimed)",
+        }
+    ]
 
 
 def test_rapl_power_is_read_from_the_collector_s_own_snapshots(tmp_path, monkeypatch):
@@ -105,8 +120,9 @@ def test_rapl_power_is_read_from_the_collector_s_own_snapshots(tmp_path, monkeyp
     assert len(watts) == 2 and all(40 < w < 60 for w in watts)
     # no --power: the first line about power says what RAPL covers, before any figure of it
     said = [line for line in run.stderr.splitlines() if " W avg" in line or "power" in line.lower()]
-    assert said[0].endswith("] power: CPU package only (RAPL): no drives, no DRAM; --power to choose another "
-                            "source"), said
+    assert said[0].endswith("] power: CPU package only (RAPL): no drives, no DRAM; --power to choose another source"), (
+        said
+    )
 
 
 def test_rapl_chosen_with_power_gets_no_default_line(tmp_path, monkeypatch):

@@ -48,11 +48,14 @@ def _nodes_file_matches(state) -> None:
         assert entry["data_dir"].startswith(state["workdir"])
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--nodes", "0"], "--nodes 0: allowed 1 to"),
-    (["--heap", "lots"], "--heap 'lots': expected a size"),
-    (["--workers", "2"], "--workers does not apply to service cassandra"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--nodes", "0"], "--nodes 0: allowed 1 to"),
+        (["--heap", "lots"], "--heap 'lots': expected a size"),
+        (["--workers", "2"], "--workers does not apply to service cassandra"),
+    ],
+)
 def test_bad_options_are_one_line(tmp_path, args, says):
     done = storbench(tmp_path / "home", "services", "up", "cassandra", *args)
     assert done.returncode != 0
@@ -81,9 +84,13 @@ def test_one_node_is_up_normal_with_its_nodes_file(cassandra1):
 def test_an_interrupted_up_leaves_nothing_running(tmp_path):
     home = tmp_path / "home"
     env = {**os.environ, "PYTHONPATH": SRC}
-    proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "services", "up",
-                             "cassandra", "--heap", "512m"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "--results", str(home), "services", "up", "cassandra", "--heap", "512m"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     state_file = home / "services" / "cassandra" / process.STATE
     seen: list[dict] = []
     deadline = time.monotonic() + 120
@@ -129,13 +136,18 @@ def test_three_nodes_take_replication_three_and_refuse_four(cassandra3):
     target.claim("20261123-000010-3333")
     login = cassandra.credentials(state)
     with session_on(["127.0.0.2"], port, timeout=60, credentials=login) as session:  # not the contact point
-        row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
-                              (target.keyspace,)).one()
+        row = session.execute(
+            "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s", (target.keyspace,)
+        ).one()
         assert row.replication["replication_factor"] == "3"
         session.execute(f"INSERT INTO {target.keyspace}.usertable (y_id, field0) VALUES ('user1', 'v')")
         assert target.release() is True
-        assert session.execute("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s",
-                               (target.keyspace,)).one() is None
+        assert (
+            session.execute(
+                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s", (target.keyspace,)
+            ).one()
+            is None
+        )
 
 
 def _refused(host: str, port: int, login: Credentials | None) -> str:
@@ -159,9 +171,15 @@ def test_every_node_asks_who_is_calling_on_cql_and_jmx(request, fixture):
         for other in (wrong, Credentials("cassandra", "cassandra")):
             assert "Provided username" in _refused(host, port, other) and "are incorrect" in _refused(host, port, other)
         with session_on([host], port, pin=True, credentials=login) as session:
-            roles = {row.role: row.is_superuser for row in session.execute("SELECT role, is_superuser FROM system_auth.roles")}
-            replication = session.execute("SELECT replication FROM system_schema.keyspaces "
-                                          "WHERE keyspace_name = 'system_auth'").one().replication
+            roles = {
+                row.role: row.is_superuser
+                for row in session.execute("SELECT role, is_superuser FROM system_auth.roles")
+            }
+            replication = (
+                session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'system_auth'")
+                .one()
+                .replication
+            )
         assert roles == {"storbench": True}
         assert replication["replication_factor"] == str(len(state["hosts"]))  # a login survives a node down
     for node in range(1, len(state["hosts"]) + 1):  # JMX: nodetool without storbench's login is refused
@@ -184,8 +202,9 @@ def test_the_default_superuser_never_logs_in_while_the_cluster_starts(request, f
     assert watch.opened == set(state["hosts"]), watch.summary()  # every node was tried, from its port's opening
     assert set(watch.outcomes()) <= REFUSED, watch.summary()
     # each node answered "wrong role or password" (not only "could not check"): the role is not there at all
-    assert {host for host, outcome in watch.tries if outcome == "bad credentials"} == set(state["hosts"]), \
+    assert {host for host, outcome in watch.tries if outcome == "bad credentials"} == set(state["hosts"]), (
         watch.summary()
+    )
     with session_on(state["hosts"], state["ports"]["native"], credentials=cassandra.credentials(state)) as session:
         roles = {row.role for row in session.execute("SELECT role FROM system_auth.roles")}
     assert roles == {"storbench"}
@@ -197,9 +216,14 @@ def test_the_passwords_stay_in_private_files(cassandra1):
     workdir = Path(state["workdir"])
     secrets = (state["auth"]["password"], state["auth"]["jmx_password"], state["tls"]["keystore_password"])
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
-    holders = [workdir / process.STATE, workdir / "jmx" / "nodetool.password", workdir / "jmx" / "jmxremote.access",
-               *workdir.glob("node-*/jmxremote.password"),
-               *workdir.glob("node-*/cassandra.yaml"), workdir / "tls" / "keystore.p12"]  # the TLS key's store
+    holders = [
+        workdir / process.STATE,
+        workdir / "jmx" / "nodetool.password",
+        workdir / "jmx" / "jmxremote.access",
+        *workdir.glob("node-*/jmxremote.password"),
+        *workdir.glob("node-*/cassandra.yaml"),
+        workdir / "tls" / "keystore.p12",
+    ]  # the TLS key's store
     assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in holders)
     for path in workdir.rglob("*"):  # logs, configuration, the nodes file: none holds a secret
         if path.is_file() and path not in holders and path.stat().st_size < 50_000_000:
@@ -210,8 +234,12 @@ def test_the_passwords_stay_in_private_files(cassandra1):
             text = Path(f"/proc/{pid}/{part}").read_bytes()
             assert not any(secret.encode() in text for secret in secrets), (pid, part)
     env = cassandra.client_env(state)
-    assert env == {"CQLSH_HOST": "127.0.0.1", "CQLSH_PORT": str(state["ports"]["native"]),
-                   "STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": state["auth"]["password"],
-                   "SSL_CERTFILE": state["ca_file"]}  # cqlsh --ssl checks the nodes' certificate against it
+    assert env == {
+        "CQLSH_HOST": "127.0.0.1",
+        "CQLSH_PORT": str(state["ports"]["native"]),
+        "STORBENCH_CQL_USERNAME": "storbench",
+        "STORBENCH_CQL_PASSWORD": state["auth"]["password"],
+        "SSL_CERTFILE": state["ca_file"],
+    }  # cqlsh --ssl checks the nodes' certificate against it
     # what a client trusts stays; the CA's private key is gone (nobody can sign another certificate for the nodes)
     assert sorted(p.name for p in (workdir / "tls").iterdir()) == ["ca.pem", "keystore.p12"]

@@ -23,8 +23,15 @@ def conf_dir(tmp_path_factory):
 def _shell(state, user, *args, stdin=""):
     """``hadoop fs ARGS`` as HDFS user ``user`` (what HADOOP_USER_NAME says: simple authentication)."""
     env = {**os.environ, "HADOOP_USER_NAME": user}
-    argv = [java_binary(), "-cp", f"{state['conf_dir']}:{launcher_classpath()}", "org.apache.hadoop.fs.FsShell",
-            "-D", f"fs.defaultFS={state['uri']}", *args]
+    argv = [
+        java_binary(),
+        "-cp",
+        f"{state['conf_dir']}:{launcher_classpath()}",
+        "org.apache.hadoop.fs.FsShell",
+        "-D",
+        f"fs.defaultFS={state['uri']}",
+        *args,
+    ]
     return subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, timeout=120)
 
 
@@ -38,13 +45,18 @@ def test_only_storbench_user_writes_its_namespace(hdfs, conf_dir):
     assert made.returncode == 0 and put.returncode == 0, made.stderr + put.stderr
     listing = _shell(state, user, "-ls", "-d", "/", "/perm-test/data/part-0").stdout
     assert "drwxr-xr-x   - storbench storbench" in listing, listing  # the root is storbench's
-    assert any(line.startswith("-rw-r--r--") and " storbench storbench " in line and line.endswith("/part-0")
-               for line in listing.splitlines()), listing  # what it writes, others may only read
+    assert any(
+        line.startswith("-rw-r--r--") and " storbench storbench " in line and line.endswith("/part-0")
+        for line in listing.splitlines()
+    ), listing  # what it writes, others may only read
 
     # each refusal is a Hadoop client JVM: one write into storbench's directory, one removal of its file, one
     # directory at the root (removing, moving and writing are all WRITE on the parent, checked alike)
-    for args in (["-put", "-", "/perm-test/data/intruder"], ["-rm", "-skipTrash", "/perm-test/data/part-0"],
-                 ["-mkdir", "/elsewhere"]):
+    for args in (
+        ["-put", "-", "/perm-test/data/intruder"],
+        ["-rm", "-skipTrash", "/perm-test/data/part-0"],
+        ["-mkdir", "/elsewhere"],
+    ):
         refused = _shell(state, "mallory", *args, stdin="x\n")
         assert refused.returncode != 0, args
         assert "Permission denied: user=mallory, access=WRITE" in refused.stderr, (args, refused.stderr[-600:])
@@ -61,8 +73,19 @@ def test_a_run_writes_as_storbench_user(hdfs, conf_dir, monkeypatch):
     home, state = hdfs
     state = {**state, "conf_dir": conf_dir}
     monkeypatch.delenv("HADOOP_USER_NAME", raising=False)  # the run itself chooses (this process runs as root)
-    result = storbench(home, "run", "groupby", "--target", f"{state['uri']}/owned", "--scale", "20000",
-                       "--repeat", "1", "--keep-data", "--json")
+    result = storbench(
+        home,
+        "run",
+        "groupby",
+        "--target",
+        f"{state['uri']}/owned",
+        "--scale",
+        "20000",
+        "--repeat",
+        "1",
+        "--keep-data",
+        "--json",
+    )
     assert result.returncode == 0 and json.loads(result.stdout)["status"] == "succeeded", result.stderr[-2000:]
     listing = _shell(state, "storbench", "-ls", "-R", "/owned").stdout
     entries = [line for line in listing.splitlines() if line[:1] in "d-" and " /owned/" in line]

@@ -17,8 +17,7 @@ from storbench.workloads.base import get_workload
 from tests.proc_watch import ProcWatch
 from tests.workloads.helpers import run_json
 
-GEN = ["--set", "sf=0.01", "--set", "catalog=hive", "--spark-master", "local[2]",
-       "--repeat", "1"]
+GEN = ["--set", "sf=0.01", "--set", "catalog=hive", "--spark-master", "local[2]", "--repeat", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +40,9 @@ def _databases(state) -> set[str]:
     import psycopg
 
     port = next(p["port"] for p in state["processes"] if p["kind"] == "postgres")
-    with psycopg.connect(host="127.0.0.1", port=port, user="storbench", dbname="metastore",
-                         password=state["auth"]["postgres_password"]) as conn:
+    with psycopg.connect(
+        host="127.0.0.1", port=port, user="storbench", dbname="metastore", password=state["auth"]["postgres_password"]
+    ) as conn:
         return {row[0] for row in conn.execute('SELECT "NAME" FROM "DBS"')}
 
 
@@ -78,8 +78,9 @@ def test_the_start_puts_its_passwords_in_no_process(service):
     while `services up metastore` ran (psql gets the latter in a passfile, not PGPASSWORD)."""
     _, state = service
     watch = WATCHED["start"]
-    found = watch.check({"metastore password": state["auth"]["password"],
-                         "PostgreSQL password": state["auth"]["postgres_password"]})
+    found = watch.check(
+        {"metastore password": state["auth"]["password"], "PostgreSQL password": state["auth"]["postgres_password"]}
+    )
     assert found == [], "\n".join(map(str, found))
     assert watch.saw("postgres") and watch.saw("MetastoreSchemaTool") and watch.saw("-Dstorbench.metastore=")
 
@@ -90,18 +91,51 @@ def runs(service, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("metastore-runs")
     target = tmp / "target"
     target.mkdir()
-    a, a_samples = _run(home, tmp, "a", ["tpcds-gen", "tpcds"], "--target", f"file://{target}", *GEN,
-                        "--set", "layout=flat", "--set", "queries=q3,q42", "--keep-data")
+    a, a_samples = _run(
+        home,
+        tmp,
+        "a",
+        ["tpcds-gen", "tpcds"],
+        "--target",
+        f"file://{target}",
+        *GEN,
+        "--set",
+        "layout=flat",
+        "--set",
+        "queries=q3,q42",
+        "--keep-data",
+    )
     data = f"file://{target}/storbench-{a['run_id']}/tpcds"
     after_a = _databases(state)
-    b, b_samples = _run(home, tmp, "b", ["tpcds"], "--target", f"file://{target}", *GEN, "--set", f"data={data}",
-                        "--set", "queries=q3")
+    b, b_samples = _run(
+        home, tmp, "b", ["tpcds"], "--target", f"file://{target}", *GEN, "--set", f"data={data}", "--set", "queries=q3"
+    )
     after_b = _databases(state)
     own_a = "storbench_" + a["run_id"].replace("-", "_")
-    c, c_samples = _run(home, tmp, "c", ["tpcds"], "--target", f"file://{target}", *GEN, "--set", f"data={data}",
-                        "--set", "queries=q3", "--set", f"catalog_database={own_a}")
-    return {"a": (a, a_samples), "b": (b, b_samples), "c": (c, c_samples), "own_a": own_a,
-            "after_a": after_a, "after_b": after_b, "after_c": _databases(state)}
+    c, c_samples = _run(
+        home,
+        tmp,
+        "c",
+        ["tpcds"],
+        "--target",
+        f"file://{target}",
+        *GEN,
+        "--set",
+        f"data={data}",
+        "--set",
+        "queries=q3",
+        "--set",
+        f"catalog_database={own_a}",
+    )
+    return {
+        "a": (a, a_samples),
+        "b": (b, b_samples),
+        "c": (c, c_samples),
+        "own_a": own_a,
+        "after_a": after_a,
+        "after_b": after_b,
+        "after_c": _databases(state),
+    }
 
 
 @pytest.mark.real
@@ -135,8 +169,11 @@ def test_a_second_run_reads_the_first_runs_tables_read_only(runs, service):
 
 
 def test_a_metastore_that_does_not_answer_is_one_line():
-    with pytest.raises(InputError, match=r"^--set catalog=hive: the metastore at thrift://127.0.0.1:1 does not "
-                                         r"answer"):
+    with pytest.raises(
+        InputError,
+        match=r"^--set catalog=hive: the metastore at thrift://127.0.0.1:1 does not "
+        r"answer",
+    ):
         spark_catalog.resolve({"catalog": "hive", "metastore": "thrift://127.0.0.1:1"}, None)
 
 
@@ -146,10 +183,13 @@ def test_no_metastore_running_is_one_line(tmp_path):
     assert spark_catalog.resolve({"catalog": "embedded"}, tmp_path) is None
 
 
-@pytest.mark.parametrize("workload, params, message", [
-    ("tpcds", {"catalog_database": "x", "catalog": "embedded"}, "add --set catalog=hive"),
-    ("tpcds-analyze", {"catalog_database": "x", "catalog": "hive"}, "is read-only and tpcds-analyze registers"),
-])
+@pytest.mark.parametrize(
+    "workload, params, message",
+    [
+        ("tpcds", {"catalog_database": "x", "catalog": "embedded"}, "add --set catalog=hive"),
+        ("tpcds-analyze", {"catalog_database": "x", "catalog": "hive"}, "is read-only and tpcds-analyze registers"),
+    ],
+)
 def test_catalog_database_misuse_is_one_line(workload, params, message):
     found = get_workload(workload)
     full = {p.name: p.default for p in found.params} | params

@@ -20,10 +20,14 @@ def test_psql_gets_the_password_in_a_private_passfile_removed_after(tmp_path, mo
 
     def run(argv, env=None, **_):
         passfile = Path(env["PGPASSFILE"]) if env and "PGPASSFILE" in env else None
-        seen.update(argv=argv, env=env, passfile=passfile,
-                    mode=stat.S_IMODE(passfile.stat().st_mode) if passfile else None,
-                    folder_mode=stat.S_IMODE(passfile.parent.stat().st_mode) if passfile else None,
-                    text=passfile.read_text() if passfile else None)
+        seen.update(
+            argv=argv,
+            env=env,
+            passfile=passfile,
+            mode=stat.S_IMODE(passfile.stat().st_mode) if passfile else None,
+            folder_mode=stat.S_IMODE(passfile.parent.stat().st_mode) if passfile else None,
+            text=passfile.read_text() if passfile else None,
+        )
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     monkeypatch.setattr(postgres, "_owner", lambda: None)

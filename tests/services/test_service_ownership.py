@@ -52,8 +52,10 @@ def test_a_start_that_never_answers_is_stopped_and_started_once_more(store, monk
         assert len(first["pids"]) == 4 and not any(Path(f"/proc/{pid}").exists() for pid in first["pids"])
         assert state["pid"] not in first["pids"]
         # the summary says why: the first start's last try (which probe step, what it got)
-        assert "started a second time; the first start: seaweedfs (S3) was not ready after 1 s (last try: " \
-               "create bucket: " in state["summary"]
+        assert (
+            "started a second time; the first start: seaweedfs (S3) was not ready after 1 s (last try: "
+            "create bucket: " in state["summary"]
+        )
         assert "not-the-key" not in state["summary"] and state["secret_key"] not in state["summary"]
         assert api.service_status("s3", store)["pid"] == state["pid"]
     finally:
@@ -88,9 +90,13 @@ def test_up_refuses_an_unmarked_service_dir_in_one_line_from_the_cli(store):
     workdir = store.home / "services" / "hdfs"
     workdir.mkdir(parents=True)
     (workdir / "canary").write_text("mine")
-    done = subprocess.run([sys.executable, "-m", "storbench", "--results", str(store.home), "services", "up", "hdfs"],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = subprocess.run(
+        [sys.executable, "-m", "storbench", "--results", str(store.home), "services", "up", "hdfs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and str(workdir) in done.stderr
     assert (workdir / "canary").read_text() == "mine"
@@ -114,8 +120,17 @@ def test_down_s3_on_ceph_rgw_leaves_ceph_running(tmp_path, monkeypatch):
     for workdir, service in ((ceph_dir, "ceph"), (s3_dir, "s3")):
         process.fresh_dir(workdir, service)
     process.write_state(ceph_dir, {"service": "ceph", "pid": 4242, "marker": "-c conf "})
-    process.write_state(s3_dir, {"service": "s3", "server": "ceph-rgw", "uses": "ceph", "pid": 4242,
-                                 "marker": "-c conf ", "ceph_workdir": str(ceph_dir)})
+    process.write_state(
+        s3_dir,
+        {
+            "service": "s3",
+            "server": "ceph-rgw",
+            "uses": "ceph",
+            "pid": 4242,
+            "marker": "-c conf ",
+            "ceph_workdir": str(ceph_dir),
+        },
+    )
     calls = []
     monkeypatch.setattr(ceph, "down", lambda workdir: calls.append(("down", workdir)))
     monkeypatch.setattr(ceph, "_stop_all", lambda state: calls.append(("stop", state)))
@@ -138,11 +153,16 @@ def test_a_service_directory_from_before_the_markers_is_still_ours(tmp_path):
     assert not process.owned(old, "hdfs")
 
 
-
 def _state(tmp_path):
-    return {"service": "test", "workdir": str(tmp_path), "summary": "starting",
-            "processes": [{"kind": "database", "pid": 101, "marker": "db"}, {"kind": "server", "pid": 102,
-                                                                              "marker": "srv"}]}
+    return {
+        "service": "test",
+        "workdir": str(tmp_path),
+        "summary": "starting",
+        "processes": [
+            {"kind": "database", "pid": 101, "marker": "db"},
+            {"kind": "server", "pid": 102, "marker": "srv"},
+        ],
+    }
 
 
 def test_a_start_interrupted_midway_stops_what_started_and_forgets_it(tmp_path):

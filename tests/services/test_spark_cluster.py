@@ -33,6 +33,7 @@ from tests.workloads.objects.conftest import s3  # noqa: F401  (the real S3 serv
 
 pytestmark = pytest.mark.spark
 
+
 @pytest.fixture(scope="module")
 def python_without_storbench(tmp_path_factory):
     """A PYSPARK_PYTHON for the cluster: the venv's Python, but storbench not importable from any install."""
@@ -41,8 +42,12 @@ def python_without_storbench(tmp_path_factory):
     wrapper = folder / "python"
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{folder}${{PYTHONPATH:+:$PYTHONPATH}}" exec {sys.executable} "$@"\n')
     wrapper.chmod(0o755)
-    check = subprocess.run([str(wrapper), "-c", "import storbench"], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    check = subprocess.run(
+        [str(wrapper), "-c", "import storbench"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")},
+    )
     assert check.returncode != 0 and "No module named 'storbench'" in check.stderr  # the premise holds
     return str(wrapper)
 
@@ -89,8 +94,7 @@ def test_workers_alive_and_nodes_file(cluster):
     assert status.returncode == 0 and status.stdout.strip() == state["uri"]
 
 
-def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_without_storbench, monkeypatch,
-                                                               tmp_path):
+def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_without_storbench, monkeypatch, tmp_path):
     home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
     conf = spark_service.client_conf(home, state["uri"])
@@ -107,9 +111,13 @@ def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_wi
             from storbench.units import parse_size  # a submodule, from the same zip
 
             bare = [p for p in _sys.path if not p.endswith(".zip")]
-            return {"file": storbench.__file__, "cwd": _os.getcwd(), "python": _os.environ.get("PYSPARK_PYTHON", ""),
-                    "installed": importlib.machinery.PathFinder.find_spec("storbench", bare) is not None,
-                    "size": parse_size("4k")}
+            return {
+                "file": storbench.__file__,
+                "cwd": _os.getcwd(),
+                "python": _os.environ.get("PYSPARK_PYTHON", ""),
+                "installed": importlib.machinery.PathFinder.find_spec("storbench", bare) is not None,
+                "size": parse_size("4k"),
+            }
 
         rows = context.parallelize(range(4), 4).map(probe).collect()
         shipped = Path(engine._shipped)
@@ -132,7 +140,8 @@ def _client_env(monkeypatch, state):
 
 
 def _fanout_suite(path: Path) -> Path:
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         name: cluster-fanout
         description: objects-put fanned out as Spark barrier tasks over the cluster's executors
         repetitions: 1
@@ -146,19 +155,32 @@ def _fanout_suite(path: Path) -> Path:
           concurrency: 2
         workloads:
           - objects-put
-        """))
+        """)
+    )
     return path
 
 
 @pytest.mark.s3
-def test_objects_put_fanout_runs_the_shipped_engine_once_per_executor(cluster, s3, python_without_storbench,  # noqa: F811
-                                                                      tmp_path, monkeypatch):
+def test_objects_put_fanout_runs_the_shipped_engine_once_per_executor(
+    cluster,
+    s3,
+    python_without_storbench,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
     _, state, _ = cluster
     s3_home, _ = s3
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
     _client_env(monkeypatch, state)  # the run's results home is the S3 service's
-    result, outcome, samples = run_json(s3_home, str(_fanout_suite(tmp_path / "fanout.yaml")), "--target",
-                                        "s3://storbench/cluster", "--spark-master", state["uri"], timeout=400)
+    result, outcome, samples = run_json(
+        s3_home,
+        str(_fanout_suite(tmp_path / "fanout.yaml")),
+        "--target",
+        "s3://storbench/cluster",
+        "--spark-master",
+        state["uri"],
+        timeout=400,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
     artifacts = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())
@@ -187,9 +209,21 @@ def test_s3a_requests_are_counted_on_every_executor(cluster, s3, python_without_
     s3_home, _ = s3
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
     _client_env(monkeypatch, state)  # the run's results home is the S3 service's
-    result, outcome, samples = run_json(s3_home, "teragen", "--target", "s3://storbench/cluster-s3a", "--spark-master",
-                                        state["uri"], "--scale", "200K", "--repeat", "1", "--set", "partition_mb=1",
-                                        timeout=400)
+    result, outcome, samples = run_json(
+        s3_home,
+        "teragen",
+        "--target",
+        "s3://storbench/cluster-s3a",
+        "--spark-master",
+        state["uri"],
+        "--scale",
+        "200K",
+        "--repeat",
+        "1",
+        "--set",
+        "partition_mb=1",
+        timeout=400,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
     gen = {s["metric"]: s["value"] for s in samples if s["workload"] == "teragen" and not s["labels"]}
@@ -203,8 +237,19 @@ def test_s3a_requests_are_counted_on_every_executor(cluster, s3, python_without_
 def test_spark_transforms_on_the_cluster(cluster, python_without_storbench, monkeypatch):
     home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
-    result, outcome, samples = run_json(home, "spark-transforms", "--spark-master", state["uri"], "--scale", "200K",
-                                        "--repeat", "1", "--set", "repartition_partitions=8", timeout=400)
+    result, outcome, samples = run_json(
+        home,
+        "spark-transforms",
+        "--spark-master",
+        state["uri"],
+        "--scale",
+        "200K",
+        "--repeat",
+        "1",
+        "--set",
+        "repartition_partitions=8",
+        timeout=400,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
     assert {s["workload"] for s in samples} >= {"groupby", "repartition", "join"}
@@ -214,8 +259,11 @@ def test_spark_transforms_on_the_cluster(cluster, python_without_storbench, monk
     assert [n["name"] for n in manifest["config"]["nodes"]] == ["worker-1", "worker-2"]
     assert set(manifest["machine"]["nodes"]) == {"worker-1", "worker-2"}
     for workload in ("groupby", "repartition", "join"):
-        nodes = {s["labels"]["node"] for s in samples if s["workload"] == workload and s["metric"] == "max_cpu_pct"
-                 and "node" in s["labels"]}
+        nodes = {
+            s["labels"]["node"]
+            for s in samples
+            if s["workload"] == workload and s["metric"] == "max_cpu_pct" and "node" in s["labels"]
+        }
         assert nodes == {"worker-1", "worker-2"}, workload
 
 
@@ -227,17 +275,36 @@ def test_terasort_measures_each_worker_and_agrees_with_its_executor(cluster, pyt
         pytest.skip("needs each worker's local dir on its own loop device (root)")
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
     result, outcome, samples = run_json(
-        home, "terasort", "--spark-master", state["uri"], "--set", "size_bytes=60M", "--repeat", "1",
-        "--spark-conf", "spark.shuffle.file.buffer=1m", "--spark-conf", "spark.shuffle.unsafe.file.output.buffer=1m",
+        home,
+        "terasort",
+        "--spark-master",
+        state["uri"],
+        "--set",
+        "size_bytes=60M",
+        "--repeat",
+        "1",
+        "--spark-conf",
+        "spark.shuffle.file.buffer=1m",
+        "--spark-conf",
+        "spark.shuffle.unsafe.file.output.buffer=1m",
         # the bypass-merge writer writes every record twice (a file per reducer, then their concatenation), which
         # the event log's shuffle bytes count once: seen here as 2.0x; the sort writer writes each byte once
-        "--spark-conf", "spark.shuffle.sort.bypassMergeThreshold=0", timeout=600)
+        "--spark-conf",
+        "spark.shuffle.sort.bypassMergeThreshold=0",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
 
     def value(metric, node=None):
-        found = [s["value"] for s in samples if s["workload"] == "terasort" and s["metric"] == metric
-                 and s["labels"].get("node") == node and set(s["labels"]) <= {"node"}]
+        found = [
+            s["value"]
+            for s in samples
+            if s["workload"] == "terasort"
+            and s["metric"] == metric
+            and s["labels"].get("node") == node
+            and set(s["labels"]) <= {"node"}
+        ]
         assert len(found) == 1, (metric, node, found)
         return found[0]
 
@@ -259,8 +326,13 @@ workloads:
 
 
 @pytest.mark.s3
-def test_tpcds_gen_writes_each_part_from_its_own_worker(cluster, s3, python_without_storbench, tmp_path,  # noqa: F811
-                                                        monkeypatch):
+def test_tpcds_gen_writes_each_part_from_its_own_worker(
+    cluster,
+    s3,
+    python_without_storbench,
+    tmp_path,  # noqa: F811
+    monkeypatch,
+):
     """Issue 28 item 3: tpcds-gen's tasks generate on both executors, each putting its files on s3:// itself;
     each worker's device (its executor's staging) shows its share of the bytes, within 2x of the other's, and
     the queries' answers on those files still equal DuckDB's."""
@@ -273,9 +345,19 @@ def test_tpcds_gen_writes_each_part_from_its_own_worker(cluster, s3, python_with
     suite = tmp_path / "tpcds.yaml"
     suite.write_text(TPCDS_ON_THE_CLUSTER)
     # both executors registered before the first job, so that neither takes every task
-    result, outcome, samples = run_json(s3_home, str(suite), "--target", "s3://storbench/cluster-tpcds",
-                                        "--spark-master", state["uri"], "--nodes", state["nodes"], "--spark-conf",
-                                        "spark.scheduler.minRegisteredResourcesRatio=1.0", timeout=600)
+    result, outcome, samples = run_json(
+        s3_home,
+        str(suite),
+        "--target",
+        "s3://storbench/cluster-tpcds",
+        "--spark-master",
+        state["uri"],
+        "--nodes",
+        state["nodes"],
+        "--spark-conf",
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
     generation = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["tpcds"]["generation"]
@@ -283,8 +365,11 @@ def test_tpcds_gen_writes_each_part_from_its_own_worker(cluster, s3, python_with
     roots = state["worker_roots"]
     owners = {i: sum(t["bytes"] for t in tasks if t["cwd"].startswith(root)) for i, root in enumerate(roots)}
     assert len(tasks) == generation["tasks"] == 24 and sum(owners.values()) == sum(t["bytes"] for t in tasks)
-    written = {s["labels"]["node"]: s["value"] for s in samples if s["workload"] == "tpcds-gen"
-               and s["metric"] == "written_mb" and set(s["labels"]) == {"node"}}
+    written = {
+        s["labels"]["node"]: s["value"]
+        for s in samples
+        if s["workload"] == "tpcds-gen" and s["metric"] == "written_mb" and set(s["labels"]) == {"node"}
+    }
     assert set(written) == {"worker-1", "worker-2"}
     for node, own in zip(("worker-1", "worker-2"), owners.values()):
         assert written[node] >= own / 1e6 > 1, (written, owners)  # its tasks' files, at least, went to its disk
@@ -299,10 +384,12 @@ def test_bad_input_is_one_line(cluster, tmp_path):
     for name in ("a", "b", "c"):
         (tmp_path / name).mkdir()
         dirs += ["--worker-dir", str(tmp_path / name)]
-    for args, words in ((["--workers", "0"], "--workers 0"),
-                        (["--workers", "2", *dirs], "--worker-dir given 3 times"),
-                        (["--workers", "1", "--memory", "lots"], "--memory 'lots'"),
-                        (["--workers", "1", "--worker-dir", str(tmp_path / "missing")], "not a directory")):
+    for args, words in (
+        (["--workers", "0"], "--workers 0"),
+        (["--workers", "2", *dirs], "--worker-dir given 3 times"),
+        (["--workers", "1", "--memory", "lots"], "--memory 'lots'"),
+        (["--workers", "1", "--worker-dir", str(tmp_path / "missing")], "not a directory"),
+    ):
         result = storbench(tmp_path / "home", "services", "up", "spark", *args, timeout=60)
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode != 0 and len(lines) == 1 and words in lines[0], (args, result.stderr)
@@ -312,21 +399,35 @@ def test_bad_input_is_one_line(cluster, tmp_path):
 APP = "from pyspark import SparkContext\nprint('COUNT', SparkContext().parallelize(range(4), 2).count())\n"
 
 
-@pytest.mark.parametrize("conf, refusal", [
-    ({}, "Expected SaslMessage, received something else"),  # a client without spark.authenticate
-    ({"spark.authenticate": "true", "spark.authenticate.secret": "not-the-secret"}, "Mismatched response")])
+@pytest.mark.parametrize(
+    "conf, refusal",
+    [
+        ({}, "Expected SaslMessage, received something else"),  # a client without spark.authenticate
+        ({"spark.authenticate": "true", "spark.authenticate.secret": "not-the-secret"}, "Mismatched response"),
+    ],
+)
 def test_a_submit_without_the_secret_is_refused(cluster, tmp_path, conf, refusal):
     """A plain spark-submit to the master: refused at its first RPC (seen in its output, then stopped: Spark
     would retry for a minute); the master never lists the application."""
     _, state, _ = cluster
     (tmp_path / "app.py").write_text(APP)
     conf = {"spark.ui.enabled": "false", "spark.app.name": f"intruder {tmp_path.name}", **conf}
-    argv = [str(spark_service.spark_home() / "bin" / "spark-submit"), "--master", state["uri"],
-            *(arg for k, v in conf.items() for arg in ("--conf", f"{k}={v}")), str(tmp_path / "app.py")]
+    argv = [
+        str(spark_service.spark_home() / "bin" / "spark-submit"),
+        "--master",
+        state["uri"],
+        *(arg for k, v in conf.items() for arg in ("--conf", f"{k}={v}")),
+        str(tmp_path / "app.py"),
+    ]
     out = tmp_path / "out.log"
     with open(out, "wb") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+        proc = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+        )
     try:
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline and refusal not in out.read_text(errors="replace"):
@@ -337,13 +438,16 @@ def test_a_submit_without_the_secret_is_refused(cluster, tmp_path, conf, refusal
             os.killpg(proc.pid, signal.SIGKILL)  # its own session: the spark-submit and the JVM it started
         proc.wait(timeout=30)
     text = out.read_text(errors="replace")
-    assert f"Failed to connect to master {state['uri'][len('spark://'):]}" in text and refusal in text, text[-3000:]
+    assert f"Failed to connect to master {state['uri'][len('spark://') :]}" in text and refusal in text, text[-3000:]
     assert "COUNT" not in text and conf["spark.app.name"] not in apps
 
 
 def _secret(state):
-    found = [line.split("=", 1)[1] for line in Path(state["auth_file"]).read_text().splitlines()
-             if line.startswith("spark.authenticate.secret=")]
+    found = [
+        line.split("=", 1)[1]
+        for line in Path(state["auth_file"]).read_text().splitlines()
+        if line.startswith("spark.authenticate.secret=")
+    ]
     assert len(found) == 1 and len(found[0]) >= 40
     return found[0]
 
@@ -355,8 +459,10 @@ def test_the_secret_stays_in_its_private_file(cluster):
     secret, auth = _secret(state), Path(state["auth_file"])
     assert auth.stat().st_mode & 0o777 == 0o600 and auth.parent.stat().st_mode & 0o777 == 0o700
     assert secret not in Path(state["workdir"], process.STATE).read_text()
-    assert spark_service.client_env(state) == {"STORBENCH_SPARK_MASTER": state["uri"],
-                                               "STORBENCH_SPARK_PROPERTIES": str(auth)}
+    assert spark_service.client_env(state) == {
+        "STORBENCH_SPARK_MASTER": state["uri"],
+        "STORBENCH_SPARK_PROPERTIES": str(auth),
+    }
     recorded = process.read_state(Path(state["workdir"]))["processes"]
     engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]), app_name="storbench auth test")
     try:
@@ -373,8 +479,12 @@ def test_the_secret_stays_in_its_private_file(cluster):
     assert {*executors, *driver, *(p["pid"] for p in recorded)} <= set(seen)  # each read while it ran
     leaks = [pid for pid, line in seen.items() if secret in line]
     assert not set(leaks) - set(driver), "the secret in a server's or an executor's command line"
-    files = [f for root in [state["workdir"], *state["worker_roots"]] for f in Path(root).rglob("*")
-             if f.is_file() and f != auth]
+    files = [
+        f
+        for root in [state["workdir"], *state["worker_roots"]]
+        for f in Path(root).rglob("*")
+        if f.is_file() and f != auth
+    ]
     assert any(f.name == "stderr" for f in files)  # the executors' own logs (their launch command) are among them
     assert [f for f in files if secret in _text_if_there(f)] == []
     # the driver's spark-submit takes secret settings from a private properties file, not --conf
@@ -384,9 +494,13 @@ def test_the_secret_stays_in_its_private_file(cluster):
 def _executors(recorded):
     """PIDs of the executor JVMs below the workers (polled until each worker has one)."""
     for _ in range(240):
-        found = {p["name"]: [pid for pid in process.descendants(p["pid"])
-                             if "CoarseGrainedExecutorBackend" in process.cmdline(pid)]
-                 for p in recorded if p["kind"] == "worker"}
+        found = {
+            p["name"]: [
+                pid for pid in process.descendants(p["pid"]) if "CoarseGrainedExecutorBackend" in process.cmdline(pid)
+            ]
+            for p in recorded
+            if p["kind"] == "worker"
+        }
         if all(found.values()):
             return [pid for pids in found.values() for pid in pids]
         time.sleep(0.5)
@@ -398,8 +512,11 @@ def test_down_stops_every_recorded_pid_and_the_executors(cluster):
     recorded = process.read_state(Path(state["workdir"]))["processes"]
     assert {p["kind"] for p in recorded} == {"master", "worker", "exporter"} and len(recorded) == 5
     assert all(process.alive(p["pid"], p["marker"]) for p in recorded)
-    engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]),  # an app holding executors
-                         app_name="storbench down test")
+    engine = SparkEngine(
+        state["uri"],
+        spark_service.client_conf(home, state["uri"]),  # an app holding executors
+        app_name="storbench down test",
+    )
     try:
         engine.start()
         executors = [(pid, process.cmdline(pid)) for pid in _executors(recorded)]
@@ -421,8 +538,12 @@ def test_down_stops_every_recorded_pid_and_the_executors(cluster):
 def test_interrupted_up_leaves_nothing_running(tmp_path):
     home = tmp_path / "home"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "services", "up", "spark",
-                             "--workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "--results", str(home), "services", "up", "spark", "--workers", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     state_file = home / "services" / "spark" / process.STATE
     recorded = []
     deadline = time.monotonic() + 180  # a loaded machine starts JVMs slowly
@@ -432,8 +553,9 @@ def test_interrupted_up_leaves_nothing_running(tmp_path):
         except (OSError, ValueError, KeyError):
             recorded = []
         # all three spawned and each already its own program (spark-class execs java after a moment)
-        if (len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded)) \
-                or proc.poll() is not None:
+        if (
+            len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded)
+        ) or proc.poll() is not None:
             break
         time.sleep(0.05)
     assert len(recorded) == 3 and all(process.alive(p["pid"], p["marker"]) for p in recorded), recorded

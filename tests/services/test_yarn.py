@@ -43,17 +43,25 @@ def test_nodes_file_and_who_may_submit(yarn):
     home, state = yarn
     assert yarn_service.running_nodes(state) == ["127.0.0.2", "127.0.0.3"]
     nodes = load_nodes(state["nodes"])
-    assert [(n.name, n.host, n.role) for n in nodes.nodes] == [("nodemanager-1", "127.0.0.2", "worker"),
-                                                              ("nodemanager-2", "127.0.0.3", "worker")]
+    assert [(n.name, n.host, n.role) for n in nodes.nodes] == [
+        ("nodemanager-1", "127.0.0.2", "worker"),
+        ("nodemanager-2", "127.0.0.3", "worker"),
+    ]
     assert all(n.exporter.startswith(f"http://{n.host}:") for n in nodes.nodes)
     # the web UI and REST API: an anonymous request is refused; a stated user other than storbench may not submit
     assert _status(f"{state['web_ui']}/ws/v1/cluster/nodes")[0] == 401
     api = f"{state['web_ui']}/ws/v1/cluster/apps"
     code, body = _status(f"{api}/new-application?user.name=mallory", b"")
     assert code == 200, body
-    app = json.dumps({"application-id": json.loads(body)["application-id"], "application-name": "x",
-                      "queue": "default", "am-container-spec": {"commands": {"command": "true"}},
-                      "resource": {"memory": 256, "vCores": 1}}).encode()
+    app = json.dumps(
+        {
+            "application-id": json.loads(body)["application-id"],
+            "application-name": "x",
+            "queue": "default",
+            "am-container-spec": {"commands": {"command": "true"}},
+            "resource": {"memory": 256, "vCores": 1},
+        }
+    ).encode()
     code, body = _status(f"{api}?user.name=mallory", app)
     assert code == 403 or "not have permission" in body or "cannot submit" in body.lower(), (code, body)
 
@@ -83,11 +91,20 @@ def test_spark_transforms_and_terasort_on_yarn_both_nodes(yarn, tmp_path):
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert [n["name"] for n in manifest["config"]["nodes"]] == ["nodemanager-1", "nodemanager-2"]
     for workload in ("repartition", "terasort"):
-        nodes = {s["labels"]["node"] for s in samples if s["workload"] == workload and s["metric"] == "max_cpu_pct"
-                 and "node" in s["labels"]}
+        nodes = {
+            s["labels"]["node"]
+            for s in samples
+            if s["workload"] == workload and s["metric"] == "max_cpu_pct" and "node" in s["labels"]
+        }
         assert nodes == {"worker-1", "worker-2"}, workload  # both NodeManagers (role worker) measured by exporters
-        ran = {s["labels"]["node"] for s in samples if s["workload"] == workload and s["metric"] == "spark_task_time_s"
-               and "node" in s["labels"] and s["value"] > 0}
+        ran = {
+            s["labels"]["node"]
+            for s in samples
+            if s["workload"] == workload
+            and s["metric"] == "spark_task_time_s"
+            and "node" in s["labels"]
+            and s["value"] > 0
+        }
         assert ran == {"worker-1", "worker-2"}, workload  # tasks ran on both NodeManagers (Spark's event log)
     shown = storbench(home, "show", outcome["run_id"])
     print(shown.stdout)  # the per-node table, for the closing note (pytest -s)
@@ -100,14 +117,32 @@ def test_testdfsio_on_yarn_against_hdfs(yarn, hdfs):
     home, _ = yarn
     _, hdfs_state = hdfs
     result, outcome, samples = run_json(
-        home, "dfsio-002", "--target", f"{hdfs_state['uri']}/yarn-dfsio", "--spark-master", "yarn",
-        "--repeat", "1", "--set", "files=2", "--set", "file_size=4M", "--sweep", "driver=testdfsio,storbench",
-        timeout=500)
+        home,
+        "dfsio-002",
+        "--target",
+        f"{hdfs_state['uri']}/yarn-dfsio",
+        "--spark-master",
+        "yarn",
+        "--repeat",
+        "1",
+        "--set",
+        "files=2",
+        "--set",
+        "file_size=4M",
+        "--sweep",
+        "driver=testdfsio,storbench",
+        timeout=500,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert outcome["status"] == "succeeded", outcome["errors"]
-    figures = {d: {(s["workload"], s["metric"]): s["value"] for s in samples if s["metric"].startswith("dfsio_")
-                   and s["labels"].get("driver") == d and not s["labels"].get("node")}
-               for d in ("testdfsio", "storbench")}
+    figures = {
+        d: {
+            (s["workload"], s["metric"]): s["value"]
+            for s in samples
+            if s["metric"].startswith("dfsio_") and s["labels"].get("driver") == d and not s["labels"].get("node")
+        }
+        for d in ("testdfsio", "storbench")
+    }
     print(json.dumps({d: {f"{w} {m}": v for (w, m), v in f.items()} for d, f in figures.items()}, indent=1))
     for driver, found in figures.items():
         for workload in ("dfsio-write", "dfsio-read"):
@@ -121,8 +156,12 @@ def test_testdfsio_on_yarn_against_hdfs(yarn, hdfs):
 
 def _as_nobody(code: str) -> subprocess.CompletedProcess:
     """``code`` run by Python as the local account ``nobody`` (no groups): a stranger on this machine."""
-    return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-I",
-                           "-c", code], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-I", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 # A stranger's submission through the REST API (no Hadoop client or jars needed, as any local user can do it): claims
@@ -147,8 +186,12 @@ class RanAsRoot(AssertionError):
     """The one failure the reproduction below expects today (any other failure of that test is a real one)."""
 
 
-@pytest.mark.xfail(strict=True, raises=RanAsRoot, reason="issue 38 item 1: YARN's containers run as the OS user "
-                   "who started the service (root here); remove this mark when they no longer do")
+@pytest.mark.xfail(
+    strict=True,
+    raises=RanAsRoot,
+    reason="issue 38 item 1: YARN's containers run as the OS user "
+    "who started the service (root here); remove this mark when they no longer do",
+)
 def test_a_stranger_claiming_storbench_gets_no_root(yarn):
     """The reproduction of issue 38 item 1: another local account (nobody) states the Hadoop name storbench (simple
     auth trusts it) and submits an application whose container records ``id -u``; the container must not run as
@@ -183,8 +226,10 @@ def test_bad_input_is_one_line_before_any_work(yarn, tmp_path):
     ]
     conf = tmp_path / "conf"
     conf.mkdir()
-    (conf / "yarn-site.xml").write_text('<configuration><property><name>yarn.resourcemanager.address</name>'
-                                        '<value>127.0.0.1:1</value></property></configuration>')
+    (conf / "yarn-site.xml").write_text(
+        "<configuration><property><name>yarn.resourcemanager.address</name>"
+        "<value>127.0.0.1:1</value></property></configuration>"
+    )
     cases.append(({"HADOOP_CONF_DIR": str(conf)}, [], "no ResourceManager answers at 127.0.0.1:1"))
     for env, extra, said in cases:
         result = storbench(home, "run", "groupby", "--spark-master", "yarn", *TINY, *extra, env_extra=env, timeout=60)
@@ -192,8 +237,16 @@ def test_bad_input_is_one_line_before_any_work(yarn, tmp_path):
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and said in lines[0], result.stderr
     empty = tmp_path / "empty-home"
-    result = storbench(empty, "run", "groupby", "--spark-master", "yarn", *TINY, timeout=60,
-                       env_extra={"HADOOP_CONF_DIR": "", "YARN_CONF_DIR": ""})
+    result = storbench(
+        empty,
+        "run",
+        "groupby",
+        "--spark-master",
+        "yarn",
+        *TINY,
+        timeout=60,
+        env_extra={"HADOOP_CONF_DIR": "", "YARN_CONF_DIR": ""},
+    )
     assert result.returncode == 2 and "no ResourceManager" in result.stderr, result.stderr
     result = storbench(empty, "services", "up", "yarn", "--memory", "99999999", timeout=60)
     assert result.returncode == 2 and "more than this machine has" in result.stderr, result.stderr
@@ -205,10 +258,30 @@ def test_nodemanager_killed_mid_run_ends(yarn):
     home, state = yarn
     nm = next(p for p in state["processes"] if p["name"] == "nodemanager-2")
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1"}
-    run = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", "terasort",
-                            "--spark-master", "yarn", "--repeat", "1", "--set", "size_bytes=8M",
-                            "--set", "partition_mb=2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=env)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "storbench",
+            "--results",
+            str(home),
+            "run",
+            "terasort",
+            "--spark-master",
+            "yarn",
+            "--repeat",
+            "1",
+            "--set",
+            "size_bytes=8M",
+            "--set",
+            "partition_mb=2",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and run.poll() is None:  # until an executor runs on that node

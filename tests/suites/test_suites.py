@@ -59,21 +59,35 @@ def test_explicit_scale_sets_rows_and_scales_partitions():
     assert params["rows"] == 50_000_000 and params["partitions"] == 5
 
 
-@pytest.mark.parametrize("text,value", [("5000", 5000), ("5_000", 5000), ("5k", 5000), ("2M", 2_000_000),
-                                         ("1e6", 1_000_000), ("10B", 10_000_000_000), ("huge", None), ("0", None)])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("5000", 5000),
+        ("5_000", 5000),
+        ("5k", 5000),
+        ("2M", 2_000_000),
+        ("1e6", 1_000_000),
+        ("10B", 10_000_000_000),
+        ("huge", None),
+        ("0", None),
+    ],
+)
 def test_parse_count(text, value):
     assert parse_count(text) == value
 
 
-@pytest.mark.parametrize("text,message", [
-    ("name: x\nworkloads: [groupby]\nbogus: 1\n", "x.yaml: unknown key 'bogus'; allowed: name,"),
-    ("name: x\nworkloads: [nosuch]\n", "x.yaml: workloads: unknown workload 'nosuch'; known: broadcast-join,"),
-    ("name: x\nworkloads: [groupby]\nrepetitions: 0\n", "repetitions must be at least 1"),
-    ("name: x\nworkloads: [groupby]\nrepetitions: three\n", "key 'repetitions' must be a int"),
-    ("name: x\n", "missing required key 'workloads'"),
-    ("name: x\nworkloads: [groupby\n", "x.yaml:3: not valid YAML"),
-    ("name: x\nworkloads: [{workload: groupby, extra: 1}]\n", "workloads[0] must be a workload name"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("name: x\nworkloads: [groupby]\nbogus: 1\n", "x.yaml: unknown key 'bogus'; allowed: name,"),
+        ("name: x\nworkloads: [nosuch]\n", "x.yaml: workloads: unknown workload 'nosuch'; known: broadcast-join,"),
+        ("name: x\nworkloads: [groupby]\nrepetitions: 0\n", "repetitions must be at least 1"),
+        ("name: x\nworkloads: [groupby]\nrepetitions: three\n", "key 'repetitions' must be a int"),
+        ("name: x\n", "missing required key 'workloads'"),
+        ("name: x\nworkloads: [groupby\n", "x.yaml:3: not valid YAML"),
+        ("name: x\nworkloads: [{workload: groupby, extra: 1}]\n", "workloads[0] must be a workload name"),
+    ],
+)
 def test_bad_suite_files_name_file_key_and_allowed(text, message):
     with pytest.raises(InputError) as info:
         parse_suite(text, "x.yaml")
@@ -86,12 +100,15 @@ def test_unknown_parameter_names_the_allowed_ones():
         suite.resolve(None, {})
 
 
-@pytest.mark.parametrize("override,message", [
-    ({"format": "orc"}, "--set: format='orc' is not allowed; allowed: csv, parquet"),
-    ({"rows": "many"}, "--set: rows='many' must be an integer"),
-    ({"rows": "0"}, "--set: rows=0 is below the minimum 1"),
-    ({"nope": "1"}, "--set: unknown parameter 'nope'"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ({"format": "orc"}, "--set: format='orc' is not allowed; allowed: csv, parquet"),
+        ({"rows": "many"}, "--set: rows='many' must be an integer"),
+        ({"rows": "0"}, "--set: rows=0 is below the minimum 1"),
+        ({"nope": "1"}, "--set: unknown parameter 'nope'"),
+    ],
+)
 def test_bad_overrides(override, message):
     with pytest.raises(InputError) as info:
         load_suite("spark-transforms").resolve(None, override)
@@ -141,8 +158,10 @@ def test_a_scale_asked_for_gives_a_workload_alone_only_its_sizes():
     got = per["objects-get"]
     assert (got["size"], got["objects"], got["duration_s"]) == ("8m", 8, 3.0)
     assert (got["sweep"], got["sweep_over"], got["concurrency"]) == ("", "concurrency", 8)
-    assert first_line == ("objects-get: size=8m (default 4k; cosbench-001's tiny scale), objects=8 (default 100; "
-                          "cosbench-001's tiny scale), duration_s=3.0 (default 10.0; cosbench-001's tiny scale)")
+    assert first_line == (
+        "objects-get: size=8m (default 4k; cosbench-001's tiny scale), objects=8 (default 100; "
+        "cosbench-001's tiny scale), duration_s=3.0 (default 10.0; cosbench-001's tiny scale)"
+    )
     scale, per, first_line = _alone("groupby", "20K", partitions="2")
     assert scale == "20000" and per["groupby"]["rows"] == per["datagen"]["rows"] == 20_000
     assert first_line == "groupby: rows=20000 (default 200000; --scale 20000), partitions=2 (default 4)"

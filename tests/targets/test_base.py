@@ -27,7 +27,8 @@ def test_an_unknown_scheme_lists_the_registry():
 
 def test_a_new_scheme_is_one_module_in_the_package(tmp_path, monkeypatch):
     """A module dropped into the package registers its scheme: no other file changes."""
-    (tmp_path / "kv.py").write_text(textwrap.dedent('''
+    (tmp_path / "kv.py").write_text(
+        textwrap.dedent("""
         from urllib.parse import urlparse
         from storbench.targets.base import Target, register
 
@@ -41,7 +42,8 @@ def test_a_new_scheme_is_one_module_in_the_package(tmp_path, monkeypatch):
             @classmethod
             def parse(cls, text, options):
                 return cls(text, options)
-    '''))
+    """)
+    )
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
     monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
     try:

@@ -21,40 +21,45 @@ def _one_line(exc: BaseException) -> str:
     return text
 
 
-@pytest.mark.parametrize("text, says", [
-    ("cassandra://", "cassandra://HOST:PORT"),
-    ("cassandra://127.0.0.1:notaport/ks", "not HOST:PORT"),
-    ("cassandra://127.0.0.1:9042,:9042/ks", "not HOST:PORT"),
-    ("cassandra://127.0.0.1:9042,127.0.0.2:9043/ks", "different ports"),
-    ("cassandra://127.0.0.1:9042/\"ks\"", "no quotes"),
-    ("cassandra://127.0.0.1:9042/it's", "no quotes"),
-    ("cassandra://127.0.0.1:9042/ks-1", "is not allowed"),
-    ("cassandra://127.0.0.1:9042/1ks", "is not allowed"),
-    ("cassandra://127.0.0.1:9042/" + "k" * 49, "is not allowed"),
-    ("cassandra://127.0.0.1:9042/system_schema", "system keyspaces"),
-    ("cassandra://127.0.0.1:9042/ks?user=u&password=secret", "a password never goes in the URL"),
-    ("cassandra://127.0.0.1:9042/ks?user=u", "user=NAME&password_file=PATH, each once"),
-    ("cassandra://127.0.0.1:9042/ks?user=u&password_file=/f&user=v", "each once"),
-    ("cassandra://127.0.0.1:9042/ks?user=&password_file=/f", "each once"),
-    ("cassandra://127.0.0.1:9042/ks?keyspace=x", "each once"),
-    ("cassandra://u@127.0.0.1:9042/ks", "cassandra://HOST:PORT"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("cassandra://", "cassandra://HOST:PORT"),
+        ("cassandra://127.0.0.1:notaport/ks", "not HOST:PORT"),
+        ("cassandra://127.0.0.1:9042,:9042/ks", "not HOST:PORT"),
+        ("cassandra://127.0.0.1:9042,127.0.0.2:9043/ks", "different ports"),
+        ('cassandra://127.0.0.1:9042/"ks"', "no quotes"),
+        ("cassandra://127.0.0.1:9042/it's", "no quotes"),
+        ("cassandra://127.0.0.1:9042/ks-1", "is not allowed"),
+        ("cassandra://127.0.0.1:9042/1ks", "is not allowed"),
+        ("cassandra://127.0.0.1:9042/" + "k" * 49, "is not allowed"),
+        ("cassandra://127.0.0.1:9042/system_schema", "system keyspaces"),
+        ("cassandra://127.0.0.1:9042/ks?user=u&password=secret", "a password never goes in the URL"),
+        ("cassandra://127.0.0.1:9042/ks?user=u", "user=NAME&password_file=PATH, each once"),
+        ("cassandra://127.0.0.1:9042/ks?user=u&password_file=/f&user=v", "each once"),
+        ("cassandra://127.0.0.1:9042/ks?user=&password_file=/f", "each once"),
+        ("cassandra://127.0.0.1:9042/ks?keyspace=x", "each once"),
+        ("cassandra://u@127.0.0.1:9042/ks", "cassandra://HOST:PORT"),
+    ],
+)
 def test_bad_urls_are_one_line(text, says):
     with pytest.raises(InputError) as err:
         parse_target(text)
     assert says in _one_line(err.value)
 
 
-
-@pytest.mark.parametrize("text", [
-    "cassandra://127.0.0.1:9042/ks?user=u&password=pw-canary-7",
-    "cassandra://127.0.0.1:9042/ks?password=pw-canary-7",
-    "cassandra://127.0.0.1:9042/ks?PASSWORD=pw-canary-7&user=u",
-    "cassandra://127.0.0.1:notaport/ks?password=pw-canary-7",
-    "cassandra://127.0.0.1:9042,127.0.0.2:9043/ks?password=pw-canary-7",
-    "cassandra://127.0.0.1:9042/system?password=pw-canary-7",
-    "cassandra://127.0.0.1:9042/ks-1?password=pw-canary-7",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cassandra://127.0.0.1:9042/ks?user=u&password=pw-canary-7",
+        "cassandra://127.0.0.1:9042/ks?password=pw-canary-7",
+        "cassandra://127.0.0.1:9042/ks?PASSWORD=pw-canary-7&user=u",
+        "cassandra://127.0.0.1:notaport/ks?password=pw-canary-7",
+        "cassandra://127.0.0.1:9042,127.0.0.2:9043/ks?password=pw-canary-7",
+        "cassandra://127.0.0.1:9042/system?password=pw-canary-7",
+        "cassandra://127.0.0.1:9042/ks-1?password=pw-canary-7",
+    ],
+)
 def test_a_password_in_the_url_is_not_echoed(text):
     """issue 38 item 11: the refusal names the URL with its password masked."""
     with pytest.raises(InputError) as err:
@@ -96,7 +101,6 @@ def test_a_login_comes_from_the_url_s_private_file_then_the_environment(tmp_path
     assert login == Credentials("alice", "pw-1") and "pw-1" not in repr(login)
 
 
-
 def test_the_environment_s_cql_login_is_read_once_and_taken_out_of_it(monkeypatch):
     """issue 38 item 4: $STORBENCH_CQL_PASSWORD stayed in storbench's environment, for every child to inherit."""
     from storbench import cli
@@ -109,8 +113,11 @@ def test_the_environment_s_cql_login_is_read_once_and_taken_out_of_it(monkeypatc
     assert not {"STORBENCH_CQL_USERNAME", "STORBENCH_CQL_PASSWORD"} & set(os.environ)  # no child inherits them
     assert parse_target("cassandra://127.0.0.1:9042/ks").credentials() == Credentials("envuser", "pw-canary-38")
 
-@pytest.mark.parametrize("mode, says", [(0o644, "readable by its owner only (chmod 600"),
-                                        (0o640, "readable by its owner only"), (None, "No such file")])
+
+@pytest.mark.parametrize(
+    "mode, says",
+    [(0o644, "readable by its owner only (chmod 600"), (0o640, "readable by its owner only"), (None, "No such file")],
+)
 def test_a_password_file_others_may_read_is_refused_in_one_line(tmp_path, mode, says):
     path = _password_file(tmp_path, mode) if mode else tmp_path / "missing"
     target = parse_target(f"cassandra://127.0.0.1:9042/ks?user=alice&password_file={path}")
@@ -144,7 +151,7 @@ def _refused_by_the_cli(home, target: str, *args: str) -> str:
 
 @pytest.mark.real
 def test_bad_keyspace_through_the_cli_is_one_line(tmp_path):
-    assert "no quotes" in _refused_by_the_cli(tmp_path / "home", "cassandra://127.0.0.1:9042/\"evil\"")
+    assert "no quotes" in _refused_by_the_cli(tmp_path / "home", 'cassandra://127.0.0.1:9042/"evil"')
 
 
 @pytest.mark.real
@@ -158,22 +165,27 @@ def _keyspaces(session) -> set[str]:
 
 
 def _tables(session, keyspace: str) -> set[str]:
-    return {row.table_name for row in session.execute(
-        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))}
+    return {
+        row.table_name
+        for row in session.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))
+    }
 
 
 @pytest.fixture
 def cql(cassandra1):
     home, state = cassandra1
-    with session_on(["127.0.0.1"], state["ports"]["native"], timeout=60,
-                    credentials=cassandra.credentials(state)) as session:
+    with session_on(
+        ["127.0.0.1"], state["ports"]["native"], timeout=60, credentials=cassandra.credentials(state)
+    ) as session:
         yield home, state, session
 
 
 def _canary(session, keyspace: str, table: str, key: str, value: str) -> None:
     """A keyspace and table of the test's own (not storbench's), with one row."""
-    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(
+        f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
     session.execute(f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (k varchar PRIMARY KEY, field0 varchar)")
     session.execute(f"INSERT INTO {keyspace}.{table} (k, field0) VALUES (%s, %s)", (key, value))
 
@@ -216,17 +228,25 @@ def test_claim_and_release_keep_the_canaries(cql):
     root = target.claim("20261123-000000-cafe")
     keyspace = "storbench_20261123_000000_cafe"
     assert target.keyspace == keyspace and root == f"{state['uri']}/{keyspace}"
-    row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
-                          (keyspace,)).one()
+    row = session.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s", (keyspace,)).one()
     assert row.replication["replication_factor"] == "1"
-    columns = {r.column_name: r.type for r in session.execute(
-        "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = 'usertable'",
-        (keyspace,))}
+    columns = {
+        r.column_name: r.type
+        for r in session.execute(
+            "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = 'usertable'",
+            (keyspace,),
+        )
+    }
     assert columns == {"y_id": "text", **{f: "text" for f in FIELDS}}  # varchar is text in CQL
     session.execute(f"INSERT INTO {keyspace}.usertable (y_id, field0) VALUES ('user1', 'x')")
     assert target.manifest_config() | {"contact_points": None} == {
-        "contact_points": None, "keyspace": keyspace, "table": "usertable", "replication": 1,
-        "cassandra_nodes": 1, "keyspace_owned": True}
+        "contact_points": None,
+        "keyspace": keyspace,
+        "table": "usertable",
+        "replication": 1,
+        "cassandra_nodes": 1,
+        "keyspace_owned": True,
+    }
 
     assert target.release() is True
     assert keyspace not in _keyspaces(session)

@@ -62,15 +62,18 @@ def test_tls_1_trusts_the_system_store_and_ca_names_a_ca(ca, no_login):
     assert parse_target("cassandra://127.0.0.1:9042/ks").manifest_config()["cql_tls"] is None
 
 
-@pytest.mark.parametrize("query, says", [
-    ("tls=yes", "tls=yes is not allowed; tls=1 asks for TLS"),
-    ("tls=0&ca={ca}", "tls=0 is not allowed"),
-    ("tls=", "each once"),
-    ("tls=1&tls=1", "each once"),
-    ("ca=relative.pem", "ca=relative.pem is not an absolute path"),
-    ("ca=/no/such/ca.pem", "ca=/no/such/ca.pem: no such file"),
-    ("ssl=1", "tls=1 and/or ca=/ABS/PATH/CA.PEM"),
-])
+@pytest.mark.parametrize(
+    "query, says",
+    [
+        ("tls=yes", "tls=yes is not allowed; tls=1 asks for TLS"),
+        ("tls=0&ca={ca}", "tls=0 is not allowed"),
+        ("tls=", "each once"),
+        ("tls=1&tls=1", "each once"),
+        ("ca=relative.pem", "ca=relative.pem is not an absolute path"),
+        ("ca=/no/such/ca.pem", "ca=/no/such/ca.pem: no such file"),
+        ("ssl=1", "tls=1 and/or ca=/ABS/PATH/CA.PEM"),
+    ],
+)
 def test_bad_tls_options_are_one_line(ca, query, says):
     with pytest.raises(InputError) as err:
         parse_target(f"cassandra://127.0.0.1:9042/ks?{query.format(ca=ca)}")
@@ -104,8 +107,12 @@ def test_no_login_may_go_to_any_host_without_tls(no_login):
 
 
 def test_loopback_tls_and_the_flag_pass_and_only_the_flag_is_recorded(ca, env_login):
-    for url in ("cassandra://127.0.0.1:9042/ks", "cassandra://localhost:9042/ks", f"cassandra://{REMOTE}/ks?tls=1",
-                f"cassandra://{REMOTE}/ks?ca={ca}"):
+    for url in (
+        "cassandra://127.0.0.1:9042/ks",
+        "cassandra://localhost:9042/ks",
+        f"cassandra://{REMOTE}/ks?tls=1",
+        f"cassandra://{REMOTE}/ks?ca={ca}",
+    ):
         target = parse_target(url)
         assert target.insecure is False and "cql_insecure" not in target.manifest_config()
     target = parse_target(f"cassandra://{REMOTE}:9042/ks", TargetOptions(cql_insecure=True))
@@ -120,8 +127,18 @@ def test_the_flag_is_refused_where_it_would_do_nothing_or_contradict(ca, tmp_pat
 
 
 def test_the_cli_refuses_in_one_line_with_exit_2(env_login, tmp_path, capsys):
-    code = cli.main(["--results", str(tmp_path / "home"), "run", "ycsb-a", "--target",
-                     f"cassandra://{REMOTE}:9042/ks", "--set", "restore=none"])
+    code = cli.main(
+        [
+            "--results",
+            str(tmp_path / "home"),
+            "run",
+            "ycsb-a",
+            "--target",
+            f"cassandra://{REMOTE}:9042/ks",
+            "--set",
+            "restore=none",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "would cross the network to 192.0.2.7 in clear text" in err[0]
 
@@ -130,8 +147,9 @@ def _params(name: str, **more):
     return {p.name: p.default for p in get_workload(name, "t").params} | more
 
 
-@pytest.mark.parametrize("query, section", [("", None), ("?tls=1", {"ca_file": None}),
-                                            ("?ca={ca}", {"ca_file": "{ca}"})])
+@pytest.mark.parametrize(
+    "query, section", [("", None), ("?tls=1", {"ca_file": None}), ("?ca={ca}", {"ca_file": "{ca}"})]
+)
 def test_the_engine_s_job_asks_for_tls_as_the_url_does(ca, no_login, query, section):
     target = parse_target(f"cassandra://127.0.0.1:9042/ks{query.format(ca=ca)}")
     ctx = SimpleNamespace(target_as=lambda cls: target)
@@ -160,8 +178,14 @@ def test_the_management_session_checks_certificate_and_host_name(tmp_path):
 def test_the_nodes_serve_tls_and_plain_cql_with_the_service_s_keystore(tmp_path):
     tls = {"ca_file": "/s/tls/ca.pem", "keystore": "/s/tls/keystore.p12", "keystore_password": "kp"}
     text = cassandra_service._yaml(tmp_path, "127.0.0.1", {"storage": 1, "ssl_storage": 2, "native": 3}, tls)
-    block = text[text.index("client_encryption_options:"):].splitlines()[:7]
-    assert block == ["client_encryption_options:", "  enabled: true", "  optional: true",
-                     "  keystore: /s/tls/keystore.p12", "  keystore_password: kp", "  store_type: PKCS12",
-                     "  require_client_auth: false"]
+    block = text[text.index("client_encryption_options:") :].splitlines()[:7]
+    assert block == [
+        "client_encryption_options:",
+        "  enabled: true",
+        "  optional: true",
+        "  keystore: /s/tls/keystore.p12",
+        "  keystore_password: kp",
+        "  store_type: PKCS12",
+        "  require_client_auth: false",
+    ]
     assert cassandra_certs.client_env({"tls": tls}) == {"SSL_CERTFILE": "/s/tls/ca.pem"}

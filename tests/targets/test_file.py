@@ -40,7 +40,9 @@ def test_bad_file_targets(tmp_path):
         parse_target(f"file://{tmp_path}/afile")
     with pytest.raises(InputError, match="no path; use file:///absolute/path or a directory"):
         parse_target("file://")
-    with pytest.raises(InputError, match=r"^--replication 2: applies to cassandra:// and hdfs:// targets only; the target is file://"):
+    with pytest.raises(
+        InputError, match=r"^--replication 2: applies to cassandra:// and hdfs:// targets only; the target is file://"
+    ):
         parse_target(str(tmp_path), TargetOptions(replication=2))
 
 

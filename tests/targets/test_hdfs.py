@@ -29,23 +29,31 @@ def test_our_own_cluster_is_found_by_uri(tmp_path, monkeypatch):
     monkeypatch.setattr(hdfs_module, "service_status", lambda name, home: OURS)
     ours = parse_target("hdfs://127.0.0.1:8020/x", TargetOptions(home=tmp_path, replication=3))
     assert ours.local_path() is not None and str(ours.local_path()) == "/srv/dn0"
-    with pytest.raises(InputError, match=r"^--replication 3: above the 2 DataNode\(s\) of hdfs://127.0.0.1:8020; "
-                                         r"allowed: 1 to 2$"):
+    with pytest.raises(
+        InputError,
+        match=r"^--replication 3: above the 2 DataNode\(s\) of hdfs://127.0.0.1:8020; "
+        r"allowed: 1 to 2$",
+    ):
         ours.precheck(0)
     other = parse_target("hdfs://10.0.0.1:8020/x", TargetOptions(home=tmp_path))
     assert other.local_path() is None
     warnings: list[str] = []
     assert other.devices(None, warnings.append) == ([], "remote target")
-    assert warnings == ["target hdfs://10.0.0.1:8020/x is remote: no local device to measure; "
-                        "pass --devices with the DataNodes' disks to measure them"]
+    assert warnings == [
+        "target hdfs://10.0.0.1:8020/x is remote: no local device to measure; "
+        "pass --devices with the DataNodes' disks to measure them"
+    ]
 
 
 def test_unreachable_namenode_fails_in_one_line():
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    with pytest.raises(TargetError, match=rf"^target hdfs://127.0.0.1:{port}/x: cannot connect to 127.0.0.1:{port} "
-                                          r"\(.*\); is the NameNode running\?$"):
+    with pytest.raises(
+        TargetError,
+        match=rf"^target hdfs://127.0.0.1:{port}/x: cannot connect to 127.0.0.1:{port} "
+        r"\(.*\); is the NameNode running\?$",
+    ):
         parse_target(f"hdfs://127.0.0.1:{port}/x").precheck(0)
 
 
@@ -53,8 +61,10 @@ def test_spark_settings_fail_fast_and_carry_the_replication():
     from storbench.engines.spark import target_conf
 
     assert target_conf(parse_target("hdfs://nn:1/x", TargetOptions(replication=2)).facts()) == {
-        "spark.hadoop.ipc.client.connect.max.retries": "2", "spark.hadoop.ipc.client.connect.timeout": "5000",
-        "spark.hadoop.dfs.replication": "2"}
+        "spark.hadoop.ipc.client.connect.max.retries": "2",
+        "spark.hadoop.ipc.client.connect.timeout": "5000",
+        "spark.hadoop.dfs.replication": "2",
+    }
     assert "spark.hadoop.dfs.replication" not in target_conf(parse_target("hdfs://nn:1/x").facts())
 
 

@@ -17,7 +17,9 @@ def target():
 
 
 def test_parse_takes_a_name_and_refuses_the_rest():
-    assert isinstance(parse_target("mem://smoke-1/"), MemTarget) and parse_target("mem://smoke-1").uri == "mem://smoke-1"
+    assert (
+        isinstance(parse_target("mem://smoke-1/"), MemTarget) and parse_target("mem://smoke-1").uri == "mem://smoke-1"
+    )
     for text in ("mem://", "mem://A", "mem://a/b"):
         with pytest.raises(InputError, match=rf"^--target '{text}': expected mem://NAME"):
             parse_target(text)
@@ -48,8 +50,11 @@ def test_nothing_outside_a_marked_root_is_deleted(target):
     volume = mem.volume("t")
     volume.files["users/own.dat"] = b"x"
     for uri in ("mem://t/users/own.dat", "mem://t/users", "mem://t/storbench-r1", "mem://other/storbench-r1/x"):
-        with pytest.raises(TargetError, match=f"^refusing to delete {uri}: it is not below this run's root "
-                                              rf"\(this run's root: mem://t/storbench-r1\)$"):
+        with pytest.raises(
+            TargetError,
+            match=f"^refusing to delete {uri}: it is not below this run's root "
+            rf"\(this run's root: mem://t/storbench-r1\)$",
+        ):
             target.delete(uri)
     assert "users/own.dat" in volume.files
 

@@ -32,15 +32,21 @@ def test_pool_on_a_named_cluster(tmp_path):
 
 
 def test_no_cluster_to_reach_is_refused_before_anything_starts():
-    with pytest.raises(TargetError, match=r"storbench's Ceph is not running; start it with `storbench services up "
-                                          r"ceph` or name a cluster's conf: rados://pool\?conf=PATH"):
+    with pytest.raises(
+        TargetError,
+        match=r"storbench's Ceph is not running; start it with `storbench services up "
+        r"ceph` or name a cluster's conf: rados://pool\?conf=PATH",
+    ):
         parse_target("rados://pool").precheck(0)
 
 
 @pytest.mark.parametrize("text", ["rados://", "rados://pool/sub", "rados://po!ol", "rados://pool?user=admin"])
 def test_bad_forms(text):
-    with pytest.raises(InputError, match=r"a rados:// target is rados://POOL \(on `storbench services up ceph`\) "
-                                         r"or rados://POOL\?conf=/etc/ceph/ceph.conf"):
+    with pytest.raises(
+        InputError,
+        match=r"a rados:// target is rados://POOL \(on `storbench services up ceph`\) "
+        r"or rados://POOL\?conf=/etc/ceph/ceph.conf",
+    ):
         parse_target(text)
 
 

@@ -13,14 +13,26 @@ from storbench.targets import s3 as s3_module
 from storbench.targets.s3 import S3Target, resolve_endpoint
 
 ENDPOINT = "http://127.0.0.1:9000"
-OURS = {"s3_endpoint": ENDPOINT, "server": "seaweedfs", "access_key": "svc-key", "secret_key": "svc-secret",
-        "data_dir": "/srv/s3"}
+OURS = {
+    "s3_endpoint": ENDPOINT,
+    "server": "seaweedfs",
+    "access_key": "svc-key",
+    "secret_key": "svc-secret",
+    "data_dir": "/srv/s3",
+}
 
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch, tmp_path):
-    for name in ("STORBENCH_S3_ENDPOINT", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                 "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"):
+    for name in (
+        "STORBENCH_S3_ENDPOINT",
+        "AWS_ENDPOINT_URL",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
 
@@ -45,9 +57,12 @@ def test_the_manifest_records_the_endpoint_and_never_the_secret(monkeypatch):
     monkeypatch.setenv("STORBENCH_S3_SERVER", "generic")  # declared: nothing is sniffed
     target = parse_target("s3://bench/x", TargetOptions(endpoint=ENDPOINT))
     assert isinstance(target, S3Target)
-    assert target.manifest_config() == {"endpoint": ENDPOINT,
-                                        "endpoint_how": "--endpoint; credentials from the environment",
-                                        "server": "generic", "server_how": "$STORBENCH_S3_SERVER"}
+    assert target.manifest_config() == {
+        "endpoint": ENDPOINT,
+        "endpoint_how": "--endpoint; credentials from the environment",
+        "server": "generic",
+        "server_how": "$STORBENCH_S3_SERVER",
+    }
     assert target.facts().server is None
     assert "the-secret" not in repr(target.endpoint)
     # held for signing in exactly one field, the one repr leaves out
@@ -65,7 +80,10 @@ def test_endpoint_and_credentials_order(tmp_path, monkeypatch):
     monkeypatch.setattr(s3_module, "service_status", lambda name, home: OURS)
     ours = resolve_endpoint(None, tmp_path)
     assert (ours.url, ours.access_key, ours.how) == (
-        ENDPOINT, "svc-key", "storbench s3 service (seaweedfs); credentials of the storbench s3 service")
+        ENDPOINT,
+        "svc-key",
+        "storbench s3 service (seaweedfs); credentials of the storbench s3 service",
+    )
     monkeypatch.setenv("AWS_ENDPOINT_URL", "https://s3.example.org/")
     profile = tmp_path / "credentials"
     profile.write_text("[default]\naws_access_key_id = pk\naws_secret_access_key = ps\n")

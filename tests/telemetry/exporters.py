@@ -15,10 +15,12 @@ import pytest
 
 EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
 PROMETHEUS = shutil.which("prometheus")
-needs_exporter = pytest.mark.skipif(EXPORTER is None, reason="Debian's prometheus-node-exporter is not installed "
-                                    "(scripts/setup.sh --test installs it)")
-needs_prometheus = pytest.mark.skipif(PROMETHEUS is None or EXPORTER is None,
-                                      reason="Debian's prometheus is not installed (scripts/setup.sh --test)")
+needs_exporter = pytest.mark.skipif(
+    EXPORTER is None, reason="Debian's prometheus-node-exporter is not installed (scripts/setup.sh --test installs it)"
+)
+needs_prometheus = pytest.mark.skipif(
+    PROMETHEUS is None or EXPORTER is None, reason="Debian's prometheus is not installed (scripts/setup.sh --test)"
+)
 
 
 def free_port(address: str) -> int:
@@ -64,9 +66,11 @@ def stop_process(proc: subprocess.Popen) -> None:
 
 def start_exporter(address: str) -> Server:
     port = free_port(address)
-    proc = subprocess.Popen([EXPORTER, f"--web.listen-address={address}:{port}",
-                             r"--collector.diskstats.device-exclude=^(ram|fd)\d+$"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [EXPORTER, f"--web.listen-address={address}:{port}", r"--collector.diskstats.device-exclude=^(ram|fd)\d+$"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     server = Server(proc, f"http://{address}:{port}/metrics", address, port)
     try:
         _wait_http(server.url, proc, 20)
@@ -80,12 +84,20 @@ def start_prometheus(targets: list[str], workdir: Path) -> Server:
     """A Prometheus scraping ``targets`` (host:port) every second, its data in ``workdir``."""
     port = free_port("127.0.0.1")
     config = workdir / "prometheus.yml"
-    config.write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
-                      "  - job_name: node\n    static_configs:\n      - targets: [" +
-                      ", ".join(f"'{t}'" for t in targets) + "]\n")
-    proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={workdir / 'data'}",
-                             f"--web.listen-address=127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=(workdir / "prometheus.log").open("w"))
+    config.write_text(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+        "  - job_name: node\n    static_configs:\n      - targets: [" + ", ".join(f"'{t}'" for t in targets) + "]\n"
+    )
+    proc = subprocess.Popen(
+        [
+            PROMETHEUS,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={workdir / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(workdir / "prometheus.log").open("w"),
+    )
     server = Server(proc, f"http://127.0.0.1:{port}", "127.0.0.1", port)
     try:
         _wait_http(f"{server.url}/-/ready", proc, 60)

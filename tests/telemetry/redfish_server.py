@@ -19,8 +19,9 @@ from tests.telemetry.exporters import free_port, stop_process
 
 SUSHY = shutil.which("sushy-static") or str(Path(__import__("sys").executable).with_name("sushy-static"))
 MOCKUP = Path(__file__).resolve().parents[1] / "data" / "power" / "redfish-mockup"
-needs_sushy = pytest.mark.skipif(not Path(SUSHY).exists(), reason="sushy-tools is not installed (pip install "
-                                 "-e '.[test]')")
+needs_sushy = pytest.mark.skipif(
+    not Path(SUSHY).exists(), reason="sushy-tools is not installed (pip install -e '.[test]')"
+)
 
 
 @dataclass

@@ -25,8 +25,7 @@ from storbench.telemetry.prometheus import PrometheusApi, PrometheusCollector
 from storbench.telemetry.window import window_metrics
 from tests.cli.helpers import storbench
 from tests.loopdev import loop_device
-from tests.telemetry.exporters import (needs_exporter, needs_prometheus, private_dir, start_exporter,
-                                       start_prometheus)
+from tests.telemetry.exporters import needs_exporter, needs_prometheus, private_dir, start_exporter, start_prometheus
 
 pytestmark = [pytest.mark.real, needs_exporter]  # real node_exporters and Prometheus
 FIO = shutil.which("fio")
@@ -54,9 +53,23 @@ def quiet_disk(tmp_path):
 
 def _steady_write(device: str, seconds: int) -> subprocess.Popen:
     """fio writing steadily (rate-limited, direct) so two readers of the same device see the same MB/s."""
-    return subprocess.Popen([FIO, "--name=steady", f"--filename={device}", "--rw=write", "--bs=1m",
-                             "--size=256m", "--direct=1", "--rate=40m", "--time_based", f"--runtime={seconds}",
-                             "--output-format=json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            FIO,
+            "--name=steady",
+            f"--filename={device}",
+            "--rw=write",
+            "--bs=1m",
+            "--size=256m",
+            "--direct=1",
+            "--rate=40m",
+            "--time_based",
+            f"--runtime={seconds}",
+            "--output-format=json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def test_the_exporter_snapshot_holds_the_same_counters_as_proc(exporter):
@@ -122,7 +135,8 @@ def test_prometheus_gives_what_the_direct_scrape_gives(exporter, quiet_disk):
         # Each source's mean write rate over its own snapshots inside the window (their grids differ: the
         # direct scrape's ticks, Prometheus's steps on its scrapes); a steady write gives both the same rate.
         assert _mean_write_mbps(queried.points(), start, end, disk) == pytest.approx(
-            _mean_write_mbps(direct.points(), start, end, disk), rel=0.02)
+            _mean_write_mbps(direct.points(), start, end, disk), rel=0.02
+        )
         assert by_prometheus["max_write_mbps"] == pytest.approx(by_scrape["max_write_mbps"], rel=0.10)
         # Prometheus's steps are whole seconds on its own scrape grid: compare the rates, not the edges
         spans = [p.time for p in queried.points() if start - 1 <= p.time <= end + 1]
@@ -152,8 +166,24 @@ def _sectors_at(points, when: float, disk: str) -> float:
 
 def _run(home: Path, target: Path, *nodes: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     args = [arg for spec in nodes for arg in ("--node", spec)]
-    return storbench(home, "run", "fio-002", "--scale", "tiny", "--target", str(target), "--interval", "0.5",
-                     "--set", "runtime_s=4", "--set", "size=16m", *args, *extra, timeout=300)
+    return storbench(
+        home,
+        "run",
+        "fio-002",
+        "--scale",
+        "tiny",
+        "--target",
+        str(target),
+        "--interval",
+        "0.5",
+        "--set",
+        "runtime_s=4",
+        "--set",
+        "size=16m",
+        *args,
+        *extra,
+        timeout=300,
+    )
 
 
 @pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -165,8 +195,12 @@ def test_a_node_whose_exporter_stops_mid_run_leaves_a_gap_and_nothing_else_lost(
     killer = threading.Timer(4.0, doomed.proc.kill)
     killer.start()
     try:
-        done = _run(home, target, f"steady={exporter.url},devices={disk},role=worker",
-                    f"doomed={doomed.url},devices={disk},role=worker")
+        done = _run(
+            home,
+            target,
+            f"steady={exporter.url},devices={disk},role=worker",
+            f"doomed={doomed.url},devices={disk},role=worker",
+        )
     finally:
         killer.cancel()
         doomed.stop()
@@ -184,26 +218,43 @@ def test_a_node_whose_exporter_stops_mid_run_leaves_a_gap_and_nothing_else_lost(
     assert (run_dir / "telemetry-worker-1.csv").stat().st_size > (run_dir / "telemetry-worker-2.csv").stat().st_size
 
 
-@pytest.mark.parametrize("nodes_yaml,message", [
-    ("nodes:\n  - name: a\n    exporter: {url}\n    colour: red\n", "{file}: nodes[0].colour: unknown key; allowed:"),
-    ("nodes:\n  - name: a\n    exporter: {url}\n  - name: a\n    exporter: {url}\n",
-     "{file}: nodes[1].name: duplicate node 'a' (also nodes[0])"),
-    ("nodes:\n  - name: a\n    exporter: {url}\n    devices: [nosuchdisk9]\n",
-     "{file}: nodes[0].devices: node a has no device 'nosuchdisk9' (its exporter lists:"),
-    ("nodes:\n  - name: a\n    exporter: http://127.0.0.33:9/metrics\n",
-     "{file}: nodes[0].exporter: cannot read node a's telemetry: http://127.0.0.33:9/metrics:"),
-    ("nodes:\n  - name: a\n    exporter: ftp://x/metrics\n", "{file}: nodes[0].exporter: 'ftp://x/metrics' is not an"),
-    ("nodes:\n  - name: a\n    role: janitor\n", "{file}: nodes[0].role: unknown role 'janitor'; allowed:"),
-    ("nodes: []\n", "{file}: nodes: expected a non-empty list of nodes"),
-])
-def test_bad_nodes_are_one_line_naming_the_file_and_key_before_anything_is_written(exporter, tmp_path,
-                                                                                     nodes_yaml, message):
+@pytest.mark.parametrize(
+    "nodes_yaml,message",
+    [
+        (
+            "nodes:\n  - name: a\n    exporter: {url}\n    colour: red\n",
+            "{file}: nodes[0].colour: unknown key; allowed:",
+        ),
+        (
+            "nodes:\n  - name: a\n    exporter: {url}\n  - name: a\n    exporter: {url}\n",
+            "{file}: nodes[1].name: duplicate node 'a' (also nodes[0])",
+        ),
+        (
+            "nodes:\n  - name: a\n    exporter: {url}\n    devices: [nosuchdisk9]\n",
+            "{file}: nodes[0].devices: node a has no device 'nosuchdisk9' (its exporter lists:",
+        ),
+        (
+            "nodes:\n  - name: a\n    exporter: http://127.0.0.33:9/metrics\n",
+            "{file}: nodes[0].exporter: cannot read node a's telemetry: http://127.0.0.33:9/metrics:",
+        ),
+        (
+            "nodes:\n  - name: a\n    exporter: ftp://x/metrics\n",
+            "{file}: nodes[0].exporter: 'ftp://x/metrics' is not an",
+        ),
+        ("nodes:\n  - name: a\n    role: janitor\n", "{file}: nodes[0].role: unknown role 'janitor'; allowed:"),
+        ("nodes: []\n", "{file}: nodes: expected a non-empty list of nodes"),
+    ],
+)
+def test_bad_nodes_are_one_line_naming_the_file_and_key_before_anything_is_written(
+    exporter, tmp_path, nodes_yaml, message
+):
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(nodes_yaml.format(url=exporter.url))
-    done = storbench(home, "run", "fio-002", "--scale", "tiny", "--target", str(target), "--nodes", str(nodes),
-                     timeout=120)
+    done = storbench(
+        home, "run", "fio-002", "--scale", "tiny", "--target", str(target), "--nodes", str(nodes), timeout=120
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message.format(file=nodes) in lines[0], done.stderr
@@ -212,8 +263,18 @@ def test_bad_nodes_are_one_line_naming_the_file_and_key_before_anything_is_writt
 
 def test_an_unreachable_node_on_the_command_line_is_one_line(tmp_path):
     home = tmp_path / "home"
-    done = storbench(home, "run", "fio-002", "--scale", "tiny", "--target", str(tmp_path),
-                     "--node", "far=http://127.0.0.34:9/metrics", timeout=120)
+    done = storbench(
+        home,
+        "run",
+        "fio-002",
+        "--scale",
+        "tiny",
+        "--target",
+        str(tmp_path),
+        "--node",
+        "far=http://127.0.0.34:9/metrics",
+        timeout=120,
+    )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "--node: nodes[0].exporter: cannot read node far's telemetry" in done.stderr
     assert not list(home.glob("runs/*"))

@@ -60,8 +60,11 @@ def _dd_window(tmp_path, devices: list[str]) -> dict:
     try:
         os.sync()  # dirty pages of others written now, not inside the window
         start = collector.mark()
-        subprocess.run(["dd", "if=/dev/zero", f"of={target}", "bs=1M", f"count={DD_MIB}", "oflag=direct",
-                        "conv=fsync"], check=True, capture_output=True)
+        subprocess.run(
+            ["dd", "if=/dev/zero", f"of={target}", "bs=1M", f"count={DD_MIB}", "oflag=direct", "conv=fsync"],
+            check=True,
+            capture_output=True,
+        )
         end = collector.mark()
     finally:
         collector.stop()

@@ -15,13 +15,16 @@ def host(data):
     return {"sys_root": str(root / "sys"), "proc_root": str(root / "proc")}
 
 
-@pytest.mark.parametrize("path, devices, chain", [
-    ("/home/user/data", ["sda"], "/ on /dev/sda2 (ext4): sda2 → sda"),
-    ("/bench/raid/run1", ["sda", "sdb"], "/bench/raid on /dev/md0 (xfs): md0 → sda, sdb"),
-    ("/bench/lvm/x", ["nvme0n1"], "/bench/lvm on /dev/mapper/vg0-srv (ext4): dm-0 → nvme0n1"),
-    ("/boot/efi/EFI", ["nvme0n1"], "/boot/efi on /dev/nvme0n1p1 (vfat): nvme0n1p1 → nvme0n1"),
-    ("/bench/btrfs/sub", ["sdc"], "/bench/btrfs on /dev/sdc (btrfs)"),  # anonymous 0:45, found by source
-])
+@pytest.mark.parametrize(
+    "path, devices, chain",
+    [
+        ("/home/user/data", ["sda"], "/ on /dev/sda2 (ext4): sda2 → sda"),
+        ("/bench/raid/run1", ["sda", "sdb"], "/bench/raid on /dev/md0 (xfs): md0 → sda, sdb"),
+        ("/bench/lvm/x", ["nvme0n1"], "/bench/lvm on /dev/mapper/vg0-srv (ext4): dm-0 → nvme0n1"),
+        ("/boot/efi/EFI", ["nvme0n1"], "/boot/efi on /dev/nvme0n1p1 (vfat): nvme0n1p1 → nvme0n1"),
+        ("/bench/btrfs/sub", ["sdc"], "/bench/btrfs on /dev/sdc (btrfs)"),  # anonymous 0:45, found by source
+    ],
+)
 def test_path_resolves_to_physical_disks(host, path, devices, chain):
     resolution = devices_for_path(path, **host)
     assert resolution.devices == devices
@@ -63,16 +66,21 @@ def test_devices_option_must_name_something(host):
 
 def test_device_info_of_disks_and_partitions(host):
     sys_root = host["sys_root"]
-    assert device_info("sda", sys_root) == {"model": "WDC WD20EFRX-68E", "vendor": "ATA",
-                                            "size_bytes": 3907029168 * 512, "rotational": True,
-                                            "scheduler": "bfq"}
+    assert device_info("sda", sys_root) == {
+        "model": "WDC WD20EFRX-68E",
+        "vendor": "ATA",
+        "size_bytes": 3907029168 * 512,
+        "rotational": True,
+        "scheduler": "bfq",
+    }
     nvme = device_info("nvme0n1", sys_root)
     assert (nvme["vendor"], nvme["rotational"], nvme["scheduler"]) == (None, False, "none")
     partition = device_info("sda1", sys_root)
     assert partition["size_bytes"] == 3900000000 * 512 and partition["model"] == "WDC WD20EFRX-68E"
     assert device_info("md0", sys_root)["scheduler"] == "none"
-    assert device_info("nosuch", sys_root) == dict.fromkeys(["model", "vendor", "size_bytes", "rotational",
-                                                              "scheduler"])
+    assert device_info("nosuch", sys_root) == dict.fromkeys(
+        ["model", "vendor", "size_bytes", "rotational", "scheduler"]
+    )
 
 
 def test_this_machine_resolves_tmp_path_to_whole_disks(tmp_path):

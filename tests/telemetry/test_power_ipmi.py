@@ -16,8 +16,10 @@ from storbench.telemetry.power.base import parse_spec
 from storbench.telemetry.power.ipmi import IpmiPower
 from tests.ipmi_dummy import DummyBmc
 
-pytestmark = [pytest.mark.real,  # the real ipmitool
-              pytest.mark.skipif(shutil.which("ipmitool") is None, reason="Debian's ipmitool is not installed")]
+pytestmark = [
+    pytest.mark.real,  # the real ipmitool
+    pytest.mark.skipif(shutil.which("ipmitool") is None, reason="Debian's ipmitool is not installed"),
+]
 CANARY = "ipmi-canary-5d21"
 
 
@@ -81,16 +83,19 @@ def test_a_dropped_session_is_a_failed_reading_then_a_new_session(bmc, monkeypat
     [gap] = sampler.gaps()
     # its next request goes to the closed interface: a write that kills it, or a read that fails (the BMC's thread
     # may be inside recv() when the socket closes)
-    assert gap["error"] in ("ipmitool ended by SIGPIPE",
-                            "ipmitool printed no power reading: 'dummy failed on read(): : Connection reset by peer'")
+    assert gap["error"] in (
+        "ipmitool ended by SIGPIPE",
+        "ipmitool printed no power reading: 'dummy failed on read(): : Connection reset by peer'",
+    )
     assert [p.watts for p in sampler.points()] == [231.0, 240.0, 240.0]
     assert bmc.connections == 2
 
 
 def test_check_reads_once_and_leaves_no_process(bmc, monkeypatch):
     monkeypatch.setenv("STORBENCH_BMC_PASSWORD", CANARY)
-    power = open_power("ipmi:10.0.0.9,user=admin", "nodes.yaml: nodes[0].power", 1.0, local=False, has_rapl=False,
-                       snapshots=list)
+    power = open_power(
+        "ipmi:10.0.0.9,user=admin", "nodes.yaml: nodes[0].power", 1.0, local=False, has_rapl=False, snapshots=list
+    )
     assert power.info == {"source": "ipmi", "scope": "node-psu", "host": "10.0.0.9"}
     assert bmc.readings == 1 and power.sampler.source._shell is None
 
@@ -102,9 +107,26 @@ def test_a_run_on_ipmi_reads_through_one_session_and_says_its_scope(bmc, tmp_pat
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()
     monkeypatch.setenv("STORBENCH_BMC_PASSWORD", CANARY)
-    done = storbench(home, "run", "fio-002", "--scale", "tiny", "--target", str(target), "--set", "runtime_s=2",
-                     "--set", "size=8m", "--repeat", "1", "--interval", "0.5",
-                     "--power", "ipmi:10.0.0.9,user=admin", timeout=300)
+    done = storbench(
+        home,
+        "run",
+        "fio-002",
+        "--scale",
+        "tiny",
+        "--target",
+        str(target),
+        "--set",
+        "runtime_s=2",
+        "--set",
+        "size=8m",
+        "--repeat",
+        "1",
+        "--interval",
+        "0.5",
+        "--power",
+        "ipmi:10.0.0.9,user=admin",
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     run = next(home.glob("runs/*"))
     manifest = json.loads((run / "manifest.json").read_text())
@@ -116,6 +138,8 @@ def test_a_run_on_ipmi_reads_through_one_session_and_says_its_scope(bmc, tmp_pat
     series = len((run / "power.csv").read_text().splitlines()) - 1  # its rows, the header aside
     assert bmc.readings == series + 1  # every reading of the series, and the check's
     report = (run / "report.md").read_text()
-    assert "| Energy [scope: node PSU (IPMI DCMI)] | J |" in report and "| Power scope | node PSU (IPMI DCMI) |" in report
+    assert (
+        "| Energy [scope: node PSU (IPMI DCMI)] | J |" in report and "| Power scope | node PSU (IPMI DCMI) |" in report
+    )
     assert "CPU package only" not in done.stderr + done.stdout
     assert CANARY not in report + json.dumps(manifest) + done.stderr + done.stdout

@@ -12,8 +12,12 @@ from tests.cli.helpers import storbench
 from tests.telemetry.exporters import needs_exporter, start_exporter
 from tests.telemetry.redfish_server import needs_sushy, start_bmc
 
-pytestmark = [pytest.mark.real,  # real BMCs (sushy-static), node_exporters and the CLI
-              needs_sushy, needs_exporter, pytest.mark.skipif(shutil.which("fio") is None, reason="no fio")]
+pytestmark = [
+    pytest.mark.real,  # real BMCs (sushy-static), node_exporters and the CLI
+    needs_sushy,
+    needs_exporter,
+    pytest.mark.skipif(shutil.which("fio") is None, reason="no fio"),
+]
 
 
 def _nodes_run(tmp_path, power_a: str, power_b: str):
@@ -21,12 +25,31 @@ def _nodes_run(tmp_path, power_a: str, power_b: str):
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()
     nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(f"nodes:\n  - {{name: here, role: worker, exporter: local, power: '{power_a}'}}\n"
-                     f"  - {{name: there, role: worker, exporter: {exporter.url}, power: '{power_b}'}}\n")
+    nodes.write_text(
+        f"nodes:\n  - {{name: here, role: worker, exporter: local, power: '{power_a}'}}\n"
+        f"  - {{name: there, role: worker, exporter: {exporter.url}, power: '{power_b}'}}\n"
+    )
     try:
-        done = storbench(home, "run", "fio-002", "--scale", "tiny", "--target", str(target), "--nodes", str(nodes),
-                         "--set", "runtime_s=3", "--set", "size=16m", "--repeat", "1", "--interval", "0.5",
-                         timeout=300)
+        done = storbench(
+            home,
+            "run",
+            "fio-002",
+            "--scale",
+            "tiny",
+            "--target",
+            str(target),
+            "--nodes",
+            str(nodes),
+            "--set",
+            "runtime_s=3",
+            "--set",
+            "size=16m",
+            "--repeat",
+            "1",
+            "--interval",
+            "0.5",
+            timeout=300,
+        )
     finally:
         exporter.stop()
     assert done.returncode == 0, done.stderr
@@ -36,8 +59,11 @@ def _nodes_run(tmp_path, power_a: str, power_b: str):
 
 
 def _get(samples, workload, metric, node=None):
-    [value] = [s["value"] for s in samples if s["workload"] == workload and s["metric"] == metric
-               and s["labels"] == ({"node": node} if node else {})]
+    [value] = [
+        s["value"]
+        for s in samples
+        if s["workload"] == workload and s["metric"] == metric and s["labels"] == ({"node": node} if node else {})
+    ]
     return value
 
 
@@ -51,13 +77,19 @@ def test_each_node_its_own_bmc_and_the_cluster_their_sum(tmp_path):
         bmc_a.stop(), bmc_b.stop()
     assert manifest["power"]["cluster_why"] is None
     assert {label: info["source"] for label, info in manifest["power"]["nodes"].items()} == {
-        "worker-1": "redfish", "worker-2": "redfish"}
+        "worker-1": "redfish",
+        "worker-2": "redfish",
+    }
     for workload in ("fio-write", "fio-read"):
-        one, two = _get(samples, workload, "avg_power_w", "worker-1"), _get(samples, workload, "avg_power_w", "worker-2")
+        one, two = (
+            _get(samples, workload, "avg_power_w", "worker-1"),
+            _get(samples, workload, "avg_power_w", "worker-2"),
+        )
         assert (one, two) == (pytest.approx(344.0), pytest.approx(120.0))
         assert _get(samples, workload, "avg_power_w") == pytest.approx(464.0)
         assert _get(samples, workload, "energy_j") == pytest.approx(
-            _get(samples, workload, "energy_j", "worker-1") + _get(samples, workload, "energy_j", "worker-2"))
+            _get(samples, workload, "energy_j", "worker-1") + _get(samples, workload, "energy_j", "worker-2")
+        )
         assert _get(samples, workload, "joules_per_gb", "worker-1") > 0
     assert (run / "power-worker-1.csv").exists() and (run / "power-worker-2.csv").exists()
 
@@ -68,8 +100,9 @@ def test_different_scopes_are_never_added(tmp_path):
         run, manifest, samples = _nodes_run(tmp_path, "command:scope=wall,echo 55", f"redfish:{bmc.chassis}")
     finally:
         bmc.stop()
-    assert manifest["power"]["cluster_why"] == ("the nodes' power sources cover different scopes (node-psu, wall): "
-                                                "never added")
+    assert manifest["power"]["cluster_why"] == (
+        "the nodes' power sources cover different scopes (node-psu, wall): never added"
+    )
     assert _get(samples, "fio-write", "energy_j") is None
     assert _get(samples, "fio-write", "avg_power_w", "worker-1") == pytest.approx(55.0)
     report = (run / "report.md").read_text()
@@ -83,4 +116,5 @@ def test_a_bad_power_key_names_the_file_and_node(tmp_path):
     done = storbench(tmp_path / "home", "run", "fio-002", "--scale", "tiny", "--nodes", str(nodes), timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        f"storbench: error: {nodes}: nodes[0].power command: echo printed no number of watts: 'none'"]
+        f"storbench: error: {nodes}: nodes[0].power command: echo printed no number of watts: 'none'"
+    ]

@@ -39,8 +39,7 @@ def test_rapl_packages_summed_and_wraparound_undone(tmp_path):
 
 def test_rapl_dram_zone_is_its_own_scope(tmp_path):
     _powercap(tmp_path, "powercap-linux-6.1-rapl-before.txt")
-    source = open_power("rapl:dram", "--power", 1.0, local=True, has_rapl=True, snapshots=list,
-                        sys_root=str(tmp_path))
+    source = open_power("rapl:dram", "--power", 1.0, local=True, has_rapl=True, snapshots=list, sys_root=str(tmp_path))
     assert source.info["scope"] == "dram" and source.info["zones"] == ["intel-rapl:0:1:dram", "intel-rapl:1:1:dram"]
     rapl = source.sampler.source
     first = rapl.read().joules
@@ -131,8 +130,9 @@ def test_ipmi_password_goes_in_a_private_file_never_argv_or_environment(monkeypa
     again.close()
 
 
-@pytest.mark.parametrize("text, watts", [("231.5\n", 231.5), ("power: 97 W", 97.0), ("1.2e2", 120.0),
-                                         ("no reading", None)])
+@pytest.mark.parametrize(
+    "text, watts", [("231.5\n", 231.5), ("power: 97 W", 97.0), ("1.2e2", 120.0), ("no reading", None)]
+)
 def test_command_watts(text, watts):
     assert parse_watts(text) == watts
 
@@ -152,14 +152,20 @@ def test_counter_readings_give_interval_watts():
     assert [(p.watts, p.joules) for p in points] == [(None, 0.0), (50.0, 100.0), (150.0, 250.0)]
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("bogus:1", "--power: unknown power source 'bogus'; allowed: rapl, ipmi, redfish, command"),
-    ("command:sh -c 'echo hello'", "--power command: sh printed no number of watts: 'hello'"),
-    ("redfish:http://u:p@127.0.0.1:1", "--power redfish: credentials in the URL are not accepted"),
-    ("redfish:http://127.0.0.1:1,password=x", "--power redfish: a password is never given in the spec"),
-    ("redfish:http://127.0.0.1:1,colour=red", "--power redfish: unknown key 'colour'"),
-    ("command:scope=kitchen,echo 1", "--power command: scope 'kitchen'; allowed: cpu-package, dram, node-psu, wall"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("bogus:1", "--power: unknown power source 'bogus'; allowed: rapl, ipmi, redfish, command"),
+        ("command:sh -c 'echo hello'", "--power command: sh printed no number of watts: 'hello'"),
+        ("redfish:http://u:p@127.0.0.1:1", "--power redfish: credentials in the URL are not accepted"),
+        ("redfish:http://127.0.0.1:1,password=x", "--power redfish: a password is never given in the spec"),
+        ("redfish:http://127.0.0.1:1,colour=red", "--power redfish: unknown key 'colour'"),
+        (
+            "command:scope=kitchen,echo 1",
+            "--power command: scope 'kitchen'; allowed: cpu-package, dram, node-psu, wall",
+        ),
+    ],
+)
 def test_bad_specs_are_one_line(spec, message):
     with pytest.raises(InputError) as error:
         open_power(spec, "--power", 1.0, local=True, has_rapl=False, snapshots=list)
@@ -168,4 +174,6 @@ def test_bad_specs_are_one_line(spec, message):
 
 def test_no_source_says_why():
     assert open_power(None, "--power", 1.0, local=True, has_rapl=False, snapshots=list).info == {
-        "source": "none", "why": "no RAPL counters (/sys/class/powercap), no --power"}
+        "source": "none",
+        "why": "no RAPL counters (/sys/class/powercap), no --power",
+    }

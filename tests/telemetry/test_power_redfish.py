@@ -45,8 +45,11 @@ def test_power_subsystem_sums_its_supplies_input(bmc):
 
 def test_a_chassis_without_power_is_one_line(bmc):
     (bmc.root / "Chassis" / "1" / "index.json").write_text('{"Id": "1", "Name": "bare"}')
-    with pytest.raises(InputError, match=r"^--power redfish: .*/Chassis/1 has no EnvironmentMetrics, Power or "
-                                         r"PowerSubsystem$"):
+    with pytest.raises(
+        InputError,
+        match=r"^--power redfish: .*/Chassis/1 has no EnvironmentMetrics, Power or "
+        r"PowerSubsystem$",
+    ):
         _open(f"redfish:{bmc.chassis}")
 
 
@@ -71,9 +74,28 @@ def test_sampler_integrates_served_watts(bmc):
 @pytest.mark.real
 def test_https_certificate_checked_by_default(tmp_path):
     cert, key = tmp_path / "bmc.crt", tmp_path / "bmc.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     server = start_bmc(tmp_path, (cert, key))
     try:
         chassis = f"redfish:{server.chassis}"

@@ -27,12 +27,15 @@ def test_basic_auth_over_plain_http_is_refused_unless_asked():
     with FakeBmc(auth=AUTH) as bmc:
         with pytest.raises(InputError) as refused:
             _open(f"redfish:{bmc.url},user=admin")
-        assert str(refused.value) == (f"--power redfish: {bmc.url} is plain http: Basic auth would send the password "
-                                      f"in clear text; use https://, or pass --power-insecure to send it anyway")
+        assert str(refused.value) == (
+            f"--power redfish: {bmc.url} is plain http: Basic auth would send the password "
+            f"in clear text; use https://, or pass --power-insecure to send it anyway"
+        )
         assert bmc.seen == []  # refused before anything was sent
         assert _open(f"redfish:{bmc.url},user=admin", insecure=True).sampler.source.read().watts == 250.0
         assert _open(f"redfish:{bmc.url},user=admin,insecure").sampler.source.read().watts == 250.0
         assert {header for _, header in bmc.seen} == {AUTH}
+
 
 def test_plain_http_without_credentials_is_fine(monkeypatch):
     monkeypatch.delenv("STORBENCH_BMC_PASSWORD")

@@ -28,8 +28,11 @@ def _samples(run: Path) -> list[dict]:
 
 
 def _value(samples: list[dict], workload: str, metric: str, labels: dict | None = None) -> float | None:
-    [value] = [s["value"] for s in samples if s["workload"] == workload and s["metric"] == metric
-               and s.get("labels", {}) == (labels or {})]
+    [value] = [
+        s["value"]
+        for s in samples
+        if s["workload"] == workload and s["metric"] == metric and s.get("labels", {}) == (labels or {})
+    ]
     return value
 
 
@@ -39,6 +42,7 @@ def _changing(bmc, values: list[float], period: float, stop: threading.Event) ->
         while not stop.wait(period):
             k += 1
             bmc.set_watts(values[k % len(values)])
+
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     return thread
@@ -67,8 +71,21 @@ def test_redfish_during_spark_transforms(tmp_path, monkeypatch):
     monkeypatch.setenv("STORBENCH_BMC_PASSWORD", CANARY)
     try:
         _changing(bmc, served, 0.7, stop)
-        result = storbench(home, "run", "spark-transforms", "--scale", "200K", "--repeat", "1", "--idle-s", "2",
-                           "--power", f"redfish:{bmc.chassis},user=admin", "--power-insecure", timeout=900)
+        result = storbench(
+            home,
+            "run",
+            "spark-transforms",
+            "--scale",
+            "200K",
+            "--repeat",
+            "1",
+            "--idle-s",
+            "2",
+            "--power",
+            f"redfish:{bmc.chassis},user=admin",
+            "--power-insecure",
+            timeout=900,
+        )
     finally:
         stop.set()
         bmc.stop()
@@ -109,9 +126,23 @@ def test_bmc_that_stops_answering_leaves_a_gap_and_the_run_goes_on(tmp_path, mon
     killer = threading.Thread(target=kill_when_running, daemon=True)
     killer.start()
     try:
-        result = storbench(home, "run", "fio-002", "--scale", "tiny", "--set", "runtime_s=3", "--repeat", "1",
-                           "--power", f"redfish:{bmc.chassis},user=admin", "--power-insecure", "--interval", "0.5",
-                           timeout=300)
+        result = storbench(
+            home,
+            "run",
+            "fio-002",
+            "--scale",
+            "tiny",
+            "--set",
+            "runtime_s=3",
+            "--repeat",
+            "1",
+            "--power",
+            f"redfish:{bmc.chassis},user=admin",
+            "--power-insecure",
+            "--interval",
+            "0.5",
+            timeout=300,
+        )
     finally:
         killer.join(5)
         bmc.stop()
@@ -129,12 +160,17 @@ def test_bmc_that_stops_answering_leaves_a_gap_and_the_run_goes_on(tmp_path, mon
     assert CANARY not in _everything_written(home) + result.stderr + result.stdout
 
 
-@pytest.mark.parametrize("power, message", [
-    ("wattmeter:usb0", "--power: unknown power source 'wattmeter'; allowed: rapl, ipmi, redfish, command"),
-    ("redfish:https://127.0.0.1:{port}/redfish/v1/Chassis/1",
-     "--power redfish: https://127.0.0.1:{port}: Connection refused"),
-    ("command:echo no-watts-here", "--power command: echo printed no number of watts: 'no-watts-here'"),
-])
+@pytest.mark.parametrize(
+    "power, message",
+    [
+        ("wattmeter:usb0", "--power: unknown power source 'wattmeter'; allowed: rapl, ipmi, redfish, command"),
+        (
+            "redfish:https://127.0.0.1:{port}/redfish/v1/Chassis/1",
+            "--power redfish: https://127.0.0.1:{port}: Connection refused",
+        ),
+        ("command:echo no-watts-here", "--power command: echo printed no number of watts: 'no-watts-here'"),
+    ],
+)
 def test_bad_power_input_is_one_line_before_the_run(tmp_path, power, message):
     from tests.telemetry.exporters import free_port
 

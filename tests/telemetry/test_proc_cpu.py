@@ -12,8 +12,7 @@ import pytest
 from storbench.telemetry.proc_cpu import CpuTrace, CpuWatch, at, middle_cpu, middle_window, process_cpu_s
 
 # a slow start (nothing done for 2 s: a JVM starting, a session opening), then 100 ops/s, then a slow tail
-PROGRESS = [(0.0, 0.0), (1.0, 0.0), (2.0, 0.0), (3.0, 100.0), (4.0, 200.0), (5.0, 300.0), (6.0, 400.0),
-            (9.0, 400.0)]
+PROGRESS = [(0.0, 0.0), (1.0, 0.0), (2.0, 0.0), (3.0, 100.0), (4.0, 200.0), (5.0, 300.0), (6.0, 400.0), (9.0, 400.0)]
 
 
 def test_the_middle_is_the_second_and_third_quarter_of_the_operations_not_of_the_time():

@@ -4,9 +4,21 @@ from pathlib import Path
 
 import pytest
 
-from storbench.telemetry.procfs import (CounterFiles, DiskCounters, EnergyMeter, NetCounters, non_loopback_total,
-                                        parse_diskstats, parse_meminfo, parse_net_dev, parse_stat,
-                                        read_cpu, read_diskstats, read_memory, read_net)
+from storbench.telemetry.procfs import (
+    CounterFiles,
+    DiskCounters,
+    EnergyMeter,
+    NetCounters,
+    non_loopback_total,
+    parse_diskstats,
+    parse_meminfo,
+    parse_net_dev,
+    parse_stat,
+    read_cpu,
+    read_diskstats,
+    read_memory,
+    read_net,
+)
 
 
 def test_diskstats_14_fields_has_no_discard_or_flush(data):
@@ -25,7 +37,12 @@ def test_diskstats_18_fields_has_discards(data):
 def test_diskstats_20_fields_has_flushes(data):
     nvme = parse_diskstats((data / "proc" / "t0" / "diskstats").read_text())["nvme0n1"]
     assert (nvme.reads, nvme.read_sectors, nvme.in_flight, nvme.flushes, nvme.flush_ms) == (
-        2000000, 400000000, 2, 30000, 1500)
+        2000000,
+        400000000,
+        2,
+        30000,
+        1500,
+    )
 
 
 def test_diskstats_keeps_only_the_measured_devices(data):
@@ -59,7 +76,10 @@ def test_meminfo_in_bytes(data):
     assert info["MemTotal"] == 16303324 * 1024
     assert info["HugePages_Total"] == 0 and info["Hugepagesize"] == 2048 * 1024
     assert list(parse_meminfo((data / "proc" / "t0" / "meminfo").read_text(), until=("MemTotal", "MemAvailable"))) == [
-        "MemTotal", "MemFree", "MemAvailable"]
+        "MemTotal",
+        "MemFree",
+        "MemAvailable",
+    ]
     assert read_memory(CounterFiles(str(data / "proc" / "t1"))) == (16303324 * 1024, 12227493 * 1024)
 
 

@@ -50,15 +50,29 @@ class FakeProc:
         self.psi = psi
         self.system(steal=500, psi=(1_000_000, 0, 0), dirty_kb=102400, writeback_kb=2048)
 
-    def process(self, pid: int, ppid: int, utime: int = 0, cutime: int = 0, start: int = 100, flags: int = 0x400100,
-                io: int | None = 0, name: str = "p", cmdline: str = "") -> None:
+    def process(
+        self,
+        pid: int,
+        ppid: int,
+        utime: int = 0,
+        cutime: int = 0,
+        start: int = 100,
+        flags: int = 0x400100,
+        io: int | None = 0,
+        name: str = "p",
+        cmdline: str = "",
+    ) -> None:
         d = self.root / str(pid)
         d.mkdir(exist_ok=True)
-        (d / "stat").write_text(f"{pid} ({name}) S {ppid} {pid} {pid} 0 -1 {flags} 10 0 0 0 {utime} 0 {cutime} 0 "
-                                f"20 0 1 0 {start} 1000 100 18446744073709551615 0 0 0 0\n")
+        (d / "stat").write_text(
+            f"{pid} ({name}) S {ppid} {pid} {pid} 0 -1 {flags} 10 0 0 0 {utime} 0 {cutime} 0 "
+            f"20 0 1 0 {start} 1000 100 18446744073709551615 0 0 0 0\n"
+        )
         if io is not None:
-            (d / "io").write_text(f"rchar: 99\nwchar: 99\nsyscr: 1\nsyscw: 1\nread_bytes: {io}\nwrite_bytes: 0\n"
-                                  f"cancelled_write_bytes: 0\n")
+            (d / "io").write_text(
+                f"rchar: 99\nwchar: 99\nsyscr: 1\nsyscw: 1\nread_bytes: {io}\nwrite_bytes: 0\n"
+                f"cancelled_write_bytes: 0\n"
+            )
         (d / "cmdline").write_text(cmdline.replace(" ", "\0") + "\0")
 
     def end(self, pid: int) -> None:
@@ -67,16 +81,19 @@ class FakeProc:
         (self.root / str(pid)).rmdir()
 
     def system(self, steal: int, psi: tuple[int, int, int], dirty_kb: int, writeback_kb: int = 0) -> None:
-        (self.root / "stat").write_text(f"cpu  1000 0 500 8000 20 0 10 {steal} 0 0\ncpu0 1000 0 500 8000 20 0 10 "
-                                        f"{steal} 0 0\n")
-        (self.root / "meminfo").write_text(f"MemTotal: 8000000 kB\nMemAvailable: 4000000 kB\nDirty: {dirty_kb} kB\n"
-                                           f"Writeback: {writeback_kb} kB\n")
+        (self.root / "stat").write_text(
+            f"cpu  1000 0 500 8000 20 0 10 {steal} 0 0\ncpu0 1000 0 500 8000 20 0 10 {steal} 0 0\n"
+        )
+        (self.root / "meminfo").write_text(
+            f"MemTotal: 8000000 kB\nMemAvailable: 4000000 kB\nDirty: {dirty_kb} kB\nWriteback: {writeback_kb} kB\n"
+        )
         if self.psi:
             (self.root / "pressure").mkdir(exist_ok=True)
             for kind, total in zip(("cpu", "io", "memory"), psi):
                 (self.root / "pressure" / kind).write_text(
                     f"some avg10=0.00 avg60=0.00 avg300=0.00 total={total}\n"
-                    f"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+                    f"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                )
 
 
 class Clock:
@@ -103,9 +120,16 @@ def machine(tmp_path: Path, psi: bool = True) -> tuple[FakeProc, Path]:
     proc.process(401, 400, utime=500, name="java")
     services = tmp_path / "home" / "services"
     (services / "hdfs").mkdir(parents=True)
-    (services / "hdfs" / "state.json").write_text(json.dumps({
-        "service": "hdfs", "pid": 400, "marker": "org.apache.hadoop.MiniDFS",
-        "processes": [{"pid": 200, "marker": "DataNode"}]}))  # a stale entry: PID 200 is someone else now
+    (services / "hdfs" / "state.json").write_text(
+        json.dumps(
+            {
+                "service": "hdfs",
+                "pid": 400,
+                "marker": "org.apache.hadoop.MiniDFS",
+                "processes": [{"pid": 200, "marker": "DataNode"}],
+            }
+        )
+    )  # a stale entry: PID 200 is someone else now
     return proc, services
 
 
@@ -142,7 +166,9 @@ def test_a_window_counts_only_the_other_processes(tmp_path):
         "noise_other_cpu_pct": 85.0,  # 100 + 30 + 40 ticks: 1.7 CPU-s over 2 s
         "noise_steal_pct": 10.0,  # 20 ticks over 2 s
         "noise_other_io_mb": 5.25,  # 4 + 0.25 + 1
-        "noise_psi_cpu_pct": 20.0, "noise_psi_io_pct": 5.0, "noise_psi_mem_pct": 0.0,
+        "noise_psi_cpu_pct": 20.0,
+        "noise_psi_io_pct": 5.0,
+        "noise_psi_mem_pct": 0.0,
         "noise_dirty_mb": round((102400 + 2048) * 1024 / 1e6, 3),  # at the start
     }
 
@@ -266,13 +292,22 @@ def test_a_node_exporter_node_shows_steal_pressure_and_dirty_memory_not_processe
         return snapshot_from_samples(parse_exposition(EXPOSITION.format(**values)), frozenset(), taken)
 
     first = snap(10.0, io=100.0, cpu=20.0, steal=5.0)
-    assert first.noise == {"psi_cpu_us": 20_000_000, "psi_io_us": 100_000_000, "psi_memory_us": 1_500_000,
-                           "dirty_bytes": 52428800 + 1048576}
+    assert first.noise == {
+        "psi_cpu_us": 20_000_000,
+        "psi_io_us": 100_000_000,
+        "psi_memory_us": 1_500_000,
+        "dirty_bytes": 52428800 + 1048576,
+    }
     points = [first, snap(11.0, io=100.5, cpu=20.0, steal=5.1), snap(12.0, io=101.0, cpu=20.25, steal=5.2)]
     assert node_window(points, 10.0, 12.0) == {
-        "noise_other_cpu_pct": None, "noise_other_io_mb": None,  # node_exporter shows no processes
+        "noise_other_cpu_pct": None,
+        "noise_other_io_mb": None,  # node_exporter shows no processes
         "noise_steal_pct": 20.0,  # 0.2 s on each of two CPUs over 2 s: 0.4 CPU-s, 20% of a core
-        "noise_psi_cpu_pct": 12.5, "noise_psi_io_pct": 50.0, "noise_psi_mem_pct": 0.0, "noise_dirty_mb": 53.477}
+        "noise_psi_cpu_pct": 12.5,
+        "noise_psi_io_pct": 50.0,
+        "noise_psi_mem_pct": 0.0,
+        "noise_dirty_mb": 53.477,
+    }
     assert node_window(points, 10.5, 11.5)["noise_psi_io_pct"] == 50.0  # the marks around a narrowed window
     assert node_window(points[:1], 10.0, 12.0) == dict.fromkeys(NAMES)
 

@@ -42,10 +42,28 @@ def test_a_killed_run_leaves_its_series(tmp_path):
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()
     env = {**os.environ, "PYTHONPATH": SRC}
-    child = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", "fio-basic",
-                              "--target", str(target), "--interval", "0.2", "--set", "runtime_s=30",
-                              "--set", "size=8m"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=env)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "storbench",
+            "--results",
+            str(home),
+            "run",
+            "fio-basic",
+            "--target",
+            str(target),
+            "--interval",
+            "0.2",
+            "--set",
+            "runtime_s=30",
+            "--set",
+            "size=8m",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 120
         series = []

@@ -16,9 +16,12 @@ MEASURED = frozenset({"sda", "nvme0n1"})
 @pytest.fixture
 def golden(data):
     """The t0 and t1 /proc snapshots, one second apart."""
-    return [dataclasses.replace(read_snapshot(MEASURED, CounterFiles(str(data / "proc" / name))), time=time,
-                                energy_uj=energy)
-            for name, time, energy in (("t0", 100.0, 5_000_000), ("t1", 101.0, 90_000_000))]
+    return [
+        dataclasses.replace(
+            read_snapshot(MEASURED, CounterFiles(str(data / "proc" / name))), time=time, energy_uj=energy
+        )
+        for name, time, energy in (("t0", 100.0, 5_000_000), ("t1", 101.0, 90_000_000))
+    ]
 
 
 def test_golden_snapshots_give_exact_metrics(golden):
@@ -43,8 +46,13 @@ def test_golden_snapshots_give_exact_metrics(golden):
 def test_golden_rate_row(golden):
     [row] = rate_rows(golden, 1.0)
     assert row["t"] == 1.0
-    assert (row["sda.read_mbps"], row["sda.write_mbps"], row["sda.read_iops"], row["sda.write_iops"],
-            row["sda.util_pct"]) == (200.0, 51.2, 400.0, 200.0, 80.0)
+    assert (
+        row["sda.read_mbps"],
+        row["sda.write_mbps"],
+        row["sda.read_iops"],
+        row["sda.write_iops"],
+        row["sda.util_pct"],
+    ) == (200.0, 51.2, 400.0, 200.0, 80.0)
     assert (row["nvme0n1.read_mbps"], row["nvme0n1.util_pct"]) == (1000.0, 95.0)
     assert (row["read_mbps"], row["write_mbps"], row["util_pct"]) == (1200.0, 51.2, 95.0)
     assert (row["cpu_pct"], row["iowait_pct"], row["mem_used_pct"]) == (42.5, 7.5, 25.0)
@@ -61,16 +69,29 @@ def test_device_without_writes_has_no_write_latency(golden):
 
 # -- synthetic snapshots --------------------------------------------------------------------------
 
-def disk(read_sectors: int = 0, write_sectors: int = 0, reads: int = 0, read_ms: int = 0,
-         writes: int = 0, write_ms: int = 0, io_ticks: int = 0) -> DiskCounters:
+
+def disk(
+    read_sectors: int = 0,
+    write_sectors: int = 0,
+    reads: int = 0,
+    read_ms: int = 0,
+    writes: int = 0,
+    write_ms: int = 0,
+    io_ticks: int = 0,
+) -> DiskCounters:
     return DiskCounters(reads, 0, read_sectors, read_ms, writes, 0, write_sectors, write_ms, 0, io_ticks, 0)
 
 
 def point(time: float, sectors: int, busy: int = 0, idle: int = 0, devices: tuple[str, ...] = ("vda",)) -> Snapshot:
     """Only writes and CPU move; ``sectors`` is the cumulative count written."""
-    return Snapshot(time, {name: disk(write_sectors=sectors, writes=sectors // 8, write_ms=sectors // 4)
-                           for name in devices},
-                    CpuCounters(busy, 0, 0, idle, 0, 0, 0, 0), {"lo": NetCounters(0, 0)}, (100, 50), None)
+    return Snapshot(
+        time,
+        {name: disk(write_sectors=sectors, writes=sectors // 8, write_ms=sectors // 4) for name in devices},
+        CpuCounters(busy, 0, 0, idle, 0, 0, 0, 0),
+        {"lo": NetCounters(0, 0)},
+        (100, 50),
+        None,
+    )
 
 
 MB_PER_SECTOR = 512 / 1e6
@@ -104,8 +125,7 @@ def test_window_of_two_marks_is_one_interval():
 
 
 def test_totals_integrate_exactly_between_the_marks_and_ignore_outside_points():
-    points = [point(0.0, 0), point(1.0, 5000), point(1.2, 5100), point(2.2, 7000), point(2.25, 7777),
-              point(3.0, 99999)]
+    points = [point(0.0, 0), point(1.0, 5000), point(1.2, 5100), point(2.2, 7000), point(2.25, 7777), point(3.0, 99999)]
     metrics = window_metrics(points, 1.0, 2.25, 1.0)
     assert metrics["written_mb"] == pytest.approx((7777 - 5000) * MB_PER_SECTOR)
     assert metrics["avg_write_latency_ms"] == pytest.approx((7777 // 4 - 5000 // 4) / (7777 // 8 - 5000 // 8))
@@ -127,8 +147,13 @@ def test_cpu_max_over_intervals_and_average_over_the_window():
 
 def test_devices_sum_and_utilization_is_the_busiest_device():
     def two(time: float, sectors: int, ticks_a: int, ticks_b: int) -> Snapshot:
-        return dataclasses.replace(point(time, sectors, devices=("sda", "sdb")), disks={
-            "sda": disk(write_sectors=sectors, io_ticks=ticks_a), "sdb": disk(write_sectors=sectors, io_ticks=ticks_b)})
+        return dataclasses.replace(
+            point(time, sectors, devices=("sda", "sdb")),
+            disks={
+                "sda": disk(write_sectors=sectors, io_ticks=ticks_a),
+                "sdb": disk(write_sectors=sectors, io_ticks=ticks_b),
+            },
+        )
 
     metrics = window_metrics([two(0.0, 0, 0, 0), two(1.0, 1000, 300, 700)], 0.0, 1.0, 1.0)
     assert metrics["written_mb"] == pytest.approx(2 * 1000 * MB_PER_SECTOR)
@@ -149,8 +174,8 @@ def test_rate_rows_are_relative_to_the_first_snapshot():
     assert rows[0]["vda.write_mbps"] == pytest.approx(2000 * MB_PER_SECTOR, abs=1e-4)
 
 
-
 # -- maximum throughput: the peak over 3 s --------------------------------------------------------
+
 
 def steady(rates: list[int], start: float = 0.0, interval: float = 1.0, devices: tuple[str, ...] = ("vda",)):
     """Snapshots ``interval`` apart, writing ``rates[i]`` sectors in the i-th interval."""
@@ -178,10 +203,12 @@ def test_a_sustained_peak_as_long_as_the_span_is_found_exactly():
     for length in (3, 4):
         points = steady([background] * 3 + [peak] * length + [background] * 3)
         assert window_metrics(points, 0.0, len(points) - 1.0, 1.0)["max_write_mbps"] == pytest.approx(
-            peak * MB_PER_SECTOR, rel=1e-9)
+            peak * MB_PER_SECTOR, rel=1e-9
+        )
     shorter = steady([background] * 3 + [peak] * 2 + [background] * 3)  # 2 s of peak: averaged with 1 s beside it
     assert window_metrics(shorter, 0.0, 8.0, 1.0)["max_write_mbps"] == pytest.approx(
-        (2 * peak + background) * MB_PER_SECTOR / 3)
+        (2 * peak + background) * MB_PER_SECTOR / 3
+    )
 
 
 def test_the_span_is_seconds_not_intervals():
@@ -201,13 +228,16 @@ def test_a_window_shorter_than_the_span_gives_its_average():
 
 def test_network_maxima_are_over_the_span_too():
     sent = [0, 5_000_000, 9_000_000, 13_000_000, 17_000_000, 21_000_000]  # cumulative bytes: a 5 MB/s burst, then 4
-    points = [dataclasses.replace(p, net={"lo": NetCounters(0, 0), "eth0": NetCounters(0, b)})
-              for p, b in zip(steady([0] * 5), sent)]
+    points = [
+        dataclasses.replace(p, net={"lo": NetCounters(0, 0), "eth0": NetCounters(0, b)})
+        for p, b in zip(steady([0] * 5), sent)
+    ]
     assert window_metrics(points, 0.0, 5.0, 1.0)["max_net_mbps"] == pytest.approx((sent[3] - sent[0]) / 1e6 / 3)
     from storbench.telemetry.window import interface_max_mbps
 
     assert interface_max_mbps(points, 0.0, 5.0, 1.0) == pytest.approx(
-        {"lo": 0.0, "eth0": (sent[3] - sent[0]) / 1e6 / 3})
+        {"lo": 0.0, "eth0": (sent[3] - sent[0]) / 1e6 / 3}
+    )
 
 
 class FakeCollector:
@@ -222,8 +252,9 @@ def cluster(*series):
     from storbench.telemetry.cluster import ClusterTelemetry, Member
     from storbench.telemetry.nodes import Node
 
-    return ClusterTelemetry([Member(Node(f"n{i}"), f"worker-{i}", FakeCollector(points), {})
-                             for i, points in enumerate(series, 1)], 1.0)
+    return ClusterTelemetry(
+        [Member(Node(f"n{i}"), f"worker-{i}", FakeCollector(points), {}) for i, points in enumerate(series, 1)], 1.0
+    )
 
 
 def test_cluster_throughput_is_the_peak_of_the_nodes_sum_over_the_span():
@@ -234,7 +265,7 @@ def test_cluster_throughput_is_the_peak_of_the_nodes_sum_over_the_span():
     assert per_node["worker-1"]["max_write_mbps"] == pytest.approx(sum(one[:3]) * MB_PER_SECTOR / 3)
     assert per_node["worker-2"]["max_write_mbps"] == pytest.approx(sum(two[:3]) * MB_PER_SECTOR / 3)
     row, _ = telemetry.cluster_metrics(0.0, 8.0, per_node)
-    best = max(sum(one[k:k + 3]) + sum(two[k:k + 3]) for k in range(6))  # sectors in 3 s, both nodes
+    best = max(sum(one[k : k + 3]) + sum(two[k : k + 3]) for k in range(6))  # sectors in 3 s, both nodes
     assert row["cluster_write_mbps"] == pytest.approx(best * MB_PER_SECTOR / 3)
     assert row["cluster_write_mbps"] < max(a + b for a, b in zip(one, two)) * MB_PER_SECTOR  # the old peak: 75 000
     assert row["max_write_mbps"] == per_node["worker-1"]["max_write_mbps"]
@@ -250,7 +281,9 @@ def test_cluster_throughput_of_nodes_sampling_at_their_own_phases_adds_up():
     row, _ = short.cluster_metrics(0.0, 2.5, short.node_metrics(0.0, 2.5))
     assert row["cluster_write_mbps"] == pytest.approx((40_000 + 20_000) * MB_PER_SECTOR / 2.5)
 
+
 # -- CSV ------------------------------------------------------------------------------------------
+
 
 def test_csv_roundtrip(golden):
     rows = rate_rows(golden, 1.0) + [{"t": 2.5, "read_mbps": None, "cpu_pct": 3.25, "vdb.util_pct": 1e-4}]
@@ -259,8 +292,7 @@ def test_csv_roundtrip(golden):
     assert header[0] == "t" and "vdb.util_pct" == header[-1]
     assert ",," in text.splitlines()[2]  # None is an empty cell
     back = from_csv(text)
-    expected = [{column: None if row.get(column) is None else float(row[column]) for column in header}
-                for row in rows]
+    expected = [{column: None if row.get(column) is None else float(row[column]) for column in header} for row in rows]
     assert back == expected
     assert all(isinstance(v, float) or v is None for row in back for v in row.values())
 
@@ -274,7 +306,8 @@ def test_each_interface_has_its_own_maximum_loopback_included(golden):
     from storbench.telemetry.window import interface_max_mbps
 
     assert interface_max_mbps(golden, 100.0, 101.0, 1.0) == pytest.approx(
-        {"lo": 100.0, "eth0": 15.0, "wlan0": 0.5, "docker0": 0.0}, rel=1e-12)
+        {"lo": 100.0, "eth0": 15.0, "wlan0": 0.5, "docker0": 0.0}, rel=1e-12
+    )
     rows = rate_rows(golden, 1.0)
     assert rows[0]["net.eth0.mbps"] == pytest.approx(15.0) and rows[0]["net_mbps"] == pytest.approx(15.5)
 

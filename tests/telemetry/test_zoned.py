@@ -10,8 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from storbench.telemetry.zoned import (REP_CAPACITY, REPORT_HEADER, ZONE, Zone, device_stack, f2fs_devices,
-                                       parse_zone_report, size_text, zoned_device, zoned_stack)
+from storbench.telemetry.zoned import (
+    REP_CAPACITY,
+    REPORT_HEADER,
+    ZONE,
+    Zone,
+    device_stack,
+    f2fs_devices,
+    parse_zone_report,
+    size_text,
+    zoned_device,
+    zoned_stack,
+)
 
 
 @pytest.fixture
@@ -23,9 +33,16 @@ def tree(data):
 def test_a_zns_namespace_reports_model_and_geometry(tree):
     zns = zoned_device("nvme0n1", tree["sys_root"], tree["dev_root"])
     # no device node to ask for zone capacity: the zone size stands for it
-    assert zns.to_dict() == {"name": "nvme0n1", "model": "host-managed", "zone_size": 64 << 20,
-                             "zone_capacity": 64 << 20, "nr_zones": 32, "max_open_zones": 14,
-                             "max_active_zones": 14, "logical_block": 4096}
+    assert zns.to_dict() == {
+        "name": "nvme0n1",
+        "model": "host-managed",
+        "zone_size": 64 << 20,
+        "zone_capacity": 64 << 20,
+        "nr_zones": 32,
+        "max_open_zones": 14,
+        "max_active_zones": 14,
+        "logical_block": 4096,
+    }
     assert zns.text() == "nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14)"
 
 
@@ -37,16 +54,27 @@ def test_conventional_partition_and_unknown_devices(tree):
     assert not zoned_device("sdc", sys_root).zoned and zoned_device("sda", sys_root).zoned
 
 
-@pytest.mark.parametrize("path, layer, zoned, summary", [
-    ("/mnt/btrfs/run", "btrfs zoned", True,
-     "btrfs zoned on nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14) + "
-     "nvme3n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14)"),
-    ("/mnt/f2fs/x", "f2fs", True,
-     "f2fs on nvme1n1 (none, metadata) + nvme2n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14)"),
-    ("/mnt/dmz/d", "xfs", True, "xfs on sdb (host-managed: 55880 zones of 256 MiB, max open 128)"),
-    ("/mnt/ha", "ext4", True, "ext4 on sda (host-aware: 1000 zones of 256 MiB)"),
-    ("/home/user", "ext4", False, "ext4 on sdc (none)"),
-])
+@pytest.mark.parametrize(
+    "path, layer, zoned, summary",
+    [
+        (
+            "/mnt/btrfs/run",
+            "btrfs zoned",
+            True,
+            "btrfs zoned on nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14) + "
+            "nvme3n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14)",
+        ),
+        (
+            "/mnt/f2fs/x",
+            "f2fs",
+            True,
+            "f2fs on nvme1n1 (none, metadata) + nvme2n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14)",
+        ),
+        ("/mnt/dmz/d", "xfs", True, "xfs on sdb (host-managed: 55880 zones of 256 MiB, max open 128)"),
+        ("/mnt/ha", "ext4", True, "ext4 on sda (host-aware: 1000 zones of 256 MiB)"),
+        ("/home/user", "ext4", False, "ext4 on sdc (none)"),
+    ],
+)
 def test_the_stack_under_a_file_system(tree, path, layer, zoned, summary):
     stack = zoned_stack(path, **tree)
     assert (stack["layer"], stack["zoned"], stack["summary"]) == (layer, zoned, summary)
@@ -62,8 +90,14 @@ def test_f2fs_roles_and_an_unreadable_superblock(tree, tmp_path):
 
 
 def test_a_file_system_without_a_device_and_a_raw_device(tree):
-    assert zoned_stack("/tmp/x", **tree) == {"filesystem": "tmpfs", "mount": "/tmp", "source": "tmpfs",
-                                             "zoned": False, "devices": [], "summary": "tmpfs (no block device)"}
+    assert zoned_stack("/tmp/x", **tree) == {
+        "filesystem": "tmpfs",
+        "mount": "/tmp",
+        "source": "tmpfs",
+        "zoned": False,
+        "devices": [],
+        "summary": "tmpfs (no block device)",
+    }
     raw = device_stack("/dev/nvme2n1", tree["sys_root"], tree["dev_root"])
     assert raw["zoned"] and raw["summary"].startswith("raw nvme2n1 (host-managed: 32 zones of 64 MiB")
 
@@ -79,8 +113,13 @@ def test_zone_report_parsing_with_and_without_capacity():
 
 
 def test_sizes_in_binary_units():
-    assert [size_text(v) for v in (64 << 20, 2 << 30, 1077 << 20, 3000, None)] == \
-        ["64 MiB", "2 GiB", "1077 MiB", "3000 B", "?"]
+    assert [size_text(v) for v in (64 << 20, 2 << 30, 1077 << 20, 3000, None)] == [
+        "64 MiB",
+        "2 GiB",
+        "1077 MiB",
+        "3000 B",
+        "?",
+    ]
 
 
 def test_f2fs_superblock_without_magic_lists_nothing():

@@ -16,8 +16,14 @@ def run_json(home: Path, *args: str, timeout: float = 300):
 
 
 def fio_sample(samples, workload: str, metric: str, **labels):
-    found = [s for s in samples if s["workload"] == workload and s["metric"] == metric
-             and "job" not in s["labels"] and all(s["labels"].get(k) == v for k, v in labels.items())]
+    found = [
+        s
+        for s in samples
+        if s["workload"] == workload
+        and s["metric"] == metric
+        and "job" not in s["labels"]
+        and all(s["labels"].get(k) == v for k, v in labels.items())
+    ]
     assert len(found) == 1, (workload, metric, found)
     return found[0]
 

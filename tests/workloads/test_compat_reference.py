@@ -18,8 +18,14 @@ from storbench.workloads import spark_transforms as st
 
 pytestmark = pytest.mark.spark
 REFERENCE = ref.load()
-PARAMS = {"rows": 2000, "partitions": 2, "format": "csv", "seed": 8675309, "cold_cache": False,
-          "repartition_partitions": 8}  # the reference's -r N (default 200): small here, the plan is the same
+PARAMS = {
+    "rows": 2000,
+    "partitions": 2,
+    "format": "csv",
+    "seed": 8675309,
+    "cold_cache": False,
+    "repartition_partitions": 8,
+}  # the reference's -r N (default 200): small here, the plan is the same
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +33,18 @@ def spark():
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (SparkSession.builder.master("local[2]").appName("compat-reference-test")
-               .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.pyspark.python", sys.executable)
-               # as storbench's engine runs compat UDFs: pickled rows, the reference's way (engines/spark.py)
-               .config("spark.sql.execution.pythonUDF.arrow.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4").getOrCreate())  # small: the plans are what counts
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("compat-reference-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.pyspark.python", sys.executable)
+        # as storbench's engine runs compat UDFs: pickled rows, the reference's way (engines/spark.py)
+        .config("spark.sql.execution.pythonUDF.arrow.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )  # small: the plans are what counts
     yield session
     session.stop()
 
@@ -86,8 +98,11 @@ def test_each_timed_query_and_its_window_are_the_references(spark, dataset, name
     uri = dataset
     workload = {w.name: w for w in (st.GroupBy(), st.Repartition(), st.InnerJoin(), st.BroadcastJoin())}[name]
     assert REFERENCE["read"] == {"format": "csv", "header": True, "schema": None, "outside_timer": True}
-    assert all(args[0]["default"] == st.REPARTITION_PARAMS[0].default  # the reference's -r default is ours
-               for call, *args in REFERENCE["tests"][name] if call == "repartition")
+    assert all(
+        args[0]["default"] == st.REPARTITION_PARAMS[0].default  # the reference's -r default is ours
+        for call, *args in REFERENCE["tests"][name]
+        if call == "repartition"
+    )
 
     before = _jobs(spark)
     df = ref.read(spark, REFERENCE, uri)  # the reference's read, before its timer

@@ -8,14 +8,14 @@ import storbench.workloads as package
 from storbench.suites import builtin_suites, load_suite
 from storbench.workloads import base
 
-EXTRA = '''
+EXTRA = """
 from storbench.workloads.base import Workload, register
 
 
 @register
 class Extra(Workload):
     name = "{name}"
-'''
+"""
 
 
 @pytest.fixture
@@ -53,6 +53,7 @@ def test_a_new_module_is_found_without_editing_a_list(extra_package_dir):
 
 def test_a_duplicate_name_fails_naming_both_modules(extra_package_dir):
     (extra_package_dir / "zz_clash.py").write_text(EXTRA.format(name="groupby"))
-    with pytest.raises(RuntimeError, match="'groupby' registered twice.*spark_transforms and "
-                                           "storbench.workloads.zz_clash"):
+    with pytest.raises(
+        RuntimeError, match="'groupby' registered twice.*spark_transforms and storbench.workloads.zz_clash"
+    ):
         base.all_workloads()

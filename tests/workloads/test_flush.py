@@ -23,8 +23,11 @@ def mounted_ext4(base: Path, size_mb: int):
     """A fresh ext4 on a loop device, mounted; its inode tables and journal written at mkfs (lazy
     initialisation would write them in the background, into the windows measured)."""
     with loop_device(base / "disk.img", size_mb) as device:
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device],
+            check=True,
+            capture_output=True,
+        )
         mount = base / "mnt"
         mount.mkdir()
         mounted = subprocess.run(["mount", device, str(mount)], capture_output=True, text=True)
@@ -37,8 +40,11 @@ def mounted_ext4(base: Path, size_mb: int):
 
 
 def _by_point(samples: list[dict], workload: str, metric: str) -> dict[str, float]:
-    return {s["labels"]["flush"]: s["value"] for s in samples
-            if s["workload"] == workload and s["metric"] == metric and set(s["labels"]) == {"flush"}}
+    return {
+        s["labels"]["flush"]: s["value"]
+        for s in samples
+        if s["workload"] == workload and s["metric"] == metric and set(s["labels"]) == {"flush"}
+    }
 
 
 def test_with_flush_the_device_writes_in_the_window_account_for_the_data_written(tmp_path):
@@ -47,10 +53,32 @@ def test_with_flush_the_device_writes_in_the_window_account_for_the_data_written
     home, size = tmp_path / "home", 48 * 2**20
     with mounted_ext4(tmp_path, 400) as (device, mount):
         # flush=true first: the second point's window must not see the first point's write-back
-        result = storbench(home, "run", "fio-write", "--target", str(mount), "--repeat", "1", "--interval", "0.1",
-                           "--set", f"size={size}", "--set", "bs=1m", "--set", "numjobs=1", "--set", "runtime_s=0",
-                           "--set", "ramp_time_s=0", "--set", "direct=false", "--sweep", "flush=true,false",
-                           "--json")
+        result = storbench(
+            home,
+            "run",
+            "fio-write",
+            "--target",
+            str(mount),
+            "--repeat",
+            "1",
+            "--interval",
+            "0.1",
+            "--set",
+            f"size={size}",
+            "--set",
+            "bs=1m",
+            "--set",
+            "numjobs=1",
+            "--set",
+            "runtime_s=0",
+            "--set",
+            "ramp_time_s=0",
+            "--set",
+            "direct=false",
+            "--sweep",
+            "flush=true,false",
+            "--json",
+        )
         assert result.returncode == 0, result.stderr
         run = Path(json.loads(result.stdout)["path"])
     manifest = json.loads((run / "manifest.json").read_text())

@@ -10,8 +10,9 @@ from tests.workloads.helpers import run_json
 @pytest.mark.spark
 def test_spark_scan_reads_the_whole_dataset_and_reports_its_rate(tmp_path):
     home = tmp_path / "home"
-    result, outcome, samples = run_json(home, "spark-scan", "--target", str(tmp_path / "t"), "--scale", "20000",
-                                        "--repeat", "1", "--label", "scan-a")
+    result, outcome, samples = run_json(
+        home, "spark-scan", "--target", str(tmp_path / "t"), "--scale", "20000", "--repeat", "1", "--label", "scan-a"
+    )
     assert result.returncode == 0, result.stderr
     assert outcome["status"] == "succeeded", outcome["errors"]
     scan = {s["metric"]: s["value"] for s in samples if s["workload"] == "scan"}

@@ -32,12 +32,14 @@ def test_compare_sets_apart_a_cross_check_run_under_other_cache_or_timing_rules(
     rados = make_run("rados", values, window_rules=rules)
     fio = make_run("fio", values, window_rules={"rados-bench-seq": {**rules["rados-bench-seq"]}})
     assert compare_runs([rados, fio]).comparable
-    warm = make_run("warm", values, window_rules={"rados-bench-seq": {"cache": "warm", "cache_drop": "none",
-                                                                      "timing": "process"}})
+    warm = make_run(
+        "warm", values, window_rules={"rados-bench-seq": {"cache": "warm", "cache_drop": "none", "timing": "process"}}
+    )
     c = compare_runs([rados, warm])
     assert not c.comparable
     assert [(d.kind, d.key, d.values) for d in c.differences] == [
         ("window", "rados-bench-seq.cache", ["cold", "warm"]),
         ("window", "rados-bench-seq.cache_drop", ["osd caches", "none"]),
-        ("window", "rados-bench-seq.timing", ["operations", "process"])]
+        ("window", "rados-bench-seq.timing", ["operations", "process"]),
+    ]
     assert "window rados-bench-seq.timing: operations (rados) vs process (warm)" in c.warnings[0]

@@ -35,16 +35,39 @@ from typing import Any
 
 from storbench.analysis import wording
 from storbench.analysis.energy import mark_energy_rows, run_scope
-from storbench.analysis.model import (OVERALL, OVERALL_WORKLOAD, PREPARE, TIMED, Cell, Comparison,
-                                           Delta, Difference, Headline, Row, RunInfo)
+from storbench.analysis.model import (
+    OVERALL,
+    OVERALL_WORKLOAD,
+    PREPARE,
+    TIMED,
+    Cell,
+    Comparison,
+    Delta,
+    Difference,
+    Headline,
+    Row,
+    RunInfo,
+)
 from storbench.analysis.metrics import CATALOG, headline, spec_in
 from storbench.analysis.stats import aggregate, benjamini_hochberg, ratio_test, summarize
 from storbench.redaction import redact_url
 from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
 
-__all__ = ["compare_runs", "Comparison", "RunInfo", "Row", "Cell", "Delta", "Difference", "Headline",
-           "PREPARE", "TIMED", "OVERALL", "OVERALL_WORKLOAD"]
+__all__ = [
+    "compare_runs",
+    "Comparison",
+    "RunInfo",
+    "Row",
+    "Cell",
+    "Delta",
+    "Difference",
+    "Headline",
+    "PREPARE",
+    "TIMED",
+    "OVERALL",
+    "OVERALL_WORKLOAD",
+]
 
 MAX_HEADLINES_PER_RUN = 12
 NOISE_PREFIX = "noise_"  # the noise sentinel's metrics: context of a run, never compared
@@ -62,21 +85,41 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
     config = m.get("config") or {}
     target = config.get("target")  # credentials never reach reports
     return RunInfo(
-        index=index, run_id=run.run_id, label=run.label, name=name, suite=run.suite, paper=m.get("paper"),
-        status=run.status, started=run.started, finished=run.finished, scale=m.get("scale"),
-        repetitions=m.get("repetitions"), target=target and redact_url(target), parameters=run.parameters,
+        index=index,
+        run_id=run.run_id,
+        label=run.label,
+        name=name,
+        suite=run.suite,
+        paper=m.get("paper"),
+        status=run.status,
+        started=run.started,
+        finished=run.finished,
+        scale=m.get("scale"),
+        repetitions=m.get("repetitions"),
+        target=target and redact_url(target),
+        parameters=run.parameters,
         workload_versions=run.workload_versions,
-        machine={k: machine.get(k) for k in ("hostname", "cpu_model", "cores", "memory_gb", "kernel", "os",
-                                             "filesystem", "devices")},
+        machine={
+            k: machine.get(k)
+            for k in ("hostname", "cpu_model", "cores", "memory_gb", "kernel", "os", "filesystem", "devices")
+        },
         software=dict(m.get("software") or {}),
         # Only the settings a report shows: spark_settings can hold credentials (s3a keys).
-        spark={"master": config.get("spark_master") or settings.get("spark.master"),
-               "driver_memory": settings.get("spark.driver.memory"),
-               "executor_memory": settings.get("spark.executor.memory")},
-        errors=list(m.get("errors") or []), telemetry_interval_s=config.get("telemetry_interval_s"),
-        replication=config.get("replication"), warmup=int(m.get("warmup") or 0),
-        window_rules=dict(m.get("window_rules") or {}), zoned=config.get("zoned") or None,
-        power_scope=run_scope(m), experiment=m.get("experiment") or None, repeat_auto=m.get("repeat_auto") or None)
+        spark={
+            "master": config.get("spark_master") or settings.get("spark.master"),
+            "driver_memory": settings.get("spark.driver.memory"),
+            "executor_memory": settings.get("spark.executor.memory"),
+        },
+        errors=list(m.get("errors") or []),
+        telemetry_interval_s=config.get("telemetry_interval_s"),
+        replication=config.get("replication"),
+        warmup=int(m.get("warmup") or 0),
+        window_rules=dict(m.get("window_rules") or {}),
+        zoned=config.get("zoned") or None,
+        power_scope=run_scope(m),
+        experiment=m.get("experiment") or None,
+        repeat_auto=m.get("repeat_auto") or None,
+    )
 
 
 def _names(runs: list[Run]) -> list[str]:
@@ -112,8 +155,9 @@ def _cell(index: int, points: list[tuple[int, float | None]], rule: str) -> Cell
     points = sorted(points, key=lambda p: p[0])
     values = [v for _, v in points]
     s = summarize(values)
-    return Cell(index, [r for r, _ in points], values, aggregate(values, rule), s.n, s.min, s.median, s.max,
-                s.mean, s.stdev)
+    return Cell(
+        index, [r for r, _ in points], values, aggregate(values, rule), s.n, s.min, s.median, s.max, s.mean, s.stdev
+    )
 
 
 def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell, paired: bool = False) -> Delta:
@@ -137,12 +181,23 @@ def _delta(index: int, spec: MetricSpec, base: Cell, cell: Cell, paired: bool = 
         # quantity the interval is about; the aggregates' ratio would let one repetition's outlier (a
         # throttle's burst caught in one maximum) move the verdict, and stand apart from its interval.
         rel, new, old = test.ratio - 1.0, test.ratio, 1.0
-    return Delta(index, rel, None if rel is None else rel * 100.0, wording.delta_words(spec, rel),
-                 wording.verdict(spec, rel), wording.factor_words(spec, new, old),
-                 test.t if test else None, test.df if test else None, test.p_value if test else None,
-                 wording.significance(test, cell.n, base.n), None if rel is None else 1.0 + rel,
-                 test.ci_low if test else None, test.ci_high if test else None, test.mde_pct if test else None,
-                 test.test if test else None)
+    return Delta(
+        index,
+        rel,
+        None if rel is None else rel * 100.0,
+        wording.delta_words(spec, rel),
+        wording.verdict(spec, rel),
+        wording.factor_words(spec, new, old),
+        test.t if test else None,
+        test.df if test else None,
+        test.p_value if test else None,
+        wording.significance(test, cell.n, base.n),
+        None if rel is None else 1.0 + rel,
+        test.ci_low if test else None,
+        test.ci_high if test else None,
+        test.mde_pct if test else None,
+        test.test if test else None,
+    )
 
 
 def _experiment_id(run: Run) -> str | None:
@@ -161,8 +216,13 @@ def _adjust(rows: list[Row], n_runs: int) -> list[int]:
     sets ``q_value`` and the significance by it. Returns how many rows each run's adjustment ran over."""
     tested = [0]
     for i in range(1, n_runs):
-        deltas = [row.deltas[i] for row in rows if row.deltas[i] is not None and row.deltas[i].p_value is not None
-                  and row.deltas[i].significance in (wording.SIGNIFICANT, wording.NOISE)]
+        deltas = [
+            row.deltas[i]
+            for row in rows
+            if row.deltas[i] is not None
+            and row.deltas[i].p_value is not None
+            and row.deltas[i].significance in (wording.SIGNIFICANT, wording.NOISE)
+        ]
         for delta, q in zip(deltas, benjamini_hochberg([d.p_value for d in deltas])):
             delta.q_value = q
             delta.significance = wording.SIGNIFICANT if q < wording.ALPHA else wording.NOISE
@@ -198,11 +258,14 @@ def _cold_starts(runs: list[Run], infos: list[RunInfo], rows: list[Row]) -> list
             sd = math.sqrt(math.fsum((v - mean) ** 2 for v in others) / (len(others) - 1))
             if first > max(others) and first - mean > COLD_SDS * sd and first - mean > COLD_FRACTION * mean:
                 unit = f" {row.unit}" if row.unit else ""
-                what = row.workload + (f" [{', '.join(f'{k}={v}' for k, v in sorted(row.labels.items()))}]"
-                                       if row.labels else "")
-                notes.append(f"run {info.name}: {what}'s first repetition took {_seconds(first)}{unit}, the others "
-                             f"{_seconds(min(others))}–{_seconds(max(others))}{unit}: a cold start (JVM, caches) is "
-                             f"averaged in; --warmup 1 runs an unrecorded first repetition")
+                what = row.workload + (
+                    f" [{', '.join(f'{k}={v}' for k, v in sorted(row.labels.items()))}]" if row.labels else ""
+                )
+                notes.append(
+                    f"run {info.name}: {what}'s first repetition took {_seconds(first)}{unit}, the others "
+                    f"{_seconds(min(others))}–{_seconds(max(others))}{unit}: a cold start (JVM, caches) is "
+                    f"averaged in; --warmup 1 runs an unrecorded first repetition"
+                )
     return notes
 
 
@@ -211,12 +274,15 @@ def _not_interleaved(infos: list[RunInfo], rows: list[Row], paired: list[bool]) 
     change of the machine between the runs can look like one of the storage."""
     notes = []
     for i in range(1, len(infos)):
-        if paired[i] or not any(row.deltas[i] is not None and row.deltas[i].significance == wording.SIGNIFICANT
-                                for row in rows):
+        if paired[i] or not any(
+            row.deltas[i] is not None and row.deltas[i].significance == wording.SIGNIFICANT for row in rows
+        ):
             continue
-        notes.append(f"runs {infos[0].name} and {infos[i].name} were made at different times, not interleaved: a "
-                     f"change in the machine between them can look like a change in the storage (storbench run "
-                     f"{infos[0].suite} --target A --target B interleaves them)")
+        notes.append(
+            f"runs {infos[0].name} and {infos[i].name} were made at different times, not interleaved: a "
+            f"change in the machine between them can look like a change in the storage (storbench run "
+            f"{infos[0].suite} --target A --target B interleaves them)"
+        )
     return notes
 
 
@@ -239,8 +305,10 @@ def _build_rows(runs: list[Run], paired: list[bool] | None = None) -> list[Row]:
     order = {m: i for i, m in enumerate(dict.fromkeys(catalog + [k[2] for k in series]))}
     # Within a workload its headline leads (in the order it declares), then the catalog's order (time, devices...).
     leads = {name: {m: i for i, m in enumerate(headline(name))} for name, _ in workloads}
-    keys = sorted(series, key=lambda k: (workloads.index((k[0], k[1])), leads[k[0]].get(k[2], len(leads[k[0]])),
-                                         order[k[2]], k[3]))
+    keys = sorted(
+        series,
+        key=lambda k: (workloads.index((k[0], k[1])), leads[k[0]].get(k[2], len(leads[k[0]])), order[k[2]], k[3]),
+    )
 
     among = {}  # per overall key, the workloads it is taken over (their families' direction holds for it)
     for metric in [m for m in order if m in CATALOG and CATALOG[m].overall]:
@@ -284,8 +352,13 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
     for i in range(1, len(runs)):
         picked: list[tuple[Row, Delta]] = []
         for metric in dict.fromkeys(r.metric for r in rows):
-            cands = [(r, change) for r in rows if r.metric == metric and r.phase != PREPARE and not r.labels
-                     for change in [_change(r, i)] if change is not None]
+            cands = [
+                (r, change)
+                for r in rows
+                if r.metric == metric and r.phase != PREPARE and not r.labels
+                for change in [_change(r, i)]
+                if change is not None
+            ]
             overall = [(r, change) for r, change in cands if r.phase == OVERALL]
             if metric == "completion_time" or metric in wording.READ_AND_RAN:  # every workload's
                 picked.extend(cands)
@@ -298,8 +371,16 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
         # operations), then per operation, in catalog order.
         rank = {m: k for k, m in enumerate(dict.fromkeys(list(CATALOG) + [r.metric for r in rows]))}
         leads = _lead_ranks(rows)
-        picked.sort(key=lambda pair: (not pair[0].spec.words_first, leads(pair[0]) is None, pair[0].phase != OVERALL,
-                                      leads(pair[0]) or 0, rank[pair[0].metric], rows.index(pair[0])))
+        picked.sort(
+            key=lambda pair: (
+                not pair[0].spec.words_first,
+                leads(pair[0]) is None,
+                pair[0].phase != OVERALL,
+                leads(pair[0]) or 0,
+                rank[pair[0].metric],
+                rows.index(pair[0]),
+            )
+        )
         significant = [pair for pair in picked if pair[1].significance == wording.SIGNIFICANT]
         few = [pair for pair in picked if pair[1].significance == wording.TOO_FEW]
         chosen, suffix = (significant, "") if significant else (few, " (too few repetitions)")
@@ -308,13 +389,25 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
             if id(row) in said_together:  # "skipping-join read 14× fewer bytes and ran 6.0× faster"
                 time_row, time_delta = said_together[id(row)]
                 noise = " (the time may be noise)" if time_delta.significance == wording.NOISE else ""
-                text = wording.read_and_ran(row.workload, row.spec, delta.rel or 0.0, time_row.spec,
-                                            time_delta.rel or 0.0) + noise + suffix
+                text = (
+                    wording.read_and_ran(row.workload, row.spec, delta.rel or 0.0, time_row.spec, time_delta.rel or 0.0)
+                    + noise
+                    + suffix
+                )
                 interval = _read_and_ran_interval(delta, time_delta)
                 said = f"{text} ({interval})" if interval else text
-                out.append(Headline(i, f"{runs[i].name} vs {runs[0].name}: {said}", row.workload,
-                                    text.removeprefix(f"{row.workload} "), row.workload, row.metric,
-                                    delta.significance, interval))
+                out.append(
+                    Headline(
+                        i,
+                        f"{runs[i].name} vs {runs[0].name}: {said}",
+                        row.workload,
+                        text.removeprefix(f"{row.workload} "),
+                        row.workload,
+                        row.metric,
+                        delta.significance,
+                        interval,
+                    )
+                )
                 continue
             subject = wording.lower_first(row.spec.title)
             words = delta.words + suffix
@@ -331,7 +424,7 @@ def _headlines(runs: list[RunInfo], rows: list[Row]) -> list[Headline]:
 
 
 def _read_and_ran_interval(read: Delta, time: Delta) -> str | None:
-    """"95% CI -93% to -92% bytes, -84% to -82% time, Welch": both intervals of a read-and-ran sentence (the time's
+    """ "95% CI -93% to -92% bytes, -84% to -82% time, Welch": both intervals of a read-and-ran sentence (the time's
     only when it is significant too)."""
     if read.significance != wording.SIGNIFICANT or read.test is None:
         return None
@@ -362,15 +455,24 @@ def _lead_ranks(rows: list[Row]):
     return place
 
 
-def _read_and_ran(chosen: list[tuple[Row, Delta]], rows: list[Row],
-                  i: int) -> tuple[list[tuple[Row, Delta]], dict[int, tuple[Row, Delta]]]:
+def _read_and_ran(
+    chosen: list[tuple[Row, Delta]], rows: list[Row], i: int
+) -> tuple[list[tuple[Row, Delta]], dict[int, tuple[Row, Delta]]]:
     """Each bytes-read headline said with its workload's time when that changed too, even by noise
     (wording.READ_AND_RAN): the headlines left (the time's own dropped) and, by the bytes row's id, the time's."""
     read_metric, time_metric = wording.READ_AND_RAN
-    times = {(row.workload, row.phase): (row, change) for row in rows if row.metric == time_metric
-             and not row.labels for change in [_change(row, i)] if change is not None}
-    together = {id(row): times[(row.workload, row.phase)] for row, _ in chosen
-                if row.metric == read_metric and (row.workload, row.phase) in times}
+    times = {
+        (row.workload, row.phase): (row, change)
+        for row in rows
+        if row.metric == time_metric and not row.labels
+        for change in [_change(row, i)]
+        if change is not None
+    }
+    together = {
+        id(row): times[(row.workload, row.phase)]
+        for row, _ in chosen
+        if row.metric == read_metric and (row.workload, row.phase) in times
+    }
     folded = {id(time_row) for time_row, _ in together.values()}
     return [pair for pair in chosen if id(pair[0]) not in folded], together
 
@@ -385,5 +487,4 @@ def compare_runs(runs: list[Run]) -> Comparison:
     energy_note = mark_energy_rows(runs, [info.name for info in infos], rows)  # before headlines: none from them
     tested = _adjust(rows, len(runs))  # after the energy rows' refusals: those are not tested
     notes = _not_interleaved(infos, rows, paired) + _cold_starts(runs, infos, rows)
-    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs), energy_note, notes,
-                      tested)
+    return Comparison(infos, rows, _differences(runs), _headlines(infos, rows), list(runs), energy_note, notes, tested)

@@ -62,14 +62,13 @@ class WindowNoise:
 
     @property
     def name(self) -> str:
-        """"groupby rep 2", "teragen prepare", "groupby rep 1 (node=worker-2)"."""
+        """ "groupby rep 2", "teragen prepare", "groupby rep 1 (node=worker-2)"."""
         text = f"{self.workload} {'prepare' if self.repetition == 0 else f'rep {self.repetition}'}"
         return text + (f" ({', '.join(f'{k}={v}' for k, v in self.labels)})" if self.labels else "")
 
 
 def _busy(other_cpu: float | None, steal: float | None, io_mbps: float | None) -> bool:
-    return ((other_cpu or 0.0) >= OTHER_CPU_PCT or (steal or 0.0) >= STEAL_PCT
-            or (io_mbps or 0.0) >= OTHER_IO_MBPS)
+    return (other_cpu or 0.0) >= OTHER_CPU_PCT or (steal or 0.0) >= STEAL_PCT or (io_mbps or 0.0) >= OTHER_IO_MBPS
 
 
 @dataclass(frozen=True)
@@ -106,16 +105,22 @@ class Disturbance:
 
     def summary(self) -> dict[str, Any]:
         """Mean and max over the windows of every figure (None where never measured), and the judgement."""
-        out: dict[str, Any] = {"windows": len(self.windows), "busy_windows": len(self.busy_windows),
-                               "busy": self.busy}
-        for metric in (OTHER_CPU, STEAL, OTHER_IO, "noise_psi_cpu_pct", "noise_psi_io_pct", "noise_psi_mem_pct",
-                       "noise_dirty_mb"):
+        out: dict[str, Any] = {"windows": len(self.windows), "busy_windows": len(self.busy_windows), "busy": self.busy}
+        for metric in (
+            OTHER_CPU,
+            STEAL,
+            OTHER_IO,
+            "noise_psi_cpu_pct",
+            "noise_psi_io_pct",
+            "noise_psi_mem_pct",
+            "noise_dirty_mb",
+        ):
             out[metric] = {"mean": self.mean(metric), "max": self.peak(metric)}
         out["noise_other_io_mbps"] = {"mean": self.io_mbps(), "max": self.io_mbps("max")}
         return out
 
     def figures(self, lead: bool = True) -> str:
-        """"38% of a core used by other processes (max 95%), steal 6% of a core (max 9%)": the figures that
+        """ "38% of a core used by other processes (max 95%), steal 6% of a core (max 9%)": the figures that
         cross their thresholds on average, other processes' CPU always (``lead``)."""
         parts = []
         cpu, steal, io = self.mean(OTHER_CPU), self.mean(STEAL), self.io_mbps()
@@ -138,8 +143,11 @@ def disturbance(samples: Iterable[Sample]) -> Disturbance | None:
     """A run's windows from its samples; None when it has no ``noise_*`` sample (a run from before the
     sentinel)."""
     samples = list(samples)
-    times = {(s.workload, s.repetition, tuple(sorted(s.labels.items()))): s.value for s in samples
-             if s.metric == "completion_time"}
+    times = {
+        (s.workload, s.repetition, tuple(sorted(s.labels.items()))): s.value
+        for s in samples
+        if s.metric == "completion_time"
+    }
     windows: dict[tuple[str, int, tuple[tuple[str, str], ...]], dict[str, float | None]] = {}
     for s in samples:
         if s.metric.startswith(PREFIX):
@@ -170,8 +178,7 @@ def busy_line(d: Disturbance) -> str | None:
     if io and max(io) >= OTHER_IO_MBPS:
         said.append(f"other processes' storage I/O up to {max(io):.1f} MB/s")
     names = [w.name for w in busy[:LISTED]] + (["…"] if len(busy) > LISTED else [])
-    return (f"machine was busy during {len(busy)} of {len(d.windows)} windows: {', '.join(said)} "
-            f"({', '.join(names)})")
+    return f"machine was busy during {len(busy)} of {len(d.windows)} windows: {', '.join(said)} ({', '.join(names)})"
 
 
 def notes(runs: Sequence[Any], names: Sequence[str]) -> list[str]:
@@ -189,8 +196,9 @@ def notes(runs: Sequence[Any], names: Sequence[str]) -> list[str]:
     apart = len(present) > 1 and max(present) - min(present) >= CPU_POINTS
     if not all(busy) and not any(busy) and not apart:
         return []
-    consequence = (_SHARED if _one_experiment(runs) else
-                   ": a difference between them may be the machine's, not the storage's")
+    consequence = (
+        _SHARED if _one_experiment(runs) else ": a difference between them may be the machine's, not the storage's"
+    )
     # the most disturbed first: busy before quiet, then by other processes' CPU
     order = sorted(judged, key=lambda nd: (not nd[1].busy, -(nd[1].lead() or 0.0)))
     if all(busy):
@@ -206,8 +214,10 @@ def notes(runs: Sequence[Any], names: Sequence[str]) -> list[str]:
 
 # Interleaved runs met the machine round by round alike, and compare pairs each round's repetitions: the note
 # still says what the machine did, but not that it may explain the difference.
-_SHARED = (": the runs were interleaved, so each round's repetitions met the same machine and are compared "
-           "pair by pair; a busy machine still widens the intervals")
+_SHARED = (
+    ": the runs were interleaved, so each round's repetitions met the same machine and are compared "
+    "pair by pair; a busy machine still widens the intervals"
+)
 
 
 def _one_experiment(runs: Sequence[Any]) -> bool:

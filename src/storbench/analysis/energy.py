@@ -45,10 +45,13 @@ def mark_energy_rows(runs: list[Run], names: list[str], rows: list[Row]) -> str 
         measured = [key for (key, _), cell in zip(scopes, row.cells) if cell.aggregate is not None]
         if len(measured) > 1 and (len(set(measured)) > 1 or UNKNOWN in measured):
             refused = True
-            row.deltas = [None] + [Delta(i, None, None, NOT_COMPARABLE, "n/a", None, None, None, None, "n/a")
-                                   for i in range(1, len(runs))]
+            row.deltas = [None] + [
+                Delta(i, None, None, NOT_COMPARABLE, "n/a", None, None, None, None, "n/a") for i in range(1, len(runs))
+            ]
     if not refused:
         return None
     said = ", ".join(f"{name}: {run_scope_text(run.manifest) or 'none'}" for name, run in zip(names, runs))
-    return (f"energy figures NOT COMPARABLE: power scope {said}; different parts of the machine or an unknown one, "
-            f"so energy, watt and per-watt rows are not compared (the other figures are)")
+    return (
+        f"energy figures NOT COMPARABLE: power scope {said}; different parts of the machine or an unknown one, "
+        f"so energy, watt and per-watt rows are not compared (the other figures are)"
+    )

@@ -20,8 +20,13 @@ from typing import Iterable, Iterator, Mapping
 from storbench.results.metrics import DEVICE_HEADLINE, MetricSpec, reworded
 
 # The modules whose ``METRICS`` declare the metrics no workload owns.
-SHARED = ("storbench.telemetry.metrics", "storbench.engines.eventlog", "storbench.engines.s3a",
-          "storbench.results.consistency", "storbench.telemetry.sentinel")
+SHARED = (
+    "storbench.telemetry.metrics",
+    "storbench.engines.eventlog",
+    "storbench.engines.s3a",
+    "storbench.results.consistency",
+    "storbench.telemetry.sentinel",
+)
 
 # Ordering rule. The catalog's order is the reports' order: rows within a workload, metric columns, headlines
 # (storbench.analysis.compare and .model sort by it). Each source (a module in SHARED, a workload family's module
@@ -59,13 +64,11 @@ def workload_metrics(name: str) -> tuple[MetricSpec, ...] | None:
 
 def declarations() -> list[tuple[str, tuple[MetricSpec, ...]]]:
     """(source, specs) of every declaration, in catalog order (each source's METRIC_SECTION)."""
-    found: dict[str, list[MetricSpec]] = {module: list(importlib.import_module(module).METRICS)
-                                          for module in SHARED}
+    found: dict[str, list[MetricSpec]] = {module: list(importlib.import_module(module).METRICS) for module in SHARED}
     for cls in _workloads().values():
         found.setdefault(family(cls.__module__), []).extend(cls.metrics)
     # A family's classes share its tuple: each spec once per source (dicts keep the first order).
-    return [(source, tuple(dict.fromkeys(found[source])))
-            for source in sorted(found, key=section)]
+    return [(source, tuple(dict.fromkeys(found[source]))) for source in sorted(found, key=section)]
 
 
 def build_catalog(declared: Iterable[tuple[str, Iterable[MetricSpec]]]) -> dict[str, MetricSpec]:
@@ -76,10 +79,15 @@ def build_catalog(declared: Iterable[tuple[str, Iterable[MetricSpec]]]) -> dict[
         for spec in specs:
             known = catalog.get(spec.name)
             if known is not None and known != spec:
-                diff = "; ".join(f"{f.name} {getattr(known, f.name)!r} vs {getattr(spec, f.name)!r}"
-                                 for f in fields(MetricSpec) if getattr(known, f.name) != getattr(spec, f.name))
-                raise RuntimeError(f"metric {spec.name!r} is declared differently by {sources[spec.name]} and "
-                                   f"{source} ({diff}); declare it once or alike")
+                diff = "; ".join(
+                    f"{f.name} {getattr(known, f.name)!r} vs {getattr(spec, f.name)!r}"
+                    for f in fields(MetricSpec)
+                    if getattr(known, f.name) != getattr(spec, f.name)
+                )
+                raise RuntimeError(
+                    f"metric {spec.name!r} is declared differently by {sources[spec.name]} and "
+                    f"{source} ({diff}); declare it once or alike"
+                )
             catalog.setdefault(spec.name, spec)
             sources.setdefault(spec.name, source)
     return catalog
@@ -116,8 +124,10 @@ def check_headlines(catalog: Mapping[str, MetricSpec], classes: Iterable[type]) 
     for cls in classes:
         unknown = [name for name in (*cls.headline, *cls.directions) if name not in catalog]
         if unknown:
-            raise RuntimeError(f"workload {cls.name} ({cls.__module__}) names {', '.join(map(repr, unknown))} in its "
-                               f"headline or directions, which no workload or shared module declares")
+            raise RuntimeError(
+                f"workload {cls.name} ({cls.__module__}) names {', '.join(map(repr, unknown))} in its "
+                f"headline or directions, which no workload or shared module declares"
+            )
         for name, said in cls.directions.items():
             reworded(catalog[name], said)  # a wording not in WORDINGS fails here, naming the metric
 

@@ -51,13 +51,15 @@ class RunInfo:
 
     @property
     def design(self) -> str | None:
-        """"interleaved: a, b (experiment ID, alternate order, 3 rounds)", the same for every run of the
+        """ "interleaved: a, b (experiment ID, alternate order, 3 rounds)", the same for every run of the
         experiment; None for a run alone."""
         record = self.experiment
         if not record:
             return None
-        return (f"interleaved: {', '.join(record.get('labels') or [])} (experiment {record.get('id')}, "
-                f"{record.get('order_policy')} order, {len(record.get('order') or [])} rounds)")
+        return (
+            f"interleaved: {', '.join(record.get('labels') or [])} (experiment {record.get('id')}, "
+            f"{record.get('order_policy')} order, {len(record.get('order') or [])} rounds)"
+        )
 
     @property
     def problem(self) -> str | None:
@@ -108,9 +110,10 @@ class Delta:
 
     @property
     def interval(self) -> str | None:
-        """"95% CI +47% to +53%, paired, detects ≥4%", or None without a test."""
-        return wording.interval_words(self.ci_low, self.ci_high, self.test, factor="×" in self.words,
-                                      mde_pct=self.mde_pct)
+        """ "95% CI +47% to +53%, paired, detects ≥4%", or None without a test."""
+        return wording.interval_words(
+            self.ci_low, self.ci_high, self.test, factor="×" in self.words, mde_pct=self.mde_pct
+        )
 
     @property
     def marker(self) -> str:
@@ -141,7 +144,7 @@ class Row:
 
     @property
     def scope_words(self) -> str | None:
-        """"scope: CPU package (RAPL)" for an energy row, or each scope when its runs' differ; else None."""
+        """ "scope: CPU package (RAPL)" for an energy row, or each scope when its runs' differ; else None."""
         said = list(dict.fromkeys(s for s in self.scopes or [] if s))
         if not said:
             return None
@@ -192,12 +195,16 @@ class Comparison:
     def one_setting(self) -> str | None:
         """The parameter name when the runs differ in that one parameter only (suite-wide and per workload) and
         it is a choice (a mode, a committer), not a number: runs of different sizes stay NOT COMPARABLE."""
-        names = {d.key.rpartition(".")[2] if d.kind == "workload_parameter" else d.key
-                 for d in self.differences if d.kind in ("parameter", "workload_parameter")}
+        names = {
+            d.key.rpartition(".")[2] if d.kind == "workload_parameter" else d.key
+            for d in self.differences
+            if d.kind in ("parameter", "workload_parameter")
+        }
         kinds_ok = all(d.kind in ("parameter", "workload_parameter") for d in self.differences)
         values = {tuple(map(str, d.values)) for d in self.differences}
-        numbers = any(isinstance(v, (int, float)) and not isinstance(v, bool) for d in self.differences
-                      for v in d.values)
+        numbers = any(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for d in self.differences for v in d.values
+        )
         one = self.differences and kinds_ok and len(names) == 1 and len(values) == 1 and not numbers
         return names.pop() if one else None
 
@@ -209,9 +216,11 @@ class Comparison:
             runs = " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(self.differences[0].values, self.runs))
             notes.append(f"the runs differ in one setting, the one compared: {setting}: {runs}")
         elif self.differences:
-            parts = [f"{d.kind.replace('_', ' ')} {d.key}: "
-                     + " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(d.values, self.runs))
-                     for d in self.differences]
+            parts = [
+                f"{d.kind.replace('_', ' ')} {d.key}: "
+                + " vs ".join(f"{_show(v)} ({r.name})" for v, r in zip(d.values, self.runs))
+                for d in self.differences
+            ]
             notes.append("NOT COMPARABLE: the runs differ in " + "; ".join(parts))
         if self.energy_note:
             notes.append(self.energy_note)
@@ -236,9 +245,15 @@ class Comparison:
         """What the headlines say when none is significant for run ``i``: "(no significant differences; changes
         under 6–41% (by metric) could not be told from noise with these repetitions)" over its tested rows that
         lead their workload (or all its tested rows when none of those was tested)."""
+
         def mdes(rows: list[Row]) -> list[float]:
-            return [d.mde_pct for row in rows if row.phase != PREPARE
-                    for d in [row.deltas[i] if i < len(row.deltas) else None] if d is not None and d.mde_pct is not None]
+            return [
+                d.mde_pct
+                for row in rows
+                if row.phase != PREPARE
+                for d in [row.deltas[i] if i < len(row.deltas) else None]
+                if d is not None and d.mde_pct is not None
+            ]
 
         # the rows each workload leads with (fio's carry its labels), else every tested row
         missed = wording.undetected_words(mdes([row for row in self.rows if self.leads(row)]) or mdes(self.rows))
@@ -270,20 +285,35 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         rows = []
         for row in self.rows:
-            rows.append({
-                "workload": row.workload, "phase": row.phase, "metric": row.metric, "labels": row.labels,
-                "title": row.title, "unit": row.unit, "direction": row.spec.direction,
-                "aggregation": row.spec.aggregation,
-                "cells": [asdict(c) for c in row.cells],
-                "deltas": [None if d is None else {**asdict(d), "marker": d.marker, "interval": d.interval}
-                           for d in row.deltas],
-                **({"power_scopes": row.scopes} if row.scopes is not None else {})})
-        return {"schema": "storbench.comparison/2", "comparable": self.comparable,
-                "warnings": self.warnings, "baseline": self.baseline.run_id,
-                "runs": [_run_dict(r) for r in self.runs],
-                "differences": [asdict(d) for d in self.differences],
-                "headlines": [asdict(h) for h in self.headlines],
-                "significance_legend": self.marker_legend, "rows": rows}
+            rows.append(
+                {
+                    "workload": row.workload,
+                    "phase": row.phase,
+                    "metric": row.metric,
+                    "labels": row.labels,
+                    "title": row.title,
+                    "unit": row.unit,
+                    "direction": row.spec.direction,
+                    "aggregation": row.spec.aggregation,
+                    "cells": [asdict(c) for c in row.cells],
+                    "deltas": [
+                        None if d is None else {**asdict(d), "marker": d.marker, "interval": d.interval}
+                        for d in row.deltas
+                    ],
+                    **({"power_scopes": row.scopes} if row.scopes is not None else {}),
+                }
+            )
+        return {
+            "schema": "storbench.comparison/2",
+            "comparable": self.comparable,
+            "warnings": self.warnings,
+            "baseline": self.baseline.run_id,
+            "runs": [_run_dict(r) for r in self.runs],
+            "differences": [asdict(d) for d in self.differences],
+            "headlines": [asdict(h) for h in self.headlines],
+            "significance_legend": self.marker_legend,
+            "rows": rows,
+        }
 
 
 def _show(value: Any) -> str:

@@ -20,13 +20,18 @@ PRECISION = 0.05  # the 95% interval within ±5%: a difference of 10% is then to
 
 
 def _values(samples_by_rep: dict[int, list[Any]], metric: str) -> dict[int, float]:
-    return {rep: s.value for rep, samples in samples_by_rep.items() for s in samples
-            if s.metric == metric and not s.labels and s.value is not None}
+    return {
+        rep: s.value
+        for rep, samples in samples_by_rep.items()
+        for s in samples
+        if s.metric == metric and not s.labels and s.value is not None
+    }
 
 
 def _headline_metric(workload: str, samples_by_rep: dict[int, list[Any]]) -> str | None:
-    recorded = {s.metric for samples in samples_by_rep.values() for s in samples if not s.labels
-                and s.value is not None}
+    recorded = {
+        s.metric for samples in samples_by_rep.values() for s in samples if not s.labels and s.value is not None
+    }
     return next((m for m in (*headline(workload), "completion_time") if m in recorded), None)
 
 

@@ -81,9 +81,13 @@ def scale_free(unit: str) -> bool:
 def _row(c: Comparison, workload: str, metric: str) -> Row | None:
     """The row of ``metric`` in ``workload``: no labels, or only labels of how it was measured (fio's
     ioengine=libaio direct=1: a fio run has no unlabelled row), the fewest first."""
-    found = [row for row in c.rows if row.metric == metric and set(row.labels) <= SETTING_LABELS
-             and ((row.phase == OVERALL) if workload == OVERALL_KEY
-                  else (row.phase == TIMED and row.workload == workload))]
+    found = [
+        row
+        for row in c.rows
+        if row.metric == metric
+        and set(row.labels) <= SETTING_LABELS
+        and ((row.phase == OVERALL) if workload == OVERALL_KEY else (row.phase == TIMED and row.workload == workload))
+    ]
     return min(found, key=lambda row: len(row.labels), default=None)
 
 
@@ -96,14 +100,16 @@ def _absolutes(c: Comparison, figure: Figure, rows: list[tuple[str, Row]], their
     for workload, row in rows:
         published = figure.value_in(row.unit)
         if published is not None:
-            yours = [cell.aggregate if theirs[i] or workload != OVERALL_KEY else None
-                     for i, cell in enumerate(row.cells)]
+            yours = [
+                cell.aggregate if theirs[i] or workload != OVERALL_KEY else None for i, cell in enumerate(row.cells)
+            ]
             out.append(Beside(row, figure, published, yours, workload not in figure.measures))
     return out
 
 
 def _paper_ratios(paper: Paper, row: Row, workload: str) -> list[tuple[tuple[str, str], float, tuple[Figure, ...]]]:
     """The paper's ratios of the quantity ``row`` measures, per pair it compares."""
+
     def measured(f: Figure) -> bool:
         return f.metric_of(workload) == row.metric
 
@@ -113,8 +119,10 @@ def _paper_ratios(paper: Paper, row: Row, workload: str) -> list[tuple[tuple[str
         out += [(pair, f.ratio, (f,)) for f in stated if f.ratio is not None]
         if stated:
             continue
-        ends = [next((f for f in paper.figures if f.kind == "absolute" and f.configuration == key and measured(f)),
-                     None) for key in pair]
+        ends = [
+            next((f for f in paper.figures if f.kind == "absolute" and f.configuration == key and measured(f)), None)
+            for key in pair
+        ]
         if ends[0] and ends[1]:
             ratio = _quotient(ends[0].value_in(row.unit), ends[1].value_in(row.unit))
             if ratio is not None:
@@ -131,8 +139,12 @@ def published(c: Comparison, paper: Paper, explicit: bool = True) -> Published:
     theirs = [r.suite in paper.suites for r in c.runs]
     for figure in paper.figures:
         both = {**figure.analogs, **figure.measures}
-        found = [(w, m, row) for w, m in both.items() for row in [_row(c, w, m)] if row is not None
-                 and (w != OVERALL_KEY or any(theirs))]  # a paper-wide figure: runs of the paper's suites only
+        found = [
+            (w, m, row)
+            for w, m in both.items()
+            for row in [_row(c, w, m)]
+            if row is not None and (w != OVERALL_KEY or any(theirs))
+        ]  # a paper-wide figure: runs of the paper's suites only
         if figure.measures and not found:
             for workload, metric in figure.measures.items():
                 missing.setdefault(figure.quantity, {}).setdefault(metric, {})[workload] = None
@@ -144,28 +156,53 @@ def published(c: Comparison, paper: Paper, explicit: bool = True) -> Published:
             seen.add((workload, metric))
             usable = [workload != OVERALL_KEY or (theirs[0] and theirs[i]) for i in range(len(c.runs))]
             for pair, ratio, figures in _paper_ratios(paper, row, workload):
-                ratios += [RatioBeside(i, row, pair, _quotient(row.cells[i].aggregate, row.cells[0].aggregate),
-                                       ratio, figures, workload not in figures[0].measures)
-                           for i in range(1, len(c.runs)) if usable[i]]
+                ratios += [
+                    RatioBeside(
+                        i,
+                        row,
+                        pair,
+                        _quotient(row.cells[i].aggregate, row.cells[0].aggregate),
+                        ratio,
+                        figures,
+                        workload not in figures[0].measures,
+                    )
+                    for i in range(1, len(c.runs))
+                    if usable[i]
+                ]
     others = [r for r, own in zip(c.runs, theirs) if not own]
-    foreign = ([f"{', '.join(f'{r.name} ({r.suite})' for r in others)}: not a run of paper {paper.paper}'s "
-                f"suites ({', '.join(paper.suites)}); its figures are not set beside the paper's whole-run ones"]
-               if others else [])
+    foreign = (
+        [
+            f"{', '.join(f'{r.name} ({r.suite})' for r in others)}: not a run of paper {paper.paper}'s "
+            f"suites ({', '.join(paper.suites)}); its figures are not set beside the paper's whole-run ones"
+        ]
+        if others
+        else []
+    )
     if explicit and not absolutes and not ratios:
         names = ", ".join(f"{r.name} ({r.suite})" for r in c.runs)
-        why = ("is not a run of its suites" if len(others) == len(c.runs)
-               else "measured none of the metrics of its published figures")
-        raise InputError(f"paper {paper.paper}: {names} {why} (its suites: {', '.join(paper.suites)}): "
-                         f"nothing to set beside its figures")
+        why = (
+            "is not a run of its suites"
+            if len(others) == len(c.runs)
+            else "measured none of the metrics of its published figures"
+        )
+        raise InputError(
+            f"paper {paper.paper}: {names} {why} (its suites: {', '.join(paper.suites)}): "
+            f"nothing to set beside its figures"
+        )
     runs = "the run" if len(c.runs) == 1 else "the runs"
-    said = {quantity: " or ".join(f"{m} of {', '.join(ws)}" for m, ws in metrics.items())
-            for quantity, metrics in missing.items()}
-    lines = [f"{quantity} ({what}): not in {runs}; the paper's figures of it are not shown"
-             for quantity, what in said.items()]
+    said = {
+        quantity: " or ".join(f"{m} of {', '.join(ws)}" for m, ws in metrics.items())
+        for quantity, metrics in missing.items()
+    }
+    lines = [
+        f"{quantity} ({what}): not in {runs}; the paper's figures of it are not shown"
+        for quantity, what in said.items()
+    ]
     used = [f.configuration for f in (b.figure for b in absolutes)] + [k for r in ratios for k in r.pair]
     configurations = [k for k in paper.configurations if k in used]
-    return Published(paper, absolutes, ratios, lines, [f for f in paper.figures if not f.measures], configurations,
-                     foreign)
+    return Published(
+        paper, absolutes, ratios, lines, [f for f in paper.figures if not f.measures], configurations, foreign
+    )
 
 
 def factor(ratio: float | None) -> str:

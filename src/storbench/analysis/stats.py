@@ -75,8 +75,14 @@ def summarize(values: Iterable[float | None]) -> Summary:
     data = clean(values)
     if not data:
         return Summary(0, None, None, None, None, None)
-    return Summary(n=len(data), min=min(data), median=statistics.median(data), max=max(data),
-                   mean=statistics.fmean(data), stdev=statistics.stdev(data) if len(data) > 1 else None)
+    return Summary(
+        n=len(data),
+        min=min(data),
+        median=statistics.median(data),
+        max=max(data),
+        mean=statistics.fmean(data),
+        stdev=statistics.stdev(data) if len(data) > 1 else None,
+    )
 
 
 def aggregate(values: Iterable[float | None], rule: str) -> float | None:
@@ -129,8 +135,7 @@ def betainc(a: float, b: float, x: float) -> float:
         raise ValueError(f"betainc: x={x} outside [0, 1]")
     if x in (0.0, 1.0):
         return x
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _betacf(a, b, x) / a
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
@@ -172,8 +177,9 @@ def welch_t_test(a: Sequence[float | None], b: Sequence[float | None]) -> TTest 
     se2 = qa + qb
     if se2 <= 0.0 or math.sqrt(se2) <= 1e-12 * max(abs(ma), abs(mb), 1e-300):
         same = math.isclose(ma, mb, rel_tol=1e-12, abs_tol=0.0) or ma == mb
-        return TTest(0.0 if same else math.copysign(math.inf, ma - mb), float(len(xs) + len(ys) - 2),
-                     1.0 if same else 0.0)
+        return TTest(
+            0.0 if same else math.copysign(math.inf, ma - mb), float(len(xs) + len(ys) - 2), 1.0 if same else 0.0
+        )
     t = (ma - mb) / math.sqrt(se2)
     df = se2 * se2 / (qa * qa / (len(xs) - 1) + qb * qb / (len(ys) - 1))
     return TTest(t, df, t_sf_two_sided(t, df))
@@ -181,8 +187,12 @@ def welch_t_test(a: Sequence[float | None], b: Sequence[float | None]) -> TTest 
 
 def t_pdf(t: float, df: float) -> float:
     """The density of Student's t with ``df`` degrees of freedom."""
-    return math.exp(math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
-                    - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+    return math.exp(
+        math.lgamma((df + 1.0) / 2.0)
+        - math.lgamma(df / 2.0)
+        - 0.5 * math.log(df * math.pi)
+        - (df + 1.0) / 2.0 * math.log1p(t * t / df)
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -202,7 +212,7 @@ def t_ppf(p: float, df: float) -> float:
     if p < 0.5:
         return -t_ppf(1.0 - p, df)
     z = statistics.NormalDist().inv_cdf(p)
-    z3, z5 = z ** 3, z ** 5
+    z3, z5 = z**3, z**5
     x = z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df)
     lo, hi = 0.0, max(2.0 * x, 1.0)
     while t_cdf(hi, df) < p:  # a bracket [lo, hi] around the root
@@ -293,8 +303,7 @@ def _log_mean_ci(logs: list[float], level: float = 0.95) -> tuple[float, float, 
     return mean, se, df, t_ppf(0.5 + level / 2.0, df) * se
 
 
-def paired_log_test(new: Sequence[float | None], old: Sequence[float | None],
-                    min_pairs: int = 3) -> RatioTest | None:
+def paired_log_test(new: Sequence[float | None], old: Sequence[float | None], min_pairs: int = 3) -> RatioTest | None:
     """Paired t-test of ``log(new_i / old_i)`` (same index = same round); ``None`` below ``min_pairs``
     usable pairs (a pair with a missing or non-positive value is dropped). Zero spread of the log
     ratios degenerates as Welch does: p is 0 if they differ from 0, else 1, and the CI is the point."""
@@ -306,15 +315,34 @@ def paired_log_test(new: Sequence[float | None], old: Sequence[float | None],
     ratio = math.exp(mean)
     if se <= 1e-12 * max(1.0, abs(mean)):
         same = abs(mean) <= 1e-12
-        return RatioTest("paired", 0.0 if same else math.copysign(math.inf, mean), df, 1.0 if same else 0.0,
-                         ratio, ratio, ratio, 0.0, len(pairs))
+        return RatioTest(
+            "paired",
+            0.0 if same else math.copysign(math.inf, mean),
+            df,
+            1.0 if same else 0.0,
+            ratio,
+            ratio,
+            ratio,
+            0.0,
+            len(pairs),
+        )
     t = mean / se
-    return RatioTest("paired", t, df, t_sf_two_sided(t, df), ratio, math.exp(mean - half), math.exp(mean + half),
-                     mde_pct(se, df), len(pairs))
+    return RatioTest(
+        "paired",
+        t,
+        df,
+        t_sf_two_sided(t, df),
+        ratio,
+        math.exp(mean - half),
+        math.exp(mean + half),
+        mde_pct(se, df),
+        len(pairs),
+    )
 
 
-def fieller_ratio_ci(new: Sequence[float | None], old: Sequence[float | None], df: float | None = None,
-                     level: float = 0.95) -> tuple[float, float] | None:
+def fieller_ratio_ci(
+    new: Sequence[float | None], old: Sequence[float | None], df: float | None = None, level: float = 0.95
+) -> tuple[float, float] | None:
     """Fieller's confidence interval for ``mean(new) / mean(old)`` of two independent samples.
 
     With ``qn = s²n/nn``, ``qo = s²o/no`` and ``t = t_{(1+level)/2, df}`` (df: Welch's unless given), the
@@ -358,12 +386,22 @@ def welch_ratio_test(new: Sequence[float | None], old: Sequence[float | None]) -
     if mn > 0 and mo > 0:
         se_log = math.sqrt(_variance(xs) / (len(xs) * mn * mn) + _variance(ys) / (len(ys) * mo * mo))
         mde = mde_pct(se_log, test.df) if se_log > 0 else 0.0
-    return RatioTest("welch", test.t, test.df, test.p_value, ratio, ci[0] if ci else None, ci[1] if ci else None,
-                     mde, min(len(xs), len(ys)))
+    return RatioTest(
+        "welch",
+        test.t,
+        test.df,
+        test.p_value,
+        ratio,
+        ci[0] if ci else None,
+        ci[1] if ci else None,
+        mde,
+        min(len(xs), len(ys)),
+    )
 
 
-def ratio_test(new: Sequence[float | None], old: Sequence[float | None], paired: bool,
-               min_pairs: int = 3) -> RatioTest | None:
+def ratio_test(
+    new: Sequence[float | None], old: Sequence[float | None], paired: bool, min_pairs: int = 3
+) -> RatioTest | None:
     """The paired log-ratio test when ``paired`` and at least ``min_pairs`` positive pairs exist, else Welch."""
     if paired:
         test = paired_log_test(new, old, min_pairs)
@@ -387,8 +425,9 @@ def relative_ci_halfwidth(values: Sequence[float | None], level: float = 0.95) -
     return math.expm1(half)
 
 
-def paired_ratio_ci(a: Sequence[float | None], b: Sequence[float | None],
-                    level: float = 0.95) -> tuple[float, float] | None:
+def paired_ratio_ci(
+    a: Sequence[float | None], b: Sequence[float | None], level: float = 0.95
+) -> tuple[float, float] | None:
     """The 95% CI on the ratio ``a/b`` of paired values (index i of each from the same round):
     ``exp(mean ± t_{0.975,n-1}·se)`` of ``log(a_i/b_i)``. Pairs with a missing or non-positive value are
     dropped; ``None`` with fewer than two pairs left."""

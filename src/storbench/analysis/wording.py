@@ -65,12 +65,14 @@ def marker_legend(tested: int | None = None) -> str:
     5%; with real differences present it keeps far more power than Holm, and tolerates metrics that move
     together (throughput, latency, time). The raw p stays in the data."""
     rows = f"the {tested} tested rows" if tested is not None else "the tested rows of each compared run"
-    return (f"* significant (q < {ALPHA:g} after Benjamini–Hochberg over {rows}; paired t-test on interleaved "
-            f"repetitions, Welch otherwise); ~ may be noise (q >= {ALPHA:g}); "
-            f"? too few repetitions (< {MIN_REPETITIONS} on a side) for a test; "
-            f"changes under {NO_CHANGE_PCT:g}% read \"no change\"; "
-            f"[+a%..+b%] after a significant change: its 95% CI (Welch: of the ratio of the means; paired: of the "
-            f"rounds' ratios, whose geometric mean is then the change said)")
+    return (
+        f"* significant (q < {ALPHA:g} after Benjamini–Hochberg over {rows}; paired t-test on interleaved "
+        f"repetitions, Welch otherwise); ~ may be noise (q >= {ALPHA:g}); "
+        f"? too few repetitions (< {MIN_REPETITIONS} on a side) for a test; "
+        f'changes under {NO_CHANGE_PCT:g}% read "no change"; '
+        f"[+a%..+b%] after a significant change: its 95% CI (Welch: of the ratio of the means; paired: of the "
+        f"rounds' ratios, whose geometric mean is then the change said)"
+    )
 
 
 MARKER_LEGEND = marker_legend()
@@ -90,7 +92,7 @@ def whole_percent(rel: float) -> int:
 
 
 def verdict(spec: MetricSpec, rel: float | None) -> str:
-    """"better", "worse", "no change" or "n/a"."""
+    """ "better", "worse", "no change" or "n/a"."""
     if rel is None:
         return NOT_AVAILABLE
     if abs(rel) * 100.0 < NO_CHANGE_PCT:
@@ -109,7 +111,7 @@ def _counted_rate(spec: MetricSpec) -> bool:
 
 
 def phrase(spec: MetricSpec, subject: str, words: str) -> str:
-    """"groupby maximum read throughput 190% higher"; efficiency first: "16× more operations per watt";
+    """ "groupby maximum read throughput 190% higher"; efficiency first: "16× more operations per watt";
     a counted rate by what it counts: "39× more operations per second"."""
     if words in (NOT_AVAILABLE, "no change"):
         return f"{subject} {words}"
@@ -121,14 +123,15 @@ def phrase(spec: MetricSpec, subject: str, words: str) -> str:
 
 
 def delta_words(spec: MetricSpec, rel: float | None) -> str:
-    """"190% higher", "17% faster", "12% slower", "10× more consistent", "no change" or "n/a"."""
+    """ "190% higher", "17% faster", "12% slower", "10× more consistent", "no change" or "n/a"."""
     kind = verdict(spec, rel)
     if kind in (NOT_AVAILABLE, "no change"):
         return kind
     assert rel is not None
     word = spec.better_word if kind == "better" else spec.worse_word
-    if (spec.factor or spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS or _counted_rate(spec)) \
-            and rel > -1.0:
+    if (
+        spec.factor or spec.better_word in CONSISTENCY_WORDS or spec.unit in EFFICIENCY_UNITS or _counted_rate(spec)
+    ) and rel > -1.0:
         factor = 1.0 + rel if rel > 0 else 1.0 / (1.0 + rel)
         if factor >= 2.0:
             return f"{factor:.1f}× {word}" if factor < 10 else f"{factor:,.0f}× {word}"
@@ -136,7 +139,7 @@ def delta_words(spec: MetricSpec, rel: float | None) -> str:
 
 
 def factor_words(spec: MetricSpec, new: float | None, old: float | None) -> str | None:
-    """"2.9× higher" / "110× lower" when one value is at least twice the other, else ``None``."""
+    """ "2.9× higher" / "110× lower" when one value is at least twice the other, else ``None``."""
     rel = relative_change(new, old)
     kind = verdict(spec, rel)
     if rel is None or kind not in ("better", "worse") or new is None or old is None or new == 0:
@@ -191,9 +194,10 @@ def interval_bounds(low: float, high: float, factor: bool = False) -> tuple[str,
     return said
 
 
-def interval_words(low: float | None, high: float | None, test: str | None, factor: bool = False,
-                   mde_pct: float | None = None) -> str | None:
-    """"95% CI +47% to +53%, paired, detects ≥4%" (the CI on new/old as a change; "38× to 40×" with ``factor``;
+def interval_words(
+    low: float | None, high: float | None, test: str | None, factor: bool = False, mde_pct: float | None = None
+) -> str | None:
+    """ "95% CI +47% to +53%, paired, detects ≥4%" (the CI on new/old as a change; "38× to 40×" with ``factor``;
     the smallest change the test detects with 80% power, where known); "95% CI unbounded, Welch" when it has no
     bounds; ``None`` without a test."""
     if test is None:
@@ -224,7 +228,7 @@ def undetected_words(mdes: list[float]) -> str | None:
 
 
 def lower_first(title: str) -> str:
-    """"Maximum read throughput" -> "maximum read throughput"; acronyms ("CPU ...") stay."""
+    """ "Maximum read throughput" -> "maximum read throughput"; acronyms ("CPU ...") stay."""
     if len(title) > 1 and title[1].isupper():
         return title
     return title[:1].lower() + title[1:]
@@ -234,9 +238,8 @@ def lower_first(title: str) -> str:
 READ_AND_RAN = ("target_read_mb", "completion_time")
 
 
-def read_and_ran(workload: str, read_spec: MetricSpec, read_rel: float, time_spec: MetricSpec,
-                 time_rel: float) -> str:
-    """"skipping-join read 14× fewer bytes and ran 6.0× faster" (both deltas are changes, not "no change")."""
+def read_and_ran(workload: str, read_spec: MetricSpec, read_rel: float, time_spec: MetricSpec, time_rel: float) -> str:
+    """ "skipping-join read 14× fewer bytes and ran 6.0× faster" (both deltas are changes, not "no change")."""
     read = delta_words(replace(read_spec, factor=True), read_rel)
     ran = delta_words(replace(time_spec, factor=True), time_rel)
     return f"{workload} read {read} bytes and ran {ran}"

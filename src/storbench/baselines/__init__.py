@@ -28,10 +28,21 @@ HERE = Path(__file__).resolve().parent
 KINDS = ("absolute", "ratio")
 OVERALL = "overall"  # measures' key for a figure over all timed operations (paper 000's summary)
 # A paper's unit → (storbench's unit, factor to it). A figure's unit must convert to its metric's.
-UNITS = {"sec.": ("s", 1.0), "seconds": ("s", 1.0), "minutes": ("s", 60.0), "ms": ("ms", 1.0),
-         "MB/s": ("MB/s", 1.0), "GB/s": ("MB/s", 1000.0), "GBps": ("MB/s", 1000.0), "%": ("%", 1.0),
-         "ops/s": ("ops/s", 1.0), "ops/s/thread": ("ops/s/thread", 1.0), "Ops/Watt": ("ops/W", 1.0),
-         "Ops/W": ("ops/W", 1.0), "IOPS": ("IOPS", 1.0)}
+UNITS = {
+    "sec.": ("s", 1.0),
+    "seconds": ("s", 1.0),
+    "minutes": ("s", 60.0),
+    "ms": ("ms", 1.0),
+    "MB/s": ("MB/s", 1.0),
+    "GB/s": ("MB/s", 1000.0),
+    "GBps": ("MB/s", 1000.0),
+    "%": ("%", 1.0),
+    "ops/s": ("ops/s", 1.0),
+    "ops/s/thread": ("ops/s/thread", 1.0),
+    "Ops/Watt": ("ops/W", 1.0),
+    "Ops/W": ("ops/W", 1.0),
+    "IOPS": ("IOPS", 1.0),
+}
 _PAPER = re.compile(r"\d{3}")
 
 
@@ -111,8 +122,9 @@ def paper_ref(text: str) -> str:
     known = papers()
     if name.isdigit() and len(name) <= 3 and name.zfill(3) in known:
         return name.zfill(3)
-    raise InputError(f"paper {name or text!r}: no published baselines; papers: {', '.join(known)} "
-                     f"(see `storbench baselines`)")
+    raise InputError(
+        f"paper {name or text!r}: no published baselines; papers: {', '.join(known)} (see `storbench baselines`)"
+    )
 
 
 @cache
@@ -128,21 +140,34 @@ def _fail(where: str, message: str) -> ValueError:
 
 
 def _paper(data: dict[str, Any], name: str) -> Paper:
-    configurations = {key: Configuration(key, str(c["name"]), " ".join(str(c["hardware"]).split()))
-                      for key, c in (data.get("configurations") or {}).items()}
+    configurations = {
+        key: Configuration(key, str(c["name"]), " ".join(str(c["hardware"]).split()))
+        for key, c in (data.get("configurations") or {}).items()
+    }
     comparisons = tuple((c["new"], c["baseline"]) for c in data.get("comparisons") or ())
     for pair in comparisons:
         if not set(pair) <= set(configurations):
             raise _fail(name, f"comparison {pair} names a configuration not in configurations")
-    figures = tuple(_figure(str(data["paper"]), raw, configurations, f"{name} figure {raw.get('id')!r}")
-                    for raw in data.get("figures") or ())
+    figures = tuple(
+        _figure(str(data["paper"]), raw, configurations, f"{name} figure {raw.get('id')!r}")
+        for raw in data.get("figures") or ()
+    )
     ids = [f.id for f in figures]
     if len(set(ids)) != len(ids):
         raise _fail(name, f"figure ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
-    return Paper(str(data["paper"]), str(data["title"]), str(data["publisher"]), tuple(data.get("suites") or ()),
-                 " ".join(str(data.get("setup", "")).split()), configurations, comparisons, figures,
-                 " ".join(str(data.get("scope", "")).split()), " ".join(str(data.get("scale", "")).split()),
-                 {str(k): float(v) for k, v in (data.get("size") or {}).items()})
+    return Paper(
+        str(data["paper"]),
+        str(data["title"]),
+        str(data["publisher"]),
+        tuple(data.get("suites") or ()),
+        " ".join(str(data.get("setup", "")).split()),
+        configurations,
+        comparisons,
+        figures,
+        " ".join(str(data.get("scope", "")).split()),
+        " ".join(str(data.get("scale", "")).split()),
+        {str(k): float(v) for k, v in (data.get("size") or {}).items()},
+    )
 
 
 def _figure(paper: str, raw: dict[str, Any], configurations: dict[str, Configuration], where: str) -> Figure:
@@ -176,9 +201,23 @@ def _figure(paper: str, raw: dict[str, Any], configurations: dict[str, Configura
             raise _fail(where, "a ratio figure needs change (the paper's words) and ratio (new ÷ baseline, > 0)")
         if str(raw["change"]).lower() not in " ".join(raw["source"].split()).lower():
             raise _fail(where, f"change {raw['change']!r} is not in its source text")
-    return Figure(paper=paper, id=str(raw["id"]), quantity=str(raw["quantity"]), where=str(raw["where"]), kind=kind,
-                  source=str(raw["source"]), measures=measures, analogs=analogs, scope=raw.get("scope"),
-                  scale=raw.get("scale"), configuration=raw.get("configuration"),
-                  value=None if raw.get("value") is None else float(raw["value"]), unit=raw.get("unit"),
-                  of=of or None, change=raw.get("change"), ratio=None if ratio is None else float(ratio),
-                  qualifier=raw.get("qualifier"), note=raw.get("note"))
+    return Figure(
+        paper=paper,
+        id=str(raw["id"]),
+        quantity=str(raw["quantity"]),
+        where=str(raw["where"]),
+        kind=kind,
+        source=str(raw["source"]),
+        measures=measures,
+        analogs=analogs,
+        scope=raw.get("scope"),
+        scale=raw.get("scale"),
+        configuration=raw.get("configuration"),
+        value=None if raw.get("value") is None else float(raw["value"]),
+        unit=raw.get("unit"),
+        of=of or None,
+        change=raw.get("change"),
+        ratio=None if ratio is None else float(ratio),
+        qualifier=raw.get("qualifier"),
+        note=raw.get("note"),
+    )

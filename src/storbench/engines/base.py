@@ -184,8 +184,9 @@ _ENGINES: dict[str, type[Engine]] = {}
 
 def register(cls: type[Engine]) -> type[Engine]:
     if cls.name in _ENGINES and _ENGINES[cls.name] is not cls:
-        raise RuntimeError(f"engine name {cls.name!r} registered twice "
-                           f"({_ENGINES[cls.name].__module__} and {cls.__module__})")
+        raise RuntimeError(
+            f"engine name {cls.name!r} registered twice ({_ENGINES[cls.name].__module__} and {cls.__module__})"
+        )
     _ENGINES[cls.name] = cls
     return cls
 
@@ -233,8 +234,11 @@ class ToolEngine(Engine):
 
 def tool_engine(name: str, read_version: Callable[[], str], doc: str) -> type[ToolEngine]:
     """A registered ToolEngine named ``name``; ``read_version`` finds the tool (EngineError if missing)."""
-    cls = type(f"{name.title()}Engine", (ToolEngine,), {
-        "name": name, "__doc__": doc, "read_version": lambda self: read_version()})
+    cls = type(
+        f"{name.title()}Engine",
+        (ToolEngine,),
+        {"name": name, "__doc__": doc, "read_version": lambda self: read_version()},
+    )
     return register(cls)
 
 
@@ -256,8 +260,15 @@ def io_timeout(nbytes: int = 0, seconds: float = 0) -> float:
 def run_limited(argv: list[str], timeout: float | None, cwd: str | Path) -> subprocess.CompletedProcess:
     """``subprocess.run`` in a process group of its own that is killed whole (forked workers too) when
     ``timeout`` expires (subprocess.TimeoutExpired) or storbench is interrupted."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, cwd=str(cwd), start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=str(cwd),
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:

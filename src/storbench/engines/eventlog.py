@@ -37,6 +37,7 @@ def sub_group(parent: str, labels: dict[str, str]) -> str:
 
 def sub_labelled(meaning: Any) -> Any:
     """``meaning`` extended to sub-groups: the parent's meaning with the sub-group's labels added."""
+
     def lookup(name: str) -> tuple[str, int, dict[str, str]] | None:
         parent, sep, text = name.partition(SUB_GROUP)
         known = meaning(parent)
@@ -44,13 +45,16 @@ def sub_labelled(meaning: Any) -> Any:
             return known
         labels = dict(item.partition("=")[::2] for item in text.split(",") if "=" in item)
         return known[0], known[1], {**known[2], **labels}
+
     return lookup
 
 
 def roll_up(groups: dict[str, "GroupTotals"]) -> dict[str, "GroupTotals"]:
     """The groups plus, for sub-groups, their stages added to the parent's (the workload's totals)."""
-    out = {name: GroupTotals(name, dict(totals.stages), {h: t.copy() for h, t in totals.hosts.items()})
-           for name, totals in groups.items()}
+    out = {
+        name: GroupTotals(name, dict(totals.stages), {h: t.copy() for h, t in totals.hosts.items()})
+        for name, totals in groups.items()
+    }
     for name, totals in groups.items():
         parent, sep, _ = name.partition(SUB_GROUP)
         if sep:
@@ -170,19 +174,30 @@ def samples_from(groups: dict[str, GroupTotals], meaning: Any = None) -> list[Sa
         workload, repetition, labels = known
         for metric, attr, unit, scale in _SAMPLES:
             samples.append(Sample(workload, metric, totals.total(attr) * scale, unit, repetition, dict(labels)))
-        samples.append(Sample(workload, "spark_tasks", float(totals.total("tasks")), "tasks", repetition,
-                              dict(labels)))
+        samples.append(Sample(workload, "spark_tasks", float(totals.total("tasks")), "tasks", repetition, dict(labels)))
         if len(totals.hosts) > 1:  # a cluster: what each executor host did (the runner names its node)
             for host, host_totals in sorted(totals.hosts.items()):
-                samples += [Sample(workload, metric, getattr(host_totals, attr) * scale, unit, repetition,
-                                   {**labels, EXECUTOR_HOST: host}) for metric, attr, unit, scale in _SAMPLES]
+                samples += [
+                    Sample(
+                        workload,
+                        metric,
+                        getattr(host_totals, attr) * scale,
+                        unit,
+                        repetition,
+                        {**labels, EXECUTOR_HOST: host},
+                    )
+                    for metric, attr, unit, scale in _SAMPLES
+                ]
     return samples
 
 
 def stage_table(groups: dict[str, GroupTotals]) -> list[dict[str, Any]]:
     """Per stage detail, stored beside the samples for readers who want it."""
-    return [{"group": name, **vars(stage)} for name, totals in groups.items()
-            for stage in sorted(totals.stages.values(), key=lambda s: s.stage_id)]
+    return [
+        {"group": name, **vars(stage)}
+        for name, totals in groups.items()
+        for stage in sorted(totals.stages.values(), key=lambda s: s.stage_id)
+    ]
 
 
 COMPRESSED_SUFFIXES = (".zstd", ".lz4", ".lzf", ".snappy")

@@ -64,11 +64,11 @@ def fio_version() -> str:
     return _VERSION[binary]
 
 
-
 FioEngine = tool_engine("fio", fio_version, "fio for raw devices and files (papers 002, 004).")
 
 
 # -- job files -----------------------------------------------------------------------------
+
 
 @dataclass
 class JobSpec:
@@ -118,9 +118,16 @@ def _escape(path: str) -> str:
 def job_text(spec: JobSpec) -> str:
     """The INI job file for ``spec``; every option is written explicitly, nothing is left to defaults."""
     lines = [f"; {line}" for line in spec.comments]
-    lines += ["[global]", f"ioengine={spec.ioengine}", f"direct={int(spec.direct)}", f"bs={spec.bs}",
-              f"size={spec.size}", f"numjobs={spec.numjobs}", f"iodepth={spec.iodepth}",
-              f"group_reporting={int(spec.group_reporting)}"]
+    lines += [
+        "[global]",
+        f"ioengine={spec.ioengine}",
+        f"direct={int(spec.direct)}",
+        f"bs={spec.bs}",
+        f"size={spec.size}",
+        f"numjobs={spec.numjobs}",
+        f"iodepth={spec.iodepth}",
+        f"group_reporting={int(spec.group_reporting)}",
+    ]
     if spec.filename:
         lines.append(f"filename={_escape(spec.filename)}")
         if spec.numjobs > 1:
@@ -136,8 +143,12 @@ def job_text(spec: JobSpec) -> str:
     if spec.runtime_s:
         lines += [f"runtime={spec.runtime_s}", "time_based=1"]
     if spec.log_prefix and not spec.create_only:
-        lines += [f"write_bw_log={_escape(spec.log_prefix)}", f"write_iops_log={_escape(spec.log_prefix)}",
-                  "log_avg_msec=1000", "per_job_logs=1"]
+        lines += [
+            f"write_bw_log={_escape(spec.log_prefix)}",
+            f"write_iops_log={_escape(spec.log_prefix)}",
+            "log_avg_msec=1000",
+            "per_job_logs=1",
+        ]
     if spec.create_only:
         lines.append("create_only=1")
     lines += ["", f"[{spec.name}]", f"rw={spec.rw}", ""]
@@ -145,6 +156,7 @@ def job_text(spec: JobSpec) -> str:
 
 
 # -- running ------------------------------------------------------------------------------
+
 
 @dataclass
 class FioRun:
@@ -179,34 +191,39 @@ def load_json(text: str) -> dict[str, Any]:
     return data
 
 
-def run_fio(job_file: Path, output_path: Path, output_format: str = "json",
-            timeout: float | None = None) -> FioRun:
+def run_fio(job_file: Path, output_path: Path, output_format: str = "json", timeout: float | None = None) -> FioRun:
     """Run fio on ``job_file``; a failure is one WorkloadError line with fio's own reason."""
     command = [fio_binary(), f"--output-format={output_format}", f"--output={output_path}", str(job_file)]
     started = time.monotonic()
     try:
         done = run_limited(command, timeout, job_file.parent)
     except subprocess.TimeoutExpired:
-        raise WorkloadError(f"fio did not finish within its {timeout:.0f} s timeout on {job_file.name}; "
-                            f"killed it (a stalled device?)") from None
+        raise WorkloadError(
+            f"fio did not finish within its {timeout:.0f} s timeout on {job_file.name}; killed it (a stalled device?)"
+        ) from None
     wall = time.monotonic() - started
     text = output_path.read_text() if output_path.exists() else ""
     if done.returncode != 0:
         reasons = _fio_messages(done.stderr, done.stdout, text)
-        raise WorkloadError(f"fio failed (exit {done.returncode}) on {job_file.name}: "
-                            + ("; ".join(reasons[:2]) or done.stderr.strip()[:200] or "no message"))
+        raise WorkloadError(
+            f"fio failed (exit {done.returncode}) on {job_file.name}: "
+            + ("; ".join(reasons[:2]) or done.stderr.strip()[:200] or "no message")
+        )
     try:
         data = load_json(text)
     except ValueError as exc:
         raise WorkloadError(f"fio's output for {job_file.name} is not readable: {exc}") from None
     failed = [job for job in data["jobs"] if job.get("error")]
     if failed:
-        raise WorkloadError(f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']} "
-                            f"({os.strerror(int(failed[0]['error']))})")
+        raise WorkloadError(
+            f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']} "
+            f"({os.strerror(int(failed[0]['error']))})"
+        )
     return FioRun(data, wall, output_path)
 
 
 # -- engine and O_DIRECT fallback -------------------------------------------------------
+
 
 @dataclass
 class IoChoice:
@@ -235,9 +252,12 @@ class IoChoice:
         return labels
 
     def to_dict(self) -> dict[str, Any]:
-        return {"requested": {"ioengine": self.requested_engine, "direct": int(self.requested_direct)},
-                "effective": {"ioengine": self.engine, "direct": int(self.direct)},
-                "fallback": self.fallback, "reasons": list(self.reasons)}
+        return {
+            "requested": {"ioengine": self.requested_engine, "direct": int(self.requested_direct)},
+            "effective": {"ioengine": self.engine, "direct": int(self.direct)},
+            "fallback": self.fallback,
+            "reasons": list(self.reasons),
+        }
 
 
 Probe = Callable[[str, bool, str, bool], tuple[bool, str]]
@@ -267,9 +287,17 @@ def probe_fio(engine: str, direct: bool, location: str, is_device: bool) -> tupl
 
 def _probe_uncached(engine: str, direct: bool, location: str, is_device: bool) -> tuple[bool, str]:
     target = location if is_device else os.path.join(location, f".storbench-fio-probe-{os.getpid()}")
-    command = [fio_binary(), "--output-format=json", "--name=storbench-probe", f"--ioengine={engine}",
-               f"--direct={int(direct)}", "--bs=4k", "--size=64k", "--iodepth=1",
-               f"--filename={_escape(target)}"]
+    command = [
+        fio_binary(),
+        "--output-format=json",
+        "--name=storbench-probe",
+        f"--ioengine={engine}",
+        f"--direct={int(direct)}",
+        "--bs=4k",
+        "--size=64k",
+        "--iodepth=1",
+        f"--filename={_escape(target)}",
+    ]
     command += ["--rw=read", "--readonly"] if is_device else ["--rw=write"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
@@ -296,8 +324,9 @@ def clear_probe_cache() -> None:
     _PROBES.clear()
 
 
-def resolve_io(engine: str, direct: bool, location: str, is_device: bool = False,
-               probe: Probe | None = None) -> IoChoice:
+def resolve_io(
+    engine: str, direct: bool, location: str, is_device: bool = False, probe: Probe | None = None
+) -> IoChoice:
     """The first working (engine, direct) pair: io_uring → libaio → psync, and direct=1 → 0.
 
     A requested engine is tried as asked first; when it fails with direct=1 but works
@@ -308,7 +337,7 @@ def resolve_io(engine: str, direct: bool, location: str, is_device: bool = False
         raise InputError(f"ioengine={engine!r} is not allowed; allowed: {', '.join(ENGINE_CHAIN)}")
     choice = IoChoice(engine, direct, engine, direct)
     failures = []
-    for candidate in ENGINE_CHAIN[ENGINE_CHAIN.index(engine):]:
+    for candidate in ENGINE_CHAIN[ENGINE_CHAIN.index(engine) :]:
         works, why = probe(candidate, direct, location, is_device)
         if works:
             choice.engine = candidate
@@ -323,8 +352,7 @@ def resolve_io(engine: str, direct: bool, location: str, is_device: bool = False
     else:
         raise WorkloadError(f"no fio I/O engine works on {location}: " + "; ".join(failures))
     if choice.engine != engine:
-        choice.reasons.insert(0, f"ioengine {engine} is unavailable ({'; '.join(failures)}); "
-                                 f"using {choice.engine}")
+        choice.reasons.insert(0, f"ioengine {engine} is unavailable ({'; '.join(failures)}); using {choice.engine}")
     return choice
 
 

@@ -97,11 +97,16 @@ def parse_direction(stats: dict[str, Any]) -> DirectionStats:
         bw_bytes = float(stats.get("bw", 0)) * 1024  # fio 2.x: KiB/s
     total_ios = int(stats.get("total_ios", 0) or 0)
     return DirectionStats(
-        io_bytes=int(stats.get("io_bytes", 0) or 0), bw_bytes=float(bw_bytes), iops=float(stats.get("iops", 0)),
-        runtime_ms=float(stats.get("runtime", 0) or 0), total_ios=total_ios,
+        io_bytes=int(stats.get("io_bytes", 0) or 0),
+        bw_bytes=float(bw_bytes),
+        iops=float(stats.get("iops", 0)),
+        runtime_ms=float(stats.get("runtime", 0) or 0),
+        total_ios=total_ios,
         lat_mean_ns=float(lat["mean"]) * lat_scale if lat and "mean" in lat else None,
         clat_mean_ns=float(clat["mean"]) * clat_scale if clat and "mean" in clat else None,
-        clat_percentiles_ns=percentiles, clat_bins=bins)
+        clat_percentiles_ns=percentiles,
+        clat_bins=bins,
+    )
 
 
 def parse_fio_json(data: dict[str, Any] | str) -> FioResult:
@@ -118,9 +123,16 @@ def parse_fio_json(data: dict[str, Any] | str) -> FioResult:
             stats = job.get(direction)
             if isinstance(stats, dict) and (stats.get("io_bytes") or stats.get("total_ios")):
                 directions[direction] = parse_direction(stats)
-        jobs.append(JobStats(str(job.get("jobname", "")), int(job.get("groupid", 0)), directions,
-                             _float(job.get("job_runtime")), _float(job.get("usr_cpu")),
-                             _float(job.get("sys_cpu"))))
+        jobs.append(
+            JobStats(
+                str(job.get("jobname", "")),
+                int(job.get("groupid", 0)),
+                directions,
+                _float(job.get("job_runtime")),
+                _float(job.get("usr_cpu")),
+                _float(job.get("sys_cpu")),
+            )
+        )
     return FioResult(str(data.get("fio version", "unknown")), jobs, grouped)
 
 
@@ -153,10 +165,16 @@ def merge_directions(parts: list[DirectionStats]) -> DirectionStats:
         wanted = sorted({k for p in parts for k in p.clat_percentiles_ns} | set(PERCENTILES.values()))
         percentiles = percentiles_from_bins(bins, wanted)
     return DirectionStats(
-        io_bytes=sum(p.io_bytes for p in parts), bw_bytes=sum(p.bw_bytes for p in parts),
-        iops=sum(p.iops for p in parts), runtime_ms=max(p.runtime_ms for p in parts), total_ios=total_ios,
-        lat_mean_ns=weighted([p.lat_mean_ns for p in parts]), clat_mean_ns=weighted([p.clat_mean_ns for p in parts]),
-        clat_percentiles_ns=percentiles, clat_bins=bins)
+        io_bytes=sum(p.io_bytes for p in parts),
+        bw_bytes=sum(p.bw_bytes for p in parts),
+        iops=sum(p.iops for p in parts),
+        runtime_ms=max(p.runtime_ms for p in parts),
+        total_ios=total_ios,
+        lat_mean_ns=weighted([p.lat_mean_ns for p in parts]),
+        clat_mean_ns=weighted([p.clat_mean_ns for p in parts]),
+        clat_percentiles_ns=percentiles,
+        clat_bins=bins,
+    )
 
 
 def percentiles_from_bins(bins: dict[int, int], percentiles: list[float]) -> dict[float, float]:
@@ -177,6 +195,7 @@ def percentiles_from_bins(bins: dict[int, int], percentiles: list[float]) -> dic
 
 
 # -- per-second logs -------------------------------------------------------------------------
+
 
 def read_log_series(prefix: str, kind: str) -> dict[str, list[float]]:
     """Per-second series per direction from fio's ``<prefix>_<kind>.<job>.log`` files, summed over jobs.
@@ -202,8 +221,9 @@ def read_log_series(prefix: str, kind: str) -> dict[str, list[float]]:
             per_second.setdefault(direction, {}).setdefault(max(1, round(msec / 1000)), []).append(value)
     series = {}
     for direction, seconds in per_second.items():
-        series[direction] = [round(sum(values), 6) for second, values in sorted(seconds.items())
-                             if len(values) == len(files)]
+        series[direction] = [
+            round(sum(values), 6) for second, values in sorted(seconds.items()) if len(values) == len(files)
+        ]
     return series
 
 

@@ -55,12 +55,19 @@ class HadoopEngine(ToolEngine):
             self._conf_dir = None
             return ["-D", "mapreduce.framework.name=local", "-D", f"mapreduce.local.map.tasks.maximum={slots}"]
         self._conf_dir = yarn_client.conf_dir(None)
-        return ["-D", "mapreduce.framework.name=yarn", "-D", f"mapreduce.job.running.map.limit={slots}",
-                "-D", f"yarn.app.mapreduce.am.staging-dir={staging}",
-                *(["-D", f"mapreduce.job.queuename={queue}"] if queue else [])]
+        return [
+            "-D",
+            "mapreduce.framework.name=yarn",
+            "-D",
+            f"mapreduce.job.running.map.limit={slots}",
+            "-D",
+            f"yarn.app.mapreduce.am.staging-dir={staging}",
+            *(["-D", f"mapreduce.job.queuename={queue}"] if queue else []),
+        ]
 
-    def run(self, main_class: str, args: list[str], timeout: float | None,
-            heap: str = "1g") -> subprocess.CompletedProcess:
+    def run(
+        self, main_class: str, args: list[str], timeout: float | None, heap: str = "1g"
+    ) -> subprocess.CompletedProcess:
         """``java -cp <launchers> main_class args`` in the scratch directory, killed after ``timeout`` seconds
         (subprocess.TimeoutExpired)."""
         classpath = f"{self._conf_dir}:{launcher_classpath()}" if self._conf_dir else launcher_classpath()

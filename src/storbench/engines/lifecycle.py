@@ -19,6 +19,7 @@ from storbench.results.model import Sample
 
 # -- the run's engine options, checked and recorded by every registered engine before anything starts ----
 
+
 def check_engine_options(options: EngineOptions) -> None:
     for engine in all_engines().values():
         engine.check_options(options)
@@ -29,8 +30,9 @@ def engine_options_config(options: EngineOptions) -> dict[str, Any]:
     return {key: value for engine in all_engines().values() for key, value in engine.options_config(options).items()}
 
 
-def engine_sweep(key: str, values: list[Any], options: EngineOptions, where: str,
-                 names: list[str] | None = None) -> tuple[list[EngineOptions] | None, list[str], str | None]:
+def engine_sweep(
+    key: str, values: list[Any], options: EngineOptions, where: str, names: list[str] | None = None
+) -> tuple[list[EngineOptions] | None, list[str], str | None]:
     """(each point's engine options, when one of the engines ``names`` (default: every engine) owns ``key``;
     the sweep keys those engines take, for a message; the engine outside ``names`` that owns ``key``, if any)."""
     keys: list[str] = []
@@ -41,8 +43,14 @@ def engine_sweep(key: str, values: list[Any], options: EngineOptions, where: str
         if points is not None:
             return points, keys, None
         keys += engine.sweep_keys()
-    owner = next((name for name, engine in all_engines().items() if names is not None and name not in names
-                  and _owns(engine, key, values, options, where)), None)
+    owner = next(
+        (
+            name
+            for name, engine in all_engines().items()
+            if names is not None and name not in names and _owns(engine, key, values, options, where)
+        ),
+        None,
+    )
     return None, keys, owner
 
 
@@ -104,8 +112,14 @@ class RunEngines:
     def end(self, tag: Tag) -> list[Sample]:
         return [sample for engine in self.by_name.values() for sample in engine.end(tag)]
 
-    def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any],
-                    manifest: dict[str, Any], record: Callable[..., None]) -> None:
+    def reconfigure(
+        self,
+        point: str,
+        options: EngineOptions,
+        step: Callable[[str], Any],
+        manifest: dict[str, Any],
+        record: Callable[..., None],
+    ) -> None:
         """A sweep point's own engine options: engines that restart for it record their new settings."""
         for name, engine in self.by_name.items():
             if engine.reconfigure(point, options, step):

@@ -52,10 +52,13 @@ def binary() -> str:
         build("native")
         found = native_binary()
     if found is None:
-        raise EngineError("the native load engine (storbench-load) is not built; run scripts/setup.sh --part native "
-                          "(it builds native/ with cargo)" if checkout() else
-                          "the native load engine (storbench-load) is missing from this installation: install the "
-                          "storbench wheel built for this platform, or set STORBENCH_LOAD_BIN")
+        raise EngineError(
+            "the native load engine (storbench-load) is not built; run scripts/setup.sh --part native "
+            "(it builds native/ with cargo)"
+            if checkout()
+            else "the native load engine (storbench-load) is missing from this installation: install the "
+            "storbench wheel built for this platform, or set STORBENCH_LOAD_BIN"
+        )
     return found
 
 
@@ -66,9 +69,11 @@ def version() -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-
-NativeEngine = tool_engine("native", lambda: f"storbench-load {version().get('version', 'unknown')}",
-                           "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).")
+NativeEngine = tool_engine(
+    "native",
+    lambda: f"storbench-load {version().get('version', 'unknown')}",
+    "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).",
+)
 
 
 def load_model(concurrency: int, rate: float = 0.0) -> dict[str, Any]:
@@ -79,14 +84,30 @@ def load_model(concurrency: int, rate: float = 0.0) -> dict[str, Any]:
     return {"model": "closed", "concurrency": concurrency}
 
 
-def job(protocol: str, settings: dict[str, Any], mix: list[dict[str, Any]], objects: int, load: dict[str, Any],
-        ops: int, duration_s: float, **more: Any) -> dict[str, Any]:
+def job(
+    protocol: str,
+    settings: dict[str, Any],
+    mix: list[dict[str, Any]],
+    objects: int,
+    load: dict[str, Any],
+    ops: int,
+    duration_s: float,
+    **more: Any,
+) -> dict[str, Any]:
     """A job for the engine (its format: native/storbench-load/src/core/job.rs). ``protocol`` ("s3", "cql")
     names the protocol and its own section ``settings``; ``mix`` the operations (``{"op": ..., "weight": ...}``);
     ``objects`` the key space; ``ops`` the operations per process (0: time based) and ``duration_s`` the
     measured seconds (0: until ``ops``); ``more`` the other fields (object_size, warmup_s, verify...)."""
-    return {"protocol": protocol, protocol: settings, "mix": mix, "objects": objects, "load": load, "ops": ops,
-            "duration_s": duration_s, **more}
+    return {
+        "protocol": protocol,
+        protocol: settings,
+        "mix": mix,
+        "objects": objects,
+        "load": load,
+        "ops": ops,
+        "duration_s": duration_s,
+        **more,
+    }
 
 
 # the job's S3 keys -> the environment variables the engine reads them from
@@ -161,8 +182,13 @@ def run_job(job: dict[str, Any], records: Path | None = None, timeout: float | N
     return run_local(job, 1, records=records, timeout=timeout)
 
 
-def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
-              timeout: float | None = None, cpu: CpuWatch | None = None) -> dict[str, Any]:
+def run_local(
+    job: dict[str, Any],
+    processes: int,
+    records: Path | None = None,
+    timeout: float | None = None,
+    cpu: CpuWatch | None = None,
+) -> dict[str, Any]:
     """The job in ``processes`` local engine processes started together; their results merged. ``cpu``: samples
     the processes' CPU from /proc while they run (telemetry.proc_cpu), as any other client's."""
     job, secrets = split_credentials(job)
@@ -180,12 +206,27 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
                 _write_job(job_path, one)
                 argv = [binary(), "run", "--job", str(job_path), "--result", str(result_path)]
                 if records is not None:
-                    argv += ["--records", str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
-                             if processes > 1 else str(records)]
+                    argv += [
+                        "--records",
+                        str(records.with_name(f"{records.stem}-{index}{records.suffix}"))
+                        if processes > 1
+                        else str(records),
+                    ]
                 env, fds = _engine_env(secrets)
                 try:
-                    procs.append((subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                   stderr=subprocess.DEVNULL, env=env, pass_fds=fds), result_path))
+                    procs.append(
+                        (
+                            subprocess.Popen(
+                                argv,
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                                env=env,
+                                pass_fds=fds,
+                            ),
+                            result_path,
+                        )
+                    )
                 finally:
                     for fd in fds:
                         os.close(fd)
@@ -208,8 +249,9 @@ def run_local(job: dict[str, Any], processes: int, records: Path | None = None,
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(job: dict[str, Any], processes: int, *, spark: Any = None, timeout: float | None = None,
-        cpu: CpuWatch | None = None) -> dict[str, Any]:
+def run(
+    job: dict[str, Any], processes: int, *, spark: Any = None, timeout: float | None = None, cpu: CpuWatch | None = None
+) -> dict[str, Any]:
     """The job in ``processes`` engine processes started together, their results merged: Spark barrier tasks
     of the session ``spark``, or local processes when it is None (``cpu`` watches those; Spark's run elsewhere)."""
     if spark is not None:
@@ -223,8 +265,12 @@ def merge(result_paths: list[Path], work: Path | None = None) -> dict[str, Any]:
     work = work or _private_dir()
     try:
         out = work / "merged.json"
-        done = subprocess.run([binary(), "merge", "--result", str(out), *map(str, result_paths)],
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        done = subprocess.run(
+            [binary(), "merge", "--result", str(out), *map(str, result_paths)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
         return _read_result(out, done.returncode)
     finally:
         if own:
@@ -276,12 +322,15 @@ def require_fanouts_gone() -> None:
     (they could still write where the run's data is about to be removed)."""
     left = wait_for_fanout_engines()
     if left:
-        raise WorkloadError(f"{len(left)} storbench-load processes of a cancelled Spark fan-out still run "
-                            f"(pids {', '.join(map(str, left))})")
+        raise WorkloadError(
+            f"{len(left)} storbench-load processes of a cancelled Spark fan-out still run "
+            f"(pids {', '.join(map(str, left))})"
+        )
 
 
-def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: str | None, name: str,
-                  timeout: float | None):
+def _barrier_task(
+    job: dict[str, Any], secrets: dict[str, str], local_binary: str | None, name: str, timeout: float | None
+):
     """The function each barrier task runs: agree on a start time, run the engine, return its result and where
     it ran. ``local_binary`` None: only the binary shipped with the job (``addFile``) will do.
 
@@ -316,12 +365,25 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
         proposals = ctx.allGather(str(int(_time.time() * 1000) + 1000))
         start_at = max(int(p) for p in proposals)
         # a standalone executor's working directory is <worker work dir>/<app id>/<executor id>
-        where = {"partition": index, "address": ctx.getTaskInfos()[index].address, "cwd": _os.getcwd(),
-                 "executor": _os.path.basename(_os.getcwd()), "hostname": _socket.gethostname(), "engine": engine,
-                 "files_root": _os.path.abspath(SparkFiles.getRootDirectory())}
+        where = {
+            "partition": index,
+            "address": ctx.getTaskInfos()[index].address,
+            "cwd": _os.getcwd(),
+            "executor": _os.path.basename(_os.getcwd()),
+            "hostname": _socket.gethostname(),
+            "engine": engine,
+            "files_root": _os.path.abspath(SparkFiles.getRootDirectory()),
+        }
         if engine is None:
-            yield _json.dumps({"task": where, "result": {"status": "fatal", "fatal": "the storbench-load binary "
-                                                         "shipped with the job is missing from SparkFiles"}})
+            yield _json.dumps(
+                {
+                    "task": where,
+                    "result": {
+                        "status": "fatal",
+                        "fatal": "the storbench-load binary shipped with the job is missing from SparkFiles",
+                    },
+                }
+            )
             return
         work = _tf.mkdtemp(prefix="storbench-load-task-")
         job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
@@ -339,8 +401,15 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
             fds, env[secrets_file_env] = (read_end,), f"/proc/self/fd/{read_end}"
         try:
             try:
-                proc = _sp.Popen([name, "run", "--job", job_path, "--result", result_path], executable=engine,
-                                 stdin=_sp.DEVNULL, stdout=_sp.DEVNULL, stderr=_sp.DEVNULL, env=env, pass_fds=fds)
+                proc = _sp.Popen(
+                    [name, "run", "--job", job_path, "--result", result_path],
+                    executable=engine,
+                    stdin=_sp.DEVNULL,
+                    stdout=_sp.DEVNULL,
+                    stderr=_sp.DEVNULL,
+                    env=env,
+                    pass_fds=fds,
+                )
             finally:
                 for fd in fds:
                     _os.close(fd)
@@ -350,8 +419,11 @@ def _barrier_task(job: dict[str, Any], secrets: dict[str, str], local_binary: st
             except _sp.TimeoutExpired:
                 proc.kill()
                 code = proc.wait()
-            result = _json.loads(open(result_path).read()) if _os.path.exists(result_path) else {
-                "status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"}
+            result = (
+                _json.loads(open(result_path).read())
+                if _os.path.exists(result_path)
+                else {"status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"}
+            )
         finally:
             for path in (job_path, result_path):
                 if _os.path.exists(path):

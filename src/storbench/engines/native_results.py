@@ -24,6 +24,7 @@ from storbench.results.model import Sample
 @dataclass(frozen=True)
 class Vocabulary:
     """A family's metric names for the result's figures (None: the family reports that figure not)."""
+
     rate: str  # operations per second (ops/s)
     ops: str  # operations done (ops)
     errors: str  # operations failed (errors): in all, and by kind (label ``error``)
@@ -37,19 +38,22 @@ class Vocabulary:
     op_errors: bool = False  # per operation type too: the errors
 
 
-def result_samples(workload: str, result: dict[str, Any], names: Vocabulary, labels: dict[str, str] | None = None,
-                   per_op: bool = True) -> list[Sample]:
+def result_samples(
+    workload: str, result: dict[str, Any], names: Vocabulary, labels: dict[str, str] | None = None, per_op: bool = True
+) -> list[Sample]:
     """The samples of one engine result: the totals, then (``per_op``) each operation type's, labelled ``op``."""
     labels = labels or {}
     total = result["total"]
     samples = _figures(workload, total, names, labels, rate=True)
     if names.cpu:
-        samples.append(Sample(workload, names.cpu, result["cpu"]["cpu_us_per_op"] if total["ops"] else None, "us",
-                              labels=labels))
+        samples.append(
+            Sample(workload, names.cpu, result["cpu"]["cpu_us_per_op"] if total["ops"] else None, "us", labels=labels)
+        )
     samples.append(Sample(workload, names.errors, float(total["errors"]), "errors", labels=labels))
     for kind, error in sorted(result["errors"].items()):  # by kind (connect, timeout, http_503_SlowDown...)
-        samples.append(Sample(workload, names.errors, float(error["count"]), "errors",
-                              labels={**labels, "error": kind}))
+        samples.append(
+            Sample(workload, names.errors, float(error["count"]), "errors", labels={**labels, "error": kind})
+        )
     if names.not_issued and result["load"]["model"] == "open":
         samples.append(Sample(workload, names.not_issued, float(result["load"]["not_issued"]), "ops", labels=labels))
     if per_op:
@@ -61,8 +65,9 @@ def result_samples(workload: str, result: dict[str, Any], names: Vocabulary, lab
     return samples
 
 
-def _figures(workload: str, stats: dict[str, Any], names: Vocabulary, labels: dict[str, str],
-             rate: bool) -> list[Sample]:
+def _figures(
+    workload: str, stats: dict[str, Any], names: Vocabulary, labels: dict[str, str], rate: bool
+) -> list[Sample]:
     """One operation type's (or the total's) throughput, count and latencies."""
     out = []
     if rate:
@@ -73,8 +78,9 @@ def _figures(workload: str, stats: dict[str, Any], names: Vocabulary, labels: di
     scale = 1000 if names.latency_unit == "us" else 1
     for metric, key in names.latency:
         value = _hist(stats["latency"], key)
-        out.append(Sample(workload, metric, value * scale if value is not None else None, names.latency_unit,
-                          labels=labels))
+        out.append(
+            Sample(workload, metric, value * scale if value is not None else None, names.latency_unit, labels=labels)
+        )
     for metric, key in names.ttfb:
         out.append(Sample(workload, metric, _hist(stats["ttfb"], key), "ms", labels=labels))
     return out
@@ -114,12 +120,18 @@ def failure(workload: str, results: list[dict[str, Any]]) -> tuple[WorkloadError
     failed = sum(kinds.values())
     done = sum(result["total"]["ops"] for result in results)
     by_kind = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1]))
-    return (WorkloadError(f"{workload}: {failed} of {failed + done} operations failed ({by_kind}); "
-                          f"first: {example.splitlines()[0] if example else 'no detail'}"), failed / (failed + done))
+    return (
+        WorkloadError(
+            f"{workload}: {failed} of {failed + done} operations failed ({by_kind}); "
+            f"first: {example.splitlines()[0] if example else 'no detail'}"
+        ),
+        failed / (failed + done),
+    )
 
 
-def judge_errors(workload: str, results: list[dict[str, Any]], samples: list[Sample], max_error_pct: float,
-                 notes: list[str]) -> None:
+def judge_errors(
+    workload: str, results: list[dict[str, Any]], samples: list[Sample], max_error_pct: float, notes: list[str]
+) -> None:
     """Raises when more than ``max_error_pct`` % of the operations failed (the error keeps ``samples``: what
     was measured is kept); a few errors (503 SlowDown under load) are a result, counted by kind, and a note."""
     failed, share = failure(workload, results)

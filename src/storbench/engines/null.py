@@ -117,8 +117,11 @@ class NullEngine(Engine):
         self._call("collect")
         samples = []
         for tag in self.windows if self.hosts else []:
-            samples.append(Sample(tag.workload, "null_tasks", float(len(self.hosts)), "tasks", tag.repetition,
-                                  dict(tag.labels)))
-            samples += [Sample(tag.workload, "null_tasks", 1.0, "tasks", tag.repetition,
-                               {**tag.labels, EXECUTOR_HOST: host}) for host in self.hosts]
+            samples.append(
+                Sample(tag.workload, "null_tasks", float(len(self.hosts)), "tasks", tag.repetition, dict(tag.labels))
+            )
+            samples += [
+                Sample(tag.workload, "null_tasks", 1.0, "tasks", tag.repetition, {**tag.labels, EXECUTOR_HOST: host})
+                for host in self.hosts
+            ]
         return samples, {"null-engine.json": {"calls": list(self.calls)}}  # its log (failure_log)

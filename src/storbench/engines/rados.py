@@ -58,12 +58,23 @@ _ERROR = re.compile(r"^(error|failed|couldn't|unable)\b.*", re.IGNORECASE)
 
 # Summary keys → storbench's names (values as printed; MB/sec still MiB/s, latencies in seconds).
 SUMMARY_KEYS = {
-    "Total time run": "time_s", "Total writes made": "ops", "Total reads made": "ops",
-    "Write size": "op_size", "Read size": "op_size", "Object size": "object_size",
-    "Bandwidth (MB/sec)": "bw_mibps", "Stddev Bandwidth": "bw_stddev_mibps",
-    "Max bandwidth (MB/sec)": "bw_max_mibps", "Min bandwidth (MB/sec)": "bw_min_mibps",
-    "Average IOPS": "avg_iops", "Stddev IOPS": "stddev_iops", "Max IOPS": "max_iops", "Min IOPS": "min_iops",
-    "Average Latency(s)": "avg_lat_s", "Stddev Latency(s)": "stddev_lat_s", "Max latency(s)": "max_lat_s",
+    "Total time run": "time_s",
+    "Total writes made": "ops",
+    "Total reads made": "ops",
+    "Write size": "op_size",
+    "Read size": "op_size",
+    "Object size": "object_size",
+    "Bandwidth (MB/sec)": "bw_mibps",
+    "Stddev Bandwidth": "bw_stddev_mibps",
+    "Max bandwidth (MB/sec)": "bw_max_mibps",
+    "Min bandwidth (MB/sec)": "bw_min_mibps",
+    "Average IOPS": "avg_iops",
+    "Stddev IOPS": "stddev_iops",
+    "Max IOPS": "max_iops",
+    "Min IOPS": "min_iops",
+    "Average Latency(s)": "avg_lat_s",
+    "Stddev Latency(s)": "stddev_lat_s",
+    "Max latency(s)": "max_lat_s",
     "Min latency(s)": "min_lat_s",
 }
 
@@ -116,13 +127,22 @@ class BenchOutput:
 
     def mbps_series(self) -> list[float | None]:
         """Per-second throughput in MB/s (10^6 B/s), from the ``cur MB/s`` column; None where it is n/a."""
-        return [None if line.cur_mibps is None else round(line.cur_mibps * MIB_TO_MB, 6)
-                for line in self.seconds if line.sec > 0]
+        return [
+            None if line.cur_mibps is None else round(line.cur_mibps * MIB_TO_MB, 6)
+            for line in self.seconds
+            if line.sec > 0
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"prefix": self.prefix, "concurrency": self.concurrency, "op_size": self.op_size,
-                "object_size": self.object_size, "summary": dict(self.summary), "errors": list(self.errors),
-                "per_second": {"iops": self.iops_series(), "mbps": self.mbps_series()}}
+        return {
+            "prefix": self.prefix,
+            "concurrency": self.concurrency,
+            "op_size": self.op_size,
+            "object_size": self.object_size,
+            "summary": dict(self.summary),
+            "errors": list(self.errors),
+            "per_second": {"iops": self.iops_series(), "mbps": self.mbps_series()},
+        }
 
 
 def _second(match: re.Match[str]) -> BenchSecond:
@@ -132,8 +152,7 @@ def _second(match: re.Match[str]) -> BenchSecond:
     avg_mibps, cur_mibps, last_lat, avg_lat = (_number(match.group(i)) for i in range(5, 9))
     if not finished or (cur_mibps is not None and cur_mibps < 0):
         cur_mibps = None
-    return BenchSecond(sec, cur_ops, started, finished, avg_mibps, cur_mibps, last_lat,
-                       avg_lat if finished else None)
+    return BenchSecond(sec, cur_ops, started, finished, avg_mibps, cur_mibps, last_lat, avg_lat if finished else None)
 
 
 def parse_bench(stdout: str, stderr: str = "") -> BenchOutput:
@@ -191,8 +210,7 @@ def bench_prefix(pid: int) -> str:
 def rados_binary() -> str:
     path = shutil.which("rados")
     if not path:
-        raise EngineError("the rados tool is not installed; run scripts/setup.sh --test "
-                          "(apt-get install ceph-common)")
+        raise EngineError("the rados tool is not installed; run scripts/setup.sh --test (apt-get install ceph-common)")
     return path
 
 
@@ -210,10 +228,10 @@ def rados_version() -> str:
     binary = rados_binary()
     if binary not in _VERSION:
         done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
-        _VERSION[binary] = (done.stdout.strip() or done.stderr.strip()).splitlines()[0] if done.returncode == 0 \
-            else "unknown"
+        _VERSION[binary] = (
+            (done.stdout.strip() or done.stderr.strip()).splitlines()[0] if done.returncode == 0 else "unknown"
+        )
     return _VERSION[binary]
-
 
 
 RadosEngine = tool_engine("rados", rados_version, "Ceph's rados tool: rados bench and pool bookkeeping (paper 004).")
@@ -249,8 +267,10 @@ class Cluster:
             raise self._no_answer(what, timeout) from None
 
     def _no_answer(self, what: str, timeout: float) -> TargetError:
-        return TargetError(f"{what}: Ceph did not answer within {timeout:.0f} s (conf {self.conf}); "
-                           f"is the cluster up (`storbench services status ceph`)?")
+        return TargetError(
+            f"{what}: Ceph did not answer within {timeout:.0f} s (conf {self.conf}); "
+            f"is the cluster up (`storbench services status ceph`)?"
+        )
 
     def ceph_json(self, *args: str, timeout: float = 20.0) -> Any:
         argv = [ceph_binary(), "-c", self.conf, "--connect-timeout", str(int(timeout)), *args, "-f", "json"]
@@ -263,8 +283,17 @@ class Cluster:
         """``ceph tell osd.* cache drop``: every OSD empties its BlueStore onode and data caches, so a read
         phase reads from the devices, not what the write left cached. None when done, else why not (e.g.
         memstore has no cache to drop: its data lives in memory)."""
-        argv = [ceph_binary(), "-c", self.conf, "--connect-timeout", str(int(timeout)), "tell", "osd.*", "cache",
-                "drop"]
+        argv = [
+            ceph_binary(),
+            "-c",
+            self.conf,
+            "--connect-timeout",
+            str(int(timeout)),
+            "tell",
+            "osd.*",
+            "cache",
+            "drop",
+        ]
         done = self._run(argv, timeout + 5, "ceph tell osd.* cache drop")
         if done.returncode != 0:
             return first_error(done.stderr, done.stdout) or f"exit {done.returncode}"
@@ -298,8 +327,9 @@ class Cluster:
                 return int(pool.get("stats", {}).get("max_avail", 0))
         return None
 
-    def run(self, argv: list[str], timeout: float, stdout_path: Path,
-            started_pid: Callable[[int], None] | None = None) -> Finished:
+    def run(
+        self, argv: list[str], timeout: float, stdout_path: Path, started_pid: Callable[[int], None] | None = None
+    ) -> Finished:
         """Run a bench command with its stdout in a file (kept even when the command is killed);
         ``started_pid`` is called with the child's PID as soon as it is spawned."""
         started = time.monotonic()
@@ -318,11 +348,23 @@ class Cluster:
                 proc.kill()
                 proc.wait()
                 raise
-        return Finished(code, stdout_path.read_text(errors="replace"),
-                        stdout_path.with_suffix(".stderr").read_text(errors="replace"), time.monotonic() - started)
+        return Finished(
+            code,
+            stdout_path.read_text(errors="replace"),
+            stdout_path.with_suffix(".stderr").read_text(errors="replace"),
+            time.monotonic() - started,
+        )
 
-    def bench_argv(self, mode: str, seconds: int, threads: int, run_name: str, op_size: int | None = None,
-                   object_size: int | None = None, max_objects: int | None = None) -> list[str]:
+    def bench_argv(
+        self,
+        mode: str,
+        seconds: int,
+        threads: int,
+        run_name: str,
+        op_size: int | None = None,
+        object_size: int | None = None,
+        max_objects: int | None = None,
+    ) -> list[str]:
         args = ["bench", str(seconds), mode, "-t", str(threads), "--run-name", run_name]
         if mode == "write":
             args += ["-b", str(op_size), "-O", str(object_size), "--no-cleanup"]
@@ -335,8 +377,9 @@ class Cluster:
         output is streamed and filtered while read: only the matches are kept, never the whole pool."""
         what = f"rados ls in pool {self.pool}"
         with tempfile.TemporaryFile("w+") as err:
-            proc = subprocess.Popen(self.rados_argv("ls"), stdout=subprocess.PIPE, stderr=err,
-                                    stdin=subprocess.DEVNULL, text=True)
+            proc = subprocess.Popen(
+                self.rados_argv("ls"), stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True
+            )
             expired: list[bool] = []
             timer = threading.Timer(timeout, lambda: (expired.append(True), proc.kill()))  # a stalled listing
             timer.start()
@@ -359,9 +402,12 @@ class Cluster:
     def remove(self, names: list[str]) -> None:
         """Remove objects by name, in batches; ``--force-full`` so a full pool can still be emptied."""
         for start in range(0, len(names), RM_BATCH):
-            batch = names[start:start + RM_BATCH]
-            done = self._run(self.rados_argv("rm", "--force-full", *batch), max(60.0, self.op_timeout_s * 2),
-                             f"rados rm in pool {self.pool}")
+            batch = names[start : start + RM_BATCH]
+            done = self._run(
+                self.rados_argv("rm", "--force-full", *batch),
+                max(60.0, self.op_timeout_s * 2),
+                f"rados rm in pool {self.pool}",
+            )
             if done.returncode != 0:
                 message = first_error(done.stderr, done.stdout)
                 if "No such file" not in message:

@@ -46,20 +46,28 @@ _PARQUET = "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter"
 # S3A's counter → sample. Hadoop 3.5 reads through its analytics stream by default: what it fetched
 # from the server is stream_read_prefetched_bytes, what the reader consumed stream_read_bytes.
 _COUNTERS = {
-    "action_http_get_request": "s3a_get_requests", "object_put_request": "s3a_put_requests",
-    "object_list_request": "s3a_list_requests", "action_http_head_request": "s3a_head_requests",
-    "object_delete_request": "s3a_delete_requests", "object_copy_requests": "s3a_copy_requests",
+    "action_http_get_request": "s3a_get_requests",
+    "object_put_request": "s3a_put_requests",
+    "object_list_request": "s3a_list_requests",
+    "action_http_head_request": "s3a_head_requests",
+    "object_delete_request": "s3a_delete_requests",
+    "object_copy_requests": "s3a_copy_requests",
     "object_multipart_initiated": "s3a_multipart_initiated",
-    "stream_read_bytes": "s3a_read_mb", "stream_read_prefetched_bytes": "s3a_fetched_mb",
+    "stream_read_bytes": "s3a_read_mb",
+    "stream_read_prefetched_bytes": "s3a_fetched_mb",
     "object_put_bytes": "s3a_write_mb",
-    "store_io_retry": "s3a_retries", "store_io_throttled": "s3a_throttled",
+    "store_io_retry": "s3a_retries",
+    "store_io_throttled": "s3a_throttled",
 }
 # S3A's request durations (IOStatistics means of its filesystems, in ms) → sample. The analytics read
 # stream's GETs are counted but not timed.
 _DURATIONS = {
-    "action_http_get_request.mean": "s3a_get_ms", "action_http_head_request.mean": "s3a_head_ms",
-    "object_list_request.mean": "s3a_list_ms", "object_put_request.mean": "s3a_put_ms",
-    "object_delete_request.mean": "s3a_delete_ms", "object_bulk_delete_request.mean": "s3a_bulk_delete_ms",
+    "action_http_get_request.mean": "s3a_get_ms",
+    "action_http_head_request.mean": "s3a_head_ms",
+    "object_list_request.mean": "s3a_list_ms",
+    "object_put_request.mean": "s3a_put_ms",
+    "object_delete_request.mean": "s3a_delete_ms",
+    "object_bulk_delete_request.mean": "s3a_bulk_delete_ms",
 }
 _BYTES = {"s3a_read_mb", "s3a_fetched_mb", "s3a_write_mb"}
 
@@ -105,8 +113,10 @@ def spark_uri(uri: str) -> str:
 
 # What a server kind needs beyond the common settings (issue 27).
 SERVER_CONF = {
-    "rgw": {"spark.hadoop.fs.s3a.http.signer.enabled": "true",
-            "spark.hadoop.fs.s3a.http.signer.class": "storbench.s3a.EmptyBodySigner"},
+    "rgw": {
+        "spark.hadoop.fs.s3a.http.signer.enabled": "true",
+        "spark.hadoop.fs.s3a.http.signer.class": "storbench.s3a.EmptyBodySigner",
+    },
 }
 
 
@@ -119,8 +129,7 @@ def spark_conf(url: str, access_key: str, secret_key: str, region: str, server: 
         "spark.hadoop.fs.s3a.endpoint.region": region,
         "spark.hadoop.fs.s3a.access.key": access_key,
         "spark.hadoop.fs.s3a.secret.key": secret_key,
-        "spark.hadoop.fs.s3a.aws.credentials.provider":
-            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",  # only these keys, never the machine's
+        "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",  # only these keys, never the machine's
         "spark.hadoop.fs.s3a.path.style.access": "true",  # local servers: no bucket.host DNS names
         "spark.hadoop.fs.s3a.connection.ssl.enabled": str(url.startswith("https")).lower(),
         "spark.hadoop.fs.s3a.retry.limit": "3",  # an endpoint that went away fails in seconds, not minutes
@@ -133,15 +142,18 @@ def spark_conf(url: str, access_key: str, secret_key: str, region: str, server: 
 def committer_conf(committer: str) -> dict[str, str]:
     """Session (SQL) settings for one committer; Spark copies them into each write job's Hadoop conf."""
     if committer == "file":
-        return {"spark.sql.sources.commitProtocolClass":
-                "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
-                "spark.sql.parquet.output.committer.class": "org.apache.parquet.hadoop.ParquetOutputCommitter",
-                "fs.s3a.committer.name": "file"}
-    return {"spark.sql.sources.commitProtocolClass": _PROTOCOL,
-            "spark.sql.parquet.output.committer.class": _PARQUET,
-            "fs.s3a.committer.name": committer,
-            "fs.s3a.committer.magic.enabled": "true",
-            "fs.s3a.committer.staging.conflict-mode": "replace"}
+        return {
+            "spark.sql.sources.commitProtocolClass": "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
+            "spark.sql.parquet.output.committer.class": "org.apache.parquet.hadoop.ParquetOutputCommitter",
+            "fs.s3a.committer.name": "file",
+        }
+    return {
+        "spark.sql.sources.commitProtocolClass": _PROTOCOL,
+        "spark.sql.parquet.output.committer.class": _PARQUET,
+        "fs.s3a.committer.name": committer,
+        "fs.s3a.committer.magic.enabled": "true",
+        "fs.s3a.committer.staging.conflict-mode": "replace",
+    }
 
 
 @contextmanager
@@ -222,8 +234,9 @@ def read_counters(spark: Any, executors: bool) -> dict[str, dict[str, int]]:
     return jvms
 
 
-def samples_between(workload: str, before: dict[str, dict[str, int]] | None,
-                    after: dict[str, dict[str, int]]) -> list[Sample]:
+def samples_between(
+    workload: str, before: dict[str, dict[str, int]] | None, after: dict[str, dict[str, int]]
+) -> list[Sample]:
     """The requests a workload made in every JVM: ``after - before`` per JVM (an executor that started during
     the workload counts from 0), summed, for each counter of ``_COUNTERS``; none when S3A was never used."""
     before = before or {}

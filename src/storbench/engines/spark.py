@@ -23,8 +23,15 @@ from storbench import interrupts
 from storbench.binaries import java_hint, require
 from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
-from storbench.engines.eventlog import (GROUP_SEPARATOR, job_group, read_event_logs, roll_up, samples_from,
-                                       stage_table, sub_labelled)
+from storbench.engines.eventlog import (
+    GROUP_SEPARATOR,
+    job_group,
+    read_event_logs,
+    roll_up,
+    samples_from,
+    stage_table,
+    sub_labelled,
+)
 from storbench.engines import spark_catalog, spark_jvm, spark_options
 from storbench.engines.jvmlog import JVM_LOG, complete_cause, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
@@ -50,6 +57,7 @@ def _end_jvm() -> None:
 
 
 atexit.register(_end_jvm)
+
 
 def _running_tasks(context: Any) -> int:
     """Tasks still running on the executors: a cancelled job is over at once for the scheduler, while its
@@ -100,8 +108,13 @@ class SparkEngine(Engine):
     name = "spark"
     one_per_process = True  # one SparkContext per process
 
-    def __init__(self, master: str = DEFAULT_MASTER, conf: dict[str, str] | None = None,
-                 local_dir: str | None = None, app_name: str = "storbench"):
+    def __init__(
+        self,
+        master: str = DEFAULT_MASTER,
+        conf: dict[str, str] | None = None,
+        local_dir: str | None = None,
+        app_name: str = "storbench",
+    ):
         self.master = master
         self.user_conf = dict(conf or {})
         self.local_dir = local_dir
@@ -161,13 +174,21 @@ class SparkEngine(Engine):
         # the target's settings, the workloads', then --spark-conf
         wanted = {k: v for workload, params in setup.workloads for k, v in workload.spark_conf(params).items()}
         catalog = spark_catalog.for_workloads(setup.workloads, setup.home)  # catalog=hive: its metastore
-        conf = {**(target_conf(setup.target.facts()) if setup.target else {}), **wanted,
-                **spark_catalog.spark_conf(catalog), **spark_options.conf(setup.options)}
+        conf = {
+            **(target_conf(setup.target.facts()) if setup.target else {}),
+            **wanted,
+            **spark_catalog.spark_conf(catalog),
+            **spark_options.conf(setup.options),
+        }
         conf.update(spark_options.auth_conf(setup.options, setup.home))  # the secret of storbench's own cluster
         # --spark-master yarn: the cluster's conf dir in the environment; storbench's own YARN's container sizes
         conf = {**spark_options.yarn_conf(setup.options, setup.home), **conf}
-        engine = cls(spark_options.master(setup.options), conf,
-                     setup.target.scratch_dir() if setup.target else None, setup.app_name)
+        engine = cls(
+            spark_options.master(setup.options),
+            conf,
+            setup.target.scratch_dir() if setup.target else None,
+            setup.app_name,
+        )
         engine.catalog = catalog
         if setup.run_dir is not None:
             events = setup.run_dir / "spark-events"
@@ -199,8 +220,9 @@ class SparkEngine(Engine):
         conf.update(self.user_conf)
         # Spark's default redaction misses some names storbench treats as secret (fs.azure.account.key...):
         # widen it, keeping any regex the user gave, so no secret reaches the event log in the run directory.
-        conf["spark.redaction.regex"] = "|".join(filter(None, [SPARK_REDACTION_REGEX,
-                                                               self.user_conf.get("spark.redaction.regex")]))
+        conf["spark.redaction.regex"] = "|".join(
+            filter(None, [SPARK_REDACTION_REGEX, self.user_conf.get("spark.redaction.regex")])
+        )
         jar = launcher_jar()
         if jar:  # storbench's JVM-side workload code (dfsio), beside any jars the user adds
             conf["spark.jars"] = ",".join(filter(None, [self.user_conf.get("spark.jars"), str(jar)]))

@@ -32,17 +32,25 @@ def resolve(params: dict[str, Any], home: Path | None) -> dict[str, Any] | None:
     state = metastore.running(home) if home else None
     if not uri:
         if not state:
-            raise InputError("--set catalog=hive: no metastore: start one with `storbench services up metastore` "
-                             "or pass --set metastore=thrift://HOST:PORT")
+            raise InputError(
+                "--set catalog=hive: no metastore: start one with `storbench services up metastore` "
+                "or pass --set metastore=thrift://HOST:PORT"
+            )
         uri = state["uri"]
     elif not uri.startswith("thrift://") or ":" not in uri.removeprefix("thrift://"):
         raise InputError(f"--set metastore={uri}: expected thrift://HOST:PORT")
     if not metastore.answers(uri):
-        raise InputError(f"--set catalog=hive: the metastore at {uri} does not answer (is it running? "
-                         f"`storbench services status metastore`)")
+        raise InputError(
+            f"--set catalog=hive: the metastore at {uri} does not answer (is it running? "
+            f"`storbench services status metastore`)"
+        )
     own = state if state and state["uri"] == uri else None
-    return {"uri": uri, "user": own["auth"]["username"] if own else None,
-            "credentials": own["credentials"] if own else None, "audit_log": own["audit_log"] if own else None}
+    return {
+        "uri": uri,
+        "user": own["auth"]["username"] if own else None,
+        "credentials": own["credentials"] if own else None,
+        "audit_log": own["audit_log"] if own else None,
+    }
 
 
 def for_workloads(workloads: list[tuple[Any, dict[str, Any]]], home: Path | None) -> dict[str, Any] | None:
@@ -64,7 +72,7 @@ class CallCounter:
         with self.path.open("rb") as log:
             log.seek(self.offset)
             chunk = log.read()
-        whole = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written is counted next time
+        whole = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written is counted next time
         self.offset += len(whole)
         lines = whole.decode(errors="replace").splitlines()
         self.calls += sum(1 for line in lines if "cmd=" in line and not any(n in line for n in self.NOT_CALLS))
@@ -75,15 +83,20 @@ def spark_conf(found: dict[str, Any] | None) -> dict[str, str]:
     """The session's settings for the metastore ``resolve`` found (none for the embedded catalog)."""
     if not found:
         return {}
-    conf = {"spark.sql.catalogImplementation": "hive",
-            "spark.sql.hive.metastore.version": HIVE_VERSION,
-            "spark.sql.hive.metastore.jars": "path",
-            "spark.sql.hive.metastore.jars.path": ",".join(
-                "file://" + jar for jar in metastore_classpath(client=True).split(":")),
-            "spark.hadoop.hive.metastore.uris": found["uri"],
-            "spark.hadoop.hive.metastore.execute.setugi": "false"}
+    conf = {
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.hive.metastore.version": HIVE_VERSION,
+        "spark.sql.hive.metastore.jars": "path",
+        "spark.sql.hive.metastore.jars.path": ",".join(
+            "file://" + jar for jar in metastore_classpath(client=True).split(":")
+        ),
+        "spark.hadoop.hive.metastore.uris": found["uri"],
+        "spark.hadoop.hive.metastore.execute.setugi": "false",
+    }
     if found["user"]:
-        conf |= {"spark.hadoop.metastore.client.auth.mode": "PLAIN",
-                 "spark.hadoop.metastore.client.plain.username": found["user"],
-                 "spark.hadoop.hadoop.security.credential.provider.path": "jceks://file" + found["credentials"]}
+        conf |= {
+            "spark.hadoop.metastore.client.auth.mode": "PLAIN",
+            "spark.hadoop.metastore.client.plain.username": found["user"],
+            "spark.hadoop.hadoop.security.credential.provider.path": "jceks://file" + found["credentials"],
+        }
     return conf

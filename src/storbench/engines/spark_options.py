@@ -19,8 +19,10 @@ MASTER = "spark_master"  # the keys of the run's engine options that are Spark's
 CONF = "spark_conf"
 # The master URL forms Spark accepts, checked before Spark starts (else a Java stack trace after it does).
 MASTER_FORMS = "local, local[N], local[*], local[N,M], spark://HOST:PORT[,HOST:PORT], yarn, k8s://URL, mesos://URL"
-MASTER_RE = re.compile(r"local(\[(\d+|\*)(\s*,\s*\d+)?\])?|yarn|spark://[^,/:\s]+:\d+(,[^,/:\s]+:\d+)*"
-                       r"|(k8s|mesos)://\S+")
+MASTER_RE = re.compile(
+    r"local(\[(\d+|\*)(\s*,\s*\d+)?\])?|yarn|spark://[^,/:\s]+:\d+(,[^,/:\s]+:\d+)*"
+    r"|(k8s|mesos)://\S+"
+)
 
 
 def parse_conf(pairs: list[str]) -> dict[str, str]:
@@ -62,8 +64,10 @@ def check_master_answers(options: dict[str, Any], home: Path | None = None, time
                 return
         except OSError as exc:
             failures.append(f"{address} ({exc.strerror or exc})")
-    raise InputError(f"--spark-master {url}: no Spark master answers at {', '.join(failures)}; start one "
-                     f"(storbench services up spark) or use local[*]")
+    raise InputError(
+        f"--spark-master {url}: no Spark master answers at {', '.join(failures)}; start one "
+        f"(storbench services up spark) or use local[*]"
+    )
 
 
 def manifest_config(options: dict[str, Any]) -> dict[str, Any]:

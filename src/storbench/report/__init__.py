@@ -19,23 +19,30 @@ FORMATS = ("table", "md", "json", "csv", "html")
 def render(comparison: Comparison, fmt: str, series_loader: SeriesLoader | None = None) -> str:
     if fmt == "table":
         from storbench.report.table import render_table
+
         return render_table(comparison)
     if fmt == "summary":  # after a run: the headline figures only
         from storbench.report.summary import summary_text
+
         return summary_text(comparison)
     if fmt == "verdict":  # after an interleaved experiment: warnings and headlines
         from storbench.report.verdict import verdict_text
+
         return verdict_text(comparison)
     if fmt in ("md", "markdown"):
         from storbench.report.markdown import render_markdown
+
         return render_markdown(comparison)
     if fmt == "json":
         from storbench.report.json_export import render_json
+
         return render_json(comparison)
     if fmt == "csv":
         from storbench.report.csv_export import render_csv
+
         return render_csv(comparison)
     if fmt == "html":
         from storbench.report.html import render_html
+
         return render_html(comparison, series_loader)
     raise ValueError(f"unknown report format {fmt!r}; allowed: {', '.join(FORMATS)}")

@@ -37,14 +37,14 @@ def with_unit(value: float | None, unit: str) -> str:
 
 
 def spread(cell: Cell) -> str:
-    """"[min–max]" over the repetitions; "" for fewer than two values or when they are all equal."""
+    """ "[min–max]" over the repetitions; "" for fewer than two values or when they are all equal."""
     if cell.n < 2 or cell.min is None or cell.max is None or cell.min == cell.max:
         return ""
     return f"[{num(cell.min)}–{num(cell.max)}]"
 
 
 def cell_text(cell: Cell) -> str:
-    """"504.27 [494.2–514.4]" (aggregate and range) or "n/a"."""
+    """ "504.27 [494.2–514.4]" (aggregate and range) or "n/a"."""
     if cell.aggregate is None:
         return NA
     rng = spread(cell)
@@ -52,7 +52,7 @@ def cell_text(cell: Cell) -> str:
 
 
 def factor(delta: Delta) -> str:
-    """"×2.9" / "÷110" when one side is at least twice the other, else ""."""
+    """ "×2.9" / "÷110" when one side is at least twice the other, else ""."""
     if delta.rel is None or delta.verdict not in ("better", "worse"):
         return ""
     ratio = 1.0 + delta.rel
@@ -64,7 +64,7 @@ def factor(delta: Delta) -> str:
 
 
 def delta_text(delta: Delta | None, marker: bool = True) -> str:
-    """"190% higher (×2.9) *"."""
+    """ "190% higher (×2.9) *"."""
     if delta is None:
         return ""
     extra = factor(delta)
@@ -75,7 +75,7 @@ def delta_text(delta: Delta | None, marker: bool = True) -> str:
 
 
 def ci_text(delta: Delta | None) -> str:
-    """"[+47%..+53%]": the 95% CI of a significant change (new/old − 1; "[38×..40×]" when said as a factor), else ""."""
+    """ "[+47%..+53%]": the 95% CI of a significant change (new/old − 1; "[38×..40×]" when said as a factor), else ""."""
     if delta is None or delta.significance != wording.SIGNIFICANT or delta.ci_low is None or delta.ci_high is None:
         return ""
     low, high = wording.interval_bounds(delta.ci_low, delta.ci_high, factor="×" in delta.words)
@@ -83,7 +83,7 @@ def ci_text(delta: Delta | None) -> str:
 
 
 def delta_ci_text(delta: Delta | None, marker: bool = True) -> str:
-    """"190% higher (×2.9) * [+162%..+215%]": :func:`delta_text` and, for a significant change, its CI."""
+    """ "190% higher (×2.9) * [+162%..+215%]": :func:`delta_text` and, for a significant change, its CI."""
     ci = ci_text(delta)
     return f"{delta_text(delta, marker)} {ci}" if ci else delta_text(delta, marker)
 
@@ -103,8 +103,11 @@ def _devices(devices: Any) -> str:
     for name, info in devices.items():
         facts = []
         if isinstance(info, dict):
-            facts += [str(info[k]).strip() for k in ("model", "vendor", "transport")
-                      if info.get(k) and not str(info[k]).startswith("0x")]  # PCI ids say nothing
+            facts += [
+                str(info[k]).strip()
+                for k in ("model", "vendor", "transport")
+                if info.get(k) and not str(info[k]).startswith("0x")
+            ]  # PCI ids say nothing
             if info.get("size_gb"):
                 facts.append(f"{num(float(info['size_gb']))} GB")
             elif info.get("size_bytes"):
@@ -133,7 +136,7 @@ def _param(value: Any) -> str:
 
 
 def _repetitions(run: RunInfo) -> str | None:
-    """"3", or "4 (--repeat auto 3..10: stopped after 4 repetitions: ...)"."""
+    """ "3", or "4 (--repeat auto 3..10: stopped after 4 repetitions: ...)"."""
     auto = run.repeat_auto
     if run.repetitions is None or not auto:
         return None if run.repetitions is None else str(run.repetitions)
@@ -168,8 +171,9 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Scale", get(lambda r: r.scale)),
     ]
     keys = list(dict.fromkeys(k for r in runs for k in r.parameters))
-    fields += [(f"Parameter {k}", get(lambda r, k=k: _param(r.parameters[k]) if k in r.parameters else None))
-               for k in keys]
+    fields += [
+        (f"Parameter {k}", get(lambda r, k=k: _param(r.parameters[k]) if k in r.parameters else None)) for k in keys
+    ]
     fields += [
         ("Repetitions", get(_repetitions)),
         ("Design", get(lambda r: r.design)),
@@ -195,8 +199,17 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Spark executor memory", get(lambda r: r.spark.get("executor_memory") or "default")),
     ]
     ruled = list(dict.fromkeys(w for r in runs for w in r.window_rules))
-    fields += [(f"Window {w}", get(lambda r, w=w: ", ".join(f"{k}={v}" for k, v in r.window_rules[w].items())
-                                    if w in r.window_rules else None)) for w in ruled]
+    fields += [
+        (
+            f"Window {w}",
+            get(
+                lambda r, w=w: (
+                    ", ".join(f"{k}={v}" for k, v in r.window_rules[w].items()) if w in r.window_rules else None
+                )
+            ),
+        )
+        for w in ruled
+    ]
     fields += config_fields(comparison)
     unique = ("Label", "Run id", "Started (UTC)")  # differ between any two runs by nature
     return [(name, values, name not in unique and len(set(values)) > 1) for name, values in fields if any(values)]

@@ -35,8 +35,15 @@ def _buckets(values: list[float | None], edges: list[int]) -> list[float | None]
     return out
 
 
-def heatmap(key: str, label: str, t: list[float], nodes: list[NodeSeries], windows: list[dict],
-            named: set[str], t_max: float | None = None) -> str:
+def heatmap(
+    key: str,
+    label: str,
+    t: list[float],
+    nodes: list[NodeSeries],
+    windows: list[dict],
+    named: set[str],
+    t_max: float | None = None,
+) -> str:
     """The SVG; ``named``: labels of the nodes whose names are drawn in red (the slowest)."""
     row_h = 12 if len(nodes) <= 60 else 9
     left, right, top, bottom = 150, 16, 30, 38
@@ -51,24 +58,30 @@ def heatmap(key: str, label: str, t: list[float], nodes: list[NodeSeries], windo
     bounds = [t[e] for e in edges[:-1]] + [t[-1]] if t else [0.0] * (columns + 1)  # each bucket's time span
     bucketed = [_buckets(n.values, edges) for n in nodes]
     top_value = max([v for row in bucketed for v in row if v is not None] or [1.0]) or 1.0
-    out = [f'<svg class="chart heatmap" data-metric="{esc(key)}" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="{esc(label)}" xmlns="http://www.w3.org/2000/svg">']
+    out = [
+        f'<svg class="chart heatmap" data-metric="{esc(key)}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{esc(label)}" xmlns="http://www.w3.org/2000/svg">'
+    ]
     shades: dict[str, str] = {}
     for w in windows:
         workload = str(w.get("workload"))
         fill = shades.setdefault(workload, WINDOW_FILLS[len(shades) % len(WINDOW_FILLS)])
         a, b = x0 + float(w["t0"]) * sx, x0 + float(w["t1"]) * sx
-        out.append(f'<rect x="{a:.1f}" y="{top - 14}" width="{max(1.0, b - a):.1f}" height="10" fill="{fill}">'
-                   f'<title>{esc(workload)}: {float(w["t0"]):.1f}–{float(w["t1"]):.1f} s</title></rect>')
+        out.append(
+            f'<rect x="{a:.1f}" y="{top - 14}" width="{max(1.0, b - a):.1f}" height="10" fill="{fill}">'
+            f"<title>{esc(workload)}: {float(w['t0']):.1f}–{float(w['t1']):.1f} s</title></rect>"
+        )
         if b - a >= 6.0 * len(workload) + 6:
-            out.append(f'<text x="{(a + b) / 2:.1f}" y="{top - 6}" text-anchor="middle" class="wlabel">'
-                       f"{esc(workload)}</text>")
+            out.append(
+                f'<text x="{(a + b) / 2:.1f}" y="{top - 6}" text-anchor="middle" class="wlabel">{esc(workload)}</text>'
+            )
     for r, (node, row) in enumerate(zip(nodes, bucketed)):
         y = top + r * row_h
         slow = node.label in named
         mark = f' fill="{SLOW}" font-weight="700"' if slow else ""
-        out.append(f'<text x="{x0 - 6}" y="{y + row_h - 2}" text-anchor="end" class="tick"{mark}>'
-                   f"{esc(node.title)}</text>")
+        out.append(
+            f'<text x="{x0 - 6}" y="{y + row_h - 2}" text-anchor="end" class="tick"{mark}>{esc(node.title)}</text>'
+        )
         c = 0
         while c < columns:  # one rectangle per run of equal colour
             colour = _colour(row[c], top_value)
@@ -76,18 +89,24 @@ def heatmap(key: str, label: str, t: list[float], nodes: list[NodeSeries], windo
             while end < columns and _colour(row[end], top_value) == colour:
                 end += 1
             a, b = x0 + bounds[c] * sx, x0 + bounds[end] * sx
-            out.append(f'<rect x="{a:.1f}" y="{y}" width="{max(b - a, 1.0):.1f}" height="{row_h - 1}" '
-                       f'fill="{colour}"/>')
+            out.append(
+                f'<rect x="{a:.1f}" y="{y}" width="{max(b - a, 1.0):.1f}" height="{row_h - 1}" fill="{colour}"/>'
+            )
             c = end
         if slow:
-            out.append(f'<rect x="{x0 - 1}" y="{y - 1}" width="{bounds[-1] * sx + 2:.1f}" height="{row_h + 1}" '
-                       f'fill="none" stroke="{SLOW}" stroke-width="1.5"/>')
+            out.append(
+                f'<rect x="{x0 - 1}" y="{y - 1}" width="{bounds[-1] * sx + 2:.1f}" height="{row_h + 1}" '
+                f'fill="none" stroke="{SLOW}" stroke-width="1.5"/>'
+            )
     y0 = top + row_h * len(nodes)
     for tv in x_ticks:
-        out.append(f'<text x="{x0 + tv * sx:.1f}" y="{y0 + 14}" text-anchor="middle" class="tick">'
-                   f"{esc(tick_text(tv))}</text>")
-    out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 4}" text-anchor="middle" class="axis">time (s); colour: '
-               f"MB/s, white 0 to darkest {top_value:,.0f}; grey: no telemetry</text>")
+        out.append(
+            f'<text x="{x0 + tv * sx:.1f}" y="{y0 + 14}" text-anchor="middle" class="tick">{esc(tick_text(tv))}</text>'
+        )
+    out.append(
+        f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 4}" text-anchor="middle" class="axis">time (s); colour: '
+        f"MB/s, white 0 to darkest {top_value:,.0f}; grey: no telemetry</text>"
+    )
     return "\n".join(out + ["</svg>"])
 
 

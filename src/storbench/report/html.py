@@ -72,8 +72,11 @@ def _header(c: Comparison) -> str:
     kind = "Run report" if len(c.runs) == 1 else "Comparison"
     names = " vs ".join(r.name for r in reversed(c.runs)) if len(c.runs) > 1 else base.name
     suite = esc(base.suite) + (f" · paper {esc(base.paper)}" if base.paper else "")
-    out = [f"<header><h1>{kind}: {esc(names)}</h1><p class=\"sub\">Suite {suite} · scale {esc(base.scale or '?')}"
-           + (f" · baseline <b>{esc(base.name)}</b>" if len(c.runs) > 1 else "") + "</p></header>"]
+    out = [
+        f'<header><h1>{kind}: {esc(names)}</h1><p class="sub">Suite {suite} · scale {esc(base.scale or "?")}'
+        + (f" · baseline <b>{esc(base.name)}</b>" if len(c.runs) > 1 else "")
+        + "</p></header>"
+    ]
     for note in c.warnings:
         cls = "bad" if note.startswith("NOT COMPARABLE") else "warn"
         out.append(f'<div class="alert {cls}" role="alert">⚠ {esc(note)}</div>')
@@ -82,17 +85,20 @@ def _header(c: Comparison) -> str:
 
 def _configuration(c: Comparison) -> str:
     single = len(c.runs) == 1
-    head = "".join(f"<th>{esc(r.name)}{'' if single or r.index else ' <span class=dir>(baseline)</span>'}</th>"
-                   for r in c.runs)
+    head = "".join(
+        f"<th>{esc(r.name)}{'' if single or r.index else ' <span class=dir>(baseline)</span>'}</th>" for r in c.runs
+    )
     body = []
     for name, values, differs in f.configuration(c):
         if name == "Label":
             continue
         cells = "".join(f"<td>{esc(v)}</td>" for v in values)
-        body.append(f'<tr{" class=differs" if differs else ""}><th>{esc(name)}</th>{cells}</tr>')
+        body.append(f"<tr{' class=differs' if differs else ''}><th>{esc(name)}</th>{cells}</tr>")
     note = '<p class="muted">Highlighted rows differ between the runs.</p>' if not single else ""
-    return (f"<section><h2>Configuration</h2><table class=config><thead><tr><th></th>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>{note}</section>")
+    return (
+        f"<section><h2>Configuration</h2><table class=config><thead><tr><th></th>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>{note}</section>"
+    )
 
 
 def _headlines(c: Comparison) -> str:
@@ -100,15 +106,18 @@ def _headlines(c: Comparison) -> str:
         return ""
     cards = []
     for h in c.headlines:
-        row = next((r for r in c.rows if r.workload == h.workload and r.metric == h.metric and r.phase != PREPARE),
-                   None)
+        row = next(
+            (r for r in c.rows if r.workload == h.workload and r.metric == h.metric and r.phase != PREPARE), None
+        )
         delta = row.deltas[h.run_index] if row else None
         cls = _verdict_class(delta.verdict) if delta else "same"
         who = f"{c.runs[h.run_index].name} vs {c.baseline.name}"
-        cards.append(f'<div class="card"><div class="big {cls}">{esc(h.words)}</div>'
-                     f'<div class="what">{esc(h.subject[:1].upper() + h.subject[1:])}</div>'
-                     + (f'<div class="who">{esc(h.interval)}</div>' if h.interval else "")
-                     + f'<div class="who">{esc(who)}</div></div>')
+        cards.append(
+            f'<div class="card"><div class="big {cls}">{esc(h.words)}</div>'
+            f'<div class="what">{esc(h.subject[:1].upper() + h.subject[1:])}</div>'
+            + (f'<div class="who">{esc(h.interval)}</div>' if h.interval else "")
+            + f'<div class="who">{esc(who)}</div></div>'
+        )
     inner = "".join(cards) or '<p class="muted">No significant differences.</p>'
     return f'<section><h2>Headlines</h2><div class="cards">{inner}</div></section>'
 
@@ -121,6 +130,7 @@ def _value(cell: Any) -> str:
 def _primary(c: Comparison) -> Callable[[Row], bool]:
     """The rows each workload leads with (its paper's figures, Workload.headline) and, after them, paper 000's time
     and device figures: shown first (rows come in that order); the rest one click away. No such row: every row."""
+
     def shown(row: Row) -> bool:
         return c.leads(row) or row.metric in DEVICE_HEADLINE
 
@@ -137,25 +147,32 @@ def _table(c: Comparison, keep: Callable[[Row], bool]) -> str:
     width = 3 * len(c.runs) + (2 if single else 0)
     body = []
     for group, rows in c.groups():
-        rows = [row for row in rows if keep(row) and not queries.is_query_row(row)
-                and not nodes.is_node_row(row)]
+        rows = [row for row in rows if keep(row) and not queries.is_query_row(row) and not nodes.is_node_row(row)]
         if rows:
             body.append(f'<tr class="group"><th colspan="{width}">{esc(group)}</th></tr>')
         for row in rows:
-            cells = (f"<td>{esc(row.title)} <span class=dir>({esc(row.spec.aggregation)})</span></td>"
-                     f"<td>{esc(row.unit)}</td><td class=num>{_value(row.cells[0])}</td>")
+            cells = (
+                f"<td>{esc(row.title)} <span class=dir>({esc(row.spec.aggregation)})</span></td>"
+                f"<td>{esc(row.unit)}</td><td class=num>{_value(row.cells[0])}</td>"
+            )
             for cell, delta in zip(row.cells[1:], row.deltas[1:]):
                 assert delta is not None
                 mark = "" if delta.verdict in ("no change", "n/a") else delta.marker
-                tip = delta.significance + (f", p = {f.p_text(delta.p_value)}" if delta.p_value is not None else "") \
-                    + (f", q = {f.p_text(delta.q_value)}" if delta.q_value is not None else "") \
-                    + (f", {delta.interval}" if delta.interval else "") \
+                tip = (
+                    delta.significance
+                    + (f", p = {f.p_text(delta.p_value)}" if delta.p_value is not None else "")
+                    + (f", q = {f.p_text(delta.q_value)}" if delta.q_value is not None else "")
+                    + (f", {delta.interval}" if delta.interval else "")
                     + (f", smallest detectable change {delta.mde_pct:.1f}%" if delta.mde_pct is not None else "")
+                )
                 ci = f.ci_text(delta)
-                cells += (f"<td class=num>{_value(cell)}</td><td title=\"{esc(tip)}\">"
-                          f"<span class=\"{_verdict_class(delta.verdict)}\">{esc(f.delta_text(delta, False))}</span>"
-                          f"<span class=mark>{esc(mark)}</span>" + (f" <span class=dir>{esc(ci)}</span>" if ci else "")
-                          + f"</td><td class=num>{esc(f.p_text(delta.p_value))}</td>")
+                cells += (
+                    f'<td class=num>{_value(cell)}</td><td title="{esc(tip)}">'
+                    f'<span class="{_verdict_class(delta.verdict)}">{esc(f.delta_text(delta, False))}</span>'
+                    f"<span class=mark>{esc(mark)}</span>"
+                    + (f" <span class=dir>{esc(ci)}</span>" if ci else "")
+                    + f"</td><td class=num>{esc(f.p_text(delta.p_value))}</td>"
+                )
             if single:
                 cells += f"<td class=num>{esc(f.num(row.cells[0].median))}</td><td class=num>{row.cells[0].n}</td>"
             body.append(f"<tr>{cells}</tr>")
@@ -164,32 +181,51 @@ def _table(c: Comparison, keep: Callable[[Row], bool]) -> str:
 
 def _summary(c: Comparison) -> str:
     primary = _primary(c)
-    more = {row.metric for row in c.rows if not primary(row) and not queries.is_query_row(row)
-            and not nodes.is_node_row(row)}
-    extra = (f"<details><summary>All other metrics ({len(more)})</summary>"
-             f"{_table(c, lambda row: not primary(row))}</details>" if more else "")
-    legend = ("Values are aggregates over the repetitions by each metric's rule (max or mean), "
-              "with the min–max range in grey.")
+    more = {
+        row.metric
+        for row in c.rows
+        if not primary(row) and not queries.is_query_row(row) and not nodes.is_node_row(row)
+    }
+    extra = (
+        f"<details><summary>All other metrics ({len(more)})</summary>"
+        f"{_table(c, lambda row: not primary(row))}</details>"
+        if more
+        else ""
+    )
+    legend = (
+        "Values are aggregates over the repetitions by each metric's rule (max or mean), "
+        "with the min–max range in grey."
+    )
     if len(c.runs) > 1:
-        legend += (" Deltas are new/old − 1 of the aggregates; “faster” is the reduction in time, 1 − new/old. "
-                   + c.marker_legend + ".")
-    return (f"<section><h2>Summary</h2>{_table(c, primary)}{extra}"
-            f'<p class="muted">{esc(legend)}</p></section>')
+        legend += (
+            " Deltas are new/old − 1 of the aggregates; “faster” is the reduction in time, 1 − new/old. "
+            + c.marker_legend
+            + "."
+        )
+    return f'<section><h2>Summary</h2>{_table(c, primary)}{extra}<p class="muted">{esc(legend)}</p></section>'
 
 
 def _metric_chart(c: Comparison, metric: str, rows: list[Row]) -> str:
     spec, unit = rows[0].spec, rows[0].unit
     measured = [r for r in rows if any(cell.aggregate is not None for cell in r.cells)]
     rows = measured or rows  # a group no run measured (all n/a) is left out of the figure
-    bars = [BarSeries(run.name, [r.cells[i].aggregate for r in rows],
-                      [r.cells[i].min if r.cells[i].n > 1 else None for r in rows],
-                      [r.cells[i].max if r.cells[i].n > 1 else None for r in rows], PALETTE[i % len(PALETTE)])
-            for i, run in enumerate(c.runs)]
+    bars = [
+        BarSeries(
+            run.name,
+            [r.cells[i].aggregate for r in rows],
+            [r.cells[i].min if r.cells[i].n > 1 else None for r in rows],
+            [r.cells[i].max if r.cells[i].n > 1 else None for r in rows],
+            PALETTE[i % len(PALETTE)],
+        )
+        for i, run in enumerate(c.runs)
+    ]
     svg = bar_chart(metric, f"{spec.title} ({unit})", unit, [r.group for r in rows], bars)
     rule = {"max": "maximum", "mean": "mean", "min": "minimum", "sum": "sum"}.get(spec.aggregation, spec.aggregation)
     scope = f" [{rows[0].scope_words}]" if rows[0].scope_words else ""  # an energy chart says what it covers
-    return (f'<figure><figcaption>{esc(spec.title + scope)} <span class="dir">({esc(unit)}, {esc(spec.direction)}; '
-            f"bars: {esc(rule)} over repetitions, whiskers: min–max)</span></figcaption>{svg}</figure>")
+    return (
+        f'<figure><figcaption>{esc(spec.title + scope)} <span class="dir">({esc(unit)}, {esc(spec.direction)}; '
+        f"bars: {esc(rule)} over repetitions, whiskers: min–max)</span></figcaption>{svg}</figure>"
+    )
 
 
 def _charts(c: Comparison) -> str:
@@ -198,13 +234,18 @@ def _charts(c: Comparison) -> str:
     lead = list(dict.fromkeys(c.headline_metrics() + [m for m in c.metrics() if m in DEVICE_HEADLINE])) or c.metrics()
     for metric in lead + [m for m in c.metrics() if m not in lead]:
         rows = [r for r in c.rows if r.metric == metric and not r.labels]
-        rows = rows or [r for r in c.rows if r.metric == metric and not queries.is_query_row(r)
-                        and not nodes.is_node_row(r)]
+        rows = rows or [
+            r for r in c.rows if r.metric == metric and not queries.is_query_row(r) and not nodes.is_node_row(r)
+        ]
         if not rows:  # per-query and per-node rows have their own charts (report.queries, report.nodes_html)
             continue
         (main if metric in lead else more).append(_metric_chart(c, metric, rows))
-    extra = (f'<details><summary>More metrics ({len(more)} charts)</summary><div class="charts">{"".join(more)}'
-             "</div></details>" if more else "")
+    extra = (
+        f'<details><summary>More metrics ({len(more)} charts)</summary><div class="charts">{"".join(more)}'
+        "</div></details>"
+        if more
+        else ""
+    )
     return f'<section><h2>Charts</h2><div class="charts">{"".join(main)}</div>{extra}</section>'
 
 
@@ -215,8 +256,11 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
     for info, run in zip(c.runs, c.source_runs):
         try:
             rows, windows = loader(run)
-            prepared.append(series.prepare(info.run_id, info.name, list(rows or []), list(windows or []),
-                                           nodes.titles(run.manifest)))
+            prepared.append(
+                series.prepare(
+                    info.run_id, info.name, list(rows or []), list(windows or []), nodes.titles(run.manifest)
+                )
+            )
         except Exception as exc:  # a missing or damaged series must not lose the rest of the report
             broken = series.prepare(info.run_id, info.name, [], [])
             broken.note = f"Telemetry series unavailable: {type(exc).__name__}: {exc}"
@@ -224,20 +268,38 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
     t_max = max(s.t_max for s in prepared)
     top = max(s.throughput_max for s in prepared)
     parts = [series.section(s, t_max, top) for s in prepared]
-    note = ('<p class="muted">All runs share the time and throughput axes. Shaded: the timed operations '
-            "(#n = repetition); the legend names each shade.</p>" if len(prepared) > 1 else "")
+    note = (
+        '<p class="muted">All runs share the time and throughput axes. Shaded: the timed operations '
+        "(#n = repetition); the legend names each shade.</p>"
+        if len(prepared) > 1
+        else ""
+    )
     return f"<section><h2>Telemetry over time</h2>{note}{''.join(parts)}</section>"
 
 
 def render_html(comparison: Comparison, series_loader: SeriesLoader | None = None) -> str:
     c = comparison
     # results first (a newcomer reads from the top), the configuration they were measured on after them
-    body = "\n".join(filter(None, [_header(c), _headlines(c), _summary(c), _charts(c),
-                                   published_figures.html_section(c),
-                                   queries.html_section(c), nodes_html.html_section(c),
-                                   _series(c, series_loader), _configuration(c)]))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(f.title(c))}</title><style>{CSS}</style></head>\n<body><main>\n{body}\n"
-            f"<footer>Generated by storbench {esc(__version__)} from stored runs "
-            f"{esc(', '.join(r.run_id for r in c.runs))}.</footer>\n</main></body></html>\n")
+    body = "\n".join(
+        filter(
+            None,
+            [
+                _header(c),
+                _headlines(c),
+                _summary(c),
+                _charts(c),
+                published_figures.html_section(c),
+                queries.html_section(c),
+                nodes_html.html_section(c),
+                _series(c, series_loader),
+                _configuration(c),
+            ],
+        )
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(f.title(c))}</title><style>{CSS}</style></head>\n<body><main>\n{body}\n"
+        f"<footer>Generated by storbench {esc(__version__)} from stored runs "
+        f"{esc(', '.join(r.run_id for r in c.runs))}.</footer>\n</main></body></html>\n"
+    )

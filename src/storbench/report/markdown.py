@@ -25,8 +25,11 @@ def render_markdown(comparison: Comparison) -> str:
 
     lines += ["## Configuration", ""]
     header = ["", *[esc(r.name) + (" (baseline)" if r.index == 0 and not single else "") for r in runs]]
-    body = [[f"**{esc(name)}** (differs)" if differs else esc(name), *[esc(v) for v in values]]
-            for name, values, differs in f.configuration(comparison) if name != "Label"]
+    body = [
+        [f"**{esc(name)}** (differs)" if differs else esc(name), *[esc(v) for v in values]]
+        for name, values, differs in f.configuration(comparison)
+        if name != "Label"
+    ]
     lines += markdown_table(header, body) + [""]
 
     if not single:
@@ -44,8 +47,16 @@ def render_markdown(comparison: Comparison) -> str:
         lines += [f"### {esc(group)}", ""]
         if single:
             head = ["Metric", "Unit", "Value [min–max]", "Median", "n"]
-            body = [[esc(row.title), esc(row.unit), esc(f.cell_text(row.cells[0])), esc(f.num(row.cells[0].median)),
-                     str(row.cells[0].n)] for row in rows]
+            body = [
+                [
+                    esc(row.title),
+                    esc(row.unit),
+                    esc(f.cell_text(row.cells[0])),
+                    esc(f.num(row.cells[0].median)),
+                    str(row.cells[0].n),
+                ]
+                for row in rows
+            ]
             lines += markdown_table(head, body, right={2, 3, 4})
         else:
             head = ["Metric", "Unit", esc(base)]
@@ -55,17 +66,26 @@ def render_markdown(comparison: Comparison) -> str:
             for row in rows:
                 cells = [esc(row.title), esc(row.unit), esc(f.cell_text(row.cells[0]))]
                 for cell, delta in zip(row.cells[1:], row.deltas[1:]):
-                    cells += [esc(f.cell_text(cell)), esc(f.delta_ci_text(delta)),
-                              esc(f.p_text(delta.p_value if delta else None))]
+                    cells += [
+                        esc(f.cell_text(cell)),
+                        esc(f.delta_ci_text(delta)),
+                        esc(f.p_text(delta.p_value if delta else None)),
+                    ]
                 body.append(cells)
             lines += markdown_table(head, body, right={2, *range(3, len(head), 3)})
         lines.append("")
 
     lines += queries.markdown_lines(comparison, esc)
     lines += nodes.markdown_lines(comparison, esc)
-    lines.append("Values are aggregates over the repetitions (maximum for throughput and CPU, mean for latency "
-                 "and time to complete), with [min–max] over the repetitions.")
+    lines.append(
+        "Values are aggregates over the repetitions (maximum for throughput and CPU, mean for latency "
+        "and time to complete), with [min–max] over the repetitions."
+    )
     if not single:
-        lines += ["", "Deltas are new/old − 1 of the aggregates; \"faster\" is the reduction of time (1 − new/old). "
-                  + esc(comparison.marker_legend) + "."]
+        lines += [
+            "",
+            'Deltas are new/old − 1 of the aggregates; "faster" is the reduction of time (1 − new/old). '
+            + esc(comparison.marker_legend)
+            + ".",
+        ]
     return "\n".join(lines).rstrip() + "\n"

@@ -24,10 +24,16 @@ from storbench.report.node_config import config_nodes, manifest_of
 from storbench.results.runfiles import parse_json, read_text
 
 LABEL = "node"
-METRICS = (("max_read_mbps", "Max read", "MB/s"), ("max_write_mbps", "Max write", "MB/s"),
-           ("read_mb", "Read", "MB"), ("written_mb", "Written", "MB"),
-           ("avg_read_latency_ms", "Read latency", "ms"), ("avg_write_latency_ms", "Write latency", "ms"),
-           ("max_cpu_pct", "Max CPU", "%"), ("max_util_pct", "Max util", "%"))
+METRICS = (
+    ("max_read_mbps", "Max read", "MB/s"),
+    ("max_write_mbps", "Max write", "MB/s"),
+    ("read_mb", "Read", "MB"),
+    ("written_mb", "Written", "MB"),
+    ("avg_read_latency_ms", "Read latency", "ms"),
+    ("avg_write_latency_ms", "Write latency", "ms"),
+    ("max_cpu_pct", "Max CPU", "%"),
+    ("max_util_pct", "Max util", "%"),
+)
 
 
 def is_node_row(row: Row) -> bool:
@@ -48,16 +54,21 @@ def slowest(values: list[tuple[Any, float]]) -> tuple[list[tuple[Any, float, flo
     if len(values) < 3:
         return [], None
     median = statistics.median(v for _, v in values)
-    slow = [(item, v, (1 - v / median) * 100) for item, v in sorted(values, key=lambda iv: iv[1])
-            if median > 0 and v <= median * (1 - SLOW_SHARE)]
+    slow = [
+        (item, v, (1 - v / median) * 100)
+        for item, v in sorted(values, key=lambda iv: iv[1])
+        if median > 0 and v <= median * (1 - SLOW_SHARE)
+    ]
     return slow[:SLOW_NAMED], median
 
 
 def titles(manifest: dict[str, Any]) -> dict[str, str]:
     """A run's node labels (in natural order) and their titles: ``worker-3 (n003)``, or the label alone."""
     found = {str(n.get("label")): str(n.get("name") or "") for n in (manifest.get("config") or {}).get("nodes") or []}
-    return {label: f"{label} ({name})" if name and name != label else label
-            for label, name in sorted(found.items(), key=lambda kv: natural(kv[0]))}
+    return {
+        label: f"{label} ({name})" if name and name != label else label
+        for label, name in sorted(found.items(), key=lambda kv: natural(kv[0]))
+    }
 
 
 @dataclass
@@ -92,8 +103,10 @@ def _prefix(c: Comparison, index: int) -> str:
 
 
 def _names(c: Comparison, node: str) -> str:
-    per_run = [next((str(n.get("name")) for n in config_nodes(c, i) if n.get("label") == node), None)
-               for i in range(len(c.runs))]
+    per_run = [
+        next((str(n.get("name")) for n in config_nodes(c, i) if n.get("label") == node), None)
+        for i in range(len(c.runs))
+    ]
     present = [(c.runs[i].name, name) for i, name in enumerate(per_run) if name and name != node]
     if len({name for _, name in present}) <= 1:
         return present[0][1] if present else ""
@@ -111,13 +124,18 @@ def presence_note(c: Comparison) -> str:
         return ""
     with_nodes = ", ".join(r.name for r, flag in zip(c.runs, flags) if flag)
     without = ", ".join(r.name for r, flag in zip(c.runs, flags) if not flag)
-    return (f"Per-node telemetry in {with_nodes} only; {without} measured the machine storbench ran on "
-            "(its nodes show n/a).")
+    return (
+        f"Per-node telemetry in {with_nodes} only; {without} measured the machine storbench ran on "
+        "(its nodes show n/a)."
+    )
 
 
 def _slowest(c: Comparison, index: int, workload: str, prepare: bool) -> str:
-    entries = [s for s in manifest_of(c, index).get("slowest_nodes") or []
-               if s.get("workload") == workload and (s.get("repetition") == 0) == prepare]
+    entries = [
+        s
+        for s in manifest_of(c, index).get("slowest_nodes") or []
+        if s.get("workload") == workload and (s.get("repetition") == 0) == prepare
+    ]
     if not entries:
         return ""
     node, count = Counter(str(s.get("node")) for s in entries).most_common(1)[0]
@@ -136,8 +154,10 @@ def _cluster_line(c: Comparison, index: int, rows: dict[str, Row], workload: str
         row = rows.get(metric)
         return f.with_unit(row.cells[index].aggregate if row else None, unit)
 
-    parts = [f"cluster read {value('cluster_read_mbps', 'MB/s')}, write {value('cluster_write_mbps', 'MB/s')}",
-             f"spread between nodes {value('node_spread_pct', '%')}"]
+    parts = [
+        f"cluster read {value('cluster_read_mbps', 'MB/s')}, write {value('cluster_write_mbps', 'MB/s')}",
+        f"spread between nodes {value('node_spread_pct', '%')}",
+    ]
     slowest = _slowest(c, index, workload, prepare)
     return f"{_prefix(c, index)}" + "; ".join(parts + ([slowest] if slowest else []))
 
@@ -153,13 +173,16 @@ def _run_dir_json(c: Comparison, index: int, name: str) -> list[dict[str, Any]]:
 
 
 def gap_text(gap: dict[str, Any]) -> str:
-    return (f"{gap.get('node')}: no telemetry from {float(gap.get('from_s') or 0):.1f} s to "
-            f"{float(gap.get('to_s') or 0):.1f} s: {gap.get('error')}")
+    return (
+        f"{gap.get('node')}: no telemetry from {float(gap.get('from_s') or 0):.1f} s to "
+        f"{float(gap.get('to_s') or 0):.1f} s: {gap.get('error')}"
+    )
 
 
 def _overlaps(gap: dict[str, Any], window: dict[str, Any]) -> bool:
-    return float(gap.get("from_s") or 0) < float(window.get("t1") or 0) and \
-        float(gap.get("to_s") or 0) > float(window.get("t0") or 0)
+    return float(gap.get("from_s") or 0) < float(window.get("t1") or 0) and float(gap.get("to_s") or 0) > float(
+        window.get("t0") or 0
+    )
 
 
 def _gaps(c: Comparison, index: int) -> list[dict[str, Any]]:
@@ -169,8 +192,11 @@ def _gaps(c: Comparison, index: int) -> list[dict[str, Any]]:
 def _operation_gaps(c: Comparison, workload: str, prepare: bool) -> list[str]:
     out = []
     for i in range(len(c.runs)):
-        windows = [w for w in _run_dir_json(c, i, "windows.json")
-                   if w.get("workload") == workload and (w.get("repetition") == 0) == prepare]
+        windows = [
+            w
+            for w in _run_dir_json(c, i, "windows.json")
+            if w.get("workload") == workload and (w.get("repetition") == 0) == prepare
+        ]
         out += [_prefix(c, i) + gap_text(g) for g in _gaps(c, i) if any(_overlaps(g, w) for w in windows)]
     return out
 
@@ -180,8 +206,11 @@ def other_gaps(c: Comparison) -> list[str]:
     out = []
     for i in range(len(c.runs)):
         windows = _run_dir_json(c, i, "windows.json")
-        out += [_prefix(c, i) + gap_text(g) + (" (between operations)" if windows else "")
-                for g in _gaps(c, i) if not any(_overlaps(g, w) for w in windows)]
+        out += [
+            _prefix(c, i) + gap_text(g) + (" (between operations)" if windows else "")
+            for g in _gaps(c, i)
+            if not any(_overlaps(g, w) for w in windows)
+        ]
     return out
 
 
@@ -198,15 +227,30 @@ def blocks(c: Comparison) -> list[Block]:
     out = []
     for (workload, group, phase, rest), nodes in by_key.items():
         present = [m for m in METRICS if any(m[0] in rows for rows in nodes.values())]
-        lines = [NodeLine(node, _names(c, node),
-                          {m: [cell.aggregate for cell in rows[m].cells] if m in rows else [None] * len(c.runs)
-                           for m, _, _ in present},
-                          {m: list(rows[m].deltas) if m in rows else [None] * len(c.runs) for m, _, _ in present})
-                 for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))]
+        lines = [
+            NodeLine(
+                node,
+                _names(c, node),
+                {
+                    m: [cell.aggregate for cell in rows[m].cells] if m in rows else [None] * len(c.runs)
+                    for m, _, _ in present
+                },
+                {m: list(rows[m].deltas) if m in rows else [None] * len(c.runs) for m, _, _ in present},
+            )
+            for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))
+        ]
         prepare = phase == PREPARE
-        out.append(Block(workload, group, rest, present, lines,
-                         [_cluster_line(c, i, cluster.get(group, {}), workload, prepare) for i in range(len(c.runs))],
-                         _operation_gaps(c, workload, prepare)))
+        out.append(
+            Block(
+                workload,
+                group,
+                rest,
+                present,
+                lines,
+                [_cluster_line(c, i, cluster.get(group, {}), workload, prepare) for i in range(len(c.runs))],
+                _operation_gaps(c, workload, prepare),
+            )
+        )
     return out
 
 
@@ -217,11 +261,12 @@ def table_rows(c: Comparison, block: Block, words: bool = True) -> list[list[str
     rows = []
     for line in block.nodes:
         for i, name in enumerate(names):
-            rows.append([line.title if i == 0 else "", name]
-                        + [f.num(line.values[m][i]) for m, _, _ in block.metrics])
+            rows.append([line.title if i == 0 else "", name] + [f.num(line.values[m][i]) for m, _, _ in block.metrics])
         for i in range(1, len(names)):
-            rows.append(["", f"{names[i]} vs {names[0]}"]
-                        + [f.delta_text(line.deltas[m][i], words) for m, _, _ in block.metrics])
+            rows.append(
+                ["", f"{names[i]} vs {names[0]}"]
+                + [f.delta_text(line.deltas[m][i], words) for m, _, _ in block.metrics]
+            )
     if len(names) == 1:
         rows = [[row[0], *row[2:]] for row in rows]
     return rows
@@ -255,9 +300,11 @@ def markdown_lines(c: Comparison, esc_md: Callable[[str], str]) -> list[str]:
     for block in blocks(c):
         first = 2 if len(c.runs) > 1 else 1
         out += [f"### {esc_md(block.heading)}", ""]
-        out += markdown_table([esc_md(h) for h in header(c, block)],
-                              [[esc_md(x) for x in row] for row in table_rows(c, block)],
-                              right=set(range(first, first + len(block.metrics))))
+        out += markdown_table(
+            [esc_md(h) for h in header(c, block)],
+            [[esc_md(x) for x in row] for row in table_rows(c, block)],
+            right=set(range(first, first + len(block.metrics))),
+        )
         out += [""] + [f"- {esc_md(line)}" for line in block.cluster]
         out += [f"- **Telemetry gap, {esc_md(gap)}**" for gap in block.gaps] + [""]
     out += [f"> **Telemetry gap, {esc_md(gap)}**" for gap in other_gaps(c)]

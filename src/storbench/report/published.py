@@ -80,11 +80,20 @@ def _where(figure: Figure) -> str:
 def hardware(c: Comparison, p: Published) -> list[tuple[str, str]]:
     """(who, hardware) for each run (from its manifest) and each paper configuration shown."""
     facts = {name: values for name, values, _ in f.configuration(c) if name in HARDWARE}
-    out = [(f"yours, {run.name}", "; ".join(f"{name}: {facts[name][run.index]}" for name in HARDWARE
-                                               if name in facts and facts[name][run.index]) or "not recorded")
-           for run in c.runs]
-    out += [(f"paper {p.paper.paper}, {p.paper.configurations[k].name}", p.paper.configurations[k].hardware)
-            for k in p.configurations]
+    out = [
+        (
+            f"yours, {run.name}",
+            "; ".join(
+                f"{name}: {facts[name][run.index]}" for name in HARDWARE if name in facts and facts[name][run.index]
+            )
+            or "not recorded",
+        )
+        for run in c.runs
+    ]
+    out += [
+        (f"paper {p.paper.paper}, {p.paper.configurations[k].name}", p.paper.configurations[k].hardware)
+        for k in p.configurations
+    ]
     return out
 
 
@@ -94,7 +103,8 @@ def _ratio_parts(c: Comparison, p: Published) -> list[tuple[str, str, str, str]]
     for r in p.ratios:
         new, base = (p.paper.configurations[k].name for k in r.pair)
         what = f"{r.row.title} ({r.row.workload})" + (
-            f" [{ANALOG}: the paper's is {r.figures[0].quantity}]" if r.analog else "")
+            f" [{ANALOG}: the paper's is {r.figures[0].quantity}]" if r.analog else ""
+        )
         yours = f"your {c.runs[r.run_index].name} vs {c.baseline.name}: {factor(r.yours)} {what}"
         theirs = f"paper {p.paper.paper}, {new} vs {base}: {factor(r.paper)}"
         said = f"“{r.figures[0].change}”" if r.figures[0].kind == "ratio" else "from its two figures"
@@ -110,26 +120,55 @@ def text(c: Comparison, p: Published) -> str:
     lines += [f"  scale: yours, {r.name}: {run_scale(r)}" for r in c.runs]
     if p.absolutes:
         single = len(c.runs) == 1
-        head = ["WORKLOAD", "METRIC", "UNIT", *(f"YOURS: {r.name}" for r in c.runs), "PUBLISHED", "CONFIGURATION",
-                "SCOPE", "PAPER'S SCALE", *(["YOURS ÷ PUBLISHED"] if single else []), "SOURCE"]
+        head = [
+            "WORKLOAD",
+            "METRIC",
+            "UNIT",
+            *(f"YOURS: {r.name}" for r in c.runs),
+            "PUBLISHED",
+            "CONFIGURATION",
+            "SCOPE",
+            "PAPER'S SCALE",
+            *(["YOURS ÷ PUBLISHED"] if single else []),
+            "SOURCE",
+        ]
         rows = [head]
         for b in p.absolutes:
             conf = paper.configurations[b.figure.configuration or ""].name
             mine = [f.num(v) if v is not None else "—" for v in b.yours]
             title = f"{b.row.title} [{ANALOG}]" if b.analog else b.row.title
-            rows.append([b.row.workload, title, b.row.unit, *mine, b.figure.shown, conf, scope(p, b.figure),
-                         paper_scale(p, b.figure), *([quotient(p, b, c.runs[0])] if single else []), b.figure.where])
+            rows.append(
+                [
+                    b.row.workload,
+                    title,
+                    b.row.unit,
+                    *mine,
+                    b.figure.shown,
+                    conf,
+                    scope(p, b.figure),
+                    paper_scale(p, b.figure),
+                    *([quotient(p, b, c.runs[0])] if single else []),
+                    b.figure.where,
+                ]
+            )
         lines += ["", *("  " + line for line in _columns(rows))]
     if p.ratios:
         lines += ["", "Ratios between your runs beside the paper's (new ÷ baseline; your first run is the baseline)"]
         lines += [f"  {yours}; {theirs} ({said}, {where})" for yours, theirs, said, where in _ratio_parts(c, p)]
-        lines += [f"  paper {paper.paper}'s scope: {paper.scope or 'not stated'}; its scale: "
-                  f"{paper.scale or 'not stated'}"]
+        lines += [
+            f"  paper {paper.paper}'s scope: {paper.scope or 'not stated'}; its scale: {paper.scale or 'not stated'}"
+        ]
     elif len(c.runs) == 1 and paper.comparisons:
         lines += ["", f"  The paper's ratios need two runs: storbench compare RUN_A RUN_B --paper {paper.paper}"]
     lines += ["", "Hardware"] + [f"  {who}: {what}" for who, what in hardware(c, p)]
-    notes = p.missing + ([f"{len(p.unmeasured)} published figures have no storbench metric: "
-                          f"storbench baselines {paper.paper} lists them"] if p.unmeasured else [])
+    notes = p.missing + (
+        [
+            f"{len(p.unmeasured)} published figures have no storbench metric: "
+            f"storbench baselines {paper.paper} lists them"
+        ]
+        if p.unmeasured
+        else []
+    )
     if notes:
         lines += ["", "Notes"] + [f"  {note}" for note in notes]
     return "\n".join(lines)
@@ -148,16 +187,26 @@ def listing(paper: str | None = None) -> str:
         rows = [["FIGURE", "QUANTITY", "CONFIGURATION", "PUBLISHED", "STORBENCH", "WHERE"]]
         for fig in p.figures:
             conf = fig.configuration if fig.kind == "absolute" else " vs ".join(fig.of or ())
-            measured = ", ".join([*(f"{w}: {m}" for w, m in fig.measures.items()),
-                                  *(f"{w}: {m} ({ANALOG})" for w, m in fig.analogs.items())]) or "— (note below)"
+            measured = (
+                ", ".join(
+                    [
+                        *(f"{w}: {m}" for w, m in fig.measures.items()),
+                        *(f"{w}: {m} ({ANALOG})" for w, m in fig.analogs.items()),
+                    ]
+                )
+                or "— (note below)"
+            )
             rows.append([fig.id, fig.quantity, conf, fig.shown, measured, fig.where])
         out += ["  " + line for line in _columns(rows)]
         notes = [f"    {fig.id}: {fig.note}" for fig in p.figures if fig.note]
         out += ["  notes:", *notes] if notes else []
         out += ["  configurations:"] + [f"    {c.key}: {c.name}; {c.hardware}" for c in p.configurations.values()]
         out += [f"  scope: {p.scope or 'not stated'}; scale: {p.scale or 'not stated'}"]
-        out += [f"    {fig.id}: {', '.join(x for x in (fig.scope and f'scope {fig.scope}', fig.scale and f'scale {fig.scale}') if x)}"
-                for fig in p.figures if fig.scope or fig.scale]
+        out += [
+            f"    {fig.id}: {', '.join(x for x in (fig.scope and f'scope {fig.scope}', fig.scale and f'scale {fig.scale}') if x)}"
+            for fig in p.figures
+            if fig.scope or fig.scale
+        ]
         out += [f"  setup: {p.setup}", ""]
     return "\n".join(out).rstrip()
 
@@ -171,8 +220,10 @@ def html_section(c: Comparison) -> str:
     p = published(c, load(paper), explicit=False)
     if not p.absolutes and not p.ratios:
         return ""
-    parts = [f"<section><h2>Published figures: paper {esc(paper)}</h2>"
-             f'<p class="sub">{esc(p.paper.title)} ({esc(p.paper.publisher)}). <b>{esc(LABEL)}.</b></p>']
+    parts = [
+        f"<section><h2>Published figures: paper {esc(paper)}</h2>"
+        f'<p class="sub">{esc(p.paper.title)} ({esc(p.paper.publisher)}). <b>{esc(LABEL)}.</b></p>'
+    ]
     said = [*p.foreign, *(f"scale: yours, {r.name}: {run_scale(r)}" for r in c.runs)]
     parts.append("<p>" + "<br>".join(esc(line) for line in said) + "</p>")
     if p.absolutes:
@@ -182,15 +233,21 @@ def html_section(c: Comparison) -> str:
             f"<td>{esc(b.row.title + (f' [{ANALOG}]' if b.analog else ''))}</td><td>{esc(b.row.unit)}</td>"
             + "".join(f"<td class=num>{esc(f.num(v) if v is not None else '—')}</td>" for v in b.yours)
             + f"<td class=num>{esc(b.figure.shown)}</td>"
-              f"<td>{esc(p.paper.configurations[b.figure.configuration or ''].name)}</td>"
-              f"<td>{esc(scope(p, b.figure))}</td><td>{esc(paper_scale(p, b.figure))}</td>"
-              f"<td>{esc(b.figure.where)}</td></tr>" for b in p.absolutes)
-        parts.append(f"<table><thead><tr><th>Workload</th><th>Metric</th><th>Unit</th>{head}"
-                     f'<th class="num">Published</th><th>Paper configuration</th><th>Scope</th>'
-                     f"<th>Paper's scale</th><th>Source</th></tr></thead><tbody>{body}</tbody></table>")
+            f"<td>{esc(p.paper.configurations[b.figure.configuration or ''].name)}</td>"
+            f"<td>{esc(scope(p, b.figure))}</td><td>{esc(paper_scale(p, b.figure))}</td>"
+            f"<td>{esc(b.figure.where)}</td></tr>"
+            for b in p.absolutes
+        )
+        parts.append(
+            f"<table><thead><tr><th>Workload</th><th>Metric</th><th>Unit</th>{head}"
+            f'<th class="num">Published</th><th>Paper configuration</th><th>Scope</th>'
+            f"<th>Paper's scale</th><th>Source</th></tr></thead><tbody>{body}</tbody></table>"
+        )
     if p.ratios:
-        items = "".join(f"<li>{esc(yours)}; <b>{esc(theirs)}</b> ({esc(said)}, {esc(where)})</li>"
-                        for yours, theirs, said, where in _ratio_parts(c, p))
+        items = "".join(
+            f"<li>{esc(yours)}; <b>{esc(theirs)}</b> ({esc(said)}, {esc(where)})</li>"
+            for yours, theirs, said, where in _ratio_parts(c, p)
+        )
         parts.append(f"<h3>Ratios between your runs beside the paper's</h3><ul>{items}</ul>")
     rows = "".join(f"<tr><th>{esc(who)}</th><td>{esc(what)}</td></tr>" for who, what in hardware(c, p))
     parts.append(f"<h3>Hardware</h3><table class=config><tbody>{rows}</tbody></table>")

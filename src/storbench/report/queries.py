@@ -21,12 +21,19 @@ from storbench.report.grid import align
 from storbench.report.svg import PALETTE, esc
 
 LABEL = "query"
-SPARK_METRICS = (("spark_input_mb", "input MB"), ("shuffle_read_mb", "shuffle read MB"),
-                 ("shuffle_read_blocked_s", "fetch wait s"))
+SPARK_METRICS = (
+    ("spark_input_mb", "input MB"),
+    ("shuffle_read_mb", "shuffle read MB"),
+    ("shuffle_read_blocked_s", "fetch wait s"),
+)
 # The workload's counts per stream count (storbench.workloads.tpcds.outcomes), in the summary's words
 RAN = "queries_ran"
-COUNTS = (("queries_checked_equal", "checked equal"), ("queries_mismatched", "mismatched"),
-          ("queries_failed", "failed"), ("queries_unchecked", "unchecked"))
+COUNTS = (
+    ("queries_checked_equal", "checked equal"),
+    ("queries_mismatched", "mismatched"),
+    ("queries_failed", "failed"),
+    ("queries_unchecked", "unchecked"),
+)
 FLAGS = {"failed": "FAILED", "unchecked": "unchecked", "missing": "not run"}  # a run's check → its flag
 
 
@@ -73,10 +80,19 @@ def query_lines(c: Comparison) -> list[QueryLine]:
             continue
         delta = time_row.deltas[-1] if len(c.runs) > 1 else None
         checks = [_check(cell) for cell in ok_row.cells] if ok_row else [""] * len(time_row.cells)
-        lines.append(QueryLine(workload, rest, query, [cell.aggregate for cell in time_row.cells],
-                               delta.pct if delta else None, f.delta_text(delta, False) if delta else "",
-                               delta.verdict if delta else "n/a", checks,
-                               {m: [cell.aggregate for cell in rows[m].cells] for m, _ in SPARK_METRICS if m in rows}))
+        lines.append(
+            QueryLine(
+                workload,
+                rest,
+                query,
+                [cell.aggregate for cell in time_row.cells],
+                delta.pct if delta else None,
+                f.delta_text(delta, False) if delta else "",
+                delta.verdict if delta else "n/a",
+                checks,
+                {m: [cell.aggregate for cell in rows[m].cells] for m, _ in SPARK_METRICS if m in rows},
+            )
+        )
     return lines
 
 
@@ -109,13 +125,23 @@ def check_summaries(c: Comparison) -> list[dict[str, Any]]:
             if ran is None:
                 continue
             counts = {m: rows[m].cells[index].aggregate if m in rows else None for m, _ in COUNTS}
-            shown = [f"{'n/a' if counts[m] is None else f'{counts[m]:g}'} {words}" for m, words in COUNTS
-                     if m == "queries_checked_equal" or counts[m]]
+            shown = [
+                f"{'n/a' if counts[m] is None else f'{counts[m]:g}'} {words}"
+                for m, words in COUNTS
+                if m == "queries_checked_equal" or counts[m]
+            ]
             text = f"{ran:g} ran: {', '.join(shown)}"
-            out.append({"workload": workload, "set": rest, "run": run.name, "ran": ran,
-                        **{m.removeprefix("queries_"): counts[m] for m, _ in COUNTS},
-                        "text": text, "line": f"{workload} queries{f' ({rest})' if rest else ''}, run {run.name}: "
-                                              f"{text}"})
+            out.append(
+                {
+                    "workload": workload,
+                    "set": rest,
+                    "run": run.name,
+                    "ran": ran,
+                    **{m.removeprefix("queries_"): counts[m] for m, _ in COUNTS},
+                    "text": text,
+                    "line": f"{workload} queries{f' ({rest})' if rest else ''}, run {run.name}: {text}",
+                }
+            )
     return out
 
 
@@ -128,12 +154,18 @@ def failures(c: Comparison) -> list[str]:
     """One sentence per run with failed or mismatched queries."""
     out = []
     for index, run in enumerate(c.runs):
-        bad = [f"{q.query}" + (f" ({q.set_name})" if q.set_name else "")
-               for _, _, lines in _sets(c) for q in lines if q.failed[index]]
+        bad = [
+            f"{q.query}" + (f" ({q.set_name})" if q.set_name else "")
+            for _, _, lines in _sets(c)
+            for q in lines
+            if q.failed[index]
+        ]
         if bad:
             noun = "query" if len(bad) == 1 else "queries"
-            out.append(f"run {run.name}: {len(bad)} {noun} FAILED or mismatched: {', '.join(bad[:20])}"
-                       + (" …" if len(bad) > 20 else ""))
+            out.append(
+                f"run {run.name}: {len(bad)} {noun} FAILED or mismatched: {', '.join(bad[:20])}"
+                + (" …" if len(bad) > 20 else "")
+            )
     return out
 
 
@@ -149,8 +181,10 @@ def text_lines(c: Comparison) -> list[str]:
         order = "by time" if len(names) == 1 else "by change, largest slow-down first"
         out.append(f"{workload}: per-query times{f' ({set_name})' if set_name else ''}, s, sorted {order}")
         header = ["Query", *names] + ([f"{names[-1]} vs {names[0]}"] if len(names) > 1 else []) + ["Flag"]
-        body = [[q.query, *[f.num(t) for t in q.times]] + ([q.delta_words] if len(names) > 1 else [])
-                + [_flag(q, names)] for q in lines]
+        body = [
+            [q.query, *[f.num(t) for t in q.times]] + ([q.delta_words] if len(names) > 1 else []) + [_flag(q, names)]
+            for q in lines
+        ]
         out += align([header, *body], right=set(range(1, len(names) + 1))) + [""]
     out += [f"!! {text}" for text in failures(c)]
     return out + ([""] if failures(c) else [])
@@ -167,8 +201,9 @@ def markdown_lines(c: Comparison, esc_md: Callable[[str], str]) -> list[str]:
         out += [f"### {esc_md(workload)}: per-query times{esc_md(f' ({set_name})' if set_name else '')}", ""]
         header = ["Query", *[esc_md(n) + " (s)" for n in names]] + (["Change"] if len(names) > 1 else []) + ["Flag"]
         out.append("| " + " | ".join(header) + " |")
-        out.append("| " + " | ".join(["---"] + ["---:"] * len(names) + (["---"] if len(names) > 1 else []) + ["---"])
-                   + " |")
+        out.append(
+            "| " + " | ".join(["---"] + ["---:"] * len(names) + (["---"] if len(names) > 1 else []) + ["---"]) + " |"
+        )
         for q in lines:
             cells = [q.query, *[f.num(t) for t in q.times]] + ([q.delta_words] if len(names) > 1 else [])
             out.append("| " + " | ".join(esc_md(x) for x in cells + [_flag(q, names)]) + " |")
@@ -185,33 +220,50 @@ def _chart(c: Comparison, workload: str, set_name: str, lines: list[QueryLine]) 
     longest = max([t for q in lines for t in q.times if t is not None] or [1.0])
     scale = (width - left - right) / longest
     label = f"{workload}: per-query time (s){f', {set_name}' if set_name else ''}"
-    parts = [f'<svg class="chart" data-metric="queries:{esc(workload)}:{esc(set_name)}" '
-             f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-             f'role="img" aria-label="{esc(label)}"><title>{esc(label)}</title>']
+    parts = [
+        f'<svg class="chart" data-metric="queries:{esc(workload)}:{esc(set_name)}" '
+        f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{esc(label)}"><title>{esc(label)}</title>'
+    ]
     x = left
     for i, name in enumerate(names):  # legend
-        parts.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
-                     f'<text x="{x + 16}" y="16" class="legend">{esc(name)}</text>')
+        parts.append(
+            f'<rect x="{x}" y="6" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
+            f'<text x="{x + 16}" y="16" class="legend">{esc(name)}</text>'
+        )
         x += 30 + 7 * len(name)
     for row, q in enumerate(lines):
         y0 = top + row * row_h
         failed, flagged = any(q.failed), _flag(q, names)
         fill = ' fill="#b42318"' if failed else ' fill="#b54708"' if flagged else ""
-        parts.append(f'<text x="{left - 6}" y="{y0 + row_h / 2 + 2:.1f}" text-anchor="end" class="group"{fill}>'
-                     f'{esc(q.query)}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{y0 + row_h / 2 + 2:.1f}" text-anchor="end" class="group"{fill}>'
+            f"{esc(q.query)}</text>"
+        )
         for i, value in enumerate(q.times):
             y = y0 + i * bar
             if value is None:
                 parts.append(f'<text x="{left + 2}" y="{y + bar - 1}" class="na">n/a</text>')
                 continue
-            parts.append(f'<rect x="{left}" y="{y}" width="{max(1.0, value * scale):.1f}" height="{bar - 1}" '
-                         f'fill="{PALETTE[i % len(PALETTE)]}"><title>{esc(q.query)} {esc(names[i])}: '
-                         f'{esc(f.num(value))} s</title></rect>')
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{max(1.0, value * scale):.1f}" height="{bar - 1}" '
+                f'fill="{PALETTE[i % len(PALETTE)]}"><title>{esc(q.query)} {esc(names[i])}: '
+                f"{esc(f.num(value))} s</title></rect>"
+            )
         note = flagged or q.delta_words
-        color = ("#b42318" if failed or (q.verdict == "worse" and not flagged) else "#b54708" if flagged
-                 else "#17794a" if q.verdict == "better" else "#6b7280")
-        parts.append(f'<text x="{width - right + 8}" y="{y0 + row_h / 2 + 2:.1f}" class="wlabel" fill="{color}">'
-                     f'{esc(note)}</text>')
+        color = (
+            "#b42318"
+            if failed or (q.verdict == "worse" and not flagged)
+            else "#b54708"
+            if flagged
+            else "#17794a"
+            if q.verdict == "better"
+            else "#6b7280"
+        )
+        parts.append(
+            f'<text x="{width - right + 8}" y="{y0 + row_h / 2 + 2:.1f}" class="wlabel" fill="{color}">'
+            f"{esc(note)}</text>"
+        )
     return "".join(parts) + "</svg>"
 
 
@@ -221,25 +273,35 @@ def html_section(c: Comparison) -> str:
         return ""
     alerts = "".join(f'<div class="alert bad" role="alert">⚠ {esc(text)}</div>' for text in failures(c))
     checks = check_lines(c)
-    alerts += (f'<ul class="checks">{"".join(f"<li>{esc(line)}</li>" for line in checks)}</ul>' if checks else "")
+    alerts += f'<ul class="checks">{"".join(f"<li>{esc(line)}</li>" for line in checks)}</ul>' if checks else ""
     order = "by time" if len(c.runs) == 1 else "by change against the baseline, the largest slow-down first"
-    figures = "".join(f"<figure><figcaption>{esc(w)}{esc(f' ({s})' if s else '')} <span class=dir>(sorted "
-                      f"{esc(order)}; red: failed or mismatched; amber: unchecked or not run)</span></figcaption>{_chart(c, w, s, lines)}</figure>"
-                      for w, s, lines in sets)
+    figures = "".join(
+        f"<figure><figcaption>{esc(w)}{esc(f' ({s})' if s else '')} <span class=dir>(sorted "
+        f"{esc(order)}; red: failed or mismatched; amber: unchecked or not run)</span></figcaption>{_chart(c, w, s, lines)}</figure>"
+        for w, s, lines in sets
+    )
     return f"<section><h2>Per-query times</h2>{alerts}{figures}{_spark_table(c, sets)}</section>"
 
 
 def _spark_table(c: Comparison, sets: list[tuple[str, str, list[QueryLine]]]) -> str:
     names = [run.name for run in c.runs]
-    head = "<th>Query</th>" + "".join(f'<th class="num">{esc(label)} {esc(n)}</th>'
-                                      for _, label in SPARK_METRICS for n in names)
+    head = "<th>Query</th>" + "".join(
+        f'<th class="num">{esc(label)} {esc(n)}</th>' for _, label in SPARK_METRICS for n in names
+    )
     body = []
     for workload, set_name, lines in sets:
-        body.append(f'<tr class="group"><th colspan="{1 + len(SPARK_METRICS) * len(names)}">{esc(workload)} '
-                     f'{esc(set_name)}</th></tr>')
+        body.append(
+            f'<tr class="group"><th colspan="{1 + len(SPARK_METRICS) * len(names)}">{esc(workload)} '
+            f"{esc(set_name)}</th></tr>"
+        )
         for q in lines:
-            cells = "".join(f"<td class=num>{esc(f.num(v))}</td>" for m, _ in SPARK_METRICS
-                            for v in q.spark.get(m, [None] * len(names)))
+            cells = "".join(
+                f"<td class=num>{esc(f.num(v))}</td>"
+                for m, _ in SPARK_METRICS
+                for v in q.spark.get(m, [None] * len(names))
+            )
             body.append(f"<tr><td>{esc(q.query)}</td>{cells}</tr>")
-    return (f"<details><summary>Spark metrics per query (from the event log)</summary><table><thead><tr>{head}"
-            f"</tr></thead><tbody>{''.join(body)}</tbody></table></details>")
+    return (
+        f"<details><summary>Spark metrics per query (from the event log)</summary><table><thead><tr>{head}"
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table></details>"
+    )

@@ -81,16 +81,29 @@ def _node_lines(rows: list[dict[str, Any]], titles: dict[str, str]) -> list[heat
     return out
 
 
-def prepare(run_id: str, name: str, rows: list[dict[str, Any]], windows: list[dict[str, Any]],
-            nodes: dict[str, str] | None = None) -> RunSeries:
+def prepare(
+    run_id: str,
+    name: str,
+    rows: list[dict[str, Any]],
+    windows: list[dict[str, Any]],
+    nodes: dict[str, str] | None = None,
+) -> RunSeries:
     """``nodes``: a cluster run's node labels and their titles (``worker-3 (n003)``), in the order to show."""
     rows = sorted((row for row in rows if _number(row.get("t")) is not None), key=lambda row: float(row["t"]))
     windows = [w for w in windows if _number(w.get("t0")) is not None and _number(w.get("t1")) is not None]
-    cpu = [Line(title, _column(rows, key), color) for key, title, color in
-           (("cpu_pct", "CPU", PALETTE[3]), ("iowait_pct", "I/O wait", PALETTE[4]))]
-    series = RunSeries(run_id, name, [float(row["t"]) for row in rows], _throughput_lines(rows),
-                       [line for line in cpu if _present(line.values)], windows,
-                       nodes=_node_lines(rows, nodes or {}))
+    cpu = [
+        Line(title, _column(rows, key), color)
+        for key, title, color in (("cpu_pct", "CPU", PALETTE[3]), ("iowait_pct", "I/O wait", PALETTE[4]))
+    ]
+    series = RunSeries(
+        run_id,
+        name,
+        [float(row["t"]) for row in rows],
+        _throughput_lines(rows),
+        [line for line in cpu if _present(line.values)],
+        windows,
+        nodes=_node_lines(rows, nodes or {}),
+    )
     if not rows:
         series.note = "No telemetry series was recorded for this run."
     elif not series.throughput and not series.cpu:
@@ -106,15 +119,38 @@ def section(series: RunSeries, t_max: float | None = None, throughput_max: float
     attrs = f' data-run="{esc(series.run_id)}"'
     if series.throughput:
         top = throughput_max * 1.05 if throughput_max else None
-        parts.append('<figure><figcaption>Device throughput <span class="dir">(MB/s; timed operations shaded)'
-                     '</span></figcaption>' + line_chart("series:throughput", f"{series.name}: device throughput "
-                                                         "(MB/s)", "MB/s", series.t, series.throughput,
-                                                         series.windows, y_max=top, t_max=t_max, extra_attrs=attrs)
-                     + "</figure>")
+        parts.append(
+            '<figure><figcaption>Device throughput <span class="dir">(MB/s; timed operations shaded)'
+            "</span></figcaption>"
+            + line_chart(
+                "series:throughput",
+                f"{series.name}: device throughput (MB/s)",
+                "MB/s",
+                series.t,
+                series.throughput,
+                series.windows,
+                y_max=top,
+                t_max=t_max,
+                extra_attrs=attrs,
+            )
+            + "</figure>"
+        )
     if series.cpu:
-        parts.append('<figure><figcaption>CPU utilization <span class="dir">(% of all cores)</span></figcaption>'
-                     + line_chart("series:cpu", f"{series.name}: CPU utilization (%)", "%", series.t, series.cpu,
-                                  series.windows, y_max=100.0, t_max=t_max, extra_attrs=attrs) + "</figure>")
+        parts.append(
+            '<figure><figcaption>CPU utilization <span class="dir">(% of all cores)</span></figcaption>'
+            + line_chart(
+                "series:cpu",
+                f"{series.name}: CPU utilization (%)",
+                "%",
+                series.t,
+                series.cpu,
+                series.windows,
+                y_max=100.0,
+                t_max=t_max,
+                extra_attrs=attrs,
+            )
+            + "</figure>"
+        )
     if len(series.nodes) > 1:
         parts.append(_node_heatmap(series, t_max))
     return "\n".join(parts)
@@ -123,17 +159,34 @@ def section(series: RunSeries, t_max: float | None = None, throughput_max: float
 def _node_heatmap(series: RunSeries, t_max: float | None) -> str:
     inside = [i for i, tv in enumerate(series.t) if any(float(w["t0"]) <= tv <= float(w["t1"]) for w in series.windows)]
     inside = inside or list(range(len(series.t)))  # no timed operation known: the whole series
-    means = [(node, statistics.fmean(vs)) for node in series.nodes
-             if (vs := [node.values[i] for i in inside if node.values[i] is not None])]
+    means = [
+        (node, statistics.fmean(vs))
+        for node in series.nodes
+        if (vs := [node.values[i] for i in inside if node.values[i] is not None])
+    ]
     slow, median = nodes.slowest(means)
     if slow:
         named = "; ".join(f"{node.title} {mean:,.0f} MB/s ({behind:.0f}% below)" for node, mean, behind in slow)
-        caption = (f'<p class="slowest"><b>Slowest nodes</b> (mean read + write MB/s in the timed operations; '
-                   f"median node {median:,.0f} MB/s): {esc(named)}</p>")
+        caption = (
+            f'<p class="slowest"><b>Slowest nodes</b> (mean read + write MB/s in the timed operations; '
+            f"median node {median:,.0f} MB/s): {esc(named)}</p>"
+        )
     else:
-        caption = ('<p class="slowest">No node is 10% or more below the median node in the timed operations.</p>'
-                   if median is not None else "")
-    svg = heatmap.heatmap("series:nodes", f"{series.name}: read + write MB/s per node over time", series.t,
-                          series.nodes, series.windows, {node.label for node, _, _ in slow}, t_max)
-    return (f'<figure><figcaption>Throughput per node <span class="dir">(read + write MB/s, one row per node; '
-            f"darker is faster, the slowest nodes in red)</span></figcaption>{caption}{svg}</figure>")
+        caption = (
+            '<p class="slowest">No node is 10% or more below the median node in the timed operations.</p>'
+            if median is not None
+            else ""
+        )
+    svg = heatmap.heatmap(
+        "series:nodes",
+        f"{series.name}: read + write MB/s per node over time",
+        series.t,
+        series.nodes,
+        series.windows,
+        {node.label for node, _, _ in slow},
+        t_max,
+    )
+    return (
+        f'<figure><figcaption>Throughput per node <span class="dir">(read + write MB/s, one row per node; '
+        f"darker is faster, the slowest nodes in red)</span></figcaption>{caption}{svg}</figure>"
+    )

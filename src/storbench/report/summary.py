@@ -20,9 +20,14 @@ from storbench.report.queries import check_lines
 from storbench.report.grid import align
 from storbench.results.metrics import DEVICE_HEADLINE
 
-COLUMNS = (("completion_time", "Time s"), ("max_read_mbps", "Read MB/s max"), ("max_write_mbps", "Write MB/s max"),
-           ("avg_read_latency_ms", "Read lat ms"), ("avg_write_latency_ms", "Write lat ms"),
-           ("max_cpu_pct", "CPU % max"))
+COLUMNS = (
+    ("completion_time", "Time s"),
+    ("max_read_mbps", "Read MB/s max"),
+    ("max_write_mbps", "Write MB/s max"),
+    ("avg_read_latency_ms", "Read lat ms"),
+    ("avg_write_latency_ms", "Write lat ms"),
+    ("max_cpu_pct", "CPU % max"),
+)
 MAX_PARTS = 6  # labelled values (per operation type ...) said in one cell; more end in "…"
 
 
@@ -38,7 +43,7 @@ class _Operation:
         return next((row for row in self.rows.get(metric, []) if not row.labels), None)
 
     def cell(self, metric: str) -> str:
-        """"2,100 us (READ 2,000, UPDATE 2,600)": the figure over the operation (its row with the fewest labels:
+        """ "2,100 us (READ 2,000, UPDATE 2,600)": the figure over the operation (its row with the fewest labels:
         fio labels all of its own with ioengine) and its parts by what tells them apart ("" when it has none);
         with no such one figure (two stream counts), each part with its unit."""
         rows = [row for row in self.rows.get(metric, []) if row.cells[0].aggregate is not None]
@@ -48,12 +53,20 @@ class _Operation:
         main = fewest[0] if len(fewest) == 1 else None
         parts = [row for row in rows if row is not main]
         told = [*parts, *([main] if main else [])]
-        keys = [k for k in dict.fromkeys(k for row in parts for k in row.labels)
-                if len({row.labels.get(k) for row in told}) > 1]
+        keys = [
+            k
+            for k in dict.fromkeys(k for row in parts for k in row.labels)
+            if len({row.labels.get(k) for row in told}) > 1
+        ]
         more = " …" if len(parts) > MAX_PARTS else ""
         if main is None:
-            return ", ".join(f"{f.num(row.cells[0].aggregate)} {row.unit} ({_label_text(row, keys)})"
-                             for row in parts[:MAX_PARTS]) + more
+            return (
+                ", ".join(
+                    f"{f.num(row.cells[0].aggregate)} {row.unit} ({_label_text(row, keys)})"
+                    for row in parts[:MAX_PARTS]
+                )
+                + more
+            )
         said = [f"{_label_text(row, keys)} {f.num(row.cells[0].aggregate)}" for row in parts[:MAX_PARTS]]
         return f"{f.num(main.cells[0].aggregate)} {main.unit}" + (f" ({', '.join(said)}{more})" if said else "")
 
@@ -75,14 +88,17 @@ def summary_text(comparison: Comparison) -> str:
         return "(no timed operation finished)"
     lines = []
     for lead in dict.fromkeys(_own_headline(op.workload) for op in operations.values()):
-        lines += _headline_table({name: op for name, op in operations.items()
-                                  if _own_headline(op.workload) == lead}, lead)
+        lines += _headline_table(
+            {name: op for name, op in operations.items() if _own_headline(op.workload) == lead}, lead
+        )
     if lines:
         lines.append("Time and device telemetry")
     lines += _device_table(operations)
     runs = comparison.runs[0]
-    note = (f"{runs.name}: {len(operations)} operation(s); aggregates over repetitions (max for throughput "
-            f"and CPU, mean for time and latency). Full table: storbench show {runs.run_id}")
+    note = (
+        f"{runs.name}: {len(operations)} operation(s); aggregates over repetitions (max for throughput "
+        f"and CPU, mean for time and latency). Full table: storbench show {runs.run_id}"
+    )
     return "\n".join([*lines, "", *check_lines(comparison), note])
 
 
@@ -90,8 +106,12 @@ def _operations(comparison: Comparison) -> dict[str, _Operation]:
     axes = _sweep_axes(comparison)
     out: dict[str, _Operation] = {}
     for row in comparison.rows:
-        if (row.phase == PREPARE or workload_metrics(row.workload) is None or queries.is_query_row(row)
-                or nodes.is_node_row(row)):
+        if (
+            row.phase == PREPARE
+            or workload_metrics(row.workload) is None
+            or queries.is_query_row(row)
+            or nodes.is_node_row(row)
+        ):
             continue
         point = {k: v for k, v in row.labels.items() if k in axes}  # a sweep point is an operation of its own
         name = row.workload + (f" [{', '.join(f'{k}={v}' for k, v in point.items())}]" if point else "")
@@ -110,8 +130,9 @@ def _headline_table(operations: dict[str, _Operation], lead: tuple[str, ...]) ->
     metrics = [m for m in lead if any(op.cell(m) for op in operations.values())]  # a figure none has: left out
     if not metrics:
         return []
-    titles = [_two_lines(next(row for op in operations.values() for row in op.rows.get(m, [])).spec.title)
-              for m in metrics]
+    titles = [
+        _two_lines(next(row for op in operations.values() for row in op.rows.get(m, [])).spec.title) for m in metrics
+    ]
     table = [["Operation", *(t[0] for t in titles)], ["", *(t[1] for t in titles)]]
     table += [[name, *(op.cell(m) for m in metrics)] for name, op in operations.items()]
     return ["Headline figures", *align(table, head=2), ""]

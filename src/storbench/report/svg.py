@@ -50,9 +50,12 @@ def tick_text(value: float) -> str:
 
 
 def _open(key: str, width: int, height: int, label: str, extra: str = "") -> list[str]:
-    return [f'<svg class="chart" data-metric="{esc(key)}"{extra} xmlns="http://www.w3.org/2000/svg" '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{esc(label)}">', f"<title>{esc(label)}</title>"]
+    return [
+        f'<svg class="chart" data-metric="{esc(key)}"{extra} xmlns="http://www.w3.org/2000/svg" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{esc(label)}">',
+        f"<title>{esc(label)}</title>",
+    ]
 
 
 def _legend(names: list[tuple[str, str]], x: float, y: float, width: float, line: bool = False) -> list[str]:
@@ -61,10 +64,13 @@ def _legend(names: list[tuple[str, str]], x: float, y: float, width: float, line
         item = 18 + 7.0 * len(name) + 18
         if cx + item > x + width and cx > x:
             cx, cy = x, cy + 18
-        mark = (f'<line x1="{cx:.1f}" y1="{cy - 4:.1f}" x2="{cx + 14:.1f}" y2="{cy - 4:.1f}" stroke="{color}" '
-                f'stroke-width="2.5"/>' if line else
-                f'<rect x="{cx:.1f}" y="{cy - 10:.1f}" width="12" height="12" rx="2" fill="{color}" '
-                f'stroke="#000" stroke-opacity="0.12"/>')
+        mark = (
+            f'<line x1="{cx:.1f}" y1="{cy - 4:.1f}" x2="{cx + 14:.1f}" y2="{cy - 4:.1f}" stroke="{color}" '
+            f'stroke-width="2.5"/>'
+            if line
+            else f'<rect x="{cx:.1f}" y="{cy - 10:.1f}" width="12" height="12" rx="2" fill="{color}" '
+            f'stroke="#000" stroke-opacity="0.12"/>'
+        )
         out += [mark, f'<text x="{cx + 18:.1f}" y="{cy:.1f}" class="legend">{esc(name)}</text>']
         cx += item
     return out
@@ -75,10 +81,14 @@ def _y_axis(ticks: list[float], y, left: float, right: float, unit: str, top: fl
     for t in ticks:
         yy = y(t)
         out.append(f'<line x1="{left:.1f}" y1="{yy:.1f}" x2="{right:.1f}" y2="{yy:.1f}" stroke="{GRID}"/>')
-        out.append(f'<text x="{left - 6:.1f}" y="{yy + 4:.1f}" text-anchor="end" class="tick">{esc(tick_text(t))}</text>')
+        out.append(
+            f'<text x="{left - 6:.1f}" y="{yy + 4:.1f}" text-anchor="end" class="tick">{esc(tick_text(t))}</text>'
+        )
     mid = (top + bottom) / 2
-    out.append(f'<text x="14" y="{mid:.1f}" transform="rotate(-90 14 {mid:.1f})" text-anchor="middle" '
-               f'class="axis">{esc(unit)}</text>')
+    out.append(
+        f'<text x="14" y="{mid:.1f}" transform="rotate(-90 14 {mid:.1f})" text-anchor="middle" '
+        f'class="axis">{esc(unit)}</text>'
+    )
     return out
 
 
@@ -120,20 +130,27 @@ def bar_chart(key: str, label: str, unit: str, groups: list[str], series: list[B
                 out.append(f'<text x="{cx:.1f}" y="{y0 - 6:.1f}" text-anchor="middle" class="na">n/a</text>')
                 continue
             yy = y(value)
-            out.append(f'<rect x="{x:.1f}" y="{yy:.1f}" width="{bar}" height="{max(0.5, y0 - yy):.1f}" '
-                       f'fill="{s.color}"><title>{esc(s.name)} · {esc(group)}: {esc(compact(value))} '
-                       f'{esc(unit)}</title></rect>')
+            out.append(
+                f'<rect x="{x:.1f}" y="{yy:.1f}" width="{bar}" height="{max(0.5, y0 - yy):.1f}" '
+                f'fill="{s.color}"><title>{esc(s.name)} · {esc(group)}: {esc(compact(value))} '
+                f"{esc(unit)}</title></rect>"
+            )
             lo = s.lows[gi] if gi < len(s.lows) else None
             hi = s.highs[gi] if gi < len(s.highs) else None
             if lo is not None and hi is not None and hi > lo:
-                out.append(f'<path d="M{cx:.1f} {y(lo):.1f}V{y(hi):.1f}M{cx - 5:.1f} {y(lo):.1f}h10'
-                           f'M{cx - 5:.1f} {y(hi):.1f}h10" class="whisker"/>')
+                out.append(
+                    f'<path d="M{cx:.1f} {y(lo):.1f}V{y(hi):.1f}M{cx - 5:.1f} {y(lo):.1f}h10'
+                    f'M{cx - 5:.1f} {y(hi):.1f}h10" class="whisker"/>'
+                )
             label_y = min(yy, y(hi) if hi is not None else yy) - 5
-            out.append(f'<text x="{cx:.1f}" y="{label_y:.1f}" text-anchor="middle" class="value">'
-                       f'{esc(compact(value))}</text>')
+            out.append(
+                f'<text x="{cx:.1f}" y="{label_y:.1f}" text-anchor="middle" class="value">{esc(compact(value))}</text>'
+            )
         name = group if len(group) <= 22 else group[:21] + "…"
-        out.append(f'<text x="{left + gi * slot + slot / 2:.1f}" y="{y0 + 20:.1f}" text-anchor="middle" '
-                   f'class="group">{esc(name)}</text>')
+        out.append(
+            f'<text x="{left + gi * slot + slot / 2:.1f}" y="{y0 + 20:.1f}" text-anchor="middle" '
+            f'class="group">{esc(name)}</text>'
+        )
     out.append(f'<line x1="{left}" y1="{y0}" x2="{width - right}" y2="{y0}" stroke="{MUTED}"/>')
     out += _legend([(s.name, s.color) for s in series], left, 20, width - left - right)
     return "\n".join(out + ["</svg>"])
@@ -158,14 +175,23 @@ def _downsample(t: list[float], lines: list[Line], buckets: int) -> tuple[list[f
     for line in lines:
         peaks = []
         for i in range(buckets):
-            chunk = [v for v in line.values[edges[i]:edges[i + 1]] if v is not None]
+            chunk = [v for v in line.values[edges[i] : edges[i + 1]] if v is not None]
             peaks.append(max(chunk) if chunk else None)
         out.append(Line(line.name, peaks, line.color, line.dash))
     return new_t, out
 
 
-def line_chart(key: str, label: str, unit: str, t: list[float], lines: list[Line], windows: list[dict],
-               y_max: float | None = None, t_max: float | None = None, extra_attrs: str = "") -> str:
+def line_chart(
+    key: str,
+    label: str,
+    unit: str,
+    t: list[float],
+    lines: list[Line],
+    windows: list[dict],
+    y_max: float | None = None,
+    t_max: float | None = None,
+    extra_attrs: str = "",
+) -> str:
     """Time series with the timed operations shaded (one shade per workload, named in the legend and,
     where they fit, in a band above the plot); a None value breaks its line."""
     width, height, left, right, top, bottom = 1000, 262, 64, 16, 48, 38
@@ -189,19 +215,24 @@ def line_chart(key: str, label: str, unit: str, t: list[float], lines: list[Line
         workload = str(w.get("workload"))
         fill = shades.setdefault(workload, WINDOW_FILLS[len(shades) % len(WINDOW_FILLS)])
         a, b = x(float(w["t0"])), x(float(w["t1"]))
-        rep = f' #{w["repetition"]}' if w.get("repetition") else ""
-        out.append(f'<rect x="{a:.1f}" y="{y1 - 16:.1f}" width="{max(1.0, b - a):.1f}" height="{y0 - y1 + 16:.1f}" '
-                   f'fill="{fill}" class="window"><title>{esc(workload + rep)}: {float(w["t0"]):.1f}–'
-                   f'{float(w["t1"]):.1f} s</title></rect>')
+        rep = f" #{w['repetition']}" if w.get("repetition") else ""
+        out.append(
+            f'<rect x="{a:.1f}" y="{y1 - 16:.1f}" width="{max(1.0, b - a):.1f}" height="{y0 - y1 + 16:.1f}" '
+            f'fill="{fill}" class="window"><title>{esc(workload + rep)}: {float(w["t0"]):.1f}–'
+            f"{float(w['t1']):.1f} s</title></rect>"
+        )
         for text in (workload + rep, rep.strip()):
             if text and b - a >= 6.0 * len(text) + 6:
-                out.append(f'<text x="{(a + b) / 2:.1f}" y="{y1 - 5:.1f}" text-anchor="middle" class="wlabel">'
-                           f"{esc(text)}</text>")
+                out.append(
+                    f'<text x="{(a + b) / 2:.1f}" y="{y1 - 5:.1f}" text-anchor="middle" class="wlabel">'
+                    f"{esc(text)}</text>"
+                )
                 break
     out += _y_axis(ticks, y, x0, x1, unit, y1, y0)
     for t_ in x_ticks:
-        out.append(f'<text x="{x(t_):.1f}" y="{y0 + 16:.1f}" text-anchor="middle" class="tick">'
-                   f'{esc(tick_text(t_))}</text>')
+        out.append(
+            f'<text x="{x(t_):.1f}" y="{y0 + 16:.1f}" text-anchor="middle" class="tick">{esc(tick_text(t_))}</text>'
+        )
     out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 4}" text-anchor="middle" class="axis">time (s)</text>')
     for line in lines:
         d, pen = [], "M"
@@ -213,8 +244,10 @@ def line_chart(key: str, label: str, unit: str, t: list[float], lines: list[Line
             pen = "L"
         if d:
             dash = f' stroke-dasharray="{line.dash}"' if line.dash else ""
-            out.append(f'<path d="{"".join(d)}" fill="none" stroke="{line.color}" stroke-width="1.6" '
-                       f'stroke-linejoin="round"{dash}><title>{esc(line.name)}</title></path>')
+            out.append(
+                f'<path d="{"".join(d)}" fill="none" stroke="{line.color}" stroke-width="1.6" '
+                f'stroke-linejoin="round"{dash}><title>{esc(line.name)}</title></path>'
+            )
     out.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="{MUTED}"/>')
     out += _legend([(line.name, line.color) for line in lines], x0, 16, x1 - x0, line=True)
     shade_x = x0 + sum(36 + 7.0 * len(line.name) for line in lines) + 24

@@ -25,8 +25,11 @@ def render_table(comparison: Comparison) -> str:
 
     lines.append("Configuration")
     config = [["", *[r.name + (" (baseline)" if r.index == 0 and not single else "") for r in runs]]]
-    config += [[name + (" *" if differs else ""), *values] for name, values, differs in f.configuration(comparison)
-               if name != "Label"]
+    config += [
+        [name + (" *" if differs else ""), *values]
+        for name, values, differs in f.configuration(comparison)
+        if name != "Label"
+    ]
     lines += align(config) + [""]
 
     if not single:
@@ -43,9 +46,17 @@ def render_table(comparison: Comparison) -> str:
         lines.append(group)
         if single:
             table = [["Metric", "Unit", "Value [min–max]", "Median", "Stddev", "n"]]
-            table += [[row.title, row.unit, f.cell_text(row.cells[0]), f.num(row.cells[0].median),
-                       f.num(row.cells[0].stdev) if row.cells[0].n > 1 else "", str(row.cells[0].n)]
-                      for row in rows]
+            table += [
+                [
+                    row.title,
+                    row.unit,
+                    f.cell_text(row.cells[0]),
+                    f.num(row.cells[0].median),
+                    f.num(row.cells[0].stdev) if row.cells[0].n > 1 else "",
+                    str(row.cells[0].n),
+                ]
+                for row in rows
+            ]
             lines += align(table, right={2, 3, 4, 5})
         else:
             header = ["Metric", "Unit", base]
@@ -62,8 +73,9 @@ def render_table(comparison: Comparison) -> str:
 
     lines += queries.text_lines(comparison)
     lines += nodes.text_lines(comparison)
-    lines.append("Values: aggregate over repetitions (maximum for throughput and CPU, mean for latency and time)"
-                 " [min–max].")
+    lines.append(
+        "Values: aggregate over repetitions (maximum for throughput and CPU, mean for latency and time) [min–max]."
+    )
     if not single:
         lines.append("Deltas: new/old − 1 of the aggregates; 'faster' = less time (1 − new/old).")
         lines += textwrap.wrap(comparison.marker_legend, 100)

@@ -88,9 +88,18 @@ def consistency(series: Iterable[float | None]) -> Consistency | None:
     mean = statistics.fmean(values)
     stddev = statistics.stdev(values) if len(values) >= 2 else None
     cv = stddev / mean * 100.0 if stddev is not None and mean != 0 else None
-    return Consistency(n=len(values), mean=mean, stddev=stddev, cv=cv, min=min(values), max=max(values),
-                       p1=percentile(values, 1), p99=percentile(values, 99), median=statistics.median(values),
-                       stalls=stalls(values))
+    return Consistency(
+        n=len(values),
+        mean=mean,
+        stddev=stddev,
+        cv=cv,
+        min=min(values),
+        max=max(values),
+        p1=percentile(values, 1),
+        p99=percentile(values, 99),
+        median=statistics.median(values),
+        stalls=stalls(values),
+    )
 
 
 def metric_name(quantity: str, stat: str) -> str:
@@ -98,8 +107,13 @@ def metric_name(quantity: str, stat: str) -> str:
     return f"ps_{quantity}_{stat}"
 
 
-def consistency_samples(workload: str, quantity: str, series: Iterable[float | None],
-                        labels: dict[str, str] | None = None, interval_s: float = 1.0) -> list[Sample]:
+def consistency_samples(
+    workload: str,
+    quantity: str,
+    series: Iterable[float | None],
+    labels: dict[str, str] | None = None,
+    interval_s: float = 1.0,
+) -> list[Sample]:
     """Samples ``ps_<quantity>_<stat>`` for one series (``quantity`` is ``iops`` or ``mbps``).
 
     Every sample carries ``interval_s``; with no points every value is None (not
@@ -113,8 +127,15 @@ def consistency_samples(workload: str, quantity: str, series: Iterable[float | N
     samples = []
     for stat in STATS:
         value = None if figures is None else getattr(figures, stat)
-        samples.append(Sample(workload, metric_name(quantity, stat), None if value is None else float(value),
-                              STAT_UNITS.get(stat, unit), labels=dict(tagged)))
+        samples.append(
+            Sample(
+                workload,
+                metric_name(quantity, stat),
+                None if value is None else float(value),
+                STAT_UNITS.get(stat, unit),
+                labels=dict(tagged),
+            )
+        )
     return samples
 
 
@@ -122,11 +143,17 @@ def _spec(quantity: str, stat: str) -> MetricSpec:
     """The catalog entry of ``ps_<quantity>_<stat>``: spread and stalls are better low, the rest high."""
     name, unit = {"iops": "IOPS", "mbps": "throughput"}[quantity], STAT_UNITS.get(stat, QUANTITIES[quantity])
     if stat == "stalls":
-        return metric(metric_name(quantity, stat), f"Stalls (seconds under half the median {name})", unit, "mean",
-                      "fewer/more")
+        return metric(
+            metric_name(quantity, stat), f"Stalls (seconds under half the median {name})", unit, "mean", "fewer/more"
+        )
     spread = {"stddev": "stddev", "cv": "CV (stddev/mean)"}.get(stat)
-    return metric(metric_name(quantity, stat), f"Per-second {name} {spread or stat}", unit, "mean",
-                  "more consistent/less consistent" if spread else "higher/lower")
+    return metric(
+        metric_name(quantity, stat),
+        f"Per-second {name} {spread or stat}",
+        unit,
+        "mean",
+        "more consistent/less consistent" if spread else "higher/lower",
+    )
 
 
 # Every figure of every per-second quantity (paper 004), in the order consistency_samples reports them.

@@ -25,8 +25,10 @@ def open_store(results: str | None = None) -> ResultStore:
         return ResultStore(index=PostgresIndex(results))
     if results and _URL.match(results):  # `mysql://...` is not a directory named `mysql:` made in the cwd
         scheme = results.split(":", 1)[0]  # never the rest: it may hold a password
-        raise InputError(f"--results {scheme}://...: unknown scheme {scheme}://; allowed: a directory, "
-                         "postgresql://USER@HOST:PORT/DB")
+        raise InputError(
+            f"--results {scheme}://...: unknown scheme {scheme}://; allowed: a directory, "
+            "postgresql://USER@HOST:PORT/DB"
+        )
     return ResultStore(results)
 
 

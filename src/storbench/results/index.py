@@ -54,8 +54,10 @@ class SqlIndex:
     @contextmanager
     def rebuilding(self) -> Iterator["SqlIndex"]:
         """An empty index to fill, which replaces this one when the block ends without an error."""
-        raise ResultsError(f"{self.where}: a shared index is not rebuilt from one machine's run directories; "
-                           f"index a run with `storbench import RUN_DIR`")
+        raise ResultsError(
+            f"{self.where}: a shared index is not rebuilt from one machine's run directories; "
+            f"index a run with `storbench import RUN_DIR`"
+        )
         yield self
 
     def close(self) -> None:
@@ -66,8 +68,10 @@ class SqlIndex:
         """Insert or update a run's row; with ``samples``, they replace the run's indexed samples."""
         names = [c for c in self.COLUMNS if c in values]
         updates = ", ".join(f"{c} = excluded.{c}" for c in names if c != "run_id")
-        query = (f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
-                 f"ON CONFLICT (run_id) DO UPDATE SET {updates}")
+        query = (
+            f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
+            f"ON CONFLICT (run_id) DO UPDATE SET {updates}"
+        )
         with self._cursor(write=True) as cur:
             cur.execute(self._sql(query), [values[c] for c in names])
             if samples is not None:
@@ -80,9 +84,13 @@ class SqlIndex:
                 self._insert_samples(cur, run_id, samples)
 
     def _insert_samples(self, cur: Any, run_id: str, samples: Sequence[Sample]) -> None:
-        cur.executemany(self._sql("INSERT INTO samples VALUES (?,?,?,?,?,?,?)"),
-                        [(run_id, s.workload, s.metric, s.value, s.unit, s.repetition,
-                          json.dumps(s.labels, sort_keys=True)) for s in samples])
+        cur.executemany(
+            self._sql("INSERT INTO samples VALUES (?,?,?,?,?,?,?)"),
+            [
+                (run_id, s.workload, s.metric, s.value, s.unit, s.repetition, json.dumps(s.labels, sort_keys=True))
+                for s in samples
+            ],
+        )
 
     # -- reading ---------------------------------------------------------------------
     def runs(self, label: str | None = None, brief: bool = False) -> list[RunRecord]:
@@ -96,8 +104,10 @@ class SqlIndex:
         return found[0] if found else None
 
     def latest(self, label: str) -> RunRecord | None:
-        found = self._records(f"SELECT {', '.join(self.COLUMNS)} FROM runs WHERE label = ? "
-                              "ORDER BY started DESC, run_id DESC LIMIT 1", (label,))
+        found = self._records(
+            f"SELECT {', '.join(self.COLUMNS)} FROM runs WHERE label = ? ORDER BY started DESC, run_id DESC LIMIT 1",
+            (label,),
+        )
         return found[0] if found else None
 
     def labels(self) -> list[str]:
@@ -107,8 +117,10 @@ class SqlIndex:
 
     def samples(self, run_id: str) -> list[Sample]:
         with self._cursor() as cur:
-            cur.execute(self._sql("SELECT workload, metric, value, unit, repetition, labels FROM samples "
-                                  "WHERE run_id = ?"), (run_id,))
+            cur.execute(
+                self._sql("SELECT workload, metric, value, unit, repetition, labels FROM samples WHERE run_id = ?"),
+                (run_id,),
+            )
             return [Sample(w, m, v, u, r, json.loads(labels)) for w, m, v, u, r, labels in cur.fetchall()]
 
     def _records(self, query: str, params: Sequence[Any], columns: Sequence[str] | None = None) -> list[RunRecord]:

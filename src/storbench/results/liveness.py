@@ -23,7 +23,7 @@ def _stat_fields(pid: int) -> list[str] | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat[stat.rindex(")") + 2:].split()
+    return stat[stat.rindex(")") + 2 :].split()
 
 
 def _boot_id() -> str | None:
@@ -37,8 +37,12 @@ def this_process() -> dict[str, Any]:
     """What identifies the calling process later, from any process on this host."""
     pid = os.getpid()
     fields = _stat_fields(pid)
-    return {"host": socket.gethostname(), "pid": pid, "start_ticks": int(fields[19]) if fields else None,
-            "boot_id": _boot_id()}
+    return {
+        "host": socket.gethostname(),
+        "pid": pid,
+        "start_ticks": int(fields[19]) if fields else None,
+        "boot_id": _boot_id(),
+    }
 
 
 def alive(process: dict[str, Any]) -> bool:

@@ -39,16 +39,32 @@ class MetricSpec:
 AGGREGATIONS = ("max", "min", "mean", "median", "sum")
 # The paper's words for a change for the better and for the worse ("17% faster", "2× more
 # consistent"); the wording says which way is better (True: higher is better).
-WORDINGS = {"higher/lower": True, "more/fewer": True, "more/less": True, "larger/smaller": True,
-            "better/worse": True, "better usage/worse usage": True,
-            "lower/higher": False, "faster/slower": False, "shorter/longer": False, "fewer/more": False,
-            "less/more": False, "more consistent/less consistent": False}
+WORDINGS = {
+    "higher/lower": True,
+    "more/fewer": True,
+    "more/less": True,
+    "larger/smaller": True,
+    "better/worse": True,
+    "better usage/worse usage": True,
+    "lower/higher": False,
+    "faster/slower": False,
+    "shorter/longer": False,
+    "fewer/more": False,
+    "less/more": False,
+    "more consistent/less consistent": False,
+}
 
 
 # What a report leads with for a workload family that declares no ``headline`` of its own (``Workload.headline``):
 # paper 000's figures, time to complete and the device telemetry of the timed window.
-DEVICE_HEADLINE = ("completion_time", "max_read_mbps", "max_write_mbps", "avg_read_latency_ms",
-                   "avg_write_latency_ms", "max_cpu_pct")
+DEVICE_HEADLINE = (
+    "completion_time",
+    "max_read_mbps",
+    "max_write_mbps",
+    "avg_read_latency_ms",
+    "avg_write_latency_ms",
+    "max_cpu_pct",
+)
 
 FLAGS = ("overall", "words-first", "factor")  # the optional last column: MetricSpec.overall, .words_first, .factor
 
@@ -64,8 +80,18 @@ def metric(name: str, title: str, unit: str, aggregation: str, wording: str, fla
         raise ValueError(f"metric {name}: the last column names {', '.join(FLAGS)} or nothing, not {unknown[0]!r}")
     better, worse = wording.split("/")
     given = flags.split()
-    return MetricSpec(name, title, unit, WORDINGS[wording], aggregation, better, worse, "overall" in given,
-                      "words-first" in given, "factor" in given)
+    return MetricSpec(
+        name,
+        title,
+        unit,
+        WORDINGS[wording],
+        aggregation,
+        better,
+        worse,
+        "overall" in given,
+        "words-first" in given,
+        "factor" in given,
+    )
 
 
 def reworded(spec: MetricSpec, wording: str) -> MetricSpec:
@@ -85,7 +111,6 @@ def metric_table(text: str) -> tuple[MetricSpec, ...]:
         if not cells[0] or cells[0].startswith("#"):
             continue
         if len(cells) not in (5, 6):
-            raise ValueError(f"metric row {line.strip()!r}: name | title | unit | aggregation | better/worse "
-                             f"[| flags]")
+            raise ValueError(f"metric row {line.strip()!r}: name | title | unit | aggregation | better/worse [| flags]")
         specs.append(metric(*cells))
     return tuple(specs)

@@ -27,7 +27,9 @@ class Sample:
 
     def __post_init__(self) -> None:
         if self.value is not None and (not isinstance(self.value, (int, float)) or math.isnan(self.value)):
-            raise ValueError(f"sample {self.workload}/{self.metric}: value must be a number or None, got {self.value!r}")
+            raise ValueError(
+                f"sample {self.workload}/{self.metric}: value must be a number or None, got {self.value!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

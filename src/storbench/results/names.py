@@ -30,8 +30,10 @@ def check_run_id(run_id: str, label: str, where: str) -> None:
     """InputError unless ``run_id`` is what a run labelled ``label`` is named (DATE-TIME-LABEL-XXXX)."""
     found = RUN_ID.fullmatch(run_id) if isinstance(run_id, str) else None
     if found is None or found.group(2) != label:
-        raise InputError(f"{where} run_id {run_id!r}: not a storbench run id for label {label!r} "
-                         f"(expected YYYYMMDD-HHMMSS-{label}-XXXX, X a hex digit)")
+        raise InputError(
+            f"{where} run_id {run_id!r}: not a storbench run id for label {label!r} "
+            f"(expected YYYYMMDD-HHMMSS-{label}-XXXX, X a hex digit)"
+        )
 
 
 def check_ref(ref: str) -> None:
@@ -39,5 +41,7 @@ def check_ref(ref: str) -> None:
     if LABEL.fullmatch(ref) and len(ref) <= len("YYYYMMDD-HHMMSS--XXXX") + MAX_LABEL:
         return
     what = "a path" if "/" in ref or ref.startswith(".") else "not a run id or label"
-    raise InputError(f"run {ref!r}: {what}; name a run by its id or label (see `storbench runs`); "
-                     f"a run directory elsewhere is read with `storbench import DIR` first")
+    raise InputError(
+        f"run {ref!r}: {what}; name a run by its id or label (see `storbench runs`); "
+        f"a run directory elsewhere is read with `storbench import DIR` first"
+    )

@@ -39,8 +39,10 @@ CREATE TABLE IF NOT EXISTS samples (
     value DOUBLE PRECISION, unit TEXT NOT NULL, repetition INTEGER NOT NULL, labels TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS samples_by_run ON samples(run_id);
 """
-_HAS_SUMMARY = ("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-                "AND table_name = 'runs' AND column_name = 'summary'")
+_HAS_SUMMARY = (
+    "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+    "AND table_name = 'runs' AND column_name = 'summary'"
+)
 
 
 def is_postgres_url(text: str) -> bool:
@@ -74,8 +76,10 @@ def password_warning(url: str, where: str) -> str | None:
     """The warning for a URL holding a password (``where``: how it was given), or None."""
     if not _settings(url).get("password"):
         return None
-    return (f"{where} {redact_pg(url, url)}: the URL holds a password (a command line is readable by every "
-            f"local user); put it in a 0600 file named by PGPASSFILE (or ~/.pgpass) instead")
+    return (
+        f"{where} {redact_pg(url, url)}: the URL holds a password (a command line is readable by every "
+        f"local user); put it in a 0600 file named by PGPASSFILE (or ~/.pgpass) instead"
+    )
 
 
 def _is_loopback(host: str) -> bool:
@@ -142,17 +146,30 @@ class PostgresIndex(SqlIndex):
         extra = {k: v for k, v in (("sslmode", self._sslmode), ("password", self._password)) if v}
         try:
             # keepalives and a TCP timeout: a network that drops packets ends in an error, not a hung run
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, application_name="storbench",
-                                   keepalives=1, keepalives_idle=30, keepalives_interval=10, keepalives_count=3,
-                                   tcp_user_timeout=60000, **extra)
+            conn = psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=10,
+                application_name="storbench",
+                keepalives=1,
+                keepalives_idle=30,
+                keepalives_interval=10,
+                keepalives_count=3,
+                tcp_user_timeout=60000,
+                **extra,
+            )
         except psycopg.ProgrammingError as exc:  # libpq could not parse the URL
-            raise InputError(f"--results {self.where}: not a PostgreSQL URL libpq accepts "
-                             f"({self._reason(exc)}); expected postgresql://USER@HOST:PORT/DB") from None
+            raise InputError(
+                f"--results {self.where}: not a PostgreSQL URL libpq accepts "
+                f"({self._reason(exc)}); expected postgresql://USER@HOST:PORT/DB"
+            ) from None
         except psycopg.OperationalError as exc:
             if self._sslmode and "SSL" in str(exc):
-                raise InputError(f"--results {self.where}: the server does not offer TLS, which storbench requires "
-                                 f"for a host other than loopback; set sslmode in the URL (?sslmode=verify-full "
-                                 f"with the server's CA, or ?sslmode=disable for clear text)") from None
+                raise InputError(
+                    f"--results {self.where}: the server does not offer TLS, which storbench requires "
+                    f"for a host other than loopback; set sslmode in the URL (?sslmode=verify-full "
+                    f"with the server's CA, or ?sslmode=disable for clear text)"
+                ) from None
             raise
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
@@ -164,8 +181,10 @@ class PostgresIndex(SqlIndex):
                 conn.execute("INSERT INTO storbench_schema VALUES (%s)", (DB_SCHEMA_VERSION,))
             elif row[0] > DB_SCHEMA_VERSION:
                 conn.close()
-                raise ResultsError(f"results index {self.where}: schema {row[0]} is newer than this storbench "
-                                   f"reads ({DB_SCHEMA_VERSION}); upgrade storbench")
+                raise ResultsError(
+                    f"results index {self.where}: schema {row[0]} is newer than this storbench "
+                    f"reads ({DB_SCHEMA_VERSION}); upgrade storbench"
+                )
         self._conn = conn
         return conn
 

@@ -61,8 +61,10 @@ def read_text(path: Path) -> str | None:
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ResultsError(f"{path}: a symbolic link; storbench reads a run directory's files only as regular "
-                               f"files, never what a link points to: replace the link by the file itself") from None
+            raise ResultsError(
+                f"{path}: a symbolic link; storbench reads a run directory's files only as regular "
+                f"files, never what a link points to: replace the link by the file itself"
+            ) from None
         raise ResultsError(f"{path}: cannot read it ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -112,6 +114,8 @@ def read_samples(path: Path) -> tuple[list[Sample], int | None]:
             if number == len(lines):  # a crash cut the last write short
                 return samples, number
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else f"{type(exc).__name__}: {exc}"
-            raise ResultsError(f"{path}:{number}: corrupt sample line ({why}); the lines after it are not the "
-                               f"end a crash leaves, so the file is not read: fix or remove line {number}") from None
+            raise ResultsError(
+                f"{path}:{number}: corrupt sample line ({why}); the lines after it are not the "
+                f"end a crash leaves, so the file is not read: fix or remove line {number}"
+            ) from None
     return samples, None

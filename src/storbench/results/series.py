@@ -30,5 +30,7 @@ def _csv(cells: list[list[str]]) -> str:
 
 def from_csv(text: str) -> list[dict[str, float | None]]:
     """Rows back from :func:`to_csv`: every cell a float, or None where it was empty."""
-    return [{key: float(value) if value else None for key, value in row.items()}
-            for row in csv.DictReader(io.StringIO(text))]
+    return [
+        {key: float(value) if value else None for key, value in row.items()}
+        for row in csv.DictReader(io.StringIO(text))
+    ]

@@ -72,8 +72,10 @@ class SqliteIndex(SqlIndex):
             raise ResultsError(f"--results {self.home}: cannot open {self.db_path.name} ({why})") from None
         if version > DB_SCHEMA_VERSION:
             db.close()
-            raise ResultsError(f"{self.db_path}: index schema {version} is newer than this storbench "
-                               f"reads ({DB_SCHEMA_VERSION}); upgrade storbench")
+            raise ResultsError(
+                f"{self.db_path}: index schema {version} is newer than this storbench "
+                f"reads ({DB_SCHEMA_VERSION}); upgrade storbench"
+            )
         if version == 0:
             db.executescript(_DDL)
             db.execute(f"PRAGMA user_version = {DB_SCHEMA_VERSION}")

@@ -27,8 +27,15 @@ from storbench.results import liveness
 from storbench.results.index import IndexLost, RunRecord, SqlIndex
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
 from storbench.results.names import check_label, check_ref, check_run_id
-from storbench.results.runfiles import (create_durably, fsync_dir, parse_json, read_samples, read_text,
-                                        unsafe_entries, write_durably)
+from storbench.results.runfiles import (
+    create_durably,
+    fsync_dir,
+    parse_json,
+    read_samples,
+    read_text,
+    unsafe_entries,
+    write_durably,
+)
 from storbench.results.series import from_csv
 from storbench.results.sqlite import SqliteIndex
 
@@ -53,13 +60,18 @@ def _check_schema(version: Any, where: str) -> None:
     if version > SCHEMA_VERSION:
         raise ResultsError(
             f"{where}: written with results schema {version}, this storbench reads up to "
-            f"{SCHEMA_VERSION}; upgrade storbench to read it")
+            f"{SCHEMA_VERSION}; upgrade storbench to read it"
+        )
 
 
 def summary(manifest: dict[str, Any]) -> dict[str, Any]:
     """What the index keeps of a manifest for listings and the ETA (``ResultStore.list_runs(brief=True)``)."""
-    return {"scale": manifest.get("scale"), "repetitions": manifest.get("repetitions"),
-            "sweep": manifest.get("sweep") or [], "config": {"target": (manifest.get("config") or {}).get("target")}}
+    return {
+        "scale": manifest.get("scale"),
+        "repetitions": manifest.get("repetitions"),
+        "sweep": manifest.get("sweep") or [],
+        "config": {"target": (manifest.get("config") or {}).get("target")},
+    }
 
 
 def _stderr_line(message: str) -> None:
@@ -115,13 +127,15 @@ class RunWriter:
         except IndexLost as exc:
             # The measurements matter more than the index: keep running in files, say once how to index them.
             self.index_lost = True
-            self.store.warn(f"{exc}; run {self.run_id} goes on in {self.path}; "
-                            f"index it later with: storbench import {self.path}")
+            self.store.warn(
+                f"{exc}; run {self.run_id} goes on in {self.path}; index it later with: storbench import {self.path}"
+            )
 
 
 class ResultStore:
-    def __init__(self, home: Path | str | None = None, index: SqlIndex | None = None,
-                 warn: Callable[[str], None] = _stderr_line):
+    def __init__(
+        self, home: Path | str | None = None, index: SqlIndex | None = None, warn: Callable[[str], None] = _stderr_line
+    ):
         self.home = Path(home) if home else default_home()
         self.runs_dir = self.home / "runs"
         self.index = index or SqliteIndex(self.home)
@@ -152,8 +166,15 @@ class ResultStore:
         path = self.runs_dir / run_id
         path.mkdir()
         # the process running it: a reader tells a run still going from one whose process died (liveness)
-        manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "status": liveness.RUNNING,
-                    "started": utc_now(), "finished": None, "process": liveness.this_process(), **manifest}
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "status": liveness.RUNNING,
+            "started": utc_now(),
+            "finished": None,
+            "process": liveness.this_process(),
+            **manifest,
+        }
         writer = RunWriter(self, run_id, path, manifest)
         writer.update_manifest()
         create_durably(path / SAMPLES)
@@ -170,21 +191,27 @@ class ResultStore:
         refused (``runfiles``): that file was damaged or edited, and importing the rest would hide it."""
         path = Path(directory).resolve()
         if not (path / MANIFEST).is_file() and not (path / MANIFEST).is_symlink():
-            raise InputError(f"import {directory}: not a storbench run directory (no {MANIFEST}; "
-                             f"expected a directory under a results home's runs/)")
+            raise InputError(
+                f"import {directory}: not a storbench run directory (no {MANIFEST}; "
+                f"expected a directory under a results home's runs/)"
+            )
         unsafe = unsafe_entries(path)
         if unsafe:  # a report would show what it names: /etc/shadow as a telemetry.csv
             entry, what = unsafe[0]
             more = f" (and {len(unsafe) - 1} more)" if len(unsafe) > 1 else ""
-            raise InputError(f"import {directory}: {entry.relative_to(path)} is {what}{more}; a run directory to "
-                             f"import holds regular files only: copy the files themselves in; nothing imported")
+            raise InputError(
+                f"import {directory}: {entry.relative_to(path)} is {what}{more}; a run directory to "
+                f"import holds regular files only: copy the files themselves in; nothing imported"
+            )
         try:
             manifest = parse_json(read_text(path / MANIFEST) or "")
         except (ResultsError, ValueError) as exc:
             raise InputError(f"import {directory}: {MANIFEST} is not readable JSON ({exc})") from None
         if not isinstance(manifest, dict) or not {"run_id", "label", "suite", "status", "started"} <= set(manifest):
-            raise InputError(f"import {directory}: {MANIFEST} is not a storbench run manifest "
-                             f"(needs run_id, label, suite, status, started)")
+            raise InputError(
+                f"import {directory}: {MANIFEST} is not a storbench run manifest "
+                f"(needs run_id, label, suite, status, started)"
+            )
         where = f"import {directory}: {MANIFEST}"
         check_label(manifest["label"], f"{where} label")
         check_run_id(manifest["run_id"], manifest["label"], where)
@@ -195,11 +222,14 @@ class ResultStore:
         except ResultsError as exc:
             raise ResultsError(f"import {directory}: {exc}; nothing imported") from None
         known = self.index.run(run.run_id)
-        if known is not None and (known.get("host", self.host) != self.host or
-                                  os.path.realpath(known["path"]) != str(path)):
+        if known is not None and (
+            known.get("host", self.host) != self.host or os.path.realpath(known["path"]) != str(path)
+        ):
             where = known["path"] if known.get("host", self.host) == self.host else f"{known['host']}:{known['path']}"
-            raise InputError(f"import {directory}: run id {run.run_id} exists already in {self.where} (its "
-                             f"directory: {where}); a run id names one run: nothing imported")
+            raise InputError(
+                f"import {directory}: run id {run.run_id} exists already in {self.where} (its "
+                f"directory: {where}); a run id names one run: nothing imported"
+            )
         self.index.put_run(self._row(run.manifest, path), run.samples)
         return run
 
@@ -209,8 +239,12 @@ class ResultStore:
         keeps of it (:func:`summary`: what ``runs`` and the ETA read), so no manifest is read; a run still
         ``running`` in the index, or indexed without a summary, is read in full."""
         self._ensure_index()
-        return [self._brief(record) if brief and record.get("summary") and record["status"] != liveness.RUNNING
-                else self._from_record(record, with_samples=False) for record in self.index.runs(label, brief)]
+        return [
+            self._brief(record)
+            if brief and record.get("summary") and record["status"] != liveness.RUNNING
+            else self._from_record(record, with_samples=False)
+            for record in self.index.runs(label, brief)
+        ]
 
     def resolve(self, ref: str) -> Run:
         """A run id, or a label meaning that label's latest run; never a path (``names.check_ref``)."""
@@ -260,33 +294,63 @@ class ResultStore:
         path = Path(run.path or self.runs_dir / run.run_id)
         writer = RunWriter(self, run.run_id, path, dict(run.manifest))
         process = run.manifest.get("process") or {}
-        errors = [*run.manifest.get("errors", []), {
-            "workload": "run", "repetition": 0,
-            "error": f"the run's process (pid {process.get('pid', '?')} on {process.get('host', '?')}) ended "
-                     f"before the run finished; finished by storbench cleanup"}]
+        errors = [
+            *run.manifest.get("errors", []),
+            {
+                "workload": "run",
+                "repetition": 0,
+                "error": f"the run's process (pid {process.get('pid', '?')} on {process.get('host', '?')}) ended "
+                f"before the run finished; finished by storbench cleanup",
+            },
+        ]
         writer.update_manifest(errors=errors, cleanup={"at": utc_now(), "removed": removed})
         writer.finish(liveness.CRASHED)
         return self._load(path, with_samples=False)
 
     # -- internals -------------------------------------------------------------
     def _row(self, manifest: dict[str, Any], path: Path) -> dict[str, Any]:
-        return {"run_id": manifest["run_id"], "label": manifest["label"], "suite": manifest["suite"],
-                "status": manifest["status"], "started": manifest["started"], "finished": manifest.get("finished"),
-                "path": str(path), "schema_version": manifest["schema_version"], "host": self.host,
-                "manifest": json.dumps(manifest, sort_keys=True), "summary": json.dumps(summary(manifest))}
+        return {
+            "run_id": manifest["run_id"],
+            "label": manifest["label"],
+            "suite": manifest["suite"],
+            "status": manifest["status"],
+            "started": manifest["started"],
+            "finished": manifest.get("finished"),
+            "path": str(path),
+            "schema_version": manifest["schema_version"],
+            "host": self.host,
+            "manifest": json.dumps(manifest, sort_keys=True),
+            "summary": json.dumps(summary(manifest)),
+        }
 
     def _brief(self, record: RunRecord) -> Run:
         """A run from its index row alone: its manifest is the row's fields and summary."""
         host = record.get("host", self.host)
-        manifest = {"run_id": record["run_id"], "label": record["label"], "suite": record["suite"],
-                    "status": record["status"], "started": record["started"], "finished": record["finished"],
-                    "schema_version": record["schema_version"], **json.loads(record["summary"])}
+        manifest = {
+            "run_id": record["run_id"],
+            "label": record["label"],
+            "suite": record["suite"],
+            "status": record["status"],
+            "started": record["started"],
+            "finished": record["finished"],
+            "schema_version": record["schema_version"],
+            **json.loads(record["summary"]),
+        }
         path = record["path"]  # SQLite: the home's own directory
         if self.index.shared:  # where its directory is, as _from_record finds it (a look, no manifest read)
             path = self._directory(record) or f"{host}:{path}"
-        return Run(run_id=record["run_id"], label=record["label"], suite=record["suite"], status=record["status"],
-                   started=record["started"], finished=record["finished"], manifest=manifest, samples=[],
-                   path=path, host=host)
+        return Run(
+            run_id=record["run_id"],
+            label=record["label"],
+            suite=record["suite"],
+            status=record["status"],
+            started=record["started"],
+            finished=record["finished"],
+            manifest=manifest,
+            samples=[],
+            path=path,
+            host=host,
+        )
 
     def _directory(self, record: RunRecord) -> str | None:
         """The run's directory on this machine: where the index says, when it is this host's, else under this
@@ -309,10 +373,18 @@ class ResultStore:
         manifest = json.loads(record["manifest"])
         _check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
         samples = self.index.samples(record["run_id"]) if with_samples else []
-        return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
-                   status=liveness.status(record["status"], manifest.get("process"), self.host),
-                   started=manifest["started"], finished=record["finished"],
-                   manifest=manifest, samples=samples, path=f"{host}:{record['path']}", host=host)
+        return Run(
+            run_id=manifest["run_id"],
+            label=manifest["label"],
+            suite=manifest["suite"],
+            status=liveness.status(record["status"], manifest.get("process"), self.host),
+            started=manifest["started"],
+            finished=record["finished"],
+            manifest=manifest,
+            samples=samples,
+            path=f"{host}:{record['path']}",
+            host=host,
+        )
 
     def _load(self, path: Path, with_samples: bool) -> Run:
         text = read_text(path / MANIFEST)
@@ -327,12 +399,22 @@ class ResultStore:
         if with_samples:
             samples, cut = read_samples(path / SAMPLES)
             if cut is not None:
-                self.warn(f"{path / SAMPLES}:{cut}: last line cut short (the run's process ended mid-write): "
-                          f"skipped; the {len(samples)} samples before it stand")
-        return Run(run_id=manifest["run_id"], label=manifest["label"], suite=manifest["suite"],
-                   status=liveness.status(manifest["status"], manifest.get("process"), self.host),
-                   started=manifest["started"], finished=manifest.get("finished"),
-                   manifest=manifest, samples=samples, path=str(path), host=self.host)
+                self.warn(
+                    f"{path / SAMPLES}:{cut}: last line cut short (the run's process ended mid-write): "
+                    f"skipped; the {len(samples)} samples before it stand"
+                )
+        return Run(
+            run_id=manifest["run_id"],
+            label=manifest["label"],
+            suite=manifest["suite"],
+            status=liveness.status(manifest["status"], manifest.get("process"), self.host),
+            started=manifest["started"],
+            finished=manifest.get("finished"),
+            manifest=manifest,
+            samples=samples,
+            path=str(path),
+            host=self.host,
+        )
 
     def _ensure_index(self) -> None:
         # Run directories copied in from elsewhere (or a deleted results.db) get indexed on first read.

@@ -43,8 +43,10 @@ def check_configurations(configurations: list[RunOptions]) -> None:
     labels = [options.label for options in configurations]
     repeated = next((label for label in labels if labels.count(label) > 1), None)
     if repeated is not None:
-        raise InputError(f"--label {repeated}: two configurations share it; give each --target its own --label "
-                         f"(e.g. --target A --label a --target B --label b)")
+        raise InputError(
+            f"--label {repeated}: two configurations share it; give each --target its own --label "
+            f"(e.g. --target A --label a --target B --label b)"
+        )
 
 
 def _check_alike(plans: list[Plan]) -> None:
@@ -52,8 +54,10 @@ def _check_alike(plans: list[Plan]) -> None:
     first = plans[0]
     for plan in plans[1:]:
         if [p.labels for p in plan.points] != [p.labels for p in first.points] or plan.repetitions != first.repetitions:
-            raise InputError(f"configuration {plan.options.label}: its sweep points or repetitions differ from "
-                             f"{first.options.label}'s; interleaved configurations run the same rounds")
+            raise InputError(
+                f"configuration {plan.options.label}: its sweep points or repetitions differ from "
+                f"{first.options.label}'s; interleaved configurations run the same rounds"
+            )
 
 
 def in_workers(plans: list[Plan]) -> bool:
@@ -81,7 +85,9 @@ class LocalConfiguration(Configuration):
         if stopped_by is None:
             self.session.__exit__(None, None, None)
         else:
-            self.session.record_error("experiment", 0, f"stopped with the experiment: configuration {stopped_by} failed")
+            self.session.record_error(
+                "experiment", 0, f"stopped with the experiment: configuration {stopped_by} failed"
+            )
             self.session.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)
         return self.session.outcome()
 
@@ -104,8 +110,14 @@ class Experiment:
     def __init__(self, members: list[Member], plans: list[Plan], policy: str, seed: int):
         self.members = members
         self.record: dict[str, Any] = {
-            "id": new_experiment_id(), "design": "interleaved", "order_policy": policy, "seed": seed,
-            "runs": [plan.run_id for plan in plans], "labels": [plan.options.label for plan in plans], "order": []}
+            "id": new_experiment_id(),
+            "design": "interleaved",
+            "order_policy": policy,
+            "seed": seed,
+            "runs": [plan.run_id for plan in plans],
+            "labels": [plan.options.label for plan in plans],
+            "order": [],
+        }
 
     def write(self) -> None:
         for member in self.members:
@@ -116,8 +128,13 @@ class Experiment:
         self.write()
 
 
-def run_experiment(configurations: list[RunOptions], store: ResultStore, progress: Progress,
-                   policy: str = "alternate", rule: Enough | None = None) -> list[RunOutcome]:
+def run_experiment(
+    configurations: list[RunOptions],
+    store: ResultStore,
+    progress: Progress,
+    policy: str = "alternate",
+    rule: Enough | None = None,
+) -> list[RunOutcome]:
     """Run the configurations interleaved; their outcomes in configuration order."""
     check_configurations(configurations)
     seed = secrets.randbelow(2**31)
@@ -139,9 +156,11 @@ def run_experiment(configurations: list[RunOptions], store: ResultStore, progres
             experiment = Experiment(members, plans, policy, seed)
             experiment.write()
             progress.plan(sum(plan.steps() for plan in plans))
-            progress.info(f"experiment {experiment.record['id']}: {len(plans)} configurations "
-                          f"({', '.join(experiment.record['labels'])}) interleaved, order {policy}"
-                          + (", a process each (their engines run once per process)" if workers else ""))
+            progress.info(
+                f"experiment {experiment.record['id']}: {len(plans)} configurations "
+                f"({', '.join(experiment.record['labels'])}) interleaved, order {policy}"
+                + (", a process each (their engines run once per process)" if workers else "")
+            )
             for k, member in enumerate(members):
                 running[0] = k
                 member.start()

@@ -46,8 +46,13 @@ class Configuration:
         """The point's engine settings, prepare steps (repetition 0) and unrecorded warm-ups."""
         plan, session = self.plan, self.session
         if point.engine_options:
-            session.engines.reconfigure(point.text, point.engine_options, session.progress.step,
-                                        session.writer.manifest, session.writer.update_manifest)
+            session.engines.reconfigure(
+                point.text,
+                point.engine_options,
+                session.progress.step,
+                session.writer.manifest,
+                session.writer.update_manifest,
+            )
         for entry in plan.suite.prepare:
             _run_one(plan, session, entry.workload, 0, point, index)
         for warmup in range(1, plan.options.warmup + 1):  # the JIT's and caches' start-up, not recorded
@@ -56,8 +61,10 @@ class Configuration:
 
     def repetition(self, repetition: int, index: int, point: Point) -> dict[str, list[Sample]]:
         """Each workload's recorded window at ``repetition``, in suite order: its samples by workload."""
-        return {entry.workload: _run_one(self.plan, self.session, entry.workload, repetition, point, index)
-                for entry in self.plan.suite.workloads}
+        return {
+            entry.workload: _run_one(self.plan, self.session, entry.workload, repetition, point, index)
+            for entry in self.plan.suite.workloads
+        }
 
 
 class Rounds(Protocol):
@@ -72,8 +79,9 @@ class Rounds(Protocol):
 Recorded = dict[tuple[int, str, str], dict[int, list[Sample]]]
 
 
-def run_rounds(sides: list[Side], points: list[Point], repetitions: int, rounds: Rounds,
-               running: list[int] | None = None) -> None:
+def run_rounds(
+    sides: list[Side], points: list[Point], repetitions: int, rounds: Rounds, running: list[int] | None = None
+) -> None:
     """Points × prepare steps × warm-ups × rounds of repetitions. Each round runs repetition r of every
     configuration in the order ``rounds`` gives, so slow drift of the machine falls on all of them alike;
     prepare steps (data generation) and warm-ups stay per configuration. ``running`` is set to the index of
@@ -95,13 +103,13 @@ def run_rounds(sides: list[Side], points: list[Point], repetitions: int, rounds:
                 break
 
 
-def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point: Point,
-             index: int) -> list[Sample]:
+def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point: Point, index: int) -> list[Sample]:
     """One recorded repetition (0: a prepare step): its window's samples, the engines' and its rules."""
     workload, params, ctx, writer = plan.workloads[name], plan.params(name, point), session.ctx, session.writer
     label = name if repetition == 0 else f"{name} (repetition {repetition}/{plan.repetitions})"
-    with session.progress.step(session.prefix + _at(label, point), counted=True,
-                               poll=session.engines.task_progress) as outcome:
+    with session.progress.step(
+        session.prefix + _at(label, point), counted=True, poll=session.engines.task_progress
+    ) as outcome:
         session.live.begin(name, repetition)
         tag = Tag(name, repetition, index, point.labels)
         try:
@@ -119,8 +127,9 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
         recorded = _at_point(samples + extra + session.engines.end(tag), repetition, point)
         writer.add_samples(recorded)
         session.live.window(name, recorded)
-        session.windows.append({"workload": name, "repetition": repetition, **point.labels,
-                                "t0": window.start, "t1": window.end})
+        session.windows.append(
+            {"workload": name, "repetition": repetition, **point.labels, "t0": window.start, "t1": window.end}
+        )
         _record_rules(session, _at(name, point), ctx.window.rules)
         outcome["text"] = _short_summary(samples)
     return recorded
@@ -129,8 +138,9 @@ def _run_one(plan: Plan, session: RunSession, name: str, repetition: int, point:
 def _warm_up(plan: Plan, session: RunSession, name: str, warmup: int, point: Point, index: int) -> None:
     """One unrecorded repetition: run as a recorded one is, its samples and engine figures dropped."""
     workload, ctx = plan.workloads[name], session.ctx
-    with session.progress.step(session.prefix + _at(f"{name} (warm-up {warmup}/{plan.options.warmup})", point),
-                               counted=True):
+    with session.progress.step(
+        session.prefix + _at(f"{name} (warm-up {warmup}/{plan.options.warmup})", point), counted=True
+    ):
         tag = Tag(name, WARMUP_REPETITION, index, point.labels)
         kept = copy.deepcopy(ctx.artifacts)  # what the workload keeps (fio's job files and JSON) is not kept
         try:
@@ -144,8 +154,7 @@ def _warm_up(plan: Plan, session: RunSession, name: str, warmup: int, point: Poi
         ctx.artifacts.update(kept)
 
 
-def _execute(session: RunSession, workload: Workload, params: dict[str, Any], tag: Tag,
-             failure: str) -> list[Sample]:
+def _execute(session: RunSession, workload: Workload, params: dict[str, Any], tag: Tag, failure: str) -> list[Sample]:
     """prepare + run under the engines' tag; the window's rules start from the workload's flush parameter.
     A bare exception becomes a WorkloadError (``failure: Kind: line``, or the engine's root cause); an
     interrupt that an engine turned into its own error on the way up stays an interrupt."""
@@ -200,8 +209,12 @@ def _record_rules(session: RunSession, workload: str, rules: dict[str, str]) -> 
 def _short_summary(samples: list[Sample]) -> str:
     values = {s.metric: s.value for s in samples}
     parts = []
-    for metric, fmt in (("max_read_mbps", "read max {:.0f} MB/s"), ("max_write_mbps", "write max {:.0f} MB/s"),
-                        ("max_cpu_pct", "CPU max {:.0f}%"), ("avg_power_w", "{:.0f} W avg")):
+    for metric, fmt in (
+        ("max_read_mbps", "read max {:.0f} MB/s"),
+        ("max_write_mbps", "write max {:.0f} MB/s"),
+        ("max_cpu_pct", "CPU max {:.0f}%"),
+        ("avg_power_w", "{:.0f} W avg"),
+    ):
         if values.get(metric) is not None:
             parts.append(fmt.format(values[metric]))
     return ", ".join(parts)

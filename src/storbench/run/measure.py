@@ -60,8 +60,9 @@ class MeasuredNodes:
     nodes_from: str  # where the nodes were named (a nodes file, --node, a storbench service)
 
 
-def open_nodes(options: RunOptions, home: Path, devices: list[str], warn: Callable[[str], None],
-               target_nodes: Path | None) -> MeasuredNodes | None:
+def open_nodes(
+    options: RunOptions, home: Path, devices: list[str], warn: Callable[[str], None], target_nodes: Path | None
+) -> MeasuredNodes | None:
     """The nodes to measure, opened and checked to answer; None: this machine alone."""
     cluster = nodes_to_measure(options, home, target_nodes)
     source = telemetry_source(options, cluster)
@@ -70,32 +71,46 @@ def open_nodes(options: RunOptions, home: Path, devices: list[str], warn: Callab
             raise InputError(f"--telemetry {source}: needs the cluster's nodes (--nodes FILE or --node ...)")
         elsewhere = runs_elsewhere(options.engine_options)
         if elsewhere:
-            warn(f"telemetry measures only this machine (the driver), not the nodes of {elsewhere}: "
-                 f"pass --nodes to measure the cluster's nodes")
+            warn(
+                f"telemetry measures only this machine (the driver), not the nodes of {elsewhere}: "
+                f"pass --nodes to measure the cluster's nodes"
+            )
         return None
     if options.prometheus:
         cluster = replace(cluster, prometheus=options.prometheus)
     if options.power:
-        raise InputError(f"--power: with nodes ({cluster.source}), give each node's source as its power: key "
-                         f"in a nodes file")
+        raise InputError(
+            f"--power: with nodes ({cluster.source}), give each node's source as its power: key in a nodes file"
+        )
     _refuse_needless_insecure(options, [node.power for node in cluster.nodes], f"no node of {cluster.source} has one")
-    return MeasuredNodes(open_cluster(cluster, source, options.interval, devices, options.power_insecure),
-                         source, cluster.source)
+    return MeasuredNodes(
+        open_cluster(cluster, source, options.interval, devices, options.power_insecure), source, cluster.source
+    )
 
 
 def _refuse_needless_insecure(options: RunOptions, specs: list[str | None], none: str) -> None:
     """--power-insecure concerns a Redfish BMC's certificate only: without one it would be silently ignored."""
     if options.power_insecure and not any((spec or "").strip().startswith("redfish:") for spec in specs):
-        raise InputError(f"--power-insecure: applies to a Redfish power source (--power redfish:URL, or a node's "
-                         f"power: redfish:URL in a nodes file); {none}")
+        raise InputError(
+            f"--power-insecure: applies to a Redfish power source (--power redfish:URL, or a node's "
+            f"power: redfish:URL in a nodes file); {none}"
+        )
 
 
 def open_local_power(options: RunOptions) -> NodePower | None:
     """This machine's power source (--power, else RAPL where readable)."""
-    _refuse_needless_insecure(options, [options.power], f"--power is {options.power}" if options.power
-                              else "no --power was given")
-    return open_power(options.power, "--power", options.interval, local=True, has_rapl=EnergyMeter().available,
-                      snapshots=list, insecure=options.power_insecure)
+    _refuse_needless_insecure(
+        options, [options.power], f"--power is {options.power}" if options.power else "no --power was given"
+    )
+    return open_power(
+        options.power,
+        "--power",
+        options.interval,
+        local=True,
+        has_rapl=EnergyMeter().available,
+        snapshots=list,
+        insecure=options.power_insecure,
+    )
 
 
 def own_roots(options: RunOptions) -> set[int]:
@@ -105,8 +120,14 @@ def own_roots(options: RunOptions) -> set[int]:
     return {os.getpid()} | ({options.experiment_pid} if options.experiment_pid else set())
 
 
-def run_telemetry(options: RunOptions, cluster: ClusterTelemetry | None, engines: RunEngines, devices: list[str],
-                  writer: RunWriter, power: NodePower | None) -> RunTelemetry:
+def run_telemetry(
+    options: RunOptions,
+    cluster: ClusterTelemetry | None,
+    engines: RunEngines,
+    devices: list[str],
+    writer: RunWriter,
+    power: NodePower | None,
+) -> RunTelemetry:
     if cluster is not None:
         cluster.journal_to(writer.path)
         return NodesTelemetry(cluster, services=Path(writer.store.home) / "services", roots=own_roots(options))

@@ -76,8 +76,9 @@ class LiveRun:
 
     def window(self, workload: str, samples: Iterable[Sample]) -> None:
         """The figures of ``workload``'s window just recorded replace those of its previous one."""
-        figures = {(s.workload, s.metric, s.unit, _labels(s.labels)): float(s.value)
-                   for s in samples if s.value is not None}
+        figures = {
+            (s.workload, s.metric, s.unit, _labels(s.labels)): float(s.value) for s in samples if s.value is not None
+        }
         replaced = {workload} | {key[0] for key in figures}
         with self._lock:
             self._figures = {k: v for k, v in self._figures.items() if k[0] not in replaced}
@@ -99,12 +100,18 @@ class LiveRun:
 
         found: list[Any] = []
         if info:
-            run_info = GaugeMetricFamily(PREFIX + "run_info", "the run: its id, suite, label and the workload "
-                                         "running or last run", labels=list(info))
+            run_info = GaugeMetricFamily(
+                PREFIX + "run_info",
+                "the run: its id, suite, label and the workload running or last run",
+                labels=list(info),
+            )
             run_info.add_metric(list(info.values()), 1)
             found.append(run_info)
-        found += gauge("progress_ratio", "counted steps done / planned",
-                       plan.done / plan.total if plan is not None and plan.total else None)
+        found += gauge(
+            "progress_ratio",
+            "counted steps done / planned",
+            plan.done / plan.total if plan is not None and plan.total else None,
+        )
         found += gauge("steps_done", "counted steps done", plan.done if plan is not None else None)
         found += gauge("steps_planned", "counted steps planned", plan.total if plan is not None else None)
         found += gauge("repetition", "the running repetition (0: a prepare step)", repetition)
@@ -112,13 +119,17 @@ class LiveRun:
         found += gauge("elapsed_seconds", "seconds since the run started", now - self.started)
         found += gauge("eta_seconds", "seconds left, estimated", plan.eta(now) if plan is not None else None)
         found.append(CounterMetricFamily(PREFIX + "windows", "timed windows recorded", value=windows))
-        values = GaugeMetricFamily(PREFIX + "window_value", "each figure of the workload's last recorded window",
-                                   labels=["workload", "metric", "unit", "labels"])
+        values = GaugeMetricFamily(
+            PREFIX + "window_value",
+            "each figure of the workload's last recorded window",
+            labels=["workload", "metric", "unit", "labels"],
+        )
         for key, value in sorted(figures.items()):
             values.add_metric(list(key), value)
         found.append(values)
-        rates = GaugeMetricFamily(PREFIX + "telemetry_value", "the telemetry's last sampling interval",
-                                  labels=["metric", "unit", "node"])
+        rates = GaugeMetricFamily(
+            PREFIX + "telemetry_value", "the telemetry's last sampling interval", labels=["metric", "unit", "node"]
+        )
         for node, row in sorted(self._rates().items()):
             for metric, value in sorted(row.items()):
                 unit = RATE_UNITS.get(metric.rsplit("_", 1)[-1])
@@ -195,10 +206,10 @@ def serve(live: LiveRun, port: int | None, address: str | None, progress: Progre
         server, thread = start_http_server(number, host, registry=registry(live))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise InputError(f"--metrics-port {number}: {host}:{number} is already in use; choose a free port") \
-                from None
-        raise InputError(f"--metrics-address {host}: cannot serve on {host}:{number} "
-                         f"({exc.strerror or exc})") from None
+            raise InputError(
+                f"--metrics-port {number}: {host}:{number} is already in use; choose a free port"
+            ) from None
+        raise InputError(f"--metrics-address {host}: cannot serve on {host}:{number} ({exc.strerror or exc})") from None
     shown = f"[{host}]" if ":" in host else host
     elsewhere = "" if ipaddress.ip_address(host).is_loopback else " (reachable from other hosts)"
     progress.info(f"metrics: http://{shown}:{number}/metrics, the run's progress in Prometheus's format{elsewhere}")

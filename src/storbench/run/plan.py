@@ -77,21 +77,44 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     suite = load_suite(options.suite)
     scale, suite_params, per_workload = suite.resolve(options.scale, options.overrides)
     workloads = suite.instances()
-    target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint,
-                                                          options.cql_insecure))
+    target = parse_target(target_text, TargetOptions(home, options.replication, options.endpoint, options.cql_insecure))
     for workload in workloads.values():  # before precheck reaches for the target ("is Cassandra running?")
         if target.scheme not in workload.schemes:
             raise InputError(workload.scheme_refusal(target))
     names = [engine for name, w in workloads.items() for engine in w.engines(per_workload[name])]
-    points = sweep_points(options.sweep or suite.sweep, suite.declared_params(), options.engine_options,
-                          "--sweep" if options.sweep else suite.source, names)
-    need = max(sum(w.estimated_bytes({**per_workload[n], **point.params}) for n, w in workloads.items())
-               for point in points)  # the largest point's: `--sweep rows=...` is checked like `--set rows=...`
+    points = sweep_points(
+        options.sweep or suite.sweep,
+        suite.declared_params(),
+        options.engine_options,
+        "--sweep" if options.sweep else suite.source,
+        names,
+    )
+    need = max(
+        sum(w.estimated_bytes({**per_workload[n], **point.params}) for n, w in workloads.items()) for point in points
+    )  # the largest point's: `--sweep rows=...` is checked like `--set rows=...`
     # a parameter a sweep sets may bring an engine in (`--sweep driver=testdfsio,storbench`: Hadoop's)
-    names += [engine for point in points if point.params for n, w in workloads.items()
-              for engine in w.engines({**per_workload[n], **point.params}) if engine not in names]
-    plan = Plan(options, new_run_id(options.label), suite, scale, suite_params, per_workload,
-                _repetitions(options, suite), workloads, points, target, need, names)
+    names += [
+        engine
+        for point in points
+        if point.params
+        for n, w in workloads.items()
+        for engine in w.engines({**per_workload[n], **point.params})
+        if engine not in names
+    ]
+    plan = Plan(
+        options,
+        new_run_id(options.label),
+        suite,
+        scale,
+        suite_params,
+        per_workload,
+        _repetitions(options, suite),
+        workloads,
+        points,
+        target,
+        need,
+        names,
+    )
     plan.check_params()
     target.precheck(plan.need_bytes)
     for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim

@@ -36,11 +36,14 @@ def parse_repeat(text: str) -> tuple[int | None, tuple[int, int] | None]:
             return int(value), None
         bounds = (int(low), int(high))
     except ValueError:
-        raise InputError(f"--repeat {text}: a number of repetitions, 'auto' (3 to 10, until the headline's "
-                         f"95% interval is within ±5%) or MIN..MAX (e.g. 3..20)") from None
+        raise InputError(
+            f"--repeat {text}: a number of repetitions, 'auto' (3 to 10, until the headline's "
+            f"95% interval is within ±5%) or MIN..MAX (e.g. 3..20)"
+        ) from None
     if not 2 <= bounds[0] <= bounds[1] <= MAX_REPETITIONS:
-        raise InputError(f"--repeat {text}: MIN..MAX needs 2 <= MIN <= MAX <= {MAX_REPETITIONS} "
-                         f"(an interval needs two repetitions)")
+        raise InputError(
+            f"--repeat {text}: MIN..MAX needs 2 <= MIN <= MAX <= {MAX_REPETITIONS} (an interval needs two repetitions)"
+        )
     return None, bounds
 
 

@@ -24,8 +24,7 @@ from storbench.telemetry.machine import fingerprint
 from storbench.progress import Progress, expected_duration
 from storbench.redaction import redact_argv
 from storbench.results.store import ResultStore, RunWriter
-from storbench.run.measure import (MeasuredNodes, node_labelled, open_local_power, open_nodes,
-                                   run_telemetry)
+from storbench.run.measure import MeasuredNodes, node_labelled, open_local_power, open_nodes, run_telemetry
 from storbench.run.metrics_server import LiveRun
 from storbench.run.options import RunOutcome
 from storbench.run.plan import Plan
@@ -61,9 +60,14 @@ class RunSession:
         root = target.root_uri or ""
         for engine in classes:
             root = engine.data_uri(target, root)
-        self.ctx = ctx = RunContext(run_id=plan.run_id, target=target, root_uri=root, mode=options.mode,
-                                    allow_device_overwrite=options.allow_device_overwrite,
-                                    keep_data=options.keep_data)
+        self.ctx = ctx = RunContext(
+            run_id=plan.run_id,
+            target=target,
+            root_uri=root,
+            mode=options.mode,
+            allow_device_overwrite=options.allow_device_overwrite,
+            keep_data=options.keep_data,
+        )
         try:  # bad input, a failed start-up or Ctrl-C before the run starts: nothing stays on the target
             plan.check_workloads(ctx)  # at every sweep point
             if plan.suite.alone:  # a workload by name: its first line says what differs from its defaults
@@ -77,27 +81,38 @@ class RunSession:
                 raise KeyboardInterrupt
             if self.nodes is not None:
                 members = self.nodes.telemetry.members
-                writer.record("config", telemetry=self.nodes.source, nodes=self.nodes.telemetry.describe(),
-                              nodes_from=self.nodes.nodes_from)
+                writer.record(
+                    "config",
+                    telemetry=self.nodes.source,
+                    nodes=self.nodes.telemetry.describe(),
+                    nodes_from=self.nodes.nodes_from,
+                )
                 writer.record("machine", nodes={m.label: m.fingerprint for m in members})
                 ctx.node_fingerprints = {m.label: m.fingerprint for m in members}  # ops per server thread
-            self.progress.info(f"run {plan.run_id}: suite {plan.suite.name}, scale {plan.scale}, "
-                               f"{plan.repetitions} repetition(s), target {target.uri}, "
-                               f"devices {', '.join(devices) or 'none'}")
+            self.progress.info(
+                f"run {plan.run_id}: suite {plan.suite.name}, scale {plan.scale}, "
+                f"{plan.repetitions} repetition(s), target {target.uri}, "
+                f"devices {', '.join(devices) or 'none'}"
+            )
             powers = {m.label: m.power for m in self.nodes.telemetry.members} if self.nodes else {"": power}
             said = default_line(powers, "a power: key in the nodes file" if self.nodes else "--power")
             if said:  # RAPL by default: say what it covers before any figure of it
                 self.progress.info(said)
             self.progress.plan(plan.steps(), self._expected_s(writer.manifest["sweep"]))
             ctx.progress = self.progress.advance  # a workload's own progress (generation, streams, stages)
-            setup = EngineSetup(run_dir=writer.path, app_name=f"storbench {plan.suite.name} {options.label}",
-                                options=options.engine_options, target=target,
-                                workloads=[(w, plan.per_workload[n]) for n, w in plan.workloads.items()],
-                                home=self.store.home)
+            setup = EngineSetup(
+                run_dir=writer.path,
+                app_name=f"storbench {plan.suite.name} {options.label}",
+                options=options.engine_options,
+                target=target,
+                workloads=[(w, plan.per_workload[n]) for n, w in plan.workloads.items()],
+                home=self.store.home,
+            )
             self.engines = RunEngines(plan.engine_names, setup)
             ctx.engines = self.engines.by_name
-            self.telemetry = run_telemetry(options, self.nodes and self.nodes.telemetry, self.engines, devices,
-                                           writer, power)
+            self.telemetry = run_telemetry(
+                options, self.nodes and self.nodes.telemetry, self.engines, devices, writer, power
+            )
             ctx.mark = self.telemetry.mark
             self.live.watch(self.telemetry.latest)
         except BaseException as exc:
@@ -139,18 +154,33 @@ class RunSession:
     def _manifest(self, devices: list[str], how: str) -> dict[str, Any]:
         plan, options, target = self.plan, self.plan.options, self.plan.target
         return {
-            "label": options.label, "suite": plan.suite.name, "suite_source": plan.suite.source,
-            "paper": plan.suite.paper, "tool_version": __version__,
+            "label": options.label,
+            "suite": plan.suite.name,
+            "suite_source": plan.suite.source,
+            "paper": plan.suite.paper,
+            "tool_version": __version__,
             "command_line": redact_argv(options.command_line or sys.argv),
-            "scale": plan.scale, "repetitions": plan.repetitions, "warmup": options.warmup,
-            "parameters": plan.suite_params, "sweep": [point.labels for point in plan.points if point.labels],
+            "scale": plan.scale,
+            "repetitions": plan.repetitions,
+            "warmup": options.warmup,
+            "parameters": plan.suite_params,
+            "sweep": [point.labels for point in plan.points if point.labels],
             "workload_parameters": plan.per_workload,
             "workload_versions": {name: w.version for name, w in plan.workloads.items()},
-            "config": {"target": target.uri, **engine_options_config(options.engine_options), "devices": devices,
-                       "devices_how": how, "replication": options.replication,
-                       "telemetry_interval_s": options.interval, "mode": options.mode,
-                       "run_root": target.root_uri, **target.manifest_config()},
-            "machine": fingerprint(target.local_path(), devices), "errors": []}
+            "config": {
+                "target": target.uri,
+                **engine_options_config(options.engine_options),
+                "devices": devices,
+                "devices_how": how,
+                "replication": options.replication,
+                "telemetry_interval_s": options.interval,
+                "mode": options.mode,
+                "run_root": target.root_uri,
+                **target.manifest_config(),
+            },
+            "machine": fingerprint(target.local_path(), devices),
+            "errors": [],
+        }
 
     def _expected_s(self, sweep: list[dict[str, str]]) -> float | None:
         """A previous run's duration of this suite at this scale, for the ETA (None: none, or unreadable)."""
@@ -184,7 +214,7 @@ class RunSession:
             start = self.telemetry.mark()
             time.sleep(idle_s)
             idle = self.telemetry.idle(start, self.telemetry.mark())
-            outcome["text"] = (f"{idle[None]:.1f} W" if idle.get(None) is not None else "power not measured")
+            outcome["text"] = f"{idle[None]:.1f} W" if idle.get(None) is not None else "power not measured"
         return idle
 
     # -- closing: the outcome, then the cleanup steps in their order ----------------------------------
@@ -215,8 +245,11 @@ class RunSession:
             step("telemetry", lambda: telemetry.write_series(writer, self.windows))
             for name, workload in plan.workloads.items():  # one's failure must not stop the others' cleanup
                 step(name, lambda: workload.cleanup(ctx, plan.per_workload[name]), "cleanup: ")
-            step("cleanup", self._release,
-                 f"could not remove {plan.target.root_uri} (later: storbench cleanup {plan.run_id}): ")
+            step(
+                "cleanup",
+                self._release,
+                f"could not remove {plan.target.root_uri} (later: storbench cleanup {plan.run_id}): ",
+            )
             step("cleanup", lambda: engines.stop(failed))
             step("engines", lambda: self._add_engine_metrics(failed))
             if ctx.artifacts:  # what workloads asked to keep (fio: job files, version, per-second series)

@@ -43,24 +43,32 @@ def parse_sweep_options(texts: list[str]) -> dict[str, list[str]]:
     replace the first); two keys are passed on, for :func:`sweep_points` to refuse (one key at a time)."""
     sweep: dict[str, list[str]] = {}
     for text in texts:
-        (key, values), = parse_sweep_option(text).items()
+        ((key, values),) = parse_sweep_option(text).items()
         if key in sweep:
-            raise InputError(f"--sweep {key}: given twice ({key}={','.join(sweep[key])} and {key}={','.join(values)})"
-                             f"; give one --sweep {key}=V1,V2,... with every value")
+            raise InputError(
+                f"--sweep {key}: given twice ({key}={','.join(sweep[key])} and {key}={','.join(values)})"
+                f"; give one --sweep {key}=V1,V2,... with every value"
+            )
         sweep[key] = values
     return sweep
 
 
-def sweep_points(sweep: dict[str, list[Any]] | None, declared: dict[str, Any], engine_options: dict[str, Any],
-                 where: str, engines: list[str] | None = None) -> list[Point]:
+def sweep_points(
+    sweep: dict[str, list[Any]] | None,
+    declared: dict[str, Any],
+    engine_options: dict[str, Any],
+    where: str,
+    engines: list[str] | None = None,
+) -> list[Point]:
     """The points of a sweep; ``declared`` maps workload parameter names to their Param (for coercion);
     ``engines``: the engines the run uses (default: every engine), the only ones whose keys it may sweep."""
     if not sweep:
         return [Point()]
     if len(sweep) != 1:
-        raise InputError(f"{where}: sweep one key at a time (change one variable, as the papers do); "
-                         f"got {', '.join(sweep)}")
-    (key, values), = sweep.items()
+        raise InputError(
+            f"{where}: sweep one key at a time (change one variable, as the papers do); got {', '.join(sweep)}"
+        )
+    ((key, values),) = sweep.items()
     if not isinstance(values, list) or not values:
         raise InputError(f"{where}: sweep.{key} must be a non-empty list of values")
     shown = _shown(key, values)
@@ -70,7 +78,7 @@ def sweep_points(sweep: dict[str, list[Any]] | None, declared: dict[str, Any], e
     elif key in declared:
         points = [Point({key: label}, params={key: declared[key].coerce(v, where)}) for label, v in zip(shown, values)]
     else:
-        unused = (f" ({key} is the {elsewhere} engine's, which this run does not use)" if elsewhere else "")
+        unused = f" ({key} is the {elsewhere} engine's, which this run does not use)" if elsewhere else ""
         params = f"a parameter: {', '.join(sorted(declared))}"
         allowed = f"{', '.join(engine_keys)}, or {params}" if engine_keys else params
         raise InputError(f"{where}: cannot sweep {key!r}{unused}; allowed: {allowed}")
@@ -83,8 +91,10 @@ def _refuse_repeats(key: str, shown: list[str], settings: list[Any], where: str)
     for n, setting in enumerate(settings):
         if setting in settings[:n]:
             first = settings.index(setting)
-            raise InputError(f"{where}: sweep {key}: point {n + 1} ({shown[n]}) repeats point {first + 1} "
-                             f"({shown[first]}); each point needs its own value")
+            raise InputError(
+                f"{where}: sweep {key}: point {n + 1} ({shown[n]}) repeats point {first + 1} "
+                f"({shown[first]}); each point needs its own value"
+            )
 
 
 def _shown(key: str, values: list[Any]) -> list[str]:

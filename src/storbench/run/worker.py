@@ -75,16 +75,28 @@ class WorkerConfiguration:
         self.label, self.run_id, self.run_dir = options.label, run_id, store.runs_dir / run_id
         reply_read, reply_write = os.pipe()
         # -c, not -m: the experiment's package imports this module, which -m would run a second time
-        self.process = subprocess.Popen([sys.executable, "-c", "from storbench.run.worker import main; main()",
-                                         str(reply_write)], stdin=subprocess.PIPE, stdout=2,  # stdout: --json's
-                                        pass_fds=(reply_write,), text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from storbench.run.worker import main; main()", str(reply_write)],
+            stdin=subprocess.PIPE,
+            stdout=2,  # stdout: --json's
+            pass_fds=(reply_write,),
+            text=True,
+        )
         os.close(reply_write)
         self.replies = os.fdopen(reply_read, "r")
         self.outcome: RunOutcome | None = None
         try:
-            self._ask({"op": "open", "options": {**asdict(options), "experiment_pid": os.getpid()}, "run_id": run_id,
-                       "prefix": prefix, "store": store_spec(store), "quiet": progress.quiet,
-                       "started": progress.started})
+            self._ask(
+                {
+                    "op": "open",
+                    "options": {**asdict(options), "experiment_pid": os.getpid()},
+                    "run_id": run_id,
+                    "prefix": prefix,
+                    "store": store_spec(store),
+                    "quiet": progress.quiet,
+                    "started": progress.started,
+                }
+            )
         except KeyboardInterrupt:  # before the experiment knows this worker: it would run on, its run "running"
             with interrupts.shielded():
                 self.interrupt()
@@ -100,8 +112,10 @@ class WorkerConfiguration:
         line = self.replies.readline()
         if not line:
             self.process.wait()
-            raise StorbenchError(f"configuration {self.label}: its worker process ended without an answer "
-                                 f"(exit {self.process.returncode})")
+            raise StorbenchError(
+                f"configuration {self.label}: its worker process ended without an answer "
+                f"(exit {self.process.returncode})"
+            )
         answer = json.loads(line)
         if "error" in answer:  # refused before its run was recorded: the worker's one line
             self.process.wait()
@@ -180,8 +194,7 @@ class _Worker:
     def outcome(self) -> dict[str, Any]:
         assert self.session is not None
         outcome = self.session.outcome()
-        return {"run_id": outcome.run_id, "status": outcome.status, "path": str(outcome.path),
-                "errors": outcome.errors}
+        return {"run_id": outcome.run_id, "status": outcome.status, "path": str(outcome.path), "errors": outcome.errors}
 
     def open(self, request: dict[str, Any]) -> None:
         options = RunOptions(**{**request["options"], "repeat_auto": _pair(request["options"]["repeat_auto"])})
@@ -235,8 +248,9 @@ class _Worker:
             session.writer.update_manifest(repetitions=request["repetitions"], repeat_auto=request["record"])
         elif op == "close":
             if request.get("stopped_by"):
-                session.record_error("experiment", 0,
-                                     f"stopped with the experiment: configuration {request['stopped_by']} failed")
+                session.record_error(
+                    "experiment", 0, f"stopped with the experiment: configuration {request['stopped_by']} failed"
+                )
                 session.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)
             else:
                 session.__exit__(None, None, None)

@@ -48,21 +48,50 @@ DIRS = ("data", "commitlog", "saved_caches", "hints", "cdc_raw")
 DAEMON = "org.apache.cassandra.service.CassandraDaemon"
 # Cassandra's own conf/jvm17-server.options (JPMS and Netty), which the daemon needs on Java 17
 JVM_OPTIONS = (
-    "-XX:+UseG1GC", "-XX:+ParallelRefProcEnabled", "-XX:MaxTenuringThreshold=1", "-XX:MaxGCPauseMillis=300",
+    "-XX:+UseG1GC",
+    "-XX:+ParallelRefProcEnabled",
+    "-XX:MaxTenuringThreshold=1",
+    "-XX:MaxGCPauseMillis=300",
     "-Djdk.attach.allowAttachSelf=true",
-    *(f"--add-exports={m}=ALL-UNNAMED" for m in (
-        "java.base/jdk.internal.misc", "java.management.rmi/com.sun.jmx.remote.internal.rmi",
-        "java.rmi/sun.rmi.registry", "java.rmi/sun.rmi.server", "java.sql/java.sql", "java.base/java.lang.ref",
-        "jdk.unsupported/sun.misc", "jdk.compiler/com.sun.tools.javac.file", "jdk.attach/sun.tools.attach")),
-    *(f"--add-opens={m}=ALL-UNNAMED" for m in (
-        "java.base/java.lang.module", "java.base/jdk.internal.loader", "java.base/jdk.internal.ref",
-        "java.base/jdk.internal.reflect", "java.base/jdk.internal.math", "java.base/jdk.internal.module",
-        "java.base/jdk.internal.util.jar", "jdk.management/com.sun.management.internal", "java.base/sun.nio.ch",
-        "java.base/java.io", "java.base/java.lang.reflect", "jdk.compiler/com.sun.tools.javac",
-        "java.base/java.lang", "java.base/java.util")),
-    "-Dio.netty.tryReflectionSetAccessible=true", "-Dio.netty.allocator.useCacheForAllThreads=true",
+    *(
+        f"--add-exports={m}=ALL-UNNAMED"
+        for m in (
+            "java.base/jdk.internal.misc",
+            "java.management.rmi/com.sun.jmx.remote.internal.rmi",
+            "java.rmi/sun.rmi.registry",
+            "java.rmi/sun.rmi.server",
+            "java.sql/java.sql",
+            "java.base/java.lang.ref",
+            "jdk.unsupported/sun.misc",
+            "jdk.compiler/com.sun.tools.javac.file",
+            "jdk.attach/sun.tools.attach",
+        )
+    ),
+    *(
+        f"--add-opens={m}=ALL-UNNAMED"
+        for m in (
+            "java.base/java.lang.module",
+            "java.base/jdk.internal.loader",
+            "java.base/jdk.internal.ref",
+            "java.base/jdk.internal.reflect",
+            "java.base/jdk.internal.math",
+            "java.base/jdk.internal.module",
+            "java.base/jdk.internal.util.jar",
+            "jdk.management/com.sun.management.internal",
+            "java.base/sun.nio.ch",
+            "java.base/java.io",
+            "java.base/java.lang.reflect",
+            "jdk.compiler/com.sun.tools.javac",
+            "java.base/java.lang",
+            "java.base/java.util",
+        )
+    ),
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dio.netty.allocator.useCacheForAllThreads=true",
     "-Dio.netty.allocator.maxOrder=11",
-    "-XX:+ExitOnOutOfMemoryError", "-Dcassandra-foreground=yes", "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Dcassandra-foreground=yes",
+    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
 )
 # ISO8601 dates: a pattern like %date{HH:mm:ss,SSS} breaks logback (the comma reads as a time zone)
 LOGBACK = """<configuration scan="false">
@@ -98,34 +127,36 @@ def free_on_all(hosts: list[str], taken: set[int]) -> int:
 
 def _yaml(root: Path, host: str, ports: dict[str, int], tls: dict[str, Any] | None = None) -> str:
     dirs = {name: root / name for name in DIRS}
-    return "\n".join([
-        "cluster_name: storbench",
-        f"num_tokens: {NUM_TOKENS}",
-        "partitioner: org.apache.cassandra.dht.Murmur3Partitioner",
-        f"data_file_directories: [{dirs['data']}]",
-        f"commitlog_directory: {dirs['commitlog']}",
-        f"saved_caches_directory: {dirs['saved_caches']}",
-        f"hints_directory: {dirs['hints']}",
-        f"cdc_raw_directory: {dirs['cdc_raw']}",
-        "commitlog_sync: periodic",
-        "commitlog_sync_period: 10000ms",
-        "seed_provider:",
-        "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
-        "    parameters:",
-        f"      - seeds: \"{node_host(1)}:{ports['storage']}\"",
-        f"listen_address: {host}",
-        f"rpc_address: {host}",
-        f"storage_port: {ports['storage']}",
-        f"ssl_storage_port: {ports['ssl_storage']}",
-        f"native_transport_port: {ports['native']}",
-        "start_native_transport: true",
-        "endpoint_snitch: SimpleSnitch",
-        "auto_bootstrap: false",  # a new, empty cluster: nothing to stream
-        "concurrent_compactors: 1",
-        *cassandra_auth.YAML,
-        *cassandra_certs.yaml(tls),  # TLS and plain CQL on the native port
-        "",
-    ])
+    return "\n".join(
+        [
+            "cluster_name: storbench",
+            f"num_tokens: {NUM_TOKENS}",
+            "partitioner: org.apache.cassandra.dht.Murmur3Partitioner",
+            f"data_file_directories: [{dirs['data']}]",
+            f"commitlog_directory: {dirs['commitlog']}",
+            f"saved_caches_directory: {dirs['saved_caches']}",
+            f"hints_directory: {dirs['hints']}",
+            f"cdc_raw_directory: {dirs['cdc_raw']}",
+            "commitlog_sync: periodic",
+            "commitlog_sync_period: 10000ms",
+            "seed_provider:",
+            "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
+            "    parameters:",
+            f'      - seeds: "{node_host(1)}:{ports["storage"]}"',
+            f"listen_address: {host}",
+            f"rpc_address: {host}",
+            f"storage_port: {ports['storage']}",
+            f"ssl_storage_port: {ports['ssl_storage']}",
+            f"native_transport_port: {ports['native']}",
+            "start_native_transport: true",
+            "endpoint_snitch: SimpleSnitch",
+            "auto_bootstrap: false",  # a new, empty cluster: nothing to stream
+            "concurrent_compactors: 1",
+            *cassandra_auth.YAML,
+            *cassandra_certs.yaml(tls),  # TLS and plain CQL on the native port
+            "",
+        ]
+    )
 
 
 def _check(nodes: int, heap: str) -> None:
@@ -141,8 +172,9 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     if state:
         have = {"nodes": state.get("node_count"), "heap": state.get("heap")}
         if have != {"nodes": nodes, "heap": heap}:
-            raise InputError(f"cassandra is already running with {have}; stop it first "
-                             f"(`storbench services down cassandra`)")
+            raise InputError(
+                f"cassandra is already running with {have}; stop it first (`storbench services down cassandra`)"
+            )
         return state
     classpath, java, exporter = cassandra_classpath(), java_binary(), node_exporter.binary()
     if process.owned(workdir, SERVICE):
@@ -155,9 +187,20 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     ports: dict[str, int] = {}
     for name in ("storage", "ssl_storage", "native"):
         ports[name] = free_on_all(hosts, set(ports.values()))
-    state = {"service": SERVICE, "workdir": str(workdir), "node_count": nodes, "heap": heap, "hosts": hosts,
-             "ports": ports, "uri": f"cassandra://{hosts[0]}:{ports['native']}", "processes": [],
-             "auth": auth, "tls": tls, "ca_file": tls["ca_file"], "summary": "starting"}
+    state = {
+        "service": SERVICE,
+        "workdir": str(workdir),
+        "node_count": nodes,
+        "heap": heap,
+        "hosts": hosts,
+        "ports": ports,
+        "uri": f"cassandra://{hosts[0]}:{ports['native']}",
+        "processes": [],
+        "auth": auth,
+        "tls": tls,
+        "ca_file": tls["ca_file"],
+        "summary": "starting",
+    }
 
     def alive() -> None:
         _check_alive(workdir, state)
@@ -173,16 +216,19 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
             cassandra_auth.share_roles(state, index, nodetool, alive)
         _wait_ring(workdir, state, RING_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
-    state["summary"] = (f"{nodes} node(s) UN on {', '.join(hosts)} (CQL port {ports['native']}, heap {heap} each) "
-                        f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}; "
-                        f"login as role {cassandra_auth.USER}: `storbench services env cassandra`; TLS too "
-                        f"(?tls=1&ca={tls['ca_file']})")
+    state["summary"] = (
+        f"{nodes} node(s) UN on {', '.join(hosts)} (CQL port {ports['native']}, heap {heap} each) "
+        f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}; "
+        f"login as role {cassandra_auth.USER}: `storbench services env cassandra`; TLS too "
+        f"(?tls=1&ca={tls['ca_file']})"
+    )
     process.write_state(workdir, state)
     return state
 
 
-def _spawn(workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str,
-           **extra: Any) -> None:
+def _spawn(
+    workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str, **extra: Any
+) -> None:
     proc = process.spawn(argv, workdir / "log", f"{name}.log")
     state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
     process.write_state(workdir, state)
@@ -198,20 +244,43 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
     logback.write_text(LOGBACK.format(log=root / "system.log"))
     jmx = node_exporter.free_port()
     heap = state["heap"]
-    argv = [java, f"-Xms{heap}", f"-Xmx{heap}", *JVM_OPTIONS, f"-Dcassandra.config={config.as_uri()}",
-            f"-Dcassandra.storagedir={root}", f"-Dlogback.configurationFile={logback}",
-            f"-Dcassandra.logdir={root}", f"-Dcassandra.jmx.local.port={jmx}",
-            *cassandra_auth.jvm_options(state, root, index), "-cp", classpath, DAEMON]
-    _spawn(workdir, state, "node", f"node-{index}", argv, f"-Dcassandra.config={config.as_uri()}", host=host,
-           data_dir=str(root / "data"), jmx_port=jmx, log=str(root / "system.log"))
+    argv = [
+        java,
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        *JVM_OPTIONS,
+        f"-Dcassandra.config={config.as_uri()}",
+        f"-Dcassandra.storagedir={root}",
+        f"-Dlogback.configurationFile={logback}",
+        f"-Dcassandra.logdir={root}",
+        f"-Dcassandra.jmx.local.port={jmx}",
+        *cassandra_auth.jvm_options(state, root, index),
+        "-cp",
+        classpath,
+        DAEMON,
+    ]
+    _spawn(
+        workdir,
+        state,
+        "node",
+        f"node-{index}",
+        argv,
+        f"-Dcassandra.config={config.as_uri()}",
+        host=host,
+        data_dir=str(root / "data"),
+        jmx_port=jmx,
+        log=str(root / "system.log"),
+    )
 
 
 def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
     for entry in state["processes"]:
         if not process.still_running(entry["pid"], entry["marker"]):
             log = Path(entry.get("log") or workdir / "log" / f"{entry['name']}.log")
-            raise EngineError(f"cassandra {entry['name']} (pid {entry['pid']}) exited while starting; "
-                              f"last log line: {process.last_line(log)} (log: {log})")
+            raise EngineError(
+                f"cassandra {entry['name']} (pid {entry['pid']}) exited while starting; "
+                f"last log line: {process.last_line(log)} (log: {log})"
+            )
 
 
 def _wait_native(workdir: Path, state: dict[str, Any], host: str, deadline: float) -> None:
@@ -223,8 +292,9 @@ def _wait_native(workdir: Path, state: dict[str, Any], host: str, deadline: floa
                 return
         except OSError:
             time.sleep(0.5)
-    raise EngineError(f"cassandra on {host}:{port} was not accepting CQL connections within "
-                      f"{NODE_TIMEOUT_S:.0f} s; logs in {workdir}")
+    raise EngineError(
+        f"cassandra on {host}:{port} was not accepting CQL connections within {NODE_TIMEOUT_S:.0f} s; logs in {workdir}"
+    )
 
 
 def gossip_view(host: str, port: int, credentials: Credentials | None = None) -> dict[str, str]:
@@ -263,15 +333,31 @@ def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 
     if not logback.exists():
         logback.write_text('<configuration><root level="OFF"/></configuration>\n')
     jpms = [o for o in JVM_OPTIONS if o.startswith(("--add-", "-Dio.netty"))]
-    argv = [java_binary(), "-Xmx128m", *jpms, f"-Duser.home={tools}", f"-Dcassandra.logdir={tools}",
-            f"-Dlogback.configurationFile={logback}", "-cp", cassandra_classpath(),
-            "org.apache.cassandra.tools.NodeTool", "-h", "127.0.0.1", "-p", str(entry["jmx_port"]),
-            *(cassandra_auth.nodetool_options(state) if login else []), *args]
+    argv = [
+        java_binary(),
+        "-Xmx128m",
+        *jpms,
+        f"-Duser.home={tools}",
+        f"-Dcassandra.logdir={tools}",
+        f"-Dlogback.configurationFile={logback}",
+        "-cp",
+        cassandra_classpath(),
+        "org.apache.cassandra.tools.NodeTool",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(entry["jmx_port"]),
+        *(cassandra_auth.nodetool_options(state) if login else []),
+        *args,
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         # nodetool says "error: WHY" (or "nodetool: WHY"), then maybe a Java stack trace: the reason, not a frame
-        lines = [x for x in (done.stderr + "\n" + done.stdout).splitlines()
-                 if x.strip() and not x.startswith(("\t", " ", "-- StackTrace", "Caused by"))]
+        lines = [
+            x
+            for x in (done.stderr + "\n" + done.stdout).splitlines()
+            if x.strip() and not x.startswith(("\t", " ", "-- StackTrace", "Caused by"))
+        ]
         detail = ([x for x in lines if x.startswith(("error:", "nodetool:"))] or lines[-1:] or ["no output"])[0]
         raise EngineError(f"nodetool {' '.join(args)} on {entry['host']} failed: {detail[:300]}")
     return done.stdout
@@ -306,8 +392,9 @@ def _wait_ring(workdir: Path, state: dict[str, Any], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe, interval=1.0)
     if last is not None:
-        raise EngineError(f"the Cassandra ring was not all up and normal within {timeout:.0f} s ({last}); "
-                          f"logs in {workdir}")
+        raise EngineError(
+            f"the Cassandra ring was not all up and normal within {timeout:.0f} s ({last}); logs in {workdir}"
+        )
 
 
 def wait_normal(state: dict[str, Any], timeout: float = RING_TIMEOUT_S) -> None:
@@ -340,4 +427,3 @@ def down(workdir: Path) -> bool:
 
 def pids(state: dict[str, Any]) -> list[int]:
     return [entry["pid"] for entry in state.get("processes", [])]
-

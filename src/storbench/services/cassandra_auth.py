@@ -37,10 +37,13 @@ AUTH_TIMEOUT_S = 120.0
 ROLE_MANAGER = "storbench.cassandra.StorbenchRoleManager"  # jvm/cassandra, on the nodes' classpath
 ROLE_FILE_PROPERTY = "storbench.cassandra.initial_role_file"  # its "ROLE PASSWORD" file (node 1 only)
 ROLE_FILE = "initial-role"
-YAML = ("authenticator: PasswordAuthenticator", "authorizer: CassandraAuthorizer",
-        f"role_manager: {ROLE_MANAGER}",
-        # every node holds every role (system_auth RF = nodes): one node's answer is enough to log in
-        "auth_read_consistency_level: LOCAL_ONE")
+YAML = (
+    "authenticator: PasswordAuthenticator",
+    "authorizer: CassandraAuthorizer",
+    f"role_manager: {ROLE_MANAGER}",
+    # every node holds every role (system_auth RF = nodes): one node's answer is enough to log in
+    "auth_read_consistency_level: LOCAL_ONE",
+)
 
 
 def prepare(workdir: Path) -> dict[str, Any]:
@@ -60,10 +63,13 @@ def jvm_options(state: dict[str, Any], root: Path, index: int) -> list[str]:
     password_file = root / "jmxremote.password"
     write_private(password_file, f"{USER} {state['auth']['jmx_password']}\n")
     # Cassandra wraps the JDK's password-file authenticator, which Java 17 keeps in a module of its own
-    options = ["--add-exports=java.management/com.sun.jmx.remote.security=ALL-UNNAMED",
-               "-Dcom.sun.management.jmxremote.authenticate=true", "-Dcom.sun.management.jmxremote.ssl=false",
-               f"-Dcom.sun.management.jmxremote.password.file={password_file}",
-               f"-Dcom.sun.management.jmxremote.access.file={Path(state['workdir']) / 'jmx' / 'jmxremote.access'}"]
+    options = [
+        "--add-exports=java.management/com.sun.jmx.remote.security=ALL-UNNAMED",
+        "-Dcom.sun.management.jmxremote.authenticate=true",
+        "-Dcom.sun.management.jmxremote.ssl=false",
+        f"-Dcom.sun.management.jmxremote.password.file={password_file}",
+        f"-Dcom.sun.management.jmxremote.access.file={Path(state['workdir']) / 'jmx' / 'jmxremote.access'}",
+    ]
     if index == 1:  # storbench's role, made by the node itself at once (the other nodes get it by replication)
         role_file = root / ROLE_FILE
         write_private(role_file, f"{USER} {state['auth']['password']}\n")
@@ -88,8 +94,12 @@ def credentials(state: dict[str, Any]) -> Credentials | None:
 def client_env(state: dict[str, Any]) -> dict[str, str]:
     """What a user's shell needs to reach the cluster as storbench does: cqlsh's host and port, and the role
     (STORBENCH_CQL_USERNAME/PASSWORD, which a cassandra:// target that is not this service reads too)."""
-    return {"CQLSH_HOST": state["hosts"][0], "CQLSH_PORT": str(state["ports"]["native"]),
-            "STORBENCH_CQL_USERNAME": state["auth"]["username"], "STORBENCH_CQL_PASSWORD": state["auth"]["password"]}
+    return {
+        "CQLSH_HOST": state["hosts"][0],
+        "CQLSH_PORT": str(state["ports"]["native"]),
+        "STORBENCH_CQL_USERNAME": state["auth"]["username"],
+        "STORBENCH_CQL_PASSWORD": state["auth"]["password"],
+    }
 
 
 def _retry(what: str, action: Callable[[], Any], check: Callable[[], None], timeout: float = AUTH_TIMEOUT_S) -> Any:
@@ -111,8 +121,10 @@ def await_role(state: dict[str, Any], check: Callable[[], None]) -> None:
 
     def as_storbench() -> None:
         with session_on([host], port, pin=True, credentials=credentials(state)) as session:
-            session.execute("ALTER KEYSPACE system_auth WITH replication = "
-                            f"{{'class': 'SimpleStrategy', 'replication_factor': {nodes}}}")
+            session.execute(
+                "ALTER KEYSPACE system_auth WITH replication = "
+                f"{{'class': 'SimpleStrategy', 'replication_factor': {nodes}}}"
+            )
 
     _retry("logging in as the role node 1 makes for storbench", as_storbench, check)
     (Path(state["workdir"]) / "node-1" / ROLE_FILE).unlink(missing_ok=True)  # the role is in system_auth now
@@ -121,5 +133,8 @@ def await_role(state: dict[str, Any], check: Callable[[], None]) -> None:
 def share_roles(state: dict[str, Any], node: int, nodetool: Callable[..., str], check: Callable[[], None]) -> None:
     """The roles onto node ``node`` (just joined, without bootstrap) before anyone logs in there."""
     if node > 1:
-        _retry(f"repairing system_auth onto node {node}",
-               lambda: nodetool(state, "repair", "-full", "system_auth", node=node), check)
+        _retry(
+            f"repairing system_auth onto node {node}",
+            lambda: nodetool(state, "repair", "-full", "system_auth", node=node),
+            check,
+        )

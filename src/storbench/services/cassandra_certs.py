@@ -52,26 +52,66 @@ def make(workdir: Path, hosts: list[str]) -> dict[str, Any]:
     tool = _keytool()
 
     def keytool(store: Path, *args: str, stdin: bytes | None = None) -> bytes:
-        argv = [tool, "-J-XX:TieredStopAtLevel=1", *args, "-keystore", str(store), "-storetype", "PKCS12",
-                "-storepass:file", str(password_file), "-noprompt"]
+        argv = [
+            tool,
+            "-J-XX:TieredStopAtLevel=1",
+            *args,
+            "-keystore",
+            str(store),
+            "-storetype",
+            "PKCS12",
+            "-storepass:file",
+            str(password_file),
+            "-noprompt",
+        ]
         done = subprocess.run(argv, input=stdin, capture_output=True, timeout=120)
         if done.returncode != 0:
             said = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
-            raise EngineError(f"cassandra: keytool {args[0]} failed making the CQL port's certificate: "
-                              f"{(said or ['no output'])[-1][:300]}")
+            raise EngineError(
+                f"cassandra: keytool {args[0]} failed making the CQL port's certificate: "
+                f"{(said or ['no output'])[-1][:300]}"
+            )
         return done.stdout
 
     try:
-        keytool(ca_store, "-genkeypair", "-alias", "ca", *KEY, "-dname", "CN=storbench cassandra CA",
-                "-ext", "bc:c", "-ext", "KU:c=keyCertSign,cRLSign", "-validity", str(VALID_DAYS))
+        keytool(
+            ca_store,
+            "-genkeypair",
+            "-alias",
+            "ca",
+            *KEY,
+            "-dname",
+            "CN=storbench cassandra CA",
+            "-ext",
+            "bc:c",
+            "-ext",
+            "KU:c=keyCertSign,cRLSign",
+            "-validity",
+            str(VALID_DAYS),
+        )
         keytool(ca_store, "-exportcert", "-rfc", "-alias", "ca", "-file", str(ca_file))
-        keytool(keystore, "-genkeypair", "-alias", "node", *KEY, "-dname", "CN=localhost",
-                "-validity", str(VALID_DAYS))
+        keytool(keystore, "-genkeypair", "-alias", "node", *KEY, "-dname", "CN=localhost", "-validity", str(VALID_DAYS))
         keytool(keystore, "-certreq", "-alias", "node", "-file", str(request))
         names = ",".join([*(f"ip:{host}" for host in hosts), "dns:localhost"])
-        keytool(ca_store, "-gencert", "-alias", "ca", "-infile", str(request), "-outfile", str(signed), "-rfc",
-                "-ext", f"SAN={names}", "-ext", "KU:c=digitalSignature", "-ext", "EKU=serverAuth",
-                "-validity", str(VALID_DAYS))
+        keytool(
+            ca_store,
+            "-gencert",
+            "-alias",
+            "ca",
+            "-infile",
+            str(request),
+            "-outfile",
+            str(signed),
+            "-rfc",
+            "-ext",
+            f"SAN={names}",
+            "-ext",
+            "KU:c=digitalSignature",
+            "-ext",
+            "EKU=serverAuth",
+            "-validity",
+            str(VALID_DAYS),
+        )
         signed.write_text(signed.read_text() + ca_file.read_text())  # the chain: the node's, then the CA's
         keytool(keystore, "-importcert", "-trustcacerts", "-alias", "node", "-file", str(signed))
     finally:  # the CA signed its one certificate: without its key nobody signs another this cluster's clients trust
@@ -79,21 +119,22 @@ def make(workdir: Path, hosts: list[str]) -> dict[str, Any]:
             path.unlink(missing_ok=True)
     keystore.chmod(0o600)
     ca_file.chmod(0o644)
-    return {"ca_file": str(ca_file), "keystore": str(keystore), "keystore_password": password,
-            "names": names}
+    return {"ca_file": str(ca_file), "keystore": str(keystore), "keystore_password": password, "names": names}
 
 
 def yaml(tls: dict[str, Any] | None) -> list[str]:
     """cassandra.yaml's client encryption: TLS and plain CQL on the native port (none for an older state)."""
     if not tls:
         return []
-    return ["client_encryption_options:",
-            "  enabled: true",
-            "  optional: true",  # plain CQL too: loopback clients without TLS still connect
-            f"  keystore: {tls['keystore']}",
-            f"  keystore_password: {tls['keystore_password']}",
-            "  store_type: PKCS12",
-            "  require_client_auth: false"]
+    return [
+        "client_encryption_options:",
+        "  enabled: true",
+        "  optional: true",  # plain CQL too: loopback clients without TLS still connect
+        f"  keystore: {tls['keystore']}",
+        f"  keystore_password: {tls['keystore_password']}",
+        "  store_type: PKCS12",
+        "  require_client_auth: false",
+    ]
 
 
 def client_env(state: dict[str, Any]) -> dict[str, str]:

@@ -63,39 +63,82 @@ def _binaries(rgw: bool) -> dict[str, str]:
     found = {name: shutil.which(name) for name in BINARIES + (RGW_BINARIES if rgw else ())}
     missing = [name for name, path in found.items() if not path]
     if missing:
-        raise EngineError(f"Ceph is not installed ({', '.join(missing)} missing); run scripts/setup.sh --test "
-                          f"(apt-get install ceph-mon ceph-osd ceph-mgr radosgw ceph-common)")
+        raise EngineError(
+            f"Ceph is not installed ({', '.join(missing)} missing); run scripts/setup.sh --test "
+            f"(apt-get install ceph-mon ceph-osd ceph-mgr radosgw ceph-common)"
+        )
     return {name: path for name, path in found.items() if path}
 
 
-def _conf_text(workdir: Path, fsid: str, ports: dict[str, int], osd_root: Path, objectstore: str,
-               osd_bytes: int, osds: int, run_dir: Path) -> str:
+def _conf_text(
+    workdir: Path,
+    fsid: str,
+    ports: dict[str, int],
+    osd_root: Path,
+    objectstore: str,
+    osd_bytes: int,
+    osds: int,
+    run_dir: Path,
+) -> str:
     memory = max(1 << 30, (2 << 30) // osds)
-    store = (["osd_objectstore = bluestore",
-              "# bluestore_block_path left unset on purpose (default $osd_data/block, a plain file)",
-              f"bluestore_block_size = {osd_bytes}", "bluestore_block_create = true",
-              "bluestore_block_db_create = false", "bluestore_block_wal_create = false"]
-             if objectstore == "bluestore" else ["osd_objectstore = memstore", f"memstore_device_bytes = {osd_bytes}"])
+    store = (
+        [
+            "osd_objectstore = bluestore",
+            "# bluestore_block_path left unset on purpose (default $osd_data/block, a plain file)",
+            f"bluestore_block_size = {osd_bytes}",
+            "bluestore_block_create = true",
+            "bluestore_block_db_create = false",
+            "bluestore_block_wal_create = false",
+        ]
+        if objectstore == "bluestore"
+        else ["osd_objectstore = memstore", f"memstore_device_bytes = {osd_bytes}"]
+    )
     lines = [
         "# written by storbench (services up ceph); removed by `storbench services down ceph`",
-        "[global]", f"fsid = {fsid}",
+        "[global]",
+        f"fsid = {fsid}",
         f"mon_host = [v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]",
-        "mon_initial_members = a", "public_addr = 127.0.0.1", "cluster_addr = 127.0.0.1",
+        "mon_initial_members = a",
+        "public_addr = 127.0.0.1",
+        "cluster_addr = 127.0.0.1",
         *ceph_auth.conf_lines(workdir),
-        "ms_mon_client_mode = crc", "ms_client_mode = crc", f"run_dir = {run_dir}",
-        f"admin_socket = {run_dir}/$cluster-$name.asok", f"log_file = {workdir}/log/$cluster-$name.log",
-        f"crash_dir = {workdir}/crash", "osd_pool_default_size = 1", "osd_pool_default_min_size = 1",
-        "osd_pool_default_pg_num = 8", "osd_pool_default_pgp_num = 8", "osd_pool_default_pg_autoscale_mode = off",
-        "osd_crush_chooseleaf_type = 0", "mon_allow_pool_size_one = true", "mon_allow_pool_delete = false",
-        "mon_warn_on_pool_no_redundancy = false", "mon_warn_on_insecure_global_id_reclaim_allowed = false",
+        "ms_mon_client_mode = crc",
+        "ms_client_mode = crc",
+        f"run_dir = {run_dir}",
+        f"admin_socket = {run_dir}/$cluster-$name.asok",
+        f"log_file = {workdir}/log/$cluster-$name.log",
+        f"crash_dir = {workdir}/crash",
+        "osd_pool_default_size = 1",
+        "osd_pool_default_min_size = 1",
+        "osd_pool_default_pg_num = 8",
+        "osd_pool_default_pgp_num = 8",
+        "osd_pool_default_pg_autoscale_mode = off",
+        "osd_crush_chooseleaf_type = 0",
+        "mon_allow_pool_size_one = true",
+        "mon_allow_pool_delete = false",
+        "mon_warn_on_pool_no_redundancy = false",
+        "mon_warn_on_insecure_global_id_reclaim_allowed = false",
         "mon_max_pg_per_osd = 1000",
-        "[client]", "admin_socket =", f"log_file = {workdir}/log/client.log",
-        "[mon]", f"mon_data = {workdir}/mon/$id", "keyring = $mon_data/keyring", "mon_data_avail_warn = 2", "mon_data_avail_crit = 1",
-        "[mgr]", f"mgr_data = {workdir}/mgr/$id",
-        "[osd]", f"osd_data = {osd_root}/osd$id", *store, f"osd_memory_target = {memory}",
-        "[client.rgw.x]", f"admin_socket = {run_dir}/$cluster-$name.asok",
-        f"log_file = {workdir}/log/$cluster-$name.log", f"rgw_data = {workdir}/rgw",
-        f"rgw_frontends = beast endpoint=127.0.0.1:{ports['rgw']}", "rgw_thread_pool_size = 64",
+        "[client]",
+        "admin_socket =",
+        f"log_file = {workdir}/log/client.log",
+        "[mon]",
+        f"mon_data = {workdir}/mon/$id",
+        "keyring = $mon_data/keyring",
+        "mon_data_avail_warn = 2",
+        "mon_data_avail_crit = 1",
+        "[mgr]",
+        f"mgr_data = {workdir}/mgr/$id",
+        "[osd]",
+        f"osd_data = {osd_root}/osd$id",
+        *store,
+        f"osd_memory_target = {memory}",
+        "[client.rgw.x]",
+        f"admin_socket = {run_dir}/$cluster-$name.asok",
+        f"log_file = {workdir}/log/$cluster-$name.log",
+        f"rgw_data = {workdir}/rgw",
+        f"rgw_frontends = beast endpoint=127.0.0.1:{ports['rgw']}",
+        "rgw_thread_pool_size = 64",
     ]
     return "\n".join(lines) + "\n"
 
@@ -116,12 +159,14 @@ class _Cluster:
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5, umask=ceph_auth.UMASK)
         except subprocess.TimeoutExpired:
-            raise EngineError(f"`{tool} {' '.join(args)}` did not answer within {timeout:.0f} s; "
-                              f"logs in {self.workdir / 'log'}") from None
+            raise EngineError(
+                f"`{tool} {' '.join(args)}` did not answer within {timeout:.0f} s; logs in {self.workdir / 'log'}"
+            ) from None
         if check and done.returncode != 0:
             why = (done.stderr.strip() or done.stdout.strip()).splitlines()
-            raise EngineError(f"`{tool} {' '.join(args)}` failed (exit {done.returncode}): "
-                              f"{why[-1][:300] if why else 'no message'}")
+            raise EngineError(
+                f"`{tool} {' '.join(args)}` failed (exit {done.returncode}): {why[-1][:300] if why else 'no message'}"
+            )
         return done.stdout
 
     def spawn(self, kind: str, name: str, argv: list[str]) -> dict[str, Any]:
@@ -131,8 +176,10 @@ class _Cluster:
         self.daemons.append(daemon)
         time.sleep(0.2)
         if proc.poll() is not None:
-            raise EngineError(f"ceph {name} exited with code {proc.returncode} at start; last log line: "
-                              f"{process.last_line(self.workdir / 'log' / f'{name}.stdout')}")
+            raise EngineError(
+                f"ceph {name} exited with code {proc.returncode} at start; last log line: "
+                f"{process.last_line(self.workdir / 'log' / f'{name}.stdout')}"
+            )
         return daemon
 
     def health(self) -> dict[str, Any]:
@@ -154,25 +201,41 @@ class _Cluster:
             pgmap = status.get("pgmap", {})
             total = pgmap.get("num_pgs", 0)
             clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
-            last = (f"{status['health']['status']}, {osdmap.get('num_up_osds')}/{osds} OSDs up, "
-                    f"{clean}/{total} PGs active+clean")
-            if osdmap.get("num_up_osds", 0) >= osds and osdmap.get("num_in_osds", 0) >= osds and total \
-                    and clean == total and status["health"]["status"] in ("HEALTH_OK", "HEALTH_WARN"):
+            last = (
+                f"{status['health']['status']}, {osdmap.get('num_up_osds')}/{osds} OSDs up, "
+                f"{clean}/{total} PGs active+clean"
+            )
+            if (
+                osdmap.get("num_up_osds", 0) >= osds
+                and osdmap.get("num_in_osds", 0) >= osds
+                and total
+                and clean == total
+                and status["health"]["status"] in ("HEALTH_OK", "HEALTH_WARN")
+            ):
                 return status
             time.sleep(1)
-        raise EngineError(f"Ceph did not become clean within {START_TIMEOUT_S:.0f} s ({last}); "
-                          f"logs in {self.workdir / 'log'}")
+        raise EngineError(
+            f"Ceph did not become clean within {START_TIMEOUT_S:.0f} s ({last}); logs in {self.workdir / 'log'}"
+        )
 
     def check_alive(self) -> None:
         for daemon in self.daemons:
             if not process.still_running(daemon["pid"], daemon["marker"]):
                 log = self.workdir / "log" / f"ceph-{daemon['name']}.log"
-                raise EngineError(f"ceph {daemon['name']} (pid {daemon['pid']}) exited while starting; "
-                                  f"last log line: {process.last_line(log)}")
+                raise EngineError(
+                    f"ceph {daemon['name']} (pid {daemon['pid']}) exited while starting; "
+                    f"last log line: {process.last_line(log)}"
+                )
 
 
-def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "bluestore", osd_gb: int = 10,
-       osd_dir: str | None = None) -> dict[str, Any]:
+def up(
+    workdir: Path,
+    osds: int = 1,
+    rgw: bool = False,
+    objectstore: str = "bluestore",
+    osd_gb: int = 10,
+    osd_dir: str | None = None,
+) -> dict[str, Any]:
     if not 1 <= osds <= 8:
         raise InputError(f"--osds {osds}: allowed 1 to 8")
     if objectstore not in OBJECTSTORES:
@@ -189,8 +252,9 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
         return state
     binaries = _binaries(rgw)
     if osd_dir and osd_root.exists() and not _owns_osd_root(workdir, osd_root):
-        raise InputError(f"--osd-dir {osd_dir}: {osd_root} exists and was not created by storbench for "
-                         f"{workdir}; refusing to use it")
+        raise InputError(
+            f"--osd-dir {osd_dir}: {osd_root} exists and was not created by storbench for {workdir}; refusing to use it"
+        )
     if process.owned(workdir, "ceph"):
         down(workdir)  # a stopped cluster's leftovers (daemons, an --osd-dir of ours); fresh_dir refuses others
     process.fresh_dir(workdir, "ceph")
@@ -209,10 +273,23 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
     osd_bytes = osd_gb << 30
     cluster = _Cluster(workdir, binaries)
     cluster.conf.write_text(_conf_text(workdir, fsid, ports, osd_root, objectstore, osd_bytes, osds, run_dir))
-    state = {"service": "ceph", "workdir": str(workdir), "conf": str(cluster.conf), "fsid": fsid,
-             "ports": ports, "osds": osds, "objectstore": objectstore, "osd_gb": osd_gb, "rgw": bool(rgw),
-             "osd_root": str(osd_root), "osd_dir_owned": bool(osd_dir), "run_dir": str(run_dir),
-             "daemons": cluster.daemons, "pool": POOL, "uri": f"rados://{POOL}"}
+    state = {
+        "service": "ceph",
+        "workdir": str(workdir),
+        "conf": str(cluster.conf),
+        "fsid": fsid,
+        "ports": ports,
+        "osds": osds,
+        "objectstore": objectstore,
+        "osd_gb": osd_gb,
+        "rgw": bool(rgw),
+        "osd_root": str(osd_root),
+        "osd_dir_owned": bool(osd_dir),
+        "run_dir": str(run_dir),
+        "daemons": cluster.daemons,
+        "pool": POOL,
+        "uri": f"rados://{POOL}",
+    }
     _save(workdir, state)  # from here on `down` can stop whatever has started
     started = time.monotonic()
     deadline = started + START_TIMEOUT_S
@@ -230,8 +307,10 @@ def up(workdir: Path, osds: int = 1, rgw: bool = False, objectstore: str = "blue
     state["osd_dirs"] = [str(osd_root / f"osd{i}") for i in range(osds)]
     state["startup_s"] = round(elapsed, 2)
     store = f"{objectstore}" + (f" on a {osd_gb} GiB file" if objectstore == "bluestore" else f", {osd_gb} GiB")
-    summary = (f"1 mon (pid {state['pid']}), 1 mgr, {osds} OSD(s) ({store}), pool {POOL}, HEALTH_OK in "
-               f"{elapsed:.1f} s; conf {cluster.conf}")
+    summary = (
+        f"1 mon (pid {state['pid']}), 1 mgr, {osds} OSD(s) ({store}), pool {POOL}, HEALTH_OK in "
+        f"{elapsed:.1f} s; conf {cluster.conf}"
+    )
     if rgw:
         summary += f"; S3 endpoint {state['s3_endpoint']} (user storbench)"  # the CLI prints the keys apart
     state["summary"] = summary
@@ -266,8 +345,16 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
     ports = state["ports"]
     monmap = workdir / "monmap"
     mon_keyring = ceph_auth.bootstrap(workdir, lambda *args: cluster.run(*args, tool="ceph-authtool"))
-    cluster.run("--create", "--fsid", state["fsid"], "--addv", "a",
-                f"[v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]", str(monmap), tool="monmaptool")
+    cluster.run(
+        "--create",
+        "--fsid",
+        state["fsid"],
+        "--addv",
+        "a",
+        f"[v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]",
+        str(monmap),
+        tool="monmaptool",
+    )
     cluster.run("--mkfs", "-i", "a", "--monmap", str(monmap), "--keyring", str(mon_keyring), tool="ceph-mon")
     cluster.spawn("mon", "mon.a", [bins["ceph-mon"], "-f", "-c", conf, "-i", "a"])
     _save(workdir, state)
@@ -294,8 +381,20 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
 def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> None:
     port = state["ports"]["rgw"]
     ceph_auth.grant(cluster.workdir, "client.rgw.x", cluster.run)
-    cluster.spawn("rgw", "client.rgw.x", [cluster.bin["radosgw"], "-f", "-c", str(cluster.conf), "-n",
-                                          "client.rgw.x", "--ms_mon_client_mode=crc", "--ms_client_mode=crc"])
+    cluster.spawn(
+        "rgw",
+        "client.rgw.x",
+        [
+            cluster.bin["radosgw"],
+            "-f",
+            "-c",
+            str(cluster.conf),
+            "-n",
+            "client.rgw.x",
+            "--ms_mon_client_mode=crc",
+            "--ms_client_mode=crc",
+        ],
+    )
     _save(cluster.workdir, state)
     endpoint = f"http://127.0.0.1:{port}"
     while True:
@@ -305,12 +404,21 @@ def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> Non
                 break
         except OSError:
             if time.monotonic() > deadline:
-                raise EngineError(f"RGW did not answer on {endpoint} within {START_TIMEOUT_S:.0f} s; "
-                                  f"log: {cluster.workdir / 'log' / 'ceph-client.rgw.x.log'}") from None
+                raise EngineError(
+                    f"RGW did not answer on {endpoint} within {START_TIMEOUT_S:.0f} s; "
+                    f"log: {cluster.workdir / 'log' / 'ceph-client.rgw.x.log'}"
+                ) from None
             time.sleep(0.5)
     # radosgw-admin makes the keys and prints them: the secret never appears in an argv (visible in ps).
-    made = cluster.run("user", "create", "--uid=storbench", "--display-name=storbench", "--gen-access-key",
-                       "--gen-secret", tool="radosgw-admin")
+    made = cluster.run(
+        "user",
+        "create",
+        "--uid=storbench",
+        "--display-name=storbench",
+        "--gen-access-key",
+        "--gen-secret",
+        tool="radosgw-admin",
+    )
     key = json.loads(made)["keys"][0]
     state.update(s3_endpoint=endpoint, access_key=key["access_key"], secret_key=key["secret_key"])
     cluster.wait_clean(state["osds"], deadline)  # RGW's own pools are "unknown" for a few seconds
@@ -321,8 +429,11 @@ def client_env(state: dict[str, Any]) -> dict[str, str]:
     RGW, the S3 endpoint and the storbench user's keys."""
     env = {"CEPH_CONF": state["conf"]}
     if state.get("s3_endpoint"):
-        env |= {"AWS_ENDPOINT_URL": state["s3_endpoint"], "AWS_ACCESS_KEY_ID": state["access_key"],
-                "AWS_SECRET_ACCESS_KEY": state["secret_key"]}
+        env |= {
+            "AWS_ENDPOINT_URL": state["s3_endpoint"],
+            "AWS_ACCESS_KEY_ID": state["access_key"],
+            "AWS_SECRET_ACCESS_KEY": state["secret_key"],
+        }
     return env
 
 
@@ -362,8 +473,11 @@ def start_daemon(workdir: Path, name: str) -> int:
 
 def _stop_all(state: dict[str, Any]) -> bool:
     """RGW → OSDs → mgr → mon, each by PID with SIGTERM then SIGKILL; True when any was running."""
-    return process.stop_in_order(state.get("daemons", []), STOP_ORDER,
-                                 lambda daemon: process.stop_pid(daemon["pid"], daemon["marker"], timeout=30.0))
+    return process.stop_in_order(
+        state.get("daemons", []),
+        STOP_ORDER,
+        lambda daemon: process.stop_pid(daemon["pid"], daemon["marker"], timeout=30.0),
+    )
 
 
 def down(workdir: Path) -> bool:

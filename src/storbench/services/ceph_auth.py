@@ -27,9 +27,13 @@ CAPS = {
 
 def conf_lines(workdir: Path) -> list[str]:
     """The [global] settings that make every daemon and client authenticate with cephx."""
-    return ["auth_cluster_required = cephx", "auth_service_required = cephx", "auth_client_required = cephx",
-            "auth_allow_insecure_global_id_reclaim = false",
-            f"keyring = {workdir / KEYS}/$cluster.$name.keyring"]
+    return [
+        "auth_cluster_required = cephx",
+        "auth_service_required = cephx",
+        "auth_client_required = cephx",
+        "auth_allow_insecure_global_id_reclaim = false",
+        f"keyring = {workdir / KEYS}/$cluster.$name.keyring",
+    ]
 
 
 def keyring(workdir: Path, name: str) -> Path:

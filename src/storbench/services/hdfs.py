@@ -46,20 +46,41 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
     process.fresh_dir(workdir, "hdfs")  # a stopped cluster's leftovers go only when the directory is ours
     scratch = workdir / "tmp"  # Jetty's web-app directories (one per NameNode/DataNode UI) go with the service,
     scratch.mkdir(mode=0o700)  # not into the shared /tmp, where a killed JVM would leave them for good
-    argv = [java_binary(), f"-Xmx{heap}", "-Djava.net.preferIPv4Stack=true", f"-Dstorbench.hdfs.owner={CLIENT_USER}",
-            f"-Djava.io.tmpdir={scratch}", "-cp", launcher_classpath(),
-            MAIN_CLASS, str(workdir), str(datanodes)]
+    argv = [
+        java_binary(),
+        f"-Xmx{heap}",
+        "-Djava.net.preferIPv4Stack=true",
+        f"-Dstorbench.hdfs.owner={CLIENT_USER}",
+        f"-Djava.io.tmpdir={scratch}",
+        "-cp",
+        launcher_classpath(),
+        MAIN_CLASS,
+        str(workdir),
+        str(datanodes),
+    ]
     started = time.monotonic()
     proc = process.spawn(argv, workdir, "hdfs.log")
-    state = {"service": "hdfs", "pid": proc.pid, "marker": MAIN_CLASS, "datanodes": datanodes,
-             "workdir": str(workdir), "log": str(workdir / "hdfs.log"), "summary": f"pid {proc.pid}, starting"}
+    state = {
+        "service": "hdfs",
+        "pid": proc.pid,
+        "marker": MAIN_CLASS,
+        "datanodes": datanodes,
+        "workdir": str(workdir),
+        "log": str(workdir / "hdfs.log"),
+        "summary": f"pid {proc.pid}, starting",
+    }
     with process.starting(workdir, state, proc):
-        ready = process.wait_for_file(workdir / "ready.json", proc, START_TIMEOUT_S, "HDFS (MiniDFSCluster)",
-                                      workdir / "hdfs.log")
-    state |= {"uri": ready["uri"], "datanode_dirs": ready["datanode_dirs"], "client_user": CLIENT_USER,
-              "startup_s": round(time.monotonic() - started, 2),
-              "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s, "
-                         f"permissions on, / owned by HDFS user {CLIENT_USER} (`storbench services env hdfs`)"}
+        ready = process.wait_for_file(
+            workdir / "ready.json", proc, START_TIMEOUT_S, "HDFS (MiniDFSCluster)", workdir / "hdfs.log"
+        )
+    state |= {
+        "uri": ready["uri"],
+        "datanode_dirs": ready["datanode_dirs"],
+        "client_user": CLIENT_USER,
+        "startup_s": round(time.monotonic() - started, 2),
+        "summary": f"pid {proc.pid}, {datanodes} DataNode(s), up in {time.monotonic() - started:.1f} s, "
+        f"permissions on, / owned by HDFS user {CLIENT_USER} (`storbench services env hdfs`)",
+    }
     process.write_state(workdir, state)
     return state
 
@@ -83,4 +104,3 @@ def down(workdir: Path) -> bool:
     stopped = process.stop_pid(state["pid"], MAIN_CLASS)
     process.remove_dir(workdir, "hdfs")
     return stopped
-

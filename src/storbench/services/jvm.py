@@ -53,8 +53,9 @@ def cassandra_classpath() -> str:
     if not jar.is_file():
         build("cassandra")
     if not jar.is_file():
-        raise EngineError(f"storbench's Cassandra role manager is not built ({jar}); "
-                          "run scripts/setup.sh --part cassandra")
+        raise EngineError(
+            f"storbench's Cassandra role manager is not built ({jar}); run scripts/setup.sh --part cassandra"
+        )
     jars = _resolved("cassandra", module, "Cassandra's jars")
     return f"{jar}:{jars}"
 

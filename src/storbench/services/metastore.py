@@ -68,7 +68,7 @@ logger.audit.appenderRef.audit.ref = audit
 
 def _site(settings: dict[str, str]) -> str:
     props = "".join(f"  <property><name>{k}</name><value>{escape(v)}</value></property>\n" for k, v in settings.items())
-    return f"<?xml version=\"1.0\"?>\n<configuration>\n{props}</configuration>\n"
+    return f'<?xml version="1.0"?>\n<configuration>\n{props}</configuration>\n'
 
 
 def _settings(workdir: Path, pg_port: int, port: int, auth: dict[str, str]) -> dict[str, str]:
@@ -96,9 +96,15 @@ def _settings(workdir: Path, pg_port: int, port: int, auth: dict[str, str]) -> d
 
 
 def _java(conf: Path, *args: str) -> list[str]:
-    return [java_binary(), f"-Xmx{HEAP}", "-Djava.net.preferIPv4Stack=true",
-            f"-Dlog4j.configurationFile={conf / 'log4j2.properties'}", "-cp", f"{conf}:{metastore_classpath()}",
-            *args]
+    return [
+        java_binary(),
+        f"-Xmx{HEAP}",
+        "-Djava.net.preferIPv4Stack=true",
+        f"-Dlog4j.configurationFile={conf / 'log4j2.properties'}",
+        "-cp",
+        f"{conf}:{metastore_classpath()}",
+        *args,
+    ]
 
 
 def up(workdir: Path) -> dict[str, Any]:
@@ -114,10 +120,18 @@ def up(workdir: Path) -> dict[str, Any]:
     conf.mkdir(mode=0o700)
     auth = {"username": USER, "password": secrets.token_urlsafe(24), "postgres_password": secrets.token_urlsafe(24)}
     port = free_port()
-    state: dict[str, Any] = {"service": SERVICE, "workdir": str(workdir), "uri": f"thrift://127.0.0.1:{port}",
-                             "port": port, "auth": auth, "processes": [], "summary": "starting",
-                             "audit_log": str(workdir / "audit.log"), "log": str(workdir / "metastore.log"),
-                             "credentials": str(workdir / "credentials.jceks")}
+    state: dict[str, Any] = {
+        "service": SERVICE,
+        "workdir": str(workdir),
+        "uri": f"thrift://127.0.0.1:{port}",
+        "port": port,
+        "auth": auth,
+        "processes": [],
+        "summary": "starting",
+        "audit_log": str(workdir / "audit.log"),
+        "log": str(workdir / "metastore.log"),
+        "credentials": str(workdir / "credentials.jceks"),
+    }
     with process.all_or_nothing(workdir, state, _stop_all, main=-1):
         pg_root = postgres.cluster_dir(workdir / "pg")
         state["pg_root"] = str(pg_root)
@@ -127,8 +141,11 @@ def up(workdir: Path) -> dict[str, Any]:
         process.write_private(conf / "metastore-site.xml", _site(_settings(workdir, entry["port"], port, auth)))
         (conf / "log4j2.properties").write_text(LOG4J.format(log=state["log"], audit=state["audit_log"]))
         schema_started = time.monotonic()
-        _run(_java(conf, SCHEMATOOL, "-initSchema", "-dbType", "postgres"), workdir / "schematool.log",
-             "Hive's schematool (-initSchema -dbType postgres)")
+        _run(
+            _java(conf, SCHEMATOOL, "-initSchema", "-dbType", "postgres"),
+            workdir / "schematool.log",
+            "Hive's schematool (-initSchema -dbType postgres)",
+        )
         state["schema_s"] = round(time.monotonic() - schema_started, 2)
         _credential_store(state, auth)
         marker = f"-Dstorbench.metastore={workdir}"
@@ -136,10 +153,12 @@ def up(workdir: Path) -> dict[str, Any]:
         state["processes"].append({"kind": "metastore", "pid": proc.pid, "marker": marker})
         process.write_state(workdir, state)
         _wait_thrift(state, proc, time.monotonic() + START_TIMEOUT_S)
-    state["summary"] = (f"Hive metastore 4.0.1 pid {state['pid']} on {state['uri']}, schema in PostgreSQL "
-                        f"(pid {state['processes'][0]['pid']}, port {state['processes'][0]['port']}), up in "
-                        f"{state['startup_s']:.1f} s (schema {state['schema_s']:.1f} s); thrift login as "
-                        f"{USER} (SASL PLAIN)")
+    state["summary"] = (
+        f"Hive metastore 4.0.1 pid {state['pid']} on {state['uri']}, schema in PostgreSQL "
+        f"(pid {state['processes'][0]['pid']}, port {state['processes'][0]['port']}), up in "
+        f"{state['startup_s']:.1f} s (schema {state['schema_s']:.1f} s); thrift login as "
+        f"{USER} (SASL PLAIN)"
+    )
     process.write_state(workdir, state)
     return state
 
@@ -147,19 +166,27 @@ def up(workdir: Path) -> dict[str, Any]:
 def _run(argv: list[str], log: Path, what: str) -> None:
     env = {**os.environ, "METASTORE_HOME": str(SCRIPTS_HOME)}  # where schematool finds its SQL scripts
     with open(log, "ab") as out:
-        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=600,
-                              env=env)
+        done = subprocess.run(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=600, env=env
+        )
     if done.returncode != 0:
-        raise EngineError(f"{what} failed with exit code {done.returncode}; last line: {process.last_line(log)} "
-                          f"(log: {log})")
+        raise EngineError(
+            f"{what} failed with exit code {done.returncode}; last line: {process.last_line(log)} (log: {log})"
+        )
 
 
 def _credential_store(state: dict[str, Any], auth: dict[str, str]) -> None:
     """The password clients read (by user name) from a JCEKS store, written by Hadoop's own provider with the
     password on stdin; 0600."""
     path = Path(state["credentials"])
-    argv = [java_binary(), "-cp", metastore_classpath(), str(CREDENTIAL_TOOL), "jceks://file" + str(path),
-            auth["username"]]
+    argv = [
+        java_binary(),
+        "-cp",
+        metastore_classpath(),
+        str(CREDENTIAL_TOOL),
+        "jceks://file" + str(path),
+        auth["username"],
+    ]
     done = subprocess.run(argv, input=auth["password"] + "\n", capture_output=True, text=True, timeout=120)
     if done.returncode != 0 or not path.exists():
         why = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -171,13 +198,16 @@ def _wait_thrift(state: dict[str, Any], proc: subprocess.Popen, deadline: float)
     log = Path(state["log"])
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise EngineError(f"the Hive metastore exited with code {proc.returncode} while starting; "
-                              f"last log line: {process.last_line(log)} (log: {log})")
+            raise EngineError(
+                f"the Hive metastore exited with code {proc.returncode} while starting; "
+                f"last log line: {process.last_line(log)} (log: {log})"
+            )
         if answers(state["uri"]):
             return
         time.sleep(0.5)
-    raise EngineError(f"the Hive metastore was not listening on {state['uri']} within {START_TIMEOUT_S:.0f} s "
-                      f"(log: {log})")
+    raise EngineError(
+        f"the Hive metastore was not listening on {state['uri']} within {START_TIMEOUT_S:.0f} s (log: {log})"
+    )
 
 
 def answers(uri: str, timeout: float = 2.0) -> bool:
@@ -192,8 +222,11 @@ def answers(uri: str, timeout: float = 2.0) -> bool:
 
 def client_env(state: dict[str, Any]) -> dict[str, str]:
     """What a client's shell needs: the URI, the user, and the credential store holding its password."""
-    return {"STORBENCH_METASTORE_URI": state["uri"], "STORBENCH_METASTORE_USER": state["auth"]["username"],
-            "HADOOP_CREDENTIAL_PROVIDER_PATH": "jceks://file" + state["credentials"]}
+    return {
+        "STORBENCH_METASTORE_URI": state["uri"],
+        "STORBENCH_METASTORE_USER": state["auth"]["username"],
+        "HADOOP_CREDENTIAL_PROVIDER_PATH": "jceks://file" + state["credentials"],
+    }
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
@@ -207,8 +240,9 @@ def running(home: Path) -> dict[str, Any] | None:
 
 def _stop_all(state: dict[str, Any]) -> bool:
     """The metastore, then PostgreSQL; a cluster outside the service directory is removed with it."""
-    stopped = process.stop_in_order(state.get("processes", []), ("metastore",),
-                                    lambda e: process.stop_pid(e["pid"], e["marker"]))
+    stopped = process.stop_in_order(
+        state.get("processes", []), ("metastore",), lambda e: process.stop_pid(e["pid"], e["marker"])
+    )
     for entry in [e for e in state.get("processes", []) if e["kind"] == "postgres"]:
         stopped = postgres.stop(entry) or stopped
     pg_root = state.get("pg_root")

@@ -23,8 +23,19 @@ NODES_FILE = "nodes.yaml"
 
 EXPORTER = "prometheus-node-exporter"
 # diskstats with loop devices (the default hides them), plus what per-node telemetry and fingerprints read
-COLLECTORS = ("cpu", "diskstats", "meminfo", "netdev", "uname", "stat", "loadavg", "os", "rapl", "filesystem",
-              "pressure")
+COLLECTORS = (
+    "cpu",
+    "diskstats",
+    "meminfo",
+    "netdev",
+    "uname",
+    "stat",
+    "loadavg",
+    "os",
+    "rapl",
+    "filesystem",
+    "pressure",
+)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -36,16 +47,22 @@ def free_port(host: str = "127.0.0.1") -> int:
 def binary() -> str:
     found = shutil.which(EXPORTER)
     if not found:
-        raise EngineError(f"{EXPORTER} is not installed; run scripts/setup.sh --test "
-                          f"(apt-get install prometheus-node-exporter)")
+        raise EngineError(
+            f"{EXPORTER} is not installed; run scripts/setup.sh --test (apt-get install prometheus-node-exporter)"
+        )
     return found
 
 
 def command(exporter: str, host: str) -> tuple[list[str], str, str]:
     """(argv, marker for its PID checks, metrics URL) of an exporter on a free port of ``host``."""
     listen = f"--web.listen-address={host}:{free_port(host)}"
-    argv = [exporter, listen, r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
-            "--collector.disable-defaults", *(f"--collector.{c}" for c in COLLECTORS)]
+    argv = [
+        exporter,
+        listen,
+        r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
+        "--collector.disable-defaults",
+        *(f"--collector.{c}" for c in COLLECTORS),
+    ]
     return argv, listen, f"http://{listen.split('=', 1)[1]}/metrics"
 
 
@@ -69,15 +86,27 @@ def write_nodes(workdir: Path, state: dict[str, Any], kind: str, role: str, dir_
     nodes = []
     for entry in (p for p in state["processes"] if p["kind"] == kind):
         disks = devices_for_path(entry[dir_key]).devices
-        nodes.append(Node(name=entry["name"], exporter=exporters[entry["host"]], role=role,
-                          devices=tuple(disks) or None, host=entry["host"]))
+        nodes.append(
+            Node(
+                name=entry["name"],
+                exporter=exporters[entry["host"]],
+                role=role,
+                devices=tuple(disks) or None,
+                host=entry["host"],
+            )
+        )
     path = workdir / NODES_FILE
     dump_nodes(path, Cluster(tuple(nodes), source=f"services up {state['service']}"))
     return path
 
 
-def wait_ready(state: dict[str, Any], deadline: float, check_alive: Callable[[], None],
-               probe: Callable[[], str | None], interval: float = 0.5) -> str | None:
+def wait_ready(
+    state: dict[str, Any],
+    deadline: float,
+    check_alive: Callable[[], None],
+    probe: Callable[[], str | None],
+    interval: float = 0.5,
+) -> str | None:
     """Polls until ``probe`` says ready (None; otherwise it names what is missing) and every exporter of the
     service answers, calling ``check_alive`` (which raises when a process died) each round; None once ready,
     else what was still missing at ``deadline``."""

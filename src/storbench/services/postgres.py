@@ -32,8 +32,10 @@ def bindir() -> Path:
         return Path(os.path.realpath(found)).parent
     versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not versions:
-        raise EngineError("PostgreSQL is not installed (no initdb): apt-get install postgresql, or run "
-                          "scripts/setup.sh --part metastore")
+        raise EngineError(
+            "PostgreSQL is not installed (no initdb): apt-get install postgresql, or run "
+            "scripts/setup.sh --part metastore"
+        )
     return Path(versions[-1]).parent
 
 
@@ -83,13 +85,38 @@ def start(root: Path, password: str, database: str) -> dict[str, Any]:
         for path in (root, data, pwfile):
             shutil.chown(path, owner)
     try:
-        _tool(owner, "initdb", "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "-A", "scram-sha-256",
-              "-E", "UTF8", "--no-sync")
+        _tool(
+            owner,
+            "initdb",
+            "-D",
+            str(data),
+            "-U",
+            USER,
+            f"--pwfile={pwfile}",
+            "-A",
+            "scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
     finally:
         pwfile.unlink(missing_ok=True)
     port = free_port()
-    _tool(owner, "pg_ctl", "-D", str(data), "-l", str(log), "-w", "-t", "120", "-o", f"{SETTINGS} -p {port}",
-          "start", log=log)
+    _tool(
+        owner,
+        "pg_ctl",
+        "-D",
+        str(data),
+        "-l",
+        str(log),
+        "-w",
+        "-t",
+        "120",
+        "-o",
+        f"{SETTINGS} -p {port}",
+        "start",
+        log=log,
+    )
     pid = int((data / "postmaster.pid").read_text().split()[0])
     entry = {"kind": "postgres", "pid": pid, "marker": str(data), "port": port, "log": str(log)}
     done = _create_database(port, password, database)
@@ -103,16 +130,36 @@ def _create_database(port: int, password: str, database: str) -> subprocess.Comp
     """``database``, made as its owner through the server's own client. The password reaches psql in a
     passfile (``PGPASSFILE``, 0600, in a private mkdtemp directory removed as soon as psql exits): never its
     command line nor its environment (``PGPASSWORD`` is in /proc/PID/environ, and every child of psql's)."""
-    psql = [str(bindir() / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, "-d", "postgres", "-q",
-            "-v", "ON_ERROR_STOP=1", "-c", f'CREATE DATABASE "{database}"']
+    psql = [
+        str(bindir() / "psql"),
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-U",
+        USER,
+        "-d",
+        "postgres",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+        f'CREATE DATABASE "{database}"',
+    ]
     folder = Path(tempfile.mkdtemp(prefix="storbench-pgpass-"))
     try:
         passfile = folder / "pgpass"
         escaped = password.replace("\\", "\\\\").replace(":", "\\:")  # the passfile's escapes
         process.write_private(passfile, f"127.0.0.1:{port}:postgres:{USER}:{escaped}\n")
         env = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE")}
-        return subprocess.run(psql, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                              env={**env, "PGPASSFILE": str(passfile)})
+        return subprocess.run(
+            psql,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={**env, "PGPASSFILE": str(passfile)},
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

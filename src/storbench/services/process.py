@@ -45,8 +45,10 @@ def fresh_dir(workdir: Path, service: str) -> None:
     """An empty, marked service directory; an existing one is wiped only when it carries our marker."""
     if os.path.lexists(workdir):
         if not owned(workdir, service):
-            raise InputError(f"{workdir} exists and was not made by storbench's {service} service; "
-                             f"refusing to remove it (move it away or use another results home)")
+            raise InputError(
+                f"{workdir} exists and was not made by storbench's {service} service; "
+                f"refusing to remove it (move it away or use another results home)"
+            )
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     (workdir / MARK).write_text(service + "\n")
@@ -58,8 +60,9 @@ def remove_dir(workdir: Path, service: str) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def stop_in_order(entries: list[dict[str, Any]], order: tuple[str, ...],
-                  stop: Callable[[dict[str, Any]], bool]) -> bool:
+def stop_in_order(
+    entries: list[dict[str, Any]], order: tuple[str, ...], stop: Callable[[dict[str, Any]], bool]
+) -> bool:
     """A multi-process service's recorded processes (``kind`` each), kind by kind in ``order``, each through
     ``stop``; True when any was running."""
     stopped = False
@@ -101,8 +104,9 @@ def starting(workdir: Path, state: dict[str, Any], *procs: subprocess.Popen) -> 
 
 
 @contextmanager
-def all_or_nothing(workdir: Path, state: dict[str, Any], stop: Callable[[dict[str, Any]], Any],
-                   main: int = 0) -> Iterator[None]:
+def all_or_nothing(
+    workdir: Path, state: dict[str, Any], stop: Callable[[dict[str, Any]], Any], main: int = 0
+) -> Iterator[None]:
     """The start of a service of several processes listed in ``state["processes"]``: a failed or interrupted
     start (Ctrl-C included) stops whatever had started (``stop(state)``) and forgets the state; a start that
     completes names its ``main`` process (pid, marker) and its start-up time in ``state``."""
@@ -121,13 +125,22 @@ def all_or_nothing(workdir: Path, state: dict[str, Any], stop: Callable[[dict[st
 _CHILDREN: dict[int, subprocess.Popen] = {}  # what spawn() started in this process, by PID
 
 
-def spawn(argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None,
-          umask: int = -1) -> subprocess.Popen:
+def spawn(
+    argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None, umask: int = -1
+) -> subprocess.Popen:
     """``umask`` (e.g. 0o077): the files the service creates are its owner's only (-1: inherit ours)."""
     workdir.mkdir(parents=True, exist_ok=True)
     log = open(workdir / log_name, "ab")
-    proc = subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env={**os.environ, **(env or {})}, start_new_session=True, umask=umask)
+    proc = subprocess.Popen(
+        argv,
+        cwd=workdir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+        umask=umask,
+    )
     _CHILDREN[proc.pid] = proc
     return proc
 
@@ -169,8 +182,10 @@ def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float, what: str,
         if path.exists():
             return json.loads(path.read_text())
         if proc.poll() is not None:
-            raise EngineError(f"{what} exited with code {proc.returncode} before it was ready; "
-                              f"last log line: {last_line(log)} (log: {log})")
+            raise EngineError(
+                f"{what} exited with code {proc.returncode} before it was ready; "
+                f"last log line: {last_line(log)} (log: {log})"
+            )
         time.sleep(0.1)
     raise EngineError(f"{what} was not ready after {timeout:.0f} s; log: {log}")
 

@@ -9,8 +9,15 @@ from storbench.errors import InputError
 from storbench.services import cassandra, ceph, hdfs, metastore, s3, spark, yarn
 from storbench.services.process import service_dir
 
-SERVICES = {"hdfs": hdfs, "s3": s3, "ceph": ceph, "spark": spark, "cassandra": cassandra, "metastore": metastore,
-            "yarn": yarn}
+SERVICES = {
+    "hdfs": hdfs,
+    "s3": s3,
+    "ceph": ceph,
+    "spark": spark,
+    "cassandra": cassandra,
+    "metastore": metastore,
+    "yarn": yarn,
+}
 
 
 def _module(name: str) -> Any:
@@ -24,8 +31,10 @@ def service_up(name: str, home: Path, **options: Any) -> dict[str, Any]:
     module = _module(name)
     unknown = sorted(set(options) - set(module.UP_OPTIONS))
     if unknown:
-        raise InputError(f"--{unknown[0]} does not apply to service {name}; "
-                         f"it takes: {', '.join('--' + o for o in module.UP_OPTIONS) or 'no options'}")
+        raise InputError(
+            f"--{unknown[0]} does not apply to service {name}; "
+            f"it takes: {', '.join('--' + o for o in module.UP_OPTIONS) or 'no options'}"
+        )
     return module.up(service_dir(home, name), **options)
 
 

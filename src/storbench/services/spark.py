@@ -90,8 +90,9 @@ def _check_writable(text: str) -> None:
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".storbench-probe-", dir=Path(text).expanduser()))
     except OSError as exc:
-        raise InputError(f"--worker-dir {text}: cannot write there ({exc.strerror or exc}); give a directory "
-                         f"this user can write") from None
+        raise InputError(
+            f"--worker-dir {text}: cannot write there ({exc.strerror or exc}); give a directory this user can write"
+        ) from None
 
 
 def _worker_root(workdir: Path, index: int, worker_dir: list[str]) -> tuple[Path, bool]:
@@ -108,8 +109,9 @@ def _owns_root(workdir: Path, root: Path) -> bool:
         return False
 
 
-def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
-       worker_dir: list[str] | None = None) -> dict[str, Any]:
+def up(
+    workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g", worker_dir: list[str] | None = None
+) -> dict[str, Any]:
     worker_dir = list(worker_dir or [])
     _check(workers, cores, memory, worker_dir)
     roots = [_worker_root(workdir, i, worker_dir) for i in range(1, workers + 1)]
@@ -123,8 +125,10 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     home, exporter = spark_home(), node_exporter.binary()
     for root, outside in roots:
         if outside and os.path.lexists(root) and not _owns_root(workdir, root):
-            raise InputError(f"--worker-dir {root.parent}: {root} exists and was not made by storbench for "
-                             f"{workdir}; refusing to use it")
+            raise InputError(
+                f"--worker-dir {root.parent}: {root} exists and was not made by storbench for "
+                f"{workdir}; refusing to use it"
+            )
     if process.owned(workdir, SERVICE):
         down(workdir)  # a stopped cluster's leftovers; fresh_dir refuses a directory that is not ours
     process.fresh_dir(workdir, SERVICE)
@@ -139,10 +143,20 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
         for sub in ("work", "local"):
             (root / sub).mkdir(parents=True, exist_ok=True)
     master_port, ui_port = free_port(), free_port()
-    state = {"service": SERVICE, "workdir": str(workdir), "workers": workers, "cores": cores, "memory": memory,
-             "worker_roots": [str(r) for r, _ in roots], "owned_roots": [str(r) for r, o in roots if o],
-             "uri": f"spark://127.0.0.1:{master_port}", "web_ui": f"http://127.0.0.1:{ui_port}",
-             "auth_file": str(workdir / AUTH_FILE), "processes": [], "summary": "starting"}
+    state = {
+        "service": SERVICE,
+        "workdir": str(workdir),
+        "workers": workers,
+        "cores": cores,
+        "memory": memory,
+        "worker_roots": [str(r) for r, _ in roots],
+        "owned_roots": [str(r) for r, o in roots if o],
+        "uri": f"spark://127.0.0.1:{master_port}",
+        "web_ui": f"http://127.0.0.1:{ui_port}",
+        "auth_file": str(workdir / AUTH_FILE),
+        "processes": [],
+        "summary": "starting",
+    }
 
     def stop(state: dict[str, Any]) -> None:
         _stop_all(state)
@@ -152,10 +166,12 @@ def up(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
         _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "worker", "worker", "local_dir"))
-    state["summary"] = (f"master {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {workers} worker(s) "
-                        f"ALIVE ({cores} core(s), {memory} each) with node_exporters, up in "
-                        f"{state['startup_s']:.1f} s, authenticated (`storbench services env spark`); "
-                        f"nodes file {state['nodes']}")
+    state["summary"] = (
+        f"master {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {workers} worker(s) "
+        f"ALIVE ({cores} core(s), {memory} each) with node_exporters, up in "
+        f"{state['startup_s']:.1f} s, authenticated (`storbench services env spark`); "
+        f"nodes file {state['nodes']}"
+    )
     process.write_state(workdir, state)
     return state
 
@@ -165,9 +181,12 @@ def _write_auth(workdir: Path) -> None:
     private = (workdir / AUTH_FILE).parent
     private.mkdir(mode=0o700)
     private.chmod(0o700)  # whatever the umask
-    settings = {"spark.authenticate": "true", SECRET_KEY: secrets.token_urlsafe(32),
-                "spark.ui.killEnabled": "false",  # the web UIs are not authenticated: no kill buttons there
-                "spark.master.rest.enabled": "false"}  # no unauthenticated REST submissions
+    settings = {
+        "spark.authenticate": "true",
+        SECRET_KEY: secrets.token_urlsafe(32),
+        "spark.ui.killEnabled": "false",  # the web UIs are not authenticated: no kill buttons there
+        "spark.master.rest.enabled": "false",
+    }  # no unauthenticated REST submissions
     process.write_private(workdir / AUTH_FILE, "".join(f"{k}={v}\n" for k, v in settings.items()))
 
 
@@ -181,8 +200,10 @@ def client_conf(home: Path | None, master_url: str) -> dict[str, str]:
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:
-        raise EngineError(f"cannot read the secret of `services up spark` ({path}): {exc.strerror or exc}; "
-                          f"run as the user who started the cluster") from None
+        raise EngineError(
+            f"cannot read the secret of `services up spark` ({path}): {exc.strerror or exc}; "
+            f"run as the user who started the cluster"
+        ) from None
     conf = dict(line.split("=", 1) for line in lines if "=" in line)
     return {key: conf[key] for key in ("spark.authenticate", SECRET_KEY) if key in conf}
 
@@ -202,33 +223,86 @@ def client_env(state: dict[str, Any]) -> dict[str, str]:
     return {ENV_MASTER: state["uri"], ENV_PROPERTIES: state["auth_file"]}
 
 
-def _spawn(workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str,
-           env: dict[str, str] | None = None, **extra: Any) -> None:
+def _spawn(
+    workdir: Path,
+    state: dict[str, Any],
+    kind: str,
+    name: str,
+    argv: list[str],
+    marker: str,
+    env: dict[str, str] | None = None,
+    **extra: Any,
+) -> None:
     proc = process.spawn(argv, workdir / "log", f"{name}.log", env)
     state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
     process.write_state(workdir, state)
 
 
-def _start_all(workdir: Path, state: dict[str, Any], home: Path, exporter: str, master_port: int, ui_port: int,
-               roots: list[tuple[Path, bool]]) -> None:
+def _start_all(
+    workdir: Path,
+    state: dict[str, Any],
+    home: Path,
+    exporter: str,
+    master_port: int,
+    ui_port: int,
+    roots: list[tuple[Path, bool]],
+) -> None:
     spark_class = str(home / "bin" / "spark-class")
-    base_env = {"SPARK_HOME": str(home), "SPARK_CONF_DIR": str(workdir / "conf"), "SPARK_LOG_DIR": str(workdir / "log"),
-                "SPARK_NO_DAEMONIZE": "1"}
+    base_env = {
+        "SPARK_HOME": str(home),
+        "SPARK_CONF_DIR": str(workdir / "conf"),
+        "SPARK_LOG_DIR": str(workdir / "log"),
+        "SPARK_NO_DAEMONIZE": "1",
+    }
     auth = ["--properties-file", str(workdir / AUTH_FILE)]  # the secret by path: never in an argv
-    master_args = [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(ui_port),
-                   *auth]
+    master_args = [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(ui_port), *auth]
     # the marker is what both bash (spark-class) and the java it execs show in their command lines
-    _spawn(workdir, state, "master", "master", ["bash", spark_class, *master_args], " ".join(master_args),
-           {**base_env, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1"})
+    _spawn(
+        workdir,
+        state,
+        "master",
+        "master",
+        ["bash", spark_class, *master_args],
+        " ".join(master_args),
+        {**base_env, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1"},
+    )
     for index, (root, _) in enumerate(roots, start=1):
         host = process.worker_host(index)
-        args = [WORKER_CLASS, "--host", host, "--port", str(free_port(host)), "--webui-port", str(free_port(host)),
-                "--cores", str(state["cores"]), "--memory", state["memory"], "--work-dir", str(root / "work"),
-                *auth, state["uri"]]
-        env = {**base_env, "SPARK_LOCAL_IP": host, "SPARK_LOCAL_DIRS": str(root / "local"),
-               "SPARK_WORKER_DIR": str(root / "work")}
-        _spawn(workdir, state, "worker", f"worker-{index}", ["bash", spark_class, *args], " ".join(args[:5]), env,
-               host=host, local_dir=str(root / "local"), work_dir=str(root / "work"))
+        args = [
+            WORKER_CLASS,
+            "--host",
+            host,
+            "--port",
+            str(free_port(host)),
+            "--webui-port",
+            str(free_port(host)),
+            "--cores",
+            str(state["cores"]),
+            "--memory",
+            state["memory"],
+            "--work-dir",
+            str(root / "work"),
+            *auth,
+            state["uri"],
+        ]
+        env = {
+            **base_env,
+            "SPARK_LOCAL_IP": host,
+            "SPARK_LOCAL_DIRS": str(root / "local"),
+            "SPARK_WORKER_DIR": str(root / "work"),
+        }
+        _spawn(
+            workdir,
+            state,
+            "worker",
+            f"worker-{index}",
+            ["bash", spark_class, *args],
+            " ".join(args[:5]),
+            env,
+            host=host,
+            local_dir=str(root / "local"),
+            work_dir=str(root / "work"),
+        )
         argv, marker, url = node_exporter.command(exporter, host)
         _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
 
@@ -237,8 +311,10 @@ def _check_alive(workdir: Path, state: dict[str, Any]) -> None:
     for entry in state["processes"]:
         if not process.still_running(entry["pid"], entry["marker"]):
             log = workdir / "log" / f"{entry['name']}.log"
-            raise EngineError(f"spark {entry['name']} (pid {entry['pid']}) exited while starting; "
-                              f"last log line: {process.last_line(log)} (log: {log})")
+            raise EngineError(
+                f"spark {entry['name']} (pid {entry['pid']}) exited while starting; "
+                f"last log line: {process.last_line(log)} (log: {log})"
+            )
 
 
 def master_json(state: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
@@ -264,8 +340,9 @@ def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
 
     last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe)
     if last is not None:
-        raise EngineError(f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); "
-                          f"logs in {workdir / 'log'}")
+        raise EngineError(
+            f"the Spark cluster was not ready within {START_TIMEOUT_S:.0f} s ({last}); logs in {workdir / 'log'}"
+        )
 
 
 def status(workdir: Path) -> dict[str, Any] | None:

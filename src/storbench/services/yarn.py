@@ -77,12 +77,16 @@ def _check(nodes: int, cores: int, memory: int) -> None:
     if cores < 1:
         raise InputError(f"--cores {cores}: allowed 1 or more (vcores per NodeManager)")
     if memory < yarn_conf.MIN_NODE_MB:
-        raise InputError(f"--memory {memory}: at least {yarn_conf.MIN_NODE_MB} MB per NodeManager (Spark's "
-                         f"ApplicationMaster beside an executor, one executor per node)")
+        raise InputError(
+            f"--memory {memory}: at least {yarn_conf.MIN_NODE_MB} MB per NodeManager (Spark's "
+            f"ApplicationMaster beside an executor, one executor per node)"
+        )
     machine = _machine_mb()
     if machine is not None and memory > machine:
-        raise InputError(f"--memory {memory}: more than this machine has ({machine} MB); every NodeManager "
-                         f"runs here, give each at most that")
+        raise InputError(
+            f"--memory {memory}: more than this machine has ({machine} MB); every NodeManager "
+            f"runs here, give each at most that"
+        )
 
 
 def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) -> dict[str, Any]:
@@ -104,19 +108,31 @@ def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) 
     client = yarn_conf.client_files(ports, mb, f"{conf}:{classpath}", workdir / "staging")
     yarn_conf.write_dir(conf, client)
     (workdir / "staging").mkdir(mode=0o700)
-    state = {"service": SERVICE, "workdir": str(workdir), "nodemanagers": nodes, "cores": cores, "memory_mb": mb,
-             "uri": f"yarn://127.0.0.1:{ports['rm']}", "web_ui": f"http://127.0.0.1:{ports['web']}",
-             "conf_dir": str(conf), "client_user": yarn_conf.USER, "queue": yarn_conf.QUEUE, "processes": [],
-             "summary": "starting"}
+    state = {
+        "service": SERVICE,
+        "workdir": str(workdir),
+        "nodemanagers": nodes,
+        "cores": cores,
+        "memory_mb": mb,
+        "uri": f"yarn://127.0.0.1:{ports['rm']}",
+        "web_ui": f"http://127.0.0.1:{ports['web']}",
+        "conf_dir": str(conf),
+        "client_user": yarn_conf.USER,
+        "queue": yarn_conf.QUEUE,
+        "processes": [],
+        "summary": "starting",
+    }
     with process.all_or_nothing(workdir, state, _stop_all):
         _start_all(workdir, state, java, exporter, classpath, client)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "nodemanager", "worker", "local_dir"))
-    state["summary"] = (f"ResourceManager {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {nodes} "
-                        f"NodeManager(s) RUNNING ({cores} vcore(s), {mb} MB each, + {yarn_conf.MR_ROOM_MB} MB for a MapReduce job) "
-                        f"with node_exporters, up in "
-                        f"{state['startup_s']:.1f} s; ACLs: Hadoop user {yarn_conf.USER} only "
-                        f"(`storbench services env yarn`); conf dir {conf}; nodes file {state['nodes']}")
+    state["summary"] = (
+        f"ResourceManager {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {nodes} "
+        f"NodeManager(s) RUNNING ({cores} vcore(s), {mb} MB each, + {yarn_conf.MR_ROOM_MB} MB for a MapReduce job) "
+        f"with node_exporters, up in "
+        f"{state['startup_s']:.1f} s; ACLs: Hadoop user {yarn_conf.USER} only "
+        f"(`storbench services env yarn`); conf dir {conf}; nodes file {state['nodes']}"
+    )
     process.write_state(workdir, state)
     return state
 
@@ -124,22 +140,43 @@ def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) 
 def _daemon(java: str, conf: Path, classpath: str, main: str, workdir: Path) -> tuple[list[str], str]:
     """(argv, marker): the conf dir first on the classpath names the daemon (unique per NodeManager)."""
     marker = f"-cp {conf}:"
-    return [java, HEAP, *yarn_conf.OPENS.split(), "-Djava.net.preferIPv4Stack=true", f"-Djava.io.tmpdir={workdir / 'tmp'}",
-            f"-Dhadoop.log.dir={workdir / 'log'}", "-cp", f"{conf}:{classpath}", main], marker
+    return [
+        java,
+        HEAP,
+        *yarn_conf.OPENS.split(),
+        "-Djava.net.preferIPv4Stack=true",
+        f"-Djava.io.tmpdir={workdir / 'tmp'}",
+        f"-Dhadoop.log.dir={workdir / 'log'}",
+        "-cp",
+        f"{conf}:{classpath}",
+        main,
+    ], marker
 
 
-def _spawn(workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str,
-           env: dict[str, str] | None = None, **extra: Any) -> None:
+def _spawn(
+    workdir: Path,
+    state: dict[str, Any],
+    kind: str,
+    name: str,
+    argv: list[str],
+    marker: str,
+    env: dict[str, str] | None = None,
+    **extra: Any,
+) -> None:
     proc = process.spawn(argv, workdir / "log", f"{name}.log", env)
     state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
     process.write_state(workdir, state)
 
 
-def _start_all(workdir: Path, state: dict[str, Any], java: str, exporter: str, classpath: str,
-               client: dict[str, dict[str, str]]) -> None:
+def _start_all(
+    workdir: Path, state: dict[str, Any], java: str, exporter: str, classpath: str, client: dict[str, dict[str, str]]
+) -> None:
     (workdir / "tmp").mkdir(mode=0o700)
-    env = {"JAVA_HOME": str(Path(os.path.realpath(java)).parents[1]), "HADOOP_CONF_DIR": state["conf_dir"],
-           "HADOOP_USER_NAME": yarn_conf.USER}
+    env = {
+        "JAVA_HOME": str(Path(os.path.realpath(java)).parents[1]),
+        "HADOOP_CONF_DIR": state["conf_dir"],
+        "HADOOP_USER_NAME": yarn_conf.USER,
+    }
     argv, marker = _daemon(java, Path(state["conf_dir"]), classpath, RM_CLASS, workdir)
     _spawn(workdir, state, "resourcemanager", "resourcemanager", argv, marker, env)
     for index in range(1, state["nodemanagers"] + 1):
@@ -148,11 +185,22 @@ def _start_all(workdir: Path, state: dict[str, Any], java: str, exporter: str, c
             (root / sub).mkdir(parents=True)
         ports = {name: free_port(host) for name in ("nm", "localizer", "nm_web", "collector")}
         ports["shuffle"] = free_port("0.0.0.0")  # MapReduce's ShuffleHandler binds every address (no bind-host)
-        yarn_conf.write_dir(root / "conf", yarn_conf.node_files(client, host, ports, state["cores"],
-                                                                state["memory_mb"], root))
+        yarn_conf.write_dir(
+            root / "conf", yarn_conf.node_files(client, host, ports, state["cores"], state["memory_mb"], root)
+        )
         argv, marker = _daemon(java, root / "conf", classpath, NM_CLASS, workdir)
-        _spawn(workdir, state, "nodemanager", f"nodemanager-{index}", argv, marker, env,
-               host=host, local_dir=str(root / "local"), log_dir=str(root / "logs"))
+        _spawn(
+            workdir,
+            state,
+            "nodemanager",
+            f"nodemanager-{index}",
+            argv,
+            marker,
+            env,
+            host=host,
+            local_dir=str(root / "local"),
+            log_dir=str(root / "logs"),
+        )
         argv, marker, url = node_exporter.command(exporter, host)
         _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
 
@@ -176,8 +224,10 @@ def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
         for entry in state["processes"]:
             if not process.still_running(entry["pid"], entry["marker"]):
                 log = workdir / "log" / f"{entry['name']}.log"
-                raise EngineError(f"yarn {entry['name']} (pid {entry['pid']}) exited while starting; "
-                                  f"last log line: {process.last_line(log)} (log: {log})")
+                raise EngineError(
+                    f"yarn {entry['name']} (pid {entry['pid']}) exited while starting; "
+                    f"last log line: {process.last_line(log)} (log: {log})"
+                )
 
     def probe() -> str | None:
         try:
@@ -194,8 +244,11 @@ def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
 def client_env(state: dict[str, Any]) -> dict[str, str]:
     """What a shell's Hadoop and Spark clients set to use this YARN as storbench's user: ``spark-submit --master
     yarn``, ``yarn jar``, ``mapred job`` then find the ResourceManager through the conf dir."""
-    return {"HADOOP_CONF_DIR": state["conf_dir"], "YARN_CONF_DIR": state["conf_dir"],
-            "HADOOP_USER_NAME": state.get("client_user", yarn_conf.USER)}
+    return {
+        "HADOOP_CONF_DIR": state["conf_dir"],
+        "YARN_CONF_DIR": state["conf_dir"],
+        "HADOOP_USER_NAME": state.get("client_user", yarn_conf.USER),
+    }
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
@@ -204,8 +257,9 @@ def status(workdir: Path) -> dict[str, Any] | None:
 
 def _stop_all(state: dict[str, Any]) -> bool:
     """Exporters, then NodeManagers (with their containers), then the ResourceManager."""
-    return process.stop_in_order(state.get("processes", []), ("exporter", "nodemanager", "resourcemanager"),
-                                 process.stop_tree)
+    return process.stop_in_order(
+        state.get("processes", []), ("exporter", "nodemanager", "resourcemanager"), process.stop_tree
+    )
 
 
 def down(workdir: Path) -> bool:

@@ -21,8 +21,10 @@ from storbench.errors import InputError
 from storbench.services import process, yarn, yarn_conf
 
 ENV_NAMES = ("HADOOP_CONF_DIR", "YARN_CONF_DIR")
-NO_RM = ("--spark-master yarn: no ResourceManager: set HADOOP_CONF_DIR to a Hadoop cluster's conf dir, or start "
-         "one (storbench services up yarn)")
+NO_RM = (
+    "--spark-master yarn: no ResourceManager: set HADOOP_CONF_DIR to a Hadoop cluster's conf dir, or start "
+    "one (storbench services up yarn)"
+)
 
 
 def service_state(home: Path | None) -> dict[str, Any] | None:
@@ -43,8 +45,9 @@ def _users_conf_dir(home: Path | None) -> Path | None:
 
 def conf_dir(home: Path | None) -> Path:
     """The Hadoop conf dir of the YARN the run uses; InputError when there is none."""
-    found = _users_conf_dir(home) or (Path(os.environ["HADOOP_CONF_DIR"]) if os.environ.get("HADOOP_CONF_DIR")
-                                      else None)
+    found = _users_conf_dir(home) or (
+        Path(os.environ["HADOOP_CONF_DIR"]) if os.environ.get("HADOOP_CONF_DIR") else None
+    )
     if found is not None:
         return found
     state = service_state(home)
@@ -66,8 +69,13 @@ def use(home: Path | None) -> dict[str, str]:
     os.environ.setdefault("HADOOP_USER_NAME", state.get("client_user", yarn_conf.USER))
     import pyspark
 
-    return yarn_conf.spark_conf(state["nodemanagers"], state["cores"], state["memory_mb"],
-                                Path(pyspark.__file__).resolve().parent / "jars", Path(state["workdir"]) / "staging")
+    return yarn_conf.spark_conf(
+        state["nodemanagers"],
+        state["cores"],
+        state["memory_mb"],
+        Path(pyspark.__file__).resolve().parent / "jars",
+        Path(state["workdir"]) / "staging",
+    )
 
 
 def site(folder: Path) -> dict[str, str]:
@@ -90,8 +98,10 @@ def check(home: Path | None, spark_conf: dict[str, str], timeout: float = 3.0) -
         with socket.create_connection((rm_host, int(port)), timeout=timeout):
             pass
     except (OSError, ValueError) as exc:
-        raise InputError(f"--spark-master yarn: no ResourceManager answers at {address} (from {folder}/yarn-site.xml:"
-                         f" {getattr(exc, 'strerror', None) or exc}); start it (storbench services up yarn)") from None
+        raise InputError(
+            f"--spark-master yarn: no ResourceManager answers at {address} (from {folder}/yarn-site.xml:"
+            f" {getattr(exc, 'strerror', None) or exc}); start it (storbench services up yarn)"
+        ) from None
     web = props.get("yarn.resourcemanager.webapp.address") or f"{rm_host}:8088"
     state = service_state(home)
     wanted = {**(use_conf(state) if state else {}), **spark_conf}
@@ -100,24 +110,37 @@ def check(home: Path | None, spark_conf: dict[str, str], timeout: float = 3.0) -
         names = _queue_names((queues.get("scheduler") or {}).get("schedulerInfo") or {})
         queue = wanted.get("spark.yarn.queue", "default")
         if names and queue not in names and f"root.{queue}" not in names:
-            raise InputError(f"spark.yarn.queue {queue!r}: no such queue on the ResourceManager at {address}; "
-                             f"it has: {', '.join(sorted(names))}")
+            raise InputError(
+                f"spark.yarn.queue {queue!r}: no such queue on the ResourceManager at {address}; "
+                f"it has: {', '.join(sorted(names))}"
+            )
     nodes = _rest(web, "nodes", timeout)
     if nodes is not None:
-        largest = max((n.get("totalResource", {}).get("memory", 0) for n in (nodes.get("nodes") or {}).get("node", [])
-                       if n.get("state") == "RUNNING"), default=0)
+        largest = max(
+            (
+                n.get("totalResource", {}).get("memory", 0)
+                for n in (nodes.get("nodes") or {}).get("node", [])
+                if n.get("state") == "RUNNING"
+            ),
+            default=0,
+        )
         ceiling = _mb(props.get("yarn.scheduler.maximum-allocation-mb", "")) or largest  # YARN's cap per container
         largest = min(largest, ceiling) if largest else 0
         asked = _executor_mb(wanted)
         if largest and asked is not None and asked > largest:
-            raise InputError(f"spark.executor.memory {wanted.get('spark.executor.memory')}: an executor container "
-                             f"of {asked} MB (heap + overhead) is more than a container may have on this YARN "
-                             f"({largest} MB)")
+            raise InputError(
+                f"spark.executor.memory {wanted.get('spark.executor.memory')}: an executor container "
+                f"of {asked} MB (heap + overhead) is more than a container may have on this YARN "
+                f"({largest} MB)"
+            )
 
 
 def use_conf(state: dict[str, Any]) -> dict[str, str]:
-    return {"spark.executor.memory": f"{yarn_conf.executor_heap_mb(state['memory_mb'])}m",
-            "spark.executor.memoryOverhead": f"{yarn_conf.SPARK_OVERHEAD_MB}m", "spark.yarn.queue": yarn_conf.QUEUE}
+    return {
+        "spark.executor.memory": f"{yarn_conf.executor_heap_mb(state['memory_mb'])}m",
+        "spark.executor.memoryOverhead": f"{yarn_conf.SPARK_OVERHEAD_MB}m",
+        "spark.yarn.queue": yarn_conf.QUEUE,
+    }
 
 
 def _rest(web: str, path: str, timeout: float) -> dict[str, Any] | None:
@@ -135,7 +158,7 @@ def _rest(web: str, path: str, timeout: float) -> dict[str, Any] | None:
 
 def _queue_names(info: dict[str, Any]) -> set[str]:
     found = {info["queueName"]} if info.get("queueName") else set()
-    for child in ((info.get("queues") or {}).get("queue") or []):
+    for child in (info.get("queues") or {}).get("queue") or []:
         found |= _queue_names(child)
     return found
 

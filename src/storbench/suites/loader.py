@@ -16,9 +16,21 @@ from storbench.workloads.base import all_workloads, family, get_workload
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 DEFAULT_SUITE = "spark-transforms"
 REQUIRED_SCALES = ("tiny", "small", "paper")
-TOP_KEYS = {"name": str, "description": str, "paper": str, "repetitions": int, "scales": dict,
-            "default_scale": str, "scale_parameter": str, "partition_rows": int, "params": dict,
-            "prepare": list, "workloads": list, "sweep": dict, "sizes": list}
+TOP_KEYS = {
+    "name": str,
+    "description": str,
+    "paper": str,
+    "repetitions": int,
+    "scales": dict,
+    "default_scale": str,
+    "scale_parameter": str,
+    "partition_rows": int,
+    "params": dict,
+    "prepare": list,
+    "workloads": list,
+    "sweep": dict,
+    "sizes": list,
+}
 ALONE_SCALE = "defaults"  # a workload alone without --scale: its own parameter defaults
 
 
@@ -38,11 +50,14 @@ def load_suite(name_or_path: str | None) -> Suite:
     elif name_or_path in all_workloads():
         return workload_suite(name_or_path, builtins)
     else:
-        near = difflib.get_close_matches(name_or_path, list(dict.fromkeys([*builtins, *all_workloads()])), n=3,
-                                         cutoff=0.5)
+        near = difflib.get_close_matches(
+            name_or_path, list(dict.fromkeys([*builtins, *all_workloads()])), n=3, cutoff=0.5
+        )
         hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-        raise InputError(f"unknown suite or workload {name_or_path!r}{hint}; built-in suites: {', '.join(builtins)}; "
-                         f"workloads: `storbench workloads` (or give a path to a .yaml file)")
+        raise InputError(
+            f"unknown suite or workload {name_or_path!r}{hint}; built-in suites: {', '.join(builtins)}; "
+            f"workloads: `storbench workloads` (or give a path to a .yaml file)"
+        )
     return parse_suite(path.read_text(), str(path))
 
 
@@ -57,18 +72,36 @@ def workload_suite(name: str, builtins: dict[str, Path]) -> Suite:
     first. ``--set`` wins over both; the run's first line names what differs from the defaults."""
     workload = get_workload(name, "run")
     prepare = [Entry(before) for before in workload.after]
-    alone = Suite(name=name, source=f"workload {name}", description=f"{name} alone", repetitions=1,
-                  scales={ALONE_SCALE: {}}, default_scale=ALONE_SCALE, scale_parameter="rows", partition_rows=None,
-                  params={}, prepare=prepare, workloads=[Entry(name)], alone=True)
+    alone = Suite(
+        name=name,
+        source=f"workload {name}",
+        description=f"{name} alone",
+        repetitions=1,
+        scales={ALONE_SCALE: {}},
+        default_scale=ALONE_SCALE,
+        scale_parameter="rows",
+        partition_rows=None,
+        params={},
+        prepare=prepare,
+        workloads=[Entry(name)],
+        alone=True,
+    )
     home_first = sorted(builtins.values(), key=lambda path: path.stem != family(type(workload)))  # its family's
     for path in home_first:
         home = parse_suite(path.read_text(), str(path))
         if name in {entry.workload for entry in home.entries()}:
             sizes = set(home.sizes) & set(alone.declared_params())
-            return replace(alone, source=f"workload {name} (sizes of suite {home.name})", home=home.name,
-                           scale_parameter=home.scale_parameter, partition_rows=home.partition_rows,
-                           scales={ALONE_SCALE: {}, **{scale: {k: v for k, v in values.items() if k in sizes}
-                                                       for scale, values in home.scales.items()}})
+            return replace(
+                alone,
+                source=f"workload {name} (sizes of suite {home.name})",
+                home=home.name,
+                scale_parameter=home.scale_parameter,
+                partition_rows=home.partition_rows,
+                scales={
+                    ALONE_SCALE: {},
+                    **{scale: {k: v for k, v in values.items() if k in sizes} for scale, values in home.scales.items()},
+                },
+            )
     return alone
 
 
@@ -103,8 +136,11 @@ def parse_suite(text: str, source: str) -> Suite:
     scale_parameter = data.get("scale_parameter", "rows")
     if default_scale not in scales:
         raise InputError(f"{source}: default_scale {default_scale!r} is not one of the scales: {', '.join(scales)}")
-    unscaled = [key for key in data.get("sizes") or [] if key != scale_parameter
-                and not any(key in values for values in scales.values())]
+    unscaled = [
+        key
+        for key in data.get("sizes") or []
+        if key != scale_parameter and not any(key in values for values in scales.values())
+    ]
     if unscaled:
         raise InputError(f"{source}: sizes names {', '.join(map(str, unscaled))}, which no scale sets")
     if source.startswith(str(BUILTIN_DIR)):
@@ -112,12 +148,21 @@ def parse_suite(text: str, source: str) -> Suite:
         if missing:
             raise InputError(f"{source}: built-in suites must define scales {', '.join(missing)}")
     suite = Suite(
-        name=data["name"], source=source, description=data.get("description", ""),
-        repetitions=repetitions, scales=scales, default_scale=default_scale,
-        scale_parameter=scale_parameter, partition_rows=data.get("partition_rows"),
-        params=data.get("params") or {}, prepare=_entries(data.get("prepare") or [], source, "prepare"),
-        workloads=_entries(data["workloads"], source, "workloads"), paper=data.get("paper", ""),
-        sweep=data.get("sweep") or {}, sizes=[str(key) for key in data.get("sizes") or [scale_parameter]])
+        name=data["name"],
+        source=source,
+        description=data.get("description", ""),
+        repetitions=repetitions,
+        scales=scales,
+        default_scale=default_scale,
+        scale_parameter=scale_parameter,
+        partition_rows=data.get("partition_rows"),
+        params=data.get("params") or {},
+        prepare=_entries(data.get("prepare") or [], source, "prepare"),
+        workloads=_entries(data["workloads"], source, "workloads"),
+        paper=data.get("paper", ""),
+        sweep=data.get("sweep") or {},
+        sizes=[str(key) for key in data.get("sizes") or [scale_parameter]],
+    )
     if not suite.workloads:
         raise InputError(f"{source}: 'workloads' is empty; list at least one workload")
     suite.instances()  # unknown workload names fail here, naming the file
@@ -132,6 +177,7 @@ def _entries(items: list[Any], source: str, key: str) -> list[Entry]:
         elif isinstance(item, dict) and "workload" in item and set(item) <= {"workload", "params"}:
             entries.append(Entry(str(item["workload"]), dict(item.get("params") or {})))
         else:
-            raise InputError(f"{source}: {key}[{index}] must be a workload name or "
-                             f"{{workload: NAME, params: {{...}}}}, got {item!r}")
+            raise InputError(
+                f"{source}: {key}[{index}] must be a workload name or {{workload: NAME, params: {{...}}}}, got {item!r}"
+            )
     return entries

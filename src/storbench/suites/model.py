@@ -20,6 +20,7 @@ __all__ = ["Entry", "Suite", "parse_count"]
 # and scale must mean the same window everywhere.
 PAPER_SCALE = "paper"
 
+
 @dataclass
 class Entry:
     workload: str
@@ -49,8 +50,7 @@ class Suite:
         return self.prepare + self.workloads
 
     def instances(self) -> dict[str, Workload]:
-        return {entry.workload: get_workload(entry.workload, f"{self.source}: workloads")
-                for entry in self.entries()}
+        return {entry.workload: get_workload(entry.workload, f"{self.source}: workloads") for entry in self.entries()}
 
     def declared_params(self) -> dict[str, Any]:
         return {p.name: p for w in self.instances().values() for p in w.params}
@@ -62,8 +62,10 @@ class Suite:
             return scale, dict(self.scales[scale])
         count = parse_count(scale)
         if count is None:
-            raise InputError(f"--scale {scale!r}: unknown scale for suite {self.name}; allowed: "
-                             f"{', '.join(self.scales)} or a {self.scale_parameter} count such as 5000000 or 5M")
+            raise InputError(
+                f"--scale {scale!r}: unknown scale for suite {self.name}; allowed: "
+                f"{', '.join(self.scales)} or a {self.scale_parameter} count such as 5000000 or 5M"
+            )
         values = dict(self.scales[self.default_scale])
         values[self.scale_parameter] = count
         if self.partition_rows:
@@ -72,7 +74,9 @@ class Suite:
             values["partitions"] = max(int(least), math.ceil(count / self.partition_rows))
         return str(count), values
 
-    def resolve(self, scale: str | None, overrides: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
+    def resolve(
+        self, scale: str | None, overrides: dict[str, Any]
+    ) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
         """(scale name, suite-wide parameters, per-workload parameters), all coerced and checked."""
         scale_name, scale_values = self.scale_values(scale)
         instances = self.instances()
@@ -82,8 +86,9 @@ class Suite:
         for key in layered:
             if key not in declared:
                 where = "--set" if key in overrides else self.source
-                raise InputError(f"{where}: unknown parameter {key!r} for suite {self.name}; "
-                                 f"allowed: {', '.join(sorted(declared))}")
+                raise InputError(
+                    f"{where}: unknown parameter {key!r} for suite {self.name}; allowed: {', '.join(sorted(declared))}"
+                )
         per_workload: dict[str, dict[str, Any]] = {}
         for entry in self.entries():
             workload = instances[entry.workload]
@@ -93,8 +98,10 @@ class Suite:
                 where = "--set" if param.name in overrides else self.source
                 params[param.name] = param.coerce(values.get(param.name, param.default), where)
             per_workload[entry.workload] = params
-        suite_params = {name: declared[name].coerce(layered.get(name, declared[name].default), self.source)
-                        for name in sorted(declared)}
+        suite_params = {
+            name: declared[name].coerce(layered.get(name, declared[name].default), self.source)
+            for name in sorted(declared)
+        }
         return scale_name, suite_params, per_workload
 
     def differences(self, scale: str, per_workload: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> str:
@@ -102,8 +109,13 @@ class Suite:
         (``objects-get: concurrency=16 (default 8)``); ``objects-get: defaults`` when nothing does."""
         (entry,) = self.workloads
         workload, params = self.instances()[entry.workload], per_workload[entry.workload]
-        scaled = ("" if scale == self.default_scale else f"; {self.home}'s {scale} scale" if scale in self.scales
-                  else f"; --scale {scale}")
+        scaled = (
+            ""
+            if scale == self.default_scale
+            else f"; {self.home}'s {scale} scale"
+            if scale in self.scales
+            else f"; --scale {scale}"
+        )
         changed = []
         for param in workload.params:
             default = param.coerce(param.default, "default")

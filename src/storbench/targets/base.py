@@ -99,8 +99,10 @@ class Target:
             return parse_devices_option(option), "--devices"
         path = self.local_path()
         if path is None:
-            warn(f"target {self.uri} is remote: no local device to measure; "
-                 f"pass --devices with the DataNodes' disks to measure them")
+            warn(
+                f"target {self.uri} is remote: no local device to measure; "
+                f"pass --devices with the DataNodes' disks to measure them"
+            )
             return [], "remote target"
         resolution = devices_for_path(str(path))
         if resolution.warning:
@@ -225,14 +227,18 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
     scheme = urlparse(text).scheme or DEFAULT_SCHEME
     schemes = registry()
     if scheme not in schemes:
-        raise InputError(f"--target {text!r}: scheme {scheme}:// is not supported; supported: "
-                         + ", ".join(cls.usage for cls in schemes.values()))
+        raise InputError(
+            f"--target {text!r}: scheme {scheme}:// is not supported; supported: "
+            + ", ".join(cls.usage for cls in schemes.values())
+        )
     options = options or TargetOptions()
     target = schemes[scheme].parse(text, options)
     if options.replication is not None and not target.replicated:
         takers = [f"{name}://" for name, cls in schemes.items() if cls.replicated]
-        raise InputError(f"--replication {options.replication}: applies to {' and '.join(takers)} targets only; "
-                         f"the target is {target.uri}")
+        raise InputError(
+            f"--replication {options.replication}: applies to {' and '.join(takers)} targets only; "
+            f"the target is {target.uri}"
+        )
     if options.cql_insecure and target.scheme != "cassandra":  # silently ignored, it would seem to do something
         raise InputError(f"--cql-insecure: applies to cassandra:// targets only; the target is {target.uri}")
     return target
@@ -244,7 +250,7 @@ def below_root(root: str, path: str) -> str | None:
     root = root.rstrip("/")
     if not root or not path.startswith(root + "/"):
         return None
-    rest = path[len(root) + 1:].rstrip("/")
+    rest = path[len(root) + 1 :].rstrip("/")
     if not rest or any(part in ("", ".", "..") for part in rest.split("/")):
         return None
     return rest
@@ -261,9 +267,11 @@ def local_path_in(text: str) -> Path:
 
 def refuse_capacity(uri: str, need_bytes: int, free: int) -> None:
     if need_bytes > free:
-        raise TargetError(f"target {uri}: needs about {need_bytes / 1e9:.2f} GB for this run "
-                          f"(dataset and shuffle space) but only {free / 1e9:.2f} GB are free; "
-                          f"use a smaller --scale or another --target")
+        raise TargetError(
+            f"target {uri}: needs about {need_bytes / 1e9:.2f} GB for this run "
+            f"(dataset and shuffle space) but only {free / 1e9:.2f} GB are free; "
+            f"use a smaller --scale or another --target"
+        )
 
 
 def syncfs(directory: Path) -> None:

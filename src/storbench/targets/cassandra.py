@@ -30,8 +30,16 @@ TABLE = "usertable"
 FIELDS = tuple(f"field{i}" for i in range(10))
 OWNER_TABLE = "storbench_owner"  # in a keyspace storbench made: one row naming the run
 KEYSPACE_RE = re.compile(r"[a-z][a-z0-9_]{0,47}")  # an unquoted CQL name; Cassandra's limit is 48
-SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_traces",
-                    "system_views", "system_virtual_schema", "system_cluster_metadata")
+SYSTEM_KEYSPACES = (
+    "system",
+    "system_auth",
+    "system_schema",
+    "system_distributed",
+    "system_traces",
+    "system_views",
+    "system_virtual_schema",
+    "system_cluster_metadata",
+)
 CONNECT_TIMEOUT_S = 5.0
 SCHEMA_TIMEOUT_S = 60.0  # DDL on a loaded cluster waits for every node to agree on the schema
 
@@ -47,8 +55,10 @@ def run_keyspace(run_id: str) -> str:
 def _contact(text: str, part: str) -> tuple[str, int]:
     host, _, port = part.rpartition(":") if ":" in part else (part, "", str(DEFAULT_PORT))
     if not host or not re.fullmatch(r"[A-Za-z0-9.\-]+", host) or not port.isdigit() or not 0 < int(port) < 65536:
-        raise InputError(f"--target {text!r}: contact point {part!r} is not HOST:PORT; a cassandra:// target is "
-                         f"cassandra://HOST:PORT[,HOST2:PORT2]/KEYSPACE (see `storbench services up cassandra`)")
+        raise InputError(
+            f"--target {text!r}: contact point {part!r} is not HOST:PORT; a cassandra:// target is "
+            f"cassandra://HOST:PORT[,HOST2:PORT2]/KEYSPACE (see `storbench services up cassandra`)"
+        )
     return host, int(port)
 
 
@@ -62,11 +72,18 @@ class CassandraTarget(Target):
     usage = "cassandra://host:port[,host2:port2]/keyspace[?user=NAME&password_file=PATH][&tls=1][&ca=PATH]"
     wanted = "a cassandra://HOST:PORT[/KEYSPACE] target, e.g. the one `storbench services up cassandra` prints"
 
-    def __init__(self, contacts: list[tuple[str, int]], keyspace: str | None, options: TargetOptions,
-                 login: cassandra_login.LoginFile | None = None, tls: cassandra_tls.Tls | None = None):
+    def __init__(
+        self,
+        contacts: list[tuple[str, int]],
+        keyspace: str | None,
+        options: TargetOptions,
+        login: cassandra_login.LoginFile | None = None,
+        tls: cassandra_tls.Tls | None = None,
+    ):
         points = ",".join(f"{h}:{p}" for h, p in contacts)
-        super().__init__(f"cassandra://{points}" + (f"/{keyspace}" if keyspace else "")
-                         + (tls.query() if tls else ""), options)
+        super().__init__(
+            f"cassandra://{points}" + (f"/{keyspace}" if keyspace else "") + (tls.query() if tls else ""), options
+        )
         self.contacts = contacts
         self.named_keyspace = keyspace
         self.keyspace = keyspace or ""  # the run's keyspace, known once claimed when not named
@@ -80,8 +97,9 @@ class CassandraTarget(Target):
         self.tls = tls  # the URL asks for TLS (cassandra_tls)
         role = login.user if login else cassandra_login.role(self.service)
         # before anything connects: no login in clear text to another machine unless --cql-insecure
-        self.insecure = cassandra_tls.check_clear_text(self.uri, [h for h, _ in contacts], role, tls,
-                                                       options.cql_insecure)
+        self.insecure = cassandra_tls.check_clear_text(
+            self.uri, [h for h, _ in contacts], role, tls, options.cql_insecure
+        )
         self._cluster: Any = None
         self._session: Any = None
 
@@ -92,21 +110,29 @@ class CassandraTarget(Target):
         rest, _, query = rest.partition("?")
         netloc, _, path = rest.partition("/")
         if not netloc or "@" in netloc or "#" in text:
-            raise InputError(f"--target {shown!r}: a cassandra:// target is cassandra://HOST:PORT[,HOST2:PORT2]"
-                             f"[/KEYSPACE] (see `storbench services up cassandra`)")
+            raise InputError(
+                f"--target {shown!r}: a cassandra:// target is cassandra://HOST:PORT[,HOST2:PORT2]"
+                f"[/KEYSPACE] (see `storbench services up cassandra`)"
+            )
         contacts = [_contact(shown, part) for part in netloc.split(",")]
         if len({port for _, port in contacts}) > 1:
-            raise InputError(f"--target {shown!r}: the contact points use different ports; "
-                             f"one CQL port serves a whole Cassandra cluster")
+            raise InputError(
+                f"--target {shown!r}: the contact points use different ports; "
+                f"one CQL port serves a whole Cassandra cluster"
+            )
         keyspace = path.strip("/") or None
         if keyspace is not None:
             if not KEYSPACE_RE.fullmatch(keyspace.lower()):
-                raise InputError(f"--target {shown!r}: keyspace {keyspace!r} is not allowed; use 1-48 letters, "
-                                 f"digits and '_', starting with a letter (no quotes)")
+                raise InputError(
+                    f"--target {shown!r}: keyspace {keyspace!r} is not allowed; use 1-48 letters, "
+                    f"digits and '_', starting with a letter (no quotes)"
+                )
             keyspace = keyspace.lower()  # as Cassandra reads an unquoted name
             if keyspace in SYSTEM_KEYSPACES:
-                raise InputError(f"--target {shown!r}: {keyspace} is one of Cassandra's system keyspaces; "
-                                 f"name another keyspace or none (storbench then makes storbench_<run id>)")
+                raise InputError(
+                    f"--target {shown!r}: {keyspace} is one of Cassandra's system keyspaces; "
+                    f"name another keyspace or none (storbench then makes storbench_<run id>)"
+                )
         return cls(contacts, keyspace, options, cassandra_login.parse(text, query), cassandra_tls.parse(text, query))
 
     # -- the service behind it -------------------------------------------------------------------
@@ -145,18 +171,26 @@ class CassandraTarget(Target):
             login = self.credentials()
             try:
                 self._cluster, self._session = open_cluster(
-                    hosts, self.contacts[0][1], CONNECT_TIMEOUT_S, SCHEMA_TIMEOUT_S, credentials=login,
-                    ssl_context=cassandra_tls.ssl_context(self.tls) if self.tls else None)
+                    hosts,
+                    self.contacts[0][1],
+                    CONNECT_TIMEOUT_S,
+                    SCHEMA_TIMEOUT_S,
+                    credentials=login,
+                    ssl_context=cassandra_tls.ssl_context(self.tls) if self.tls else None,
+                )
             except EngineError:
                 raise
             except Exception as exc:  # NoHostAvailable, OperationTimedOut, ...: the driver's errors share no base
                 reason = _reason(exc)
                 if "authenticat" in reason.lower():
                     who = f"the login of role {login.username}" if login else "a session without credentials"
-                    raise TargetError(f"target {self.uri}: {self._points()} refused {who} ({reason}); "
-                                      f"{cassandra_login.HOW}") from None
-                raise TargetError(f"target {self.uri}: cannot connect to {self._points()} ({reason}); "
-                                  f"is Cassandra running? (`storbench services up cassandra`)") from None
+                    raise TargetError(
+                        f"target {self.uri}: {self._points()} refused {who} ({reason}); {cassandra_login.HOW}"
+                    ) from None
+                raise TargetError(
+                    f"target {self.uri}: cannot connect to {self._points()} ({reason}); "
+                    f"is Cassandra running? (`storbench services up cassandra`)"
+                ) from None
         return self._session
 
     def _points(self) -> str:
@@ -168,14 +202,21 @@ class CassandraTarget(Target):
         self._cluster = self._session = None
 
     def keyspace_exists(self, keyspace: str) -> bool:
-        rows = self.session().execute("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s",
-                                      (keyspace,))
+        rows = self.session().execute(
+            "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s", (keyspace,)
+        )
         return rows.one() is not None
 
     def table_comment_of(self, keyspace: str, table: str) -> str | None:
         """The comment of ``keyspace.table``, or None when there is no such table."""
-        row = self.session().execute("SELECT comment FROM system_schema.tables WHERE keyspace_name = %s "
-                                     "AND table_name = %s", (keyspace, table)).one()
+        row = (
+            self.session()
+            .execute(
+                "SELECT comment FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+                (keyspace, table),
+            )
+            .one()
+        )
         return None if row is None else (row.comment or "")
 
     def _owner_of(self, keyspace: str) -> str | None:
@@ -197,15 +238,22 @@ class CassandraTarget(Target):
         self.node_count = self.node_count_now()
         if self.replication > self.node_count:
             self._close()
-            raise InputError(f"--replication {self.replication}: above the {self.node_count} node(s) of "
-                             f"{self._points()}; allowed: 1 to {self.node_count}")
-        if self.named_keyspace and self.keyspace_exists(self.named_keyspace) \
-                and self._owner_of(self.named_keyspace) is None \
-                and self.table_comment_of(self.named_keyspace, TABLE) is not None:
+            raise InputError(
+                f"--replication {self.replication}: above the {self.node_count} node(s) of "
+                f"{self._points()}; allowed: 1 to {self.node_count}"
+            )
+        if (
+            self.named_keyspace
+            and self.keyspace_exists(self.named_keyspace)
+            and self._owner_of(self.named_keyspace) is None
+            and self.table_comment_of(self.named_keyspace, TABLE) is not None
+        ):
             self._close()
-            raise TargetError(f"target {self.uri}: keyspace {self.named_keyspace} already has a table {TABLE} "
-                              f"that storbench did not create; refusing to write into it (name another keyspace "
-                              f"or none)")
+            raise TargetError(
+                f"target {self.uri}: keyspace {self.named_keyspace} already has a table {TABLE} "
+                f"that storbench did not create; refusing to write into it (name another keyspace "
+                f"or none)"
+            )
 
     def claim_root(self) -> str:
         try:
@@ -221,10 +269,14 @@ class CassandraTarget(Target):
         session = self.session()
         self.keyspace = self.named_keyspace or run_keyspace(self.run_id)
         if not self.keyspace_exists(self.keyspace):
-            session.execute(f"CREATE KEYSPACE {self.keyspace} WITH replication = "
-                            f"{{'class': 'SimpleStrategy', 'replication_factor': {self.replication}}}")
-            session.execute(f"CREATE TABLE {self.keyspace}.{OWNER_TABLE} (k int PRIMARY KEY, run_id text) "
-                            f"WITH comment = '{table_comment(self.run_id)}'")
+            session.execute(
+                f"CREATE KEYSPACE {self.keyspace} WITH replication = "
+                f"{{'class': 'SimpleStrategy', 'replication_factor': {self.replication}}}"
+            )
+            session.execute(
+                f"CREATE TABLE {self.keyspace}.{OWNER_TABLE} (k int PRIMARY KEY, run_id text) "
+                f"WITH comment = '{table_comment(self.run_id)}'"
+            )
             session.execute(f"INSERT INTO {self.keyspace}.{OWNER_TABLE} (k, run_id) VALUES (0, %s)", (self.run_id,))
             self.keyspace_owned = True
         elif not self.named_keyspace:
@@ -232,8 +284,10 @@ class CassandraTarget(Target):
         if self.table_comment_of(self.keyspace, TABLE) is not None:
             raise TargetError(f"target {self.uri}: {self.keyspace}.{TABLE} already exists; refusing to write into it")
         columns = ", ".join(f"{f} varchar" for f in FIELDS)
-        session.execute(f"CREATE TABLE {self.keyspace}.{TABLE} (y_id varchar PRIMARY KEY, {columns}) "
-                        f"WITH comment = '{table_comment(self.run_id)}'")
+        session.execute(
+            f"CREATE TABLE {self.keyspace}.{TABLE} (y_id varchar PRIMARY KEY, {columns}) "
+            f"WITH comment = '{table_comment(self.run_id)}'"
+        )
         self.table_owned = True
         return f"cassandra://{self.contacts[0][0]}:{self.contacts[0][1]}/{self.keyspace}"
 
@@ -274,10 +328,16 @@ class CassandraTarget(Target):
         return GONE if comment is None and keyspace == self.named_keyspace else OTHER
 
     def manifest_config(self) -> dict[str, Any]:
-        return {"contact_points": [f"{h}:{p}" for h, p in self.contacts], "keyspace": self.keyspace,
-                "table": self.table, "replication": self.replication, "cassandra_nodes": self.node_count,
-                "keyspace_owned": self.keyspace_owned, "cql_tls": self.tls.job() if self.tls else None,
-                **({"cql_insecure": True} if self.insecure else {})}
+        return {
+            "contact_points": [f"{h}:{p}" for h, p in self.contacts],
+            "keyspace": self.keyspace,
+            "table": self.table,
+            "replication": self.replication,
+            "cassandra_nodes": self.node_count,
+            "keyspace_owned": self.keyspace_owned,
+            "cql_tls": self.tls.job() if self.tls else None,
+            **({"cql_insecure": True} if self.insecure else {}),
+        }
 
 
 def _reason(exc: Exception) -> str:

@@ -28,13 +28,16 @@ from storbench.targets import cassandra_tls
 
 USER_ENV, PASSWORD_ENV = "STORBENCH_CQL_USERNAME", "STORBENCH_CQL_PASSWORD"
 OPTIONS = ("user", "password_file")
-HOW = (f"give ?user=NAME&password_file=PATH (a 0600 file holding the password) in the target URL, or set "
-       f"${USER_ENV} and ${PASSWORD_ENV}")
+HOW = (
+    f"give ?user=NAME&password_file=PATH (a 0600 file holding the password) in the target URL, or set "
+    f"${USER_ENV} and ${PASSWORD_ENV}"
+)
 
 
 @dataclass(frozen=True)
 class LoginFile:
     """The URL's login: a role and the file its password is in."""
+
     user: str
     password_file: Path
 
@@ -53,12 +56,15 @@ def parse(text: str, query: str) -> LoginFile | None:
     if "password" in names:
         raise InputError(f"--target {text!r}: a password never goes in the URL; {HOW}")
     login = [name for name in names if name in OPTIONS]
-    wrong = [n for n in names if n not in OPTIONS + cassandra_tls.OPTIONS or names.count(n) != 1] \
-        or ([n for n in OPTIONS if n not in login] if login else [])  # the login's two: both or neither
+    wrong = [n for n in names if n not in OPTIONS + cassandra_tls.OPTIONS or names.count(n) != 1] or (
+        [n for n in OPTIONS if n not in login] if login else []
+    )  # the login's two: both or neither
     values = dict(pairs)
     if wrong or not all(values.values()):
-        raise InputError(f"--target {text!r}: the URL's options are user=NAME&password_file=PATH, each once, "
-                         f"and {cassandra_tls.FORMS} (got {shown_query!r})")
+        raise InputError(
+            f"--target {text!r}: the URL's options are user=NAME&password_file=PATH, each once, "
+            f"and {cassandra_tls.FORMS} (got {shown_query!r})"
+        )
     if not login:
         return None
     return LoginFile(values["user"], Path(values["password_file"]).expanduser())
@@ -70,8 +76,10 @@ def _read_private(uri: str, path: Path) -> str:
     except OSError as exc:
         raise TargetError(f"target {uri}: password_file {path}: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
-        raise TargetError(f"target {uri}: password_file {path} must be a regular file readable by its owner "
-                          f"only (chmod 600 {path}); mode is {stat.filemode(info.st_mode)}")
+        raise TargetError(
+            f"target {uri}: password_file {path} must be a regular file readable by its owner "
+            f"only (chmod 600 {path}); mode is {stat.filemode(info.st_mode)}"
+        )
     lines = path.read_text().splitlines()
     if not lines or not lines[0]:
         raise TargetError(f"target {uri}: password_file {path} is empty; its first line is the password")

@@ -31,6 +31,7 @@ FLAG = "--cql-insecure"
 @dataclass(frozen=True)
 class Tls:
     """TLS to the nodes; ``ca_file`` the CA certificate they are checked against (None: the system's trust store)."""
+
     ca_file: Path | None = None
 
     def query(self) -> str:
@@ -50,19 +51,25 @@ def parse(text: str, query: str) -> Tls | None:
         return None
     shown = redact_url(text)
     if tls not in (None, "1", "0") or (tls == "0" and ca):
-        raise InputError(f"--target {shown!r}: tls={tls} is not allowed; tls=1 asks for TLS (tls=0, the default, "
-                         f"for none; ca=PATH implies tls=1)")
+        raise InputError(
+            f"--target {shown!r}: tls={tls} is not allowed; tls=1 asks for TLS (tls=0, the default, "
+            f"for none; ca=PATH implies tls=1)"
+        )
     if tls == "0":
         return None
     if ca is None:
         return Tls()
     path = Path(ca).expanduser()
     if not path.is_absolute():
-        raise InputError(f"--target {shown!r}: ca={ca} is not an absolute path; give the CA certificate's full "
-                         f"path (`storbench services status cassandra` names its own)")
+        raise InputError(
+            f"--target {shown!r}: ca={ca} is not an absolute path; give the CA certificate's full "
+            f"path (`storbench services status cassandra` names its own)"
+        )
     if not path.is_file():
-        raise InputError(f"--target {shown!r}: ca={ca}: no such file; the CA certificate (PEM) the nodes' "
-                         f"certificate is checked against")
+        raise InputError(
+            f"--target {shown!r}: ca={ca}: no such file; the CA certificate (PEM) the nodes' "
+            f"certificate is checked against"
+        )
     return Tls(path)
 
 
@@ -86,8 +93,10 @@ def check_clear_text(uri: str, hosts: list[str], role: str | None, tls: Tls | No
         return False
     if insecure:
         return True
-    raise InputError(f"target {uri}: the login of role {role} would cross the network to {remote[0]} in clear "
-                     f"text; add ?tls=1 (or ?ca=/PATH/CA.PEM) to the URL, or pass {FLAG} to send it anyway")
+    raise InputError(
+        f"target {uri}: the login of role {role} would cross the network to {remote[0]} in clear "
+        f"text; add ?tls=1 (or ?ca=/PATH/CA.PEM) to the URL, or pass {FLAG} to send it anyway"
+    )
 
 
 def ssl_context(tls: Tls) -> ssl.SSLContext:

@@ -65,12 +65,14 @@ class DeviceTarget(PathTarget):
 
 # -- refuse to overwrite anything that holds data ---------------------------------------------
 
+
 def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiox" or word.lower().startswith(("lvm", "ntfs", "f2fs", "hfs")) else "a"
 
 
-def device_refusal(device: str, lsblk: dict[str, Any] | str | None, blkid_code: int, blkid_out: str,
-                   holders: list[str] | None = None) -> str | None:
+def device_refusal(
+    device: str, lsblk: dict[str, Any] | str | None, blkid_code: int, blkid_out: str, holders: list[str] | None = None
+) -> str | None:
     """Why ``device`` must not be overwritten, from lsblk's and ``blkid -p -o export``'s answers; None if blank.
 
     Pure on its inputs so it can be tested on fake answers. ``lsblk`` is the JSON of
@@ -112,30 +114,38 @@ def device_refusal(device: str, lsblk: dict[str, Any] | str | None, blkid_code: 
 def probe_device(device: Path) -> tuple[dict[str, Any] | None, int, str, list[str]]:
     """lsblk's JSON, blkid's exit status and output, and the /sys holders of ``device``."""
     try:
-        listed = subprocess.run(["lsblk", "-J", "-o", "NAME,MOUNTPOINT,FSTYPE,PTTYPE", str(device)],
-                                capture_output=True, text=True, timeout=30)
-        probed = subprocess.run(["blkid", "-p", "-o", "export", str(device)],
-                                capture_output=True, text=True, timeout=30)
+        listed = subprocess.run(
+            ["lsblk", "-J", "-o", "NAME,MOUNTPOINT,FSTYPE,PTTYPE", str(device)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        probed = subprocess.run(
+            ["blkid", "-p", "-o", "export", str(device)], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TargetError(f"{device}: cannot inspect the device with lsblk/blkid ({exc}); "
-                          f"refusing to overwrite it") from None
+        raise TargetError(
+            f"{device}: cannot inspect the device with lsblk/blkid ({exc}); refusing to overwrite it"
+        ) from None
     if listed.returncode != 0:
-        raise TargetError(f"{device}: lsblk failed ({listed.stderr.strip() or listed.returncode}); "
-                          f"refusing to overwrite it")
+        raise TargetError(
+            f"{device}: lsblk failed ({listed.stderr.strip() or listed.returncode}); refusing to overwrite it"
+        )
     holders_dir = Path("/sys/class/block", Path(os.path.realpath(device)).name, "holders")
     holders = sorted(p.name for p in holders_dir.iterdir()) if holders_dir.is_dir() else []
     return json.loads(listed.stdout or "{}"), probed.returncode, probed.stdout, holders
 
 
-def check_device_overwrite(device: Path, allowed: bool,
-                           probe: Any = probe_device) -> None:
+def check_device_overwrite(device: Path, allowed: bool, probe: Any = probe_device) -> None:
     """Refuse a raw device unless --allow-device-overwrite was given and it holds nothing."""
     reason = device_refusal(str(device), *probe(device))
     if reason:
         raise InputError(reason)
     if not allowed:
-        raise InputError(f"{device} is a raw device and fio would overwrite it; pass --allow-device-overwrite "
-                         f"to allow this (only devices with no filesystem, partition table or signature)")
+        raise InputError(
+            f"{device} is a raw device and fio would overwrite it; pass --allow-device-overwrite "
+            f"to allow this (only devices with no filesystem, partition table or signature)"
+        )
 
 
 def device_number(device: Path) -> tuple[Path, int]:
@@ -154,8 +164,10 @@ def same_device(device: Path, checked: int) -> Path:
     """The path ``device`` resolves to now, if it is still the device of major:minor ``checked``."""
     resolved, number = device_number(device)
     if number != checked:
-        raise TargetError(f"{device} now resolves to {resolved} ({os.major(number)}:{os.minor(number)}), not the "
-                          f"device {os.major(checked)}:{os.minor(checked)} checked before; refusing to overwrite it")
+        raise TargetError(
+            f"{device} now resolves to {resolved} ({os.major(number)}:{os.minor(number)}), not the "
+            f"device {os.major(checked)}:{os.minor(checked)} checked before; refusing to overwrite it"
+        )
     return resolved
 
 

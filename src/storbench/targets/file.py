@@ -15,8 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError, TargetError
-from storbench.targets.base import (GONE, MARKER, OTHER, OURS, PathTarget, Target, TargetOptions, below_root,
-                                    evict_from_page_cache, local_path_in, refuse_capacity, register, syncfs)
+from storbench.targets.base import (
+    GONE,
+    MARKER,
+    OTHER,
+    OURS,
+    PathTarget,
+    Target,
+    TargetOptions,
+    below_root,
+    evict_from_page_cache,
+    local_path_in,
+    refuse_capacity,
+    register,
+    syncfs,
+)
 from storbench.targets.device import DeviceTarget, is_block_device
 from storbench.telemetry.zoned import zoned_stack
 
@@ -41,6 +54,7 @@ def path_of(uri: str) -> Path:
 def remove_tree(root: Path) -> None:
     """shutil.rmtree that lets another process remove parts of the tree at the same time: an engine stopping
     on the same signal (Spark's shutdown hook deletes its local dirs under the run root while we do)."""
+
     def already_gone(function, path, exc) -> None:  # noqa: ANN001 - shutil's callback
         exc = exc[1] if isinstance(exc, tuple) else exc
         if not isinstance(exc, FileNotFoundError):
@@ -76,8 +90,10 @@ class FileTarget(PathTarget):
             return DeviceTarget.parse(text, options)
         if under_dev(path):  # never a directory made on devtmpfs (in RAM, and likely a mistyped disk)
             missing = "" if path.exists() else " (it does not exist)"
-            raise InputError(f"--target {text!r}: {path} is not a block device{missing}; a path under /dev "
-                             f"must be one (see lsblk); directories go elsewhere, e.g. /dev/shm/DIR")
+            raise InputError(
+                f"--target {text!r}: {path} is not a block device{missing}; a path under /dev "
+                f"must be one (see lsblk); directories go elsewhere, e.g. /dev/shm/DIR"
+            )
         existing = nearest_existing(path)
         if not existing.is_dir():  # the target itself, or a parent of it (file.txt/sub)
             kind = " (it is a file)" if existing.is_file() else ""

@@ -16,8 +16,16 @@ from urllib.parse import urlparse
 
 from storbench.errors import InputError, TargetError
 from storbench.services import service_status
-from storbench.targets.base import (MARKER, Target, TargetOptions, below_root, evict_from_page_cache, refuse_capacity,
-                                    register, syncfs)
+from storbench.targets.base import (
+    MARKER,
+    Target,
+    TargetOptions,
+    below_root,
+    evict_from_page_cache,
+    refuse_capacity,
+    register,
+    syncfs,
+)
 
 CONNECT_TIMEOUT_S = 3.0
 OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed it (kept by the NameNode)
@@ -59,8 +67,10 @@ class HdfsTarget(Target):
     def parse(cls, text: str, options: TargetOptions) -> Target:
         parsed = urlparse(text)
         if not parsed.hostname or not parsed.port:
-            raise InputError(f"--target {text!r}: an hdfs:// target needs host and port, "
-                             f"e.g. hdfs://127.0.0.1:8020/storbench (see `storbench services up hdfs`)")
+            raise InputError(
+                f"--target {text!r}: an hdfs:// target needs host and port, "
+                f"e.g. hdfs://127.0.0.1:8020/storbench (see `storbench services up hdfs`)"
+            )
         return cls(parsed.hostname, parsed.port, parsed.path.rstrip("/") or "", options)
 
     # -- before Spark -----------------------------------------------------------------------
@@ -68,14 +78,18 @@ class HdfsTarget(Target):
     def precheck(self, need_bytes: int) -> None:
         """Replication within our own cluster's DataNodes, and the NameNode answers within seconds."""
         if self.service and (self.replication or 1) > self.service["datanodes"]:
-            raise InputError(f"--replication {self.replication}: above the {self.service['datanodes']} "
-                             f"DataNode(s) of {self.service['uri']}; allowed: 1 to {self.service['datanodes']}")
+            raise InputError(
+                f"--replication {self.replication}: above the {self.service['datanodes']} "
+                f"DataNode(s) of {self.service['uri']}; allowed: 1 to {self.service['datanodes']}"
+            )
         try:
             with socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT_S):
                 pass
         except OSError as exc:
-            raise TargetError(f"target {self.uri}: cannot connect to {self.host}:{self.port} "
-                              f"({exc.strerror or exc}); is the NameNode running?") from None
+            raise TargetError(
+                f"target {self.uri}: cannot connect to {self.host}:{self.port} "
+                f"({exc.strerror or exc}); is the NameNode running?"
+            ) from None
         if self.service and self.service.get("client_user"):  # storbench's own HDFS: its clients act as the
             # user owning its namespace (services/hdfs.py), in every JVM the run starts (Spark's, Hadoop's tools)
             os.environ.setdefault("HADOOP_USER_NAME", self.service["client_user"])
@@ -102,8 +116,9 @@ class HdfsTarget(Target):
         fs = self.fs()
         live = _live_datanodes(fs)
         if live is not None and replication > live:
-            raise InputError(f"replication {replication} is above the {live} live DataNode(s) "
-                             f"of {self.uri}; allowed: 1 to {live}")
+            raise InputError(
+                f"replication {replication} is above the {live} live DataNode(s) of {self.uri}; allowed: 1 to {live}"
+            )
         refuse_capacity(self.uri, need_bytes * replication, int(fs.getStatus().getRemaining()))
         root = self.run_root_uri()
         if fs.exists(self.hadoop_path(root)):
@@ -162,8 +177,13 @@ class HdfsTarget(Target):
     def delete(self, uri: str) -> bool:
         """Only below this run's root (same NameNode, no '..' or '.'), whose claim names this run."""
         root, wanted = urlparse(self.root_uri or ""), urlparse(uri)
-        if (not self.run_id or not root.path or (wanted.scheme or root.scheme) != root.scheme
-                or (wanted.netloc or root.netloc) != root.netloc or below_root(root.path, wanted.path) is None):
+        if (
+            not self.run_id
+            or not root.path
+            or (wanted.scheme or root.scheme) != root.scheme
+            or (wanted.netloc or root.netloc) != root.netloc
+            or below_root(root.path, wanted.path) is None
+        ):
             raise self.refuse_delete(uri)
         fs, marker = self.fs(), self.hadoop_path(f"{self.root_uri}/{MARKER}")
         if not fs.exists(marker) or self._claimed_by(fs, self.root_uri, marker) != self.run_id:

@@ -19,8 +19,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench.errors import InputError, TargetError
-from storbench.targets.base import (GONE, MARKER, OTHER, OURS, Target, TargetOptions, below_root, refuse_capacity,
-                                    register)
+from storbench.targets.base import (
+    GONE,
+    MARKER,
+    OTHER,
+    OURS,
+    Target,
+    TargetOptions,
+    below_root,
+    refuse_capacity,
+    register,
+)
 
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 CAPACITY = 1 << 30  # bytes a volume may hold: it is this process's memory
@@ -72,8 +81,10 @@ class MemTarget(Target):
         name, _, query = text.removeprefix("mem://").partition("?")
         name = name.rstrip("/")
         if not NAME.fullmatch(name) or query not in ("", "claim=attach", "claim=none"):
-            raise InputError(f"--target {text!r}: expected mem://NAME[?claim=attach|none], NAME of lowercase letters, "
-                             f"digits, '.', '_' and '-' (at most 63)")
+            raise InputError(
+                f"--target {text!r}: expected mem://NAME[?claim=attach|none], NAME of lowercase letters, "
+                f"digits, '.', '_' and '-' (at most 63)"
+            )
         return cls(name, options, claim=query.removeprefix("claim="))
 
     def precheck(self, need_bytes: int) -> None:

@@ -37,8 +37,10 @@ class RadosTarget(Target):
         pool = parsed.netloc
         query = parse_qs(parsed.query, keep_blank_values=True)
         if not pool or not re.fullmatch(r"[A-Za-z0-9._-]+", pool) or parsed.path.strip("/") or set(query) - {"conf"}:
-            raise InputError(f"--target {text!r}: a rados:// target is rados://POOL (on `storbench services up "
-                             f"ceph`) or rados://POOL?conf=/etc/ceph/ceph.conf")
+            raise InputError(
+                f"--target {text!r}: a rados:// target is rados://POOL (on `storbench services up "
+                f"ceph`) or rados://POOL?conf=/etc/ceph/ceph.conf"
+            )
         if "conf" not in query:
             return cls(pool, None, options)
         conf = query["conf"][0]
@@ -51,8 +53,10 @@ class RadosTarget(Target):
         """The cluster's ceph.conf: the one named, else storbench's own cluster's."""
         conf = self.given_conf or (self.service or {}).get("conf")
         if not conf:
-            raise TargetError(f"target {self.uri}: storbench's Ceph is not running; start it with "
-                              f"`storbench services up ceph` or name a cluster's conf: rados://{self.pool}?conf=PATH")
+            raise TargetError(
+                f"target {self.uri}: storbench's Ceph is not running; start it with "
+                f"`storbench services up ceph` or name a cluster's conf: rados://{self.pool}?conf=PATH"
+            )
         return str(conf)
 
     def precheck(self, need_bytes: int) -> None:

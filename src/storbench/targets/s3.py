@@ -30,8 +30,7 @@ from storbench.errors import InputError, TargetError
 from storbench.redaction import redact_url
 from storbench.s3client import S3Client, S3Error
 from storbench.services import service_status
-from storbench.targets.base import (GONE, MARKER, OTHER, OURS, Target, TargetFacts, TargetOptions, below_root,
-                                    register)
+from storbench.targets.base import GONE, MARKER, OTHER, OURS, Target, TargetFacts, TargetOptions, below_root, register
 
 
 @dataclass
@@ -66,8 +65,10 @@ def resolve_endpoint(option: str | None, home: Path | None) -> S3Endpoint:
     how = "--endpoint" if option else ("environment" if url else "")
     if not url:
         if not service:
-            raise InputError("an s3:// target needs an endpoint: pass --endpoint http://HOST:PORT, set "
-                             "AWS_ENDPOINT_URL, or start one with `storbench services up s3`")
+            raise InputError(
+                "an s3:// target needs an endpoint: pass --endpoint http://HOST:PORT, set "
+                "AWS_ENDPOINT_URL, or start one with `storbench services up s3`"
+            )
         url, how = service["s3_endpoint"], f"storbench s3 service ({service.get('server')})"
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -81,13 +82,16 @@ def resolve_endpoint(option: str | None, home: Path | None) -> S3Endpoint:
     if key and secret:
         return S3Endpoint(url, key, secret, region, f"{how}; credentials from the environment", ours)
     if ours:
-        return S3Endpoint(url, ours["access_key"], ours["secret_key"], region,
-                          f"{how}; credentials of the storbench s3 service", ours)
+        return S3Endpoint(
+            url, ours["access_key"], ours["secret_key"], region, f"{how}; credentials of the storbench s3 service", ours
+        )
     profile = _profile_credentials()
     if profile:
         return S3Endpoint(url, profile[0], profile[1], region, f"{how}; credentials from the AWS profile", None)
-    raise InputError(f"no credentials for {url}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-                     f"(or an AWS profile in ~/.aws/credentials)")
+    raise InputError(
+        f"no credentials for {url}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+        f"(or an AWS profile in ~/.aws/credentials)"
+    )
 
 
 SERVERS = ("rgw", "generic")
@@ -126,8 +130,9 @@ class S3Target(Target):
         self.bucket = bucket
         self.base = base  # the prefix inside the bucket, without slashes around it
         self.endpoint = resolve_endpoint(options.endpoint, options.home)
-        self.client = S3Client(self.endpoint.url, self.endpoint.access_key, self.endpoint.secret_key,
-                               self.endpoint.region, timeout=10)
+        self.client = S3Client(
+            self.endpoint.url, self.endpoint.access_key, self.endpoint.secret_key, self.endpoint.region, timeout=10
+        )
         self._server = declared_server()
         self._server_how = "$STORBENCH_S3_SERVER" if self._server else ""
         if self._server is None and is_ceph_rgw(self.endpoint.url, options.home):
@@ -137,11 +142,15 @@ class S3Target(Target):
     def parse(cls, text: str, options: TargetOptions) -> Target:
         bucket = urlparse(text).netloc
         if not bucket or "@" in bucket or ":" in bucket:
-            raise InputError(f"--target {text!r}: an s3:// target is s3://BUCKET/PREFIX (the endpoint comes from "
-                             f"--endpoint, $AWS_ENDPOINT_URL or the running `storbench services up s3`)")
+            raise InputError(
+                f"--target {text!r}: an s3:// target is s3://BUCKET/PREFIX (the endpoint comes from "
+                f"--endpoint, $AWS_ENDPOINT_URL or the running `storbench services up s3`)"
+            )
         if not BUCKET_RE.fullmatch(bucket):
-            raise InputError(f"--target {text!r}: bucket name {bucket!r} is not allowed; use 3-63 lowercase "
-                             f"letters, digits, '.' and '-', starting and ending with a letter or digit")
+            raise InputError(
+                f"--target {text!r}: bucket name {bucket!r} is not allowed; use 3-63 lowercase "
+                f"letters, digits, '.' and '-', starting and ending with a letter or digit"
+            )
         return cls(bucket, urlparse(text).path.strip("/"), options)
 
     def run_prefix(self) -> str:
@@ -153,21 +162,26 @@ class S3Target(Target):
         try:
             exists = self.client.bucket_exists(self.bucket)
         except ConnectionRefusedError:
-            raise TargetError(f"target {self.uri}: cannot connect to {self.endpoint.url} "
-                              f"(connection refused); is the S3 server running?") from None
+            raise TargetError(
+                f"target {self.uri}: cannot connect to {self.endpoint.url} "
+                f"(connection refused); is the S3 server running?"
+            ) from None
         except OSError as exc:
-            raise TargetError(f"target {self.uri}: cannot reach {self.endpoint.url} "
-                              f"({exc.strerror or exc})") from None
+            raise TargetError(f"target {self.uri}: cannot reach {self.endpoint.url} ({exc.strerror or exc})") from None
         except S3Error as exc:
             if exc.status in (401, 403):
-                raise TargetError(f"target {self.uri}: {self.endpoint.url} refused the credentials "
-                                  f"({exc.code or exc.status}); "
-                                  f"check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY") from None
+                raise TargetError(
+                    f"target {self.uri}: {self.endpoint.url} refused the credentials "
+                    f"({exc.code or exc.status}); "
+                    f"check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"
+                ) from None
             raise TargetError(f"target {self.uri}: {self.endpoint.url} answered {exc}") from None
         if not exists:
-            raise TargetError(f"target {self.uri}: bucket {self.bucket} does not exist at "
-                              f"{self.endpoint.url}; create it first (storbench never creates or deletes buckets "
-                              f"it was pointed at; `storbench services up s3` makes a bucket named storbench)")
+            raise TargetError(
+                f"target {self.uri}: bucket {self.bucket} does not exist at "
+                f"{self.endpoint.url}; create it first (storbench never creates or deletes buckets "
+                f"it was pointed at; `storbench services up s3` makes a bucket named storbench)"
+            )
 
     def local_path(self) -> Path | None:
         """Our own S3 server's data directory (or, for Ceph RGW, the OSDs' files) is on this host."""
@@ -178,8 +192,9 @@ class S3Target(Target):
     def claim_root(self) -> str:
         prefix = self.run_prefix()
         if next(iter(self.client.list(self.bucket, prefix)), None) is not None:
-            raise TargetError(f"target {self.uri}: s3://{self.bucket}/{prefix} already holds objects; "
-                              f"refusing to reuse it")
+            raise TargetError(
+                f"target {self.uri}: s3://{self.bucket}/{prefix} already holds objects; refusing to reuse it"
+            )
         self.client.put(self.bucket, prefix + MARKER, (self.run_id + "\n").encode())
         return f"s3://{self.bucket}/{prefix.rstrip('/')}"
 
@@ -214,9 +229,14 @@ class S3Target(Target):
 
     def facts(self) -> TargetFacts:
         """The endpoint and its credentials (an engine passes them on, never records them), and the server."""
-        return TargetFacts(self.scheme, endpoint_url=self.endpoint.url, region=self.endpoint.region,
-                           access_key=self.endpoint.access_key, secret_key=self.endpoint.secret_key,
-                           server=self.server())
+        return TargetFacts(
+            self.scheme,
+            endpoint_url=self.endpoint.url,
+            region=self.endpoint.region,
+            access_key=self.endpoint.access_key,
+            secret_key=self.endpoint.secret_key,
+            server=self.server(),
+        )
 
     def size_bytes(self, uri: str) -> int:
         key = urlparse(uri).path.strip("/")
@@ -243,5 +263,9 @@ class S3Target(Target):
     def manifest_config(self) -> dict[str, Any]:
         """The endpoint, the server's kind and where each came from; never the credentials."""
         self.server()
-        return {"endpoint": self.endpoint.url, "endpoint_how": self.endpoint.how, "server": self._server,
-                "server_how": self._server_how}
+        return {
+            "endpoint": self.endpoint.url,
+            "endpoint_how": self.endpoint.how,
+            "server": self._server,
+            "server_how": self._server_how,
+        }

@@ -10,5 +10,13 @@ from storbench.telemetry.snapshot import Snapshot
 from storbench.telemetry.devices import Resolution, device_info, devices_for_path, parse_devices_option
 from storbench.telemetry.window import METRICS, window_metrics
 
-__all__ = ["Collector", "Snapshot", "Resolution", "METRICS", "device_info", "devices_for_path",
-           "parse_devices_option", "window_metrics"]
+__all__ = [
+    "Collector",
+    "Snapshot",
+    "Resolution",
+    "METRICS",
+    "device_info",
+    "devices_for_path",
+    "parse_devices_option",
+    "window_metrics",
+]

@@ -24,8 +24,14 @@ from typing import Any, Protocol, Sequence
 from storbench.errors import InputError
 from storbench.telemetry.collector import Collector
 from storbench.telemetry.snapshot import Snapshot
-from storbench.telemetry.exporter import (FINGERPRINT_COLLECTORS, ExporterError, ExporterReader, default_devices,
-                                          disk_names, fingerprint)
+from storbench.telemetry.exporter import (
+    FINGERPRINT_COLLECTORS,
+    ExporterError,
+    ExporterReader,
+    default_devices,
+    disk_names,
+    fingerprint,
+)
 from storbench.telemetry.devices import local_disks
 from storbench.telemetry.machine import fingerprint as local_fingerprint
 from storbench.telemetry.nodes import Cluster, Node
@@ -72,38 +78,66 @@ def node_labels(nodes: Sequence[Node]) -> list[str]:
     return labels
 
 
-def _node_devices(node: Node, index: int, source: str, have: list[str], lister: str = "its exporter",
-                  shown: list[str] | None = None) -> list[str]:
+def _node_devices(
+    node: Node, index: int, source: str, have: list[str], lister: str = "its exporter", shown: list[str] | None = None
+) -> list[str]:
     if node.devices is None:
         return default_devices(have)
     for device in node.devices:
         if device not in have:  # measuring it would report n/a everywhere without a word
-            raise InputError(f"{source}: nodes[{index}].devices: node {node.name} has no device {device!r} "
-                             f"({lister} lists: {', '.join(have if shown is None else shown) or 'none'})")
+            raise InputError(
+                f"{source}: nodes[{index}].devices: node {node.name} has no device {device!r} "
+                f"({lister} lists: {', '.join(have if shown is None else shown) or 'none'})"
+            )
     return list(node.devices)
 
 
-def _power(node: Node, index: int, cluster: Cluster, interval: float, collector: NodeCollector,
-           has_rapl: bool, insecure: bool) -> NodePower:
-    return open_power(node.power, f"{cluster.source}: nodes[{index}].power", interval, local=node.is_local,
-                      has_rapl=has_rapl, snapshots=collector.points, insecure=insecure)
+def _power(
+    node: Node, index: int, cluster: Cluster, interval: float, collector: NodeCollector, has_rapl: bool, insecure: bool
+) -> NodePower:
+    return open_power(
+        node.power,
+        f"{cluster.source}: nodes[{index}].power",
+        interval,
+        local=node.is_local,
+        has_rapl=has_rapl,
+        snapshots=collector.points,
+        insecure=insecure,
+    )
 
 
-def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: str, interval: float,
-                 local_devices: list[str], insecure: bool = False) -> Member:
+def _open_member(
+    node: Node,
+    index: int,
+    label: str,
+    cluster: Cluster,
+    source: str,
+    interval: float,
+    local_devices: list[str],
+    insecure: bool = False,
+) -> Member:
     if node.is_local:
         known, shown = local_disks()
-        devices = (_node_devices(node, index, cluster.source, sorted(known), "this machine", shown)
-                   if node.devices is not None else local_devices)
+        devices = (
+            _node_devices(node, index, cluster.source, sorted(known), "this machine", shown)
+            if node.devices is not None
+            else local_devices
+        )
         local = Collector(devices, interval=interval)
-        return Member(node, label, local, local_fingerprint(None, devices),
-                      _power(node, index, cluster, interval, local, EnergyMeter().available, insecure))
+        return Member(
+            node,
+            label,
+            local,
+            local_fingerprint(None, devices),
+            _power(node, index, cluster, interval, local, EnergyMeter().available, insecure),
+        )
     reader = ExporterReader(node.exporter, timeout=max(2.0, min(10.0, 2 * interval)))
     try:
         samples = reader.samples(FINGERPRINT_COLLECTORS)
     except ExporterError as exc:
-        raise InputError(f"{cluster.source}: nodes[{index}].exporter: cannot read node {node.name}'s "
-                         f"telemetry: {exc}") from None
+        raise InputError(
+            f"{cluster.source}: nodes[{index}].exporter: cannot read node {node.name}'s telemetry: {exc}"
+        ) from None
     devices = _node_devices(node, index, cluster.source, disk_names(samples))
     if source == "prometheus":
         api = PrometheusApi(cluster.prometheus or "")
@@ -111,24 +145,33 @@ def _open_member(node: Node, index: int, label: str, cluster: Cluster, source: s
     else:
         collector = Collector(devices, interval=interval, reader=reader.read)
     has_rapl = bool(samples.get("node_rapl_package_joules_total"))
-    return Member(node, label, collector, fingerprint(samples),
-                  _power(node, index, cluster, interval, collector, has_rapl, insecure))
+    return Member(
+        node,
+        label,
+        collector,
+        fingerprint(samples),
+        _power(node, index, cluster, interval, collector, has_rapl, insecure),
+    )
 
 
-def open_cluster(cluster: Cluster, source: str, interval: float, local_devices: list[str],
-                 insecure: bool = False) -> "ClusterTelemetry":
+def open_cluster(
+    cluster: Cluster, source: str, interval: float, local_devices: list[str], insecure: bool = False
+) -> "ClusterTelemetry":
     """Checks every node's telemetry answers and its devices exist, before anything is measured."""
     if source not in SOURCES:
         raise InputError(f"--telemetry {source!r}: allowed: local, {', '.join(SOURCES)}")
     if source == "prometheus":
         if not cluster.prometheus:
-            raise InputError(f"--telemetry prometheus: no Prometheus URL (--prometheus URL, or 'prometheus:' "
-                             f"in {cluster.source})")
+            raise InputError(
+                f"--telemetry prometheus: no Prometheus URL (--prometheus URL, or 'prometheus:' in {cluster.source})"
+            )
         for node in cluster.nodes:
             _check_prometheus(PrometheusApi(cluster.prometheus), node)
     labels = node_labels(cluster.nodes)
-    members = [_open_member(node, index, labels[index], cluster, source, interval, local_devices, insecure)
-               for index, node in enumerate(cluster.nodes)]
+    members = [
+        _open_member(node, index, labels[index], cluster, source, interval, local_devices, insecure)
+        for index, node in enumerate(cluster.nodes)
+    ]
     return ClusterTelemetry(members, interval)
 
 
@@ -138,8 +181,10 @@ def _check_prometheus(api: PrometheusApi, node: Node) -> None:
     except ExporterError as exc:
         raise InputError(f"--telemetry prometheus: {exc}") from None
     if latest is None:
-        raise InputError(f"--telemetry prometheus: {api.base_url} has no series for node {node.name} "
-                         f"(instance {node.instance!r}); is it scraping {node.exporter}?")
+        raise InputError(
+            f"--telemetry prometheus: {api.base_url} has no series for node {node.name} "
+            f"(instance {node.instance!r}); is it scraping {node.exporter}?"
+        )
 
 
 class ClusterTelemetry:
@@ -202,20 +247,27 @@ class ClusterTelemetry:
             out[m.label] = values
         return out
 
-    def cluster_metrics(self, start: float, end: float,
-                        per_node: dict[str, dict[str, float | None]]) -> tuple[dict[str, float | None], str | None]:
+    def cluster_metrics(
+        self, start: float, end: float, per_node: dict[str, dict[str, float | None]]
+    ) -> tuple[dict[str, float | None], str | None]:
         """The window's metrics across nodes, and the slowest node's label (least MB moved)."""
-        totals = {m.label: window_totals(m.collector.points(), self.node_time(m.label, start),
-                                         self.node_time(m.label, end)) for m in self.members}
+        totals = {
+            m.label: window_totals(m.collector.points(), self.node_time(m.label, start), self.node_time(m.label, end))
+            for m in self.members
+        }
         merged = {key: sum(t[key] for t in totals.values()) for key in next(iter(totals.values()))}
         values = list(per_node.values())
         row: dict[str, float | None] = {
-            "max_read_mbps": _max(values, "max_read_mbps"), "max_write_mbps": _max(values, "max_write_mbps"),
+            "max_read_mbps": _max(values, "max_read_mbps"),
+            "max_write_mbps": _max(values, "max_write_mbps"),
             "avg_read_latency_ms": merged["read_ms"] / merged["reads"] if merged["reads"] else None,
             "avg_write_latency_ms": merged["write_ms"] / merged["writes"] if merged["writes"] else None,
-            "max_cpu_pct": _max(values, "max_cpu_pct"), "avg_cpu_pct": _mean(values, "avg_cpu_pct"),
-            "read_mb": _sum(values, "read_mb"), "written_mb": _sum(values, "written_mb"),
-            "max_util_pct": _max(values, "max_util_pct"), "max_net_mbps": _max(values, "max_net_mbps"),
+            "max_cpu_pct": _max(values, "max_cpu_pct"),
+            "avg_cpu_pct": _mean(values, "avg_cpu_pct"),
+            "read_mb": _sum(values, "read_mb"),
+            "written_mb": _sum(values, "written_mb"),
+            "max_util_pct": _max(values, "max_util_pct"),
+            "max_net_mbps": _max(values, "max_net_mbps"),
         }
         if self.power_why() is None and all(v.get("energy_j") is not None for v in values):  # one scope, every node
             row["energy_j"], row["avg_power_w"] = _sum(values, "energy_j"), _sum(values, "avg_power_w")
@@ -233,27 +285,42 @@ class ClusterTelemetry:
         over its intervals whose middle falls in the bin (nodes sample at their own phases)."""
         collected: dict[int, dict[str, dict[str, list[float]]]] = {}
         for m in self.members:
-            for middle, rates in window_intervals(m.collector.points(), self.node_time(m.label, start),
-                                                  self.node_time(m.label, end), self.interval):
+            for middle, rates in window_intervals(
+                m.collector.points(), self.node_time(m.label, start), self.node_time(m.label, end), self.interval
+            ):
                 node = collected.setdefault(int((middle - start) // self.interval), {}).setdefault(m.label, {})
                 for key in keys:
                     if rates.get(key) is not None:
                         node.setdefault(key, []).append(rates[key] or 0.0)
-        return {index: {label: {key: sum(v) / len(v) for key, v in values.items()} for label, values in nodes.items()}
-                for index, nodes in collected.items()}
+        return {
+            index: {label: {key: sum(v) / len(v) for key, v in values.items()} for label, values in nodes.items()}
+            for index, nodes in collected.items()
+        }
 
     def _peak_sums(self, start: float, end: float) -> tuple[float | None, float | None]:
         """The cluster's read and write throughput: the peak of the nodes' summed MB/s, each node's intervals
         on its own times, averaged over the same span as a node's maximum (window.peak_rate)."""
-        series = [window_series(m.collector.points(), self.node_time(m.label, start), self.node_time(m.label, end),
-                                self.interval) for m in self.members]
+        series = [
+            window_series(
+                m.collector.points(), self.node_time(m.label, start), self.node_time(m.label, end), self.interval
+            )
+            for m in self.members
+        ]
         return peak_rate(series, "read_mbps"), peak_rate(series, "write_mbps")
 
     def gaps(self, origin: float) -> list[dict[str, Any]]:
         """Every node's telemetry gaps, times relative to ``origin`` (the series' start)."""
-        return [{"node": m.label, "name": m.node.name, "from_s": round(g["from"] - origin, 3),
-                 "to_s": round(g["to"] - origin, 3), "error": g["error"]}
-                for m in self.members for g in m.collector.gaps()]
+        return [
+            {
+                "node": m.label,
+                "name": m.node.name,
+                "from_s": round(g["from"] - origin, 3),
+                "to_s": round(g["to"] - origin, 3),
+                "error": g["error"],
+            }
+            for m in self.members
+            for g in m.collector.gaps()
+        ]
 
     def label_for_host(self, host: str) -> str | None:
         """The label of the node an executor host (address or name) belongs to."""

@@ -26,23 +26,35 @@ from storbench.telemetry.snapshot import Snapshot
 from storbench.telemetry.window import rate_row, rate_rows
 
 
-def read_snapshot(devices: frozenset[str], files: procfs.CounterFiles,
-                  energy: procfs.EnergyMeter | None = None) -> Snapshot:
+def read_snapshot(
+    devices: frozenset[str], files: procfs.CounterFiles, energy: procfs.EnergyMeter | None = None
+) -> Snapshot:
     """Reads every counter file once; the time is when the disk counters were read."""
     before = time.monotonic()
     disks = procfs.read_diskstats(files, devices) if devices else {}
     after = time.monotonic()
-    return Snapshot(time=(before + after) / 2, disks=disks, cpu=procfs.read_cpu(files),
-                    net=procfs.read_net(files), memory=procfs.read_memory(files),
-                    energy_uj=energy.read() if energy is not None else None)
+    return Snapshot(
+        time=(before + after) / 2,
+        disks=disks,
+        cpu=procfs.read_cpu(files),
+        net=procfs.read_net(files),
+        memory=procfs.read_memory(files),
+        energy_uj=energy.read() if energy is not None else None,
+    )
 
 
 class Collector(Ticker):
     thread_name = "storbench-telemetry"
 
-    def __init__(self, devices: list[str], interval: float = 1.0,
-                 proc_root: str = "/proc", sys_root: str = "/sys", journal: Path | None = None,
-                 reader: Callable[[frozenset[str]], Snapshot] | None = None):
+    def __init__(
+        self,
+        devices: list[str],
+        interval: float = 1.0,
+        proc_root: str = "/proc",
+        sys_root: str = "/sys",
+        journal: Path | None = None,
+        reader: Callable[[frozenset[str]], Snapshot] | None = None,
+    ):
         super().__init__(interval)
         self.devices = list(devices)
         self._reader = reader
@@ -83,8 +95,11 @@ class Collector(Ticker):
         with self._lock:
             tried = time.monotonic()
             try:
-                snapshot = (self._reader(self._only) if self._reader is not None
-                            else read_snapshot(self._only, self._files, self._energy))
+                snapshot = (
+                    self._reader(self._only)
+                    if self._reader is not None
+                    else read_snapshot(self._only, self._files, self._energy)
+                )
             except OSError as exc:
                 self._record_gap(self._points[-1].time if self._points else tried, tried, first_line(exc))
                 return None

@@ -40,7 +40,7 @@ def _unescape(text: str) -> str:
         return text
     out, index = [], 0
     while index < len(text):
-        chunk = text[index:index + 4]
+        chunk = text[index : index + 4]
         if len(chunk) == 4 and chunk[0] == "\\" and chunk[1:].isdigit():
             out.append(chr(int(chunk[1:], 8)))
             index += 4
@@ -116,8 +116,12 @@ def devices_for_path(path: str, sys_root: str = "/sys", proc_root: str = "/proc"
     if mount.dev.startswith("0:") or not node.exists():
         node = _node_for_source(mount.source, sys_root)
     if node is None:
-        return Resolution([], how, f"{path} is on {mount.fstype} ({mount.source}), which has no block device; "
-                                   f"device metrics will be empty unless you pass --devices NAME[,NAME]")
+        return Resolution(
+            [],
+            how,
+            f"{path} is on {mount.fstype} ({mount.source}), which has no block device; "
+            f"device metrics will be empty unless you pass --devices NAME[,NAME]",
+        )
     name = node.resolve().name
     disks = _disks_under(node, set())
     return Resolution(disks, how if disks == [name] else f"{how}: {name} → {', '.join(disks)}")

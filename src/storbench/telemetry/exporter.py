@@ -41,12 +41,16 @@ DISK_FIELDS = {
 }
 CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 USER_HZ = 100  # node_cpu_seconds_total is /proc/stat's ticks divided by USER_HZ
-WANTED = re.compile(r"^(node_disk_|node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|"
-                    r"node_memory_(Mem(Total|Available)|Dirty|Writeback)_bytes|node_rapl_|node_uname_info|"
-                    r"node_pressure_(cpu|io|memory)_waiting_seconds_total)")
-PRESSURE = {"psi_cpu_us": "node_pressure_cpu_waiting_seconds_total",  # "some": at least one task waited
-            "psi_io_us": "node_pressure_io_waiting_seconds_total",
-            "psi_memory_us": "node_pressure_memory_waiting_seconds_total"}
+WANTED = re.compile(
+    r"^(node_disk_|node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|"
+    r"node_memory_(Mem(Total|Available)|Dirty|Writeback)_bytes|node_rapl_|node_uname_info|"
+    r"node_pressure_(cpu|io|memory)_waiting_seconds_total)"
+)
+PRESSURE = {
+    "psi_cpu_us": "node_pressure_cpu_waiting_seconds_total",  # "some": at least one task waited
+    "psi_io_us": "node_pressure_io_waiting_seconds_total",
+    "psi_memory_us": "node_pressure_memory_waiting_seconds_total",
+}
 # Disks a node's default "storage under test" leaves out: virtual devices and partitions
 VIRTUAL = re.compile(r"^(loop|ram|zram|dm-|md|sr|fd|nbd|rbd)\d*|^((s|v|xv|h)d[a-z]+\d+|nvme\d+n\d+p\d+|mmcblk\d+p\d+)$")
 
@@ -78,14 +82,16 @@ def default_devices(names: Iterable[str]) -> list[str]:
     return [name for name in names if not VIRTUAL.match(name)]
 
 
-def snapshot_from_samples(samples: dict[str, list[tuple[dict[str, str], float]]], devices: frozenset[str],
-                          taken: float) -> Snapshot:
+def snapshot_from_samples(
+    samples: dict[str, list[tuple[dict[str, str], float]]], devices: frozenset[str], taken: float
+) -> Snapshot:
     per_field = {f: _by_label(samples, metric, "device") for f, (metric, _) in DISK_FIELDS.items()}
     disks = {}
     for device in devices:
         if device in per_field["reads"]:
-            disks[device] = DiskCounters(**{f: round(per_field[f].get(device, 0.0) * scale)
-                                            for f, (_, scale) in DISK_FIELDS.items()})
+            disks[device] = DiskCounters(
+                **{f: round(per_field[f].get(device, 0.0) * scale) for f, (_, scale) in DISK_FIELDS.items()}
+            )
     modes: dict[str, float] = defaultdict(float)
     for labels, value in samples.get("node_cpu_seconds_total", ()):
         modes[labels.get("mode", "")] += value
@@ -98,14 +104,16 @@ def snapshot_from_samples(samples: dict[str, list[tuple[dict[str, str], float]]]
     memory = (round(total[0][1]), round(available[0][1])) if total and available else None
     package = [value for labels, value in samples.get("node_rapl_package_joules_total", ())]
     energy_uj = round(sum(package) * 1e6) if package else None
-    return Snapshot(time=taken, disks=disks, cpu=cpu, net=net, memory=memory, energy_uj=energy_uj,
-                    noise=_noise(samples))
+    return Snapshot(
+        time=taken, disks=disks, cpu=cpu, net=net, memory=memory, energy_uj=energy_uj, noise=_noise(samples)
+    )
 
 
 def _noise(samples: dict[str, list[tuple[dict[str, str], float]]]) -> dict[str, int | None] | None:
     """Pressure stall totals in µs and Dirty + Writeback bytes (the noise sentinel's node figures)."""
-    noise: dict[str, int | None] = {key: round(found[0][1] * 1e6) if (found := samples.get(name)) else None
-                                    for key, name in PRESSURE.items()}
+    noise: dict[str, int | None] = {
+        key: round(found[0][1] * 1e6) if (found := samples.get(name)) else None for key, name in PRESSURE.items()
+    }
     dirty, writeback = samples.get("node_memory_Dirty_bytes"), samples.get("node_memory_Writeback_bytes")
     noise["dirty_bytes"] = round(dirty[0][1] + writeback[0][1]) if dirty and writeback else None
     return noise if any(value is not None for value in noise.values()) else None
@@ -173,6 +181,11 @@ def fingerprint(samples: dict[str, list[tuple[dict[str, str], float]]]) -> dict[
     uname = samples.get("node_uname_info", [({}, 0.0)])[0][0]
     cpus = {labels.get("cpu") for labels, _ in samples.get("node_cpu_seconds_total", ())}
     total = samples.get("node_memory_MemTotal_bytes")
-    return {"hostname": uname.get("nodename"), "kernel": uname.get("release"), "arch": uname.get("machine"),
-            "cores": len(cpus) or None, "memory_gb": round(total[0][1] / 2**30, 1) if total else None,
-            "disks": disk_names(samples)}
+    return {
+        "hostname": uname.get("nodename"),
+        "kernel": uname.get("release"),
+        "arch": uname.get("machine"),
+        "cores": len(cpus) or None,
+        "memory_gb": round(total[0][1] / 2**30, 1) if total else None,
+        "disks": disk_names(samples),
+    }

@@ -49,8 +49,14 @@ class Node:
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records of it (no credentials can be in an exporter URL: they are refused)."""
-        return {"name": self.name, "role": self.role, "exporter": self.exporter, "host": self.host,
-                "devices": list(self.devices) if self.devices is not None else None, "power": self.power}
+        return {
+            "name": self.name,
+            "role": self.role,
+            "exporter": self.exporter,
+            "host": self.host,
+            "devices": list(self.devices) if self.devices is not None else None,
+            "power": self.power,
+        }
 
 
 @dataclass(frozen=True)
@@ -97,8 +103,9 @@ def node_from_mapping(entry: Any, source: str, index: int | None) -> Node:
             raise InputError(f"{_where(source, index, str(key))}: unknown key; allowed: {', '.join(NODE_KEYS)}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\,= \t"):
-        raise InputError(f"{_where(source, index, 'name')}: expected a name without spaces, '/', ',' or '=', "
-                         f"got {name!r}")
+        raise InputError(
+            f"{_where(source, index, 'name')}: expected a name without spaces, '/', ',' or '=', got {name!r}"
+        )
     role = entry.get("role", "node")
     if role not in ROLES:
         raise InputError(f"{_where(source, index, 'role')}: unknown role {role!r}; allowed: {', '.join(ROLES)}")
@@ -107,10 +114,19 @@ def node_from_mapping(entry: Any, source: str, index: int | None) -> Node:
     instance = entry.get("instance") or (urlsplit(exporter).netloc if exporter != LOCAL else "")
     power = entry.get("power")
     if power is not None and (not isinstance(power, str) or not power.strip()):
-        raise InputError(f"{_where(source, index, 'power')}: expected KIND[:ARGS] (rapl, redfish:URL, ipmi[:HOST], "
-                         f"command:CMD), got {power!r}")
-    return Node(name=name, exporter=exporter, role=role, devices=_devices(entry.get("devices"),
-                _where(source, index, "devices")), host=str(host), instance=str(instance), power=power)
+        raise InputError(
+            f"{_where(source, index, 'power')}: expected KIND[:ARGS] (rapl, redfish:URL, ipmi[:HOST], "
+            f"command:CMD), got {power!r}"
+        )
+    return Node(
+        name=name,
+        exporter=exporter,
+        role=role,
+        devices=_devices(entry.get("devices"), _where(source, index, "devices")),
+        host=str(host),
+        instance=str(instance),
+        power=power,
+    )
 
 
 def cluster_from_mapping(data: Any, source: str) -> Cluster:
@@ -134,13 +150,15 @@ def check_unique(nodes: list[Node], source: str) -> None:
     seen: dict[str, int] = {}
     for index, node in enumerate(nodes):
         if node.name in seen:
-            raise InputError(f"{_where(source, index, 'name')}: duplicate node {node.name!r} "
-                             f"(also nodes[{seen[node.name]}])")
+            raise InputError(
+                f"{_where(source, index, 'name')}: duplicate node {node.name!r} (also nodes[{seen[node.name]}])"
+            )
         seen[node.name] = index
     locals_ = [n.name for n in nodes if n.is_local]
     if len(locals_) > 1:
-        raise InputError(f"{source}: more than one node reads this machine's /proc (exporter: local): "
-                         f"{', '.join(locals_)}")
+        raise InputError(
+            f"{source}: more than one node reads this machine's /proc (exporter: local): {', '.join(locals_)}"
+        )
 
 
 def load_nodes(path: str | Path) -> Cluster:

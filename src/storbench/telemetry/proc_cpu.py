@@ -95,8 +95,7 @@ class CpuWatch:
     """Samples client processes' CPU from /proc while they run (:meth:`watch`); ``traces`` holds every process
     it watched, in order. One instance per run: both drivers are watched by the same code."""
 
-    def __init__(self, interval: float = INTERVAL_S, proc_root: str = "/proc",
-                 clock: Callable[[], float] = time.time):
+    def __init__(self, interval: float = INTERVAL_S, proc_root: str = "/proc", clock: Callable[[], float] = time.time):
         self.interval, self.proc_root, self.clock = interval, proc_root, clock
         self.traces: list[CpuTrace] = []
 
@@ -113,8 +112,9 @@ class CpuWatch:
                 if gone:
                     trace.exit_cpu_s = exit_cpu_s(pid, self.proc_root)
                     if trace.exit_cpu_s is not None:  # the last point: all of it, the exit included
-                        trace.points.append((self.clock(), max(trace.exit_cpu_s,
-                                                               trace.points[-1][1] if trace.points else 0.0)))
+                        trace.points.append(
+                            (self.clock(), max(trace.exit_cpu_s, trace.points[-1][1] if trace.points else 0.0))
+                        )
                     del live[pid]
                     continue
                 cpu = threads.read_s()
@@ -177,8 +177,14 @@ def middle_cpu(progress: Points, traces: Sequence[CpuTrace], share: float = MIDD
         if a is None or b is None:
             return None
         cpu += b - a
-    return {"from_unix_s": round(start, 3), "to_unix_s": round(end, 3), "ops": round(ops, 1),
-            "cpu_s": round(cpu, 6), "cpu_us_per_op": cpu * 1e6 / ops, "share": share}
+    return {
+        "from_unix_s": round(start, 3),
+        "to_unix_s": round(end, 3),
+        "ops": round(ops, 1),
+        "cpu_s": round(cpu, 6),
+        "cpu_us_per_op": cpu * 1e6 / ops,
+        "share": share,
+    }
 
 
 def process_cpu_s(traces: Sequence[CpuTrace]) -> float | None:

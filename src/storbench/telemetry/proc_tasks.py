@@ -33,8 +33,13 @@ def parse_pid_stat(text: str) -> PidStat:
     fields = rest.split(None, 21)  # fields[0] is field 3 (state); starttime (22) is the last one needed
     if not head or len(fields) < 20:
         raise ValueError(f"not a /proc/PID/stat line: {text[:80]!r}")
-    return PidStat(int(head.partition("(")[0]), int(fields[1]), int(fields[6]),
-                   int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]), int(fields[19]))
+    return PidStat(
+        int(head.partition("(")[0]),
+        int(fields[1]),
+        int(fields[6]),
+        int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]),
+        int(fields[19]),
+    )
 
 
 def _after(text: str, key: str) -> str | None:
@@ -46,7 +51,7 @@ def _after(text: str, key: str) -> str | None:
         at = -1
     at += len(key) + 1
     end = text.find("\n", at)
-    return text[at:end if end >= 0 else len(text)]
+    return text[at : end if end >= 0 else len(text)]
 
 
 def parse_pid_io(text: str) -> int | None:

@@ -60,8 +60,7 @@ class CpuCounters:
 
     @property
     def total(self) -> int:
-        return (self.user + self.nice + self.system + self.idle + self.iowait
-                + self.irq + self.softirq + self.steal)
+        return self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
 
     @property
     def busy(self) -> int:

@@ -23,10 +23,12 @@ from storbench.telemetry.collector import Snapshot
 from storbench.telemetry.exporter import ExporterError, snapshot_from_samples
 from storbench.telemetry.window import rate_rows
 
-SERIES = ('node_disk_(reads_completed|reads_merged|read_bytes|read_time_seconds|writes_completed|writes_merged|'
-          'written_bytes|write_time_seconds|io_time_seconds|io_time_weighted_seconds)_total|node_disk_io_now|'
-          'node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|'
-          'node_memory_Mem(Total|Available)_bytes|node_rapl_package_joules_total')
+SERIES = (
+    "node_disk_(reads_completed|reads_merged|read_bytes|read_time_seconds|writes_completed|writes_merged|"
+    "written_bytes|write_time_seconds|io_time_seconds|io_time_weighted_seconds)_total|node_disk_io_now|"
+    "node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|"
+    "node_memory_Mem(Total|Available)_bytes|node_rapl_package_joules_total"
+)
 MAX_POINTS = 10_000  # Prometheus refuses more than 11,000 points per series in one query_range
 
 
@@ -58,8 +60,13 @@ class PrometheusApi:
         chunk = step * MAX_POINTS
         t = start
         while t <= end:
-            data = self.get("/api/v1/query_range", query=f'{{__name__=~"{SERIES}",instance="{instance}"}}',
-                            start=f"{t:.3f}", end=f"{min(end, t + chunk):.3f}", step=f"{step:g}")
+            data = self.get(
+                "/api/v1/query_range",
+                query=f'{{__name__=~"{SERIES}",instance="{instance}"}}',
+                start=f"{t:.3f}",
+                end=f"{min(end, t + chunk):.3f}",
+                step=f"{step:g}",
+            )
             for series in data.get("result", []):
                 labels = dict(series["metric"])
                 name = labels.pop("__name__")
@@ -72,8 +79,9 @@ class PrometheusApi:
 class PrometheusCollector:
     """The Collector interface (start/stop/mark/points/rates/gaps) over a Prometheus query."""
 
-    def __init__(self, api: PrometheusApi, instance: str, devices: list[str], interval: float = 1.0,
-                 wait_s: float | None = None):
+    def __init__(
+        self, api: PrometheusApi, instance: str, devices: list[str], interval: float = 1.0, wait_s: float | None = None
+    ):
         self.api, self.instance, self.devices, self.interval = api, instance, list(devices), interval
         self._wait_s = wait_s if wait_s is not None else max(10.0, 5 * interval)
         self._wall_minus_mono = time.time() - time.monotonic()

@@ -20,8 +20,7 @@ from storbench.telemetry.metrics import METRICS
 from storbench.telemetry.power import NodePower, PowerPoint
 from storbench.telemetry.sentinel import METRICS as NOISE_METRICS
 from storbench.telemetry.sentinel import NoiseSentinel, node_window
-from storbench.telemetry.window import (interface_max_mbps, latest_rates, only_devices, rate_rows,
-                                        window_metrics)
+from storbench.telemetry.window import interface_max_mbps, latest_rates, only_devices, rate_rows, window_metrics
 
 UNITS = {spec.name: spec.unit for spec in METRICS + NOISE_METRICS}
 REUSE_S = 0.25  # the noise sentinel's reading at a window's end stands for the next one's start this long
@@ -44,19 +43,30 @@ class RunTelemetry(Protocol):
 
 
 def _power_csv(points: list[PowerPoint], origin: float) -> str:
-    return to_csv([{"t": round(p.time - origin, 4), "power_w": p.watts, "energy_j": round(p.joules, 4)}
-                   for p in points])
+    return to_csv(
+        [{"t": round(p.time - origin, 4), "power_w": p.watts, "energy_j": round(p.joules, 4)} for p in points]
+    )
 
 
 def _power_gaps(power: NodePower, origin: float) -> list[dict[str, Any]]:
-    return [{"from_s": round(g["from"] - origin, 3), "to_s": round(g["to"] - origin, 3), "error": g["error"]}
-            for g in power.gaps()]
+    return [
+        {"from_s": round(g["from"] - origin, 3), "to_s": round(g["to"] - origin, 3), "error": g["error"]}
+        for g in power.gaps()
+    ]
 
 
-def _metric_samples(workload: str, values: dict[str, float | None], repetition: int,
-                    labels: dict[str, str] | None = None, only: tuple[str, ...] | None = None) -> list[Sample]:
-    return [Sample(workload, metric, value, UNITS.get(metric, ""), repetition, dict(labels or {}))
-            for metric, value in values.items() if only is None or metric in only]
+def _metric_samples(
+    workload: str,
+    values: dict[str, float | None],
+    repetition: int,
+    labels: dict[str, str] | None = None,
+    only: tuple[str, ...] | None = None,
+) -> list[Sample]:
+    return [
+        Sample(workload, metric, value, UNITS.get(metric, ""), repetition, dict(labels or {}))
+        for metric, value in values.items()
+        if only is None or metric in only
+    ]
 
 
 def _relative(windows: list[dict[str, Any]], origin: float) -> None:
@@ -66,10 +76,22 @@ def _relative(windows: list[dict[str, Any]], origin: float) -> None:
 
 
 class HostTelemetry:
-    def __init__(self, collector: Collector, devices: list[str], shuffle_devices: list[str], interval: float,
-                 power: NodePower | None = None, sentinel: NoiseSentinel | None = None):
+    def __init__(
+        self,
+        collector: Collector,
+        devices: list[str],
+        shuffle_devices: list[str],
+        interval: float,
+        power: NodePower | None = None,
+        sentinel: NoiseSentinel | None = None,
+    ):
         """``sentinel``: what else the machine did in each window (the ``noise_*`` samples), read at marks."""
-        self.collector, self.devices, self.shuffle_devices, self.interval = collector, devices, shuffle_devices, interval
+        self.collector, self.devices, self.shuffle_devices, self.interval = (
+            collector,
+            devices,
+            shuffle_devices,
+            interval,
+        )
         self.power = power or NodePower({"source": "none", "why": "not configured"})
         self.sentinel = sentinel
         self._opening = True  # marks come in pairs: a window's start, then its end
@@ -111,13 +133,15 @@ class HostTelemetry:
             values["energy_j"] = None  # no source: n/a (the manifest's power says why)
         samples = _metric_samples(workload, values, repetition)
         if self.shuffle_devices:
-            shuffle = window_metrics(only_devices(points, self.shuffle_devices), window.start, window.end,
-                                     self.interval)
+            shuffle = window_metrics(
+                only_devices(points, self.shuffle_devices), window.start, window.end, self.interval
+            )
             samples += _metric_samples(workload, shuffle, repetition, {"devices": "shuffle"}, SHUFFLE_METRICS)
         for interface, value in interface_max_mbps(points, window.start, window.end, self.interval).items():
             if value > 0:  # idle interfaces would only add empty rows to every report
-                samples.append(Sample(workload, "max_net_mbps", value, "MB/s", repetition,
-                                      labels={"interface": interface}))
+                samples.append(
+                    Sample(workload, "max_net_mbps", value, "MB/s", repetition, labels={"interface": interface})
+                )
         if self.sentinel is not None:
             samples += _metric_samples(workload, self.sentinel.window(window.start, window.end), repetition)
         return samples
@@ -135,9 +159,12 @@ class HostTelemetry:
         power = {**self.power.info, "gaps": _power_gaps(self.power, origin), "idle_w": self.power.idle_w}
         if self.power.measured:
             writer.write_text("power.csv", _power_csv(self.power.points(), origin))
-        writer.update_manifest(collector_cpu_s=round(self.collector.cpu_seconds, 4), power=power,
-                               power_cpu_s=round(self.power.cpu_seconds, 4),
-                               **({"sentinel_cpu_s": round(self.sentinel.cpu_seconds, 4)} if self.sentinel else {}))
+        writer.update_manifest(
+            collector_cpu_s=round(self.collector.cpu_seconds, 4),
+            power=power,
+            power_cpu_s=round(self.power.cpu_seconds, 4),
+            **({"sentinel_cpu_s": round(self.sentinel.cpu_seconds, 4)} if self.sentinel else {}),
+        )
 
 
 class NodesTelemetry:
@@ -148,8 +175,9 @@ class NodesTelemetry:
         self.slowest: list[dict[str, Any]] = []  # per window: the node that moved the least
         # The noise sentinel: whole on this machine's node; on the others, what their node_exporter shows
         # (steal, pressure, dirty memory; never other processes' CPU or I/O: it shows no processes).
-        self.sentinels = {m.label: NoiseSentinel(roots=roots, services=services) for m in cluster.members
-                          if m.node.is_local}
+        self.sentinels = {
+            m.label: NoiseSentinel(roots=roots, services=services) for m in cluster.members if m.node.is_local
+        }
         self._opening = True
 
     def start(self) -> None:
@@ -173,8 +201,9 @@ class NodesTelemetry:
         idle: dict[str | None, float | None] = {}
         for member in self.cluster.members:
             power = member.power
-            power.idle_w = power.window(self.cluster.node_time(member.label, start),
-                                        self.cluster.node_time(member.label, end))["avg_power_w"]
+            power.idle_w = power.window(
+                self.cluster.node_time(member.label, start), self.cluster.node_time(member.label, end)
+            )["avg_power_w"]
             idle[member.label] = power.idle_w
         why = self.cluster.power_why()
         idle[None] = sum(v for v in idle.values() if v is not None) if why is None and idle else None
@@ -187,21 +216,33 @@ class NodesTelemetry:
             label = member.label
             start, end = self.cluster.node_time(label, window.start), self.cluster.node_time(label, window.end)
             sentinel = self.sentinels.get(label)
-            noise = (sentinel.window(start, end) if sentinel is not None
-                     else node_window(member.collector.points(), start, end))
+            noise = (
+                sentinel.window(start, end)
+                if sentinel is not None
+                else node_window(member.collector.points(), start, end)
+            )
             samples += _metric_samples(workload, {**per_node[label], **noise}, repetition, {"node": label})
         across, slowest = self.cluster.cluster_metrics(window.start, window.end, per_node)
         samples += _metric_samples(workload, across, repetition)
         if slowest is not None:
-            self.slowest.append({"workload": workload, "repetition": repetition, "node": slowest,
-                                 "spread_pct": round(across["node_spread_pct"] or 0.0, 2)})
+            self.slowest.append(
+                {
+                    "workload": workload,
+                    "repetition": repetition,
+                    "node": slowest,
+                    "spread_pct": round(across["node_spread_pct"] or 0.0, 2),
+                }
+            )
         return samples
 
     def latest(self) -> dict[str, dict[str, float | None]]:
         """Each polled node's last sampling interval's rates, by node label (a Prometheus source's nodes are
         left out: reading them is a query to that Prometheus, which holds them anyway)."""
-        return {m.label: latest_rates(m.collector.points(), self.cluster.interval) for m in self.cluster.members
-                if isinstance(m.collector, Collector)}
+        return {
+            m.label: latest_rates(m.collector.points(), self.cluster.interval)
+            for m in self.cluster.members
+            if isinstance(m.collector, Collector)
+        }
 
     def write_series(self, writer: RunWriter, windows: list[dict[str, Any]]) -> None:
         """Each node's series (``telemetry-<node>.csv``) and, in telemetry.csv, the cluster's on one time grid:
@@ -212,26 +253,39 @@ class NodesTelemetry:
             points = member.collector.points()
             rows = rate_rows(points, self.cluster.interval)
             shift = (points[0].time - origin) if points else 0.0
-            writer.write_text(f"telemetry-{member.label}.csv",
-                              to_csv([{**row, "t": round(row["t"] + shift, 4)} for row in rows]))
+            writer.write_text(
+                f"telemetry-{member.label}.csv", to_csv([{**row, "t": round(row["t"] + shift, 4)} for row in rows])
+            )
         writer.write_series(to_csv(self._grid(origin)), windows)
         power: dict[str, Any] = {"nodes": {}, "cluster_why": self.cluster.power_why()}
         for member in self.cluster.members:
-            power["nodes"][member.label] = {**member.power.info, "idle_w": member.power.idle_w,
-                                            "gaps": _power_gaps(member.power, origin)}
+            power["nodes"][member.label] = {
+                **member.power.info,
+                "idle_w": member.power.idle_w,
+                "gaps": _power_gaps(member.power, origin),
+            }
             if member.power.measured:
                 writer.write_text(f"power-{member.label}.csv", _power_csv(member.power.points(), origin))
-        writer.update_manifest(collector_cpu_s=round(self.cluster.cpu_seconds, 4),
-                               telemetry_gaps=self.cluster.gaps(origin), slowest_nodes=self.slowest, power=power,
-                               power_cpu_s=round(sum(m.power.cpu_seconds for m in self.cluster.members), 4))
+        writer.update_manifest(
+            collector_cpu_s=round(self.cluster.cpu_seconds, 4),
+            telemetry_gaps=self.cluster.gaps(origin),
+            slowest_nodes=self.slowest,
+            power=power,
+            power_cpu_s=round(sum(m.power.cpu_seconds for m in self.cluster.members), 4),
+        )
 
     def _grid(self, origin: float) -> list[dict[str, Any]]:
         keys = ("read_mbps", "write_mbps", "cpu_pct", "util_pct", "net_mbps")
         rows = []
         for index, nodes in sorted(self.cluster.grid(origin, float("inf"), keys).items()):
             row: dict[str, Any] = {"t": round((index + 1) * self.cluster.interval, 4)}
-            for key, combine in (("read_mbps", sum), ("write_mbps", sum), ("util_pct", max), ("net_mbps", sum),
-                                 ("cpu_pct", lambda v: sum(v) / len(v))):
+            for key, combine in (
+                ("read_mbps", sum),
+                ("write_mbps", sum),
+                ("util_pct", max),
+                ("net_mbps", sum),
+                ("cpu_pct", lambda v: sum(v) / len(v)),
+            ):
                 values = [node[key] for node in nodes.values() if key in node]
                 if values:
                     row[key] = round(combine(values), 4)

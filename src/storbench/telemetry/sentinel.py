@@ -50,8 +50,15 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from storbench.results.metrics import metric_table
 from storbench.telemetry import procfs
-from storbench.telemetry.proc_tasks import (PidFiles, PidStat, fd_budget, parse_dirty, parse_pid_io, parse_pid_stat,
-                                              parse_pressure)
+from storbench.telemetry.proc_tasks import (
+    PidFiles,
+    PidStat,
+    fd_budget,
+    parse_dirty,
+    parse_pid_io,
+    parse_pid_stat,
+    parse_pressure,
+)
 
 if TYPE_CHECKING:
     from storbench.telemetry.collector import Snapshot
@@ -146,8 +153,14 @@ class NoiseSentinel:
     (tests give their own).
     """
 
-    def __init__(self, proc_root: str = "/proc", roots: Iterable[int] | None = None, services: Path | None = None,
-                 hz: int | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        proc_root: str = "/proc",
+        roots: Iterable[int] | None = None,
+        services: Path | None = None,
+        hz: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.proc_root, self.clock = proc_root, clock
         self.roots = set(roots) if roots is not None else {os.getpid()}
         self.services = services
@@ -205,9 +218,14 @@ class NoiseSentinel:
         cpu = procfs.read_cpu(self._files)
         psi = {kind: self._pressure(kind) for kind in ("cpu", "io", "memory")}
         meminfo = self._files.read("meminfo")
-        reading = Reading(self.clock(), other_ticks - self._lost[0], other_io - self._lost[1],
-                          cpu.steal if cpu is not None else None, psi,
-                          parse_dirty(meminfo) if meminfo is not None else None)
+        reading = Reading(
+            self.clock(),
+            other_ticks - self._lost[0],
+            other_io - self._lost[1],
+            cpu.steal if cpu is not None else None,
+            psi,
+            parse_dirty(meminfo) if meminfo is not None else None,
+        )
         self.cpu_seconds += time.thread_time() - used
         self._last = reading
         return reading
@@ -222,7 +240,7 @@ class NoiseSentinel:
         else:
             self._marks.append((when, reading))
         if len(self._marks) > KEEP:
-            del self._marks[:KEEP // 4]
+            del self._marks[: KEEP // 4]
         return when
 
     def window(self, start: float, end: float) -> dict[str, float | None]:
@@ -294,8 +312,9 @@ class NoiseSentinel:
         self._stat.keep_only(alive)
         self._io.keep_only(alive)
         self._kthreads &= alive
-        self._last_io = {key: value for key, value in self._last_io.items()
-                         if key[0] in stats and stats[key[0]].start == key[1]}
+        self._last_io = {
+            key: value for key, value in self._last_io.items() if key[0] in stats and stats[key[0]].start == key[1]
+        }
         return stats, changed
 
     def _own_tree(self, stats: dict[int, PidStat]) -> set[int]:
@@ -334,8 +353,11 @@ class NoiseSentinel:
                 continue
         if seen != self._services:
             self._services = seen
-            self._service_roots = {pid: stats[pid].start for pid, marker in service_pids(self.services)
-                                   if pid in stats and self._marked(pid, marker)}
+            self._service_roots = {
+                pid: stats[pid].start
+                for pid, marker in service_pids(self.services)
+                if pid in stats and self._marked(pid, marker)
+            }
         return self._service_roots
 
     def _marked(self, pid: int, marker: str | None) -> bool:

@@ -76,8 +76,11 @@ def _net_rates(a: Snapshot, b: Snapshot, seconds: float) -> dict[str, float | No
     """rx+tx MB/s per interface (``net.<if>.mbps``) and over the non-loopback ones (``net_mbps``)."""
     if a.net is None or b.net is None:
         return {"net_mbps": None}
-    rates = {name: (b.net[name].rx_bytes - a.net[name].rx_bytes + b.net[name].tx_bytes - a.net[name].tx_bytes)
-             / MB / seconds for name in b.net if name in a.net}
+    rates = {
+        name: (b.net[name].rx_bytes - a.net[name].rx_bytes + b.net[name].tx_bytes - a.net[name].tx_bytes) / MB / seconds
+        for name in b.net
+        if name in a.net
+    }
     row: dict[str, float | None] = {f"net.{name}.mbps": rate for name, rate in rates.items()}
     row["net_mbps"] = sum(rate for name, rate in rates.items() if name != "lo")
     return row
@@ -91,8 +94,7 @@ def only_devices(points: Sequence[Snapshot], names: Sequence[str]) -> list[Snaps
     return [replace(p, disks={n: c for n, c in p.disks.items() if n in wanted}) for p in points]
 
 
-def interface_max_mbps(points: Sequence[Snapshot], start: float, end: float,
-                       interval: float) -> dict[str, float]:
+def interface_max_mbps(points: Sequence[Snapshot], start: float, end: float, interval: float) -> dict[str, float]:
     """Maximum rx+tx MB/s of each interface during a window (paper 002 reports network beside DFSIO), as
     :func:`peak_rate` defines a maximum throughput."""
     series = window_series(points, start, end, interval)
@@ -106,7 +108,7 @@ def _window(points: Sequence[Snapshot], start: float, end: float) -> Sequence[Sn
     last_index = min(len(points) - 1, bisect_left(points, end, key=lambda p: p.time))
     if last_index <= first_index or points[last_index].time <= points[first_index].time:
         return []
-    return points[first_index:last_index + 1]
+    return points[first_index : last_index + 1]
 
 
 def interval_rates(a: Snapshot, b: Snapshot) -> dict[str, float | None]:
@@ -126,11 +128,13 @@ def interval_rates(a: Snapshot, b: Snapshot) -> dict[str, float | None]:
     row["write_mbps"] = _total(deltas, "write_sectors") * SECTOR_BYTES / MB / seconds if measured else None
     row["util_pct"] = max(row[f"{name}.util_pct"] for name in deltas) if measured else None  # busiest device
     row["cpu_pct"], row["iowait_pct"] = _cpu_pct(a, b)
-    row["mem_used_pct"] = (100 * (b.memory[0] - b.memory[1]) / b.memory[0]
-                           if b.memory is not None and b.memory[0] > 0 else None)
+    row["mem_used_pct"] = (
+        100 * (b.memory[0] - b.memory[1]) / b.memory[0] if b.memory is not None and b.memory[0] > 0 else None
+    )
     row.update(_net_rates(a, b, seconds))
-    row["power_w"] = ((b.energy_uj - a.energy_uj) / 1e6 / seconds
-                      if a.energy_uj is not None and b.energy_uj is not None else None)
+    row["power_w"] = (
+        (b.energy_uj - a.energy_uj) / 1e6 / seconds if a.energy_uj is not None and b.energy_uj is not None else None
+    )
     return row
 
 
@@ -140,8 +144,10 @@ def _intervals(points: Sequence[Snapshot], interval: float) -> list[tuple[Snapsh
 
 def rate_row(a: Snapshot, b: Snapshot, origin: float) -> dict[str, Any]:
     """One row of the stored series: the interval from ``a`` to ``b``, at its end, ``t`` relative to ``origin``."""
-    return {"t": round(b.time - origin, 4),
-            **{k: None if v is None else round(v, 4) for k, v in interval_rates(a, b).items()}}
+    return {
+        "t": round(b.time - origin, 4),
+        **{k: None if v is None else round(v, 4) for k, v in interval_rates(a, b).items()},
+    }
 
 
 def rate_rows(points: Sequence[Snapshot], interval: float) -> list[dict[str, Any]]:
@@ -160,8 +166,9 @@ def latest_rates(points: Sequence[Snapshot], interval: float) -> dict[str, float
     return {key: value for key, value in interval_rates(*intervals[-1]).items() if "." not in key}
 
 
-def peak_rate(sources: Sequence[Sequence[tuple[float, float, dict[str, float | None]]]], key: str,
-              span: float = PEAK_SPAN_S) -> float | None:
+def peak_rate(
+    sources: Sequence[Sequence[tuple[float, float, dict[str, float | None]]]], key: str, span: float = PEAK_SPAN_S
+) -> float | None:
     """The papers' maximum throughput: the peak of the ``key`` MB/s series, averaged over ``span`` seconds.
 
     ``sources`` are (start, end, rates) intervals: one node's (:func:`window_series`), or every node's for a
@@ -212,8 +219,7 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def window_metrics(points: Sequence[Snapshot], start: float, end: float,
-                   interval: float) -> dict[str, float | None]:
+def window_metrics(points: Sequence[Snapshot], start: float, end: float, interval: float) -> dict[str, float | None]:
     """The paper's metrics between two snapshot times (mark() results).
 
     If ``start``/``end`` fall between snapshots, the window widens to the snapshots
@@ -242,8 +248,11 @@ def window_metrics(points: Sequence[Snapshot], start: float, end: float,
         "written_mb": _total(deltas, "write_sectors") * sectors_mb if measured else None,
         "max_util_pct": _max(rows, "util_pct"),
         "max_net_mbps": peak_rate([series], "net_mbps"),
-        "energy_j": ((last.energy_uj - first.energy_uj) / 1e6
-                     if first.energy_uj is not None and last.energy_uj is not None else None),
+        "energy_j": (
+            (last.energy_uj - first.energy_uj) / 1e6
+            if first.energy_uj is not None and last.energy_uj is not None
+            else None
+        ),
     }
 
 
@@ -254,13 +263,15 @@ def window_totals(points: Sequence[Snapshot], start: float, end: float) -> dict[
     return {field: _total(deltas, field) for field in _DISK_FIELDS}
 
 
-def window_series(points: Sequence[Snapshot], start: float, end: float,
-                  interval: float) -> list[tuple[float, float, dict[str, float | None]]]:
+def window_series(
+    points: Sequence[Snapshot], start: float, end: float, interval: float
+) -> list[tuple[float, float, dict[str, float | None]]]:
     """(start time, end time, rates) of each (merged) sampling interval of a window."""
     return [(a.time, b.time, interval_rates(a, b)) for a, b in _intervals(_window(points, start, end), interval)]
 
 
-def window_intervals(points: Sequence[Snapshot], start: float, end: float,
-                     interval: float) -> list[tuple[float, dict[str, float | None]]]:
+def window_intervals(
+    points: Sequence[Snapshot], start: float, end: float, interval: float
+) -> list[tuple[float, dict[str, float | None]]]:
     """(middle time, rates) of each sampling interval of a window."""
     return [((a + b) / 2, rates) for a, b, rates in window_series(points, start, end, interval)]

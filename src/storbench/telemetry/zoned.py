@@ -50,7 +50,8 @@ def parse_zone_report(buffer: bytes) -> list[Zone]:
     zones = []
     for index in range(count):
         start, length, wp, kind, cond, _non_seq, _reset, capacity = ZONE.unpack_from(
-            buffer, REPORT_HEADER.size + index * ZONE.size)
+            buffer, REPORT_HEADER.size + index * ZONE.size
+        )
         zones.append(Zone(start, length, wp, kind, cond, capacity if flags & REP_CAPACITY else length))
     return zones
 
@@ -100,13 +101,12 @@ class ZonedDevice:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
 
     def text(self) -> str:
-        """"nvme0n1 (host-managed: 32 zones of 64 MiB, capacity 48 MiB, max open 14, max active 14)"."""
+        """ "nvme0n1 (host-managed: 32 zones of 64 MiB, capacity 48 MiB, max open 14, max active 14)"."""
         return f"{self.name} ({self.facts()})"
 
     def facts(self) -> str:
-        """"host-managed: 32 zones of 64 MiB, ...", "none" or "none, metadata"."""
-        facts = [f"{self.nr_zones} zones of {size_text(self.zone_size)}" if self.nr_zones and self.zone_size
-                 else ""]
+        """ "host-managed: 32 zones of 64 MiB, ...", "none" or "none, metadata"."""
+        facts = [f"{self.nr_zones} zones of {size_text(self.zone_size)}" if self.nr_zones and self.zone_size else ""]
         if self.zone_capacity and self.zone_capacity != self.zone_size:
             facts.append(f"capacity {size_text(self.zone_capacity)}")
         for what, limit in (("open", self.max_open_zones), ("active", self.max_active_zones)):
@@ -152,9 +152,17 @@ def zoned_device(name: str, sys_root: str = "/sys", dev_root: str = "/dev", role
     if not device.zoned:
         return device
     zone_size = chunk * 512 if chunk else None
-    return ZonedDevice(name, model, zone_size, _zone_capacity(Path(dev_root, node.name)) or zone_size,
-                       _int(queue / "nr_zones"), _int(queue / "max_open_zones"), _int(queue / "max_active_zones"),
-                       device.logical_block, role)
+    return ZonedDevice(
+        name,
+        model,
+        zone_size,
+        _zone_capacity(Path(dev_root, node.name)) or zone_size,
+        _int(queue / "nr_zones"),
+        _int(queue / "max_open_zones"),
+        _int(queue / "max_active_zones"),
+        device.logical_block,
+        role,
+    )
 
 
 def _zone_capacity(device: Path) -> int | None:
@@ -168,6 +176,7 @@ def _zone_capacity(device: Path) -> int | None:
 
 
 # -- the stack under a file system -------------------------------------------------------------
+
 
 def _btrfs_devices(name: str, sys_root: str) -> tuple[list[str], bool]:
     """All devices of the btrfs holding device ``name`` and whether it runs in zoned mode."""
@@ -184,7 +193,7 @@ def f2fs_devices(superblock: bytes) -> list[str]:
         return []
     paths = []
     for index in range(8):
-        raw = superblock[F2FS_DEVS + index * F2FS_DEV:F2FS_DEVS + index * F2FS_DEV + 64].split(b"\0")[0]
+        raw = superblock[F2FS_DEVS + index * F2FS_DEV : F2FS_DEVS + index * F2FS_DEV + 64].split(b"\0")[0]
         if raw:
             paths.append(raw.decode(errors="replace"))
     return paths
@@ -235,10 +244,16 @@ def zoned_stack(path: str, sys_root: str = "/sys", proc_root: str = "/proc", dev
         disks = [d for n in names for d in _disks_under(Path(sys_root, "class", "block", n), set())]
     else:
         disks = _disks_under(node, set())
-    devices = [zoned_device(disk, sys_root, dev_root, "metadata" if layer == "f2fs" and len(disks) > 1
-                            and index == 0 else "") for index, disk in enumerate(dict.fromkeys(disks))]
-    stack.update(layer=layer, zoned=any(d.zoned for d in devices), devices=[d.to_dict() for d in devices],
-                 summary=f"{layer} on " + " + ".join(d.text() for d in devices))
+    devices = [
+        zoned_device(disk, sys_root, dev_root, "metadata" if layer == "f2fs" and len(disks) > 1 and index == 0 else "")
+        for index, disk in enumerate(dict.fromkeys(disks))
+    ]
+    stack.update(
+        layer=layer,
+        zoned=any(d.zoned for d in devices),
+        devices=[d.to_dict() for d in devices],
+        summary=f"{layer} on " + " + ".join(d.text() for d in devices),
+    )
     if note:
         stack["note"] = note
     return stack
@@ -248,5 +263,4 @@ def device_stack(device: str, sys_root: str = "/sys", dev_root: str = "/dev") ->
     """A raw device target: its zoned model and geometry, ``summary`` e.g. "nvme0n1 (host-managed: ...)"."""
     name = Path(os.path.realpath(device)).name
     found = zoned_device(name, sys_root, dev_root)
-    return {"layer": "raw device", "zoned": found.zoned, "devices": [found.to_dict()],
-            "summary": f"raw {found.text()}"}
+    return {"layer": "raw device", "zoned": found.zoned, "devices": [found.to_dict()], "summary": f"raw {found.text()}"}

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 OPS_UNITS = ("ops/s", "IOPS", "records/s", "rows/s")
 
+
 class Workload:
     """One timed operation with a fixed lifecycle.
 
@@ -63,8 +64,9 @@ class Workload:
         takers = sorted({family(cls) for cls in all_workloads().values() if target.scheme in cls.schemes})
         who = f"only the {_and(takers)} workloads can" if takers else "no workload can yet"
         needs = " or ".join(target_class(scheme).wanted for scheme in self.schemes)
-        return (f"workload {self.name} cannot use the {target.kind} target {target.uri}; {who} "
-                f"({self.name} needs {needs})")
+        return (
+            f"workload {self.name} cannot use the {target.kind} target {target.uri}; {who} ({self.name} needs {needs})"
+        )
 
     def engines(self, params: dict[str, Any]) -> list[str]:
         """The engines this workload runs on (the run starts only the engines its workloads name)."""
@@ -75,8 +77,11 @@ class Workload:
         watts): by default its first declared rate metric (unit ops/s, IOPS, records/s or rows/s), summed
         over its aggregate samples (per direction; not per job or per operation kind, parts of the total)."""
         rates = [spec.name for spec in self.metrics if spec.unit in OPS_UNITS]
-        values = [s.value for s in samples if rates and s.metric == rates[0] and s.value is not None
-                  and not {"job", "op"} & set(s.labels)]
+        values = [
+            s.value
+            for s in samples
+            if rates and s.metric == rates[0] and s.value is not None and not {"job", "op"} & set(s.labels)
+        ]
         return sum(values) if values else None
 
     def estimated_bytes(self, params: dict[str, Any]) -> int:
@@ -102,8 +107,9 @@ _REGISTRY: dict[str, type[Workload]] = {}
 
 def register(cls: type[Workload]) -> type[Workload]:
     if cls.name in _REGISTRY:
-        raise RuntimeError(f"workload name {cls.name!r} registered twice "
-                           f"({_REGISTRY[cls.name].__module__} and {cls.__module__})")
+        raise RuntimeError(
+            f"workload name {cls.name!r} registered twice ({_REGISTRY[cls.name].__module__} and {cls.__module__})"
+        )
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -111,8 +117,9 @@ def register(cls: type[Workload]) -> type[Workload]:
 def variant(base: type[Workload], name: str, description: str, **attrs: Any) -> type[Workload]:
     """A registered subclass of ``base`` that differs only in its name and class attributes."""
     class_name = re.sub(r"\W", "", name.title())
-    return register(type(class_name, (base,), {"name": name, "description": description,
-                                               "__module__": base.__module__, **attrs}))
+    return register(
+        type(class_name, (base,), {"name": name, "description": description, "__module__": base.__module__, **attrs})
+    )
 
 
 def family(cls: type[Workload]) -> str:

@@ -28,10 +28,12 @@ def dataset(spark: Any, spec: dict[str, Any], params: dict[str, Any]) -> Any:
     from pyspark.sql import functions as F
 
     gen = spec["generate"]
-    frame = spark.range(gen["range"]["start"], params[gen["range"]["end"]],
-                        numPartitions=params[gen["range"]["numPartitions"]])
+    frame = spark.range(
+        gen["range"]["start"], params[gen["range"]["end"]], numPartitions=params[gen["range"]["numPartitions"]]
+    )
     for name, kind, *args in gen["columns"]:
         if kind == "udf":
+
             def getUUID() -> str:  # noqa: N802 - the reference's function; nested, so Spark pickles it by value
                 return uuid.uuid4().hex
 

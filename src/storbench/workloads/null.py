@@ -32,8 +32,16 @@ METRICS = metric_table("""
     null_tasks | Null engine tasks (its null_hosts option's)   | tasks | mean | fewer/more
 """)  # null_tasks: the null engine's own samples, under these workloads' names
 FAILURES = ("", "error", "crash", "interrupt", "signal", "signal-wrapped", "untimed", "exit")
-STEP_FAILURES = ("", "engine-end", "engine-cancel", "engine-stop", "engine-collect", "workload-cleanup",
-                 "target-release", "signal-in-cleanup")
+STEP_FAILURES = (
+    "",
+    "engine-end",
+    "engine-cancel",
+    "engine-stop",
+    "engine-collect",
+    "workload-cleanup",
+    "target-release",
+    "signal-in-cleanup",
+)
 DATA = "null/data"
 SIGNALS = {"TERM": signal.SIGTERM, "HUP": signal.SIGHUP, "INT": signal.SIGINT}
 
@@ -45,17 +53,29 @@ class _Null(Workload):
     params = (
         Param("size", int, 65536, "bytes moved in the timed action", minimum=0),
         Param("sleep_ms", float, 0.0, "milliseconds the timed action lasts beyond moving the bytes", minimum=0),
-        Param("fail", str, "", "go wrong in the timed action: error (a WorkloadError carrying the samples so far), "
-              "crash (a bare exception), interrupt (Ctrl-C), signal (`signal` sent to this process), signal-wrapped "
-              "(a signal the workload turns into its own error, as py4j does), untimed (no ctx.measure), exit "
-              "(SystemExit, as a library's sys.exit)",
-              choices=FAILURES),
+        Param(
+            "fail",
+            str,
+            "",
+            "go wrong in the timed action: error (a WorkloadError carrying the samples so far), "
+            "crash (a bare exception), interrupt (Ctrl-C), signal (`signal` sent to this process), signal-wrapped "
+            "(a signal the workload turns into its own error, as py4j does), untimed (no ctx.measure), exit "
+            "(SystemExit, as a library's sys.exit)",
+            choices=FAILURES,
+        ),
         Param("fail_at", int, 1, "the repetition where `fail` happens (-1: a warm-up, 0: a prepare step)"),
-        Param("signal", str, "TERM", "the signal of fail=signal and fail_step=signal-in-cleanup",
-              choices=tuple(SIGNALS)),
-        Param("fail_step", str, "", "a step around the workloads that fails: the engine's end (after each "
-              "window), cancel, stop or collect, this workload's cleanup, the target's release (mem:// only), "
-              "or a signal arriving during cleanup", choices=STEP_FAILURES),
+        Param(
+            "signal", str, "TERM", "the signal of fail=signal and fail_step=signal-in-cleanup", choices=tuple(SIGNALS)
+        ),
+        Param(
+            "fail_step",
+            str,
+            "",
+            "a step around the workloads that fails: the engine's end (after each "
+            "window), cancel, stop or collect, this workload's cleanup, the target's release (mem:// only), "
+            "or a signal arriving during cleanup",
+            choices=STEP_FAILURES,
+        ),
         Param("note", str, "", "a warning the workload leaves with the run (as fio's fallbacks do)"),
     )
 

@@ -71,8 +71,9 @@ class SizesParam(Param):
         text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
         items = [item.strip() for item in text.split(",") if item.strip()]
         if not items or any(size_dist(item) is None for item in items):
-            raise InputError(f"{where}: {self.name}={value!r}: use sizes like 4k, 16m, 128m or a range 4k-1m, "
-                             f"comma separated")
+            raise InputError(
+                f"{where}: {self.name}={value!r}: use sizes like 4k, 16m, 128m or a range 4k-1m, comma separated"
+            )
         return ",".join(items)
 
 
@@ -99,8 +100,9 @@ def parse_mix(text: str, where: str) -> list[tuple[str, float]]:
         except ValueError:
             value = -1.0
         if name not in MIX_OPS or value < 0:
-            raise InputError(f"{where}: mix item {item!r}: use op=weight with ops {', '.join(MIX_OPS)}, "
-                             f"e.g. get=70,put=25,head=5")
+            raise InputError(
+                f"{where}: mix item {item!r}: use op=weight with ops {', '.join(MIX_OPS)}, e.g. get=70,put=25,head=5"
+            )
         mix.append((name, value))
     if not mix or sum(w for _, w in mix) <= 0:
         raise InputError(f"{where}: mix {text!r} has no positive weight")
@@ -108,14 +110,21 @@ def parse_mix(text: str, where: str) -> list[tuple[str, float]]:
 
 
 COMMON = (
-    SizesParam("size", str, "4k", "object size: 4k, 16m, 128m (1024-based), a range 4k-1m, or a comma list "
-               "(one phase each)"),
+    SizesParam(
+        "size", str, "4k", "object size: 4k, 16m, 128m (1024-based), a range 4k-1m, or a comma list (one phase each)"
+    ),
     Param("objects", int, 100, "objects in the key space (written untimed first for reads)", minimum=1),
-    Param("concurrency", int, 8, "workers (connections) per engine process; the open loop's in-flight bound",
-          minimum=1),
+    Param(
+        "concurrency", int, 8, "workers (connections) per engine process; the open loop's in-flight bound", minimum=1
+    ),
     Param("drivers", int, 1, "engine processes started together (COSBench's driver instances)", minimum=1),
-    Param("fanout", str, "local", "where driver processes run: local processes or Spark barrier tasks",
-          choices=("local", "spark")),
+    Param(
+        "fanout",
+        str,
+        "local",
+        "where driver processes run: local processes or Spark barrier tasks",
+        choices=("local", "spark"),
+    ),
     Param("duration_s", float, 10.0, "measured seconds per phase (0: until `ops` operations)", minimum=0),
     Param("ops", int, 0, "operations per phase and driver (0: time based)", minimum=0),
     Param("warmup_s", float, 0.0, "seconds of load before measuring starts", minimum=0),
@@ -127,16 +136,29 @@ COMMON = (
     Param("sweep_over", str, "concurrency", "what the sweep steps", choices=("concurrency", "drivers")),
     Param("range_bytes", int, 0, "ranged GETs of this many bytes at random offsets (0: whole objects)", minimum=0),
     Param("mix", str, "get=70,put=25,head=5", "objects-mixed: op=weight list (put, get, head, list, delete)"),
-    Param("multipart_threshold", int, 0, "objects of at least this many bytes go by multipart upload (0: never)",
-          minimum=0),
+    Param(
+        "multipart_threshold",
+        int,
+        0,
+        "objects of at least this many bytes go by multipart upload (0: never)",
+        minimum=0,
+    ),
     Param("part_size", int, 8 * 1024**2, "multipart part size in bytes", minimum=5 * 1024**2),
     Param("list_max_keys", int, 1000, "keys per LIST page", minimum=1),
     Param("addressing", str, "path", "path-style or virtual-host requests", choices=("path", "virtual")),
-    Param("payload_signing", str, "unsigned", "UNSIGNED-PAYLOAD or SHA-256 of every body",
-          choices=("unsigned", "signed")),
+    Param(
+        "payload_signing", str, "unsigned", "UNSIGNED-PAYLOAD or SHA-256 of every body", choices=("unsigned", "signed")
+    ),
     Param("timeout_s", float, 60.0, "per-request I/O timeout in seconds", minimum=0.1),
-    Param("max_error_pct", float, 1.0, "the phase fails when more than this % of its operations failed "
-          "(errors are counted by kind either way; 0: any error fails it)", minimum=0, maximum=100),
+    Param(
+        "max_error_pct",
+        float,
+        1.0,
+        "the phase fails when more than this % of its operations failed "
+        "(errors are counted by kind either way; 0: any error fails it)",
+        minimum=0,
+        maximum=100,
+    ),
 )
 
 LATENCY_KEYS = ("p50", "p90", "p99", "p99_9", "max")  # of each request's latency, as the engine reports them
@@ -147,10 +169,14 @@ METRICS = (
         obj_mbps      | Object throughput            | MB/s  | max | higher/lower
         obj_ops_per_s | Object operations per second | ops/s | max | higher/lower
     """),
-    *(metric(f"obj_lat_{key}_ms", f"Object latency {key.replace('_', '.')}", "ms", "mean", "lower/higher")
-      for key in LATENCY_KEYS),
-    *(metric(f"obj_ttfb_{key}_ms", f"Object time to first byte {key}", "ms", "mean", "lower/higher")
-      for key in TTFB_KEYS),
+    *(
+        metric(f"obj_lat_{key}_ms", f"Object latency {key.replace('_', '.')}", "ms", "mean", "lower/higher")
+        for key in LATENCY_KEYS
+    ),
+    *(
+        metric(f"obj_ttfb_{key}_ms", f"Object time to first byte {key}", "ms", "mean", "lower/higher")
+        for key in TTFB_KEYS
+    ),
     *metric_table("""
         obj_cpu_us_per_op | Client CPU per operation                     | us      | mean | lower/higher
         obj_hwm_mbps      | Throughput high-water mark                   | MB/s    | max  | higher/lower
@@ -161,15 +187,23 @@ METRICS = (
         obj_not_issued    | Scheduled requests never started (open loop) | ops     | mean | fewer/more
     """),
 )
-NAMES = Vocabulary(rate="obj_ops_per_s", ops="obj_ops", errors="obj_errors", cpu="obj_cpu_us_per_op", mbps="obj_mbps",
-                   latency=tuple((f"obj_lat_{key}_ms", f"{key}_ms") for key in LATENCY_KEYS),
-                   ttfb=tuple((f"obj_ttfb_{key}_ms", f"{key}_ms") for key in TTFB_KEYS), not_issued="obj_not_issued")
+NAMES = Vocabulary(
+    rate="obj_ops_per_s",
+    ops="obj_ops",
+    errors="obj_errors",
+    cpu="obj_cpu_us_per_op",
+    mbps="obj_mbps",
+    latency=tuple((f"obj_lat_{key}_ms", f"{key}_ms") for key in LATENCY_KEYS),
+    ttfb=tuple((f"obj_ttfb_{key}_ms", f"{key}_ms") for key in TTFB_KEYS),
+    not_issued="obj_not_issued",
+)
 
 
 @dataclass
 class ObjectsState:
     """What the objects workloads of a run share: the objects written so far by key prefix (a read of
     the same size then needs no untimed write first)."""
+
     written: dict[str, int] = field(default_factory=dict)
 
 
@@ -195,8 +229,10 @@ class _Objects(Workload):
         if self.op == "mixed":
             parse_mix(params["mix"], f"{self.name}: mix")
         if params["bucket"] and params["bucket"] != target.bucket:
-            raise InputError(f"{self.name}: bucket={params['bucket']} differs from the target's bucket "
-                             f"{target.bucket}; name the bucket in --target s3://BUCKET/")
+            raise InputError(
+                f"{self.name}: bucket={params['bucket']} differs from the target's bucket "
+                f"{target.bucket}; name the bucket in --target s3://BUCKET/"
+            )
         native.binary()  # not built: fail before anything runs
 
     def engines(self, params: dict[str, Any]) -> list[str]:
@@ -211,31 +247,61 @@ class _Objects(Workload):
         sub = f"{params['prefix'].strip('/') or 'objects'}/{tag}"
         return sub, ctx.target_as(S3Target).run_prefix() + sub + "/"
 
-    def _job(self, ctx: RunContext, params: dict[str, Any], size_text: str, mix: list[dict[str, Any]],
-             concurrency: int, processes: int, *, ops: int | None = None, duration: float | None = None,
-             verify: bool | None = None, rate: float | None = None, objects: int | None = None) -> dict[str, Any]:
+    def _job(
+        self,
+        ctx: RunContext,
+        params: dict[str, Any],
+        size_text: str,
+        mix: list[dict[str, Any]],
+        concurrency: int,
+        processes: int,
+        *,
+        ops: int | None = None,
+        duration: float | None = None,
+        verify: bool | None = None,
+        rate: float | None = None,
+        objects: int | None = None,
+    ) -> dict[str, Any]:
         target = ctx.target_as(S3Target)
         endpoint = target.endpoint
         _, key_prefix = self._prefix(ctx, params, size_text)
-        s3 = {"endpoint": endpoint.url, "region": endpoint.region, "access_key": endpoint.access_key,
-              "secret_key": endpoint.secret_key, "bucket": target.bucket, "prefix": key_prefix,
-              "addressing": params["addressing"], "payload_signing": params["payload_signing"],
-              "multipart_threshold": params["multipart_threshold"], "part_size": params["part_size"],
-              "list_max_keys": params["list_max_keys"], "timeout_s": params["timeout_s"]}
-        return native.job("s3", s3, mix, params["objects"] if objects is None else objects,
-                          native.load_model(concurrency, params["rate"] if rate is None else rate),
-                          ops=params["ops"] if ops is None else ops,
-                          duration_s=params["duration_s"] if duration is None else duration,
-                          object_size=size_dist(size_text),
-                          warmup_s=params["warmup_s"] if duration is None else 0.0,
-                          verify=params["verify"] if verify is None else verify)
+        s3 = {
+            "endpoint": endpoint.url,
+            "region": endpoint.region,
+            "access_key": endpoint.access_key,
+            "secret_key": endpoint.secret_key,
+            "bucket": target.bucket,
+            "prefix": key_prefix,
+            "addressing": params["addressing"],
+            "payload_signing": params["payload_signing"],
+            "multipart_threshold": params["multipart_threshold"],
+            "part_size": params["part_size"],
+            "list_max_keys": params["list_max_keys"],
+            "timeout_s": params["timeout_s"],
+        }
+        return native.job(
+            "s3",
+            s3,
+            mix,
+            params["objects"] if objects is None else objects,
+            native.load_model(concurrency, params["rate"] if rate is None else rate),
+            ops=params["ops"] if ops is None else ops,
+            duration_s=params["duration_s"] if duration is None else duration,
+            object_size=size_dist(size_text),
+            warmup_s=params["warmup_s"] if duration is None else 0.0,
+            verify=params["verify"] if verify is None else verify,
+        )
 
     def _timeout(self, params: dict[str, Any]) -> float:
         return params["duration_s"] + params["warmup_s"] + max(600.0, params["timeout_s"] * 4)
 
     def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any], drivers: int) -> dict[str, Any]:
-        return native.run(job, drivers, spark=spark_session(ctx) if params["fanout"] == "spark" else None,
-                          timeout=self._timeout(params))
+        return native.run(
+            job,
+            drivers,
+            spark=spark_session(ctx) if params["fanout"] == "spark" else None,
+            timeout=self._timeout(params),
+        )
 
     # -- data the timed phase needs --------------------------------------------------------
 
@@ -245,14 +311,25 @@ class _Objects(Workload):
         written = ctx.state(ObjectsState).written
         if written.get(key_prefix, 0) >= params["objects"]:
             return
-        job = self._job(ctx, params, size_text, [{"op": "put", "keys": "sequential"}],
-                        min(max(params["concurrency"], 4), params["objects"]), 1,
-                        ops=params["objects"], duration=0.0, verify=False, rate=0.0)
+        job = self._job(
+            ctx,
+            params,
+            size_text,
+            [{"op": "put", "keys": "sequential"}],
+            min(max(params["concurrency"], 4), params["objects"]),
+            1,
+            ops=params["objects"],
+            duration=0.0,
+            verify=False,
+            rate=0.0,
+        )
         result = native.run_local(job, 1, timeout=self._timeout(params))
         if result["total"]["errors"]:
             first = next(iter(result["errors"].values()), {}).get("example", "")
-            raise InputError(f"{self.name}: writing the {params['objects']} objects to read failed "
-                             f"({result['total']['errors']} errors; first: {first})")
+            raise InputError(
+                f"{self.name}: writing the {params['objects']} objects to read failed "
+                f"({result['total']['errors']} errors; first: {first})"
+            )
         written[key_prefix] = params["objects"]
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
@@ -309,8 +386,9 @@ class _Objects(Workload):
                         if all(p["ops"] >= share for p in result["per_process"]):
                             written[key_prefix] = max(written.get(key_prefix, 0), params["objects"])
                 if params["sweep"]:
-                    samples += hwm_samples(self.name, curve, {"size": size_text} if len(sizes) > 1 else {},
-                                           params["sweep_over"])
+                    samples += hwm_samples(
+                        self.name, curve, {"size": size_text} if len(sizes) > 1 else {}, params["sweep_over"]
+                    )
         for size_text, concurrency, drivers, clients, result in phases:
             labels: dict[str, str] = {}
             if len(sizes) > 1:
@@ -318,8 +396,15 @@ class _Objects(Workload):
             if clients is not None:
                 labels["clients"] = str(clients)
             samples += result_samples(self.name, result, NAMES, labels, per_op=self.op == "mixed")
-            record.append({"size": size_text, "concurrency": concurrency, "drivers": drivers,
-                           "fanout": params["fanout"], "result": result})
+            record.append(
+                {
+                    "size": size_text,
+                    "concurrency": concurrency,
+                    "drivers": drivers,
+                    "fanout": params["fanout"],
+                    "result": result,
+                }
+            )
         judge_errors(self.name, [phase[-1] for phase in phases], samples, params["max_error_pct"], ctx.notes)
         return samples
 
@@ -341,25 +426,37 @@ def high_water_mark(curve: list[tuple[int, float | None]]) -> tuple[float | None
     return best, best_clients, knee
 
 
-def hwm_samples(workload: str, curve: list[tuple[int | None, dict[str, Any]]], labels: dict[str, str],
-                over: str) -> list[Sample]:
+def hwm_samples(
+    workload: str, curve: list[tuple[int | None, dict[str, Any]]], labels: dict[str, str], over: str
+) -> list[Sample]:
     mbps = [(int(c or 0), r["total"]["mb_per_s"]) for c, r in curve]
     ops = [(int(c or 0), r["total"]["ops_per_s"]) for c, r in curve]
     best, _, knee = high_water_mark(mbps)
     best_ops, _, _ = high_water_mark(ops)
     tagged = dict(labels)  # unlabelled for one size: compare makes headlines of it
-    return [Sample(workload, "obj_hwm_mbps", best, "MB/s", labels=tagged),
-            Sample(workload, "obj_hwm_ops_per_s", best_ops, "ops/s", labels=tagged),
-            Sample(workload, "obj_hwm_clients", None if knee is None else float(knee), "clients", labels=tagged)]
+    return [
+        Sample(workload, "obj_hwm_mbps", best, "MB/s", labels=tagged),
+        Sample(workload, "obj_hwm_ops_per_s", best_ops, "ops/s", labels=tagged),
+        Sample(workload, "obj_hwm_clients", None if knee is None else float(knee), "clients", labels=tagged),
+    ]
 
 
-ObjectsPut = variant(_Objects, "objects-put", "S3 PUT of new objects (native engine; COSBench's write stage)", op="put",
-                     params=COMMON + (FLUSH,))  # a PUT is durable when it returns: the flush is "none"
+ObjectsPut = variant(
+    _Objects,
+    "objects-put",
+    "S3 PUT of new objects (native engine; COSBench's write stage)",
+    op="put",
+    params=COMMON + (FLUSH,),
+)  # a PUT is durable when it returns: the flush is "none"
 ObjectsGet = variant(_Objects, "objects-get", "S3 GET of objects written untimed first (whole or ranged)", op="get")
-ObjectsMixed = variant(_Objects, "objects-mixed", "S3 mixed operations by ratio (mix=get=70,put=25,head=5)",
-                       op="mixed", params=COMMON + (FLUSH,))
+ObjectsMixed = variant(
+    _Objects,
+    "objects-mixed",
+    "S3 mixed operations by ratio (mix=get=70,put=25,head=5)",
+    op="mixed",
+    params=COMMON + (FLUSH,),
+)
 ObjectsList = variant(_Objects, "objects-list", "S3 LIST pages of the workload's prefix", op="list")
 ObjectsDelete = variant(_Objects, "objects-delete", "S3 DELETE of objects written untimed first", op="delete")
 
-__all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark",
-           "size_dist"]
+__all__ = ["ObjectsDelete", "ObjectsGet", "ObjectsList", "ObjectsMixed", "ObjectsPut", "high_water_mark", "size_dist"]

@@ -32,8 +32,10 @@ class Param:
         """The value converted to this parameter's type; ``where`` names the source in errors."""
         value = self._convert(value, where)
         if self.choices is not None and value not in self.choices:
-            raise InputError(f"{where}: {self.name}={value!r} is not allowed; allowed: "
-                             + ", ".join(str(c) if c != "" else "'' (empty)" for c in self.choices))
+            raise InputError(
+                f"{where}: {self.name}={value!r} is not allowed; allowed: "
+                + ", ".join(str(c) if c != "" else "'' (empty)" for c in self.choices)
+            )
         if self.minimum is not None and value < self.minimum:
             raise InputError(f"{where}: {self.name}={value!r} is below the minimum {self.minimum:g}")
         if self.maximum is not None and value > self.maximum:
@@ -41,8 +43,10 @@ class Param:
         if self.item_choices is not None:
             bad = [item for item in value if item not in self.item_choices]
             if bad:
-                raise InputError(f"{where}: {self.name} has unknown item(s) {', '.join(map(str, bad))}; "
-                                 f"allowed: {', '.join(self.item_choices)}")
+                raise InputError(
+                    f"{where}: {self.name} has unknown item(s) {', '.join(map(str, bad))}; "
+                    f"allowed: {', '.join(self.item_choices)}"
+                )
         return value
 
     def _convert(self, value: Any, where: str) -> Any:
@@ -110,6 +114,10 @@ class SizeParam(Param):
 
 # Shared by every workload that writes to the target (storbench.context.RunContext.measure does the flush).
 # On by default; Suite.resolve turns it off at a suite's "paper" scale (see PAPER_SCALE there).
-FLUSH = Param("flush", bool, True,
-              "end the timed window only when the written data is durable (file://: syncfs; hdfs://: the "
-              "DataNodes' directories when they are local; s3://: nothing to do); default off at the paper scale")
+FLUSH = Param(
+    "flush",
+    bool,
+    True,
+    "end the timed window only when the written data is durable (file://: syncfs; hdfs://: the "
+    "DataNodes' directories when they are local; s3://: nothing to do); default off at the paper scale",
+)

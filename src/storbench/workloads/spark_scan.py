@@ -38,5 +38,7 @@ class Scan(_TimedTransform):
         if seconds <= 0:
             return samples
         size_mb = ctx.target.size_bytes(dataset(ctx).uri) / 1e6
-        return samples + [Sample(self.name, "scan_rows_per_s", params["rows"] / seconds, "rows/s"),
-                          Sample(self.name, "scan_mbps", size_mb / seconds, "MB/s")]
+        return samples + [
+            Sample(self.name, "scan_rows_per_s", params["rows"] / seconds, "rows/s"),
+            Sample(self.name, "scan_mbps", size_mb / seconds, "MB/s"),
+        ]

@@ -29,8 +29,7 @@ DATASET_PARAMS = (
     Param("partitions", int, 4, "partitions (files) of the generated dataset", minimum=1),
     Param("format", str, "csv", "storage format of the dataset", choices=("csv", "parquet")),
     Param("seed", int, 8675309, "seed of the deterministic generator"),
-    Param("cold_cache", bool, True,
-          "evict the dataset's own files from the page cache before each timed operation"),
+    Param("cold_cache", bool, True, "evict the dataset's own files from the page cache before each timed operation"),
 )
 METRICS = metric_table("""  # reported by datagen
     rows       | Rows         | rows | max | more/fewer
@@ -40,13 +39,13 @@ REPARTITION_PARAMS = (Param("repartition_partitions", int, 200, "N in repartitio
 
 # Bytes per row on disk, for the free-space check (CSV rows are ~75 bytes, per the reference).
 BYTES_PER_ROW = {"csv": 80, "parquet": 60}
-SCHEMA_DDL = ("value STRING, prefix2 STRING, prefix4 STRING, prefix8 STRING, "
-              "float_val DOUBLE, integer_val BIGINT")
+SCHEMA_DDL = "value STRING, prefix2 STRING, prefix4 STRING, prefix8 STRING, float_val DOUBLE, integer_val BIGINT"
 
 
 @dataclass
 class DatasetState:
     """The dataset datagen wrote, which every timed transform (and the scan) reads: its URI and format."""
+
     uri: str | None = None
     format: str = "csv"
 
@@ -77,6 +76,7 @@ class Datagen(Workload):
 
         rows = spark.range(0, params["rows"], 1, params["partitions"])
         if mode == "compat":
+
             def getUUID() -> str:  # noqa: N802 - the reference's UDF, name and body; nested: pickled by value,
                 return uuid.uuid4().hex  # so the workers need nothing of storbench
 
@@ -84,13 +84,15 @@ class Datagen(Workload):
         else:
             # md5 of (seed, id) gives 32 hex chars, deterministic and generated in the JVM.
             value = F.md5(F.concat_ws(":", F.lit(str(params["seed"])), F.col("id").cast("string")))
-        return (rows.withColumn("value", value)
-                .withColumn("prefix2", F.substring("value", 1, 2))
-                .withColumn("prefix4", F.substring("value", 1, 4))
-                .withColumn("prefix8", F.substring("value", 1, 8))
-                .withColumn("float_val", F.rand(seed=params["seed"]) * 1_000_000)
-                .withColumn("integer_val", F.col("float_val").cast("long"))
-                .drop("id"))
+        return (
+            rows.withColumn("value", value)
+            .withColumn("prefix2", F.substring("value", 1, 2))
+            .withColumn("prefix4", F.substring("value", 1, 4))
+            .withColumn("prefix8", F.substring("value", 1, 8))
+            .withColumn("float_val", F.rand(seed=params["seed"]) * 1_000_000)
+            .withColumn("integer_val", F.col("float_val").cast("long"))
+            .drop("id")
+        )
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """A sweep point (or repetition) regenerates the dataset: the previous one goes here, untimed, through the
@@ -109,8 +111,10 @@ class Datagen(Workload):
                 writer.parquet(uri)
         state = ctx.state(DatasetState)
         state.uri, state.format = uri, params["format"]
-        return [Sample(self.name, "rows", float(params["rows"]), "rows", 0),
-                Sample(self.name, "dataset_mb", ctx.target.size_bytes(uri) / 1e6, "MB", 0)]
+        return [
+            Sample(self.name, "rows", float(params["rows"]), "rows", 0),
+            Sample(self.name, "dataset_mb", ctx.target.size_bytes(uri) / 1e6, "MB", 0),
+        ]
 
 
 class _TimedTransform(Workload):
@@ -172,7 +176,8 @@ class GroupBy(_TimedTransform):
             F.countDistinct("prefix4").alias("prefix4_count"),
             F.countDistinct("prefix8").alias("prefix8_count"),
             F.sum("float_val").alias("float_val_sum"),
-            F.sum("integer_val").alias("integer_val_sum"))
+            F.sum("integer_val").alias("integer_val_sum"),
+        )
 
 
 @register
@@ -203,4 +208,3 @@ class BroadcastJoin(_TimedTransform):
         from pyspark.sql import functions as F
 
         return frame.join(F.broadcast(_group_counts(frame)), on="prefix2", how="inner")
-

@@ -18,12 +18,30 @@ PCI = "devices/pci0000:00/0000:00:04.0"
 MIB = 1 << 20
 
 # name: (major:minor, sysfs directory under sys/, queue attributes, parent disk for a partition)
-ZNS = {"zoned": "host-managed", "chunk_sectors": str(64 * MIB // 512), "nr_zones": "32",
-       "max_open_zones": "14", "max_active_zones": "14", "logical_block_size": "4096"}
-SMR = {"zoned": "host-managed", "chunk_sectors": str(256 * MIB // 512), "nr_zones": "55880",
-       "max_open_zones": "128", "max_active_zones": "0", "logical_block_size": "4096"}
-HA = {"zoned": "host-aware", "chunk_sectors": str(256 * MIB // 512), "nr_zones": "1000",
-      "max_open_zones": "0", "max_active_zones": "0", "logical_block_size": "512"}
+ZNS = {
+    "zoned": "host-managed",
+    "chunk_sectors": str(64 * MIB // 512),
+    "nr_zones": "32",
+    "max_open_zones": "14",
+    "max_active_zones": "14",
+    "logical_block_size": "4096",
+}
+SMR = {
+    "zoned": "host-managed",
+    "chunk_sectors": str(256 * MIB // 512),
+    "nr_zones": "55880",
+    "max_open_zones": "128",
+    "max_active_zones": "0",
+    "logical_block_size": "4096",
+}
+HA = {
+    "zoned": "host-aware",
+    "chunk_sectors": str(256 * MIB // 512),
+    "nr_zones": "1000",
+    "max_open_zones": "0",
+    "max_active_zones": "0",
+    "logical_block_size": "512",
+}
 CONV = {"zoned": "none", "chunk_sectors": "0", "logical_block_size": "512"}
 DISKS = {
     "nvme0n1": ("259:0", f"{PCI}/nvme/nvme0/nvme0n1", ZNS),  # btrfs zoned, with nvme3n1

@@ -33,8 +33,23 @@ def test_hadoop_testdfsio_result_file_parses_and_converts_to_mb():
 
 
 def _run(home, target, label, *extra):
-    result = storbench(home, "run", "dfsio-002", "--label", label, "--target", target, "--repeat", "1",
-                       "--scale", "4M", "--interval", "0.25", "--json", *extra)
+    result = storbench(
+        home,
+        "run",
+        "dfsio-002",
+        "--label",
+        label,
+        "--target",
+        target,
+        "--repeat",
+        "1",
+        "--scale",
+        "4M",
+        "--interval",
+        "0.25",
+        "--json",
+        *extra,
+    )
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)
     assert outcome["status"] == "succeeded", outcome["errors"]
@@ -56,8 +71,10 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
         _rates_are_consistent(ours, phase, files=4)
     assert list(target.iterdir()) == []  # dfsio-clean and the run root are gone
     hadoop = _run(home, str(target), "dfsio-hadoop", "--set", "driver=testdfsio")
-    assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"driver": "testdfsio",
-                                                                               "checksum": "true"}
+    assert hadoop[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {
+        "driver": "testdfsio",
+        "checksum": "true",
+    }
     assert ours[("dfsio-read", "dfsio_throughput_mbps", None)]["labels"] == {"checksum": "false"}
     # the Hadoop engine started only for the testdfsio driver, and recorded the Hadoop it ran
     assert hadoop["manifest"]["software"]["hadoop"].startswith("hadoop 3.")
@@ -74,8 +91,10 @@ def test_dfsio_on_file_target_and_testdfsio_cross_check(tmp_path):
         _rates_are_consistent(hadoop, phase, files=4)
     # ... and rates within each phase's bound (RATE_BOUND: a unit or timer error, not a verdict)
     for phase in ("dfsio-read", "dfsio-write"):
-        ratio = (hadoop[(phase, "dfsio_throughput_mbps", None)]["value"]
-                 / ours[(phase, "dfsio_throughput_mbps", None)]["value"])
+        ratio = (
+            hadoop[(phase, "dfsio_throughput_mbps", None)]["value"]
+            / ours[(phase, "dfsio_throughput_mbps", None)]["value"]
+        )
         assert rates_agree(phase, ratio), (phase, ratio, RATE_BOUND[phase])
     table = storbench(home, "compare", "dfsio-ours", "dfsio-hadoop")
     assert table.returncode == 0, table.stderr
@@ -114,15 +133,19 @@ def _rates_are_consistent(samples, phase, files):
     """TestDFSIO's three rates of equal-sized files agree with each other: the mean of per-file rates is at least
     the aggregate rate (total bytes / total task time; the harmonic mean of equal-weight rates never exceeds
     their arithmetic mean), and the standard deviation of n non-negative rates is at most mean * sqrt(n - 1)."""
-    figure = {m: samples[(phase, m, None)]["value"]
-              for m in ("dfsio_throughput_mbps", "dfsio_avg_io_rate_mbps", "dfsio_io_rate_stddev_mbps")}
+    figure = {
+        m: samples[(phase, m, None)]["value"]
+        for m in ("dfsio_throughput_mbps", "dfsio_avg_io_rate_mbps", "dfsio_io_rate_stddev_mbps")
+    }
     assert figure["dfsio_throughput_mbps"] > 0, (phase, figure)
     if figure["dfsio_avg_io_rate_mbps"] is None:  # TestDFSIO's millisecond clock read a file's time as 0 (Infinity)
         assert samples["manifest"]["software"].get("hadoop"), (phase, figure)
         return
     assert figure["dfsio_avg_io_rate_mbps"] >= figure["dfsio_throughput_mbps"] * (1 - 1e-3), (phase, figure)
-    assert figure["dfsio_io_rate_stddev_mbps"] <= figure["dfsio_avg_io_rate_mbps"] * math.sqrt(files - 1) * 1.001, \
-        (phase, figure)
+    assert figure["dfsio_io_rate_stddev_mbps"] <= figure["dfsio_avg_io_rate_mbps"] * math.sqrt(files - 1) * 1.001, (
+        phase,
+        figure,
+    )
 
 
 @pytest.mark.spark

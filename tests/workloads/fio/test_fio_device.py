@@ -17,7 +17,8 @@ def test_device_scheme_must_name_a_block_device(tmp_path):
     result = storbench(tmp_path / "home", "run", "fio-basic", "--target", "device:///dev/nosuchdisk", timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "storbench: error: --target 'device:///dev/nosuchdisk': /dev/nosuchdisk is not a block device"]
+        "storbench: error: --target 'device:///dev/nosuchdisk': /dev/nosuchdisk is not a block device"
+    ]
 
 
 def test_blank_loop_device(tmp_path):
@@ -27,20 +28,35 @@ def test_blank_loop_device(tmp_path):
         assert refused.returncode == 2
         assert refused.stderr.strip().splitlines() == [
             f"storbench: error: {device} is a raw device and fio would overwrite it; pass --allow-device-overwrite "
-            f"to allow this (only devices with no filesystem, partition table or signature)"]
-        spark = storbench(home, "run", "spark-transforms", "--target", f"device://{device}",
-                          "--allow-device-overwrite", timeout=120)
+            f"to allow this (only devices with no filesystem, partition table or signature)"
+        ]
+        spark = storbench(
+            home, "run", "spark-transforms", "--target", f"device://{device}", "--allow-device-overwrite", timeout=120
+        )
         assert spark.returncode == 2
         assert spark.stderr.strip().splitlines()[-1] == (
             f"storbench: error: workload datagen cannot use the raw device target device://{device}; "
             f"only the fio and zoned workloads can (datagen needs a directory on a filesystem or an "
             f"hdfs://HOST:PORT/PATH or an s3://BUCKET/PREFIX target, e.g. s3://storbench/ on "
-            f"`storbench services up s3`)")
-        too_big = storbench(home, "run", "fio-basic", "--target", device, "--allow-device-overwrite",
-                            "--set", "size=1g", timeout=120)
+            f"`storbench services up s3`)"
+        )
+        too_big = storbench(
+            home, "run", "fio-basic", "--target", device, "--allow-device-overwrite", "--set", "size=1g", timeout=120
+        )
         assert too_big.returncode == 2 and "is more than the 67.1 MB of" in too_big.stderr
-        result, outcome, samples = run_json(home, "fio-002", "--target", device, "--allow-device-overwrite",
-                                            "--set", "size=8m", "--set", "runtime_s=2", "--set", "ramp_time_s=0")
+        result, outcome, samples = run_json(
+            home,
+            "fio-002",
+            "--target",
+            device,
+            "--allow-device-overwrite",
+            "--set",
+            "size=8m",
+            "--set",
+            "runtime_s=2",
+            "--set",
+            "ramp_time_s=0",
+        )
         assert result.returncode == 0, result.stderr
         for name in ("fio-write", "fio-read"):
             assert fio_sample(samples, name, "fio_bw_mbps")["value"] > 0

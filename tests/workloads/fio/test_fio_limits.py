@@ -61,8 +61,9 @@ def test_a_stalled_fio_run_is_killed_at_its_timeout(tmp_path, monkeypatch):
             workload.run(ctx, params)
         job_file = Path(ctx.root_uri.removeprefix("file://")) / "fio-write" / "fio-write.fio"
         assert "rate=1m" in job_file.read_text()
-        assert str(failed.value) == ("fio did not finish within its 2 s timeout on fio-write.fio; "
-                                     "killed it (a stalled device?)")
+        assert str(failed.value) == (
+            "fio did not finish within its 2 s timeout on fio-write.fio; killed it (a stalled device?)"
+        )
         # killed (SIGKILL) before it ended: fio writes its JSON report only when a job ends, and these needed 4 s
         assert (job_file.parent / "fio-write-1.json").read_text() == ""
         assert _fio_processes(job_file) == []  # the forked job processes too

@@ -74,8 +74,11 @@ def test_fio_333_per_job_jsonplus_merges_histograms_like_fio():
     merged = result.aggregate()["write"]
     assert merged.bw_bytes == sum(j["write"]["bw_bytes"] for j in data["jobs"])
     assert merged.total_ios == sum(j["write"]["total_ios"] for j in data["jobs"])
-    assert min(j.directions["write"].percentile_ms(99.0) for j in result.jobs) <= merged.percentile_ms(99.0) \
+    assert (
+        min(j.directions["write"].percentile_ms(99.0) for j in result.jobs)
+        <= merged.percentile_ms(99.0)
         <= max(j.directions["write"].percentile_ms(99.0) for j in result.jobs)
+    )
     samples = samples_for("fio-randwrite", result, {"ioengine": "libaio", "direct": "1"})
     per_job = [s for s in samples if s.metric == "fio_bw_mbps" and "job" in s.labels]
     assert sorted(s.labels["job"] for s in per_job) == ["0", "1"]
@@ -91,16 +94,49 @@ def test_notice_lines_before_json_are_skipped():
 
 
 def test_job_text_paper_002_and_device():
-    spec = engine.JobSpec(name="fio-write", rw="write", bs="512m", size="16g", numjobs=4, iodepth=16,
-                          ioengine="libaio", direct=True, runtime_s=300, ramp_time_s=5, directory="/data/a:b",
-                          log_prefix="/data/logs/fio-write")
+    spec = engine.JobSpec(
+        name="fio-write",
+        rw="write",
+        bs="512m",
+        size="16g",
+        numjobs=4,
+        iodepth=16,
+        ioengine="libaio",
+        direct=True,
+        runtime_s=300,
+        ramp_time_s=5,
+        directory="/data/a:b",
+        log_prefix="/data/logs/fio-write",
+    )
     text = engine.job_text(spec)
-    for line in ("ioengine=libaio", "direct=1", "bs=512m", "numjobs=4", "iodepth=16", "group_reporting=1",
-                 "runtime=300", "ramp_time=5", "time_based=1", "directory=/data/a\\:b", "log_avg_msec=1000",
-                 "[fio-write]", "rw=write"):
+    for line in (
+        "ioengine=libaio",
+        "direct=1",
+        "bs=512m",
+        "numjobs=4",
+        "iodepth=16",
+        "group_reporting=1",
+        "runtime=300",
+        "ramp_time=5",
+        "time_based=1",
+        "directory=/data/a\\:b",
+        "log_avg_msec=1000",
+        "[fio-write]",
+        "rw=write",
+    ):
         assert line in text.splitlines()
-    device = engine.job_text(engine.JobSpec(name="fio-read", rw="read", bs="1m", size="8m", numjobs=2,
-                                            filename="/dev/loop7", create_only=True, log_prefix="/x/y"))
+    device = engine.job_text(
+        engine.JobSpec(
+            name="fio-read",
+            rw="read",
+            bs="1m",
+            size="8m",
+            numjobs=2,
+            filename="/dev/loop7",
+            create_only=True,
+            log_prefix="/x/y",
+        )
+    )
     assert "filename=/dev/loop7" in device and "offset_increment=8m" in device
     assert "create_only=1" in device and "write_bw_log" not in device and "time_based" not in device
 

@@ -29,8 +29,12 @@ def test_rust_unit_tests_pass():
     """The engine core's own tests (payload, histograms, SigV4 vectors, sizes) through cargo, in the unit profile
     (native/Cargo.toml: no LTO, no optimization; --release spent about 3.5 min of CPU on its thin LTO link)."""
     manifest = native.REPO / "native" / "Cargo.toml"
-    done = subprocess.run(["cargo", "test", "--profile", "unit", "--quiet", "--manifest-path", str(manifest)],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        ["cargo", "test", "--profile", "unit", "--quiet", "--manifest-path", str(manifest)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "test result: ok" in done.stdout
 
@@ -53,8 +57,9 @@ def test_every_operation(s3, client):
     _ok(head, "head", 40)
     listing = native.run_job(base_job(state, prefix, mix=[{"op": "list"}], ops=6, s3={"list_max_keys": 20}))
     assert _ok(listing, "list", 6)["bytes"] > 0
-    mixed = native.run_job(base_job(state, prefix, mix=[{"op": "get", "weight": 8}, {"op": "head", "weight": 2}],
-                                    ops=500, verify=True))
+    mixed = native.run_job(
+        base_job(state, prefix, mix=[{"op": "get", "weight": 8}, {"op": "head", "weight": 2}], ops=500, verify=True)
+    )
     assert mixed["total"]["ops"] == 500 and mixed["total"]["errors"] == 0
     assert 300 < mixed["ops"]["get"]["ops"] < 480 and mixed["ops"]["head"]["ops"] > 20
 
@@ -68,8 +73,16 @@ def test_multipart_put_and_verified_get(s3, client):
     _, state = s3
     prefix = "multipart-test/"
     big = {"dist": "fixed", "bytes": 12 * 1024 * 1024}
-    put = native.run_job(base_job(state, prefix, objects=2, ops=2, object_size=big,
-                                  s3={"multipart_threshold": 6 * 1024 * 1024, "part_size": 5 * 1024 * 1024}))
+    put = native.run_job(
+        base_job(
+            state,
+            prefix,
+            objects=2,
+            ops=2,
+            object_size=big,
+            s3={"multipart_threshold": 6 * 1024 * 1024, "part_size": 5 * 1024 * 1024},
+        )
+    )
     _ok(put, "put", 2)
     get = native.run_job(base_job(state, prefix, objects=2, ops=4, object_size=big, mix=[{"op": "get"}], verify=True))
     assert _ok(get, "get", 4)["bytes"] == 4 * big["bytes"]
@@ -84,8 +97,17 @@ def test_verification_catches_a_corrupted_object(s3, client):
     data = bytearray(client.get("storbench", name))
     data[1000] ^= 0xFF  # one flipped byte
     client.put("storbench", name, bytes(data))
-    get = native.run_job(base_job(state, prefix, objects=4, ops=8, mix=[{"op": "get", "keys": "sequential"}],
-                                  verify=True, load={"model": "closed", "concurrency": 1}))
+    get = native.run_job(
+        base_job(
+            state,
+            prefix,
+            objects=4,
+            ops=8,
+            mix=[{"op": "get", "keys": "sequential"}],
+            verify=True,
+            load={"model": "closed", "concurrency": 1},
+        )
+    )
     assert get["errors"]["verify"]["count"] == 2  # key 2 read twice, both times caught
     assert "obj-0000000002" in get["errors"]["verify"]["example"]
     assert get["ops"]["get"]["ops"] == 6 and get["ops"]["get"]["errors"] == 2
@@ -96,9 +118,11 @@ def test_verification_catches_a_corrupted_object(s3, client):
 
 def test_wrong_credentials_and_unreachable_endpoint_fail_fast(s3):
     _, state = s3
-    for override, words in (({"secret_key": "not-the-secret"}, "refused the credentials"),
-                            ({"endpoint": "http://127.0.0.1:1"}, "cannot connect"),
-                            ({"bucket": "no-such-bucket"}, "does not exist")):
+    for override, words in (
+        ({"secret_key": "not-the-secret"}, "refused the credentials"),
+        ({"endpoint": "http://127.0.0.1:1"}, "cannot connect"),
+        ({"bucket": "no-such-bucket"}, "does not exist"),
+    ):
         with pytest.raises(WorkloadError) as caught:  # a retry loop would end in the 60 s guard's own message
             native.run_job(base_job(state, "x/", s3=override), timeout=60)
         message = str(caught.value)
@@ -111,8 +135,15 @@ def test_open_loop_latency_includes_a_paused_server(s3):
     _, state = s3
     prefix = "openloop-test/"
     native.run_job(base_job(state, prefix, objects=20, ops=20))
-    job = base_job(state, prefix, objects=20, ops=0, duration_s=5, mix=[{"op": "get"}],
-                   load={"model": "open", "rate": 40, "max_outstanding": 8})
+    job = base_job(
+        state,
+        prefix,
+        objects=20,
+        ops=0,
+        duration_s=5,
+        mix=[{"op": "get"}],
+        load={"model": "open", "rate": 40, "max_outstanding": 8},
+    )
     pid = state["pid"]
 
     def pause():
@@ -151,16 +182,26 @@ def test_no_operation_is_null_not_zero(s3):
     prefix = "na-test/"
     native.run_job(base_job(state, prefix, objects=4, ops=4))
     # open loop at 0.5/s for 2.1 s: requests due at 0 s and 2 s, none in second 1
-    sparse = native.run_job(base_job(state, prefix, objects=4, ops=0, duration_s=2.1, mix=[{"op": "get"}],
-                                     load={"model": "open", "rate": 0.5, "max_outstanding": 1}))
+    sparse = native.run_job(
+        base_job(
+            state,
+            prefix,
+            objects=4,
+            ops=0,
+            duration_s=2.1,
+            mix=[{"op": "get"}],
+            load={"model": "open", "rate": 0.5, "max_outstanding": 1},
+        )
+    )
     series = sparse["series"]
     assert [s["ops"] for s in series] == [1, 0, 1], series
     assert series[1]["mean_ms"] is None and series[1]["max_ms"] is None
     assert all(s["mean_ms"] > 0 and s["max_ms"] >= s["mean_ms"] for s in (series[0], series[2])), series
     assert sparse["cpu"]["cpu_us_per_op"] > 0
     # every GET of a key never written fails: no operation done
-    missing = native.run_job(base_job(state, "na-absent/", objects=4, ops=6, mix=[{"op": "get"}],
-                                      load={"model": "closed", "concurrency": 1}))
+    missing = native.run_job(
+        base_job(state, "na-absent/", objects=4, ops=6, mix=[{"op": "get"}], load={"model": "closed", "concurrency": 1})
+    )
     assert (missing["total"]["ops"], missing["total"]["errors"]) == (0, 6), missing["errors"]
     assert missing["cpu"]["cpu_us_per_op"] is None and missing["cpu"]["cpu_s"] > 0
     assert all(s["mean_ms"] is None and s["max_ms"] is None for s in missing["series"]), missing["series"]

@@ -36,7 +36,9 @@ def test_objects_basic_tiny_and_prefix_rule(s3, client):
             assert _sample(samples, workload, "obj_errors", size=size) == 0, workload
             assert _sample(samples, workload, "obj_lat_p99_ms", size=size) > 0
             assert _sample(samples, workload, "obj_cpu_us_per_op", size=size) > 0
-    assert _sample(samples, "objects-get", "obj_mbps", size="1m") > _sample(samples, "objects-get", "obj_mbps", size="4k")
+    assert _sample(samples, "objects-get", "obj_mbps", size="1m") > _sample(
+        samples, "objects-get", "obj_mbps", size="4k"
+    )
     assert _sample(samples, "objects-mixed", "obj_ops", size="4k", op="put") > 0
     assert _sample(samples, "objects-delete", "obj_ops", size="4k") == 64
     keys = set(client.list("storbench"))
@@ -68,16 +70,24 @@ def test_cosbench_tiny_sweep_and_compare(s3):
         assert _sample(samples, workload, "obj_hwm_clients") in (1.0, 2.0)
     compared = storbench(home, "compare", "cos-a", "cos-b")
     assert compared.returncode == 0, compared.stderr
-    for title in ("Object throughput", "Object operations per second", "Object latency p50", "Object latency p99",
-                  "Client CPU per operation", "Throughput high-water mark", "Clients at the high-water mark"):
+    for title in (
+        "Object throughput",
+        "Object operations per second",
+        "Object latency p50",
+        "Object latency p99",
+        "Client CPU per operation",
+        "Throughput high-water mark",
+        "Clients at the high-water mark",
+    ):
         assert title in compared.stdout, title
 
 
 def test_bad_credentials_and_unreachable_endpoint_are_one_line(s3, monkeypatch):
     home, state = s3
     for args, words, secret in (
-            (["--endpoint", state["s3_endpoint"]], "refused the credentials", "wrong-secret"),
-            (["--endpoint", "http://127.0.0.1:1"], "cannot connect", "any-secret")):
+        (["--endpoint", state["s3_endpoint"]], "refused the credentials", "wrong-secret"),
+        (["--endpoint", "http://127.0.0.1:1"], "cannot connect", "any-secret"),
+    ):
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
         before = sorted(home.glob("runs/*"))
@@ -109,8 +119,10 @@ def test_storage_refuses_to_delete_outside_its_run(s3, client):
     with pytest.raises(TargetError):
         target.delete("s3://storbench/guard")  # the prefix above the run's own
     client.put("storbench", f"guard/storbench-run-2/{MARKER}", b"run-2\n")  # another run's marked prefix: not ours
-    for uri in ("s3://storbench/guard/storbench-run-2/objects",
-                "s3://storbench/guard/storbench-run-1/../storbench-run-2/objects"):
+    for uri in (
+        "s3://storbench/guard/storbench-run-2/objects",
+        "s3://storbench/guard/storbench-run-1/../storbench-run-2/objects",
+    ):
         with pytest.raises(TargetError, match=f"^refusing to delete {uri}: "):
             target.delete(uri)
     assert target.delete("s3a://storbench/guard/storbench-run-1/objects")  # as Spark names it
@@ -160,8 +172,9 @@ def test_environment_credentials_and_endpoint_userinfo_never_reach_the_run(s3, t
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", state["secret_key"])
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     endpoint = state["s3_endpoint"].replace("//", f"//user:{canary}@")
-    result, outcome, _ = run_json(home, "objects-basic", "--target", "s3://storbench/env", "--label", "env-creds",
-                                  "--endpoint", endpoint)
+    result, outcome, _ = run_json(
+        home, "objects-basic", "--target", "s3://storbench/env", "--label", "env-creds", "--endpoint", endpoint
+    )
     assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
     report = tmp_path / "report.html"
     markdown = storbench(home, "compare", "env-creds", "--format", "md", "--html", str(report))
@@ -200,8 +213,20 @@ def test_a_workload_by_name_runs_at_its_defaults_with_no_sweep(s3):
     from storbench.workloads.base import get_workload
 
     home, _ = s3
-    done = storbench(home, "run", "objects-get", "--target", "s3://storbench/", "--label", "by-name",
-                     "--set", "concurrency=16", "--set", "duration_s=1", timeout=300)
+    done = storbench(
+        home,
+        "run",
+        "objects-get",
+        "--target",
+        "s3://storbench/",
+        "--label",
+        "by-name",
+        "--set",
+        "concurrency=16",
+        "--set",
+        "duration_s=1",
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     first = done.stderr.splitlines()[0].split("] ", 1)[1]
     assert first == "objects-get: concurrency=16 (default 8), duration_s=1.0 (default 10.0)"

@@ -59,14 +59,25 @@ def test_the_engines_job_files_hold_no_credentials(s3, tmp_path, monkeypatch, fa
     wrapper, copies = _snooping_engine(tmp_path)
     monkeypatch.setenv("STORBENCH_LOAD_BIN", str(wrapper))
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    result, outcome, samples = run_json(home, _suite(tmp_path), "--set", "drivers=2", "--set", f"fanout={fanout}",
-                                        "--target", f"s3://storbench/jobs-{fanout}", "--label", f"jobs-{fanout}")
+    result, outcome, samples = run_json(
+        home,
+        _suite(tmp_path),
+        "--set",
+        "drivers=2",
+        "--set",
+        f"fanout={fanout}",
+        "--target",
+        f"s3://storbench/jobs-{fanout}",
+        "--label",
+        f"jobs-{fanout}",
+    )
     assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
     assert [s["value"] for s in samples if s["metric"] == "obj_ops" and s["workload"] == "objects-put"] == [80]
     jobs = [json.loads(path.read_text()) for path in copies.glob("job-*.json")]
     assert len(jobs) == 2  # the two drivers' processes
-    assert all(set(job["s3"]) >= {"endpoint", "bucket"} and not {"access_key", "secret_key"} & set(job["s3"])
-               for job in jobs)
+    assert all(
+        set(job["s3"]) >= {"endpoint", "bucket"} and not {"access_key", "secret_key"} & set(job["s3"]) for job in jobs
+    )
     secrets = [state["secret_key"], state["access_key"]]
     assert _files_holding([copies, Path(outcome["path"]), tmp_path], secrets) == []
     assert not [s for s in secrets if s in result.stdout + result.stderr]
@@ -81,9 +92,11 @@ def test_credentials_from_an_aws_profile_never_reach_the_run(s3, tmp_path, monke
     credentials.parent.mkdir(parents=True, mode=0o700)
     fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
-        handle.write(f"[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n"
-                     f"[canary]\naws_access_key_id = {state['access_key']}\n"
-                     f"aws_secret_access_key = {state['secret_key']}\n")
+        handle.write(
+            f"[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n"
+            f"[canary]\naws_access_key_id = {state['access_key']}\n"
+            f"aws_secret_access_key = {state['secret_key']}\n"
+        )
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "STORBENCH_S3_ACCESS_KEY", "STORBENCH_S3_SECRET_KEY"):
         monkeypatch.delenv(name, raising=False)
     if where == "HOME":
@@ -94,8 +107,16 @@ def test_credentials_from_an_aws_profile_never_reach_the_run(s3, tmp_path, monke
     monkeypatch.setenv("AWS_PROFILE", "canary")
     monkeypatch.setenv("TMPDIR", str(tmp))
     # another results home than the service's: its credentials are not at hand, only the profile's
-    result, outcome, _ = run_json(home, _suite(tmp_path), "--target", "s3://storbench/profile", "--label", "profile",
-                                  "--endpoint", state["s3_endpoint"])
+    result, outcome, _ = run_json(
+        home,
+        _suite(tmp_path),
+        "--target",
+        "s3://storbench/profile",
+        "--label",
+        "profile",
+        "--endpoint",
+        state["s3_endpoint"],
+    )
     assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert "credentials from the AWS profile" in json.dumps(manifest["config"])

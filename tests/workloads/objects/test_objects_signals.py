@@ -30,9 +30,24 @@ def test_sigterm_stops_a_spark_fanout_as_an_interrupt(s3, client, tmp_path):
     suite.write_text(SUITE)
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1"}
     with open(err_path, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "storbench", "--results", str(home), "run", str(suite),
-                                 "--target", "s3://storbench/fanout-signal", "--json"],
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "storbench",
+                "--results",
+                str(home),
+                "run",
+                str(suite),
+                "--target",
+                "s3://storbench/fanout-signal",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+        )
     try:
         loaded = lambda: len([n for n in _descendants(proc.pid).values() if n == "storbench-load"]) == 2  # noqa: E731
         _wait_until(loaded, "both barrier tasks' engines to run", 300)

@@ -23,12 +23,14 @@ def _bench():
 
 def test_each_round_pairs_storbench_with_that_rounds_best_peer():
     bench = _bench()
-    rows = [{"round": 0, "tool": "storbench", "process": 2.0, "window": 1.5},
-            {"round": 0, "tool": "awscrt", "process": 1.0, "window": 0.5},
-            {"round": 0, "tool": "boto3", "process": 3.0, "window": 2.5},
-            {"round": 1, "tool": "storbench", "process": 1.0, "window": 0.8},
-            {"round": 1, "tool": "s5cmd", "process": 1.5, "window": None},  # s5cmd does not time itself
-            {"round": 2, "tool": "awscrt", "process": 1.0, "window": 0.9}]  # storbench failed in round 2: no pair
+    rows = [
+        {"round": 0, "tool": "storbench", "process": 2.0, "window": 1.5},
+        {"round": 0, "tool": "awscrt", "process": 1.0, "window": 0.5},
+        {"round": 0, "tool": "boto3", "process": 3.0, "window": 2.5},
+        {"round": 1, "tool": "storbench", "process": 1.0, "window": 0.8},
+        {"round": 1, "tool": "s5cmd", "process": 1.5, "window": None},  # s5cmd does not time itself
+        {"round": 2, "tool": "awscrt", "process": 1.0, "window": 0.9},
+    ]  # storbench failed in round 2: no pair
     assert bench.round_pairs(rows, "process") == ([2.0, 1.0], [1.0, 1.5])
     assert bench.round_pairs(rows, "window") == ([1.5], [0.5])  # round 1 has no peer that timed itself
 
@@ -40,9 +42,18 @@ def test_s5cmd_moves_exactly_the_named_objects(s3, client, tmp_path):
     _, state = s3
     payload = tmp_path / "payload"
     payload.write_bytes(os.urandom(3000))
-    args = {"endpoint": state["s3_endpoint"], "key": state["access_key"], "secret": state["secret_key"],
-            "bucket": state["bucket"], "op": "put", "size": 3000, "ops": 3, "concurrency": 2,
-            "payload": str(payload), "prefix": "peers/s5/"}
+    args = {
+        "endpoint": state["s3_endpoint"],
+        "key": state["access_key"],
+        "secret": state["secret_key"],
+        "bucket": state["bucket"],
+        "op": "put",
+        "size": 3000,
+        "ops": 3,
+        "concurrency": 2,
+        "payload": str(payload),
+        "prefix": "peers/s5/",
+    }
     commands = bench.s5cmd_commands(args, tmp_path / "src", tmp_path / "dst")
     assert commands.splitlines()[0] == f"cp {tmp_path / 'src' / '00000000'} s3://storbench/peers/s5/00000000"
     assert "*" not in commands  # no wildcard: nothing for s5cmd to LIST or glob

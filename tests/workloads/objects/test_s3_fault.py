@@ -45,7 +45,9 @@ def _restart(state: dict, argv: list[str]) -> S3Client:
     """The killed S3 gateway again, same argv (ports, credentials; its cwd holds security.toml); its stale
     socket goes first."""
     (Path(state["socket_dir"]) / "s3.sock").unlink(missing_ok=True)
-    proc = process.spawn(argv, Path(state["workdir"]), "restarted.log", env={"TMPDIR": str(Path(state["workdir"]) / "tmp")})
+    proc = process.spawn(
+        argv, Path(state["workdir"]), "restarted.log", env={"TMPDIR": str(Path(state["workdir"]) / "tmp")}
+    )
     state["restarted"].append(proc.pid)
     client = S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"], timeout=5)
     deadline = time.monotonic() + 60
@@ -66,9 +68,30 @@ def test_s3_server_killed_mid_put_fails_the_phase_keeps_samples_and_names_what_i
     argv = Path(f"/proc/{state['pid']}/cmdline").read_bytes().decode().split("\0")[:-1]
     client = S3Client(state["s3_endpoint"], state["access_key"], state["secret_key"], timeout=5)
     client.put(state["bucket"], "bench/keep-me.txt", b"not the run's")
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "objects-basic", "--target",
-               "s3://storbench/bench", "--label", "s3-killed", "--set", "size=4k", "--set", "duration_s=0",
-               "--set", "ops=200000", "--set", "objects=200000", "--set", "concurrency=4", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(home),
+        "run",
+        "objects-basic",
+        "--target",
+        "s3://storbench/bench",
+        "--label",
+        "s3-killed",
+        "--set",
+        "size=4k",
+        "--set",
+        "duration_s=0",
+        "--set",
+        "ops=200000",
+        "--set",
+        "objects=200000",
+        "--set",
+        "concurrency=4",
+        "--json",
+    ]
     env = {**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
@@ -104,7 +127,8 @@ def test_s3_server_killed_mid_put_fails_the_phase_keeps_samples_and_names_what_i
     assert root == f"s3://storbench/bench/storbench-{outcome['run_id']}"
     assert [e["workload"] for e in cleanup_errors] == ["cleanup"]
     assert cleanup_errors[0]["error"].startswith(
-        f"could not remove {root} (later: storbench cleanup {outcome['run_id']}): ")
+        f"could not remove {root} (later: storbench cleanup {outcome['run_id']}): "
+    )
     assert "\n" not in cleanup_errors[0]["error"]
     client = _restart(state, argv)
     left = list(client.list(state["bucket"], ""))
@@ -116,16 +140,51 @@ def test_s3_server_killed_mid_put_fails_the_phase_keeps_samples_and_names_what_i
     env = {**env, "AWS_ACCESS_KEY_ID": state["access_key"], "AWS_SECRET_ACCESS_KEY": state["secret_key"]}
     deadline = time.monotonic() + 60
     while True:  # as the line says: a server still loading its volumes answers 500 for a while, try again
-        done = subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), "cleanup", outcome["run_id"],
-                               "--endpoint", state["s3_endpoint"]], capture_output=True, text=True, env=env, timeout=120)
-        if done.returncode == 0 or "try again when the target answers" not in done.stderr or time.monotonic() > deadline:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "storbench",
+                "--results",
+                str(home),
+                "cleanup",
+                outcome["run_id"],
+                "--endpoint",
+                state["s3_endpoint"],
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        if (
+            done.returncode == 0
+            or "try again when the target answers" not in done.stderr
+            or time.monotonic() > deadline
+        ):
             break
         time.sleep(1)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"removed {root}"
     assert list(client.list(state["bucket"], "")) == ["bench/keep-me.txt"]
-    again = subprocess.run([sys.executable, "-m", "storbench", "--results", str(home), "cleanup", outcome["run_id"],
-                            "--endpoint", state["s3_endpoint"]], capture_output=True, text=True, env=env, timeout=120)
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "storbench",
+            "--results",
+            str(home),
+            "cleanup",
+            outcome["run_id"],
+            "--endpoint",
+            state["s3_endpoint"],
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert again.returncode == 0 and again.stderr == ""  # the run had finished: nothing left, nothing to do
-    assert again.stdout == (f"run {outcome['run_id']}: {outcome['status']}, nothing of it left on its target: "
-                            f"nothing to do\n")
+    assert again.stdout == (
+        f"run {outcome['run_id']}: {outcome['status']}, nothing of it left on its target: nothing to do\n"
+    )

@@ -69,8 +69,13 @@ def test_keys_and_sockets_are_private_and_never_on_a_command_line(s3):
     home, state = s3
     workdir = Path(state["workdir"])
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
-    private = [workdir / "security.toml", workdir / "s3-identities.json", workdir / "tls" / "node.key",
-               workdir / "tls" / "ca.key", workdir / "state.json"]
+    private = [
+        workdir / "security.toml",
+        workdir / "s3-identities.json",
+        workdir / "tls" / "node.key",
+        workdir / "tls" / "ca.key",
+        workdir / "state.json",
+    ]
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in private), private
     toml = (workdir / "security.toml").read_text()
     keys = [line.split('"')[1] for line in toml.splitlines() if line.startswith("key = ") and "tls/" not in line]

@@ -29,8 +29,10 @@ PARTLY_REFUSED = b"""<?xml version="1.0" encoding="UTF-8"?>
 def test_delete_result_reads_deleted_keys_and_per_key_errors():
     deleted, failed = delete_result(PARTLY_REFUSED)
     assert deleted == ["run/a&b.bin"]
-    assert failed == [("run/locked-1.bin", "AccessDenied", "Access Denied"),
-                      ("run/locked-2.bin", "AccessDenied", "Access Denied")]
+    assert failed == [
+        ("run/locked-1.bin", "AccessDenied", "Access Denied"),
+        ("run/locked-2.bin", "AccessDenied", "Access Denied"),
+    ]
     assert delete_result(b'<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>') == ([], [])
 
 
@@ -39,8 +41,9 @@ def test_a_200_with_per_key_errors_raises_naming_the_first_refused_key():
     client.request = lambda *args, **kwargs: (200, {}, PARTLY_REFUSED)
     with pytest.raises(DeleteError) as caught:
         client.delete_keys("b", ["run/a&b.bin", "run/locked-1.bin", "run/locked-2.bin"])
-    assert str(caught.value) == ("could not delete 2 of 3 objects in bucket b; the first, run/locked-1.bin: "
-                                 "AccessDenied Access Denied")
+    assert str(caught.value) == (
+        "could not delete 2 of 3 objects in bucket b; the first, run/locked-1.bin: AccessDenied Access Denied"
+    )
     assert caught.value.code == "AccessDenied"
 
 

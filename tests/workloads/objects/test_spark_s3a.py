@@ -23,9 +23,26 @@ def test_terasort_on_s3_with_every_committer(s3, client, tmp_path):
     bucket = state["bucket"]
     client.put(bucket, "tera2/keep.txt", b"canary")  # the prefix without its slash: a neighbour, not ours
     client.put(bucket, "tera/keep.txt", b"canary")  # beside the run prefix, inside the target's prefix
-    run = storbench(home, "run", "terasort", "--target", f"s3://{bucket}/tera", "--label", "s3a",
-                    "--scale", "200K", "--repeat", "1", "--set", "partition_mb=1",
-                    "--sweep", "committer=" + ",".join(COMMITTERS), "--interval", "0.5", timeout=900)
+    run = storbench(
+        home,
+        "run",
+        "terasort",
+        "--target",
+        f"s3://{bucket}/tera",
+        "--label",
+        "s3a",
+        "--scale",
+        "200K",
+        "--repeat",
+        "1",
+        "--set",
+        "partition_mb=1",
+        "--sweep",
+        "committer=" + ",".join(COMMITTERS),
+        "--interval",
+        "0.5",
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     (run_dir,) = [p for p in (home / "runs").iterdir() if "-s3a-" in p.name]
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -55,10 +72,13 @@ def test_terasort_on_s3_with_every_committer(s3, client, tmp_path):
         assert db.execute("select count(*) from samples").fetchone()[0] > 0
 
 
-@pytest.mark.parametrize("target, endpoint, expected", [
-    ("s3://no-such-bucket-15/x", None, "bucket no-such-bucket-15 does not exist"),
-    ("s3://storbench/x", "http://127.0.0.1:9", "connection refused"),
-])
+@pytest.mark.parametrize(
+    "target, endpoint, expected",
+    [
+        ("s3://no-such-bucket-15/x", None, "bucket no-such-bucket-15 does not exist"),
+        ("s3://storbench/x", "http://127.0.0.1:9", "connection refused"),
+    ],
+)
 def test_bad_s3_targets_fail_before_spark_starts(s3, target, endpoint, expected, monkeypatch):
     home, state = s3
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
@@ -74,15 +94,39 @@ def test_wrong_credentials_fail_in_one_line(s3, monkeypatch):
     home, state = s3
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", state["access_key"])
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret")
-    done = storbench(home, "run", "terasort", "--target", "s3://storbench/x", "--label", "badkey",
-                     "--scale", "200K", "--repeat", "1", timeout=120)
+    done = storbench(
+        home,
+        "run",
+        "terasort",
+        "--target",
+        "s3://storbench/x",
+        "--label",
+        "badkey",
+        "--scale",
+        "200K",
+        "--repeat",
+        "1",
+        timeout=120,
+    )
     assert done.returncode != 0 and "refused the credentials" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_an_s3a_committer_on_a_file_target_is_refused(tmp_path):
-    done = storbench(tmp_path / "home", "run", "terasort", "--target", f"file://{tmp_path}", "--set",
-                     "committer=magic", "--scale", "200K", "--repeat", "1", timeout=120)
+    done = storbench(
+        tmp_path / "home",
+        "run",
+        "terasort",
+        "--target",
+        f"file://{tmp_path}",
+        "--set",
+        "committer=magic",
+        "--scale",
+        "200K",
+        "--repeat",
+        "1",
+        timeout=120,
+    )
     assert done.returncode != 0 and "committer=magic is an S3A committer" in done.stderr, done.stderr
 
 
@@ -120,8 +164,20 @@ def test_every_spark_workload_runs_on_s3_and_tpcds_answers_match(s3, client, tmp
     home, state = s3
     suite = tmp_path / "every.yaml"
     suite.write_text(EVERY_SPARK_WORKLOAD)
-    run = storbench(home, "run", str(suite), "--target", f"s3://{state['bucket']}/every", "--label", "every",
-                    "--repeat", "1", "--interval", "0.5", timeout=900)
+    run = storbench(
+        home,
+        "run",
+        str(suite),
+        "--target",
+        f"s3://{state['bucket']}/every",
+        "--label",
+        "every",
+        "--repeat",
+        "1",
+        "--interval",
+        "0.5",
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     (run_dir,) = [p for p in (home / "runs").iterdir() if "-every-" in p.name]
     samples = _samples(run_dir)

@@ -34,8 +34,14 @@ workloads:
   - {workload: terasort, params: {size_bytes: 400000, partition_mb: 1}}
   - {workload: dfsio-write, params: {files: 2, file_size: 300000}}
 """
-EXACT = ("s3a_put_requests", "s3a_list_requests", "s3a_head_requests", "s3a_delete_requests", "s3a_copy_requests",
-         "s3a_multipart_initiated")
+EXACT = (
+    "s3a_put_requests",
+    "s3a_list_requests",
+    "s3a_head_requests",
+    "s3a_delete_requests",
+    "s3a_copy_requests",
+    "s3a_multipart_initiated",
+)
 BYTES = ("s3a_write_mb", "s3a_read_mb")
 
 
@@ -43,8 +49,20 @@ def test_repetition_2_makes_the_s3_requests_repetition_1_made(s3, client, tmp_pa
     home, state = s3
     suite = tmp_path / "tera.yaml"
     suite.write_text(SUITE)
-    run = storbench(home, "run", str(suite), "--target", f"s3://{state['bucket']}/reps", "--label", "reps",
-                    "--sweep", "format=parquet,tera", "--interval", "0.5", timeout=900)
+    run = storbench(
+        home,
+        "run",
+        str(suite),
+        "--target",
+        f"s3://{state['bucket']}/reps",
+        "--label",
+        "reps",
+        "--sweep",
+        "format=parquet,tera",
+        "--interval",
+        "0.5",
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     (run_dir,) = [p for p in (home / "runs").iterdir() if "-reps-" in p.name]
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
@@ -54,8 +72,9 @@ def test_repetition_2_makes_the_s3_requests_repetition_1_made(s3, client, tmp_pa
             by[(s["labels"]["format"], s["workload"], s["metric"], s["repetition"])] = s["value"]
     for form in ("parquet", "tera"):
         for workload in ("teragen", "terasort"):
-            first, second = ({m: by.get((form, workload, m, r)) for m in (*EXACT, *BYTES, "s3a_get_requests")}
-                             for r in (1, 2))
+            first, second = (
+                {m: by.get((form, workload, m, r)) for m in (*EXACT, *BYTES, "s3a_get_requests")} for r in (1, 2)
+            )
             where = (form, workload, first, second)
             assert first["s3a_put_requests"] > 0 and first["s3a_write_mb"] > 0.4, where  # 400 kB of records
             assert {m: first[m] for m in EXACT} == {m: second[m] for m in EXACT}, where
@@ -64,7 +83,6 @@ def test_repetition_2_makes_the_s3_requests_repetition_1_made(s3, client, tmp_pa
                 assert second["s3a_get_requests"] == first["s3a_get_requests"], where
             else:
                 assert second["s3a_get_requests"] <= first["s3a_get_requests"], where
-        dfsio = [{m: by.get((form, "dfsio-write", m, r)) for m in (*EXACT, *BYTES, "s3a_get_requests")}
-                 for r in (1, 2)]
+        dfsio = [{m: by.get((form, "dfsio-write", m, r)) for m in (*EXACT, *BYTES, "s3a_get_requests")} for r in (1, 2)]
         assert dfsio[0]["s3a_write_mb"] == dfsio[1]["s3a_write_mb"] == 0.6 and dfsio[0] == dfsio[1], dfsio
     assert list(client.list(state["bucket"], "reps")) == []  # the run's prefix is gone

@@ -14,15 +14,17 @@ from tests.cli.helpers import storbench
 
 
 def ceph_cmd(state, *args: str, timeout: float = 60) -> str:
-    done = subprocess.run(["ceph", "-c", state["conf"], "--connect-timeout", "20", *args], capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        ["ceph", "-c", state["conf"], "--connect-timeout", "20", *args], capture_output=True, text=True, timeout=timeout
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def rados_cmd(state, pool: str, *args: str, data: bytes | None = None, timeout: float = 60) -> str:
-    done = subprocess.run(["rados", "-c", state["conf"], "-p", pool, *args], input=data, capture_output=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        ["rados", "-c", state["conf"], "-p", pool, *args], input=data, capture_output=True, timeout=timeout
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.decode()
 
@@ -33,8 +35,11 @@ def wait_clean(state, timeout: float = 120) -> None:
         status = json.loads(ceph_cmd(state, "-s", "-f", "json"))
         pgmap = status["pgmap"]
         clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
-        if pgmap.get("num_pgs") and clean == pgmap["num_pgs"] and status["osdmap"].get("num_up_osds") == \
-                status["osdmap"].get("num_osds"):
+        if (
+            pgmap.get("num_pgs")
+            and clean == pgmap["num_pgs"]
+            and status["osdmap"].get("num_up_osds") == status["osdmap"].get("num_osds")
+        ):
             return
         time.sleep(1)
     raise AssertionError(f"Ceph not clean after {timeout} s: {ceph_cmd(state, '-s')}")

@@ -18,6 +18,7 @@ def test_rados_overhead_quick_on_the_session_cluster(ceph):
     assert [m["name"] for m in verdicts] == [
         "whole process, storbench run / bare rados bench script (time)",
         "whole process, seconds storbench adds",
-        *(f"{phase} bandwidth on rados bench's own clock, storbench / bare" for phase in PHASES)]
+        *(f"{phase} bandwidth on rados bench's own clock, storbench / bare" for phase in PHASES),
+    ]
     # storbench's cleanup and the bare script's `rados cleanup` removed every object their writes made
     assert set(rados_cmd(state, state["pool"], "ls").split()) == before

@@ -46,7 +46,9 @@ def test_services_up_prints_the_pool_uri_conf_and_s3_endpoint(ceph):
     home, state, up = ceph
     assert up.stdout.strip() == "rados://storbench"
     assert state["conf"] in up.stderr and "HEALTH_OK" in up.stderr
-    assert state["s3_endpoint"] in up.stderr and f"credentials: storbench --results {home} services env ceph" in up.stderr
+    assert (
+        state["s3_endpoint"] in up.stderr and f"credentials: storbench --results {home} services env ceph" in up.stderr
+    )
     assert state["secret_key"] not in up.stdout + up.stderr  # the secret only on request (`services env`)
     assert sorted(d["kind"] for d in state["daemons"]) == ["mgr", "mon", "osd", "rgw"]
     assert all(ceph_service.daemon_alive(d) for d in state["daemons"])
@@ -60,8 +62,11 @@ def test_services_up_prints_the_pool_uri_conf_and_s3_endpoint(ceph):
     assert stat.S_IMODE(Path(state["workdir"], "state.json").stat().st_mode) == 0o600
     again = api.service_up("ceph", ResultStore(home), rgw=True)  # already running: the same cluster
     assert again["pid"] == state["pid"]
-    for args, text in ((("--datanodes", "2"), "does not apply"), (("--objectstore", "zfs"), "allowed: bluestore"),
-                       (("--osds", "0"), "allowed 1 to 8")):
+    for args, text in (
+        (("--datanodes", "2"), "does not apply"),
+        (("--objectstore", "zfs"), "allowed: bluestore"),
+        (("--osds", "0"), "allowed 1 to 8"),
+    ):
         bad = storbench(home, "services", "up", "ceph", *args)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and text in bad.stderr, bad.stderr
 
@@ -70,12 +75,20 @@ def test_cephx_refuses_a_client_without_the_keyring_and_pools_cannot_be_deleted(
     home, state, _ = ceph
     workdir = Path(state["workdir"])
     keys = sorted(p.name for p in (workdir / "keys").iterdir())
-    assert {"ceph.client.admin.keyring", "ceph.client.rgw.x.keyring", "ceph.mgr.x.keyring",
-            "ceph.osd.0.keyring"} <= set(keys)
+    assert {
+        "ceph.client.admin.keyring",
+        "ceph.client.rgw.x.keyring",
+        "ceph.mgr.x.keyring",
+        "ceph.osd.0.keyring",
+    } <= set(keys)
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700 and stat.S_IMODE((workdir / "keys").stat().st_mode) == 0o700
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (workdir / "keys").iterdir())
-    secrets = [line.split("=", 1)[1].strip() for p in (workdir / "keys").iterdir()
-               for line in p.read_text().splitlines() if line.strip().startswith("key =")]
+    secrets = [
+        line.split("=", 1)[1].strip()
+        for p in (workdir / "keys").iterdir()
+        for line in p.read_text().splitlines()
+        if line.strip().startswith("key =")
+    ]
     assert len(secrets) >= 4
     for pid in (d["pid"] for d in state["daemons"]):  # no key on any daemon's command line
         assert not [k for k in secrets if k in Path(f"/proc/{pid}/cmdline").read_text()]
@@ -87,8 +100,9 @@ def test_cephx_refuses_a_client_without_the_keyring_and_pools_cannot_be_deleted(
     # the same conf, no keyring: refused; as another local user (who cannot read the service dir): refused
     empty = tmp_path / "empty.keyring"
     empty.write_text("")
-    without = subprocess.run(["ceph", "-c", state["conf"], "--keyring", str(empty), *status], capture_output=True,
-                             text=True, timeout=60)
+    without = subprocess.run(
+        ["ceph", "-c", state["conf"], "--keyring", str(empty), *status], capture_output=True, text=True, timeout=60
+    )
     assert without.returncode != 0 and "HEALTH" not in without.stdout, without.stdout
     outsider_dir = Path(tempfile.mkdtemp())
     outsider_dir.chmod(0o755)
@@ -96,13 +110,40 @@ def test_cephx_refuses_a_client_without_the_keyring_and_pools_cannot_be_deleted(
     outsider_conf.write_text(conf)  # knows the monitors' addresses, not the keys
     outsider_conf.chmod(0o644)
     try:
-        other = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "ceph", "-c",
-                                str(outsider_conf), *status], capture_output=True, text=True, timeout=60)
+        other = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                "ceph",
+                "-c",
+                str(outsider_conf),
+                *status,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         shutil.rmtree(outsider_dir)
     assert other.returncode != 0 and "HEALTH" not in other.stdout, other.stdout
-    delete = subprocess.run(["ceph", "-c", state["conf"], "osd", "pool", "delete", "storbench", "storbench",
-                             "--yes-i-really-really-mean-it"], capture_output=True, text=True, timeout=60)
+    delete = subprocess.run(
+        [
+            "ceph",
+            "-c",
+            state["conf"],
+            "osd",
+            "pool",
+            "delete",
+            "storbench",
+            "storbench",
+            "--yes-i-really-really-mean-it",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert delete.returncode != 0 and "pool deletion is disabled" in delete.stderr
 
 
@@ -115,8 +156,13 @@ def test_services_env_prints_working_credentials_only_on_request(ceph):
     exported = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in lines[1:])
     assert exported["CEPH_CONF"] == state["conf"] and exported["AWS_SECRET_ACCESS_KEY"] == state["secret_key"]
     assert state["secret_key"] not in up.stdout + up.stderr
-    listing = subprocess.run(["rados", "lspools"], capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "CEPH_CONF": exported["CEPH_CONF"]})
+    listing = subprocess.run(
+        ["rados", "lspools"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "CEPH_CONF": exported["CEPH_CONF"]},
+    )
     assert listing.returncode == 0 and "storbench" in listing.stdout.split(), listing.stderr
     client = S3Client(exported["AWS_ENDPOINT_URL"], exported["AWS_ACCESS_KEY_ID"], exported["AWS_SECRET_ACCESS_KEY"])
     assert client.bucket_exists("nosuch") is False
@@ -160,8 +206,20 @@ def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph,
 def test_fio_rados_driver_on_the_same_pool(ceph, pool):
     home, state, _ = ceph
     before = objects(state, pool)
-    result, outcome, samples = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label", "fio-rados",
-                                        "--scale", "3", "--set", "driver=fio", "--set", "fio_objects=32")
+    result, outcome, samples = run_json(
+        home,
+        "rados-004",
+        "--target",
+        f"rados://{pool}",
+        "--label",
+        "fio-rados",
+        "--scale",
+        "3",
+        "--set",
+        "driver=fio",
+        "--set",
+        "fio_objects=32",
+    )
     assert result.returncode == 0, result.stderr
     assert outcome["status"] == "succeeded", outcome["errors"]
     for phase in PHASES:
@@ -178,23 +236,40 @@ def test_rados_and_fio_drivers_run_under_the_same_window_rules_and_compare_as_co
     home, state, _ = ceph
     runs = {}
     for driver in ("rados", "fio"):
-        result, outcome, samples = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label",
-                                            f"x-{driver}", "--scale", "1", "--set", f"driver={driver}",
-                                            "--set", "fio_objects=16")
+        result, outcome, samples = run_json(
+            home,
+            "rados-004",
+            "--target",
+            f"rados://{pool}",
+            "--label",
+            f"x-{driver}",
+            "--scale",
+            "1",
+            "--set",
+            f"driver={driver}",
+            "--set",
+            "fio_objects=16",
+        )
         assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
         manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
         runs[driver] = (outcome["run_id"], manifest["window_rules"], samples)
     rules = runs["rados"][1]
     read = {"cache": "cold", "cache_drop": "osd caches, osd files", "timing": "operations"}
-    assert rules == {"rados-bench-write": {"flush": "on ack", "timing": "operations"},
-                     "rados-bench-seq": read, "rados-bench-rand": read}
+    assert rules == {
+        "rados-bench-write": {"flush": "on ack", "timing": "operations"},
+        "rados-bench-seq": read,
+        "rados-bench-rand": read,
+    }
     assert runs["fio"][1] == rules
     for driver, (run_id, _, samples) in runs.items():  # the window is the tool's own operation phase, its clock
         tools = json.loads(next(home.glob(f"runs/*{run_id}*/artifacts.json")).read_text())["rados"]["workloads"]
         for phase in PHASES:
             ran = tools[phase]["runs"][0]
-            own = (ran["summary"]["time_s"] if driver == "rados" else
-                   ran["fio_json"]["jobs"][0]["write" if phase == "rados-bench-write" else "read"]["runtime"] / 1000)
+            own = (
+                ran["summary"]["time_s"]
+                if driver == "rados"
+                else ran["fio_json"]["jobs"][0]["write" if phase == "rados-bench-write" else "read"]["runtime"] / 1000
+            )
             assert one(samples, phase, "completion_time")["value"] == pytest.approx(own, rel=1e-3), (driver, phase)
     comparison = api.compare([runs["rados"][0], runs["fio"][0]], ResultStore(home))
     # the driver differs (suite and per-workload parameter); no window rule does
@@ -227,10 +302,30 @@ def test_bad_input_is_one_clear_line_and_no_run(ceph, tmp_path):
 def test_a_stopped_osd_fails_the_run_with_its_error_instead_of_hanging(ceph, pool, tmp_path):
     home, state, _ = ceph
     workdir = Path(state["workdir"])
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--target",
-               f"rados://{pool}", "--label", "osd-stopped", "--scale", "30", "--set", "op_timeout_s=10", "--json"]
-    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin",
-           "TMPDIR": str(tmp_path)}  # where the run's private scratch (mkdtemp) is made
+    command = [
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(home),
+        "run",
+        "rados-004",
+        "--target",
+        f"rados://{pool}",
+        "--label",
+        "osd-stopped",
+        "--scale",
+        "30",
+        "--set",
+        "op_timeout_s=10",
+        "--json",
+    ]
+    env = {
+        "PYTHONPATH": SRC,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "TMPDIR": str(tmp_path),
+    }  # where the run's private scratch (mkdtemp) is made
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         seconds = _wait_for_write_seconds(tmp_path, 3, proc)
@@ -262,11 +357,32 @@ def test_seconds_before_the_first_completion_are_null_and_no_stall(ceph, pool, t
     those seconds, storbench keeps them as null (n/a) in the stored series and counts no stall for them."""
     home, state, _ = ceph
     osd = next(d for d in api.service_status("ceph", ResultStore(home))["daemons"] if d["name"] == "osd.0")
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-bench-write", "--target",
-               f"rados://{pool}", "--label", "first-op-late", "--set", "duration_s=6", "--set", "threads=4",
-               "--set", "object_size=1m", "--json"]
-    env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin",
-           "TMPDIR": str(tmp_path)}  # where the run's private scratch (mkdtemp) is made
+    command = [
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(home),
+        "run",
+        "rados-bench-write",
+        "--target",
+        f"rados://{pool}",
+        "--label",
+        "first-op-late",
+        "--set",
+        "duration_s=6",
+        "--set",
+        "threads=4",
+        "--set",
+        "object_size=1m",
+        "--json",
+    ]
+    env = {
+        "PYTHONPATH": SRC,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "TMPDIR": str(tmp_path),
+    }  # where the run's private scratch (mkdtemp) is made
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 90
@@ -338,9 +454,26 @@ def test_an_interrupted_write_leaves_none_of_its_objects_and_keep_data_keeps_the
     rados_cmd(state, pool, "put", "canary", "-", data=b"must survive")
     rados_cmd(state, pool, "put", "benchmark_data_otherhost_1_object0", "-", data=b"someone else's bench")
     before = objects(state, pool)
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "rados-004", "--target",
-               f"rados://{pool}", "--label", "interrupted", "--scale", "300", "--set", "object_size=1m",
-               "--set", "threads=4", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(home),
+        "run",
+        "rados-004",
+        "--target",
+        f"rados://{pool}",
+        "--label",
+        "interrupted",
+        "--scale",
+        "300",
+        "--set",
+        "object_size=1m",
+        "--set",
+        "threads=4",
+        "--json",
+    ]
     env = {"PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/usr/local/bin:/usr/bin:/bin"}
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
@@ -357,11 +490,25 @@ def test_an_interrupted_write_leaves_none_of_its_objects_and_keep_data_keeps_the
     assert "may remain" not in stdout + stderr
     assert objects(state, pool) == before  # the run's objects and metadata are gone, the others stay
 
-    result, outcome, _ = run_json(home, "rados-004", "--target", f"rados://{pool}", "--label", "kept", "--scale", "2",
-                                  "--set", "object_size=64k", "--set", "threads=2", "--keep-data")
+    result, outcome, _ = run_json(
+        home,
+        "rados-004",
+        "--target",
+        f"rados://{pool}",
+        "--label",
+        "kept",
+        "--scale",
+        "2",
+        "--set",
+        "object_size=64k",
+        "--set",
+        "threads=2",
+        "--keep-data",
+    )
     assert result.returncode == 0 and outcome["status"] == "succeeded", result.stderr
     write = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]["workloads"][
-        "rados-bench-write"]["runs"][0]
+        "rados-bench-write"
+    ]["runs"][0]
     kept = objects(state, pool) - before
     assert write["run_name"] in kept and any(name.startswith(write["prefix"] + "_object") for name in kept)
     assert all(name == write["run_name"] or name.startswith(write["prefix"] + "_object") for name in kept)

@@ -22,8 +22,12 @@ def golden(name: str):
 
 def test_write_4m_16_threads():
     out = golden("rados-16.2.15-write-4m-t16-5s.txt")
-    assert (out.prefix, out.concurrency, out.op_size, out.object_size) == \
-        ("benchmark_data_vm_13116", 16, 4194304, 4194304)
+    assert (out.prefix, out.concurrency, out.op_size, out.object_size) == (
+        "benchmark_data_vm_13116",
+        16,
+        4194304,
+        4194304,
+    )
     assert out.complete and not out.errors
     assert out.iops_series() == [115, 160, 124, 119, 112]  # differences of the finished column
     assert out.mbps_series()[1] == pytest.approx(640 * MIB_TO_MB)  # cur MB/s is MiB/s
@@ -34,10 +38,13 @@ def test_write_4m_16_threads():
     assert consistency(out.iops_series()).stddev == pytest.approx(s["stddev_iops"], abs=1e-3)
 
 
-@pytest.mark.parametrize("name, series, stddev", [
-    ("rados-16.2.15-seq-t16.txt", [192, 249], 40.3051),
-    ("rados-16.2.15-rand-t16-5s.txt", [211, 249, 286, 271, 298], 34.3438),
-])
+@pytest.mark.parametrize(
+    "name, series, stddev",
+    [
+        ("rados-16.2.15-seq-t16.txt", [192, 249], 40.3051),
+        ("rados-16.2.15-rand-t16-5s.txt", [211, 249, 286, 271, 298], 34.3438),
+    ],
+)
 def test_reads(name, series, stddev):
     out = golden(name)
     assert out.prefix is None and out.complete  # reads print no prefix
@@ -65,8 +72,10 @@ def test_osd_stopped_mid_write_is_an_incomplete_run_with_its_error():
     assert series[:4] == [89, 131, 96, 85] and series[4:] == [0] * 9
     assert consistency(series).stalls == 9  # median 0: half the mean is the reference
     assert out.seconds[5].last_lat_s is None  # "-": nothing finished that second
-    assert first_error(golden("rados-16.2.15-write-osd-stopped.stdout").errors[0]) == \
-        "error during benchmark: (110) Connection timed out"
+    assert (
+        first_error(golden("rados-16.2.15-write-osd-stopped.stdout").errors[0])
+        == "error during benchmark: (110) Connection timed out"
+    )
 
 
 def test_seconds_before_the_first_completion_are_na_not_stalls():
@@ -118,24 +127,47 @@ def test_cleanup_matches_only_the_runs_own_objects():
 
 
 def test_fio_rados_job_names_objects_after_the_run():
-    text = fio_rados_job("rados-bench-write", "write", Cluster("/x/ceph.conf", "p1"), "storbench-r1-w1", 8,
-                         4 << 20, 4 << 20, 16, 5, "/tmp/logs/w")
+    text = fio_rados_job(
+        "rados-bench-write",
+        "write",
+        Cluster("/x/ceph.conf", "p1"),
+        "storbench-r1-w1",
+        8,
+        4 << 20,
+        4 << 20,
+        16,
+        5,
+        "/tmp/logs/w",
+    )
     lines = text.splitlines()
-    for line in ("ioengine=rados", "pool=p1", "conf=/x/ceph.conf", "nrfiles=8", f"size={8 * (4 << 20)}",
-                 "iodepth=16", "runtime=5", "filename_format=storbench-r1-w1.$jobnum.$filenum", "rw=write"):
+    for line in (
+        "ioengine=rados",
+        "pool=p1",
+        "conf=/x/ceph.conf",
+        "nrfiles=8",
+        f"size={8 * (4 << 20)}",
+        "iodepth=16",
+        "runtime=5",
+        "filename_format=storbench-r1-w1.$jobnum.$filenum",
+        "rw=write",
+    ):
         assert line in lines, line
 
 
 @pytest.mark.real
 def test_listing_keeps_only_the_wanted_names_and_a_stalled_one_is_cut_off(tmp_path, monkeypatch):
     fake = tmp_path / "rados"  # stands in for `rados ls`: a few names, then (with STALL) no end
-    fake.write_text("#!/bin/sh\nprintf 'canary\\nbenchmark_data_vm_7_object0\\nbenchmark_data_vm_7_object1\\n'\n"
-                    "[ -n \"$STALL\" ] && exec sleep 30\nexit 0\n")
+    fake.write_text(
+        "#!/bin/sh\nprintf 'canary\\nbenchmark_data_vm_7_object0\\nbenchmark_data_vm_7_object1\\n'\n"
+        '[ -n "$STALL" ] && exec sleep 30\nexit 0\n'
+    )
     fake.chmod(0o755)
     monkeypatch.setattr("storbench.engines.rados.rados_binary", lambda: str(fake))
     cluster = Cluster("/x/ceph.conf", "p1")
-    assert cluster.list_objects(lambda name: name.startswith("benchmark_data_vm_7_")) == \
-        ["benchmark_data_vm_7_object0", "benchmark_data_vm_7_object1"]
+    assert cluster.list_objects(lambda name: name.startswith("benchmark_data_vm_7_")) == [
+        "benchmark_data_vm_7_object0",
+        "benchmark_data_vm_7_object1",
+    ]
     monkeypatch.setenv("STALL", "1")
     with pytest.raises(TargetError, match="did not answer within 1 s"):
         cluster.list_objects(lambda name: True, timeout=1)

@@ -18,12 +18,15 @@ def test_paper_scale_is_the_papers_run_and_a_number_sets_the_duration():
     assert suite.resolve(None, {})[1]["duration_s"] <= 5  # tiny: three phases well under a minute
 
 
-@pytest.mark.parametrize("override, message", [
-    ({"threads": "0"}, "threads=0 is below the minimum 1"),
-    ({"object_size": "big"}, "object_size='big' is not a size"),
-    ({"driver": "s3"}, "driver='s3' is not allowed; allowed: rados, fio"),
-    ({"op_timeout_s": "1"}, "op_timeout_s=1 is below the minimum 5"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"threads": "0"}, "threads=0 is below the minimum 1"),
+        ({"object_size": "big"}, "object_size='big' is not a size"),
+        ({"driver": "s3"}, "driver='s3' is not allowed; allowed: rados, fio"),
+        ({"op_timeout_s": "1"}, "op_timeout_s=1 is below the minimum 5"),
+    ],
+)
 def test_bad_parameters_name_the_key_and_the_allowed_values(override, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(")):
         load_suite("rados-004").resolve(None, override)

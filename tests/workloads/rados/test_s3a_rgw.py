@@ -13,8 +13,10 @@ from tests.cli.helpers import storbench
 
 pytestmark = [pytest.mark.ceph, pytest.mark.spark]
 
-SIGNER = {"spark.hadoop.fs.s3a.http.signer.enabled": "true",
-          "spark.hadoop.fs.s3a.http.signer.class": "storbench.s3a.EmptyBodySigner"}
+SIGNER = {
+    "spark.hadoop.fs.s3a.http.signer.enabled": "true",
+    "spark.hadoop.fs.s3a.http.signer.class": "storbench.s3a.EmptyBodySigner",
+}
 
 
 @pytest.fixture
@@ -30,8 +32,20 @@ def rgw(ceph, monkeypatch):
 
 
 def _run(home, state, suite, label, *args):
-    run = storbench(home, "run", suite, "--target", f"s3://spark/{label}", "--endpoint", state["s3_endpoint"],
-                    "--label", label, "--json", *args, timeout=900)
+    run = storbench(
+        home,
+        "run",
+        suite,
+        "--target",
+        f"s3://spark/{label}",
+        "--endpoint",
+        state["s3_endpoint"],
+        "--label",
+        label,
+        "--json",
+        *args,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     outcome = json.loads(run.stdout)
     assert outcome["status"] == "succeeded", outcome["errors"]
@@ -48,7 +62,9 @@ def test_rgw_is_recognised_from_its_answer_or_as_our_own_ceph(rgw):
     home, state, _ = rgw
     sniffed = parse_target("s3://spark/x", TargetOptions(endpoint=state["s3_endpoint"]))
     assert (sniffed.facts().server, sniffed.manifest_config()["server_how"]) == (
-        "rgw", "its x-amz-request-id is Ceph RGW's")
+        "rgw",
+        "its x-amz-request-id is Ceph RGW's",
+    )
     ours = parse_target("s3://spark/x", TargetOptions(endpoint=state["s3_endpoint"], home=home))
     assert (ours.facts().server, ours.manifest_config()["server_how"]) == ("rgw", "the storbench ceph service's RGW")
 
@@ -69,8 +85,9 @@ def test_spark_s3_001_runs_end_to_end_on_rgw(rgw, hive):
     with S3A's requests counted (their 0-byte _SUCCESS and directory markers are the PUTs RGW refused), TPC-DS
     registered in the Hive metastore with answers equal to DuckDB's, and the skipping pair on the bucket."""
     home, state, client = rgw
-    run_dir, by, manifest = _run(home, state, "spark-s3-001", "s001", "--set", "queries=q3,q42,q52,q96",
-                                 "--set", "catalog=hive")
+    run_dir, by, manifest = _run(
+        home, state, "spark-s3-001", "s001", "--set", "queries=q3,q42,q52,q96", "--set", "catalog=hive"
+    )
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     planned = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "planning_time"}
     calls = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "metastore_calls"}
@@ -87,7 +104,6 @@ def test_spark_s3_001_runs_end_to_end_on_rgw(rgw, hive):
     queries = json.loads((run_dir / "artifacts.json").read_text())["tpcds"]["runs"][0]["streams"]["1"]["queries"]
     assert {q: r[0]["status"] for q, r in queries.items()} == dict.fromkeys(["q3", "q42", "q52", "q96"], "ok")
     assert list(client.list("spark", "s001/")) == []  # the run's prefix is gone
-
 
 
 def test_dfsio_writes_and_reads_through_s3a_on_rgw(rgw):

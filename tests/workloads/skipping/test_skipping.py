@@ -17,8 +17,7 @@ QUERIES = ("skipping-point", "skipping-range", "skipping-lookup", "skipping-join
 
 
 def _run(home, target, label, *args):
-    done = storbench(home, "run", "skipping", "--target", target, "--label", label, *TINY, *args, "--json",
-                     timeout=900)
+    done = storbench(home, "run", "skipping", "--target", target, "--label", label, *TINY, *args, "--json", timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     outcome = json.loads(done.stdout)
     assert outcome["status"] == "succeeded", outcome["errors"]
@@ -60,13 +59,19 @@ def test_pair_on_file_and_compare_says_it(tmp_path):
     assert all(read["on"][q] < read["off"][q] for q in QUERIES), read
     table = storbench(home, "compare", "off", "on")
     assert table.returncode == 0, table.stderr
-    said = re.findall(r"on vs off: (skipping-\w+) read ([\d.,]+× fewer|\d+% fewer) bytes and ran "
-                      r"([\d.,]+×|\d+%) (faster|slower)", table.stdout)
+    said = re.findall(
+        r"on vs off: (skipping-\w+) read ([\d.,]+× fewer|\d+% fewer) bytes and ran "
+        r"([\d.,]+×|\d+%) (faster|slower)",
+        table.stdout,
+    )
     assert said, table.stdout
     # the time's word is the direction its measured change has (faster when the time fell), not either
     rows = json.loads(storbench(home, "compare", "off", "on", "--format", "json").stdout)["rows"]
-    times = {row["workload"]: row["deltas"][1] for row in rows
-             if row["metric"] == "completion_time" and row["phase"] == "timed" and not row["labels"]}
+    times = {
+        row["workload"]: row["deltas"][1]
+        for row in rows
+        if row["metric"] == "completion_time" and row["phase"] == "timed" and not row["labels"]
+    }
     for query, _, _, word in said:  # the sentence words the time as a factor: its direction is the check
         assert (word == "faster") == (times[query]["rel"] < 0), (query, word, times[query])
 
@@ -75,4 +80,3 @@ def test_pair_on_hdfs(hdfs):
     home, state = hdfs
     run_dir, samples = _run(home, f"{state['uri']}/skipping", "skipping-hdfs", "--sweep", "skipping=off,on")
     _assert_skipping_saves(run_dir, samples)
-

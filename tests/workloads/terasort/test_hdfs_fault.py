@@ -31,15 +31,33 @@ def hdfs_shell(uri: str, conf_dir: Path, *args: str) -> subprocess.CompletedProc
     the (empty) core-site.xml it insists on finding."""
     conf_dir.mkdir(exist_ok=True)
     (conf_dir / "core-site.xml").write_text("<configuration/>\n")
-    return subprocess.run([java_binary(), "-cp", f"{conf_dir}:{launcher_classpath()}", "org.apache.hadoop.fs.FsShell",
-                           "-fs", uri, *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [java_binary(), "-cp", f"{conf_dir}:{launcher_classpath()}", "org.apache.hadoop.fs.FsShell", "-fs", uri, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _start_datanode(uri: str, workdir: Path) -> subprocess.Popen:
-    argv = [java_binary(), "-Xmx256m", "-Djava.net.preferIPv4Stack=true", "-cp", launcher_classpath(),
-            "org.apache.hadoop.hdfs.server.datanode.DataNode", "-D", f"fs.defaultFS={uri}",
-            "-D", f"dfs.datanode.data.dir={workdir / 'data'}", "-D", "dfs.datanode.address=127.0.0.1:0",
-            "-D", "dfs.datanode.http.address=127.0.0.1:0", "-D", "dfs.datanode.ipc.address=127.0.0.1:0"]
+    argv = [
+        java_binary(),
+        "-Xmx256m",
+        "-Djava.net.preferIPv4Stack=true",
+        "-cp",
+        launcher_classpath(),
+        "org.apache.hadoop.hdfs.server.datanode.DataNode",
+        "-D",
+        f"fs.defaultFS={uri}",
+        "-D",
+        f"dfs.datanode.data.dir={workdir / 'data'}",
+        "-D",
+        "dfs.datanode.address=127.0.0.1:0",
+        "-D",
+        "dfs.datanode.http.address=127.0.0.1:0",
+        "-D",
+        "dfs.datanode.ipc.address=127.0.0.1:0",
+    ]
     proc = process.spawn(argv, workdir, "datanode.log")
     deadline = time.monotonic() + 60
     while "successfully registered with NN" not in (workdir / "datanode.log").read_text(errors="replace"):
@@ -70,10 +88,30 @@ def test_datanode_killed_mid_terasort_fails_the_phase_keeps_teragen_and_leaves_n
     uri = state["uri"]
     (tmp_path / "keep-me.txt").write_text("not the run's")
     assert hdfs_shell(uri, tmp_path / "conf", "-put", str(tmp_path / "keep-me.txt"), "/keep-me.txt").returncode == 0
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "terasort", "--label", "dn-killed",
-               "--target", f"{uri}/bench", "--scale", "10000000", "--set", "partition_mb=1", "--repeat", "1",
-               "--replication", "1", "--json",
-               "--spark-conf", "spark.hadoop.dfs.client.retry.window.base=200"]  # the client's read retries: ms, not s
+    command = [
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(home),
+        "run",
+        "terasort",
+        "--label",
+        "dn-killed",
+        "--target",
+        f"{uri}/bench",
+        "--scale",
+        "10000000",
+        "--set",
+        "partition_mb=1",
+        "--repeat",
+        "1",
+        "--replication",
+        "1",
+        "--json",
+        "--spark-conf",
+        "spark.hadoop.dfs.client.retry.window.base=200",
+    ]  # the client's read retries: ms, not s
     env = {**os.environ, "PYTHONPATH": SRC, "SPARK_LOCAL_IP": "127.0.0.1", "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:

@@ -22,8 +22,16 @@ pytestmark = pytest.mark.spark
 
 ROWS = 20_000  # 2 MB: a few part files on both sides
 PEER_POM = Path(__file__).resolve().parents[3] / "benchmarks" / "hadoop-examples" / "pom.xml"
-LOCAL_MR = ["-D", "mapreduce.framework.name=local", "-D", "fs.defaultFS=file:///", "-D", "mapreduce.job.maps=2",
-            "-D", "mapreduce.job.reduces=2"]
+LOCAL_MR = [
+    "-D",
+    "mapreduce.framework.name=local",
+    "-D",
+    "fs.defaultFS=file:///",
+    "-D",
+    "mapreduce.job.maps=2",
+    "-D",
+    "mapreduce.job.reduces=2",
+]
 
 
 def _hadoop_classpath(work: Path, cache) -> str:
@@ -34,15 +42,28 @@ def _hadoop_classpath(work: Path, cache) -> str:
     if known and all(Path(jar).is_file() for jar in known.split(":")):
         return known
     out = work / "hadoop.cp"
-    subprocess.run(["mvn", "-q", "-B", "-f", str(PEER_POM), "dependency:build-classpath",
-                    f"-Dmdep.outputFile={out}"], check=True, stdout=subprocess.DEVNULL, timeout=600)
+    subprocess.run(
+        ["mvn", "-q", "-B", "-f", str(PEER_POM), "dependency:build-classpath", f"-Dmdep.outputFile={out}"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=600,
+    )
     cache.set(key, out.read_text().strip())
     return out.read_text().strip()
 
 
 def _hadoop(classpath: str, tool: str, *args: str) -> None:
-    command = ["java", "-Xmx512m", *QUICK_JVM.split(), "-cp", classpath,  # short JVMs, as the CLI's Spark
-               "org.apache.hadoop.examples.ExampleDriver", tool, *LOCAL_MR, *args]
+    command = [
+        "java",
+        "-Xmx512m",
+        *QUICK_JVM.split(),
+        "-cp",
+        classpath,  # short JVMs, as the CLI's Spark
+        "org.apache.hadoop.examples.ExampleDriver",
+        tool,
+        *LOCAL_MR,
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"hadoop {tool}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
 
@@ -66,20 +87,29 @@ def both(tmp_path_factory, request):
                     _hadoop(classpath, *job)
             except BaseException as exc:  # noqa: BLE001  (re-raised in the test's thread)
                 failures.append(exc)
+
         thread = threading.Thread(target=run)
         thread.start()
         return thread
 
-    peer = in_thread(("teragen", str(ROWS), f"file://{work}/hadoop-gen"),
-                     ("terasort", f"file://{work}/hadoop-gen", f"file://{work}/hadoop-sorted"))
+    peer = in_thread(
+        ("teragen", str(ROWS), f"file://{work}/hadoop-gen"),
+        ("terasort", f"file://{work}/hadoop-gen", f"file://{work}/hadoop-sorted"),
+    )
     engine = SparkEngine(local_dir=str(work / "spark-local"), app_name="storbench tera format test")
     try:
         spark = engine.start()
         target = parse_target(f"file://{work}/ours")
         target.claim("tera")
         ctx = RunContext("tera", target, str(target.root_uri), engines={"spark": engine})
-        params = {"size_bytes": ROWS * 100, "partition_mb": 1, "seed": 0, "committer": "file", "format": "tera",
-                  "checksum": True}
+        params = {
+            "size_bytes": ROWS * 100,
+            "partition_mb": 1,
+            "seed": 0,
+            "committer": "file",
+            "format": "tera",
+            "checksum": True,
+        }
         for name in ("teragen", "terasort"):
             get_workload(name).run(ctx, params)
         validator = in_thread(("teravalidate", ctx.state(TeraState).sorted_uri, f"file://{work}/hadoop-report"))
@@ -124,10 +154,12 @@ def test_misordered_record_is_named_by_partition_and_offset(both):
     victim.write_bytes(bytes(data))
     (copy / f".{victim.name}.crc").unlink()  # the local file system's checksum would reject the edit itself
     problems = validate_records(spark, f"file://{copy}", ROWS, both["tera"].checksum)
-    assert problems == [f"partition 1 ({victim.name}): the record at offset 6 has a smaller key than the record "
-                        f"before it"]
-    assert [f["records"] for f in tera_records.scan(spark, f"file://{copy}")] == \
-           [f["records"] for f in tera_records.scan(spark, both["tera"].sorted_uri)]
+    assert problems == [
+        f"partition 1 ({victim.name}): the record at offset 6 has a smaller key than the record before it"
+    ]
+    assert [f["records"] for f in tera_records.scan(spark, f"file://{copy}")] == [
+        f["records"] for f in tera_records.scan(spark, both["tera"].sorted_uri)
+    ]
 
 
 def test_checksum_false_writes_the_same_records_without_the_crc_layer(both):
@@ -147,4 +179,5 @@ def test_checksum_false_is_refused_where_it_cannot_hold(tmp_path):
     assert result.returncode == 2
     assert [line for line in result.stderr.splitlines() if line.strip()] == [
         "storbench: error: workload teragen: checksum=false needs format=tera on file:// (Spark's Parquet writer "
-        "and HDFS always checksum); got format=parquet on file://"]
+        "and HDFS always checksum); got format=parquet on file://"
+    ]

@@ -35,8 +35,22 @@ def tiny(tmp_path_factory):
     target.mkdir()
     # the client compiler, as every test's Spark (tests/conftest.py): C2 took more CPU than it saved here
     # (the same run: 272 CPU-s with C2 and the parallel GC, 286 with C2 and the serial GC, 245 with C1 and serial)
-    result = storbench(home, "run", "tpcds", "--scale", "tiny", "--target", f"file://{target}", "--label", "a",
-                       "--keep-data", "--interval", "0.5", "--json", timeout=1200)
+    result = storbench(
+        home,
+        "run",
+        "tpcds",
+        "--scale",
+        "tiny",
+        "--target",
+        f"file://{target}",
+        "--label",
+        "a",
+        "--keep-data",
+        "--interval",
+        "0.5",
+        "--json",
+        timeout=1200,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     outcome = json.loads(result.stdout)
     return base, home, target, outcome, *_load(outcome)
@@ -56,8 +70,11 @@ def test_generation_at_sf_001_on_file_target(tiny):
     assert gen["rows"] == sum(t["rows"] for t in generation["tables"].values())
     assert gen["dataset_mb"] > 10 and gen["data_mbps"] > 0 and gen["completion_time"] > 0
     tables = generation["tables"]  # the layout as written, per table and in total (flat: no folders)
-    assert gen["files"] == sum(t["files"] for t in tables.values()) == sum(
-        len(list((data / t).glob("*.parquet"))) for t in TABLES)
+    assert (
+        gen["files"]
+        == sum(t["files"] for t in tables.values())
+        == sum(len(list((data / t).glob("*.parquet"))) for t in TABLES)
+    )
     assert gen["partition_folders"] == 0 and all(t["partitions"] == 0 and t["bytes"] > 0 for t in tables.values())
     assert tables["store_sales"]["how"] in ("moved", "split") and generation["tasks"] == len(TABLES)
     assert manifest["workload_parameters"]["tpcds-gen"]["sf"] == 0.01
@@ -81,8 +98,10 @@ def test_all_104_queries_run_and_match_duckdb(tiny):
     assert artifacts["tpcds"]["runs"][0]["streams"]["1"]["orders"] == [query_names()]  # single stream: in order
     totals = {s["metric"]: s for s in samples if s["workload"] == "tpcds" and s["labels"] == {"streams": "1"}}
     assert totals["total_time"]["value"] >= sum(times.values()) * 0.99
-    assert [totals[m]["value"] for m in ("queries_ran", "queries_checked_equal", "queries_mismatched",
-                                         "queries_failed", "queries_unchecked")] == [104, 104, 0, 0, 0]
+    assert [
+        totals[m]["value"]
+        for m in ("queries_ran", "queries_checked_equal", "queries_mismatched", "queries_failed", "queries_unchecked")
+    ] == [104, 104, 0, 0, 0]
     assert totals["geomean_query_time"]["value"] > 0
     assert totals["gb_per_core_hour"]["value"] > 0
     # Spark's per-query metrics from the event log, and the workload's totals over all queries
@@ -110,9 +129,27 @@ def streams(tiny):
     data = target / f"storbench-{outcome['run_id']}" / "tpcds"
     suite = base / "streams.yaml"
     suite.write_text("name: tpcds-streams\nworkloads: [tpcds]\n")
-    result = storbench(home, "run", str(suite), "--label", "b", "--set", f"data=file://{data}", "--set", "sf=0.01",
-                       "--set", "streams=1,2", "--set", f"queries={','.join(STREAM_QUERIES)}", "--set",
-                       f"check_queries={','.join(CHECKED)}", "--set", "shuffle_partitions=4", "--json", timeout=600)
+    result = storbench(
+        home,
+        "run",
+        str(suite),
+        "--label",
+        "b",
+        "--set",
+        f"data=file://{data}",
+        "--set",
+        "sf=0.01",
+        "--set",
+        "streams=1,2",
+        "--set",
+        f"queries={','.join(STREAM_QUERIES)}",
+        "--set",
+        f"check_queries={','.join(CHECKED)}",
+        "--set",
+        "shuffle_partitions=4",
+        "--json",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return home, result, *_load(json.loads(result.stdout))
 
@@ -124,8 +161,9 @@ def test_two_streams_record_two_seeded_permutations(streams):
     orders = run["streams"]["2"]["orders"]
     assert orders == [permutation(STREAM_QUERIES, run["seed"], 2, k) for k in (1, 2)]
     assert orders[0] != orders[1] and sorted(orders[0]) == sorted(STREAM_QUERIES)
-    streams_ = {s["labels"]["stream"] for s in samples if s["metric"] == "stream_time"
-                and s["labels"]["streams"] == "2"}
+    streams_ = {
+        s["labels"]["stream"] for s in samples if s["metric"] == "stream_time" and s["labels"]["streams"] == "2"
+    }
     assert streams_ == {"1", "2"}
     assert [s for s in samples if s["metric"] == "stream_degradation_pct" and s["labels"] == {"streams": "2"}]
     assert any("without statistics" in note for note in manifest["notes"])
@@ -138,20 +176,37 @@ def test_checked_and_unchecked_queries_are_counted_apart_and_unchecked_is_never_
     for n in ("1", "2"):
         results = artifacts["tpcds"]["runs"][0]["streams"][n]["queries"]
         assert {q: {r["status"] for r in runs} for q, runs in results.items()} == {
-            q: {"unchecked" if q in unchecked else "ok"} for q in STREAM_QUERIES}  # DuckDB answered the four
+            q: {"unchecked" if q in unchecked else "ok"} for q in STREAM_QUERIES
+        }  # DuckDB answered the four
         assert all(r["why"] == "no reference answer: not in check_queries" for q in unchecked for r in results[q])
-        ok = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "query_ok"
-              and s["labels"]["streams"] == n}
+        ok = {
+            s["labels"]["query"]: s["value"]
+            for s in samples
+            if s["metric"] == "query_ok" and s["labels"]["streams"] == n
+        }
         assert ok == {q: None if q in unchecked else 1.0 for q in STREAM_QUERIES}  # n/a, not 1
-        times = {s["labels"]["query"]: s["value"] for s in samples if s["metric"] == "query_time"
-                 and s["labels"]["streams"] == n}
+        times = {
+            s["labels"]["query"]: s["value"]
+            for s in samples
+            if s["metric"] == "query_time" and s["labels"]["streams"] == n
+        }
         assert all(times[q] > 0 for q in STREAM_QUERIES)  # an unchecked query ran: its time stands
-        counts = {s["metric"]: s["value"] for s in samples if s["metric"].startswith("queries_")
-                  and s["labels"] == {"streams": n}}
-        assert counts == {"queries_ran": 6, "queries_checked_equal": 4, "queries_mismatched": 0,
-                          "queries_failed": 0, "queries_unchecked": 2}
-        assert (f"tpcds: 2 of 6 queries unchecked with {n} stream(s): no reference answer: not in check_queries: "
-                f"{', '.join(q for q in STREAM_QUERIES if q in unchecked)}") in manifest["notes"]
+        counts = {
+            s["metric"]: s["value"]
+            for s in samples
+            if s["metric"].startswith("queries_") and s["labels"] == {"streams": n}
+        }
+        assert counts == {
+            "queries_ran": 6,
+            "queries_checked_equal": 4,
+            "queries_mismatched": 0,
+            "queries_failed": 0,
+            "queries_unchecked": 2,
+        }
+        assert (
+            f"tpcds: 2 of 6 queries unchecked with {n} stream(s): no reference answer: not in check_queries: "
+            f"{', '.join(q for q in STREAM_QUERIES if q in unchecked)}"
+        ) in manifest["notes"]
     assert "warning: tpcds: 2 of 6 queries unchecked with 1 stream(s)" in result.stderr
     # compare: the line per run and stream count, and q7 (checked equal in run a) is flagged, not OK, in b
     table = storbench(home, "compare", "a", "b", "--force")  # suites tpcds and tpcds-streams
@@ -161,19 +216,24 @@ def test_checked_and_unchecked_queries_are_counted_apart_and_unchecked_is_never_
     q7 = next(line for line in table.stdout.splitlines() if line.lstrip().startswith("q7 "))
     assert q7.rstrip().endswith("unchecked in b") and "FAILED" not in table.stdout
     checks = json.loads(storbench(home, "compare", "b", "--format", "json").stdout)["query_checks"]
-    assert {(c["set"], c["text"]) for c in checks} == {("streams=1", "6 ran: 4 checked equal, 2 unchecked"),
-                                                       ("streams=2", "6 ran: 4 checked equal, 2 unchecked")}
+    assert {(c["set"], c["text"]) for c in checks} == {
+        ("streams=1", "6 ran: 4 checked equal, 2 unchecked"),
+        ("streams=2", "6 ran: 4 checked equal, 2 unchecked"),
+    }
     shown = storbench(home, "show", "b")
     assert "tpcds queries (streams=2), run b: 6 ran: 4 checked equal, 2 unchecked" in shown.stdout, shown.stdout
 
 
-@pytest.mark.parametrize("args,message", [
-    (["run", "tpcds", "--set", "queries=q3,q100"], "unknown query 'q100' in queries"),
-    (["run", "tpcds", "--set", "streams=0"], "streams has '0'"),
-    (["run", "tpcds", "--scale", "1000000", "--target", "{tmp}"], "needs about"),
-    (["run", "{suite}", "--set", "data=file://{tmp}/nothing"], "missing TPC-DS tables call_center"),
-    (["run", "{suite}"], "no TPC-DS tables: the suite has no tpcds-gen step"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["run", "tpcds", "--set", "queries=q3,q100"], "unknown query 'q100' in queries"),
+        (["run", "tpcds", "--set", "streams=0"], "streams has '0'"),
+        (["run", "tpcds", "--scale", "1000000", "--target", "{tmp}"], "needs about"),
+        (["run", "{suite}", "--set", "data=file://{tmp}/nothing"], "missing TPC-DS tables call_center"),
+        (["run", "{suite}"], "no TPC-DS tables: the suite has no tpcds-gen step"),
+    ],
+)
 def test_bad_input_is_one_line(tmp_path, args, message):
     suite = tmp_path / "queries-only.yaml"
     suite.write_text("name: queries-only\nworkloads: [tpcds]\n")

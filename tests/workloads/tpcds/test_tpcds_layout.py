@@ -30,11 +30,16 @@ def spark():
     # engine and the CLI tests give them
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
-    session = (SparkSession.builder.master("local[2]").appName("tpcds-layout-test")
-               .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.jars", str(launcher_jar()))  # storbench.jvm.PutFile, as the Spark engine adds it
-               .getOrCreate())
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("tpcds-layout-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.jars", str(launcher_jar()))  # storbench.jvm.PutFile, as the Spark engine adds it
+        .getOrCreate()
+    )
     yield session
     session.stop()
 
@@ -44,8 +49,9 @@ def test_partitioned_fact_table_round_trip(spark, tmp_path):
     rows = d.parquet_rows(staged)
     assert rows > 1000
     out = tmp_path / "data"
-    how = lay_out(staged, out / "web_returns", "web_returns", "partitioned", 32, d.local_bytes(staged), 2,
-                  tmp_path / "scratch")
+    how = lay_out(
+        staged, out / "web_returns", "web_returns", "partitioned", 32, d.local_bytes(staged), 2, tmp_path / "scratch"
+    )
     folders = [p.name for p in (out / "web_returns").iterdir() if p.is_dir()]
     assert how == "partitioned" and all(name.startswith("wr_returned_date_sk=") for name in folders)
     assert "wr_returned_date_sk=__HIVE_DEFAULT_PARTITION__" in folders  # rows without a date key
@@ -64,8 +70,10 @@ def test_partitioned_fact_table_round_trip(spark, tmp_path):
 
     con = duckdb_connect()
     con.execute(f"CREATE VIEW staged AS SELECT * FROM read_parquet('{staged}/*.parquet')")
-    con.execute(f"CREATE VIEW laid_out AS SELECT * FROM read_parquet('{out}/web_returns/**/*.parquet', "
-                f"hive_partitioning = true)")
+    con.execute(
+        f"CREATE VIEW laid_out AS SELECT * FROM read_parquet('{out}/web_returns/**/*.parquet', "
+        f"hive_partitioning = true)"
+    )
     query = "SELECT count(*), count(wr_returned_date_sk), sum(wr_returned_date_sk), sum(wr_net_loss) FROM {}"
     assert con.execute(query.format("laid_out")).fetchall() == con.execute(query.format("staged")).fetchall()
     spark_sums = spark.sql(query.format("web_returns")).collect()[0]
@@ -82,8 +90,10 @@ def test_flat_layout_has_files_of_about_file_mb(spark, tmp_path):
     assert spark.read.parquet(f"file://{out}").count() == rows
     small = d.generate_table("reason", 0.01, tmp_path / "staging")  # about file_mb or less: moved as it is
     rows = d.parquet_rows(small)
-    assert lay_out(small, tmp_path / "data" / "reason", "reason", "flat", 1, d.local_bytes(small), 2,
-                   tmp_path / "scratch") == "moved"
+    assert (
+        lay_out(small, tmp_path / "data" / "reason", "reason", "flat", 1, d.local_bytes(small), 2, tmp_path / "scratch")
+        == "moved"
+    )
     assert not list(small.glob("*.parquet")) and d.parquet_rows(tmp_path / "data" / "reason") == rows > 0
 
 
@@ -120,9 +130,14 @@ def test_the_run_owns_its_database_and_leaves_the_users_tables_alone(spark, tmp_
 
         def context():  # what use_database reads of a run context: one TpcdsState per run
             states = {}
-            return SimpleNamespace(run_id="20261123-170412-ab12", data_uri=data_uri, keep_data=False, notes=[],
-                                   engine=lambda kind: SimpleNamespace(start=lambda: spark, catalog=None),
-                                   state=lambda kind: states.setdefault(kind, kind()))
+            return SimpleNamespace(
+                run_id="20261123-170412-ab12",
+                data_uri=data_uri,
+                keep_data=False,
+                notes=[],
+                engine=lambda kind: SimpleNamespace(start=lambda: spark, catalog=None),
+                state=lambda kind: states.setdefault(kind, kind()),
+            )
 
         ctx = context()
         database = run_state.use_database(ctx)
@@ -189,5 +204,12 @@ def test_a_generator_failure_fails_the_job_with_its_message(spark, tmp_path):
     from storbench.workloads.tpcds.pipeline import generate
 
     with pytest.raises(Exception, match="tpcgen-cli failed for table no_such_table at SF 0.01"):
-        generate(spark, 0.01, "flat", 32, f"file://{tmp_path}/target", tmp_path / "staging",
-                 tables=("reason", "no_such_table"))
+        generate(
+            spark,
+            0.01,
+            "flat",
+            32,
+            f"file://{tmp_path}/target",
+            tmp_path / "staging",
+            tables=("reason", "no_such_table"),
+        )

@@ -25,7 +25,7 @@ def test_texts_come_from_duckdb_and_second_statements_are_derived():
     assert texts["q14a"] == duck[14] and texts["q23b"] == duck[23] and texts["q24a"] == duck[24]
     assert texts["q1"] == duck[1] and texts["q99"] == duck[99]
     # 14b: the same common table expressions, then this year's vs last year's store sales of one week
-    head = duck[14][:duck[14].rindex("\nSELECT channel")]
+    head = duck[14][: duck[14].rindex("\nSELECT channel")]
     assert texts["q14b"].startswith(head) and "this_year" in texts["q14b"] and "d_dom = 11" in texts["q14b"]
     # 23a: the same CTEs, then the total of catalog and web sales
     assert "SELECT sum(sales) AS total_sales" in texts["q23a"] and "best_ss_customer" in texts["q23a"]
@@ -36,7 +36,7 @@ def test_texts_come_from_duckdb_and_second_statements_are_derived():
 
 
 def test_to_spark_backquotes_double_quoted_aliases_only():
-    text = 'SELECT count(*) AS "order count", \'say "hi"\' AS x, \'it\'\'s\' y FROM t;\n'
+    text = "SELECT count(*) AS \"order count\", 'say \"hi\"' AS x, 'it''s' y FROM t;\n"
     assert q.to_spark(text) == "SELECT count(*) AS `order count`, 'say \"hi\"' AS x, 'it''s' y FROM t"
     assert '"' not in q.to_spark(q.all_texts()["q16"])
     assert "`order count`" in q.to_spark(q.all_texts()["q16"])
@@ -84,8 +84,11 @@ def test_a_query_without_a_reference_says_why():
     assert checked(params) == ["q3", "q42"]
     answers = {"q3": {"summary": {"rows": 1}}, "q42": {"error": "OutOfMemoryException: …"}}
     local = references(answers, ["q3", "q7", "q42"], ["q3", "q42"], 0.01, True, "file:///d", 1.0)
-    assert local == {"q3": answers["q3"], "q7": {"why": "no reference answer: not in check_queries"},
-                     "q42": answers["q42"]}  # DuckDB's error: streams.py says "DuckDB failed: …"
+    assert local == {
+        "q3": answers["q3"],
+        "q7": {"why": "no reference answer: not in check_queries"},
+        "q42": answers["q42"],
+    }  # DuckDB's error: streams.py says "DuckDB failed: …"
     paper = references({}, ["q3"], ["q3"], 100, True, "file:///d", 1.0)
     assert paper == {"q3": {"why": "no reference answer: scale factor 100 is above check_max_sf=1"}}
     remote = references({}, ["q3"], ["q3"], 0.01, False, "s3a://b/d", 1.0)

@@ -28,8 +28,13 @@ CqlDb: session open in 1500 ms
 [OVERALL], RunTime(ms), 6500
 """
 # the engine's result for the same operations: its clock starts after it connected (t0 + 2 s), 100 a second
-ENGINE = {"start_unix_ms": (T0 + 2) * 1000, "measure_start_unix_ms": (T0 + 2) * 1000, "measured_s": 4.0,
-          "series": [{"t": t, "ops": 99, "errors": 1} for t in range(4)], "total": {"ops": 396, "errors": 4}}
+ENGINE = {
+    "start_unix_ms": (T0 + 2) * 1000,
+    "measure_start_unix_ms": (T0 + 2) * 1000,
+    "measured_s": 4.0,
+    "series": [{"t": t, "ops": 99, "errors": 1} for t in range(4)],
+    "total": {"ops": 396, "errors": 4},
+}
 YCSB = {"progress": core_driver.progress(STATUS), "total": {"ops": 400, "errors": 0}}
 
 
@@ -47,8 +52,13 @@ def test_ycsbs_status_lines_and_the_engines_series_are_the_same_progress():
     assert YCSB["progress"][:4] == [[T0, 0.0], [T0 + 1, 0.0], [T0 + 2, 0.0], [T0 + 3, 100.0]]
     assert YCSB["progress"][-1] == [T0 + 6.5, 400.0]
     # the engine's: 0 at its start, then each second's end; failed operations count as YCSB's threads count them
-    assert engine_progress(ENGINE) == [[T0 + 2, 0.0], [T0 + 3, 100.0], [T0 + 4, 200.0], [T0 + 5, 300.0],
-                                       [T0 + 6, 400.0]]
+    assert engine_progress(ENGINE) == [
+        [T0 + 2, 0.0],
+        [T0 + 3, 100.0],
+        [T0 + 4, 200.0],
+        [T0 + 5, 300.0],
+        [T0 + 6, 400.0],
+    ]
 
 
 def test_both_drivers_get_the_same_scope_from_the_same_code():
@@ -61,15 +71,25 @@ def test_both_drivers_get_the_same_scope_from_the_same_code():
         assert cpu["process_cpu_us_per_op"] == pytest.approx(20_000.0)  # 8 s over 400: start-up and exit in
         assert cpu["source"] == native["source"]
     samples = {s.metric: s.value for s in client_cpu.samples("ycsb-c", ycsb)}
-    assert samples == {"ycsb_client_cpu_us_per_op": pytest.approx(10_000.0),
-                       "ycsb_client_cpu_us_per_op_process": pytest.approx(20_000.0)}
+    assert samples == {
+        "ycsb_client_cpu_us_per_op": pytest.approx(10_000.0),
+        "ycsb_client_cpu_us_per_op_process": pytest.approx(20_000.0),
+    }
 
 
 def test_no_watch_no_figures_rather_than_another_scope_under_the_same_name():
     cpu = client_cpu.scoped("native", ENGINE, None)  # fanout=spark: the engines run on other hosts
     assert {s.metric: s.value for s in client_cpu.samples("ycsb-c", cpu)} == {
-        "ycsb_client_cpu_us_per_op": None, "ycsb_client_cpu_us_per_op_process": None}
+        "ycsb_client_cpu_us_per_op": None,
+        "ycsb_client_cpu_us_per_op_process": None,
+    }
     # the engine's own CPU figure (from its clock's start, rusage) is not sampled under the YCSB name any more
-    result = {**ENGINE, "total": {**ENGINE["total"], "ops_per_s": 99.0, "latency": {"count": 0}}, "ops": {},
-              "errors": {}, "cpu": {"cpu_us_per_op": 12.5}, "load": {"model": "closed"}}
+    result = {
+        **ENGINE,
+        "total": {**ENGINE["total"], "ops_per_s": 99.0, "latency": {"count": 0}},
+        "ops": {},
+        "errors": {},
+        "cpu": {"cpu_us_per_op": 12.5},
+        "load": {"model": "closed"},
+    }
     assert not [s for s in result_samples("ycsb-c", result, NAMES) if "cpu" in s.metric]

@@ -14,8 +14,9 @@ pytestmark = pytest.mark.cassandra
 def _keyspaces(home, state) -> set[str]:
     target = parse_target(state["uri"], TargetOptions(home))
     try:
-        return {row.keyspace_name for row in target.session().execute("SELECT keyspace_name FROM "
-                                                                      "system_schema.keyspaces")}
+        return {
+            row.keyspace_name for row in target.session().execute("SELECT keyspace_name FROM system_schema.keyspaces")
+        }
     finally:
         target.release()
 
@@ -31,8 +32,7 @@ def test_kv_vs_ycsb_quick_on_the_session_node(cassandra1):
         assert "goal ≥ 1.3×" in judged[f"{name} throughput, native / YCSB"]
         cpu = f"{name} client CPU per operation"
         assert "goal ≤ 0.5×" in judged[f"{cpu} over the steady middle (/proc), native / YCSB"]
-        assert f"{cpu} of the whole process (/proc, start-up and exit in), native / YCSB" \
-            in reported
+        assert f"{cpu} of the whole process (/proc, start-up and exit in), native / YCSB" in reported
     paced = "workload C open loop at 300 ops/s (4 threads, 300 operations) ops per client core-second"
     assert "goal ≥ 10×" in judged[f"{paced} over the steady middle (/proc), native / YCSB"]
     assert f"{paced} of the whole process (/proc), native / YCSB" in reported

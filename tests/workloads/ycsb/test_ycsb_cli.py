@@ -50,8 +50,10 @@ def suite_run(cassandra1, tmp_path_factory):
     home, state = cassandra1
     target = parse_target(state["uri"], TargetOptions(home))
     session = target.session()
-    session.execute("CREATE KEYSPACE IF NOT EXISTS ycsb_canary WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(
+        "CREATE KEYSPACE IF NOT EXISTS ycsb_canary WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
     session.execute("CREATE TABLE IF NOT EXISTS ycsb_canary.usertable (y_id varchar PRIMARY KEY, field0 varchar)")
     session.execute("INSERT INTO ycsb_canary.usertable (y_id, field0) VALUES ('canary', 'alive')")
     suite = tmp_path_factory.mktemp("ycsb-suite") / "ycsb-tiny-af.yaml"
@@ -69,8 +71,11 @@ def suite_run(cassandra1, tmp_path_factory):
 def test_workloads_a_to_f_run_in_ycsbs_proportions(suite_run):
     _, run_dir = suite_run
     samples = _samples(run_dir)
-    ops = {(s["workload"], s["labels"].get("op")): s["value"] for s in samples
-           if s["metric"] == "ycsb_operations" and "op" in s["labels"]}
+    ops = {
+        (s["workload"], s["labels"].get("op")): s["value"]
+        for s in samples
+        if s["metric"] == "ycsb_operations" and "op" in s["labels"]
+    }
     load = [s["value"] for s in samples if s["workload"] == "ycsb-load" and s["metric"] == "ycsb_operations"]
     assert load == [RECORDS, RECORDS]  # the total and INSERT
     for letter in "abcdef":
@@ -82,22 +87,26 @@ def test_workloads_a_to_f_run_in_ycsbs_proportions(suite_run):
         assert total == OPS, (name, done)
         for op, weight in mix.items():
             assert done[op] > 0 and abs(done[op] / total - weight) <= 0.03, (name, op, done)
-        errors = [s["value"] for s in samples if s["workload"] == name and s["metric"] == "ycsb_errors"
-                  and not s["labels"]]
+        errors = [
+            s["value"] for s in samples if s["workload"] == name and s["metric"] == "ycsb_errors" and not s["labels"]
+        ]
         assert errors == [0.0]
         rate = [s["value"] for s in samples if s["workload"] == name and s["metric"] == "ycsb_throughput_ops_s"]
         assert len(rate) == 1 and rate[0] > 0
         for metric in ("ycsb_avg_latency_us", "ycsb_p95_latency_us", "ycsb_p99_latency_us", "ycsb_max_latency_us"):
             values = [s["value"] for s in samples if s["workload"] == name and s["metric"] == metric]
             assert values and all(v is not None and v > 0 for v in values), (name, metric)
-        per_thread = [s["value"] for s in samples if s["workload"] == name
-                      and s["metric"] == "ycsb_ops_per_server_thread"]
+        per_thread = [
+            s["value"] for s in samples if s["workload"] == name and s["metric"] == "ycsb_ops_per_server_thread"
+        ]
         threads = [s["value"] for s in samples if s["workload"] == name and s["metric"] == "ycsb_server_threads"]
         assert threads[0] >= 1 and per_thread[0] == pytest.approx(rate[0] / threads[0])
     notes = json.loads((run_dir / "manifest.json").read_text())["notes"]
     # the nodes run on this machine: its exporter's fingerprint, its host counted once
-    assert f"ycsb: operations per server CPU thread divide by {threads[0]:.0f} thread(s), from the 1 node(s)' " \
-           f"fingerprints, each host once: " in " ".join(notes)
+    assert (
+        f"ycsb: operations per server CPU thread divide by {threads[0]:.0f} thread(s), from the 1 node(s)' "
+        f"fingerprints, each host once: " in " ".join(notes)
+    )
 
 
 def test_restore_snapshot_brings_back_the_post_load_table(suite_run):
@@ -126,8 +135,19 @@ def test_the_runs_keyspace_is_dropped_and_the_canary_survives(suite_run):
 
 def test_every_loaded_key_reads_back_its_ten_fields(cassandra1):
     home, state = cassandra1
-    done = storbench(home, "run", "ycsb-load", "--target", state["uri"] + "/ycsb_keys", "--keep-data",
-                     "--set", f"recordcount={RECORDS}", "--set", "threads=4", timeout=600)
+    done = storbench(
+        home,
+        "run",
+        "ycsb-load",
+        "--target",
+        state["uri"] + "/ycsb_keys",
+        "--keep-data",
+        "--set",
+        f"recordcount={RECORDS}",
+        "--set",
+        "threads=4",
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     target = parse_target(state["uri"] + "/ycsb_keys", TargetOptions(home))
     session = target.session()
@@ -144,30 +164,51 @@ def test_every_loaded_key_reads_back_its_ten_fields(cassandra1):
         target._close()
 
 
-@pytest.mark.parametrize("args, target, says", [
-    # restore=none: restore=snapshot on a cluster that is not storbench's is refused first, before any connect
-    (["run", "ycsb-a", "--set", "restore=none"], "cassandra://127.0.0.1:9",
-     "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 ("),
-    (["run", "ycsb-a", "--replication", "2"], "{uri}", "--replication 2: above the 1 node(s) of 127.0.0.1:"),
-    (["run", "ycsb-g"], "{uri}", "unknown suite or workload 'ycsb-g'"),
-    (["run", "{suite}"], "{uri}", "workloads: unknown workload 'ycsb-g'; known: "),
-    (["run", "ycsb-a", "--set", "requestdistribution=g"], "{uri}", "requestdistribution='g' is not allowed; "
-                                                                   "allowed: '' (empty), zipfian, latest"),
-    (["run", "ycsb-a", "--set", "threads=0"], "{uri}", "threads=0 is below the minimum 1"),
-    (["run", "ycsb-a", "--sweep", "threads=0,4"], "{uri}", "--sweep: threads=0 is below the minimum 1"),
-    (["run", "ycsb-a", "--set", "fieldcount=11"], "{uri}", "above the 10 fields"),
-    # issue 25 case 1: refused before a keyspace is created (a dropped one leaves dropped-* snapshots)
-    (["run", "ycsb-a", "--set", "driver=ycsb", "--set", "drivers=2"], "{uri}",
-     "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=2 fanout=local need driver=native"),
-    (["run", "ycsb-a", "--set", "driver=ycsb", "--set", "fanout=spark"], "{uri}",
-     "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=1 fanout=spark need driver=native"),
-    (["run", "ycsb-e", "--set", "driver=ycsb", "--set", "operationcount=0"], "{uri}",
-     "ycsb-e: driver=ycsb needs operationcount (not duration_s) with inserts and a zipfian distribution"),
-    (["run", "ycsb-a", "--sweep", "fieldcount=5,11"], "{uri}/ks_sweep", "--sweep point fieldcount=11: ycsb-load: "
-                                                                       "fieldcount=11 is above the 10 fields"),
-    (["run", "ycsb-a"], '{uri}/"Usertable"', "keyspace '\"Usertable\"' is not allowed; use 1-48 letters"),
-    (["run", "ycsb-a"], "{uri}/ks'x", "keyspace \"ks'x\" is not allowed; use 1-48 letters"),
-])
+@pytest.mark.parametrize(
+    "args, target, says",
+    [
+        # restore=none: restore=snapshot on a cluster that is not storbench's is refused first, before any connect
+        (
+            ["run", "ycsb-a", "--set", "restore=none"],
+            "cassandra://127.0.0.1:9",
+            "target cassandra://127.0.0.1:9: cannot connect to 127.0.0.1:9 (",
+        ),
+        (["run", "ycsb-a", "--replication", "2"], "{uri}", "--replication 2: above the 1 node(s) of 127.0.0.1:"),
+        (["run", "ycsb-g"], "{uri}", "unknown suite or workload 'ycsb-g'"),
+        (["run", "{suite}"], "{uri}", "workloads: unknown workload 'ycsb-g'; known: "),
+        (
+            ["run", "ycsb-a", "--set", "requestdistribution=g"],
+            "{uri}",
+            "requestdistribution='g' is not allowed; allowed: '' (empty), zipfian, latest",
+        ),
+        (["run", "ycsb-a", "--set", "threads=0"], "{uri}", "threads=0 is below the minimum 1"),
+        (["run", "ycsb-a", "--sweep", "threads=0,4"], "{uri}", "--sweep: threads=0 is below the minimum 1"),
+        (["run", "ycsb-a", "--set", "fieldcount=11"], "{uri}", "above the 10 fields"),
+        # issue 25 case 1: refused before a keyspace is created (a dropped one leaves dropped-* snapshots)
+        (
+            ["run", "ycsb-a", "--set", "driver=ycsb", "--set", "drivers=2"],
+            "{uri}",
+            "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=2 fanout=local need driver=native",
+        ),
+        (
+            ["run", "ycsb-a", "--set", "driver=ycsb", "--set", "fanout=spark"],
+            "{uri}",
+            "ycsb-load: driver=ycsb runs one YCSB client process here; drivers=1 fanout=spark need driver=native",
+        ),
+        (
+            ["run", "ycsb-e", "--set", "driver=ycsb", "--set", "operationcount=0"],
+            "{uri}",
+            "ycsb-e: driver=ycsb needs operationcount (not duration_s) with inserts and a zipfian distribution",
+        ),
+        (
+            ["run", "ycsb-a", "--sweep", "fieldcount=5,11"],
+            "{uri}/ks_sweep",
+            "--sweep point fieldcount=11: ycsb-load: fieldcount=11 is above the 10 fields",
+        ),
+        (["run", "ycsb-a"], '{uri}/"Usertable"', "keyspace '\"Usertable\"' is not allowed; use 1-48 letters"),
+        (["run", "ycsb-a"], "{uri}/ks'x", 'keyspace "ks\'x" is not allowed; use 1-48 letters'),
+    ],
+)
 def test_bad_input_is_one_line(cassandra1, tmp_path, args, target, says):
     home, state = cassandra1
     suite = tmp_path / "letters.yaml"
@@ -205,8 +246,20 @@ def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1, tmp_path):
     lines = done.stderr.strip().splitlines()
     assert done.returncode != 0 and len(lines) == 1, done.stderr
     assert "restore=snapshot needs the nodes' data directories and nodetool" in lines[0]
-    ok = storbench(home, "run", "ycsb-a", "--target", logged_in,
-                   "--set", "restore=none", "--set", "operationcount=500", "--set", "recordcount=500", timeout=300)
+    ok = storbench(
+        home,
+        "run",
+        "ycsb-a",
+        "--target",
+        logged_in,
+        "--set",
+        "restore=none",
+        "--set",
+        "operationcount=500",
+        "--set",
+        "recordcount=500",
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stderr[-3000:]
     # without the login, the cluster refuses in one line that says how to give one
     refused = storbench(home, "run", "ycsb-a", "--target", other, "--set", "restore=none", timeout=300)
@@ -217,8 +270,22 @@ def test_restore_snapshot_needs_storbenchs_own_nodes(cassandra1, tmp_path):
 
 def test_a_thread_sweep_states_its_peak(cassandra1):
     home, state = cassandra1
-    done = storbench(home, "run", "ycsb-c", "--target", state["uri"], "--sweep", "threads=1,4",
-                     "--set", "recordcount=1000", "--set", "operationcount=2000", "--set", "restore=none", timeout=600)
+    done = storbench(
+        home,
+        "run",
+        "ycsb-c",
+        "--target",
+        state["uri"],
+        "--sweep",
+        "threads=1,4",
+        "--set",
+        "recordcount=1000",
+        "--set",
+        "operationcount=2000",
+        "--set",
+        "restore=none",
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = _run_dir(home, done.stdout)
     notes = json.loads((run_dir / "manifest.json").read_text())["notes"]
@@ -226,7 +293,10 @@ def test_a_thread_sweep_states_its_peak(cassandra1):
     assert len(stated) == 1 and "sweep: 1 threads" in stated[0] and ", 4 threads" in stated[0]
     found = json.loads((run_dir / "artifacts.json").read_text())["ycsb"]["peaks"]["ycsb-c"]
     assert set(found["points"]) == {"1", "4"} and str(found["threads"]) in found["points"]
-    rates = {s["labels"].get("threads"): s["value"] for s in _samples(run_dir)
-             if s["workload"] == "ycsb-c" and s["metric"] == "ycsb_throughput_ops_s"}
+    rates = {
+        s["labels"].get("threads"): s["value"]
+        for s in _samples(run_dir)
+        if s["workload"] == "ycsb-c" and s["metric"] == "ycsb_throughput_ops_s"
+    }
     assert set(rates) == {"1", "4"} and all(v > 0 for v in rates.values())
     assert found["points"]["4"]["ops_per_s"] == pytest.approx(rates["4"])

@@ -31,8 +31,11 @@ workloads:
 
 
 def _values(samples: list[dict], workload: str, metric: str) -> dict[str | None, float]:
-    return {s["labels"].get("op"): s["value"] for s in samples
-            if s["workload"] == workload and s["metric"] == metric and not set(s["labels"]) - {"op", "driver"}}
+    return {
+        s["labels"].get("op"): s["value"]
+        for s in samples
+        if s["workload"] == workload and s["metric"] == metric and not set(s["labels"]) - {"op", "driver"}
+    }
 
 
 @pytest.mark.cassandra
@@ -48,8 +51,11 @@ def test_ycsb_core_loads_and_runs_a_and_the_engine_reads_its_rows(cassandra1, tm
     # passes it in a properties file (-P), and its raw output (which echoes the command line) is clean too
     password = state["auth"]["password"].encode()
     assert [path for path in run_dir.rglob("*") if path.is_file() and password in path.read_bytes()] == []
-    command = next(r["command"] for r in json.loads((run_dir / "artifacts.json").read_text())["ycsb"]["runs"]
-                   if r["driver"] == "ycsb")
+    command = next(
+        r["command"]
+        for r in json.loads((run_dir / "artifacts.json").read_text())["ycsb"]["runs"]
+        if r["driver"] == "ycsb"
+    )
     assert "-P" in command and not any("cassandra.password" in arg for arg in command)
     assert "cassandra.username=storbench" in command
     ycsb = [s for s in samples if s["labels"].get("driver") == "ycsb"]
@@ -63,11 +69,15 @@ def test_ycsb_core_loads_and_runs_a_and_the_engine_reads_its_rows(cassandra1, tm
     assert _values(samples, "ycsb-a", "ycsb_errors") == {None: 0, "READ": 0, "UPDATE": 0}
     # YCSB's JVM and the engine sampled from /proc alike: the steady middle, and the whole process beside it (the
     # JVM's start-up, ~1 s of CPU or more, is in the second only)
-    middle, whole = (_values(samples, "ycsb-a", name)[None] for name in ("ycsb_client_cpu_us_per_op",
-                                                                          "ycsb_client_cpu_us_per_op_process"))
+    middle, whole = (
+        _values(samples, "ycsb-a", name)[None]
+        for name in ("ycsb_client_cpu_us_per_op", "ycsb_client_cpu_us_per_op_process")
+    )
     assert 0 < middle < whole
-    assert all(_values(samples, "ycsb-c", name)[None] > 0 for name in ("ycsb_client_cpu_us_per_op",
-                                                                        "ycsb_client_cpu_us_per_op_process"))
+    assert all(
+        _values(samples, "ycsb-c", name)[None] > 0
+        for name in ("ycsb_client_cpu_us_per_op", "ycsb_client_cpu_us_per_op_process")
+    )
     p95, p99 = _values(samples, "ycsb-a", "ycsb_p95_latency_us"), _values(samples, "ycsb-a", "ycsb_p99_latency_us")
     assert all(0 < p95[op] <= p99[op] for op in (None, "READ", "UPDATE"))
 
@@ -85,13 +95,22 @@ def test_ycsb_core_loads_and_runs_a_and_the_engine_reads_its_rows(cassandra1, tm
     # YCSB (ycsb-a) and the engine (ycsb-c) under the same rules: state, no warm-up, writes on ack, and a rate
     # and window over the operations only (YCSB's RunTime less its session open; the JVM's start-up outside)
     rules = json.loads((run_dir / "manifest.json").read_text())["window_rules"]
-    assert rules["ycsb-a"] == rules["ycsb-c"] == {"state": "continued (memtables as left)", "warmup": "none",
-                                                  "flush": "on ack (commit log)", "timing": "operations"}
+    assert (
+        rules["ycsb-a"]
+        == rules["ycsb-c"]
+        == {
+            "state": "continued (memtables as left)",
+            "warmup": "none",
+            "flush": "on ack (commit log)",
+            "timing": "operations",
+        }
+    )
     total = next(r for r in runs if r["workload"] == "ycsb-a")["result"]["total"]
     assert 0 < total["session_open_ms"] < total["runtime_ms"]
     assert total["measured_s"] == pytest.approx((total["runtime_ms"] - total["session_open_ms"]) / 1000)
     assert _values(samples, "ycsb-a", "ycsb_throughput_ops_s")[None] == pytest.approx(
-        total["ycsb_ops_per_s"] * total["runtime_ms"] / (total["runtime_ms"] - total["session_open_ms"]))
+        total["ycsb_ops_per_s"] * total["runtime_ms"] / (total["runtime_ms"] - total["session_open_ms"])
+    )
     assert _values(samples, "ycsb-a", "completion_time")[None] == pytest.approx(total["measured_s"], abs=1e-3)
 
 
@@ -101,8 +120,11 @@ def test_ycsb_driver_refuses_a_fan_out_in_one_line(fanout, tmp_path):
     target = parse_target("cassandra://127.0.0.1:9042", TargetOptions(tmp_path))
     workload = get_workload("ycsb-a", "test")
     params = {p.name: p.default for p in workload.params} | {"driver": "ycsb"} | fanout
-    with pytest.raises(InputError, match=r"^ycsb-a: driver=ycsb runs one YCSB client process here; drivers=\d "
-                                         r"fanout=\w+ need driver=native$"):
+    with pytest.raises(
+        InputError,
+        match=r"^ycsb-a: driver=ycsb runs one YCSB client process here; drivers=\d "
+        r"fanout=\w+ need driver=native$",
+    ):
         workload.check_params(params, target)
 
 

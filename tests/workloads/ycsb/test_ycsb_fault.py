@@ -34,15 +34,19 @@ STOP_AFTER_READS = 20
 
 
 def _local_reads(session, keyspace: str) -> int:
-    rows = session.execute("SELECT table_name, count FROM system_views.local_read_latency WHERE keyspace_name = %s",
-                           (keyspace,))
+    rows = session.execute(
+        "SELECT table_name, count FROM system_views.local_read_latency WHERE keyspace_name = %s", (keyspace,)
+    )
     return sum(row.count for row in rows if row.table_name == "usertable")
 
 
 def _phase_stored(home: Path, workload: str, earlier: set[Path]) -> bool:
     """A run started after ``earlier`` (the runs there were) has stored ``workload``'s samples."""
-    return any(f'"workload": "{workload}"' in path.read_text() for path in home.glob("runs/*/samples.jsonl")
-               if path.parent not in earlier)
+    return any(
+        f'"workload": "{workload}"' in path.read_text()
+        for path in home.glob("runs/*/samples.jsonl")
+        if path.parent not in earlier
+    )
 
 
 def _run_stopping_node3(home: Path, state: dict, keyspace: str, consistency: str, *extra: str):
@@ -50,17 +54,39 @@ def _run_stopping_node3(home: Path, state: dict, keyspace: str, consistency: str
     of the run's table, resumed once ycsb-a's samples are stored. (process, stdout, stderr, unix time of the
     stop)."""
     node3 = [p for p in state["processes"] if p["kind"] == "node"][2]
-    command = [sys.executable, "-m", "storbench", "--results", str(home), "run", "ycsb-a", "--json",
-               "--target", f"{state['uri']}/{keyspace}", "--replication", "3", "--set", "recordcount=1000",
-               "--set", "duration_s=6", "--set", "threads=4", "--set", "restore=none",
-               "--set", f"consistency={consistency}", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "storbench",
+        "--results",
+        str(home),
+        "run",
+        "ycsb-a",
+        "--json",
+        "--target",
+        f"{state['uri']}/{keyspace}",
+        "--replication",
+        "3",
+        "--set",
+        "recordcount=1000",
+        "--set",
+        "duration_s=6",
+        "--set",
+        "threads=4",
+        "--set",
+        "restore=none",
+        "--set",
+        f"consistency={consistency}",
+        *extra,
+    ]
     env = {**os.environ, "PYTHONPATH": SRC}
     earlier = set(home.glob("runs/*"))
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     stopped_at = None
     try:
-        with session_on([state["hosts"][0]], state["ports"]["native"], pin=True,
-                        credentials=cassandra.credentials(state)) as session:
+        with session_on(
+            [state["hosts"][0]], state["ports"]["native"], pin=True, credentials=cassandra.credentials(state)
+        ) as session:
             deadline = time.monotonic() + 240
             while _local_reads(session, keyspace) < STOP_AFTER_READS:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -90,8 +116,7 @@ def _around(run: Path, stopped_at: float) -> tuple[list[dict], list[dict]]:
     more after it (by then no answer sent before the stop is still on its way)."""
     result = json.loads((run / "artifacts.json").read_text())["ycsb"]["runs"][-1]["result"]
     stop_s = stopped_at - result["start_unix_ms"] / 1000
-    return ([s for s in result["series"] if s["t"] < stop_s],
-            [s for s in result["series"] if s["t"] >= stop_s + 1])
+    return ([s for s in result["series"] if s["t"] < stop_s], [s for s in result["series"] if s["t"] >= stop_s + 1])
 
 
 def _samples(run: Path) -> list[dict]:
@@ -102,8 +127,9 @@ def test_a_node_stopped_at_one_completes_with_errors_by_kind_and_at_all_fails_th
     home, state = cassandra3
 
     # consistency ONE: two replicas of three still answer; what node 3 coordinated times out
-    proc, stdout, stderr, stopped_at = _run_stopping_node3(home, state, "ycsb_fault_one", "ONE",
-                                                           "--set", "timeout_s=2", "--set", "max_error_pct=20")
+    proc, stdout, stderr, stopped_at = _run_stopping_node3(
+        home, state, "ycsb_fault_one", "ONE", "--set", "timeout_s=2", "--set", "max_error_pct=20"
+    )
     assert proc.returncode == 0, stderr[-3000:]
     outcome = json.loads(stdout)
     assert outcome["status"] == "succeeded"
@@ -111,8 +137,11 @@ def test_a_node_stopped_at_one_completes_with_errors_by_kind_and_at_all_fails_th
     samples = [s for s in _samples(run) if s["workload"] == "ycsb-a"]
     rate = [s["value"] for s in samples if s["metric"] == "ycsb_throughput_ops_s"]
     assert len(rate) == 1 and rate[0] > 0
-    errors = {s["labels"].get("error"): s["value"] for s in samples
-              if s["metric"] == "ycsb_errors" and "op" not in s["labels"]}
+    errors = {
+        s["labels"].get("error"): s["value"]
+        for s in samples
+        if s["metric"] == "ycsb_errors" and "op" not in s["labels"]
+    }
     assert errors[None] > 0, errors  # the stopped node's requests failed ...
     assert set(errors) - {None} <= set(KINDS), errors  # ... counted by kind
     assert errors[None] == sum(v for kind, v in errors.items() if kind)
@@ -123,8 +152,7 @@ def test_a_node_stopped_at_one_completes_with_errors_by_kind_and_at_all_fails_th
 
     # consistency ALL: every request needs node 3; from the stop on all time out: more than max_error_pct (1%)
     # fail, the phase fails, ycsb-load's samples stay
-    proc, stdout, stderr, stopped_at = _run_stopping_node3(home, state, "ycsb_fault_all", "ALL",
-                                                           "--set", "timeout_s=1")
+    proc, stdout, stderr, stopped_at = _run_stopping_node3(home, state, "ycsb_fault_all", "ALL", "--set", "timeout_s=1")
     _, run, manifest = failed_run(proc.returncode, stdout, stderr)
     before, after = _around(run, stopped_at)
     assert sum(s["ops"] for s in after) == 0 and sum(s["errors"] for s in after) > 0
@@ -136,11 +164,15 @@ def test_a_node_stopped_at_one_completes_with_errors_by_kind_and_at_all_fails_th
     samples = _samples(run)
     load = {s["metric"]: s["value"] for s in samples if s["workload"] == "ycsb-load" and not s["labels"]}
     assert load["ycsb_operations"] == 1000 and load["ycsb_load_throughput_ops_s"] > 0
-    failed = {s["labels"].get("error"): s["value"] for s in samples if s["workload"] == "ycsb-a"
-              and s["metric"] == "ycsb_errors" and "op" not in s["labels"]}
+    failed = {
+        s["labels"].get("error"): s["value"]
+        for s in samples
+        if s["workload"] == "ycsb-a" and s["metric"] == "ycsb_errors" and "op" not in s["labels"]
+    }
     assert failed[None] > 0 and set(failed) - {None} <= set(KINDS), failed
     # both keyspaces were the runs' own: dropped at cleanup, with node 3 back
-    with session_on([state["hosts"][0]], state["ports"]["native"], pin=True,
-                    credentials=cassandra.credentials(state)) as session:
+    with session_on(
+        [state["hosts"][0]], state["ports"]["native"], pin=True, credentials=cassandra.credentials(state)
+    ) as session:
         names = {row.keyspace_name for row in session.execute("SELECT keyspace_name FROM system_schema.keyspaces")}
     assert not names & {"ycsb_fault_one", "ycsb_fault_all"}

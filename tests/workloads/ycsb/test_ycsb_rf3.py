@@ -31,8 +31,9 @@ prepare: [ycsb-load]
 workloads: [ycsb-d, ycsb-a]
 """)
     uri = ",".join(f"{host}:{state['ports']['native']}" for host in state["hosts"])
-    done = storbench(home, "run", str(suite), "--target", f"cassandra://{uri}", "--replication", "3",
-                     "--scale", "tiny", timeout=900)
+    done = storbench(
+        home, "run", str(suite), "--target", f"cassandra://{uri}", "--replication", "3", "--scale", "tiny", timeout=900
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = _run_dir(home, done.stdout)
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -40,8 +41,11 @@ workloads: [ycsb-d, ycsb-a]
     samples = _samples(run_dir)
     for letter in "da":
         mix = {e["op"]: e["weight"] for e in core_workload(letter)["mix"]}
-        done_ops = {s["labels"]["op"]: s["value"] for s in samples if s["workload"] == f"ycsb-{letter}"
-                    and s["metric"] == "ycsb_operations" and "op" in s["labels"]}
+        done_ops = {
+            s["labels"]["op"]: s["value"]
+            for s in samples
+            if s["workload"] == f"ycsb-{letter}" and s["metric"] == "ycsb_operations" and "op" in s["labels"]
+        }
         assert set(done_ops) == set(mix) and sum(done_ops.values()) == OPS
         assert all(done_ops[op] > 0 and abs(done_ops[op] / OPS - w) <= 0.03 for op, w in mix.items()), done_ops
     kept = json.loads((run_dir / "artifacts.json").read_text())["ycsb"]

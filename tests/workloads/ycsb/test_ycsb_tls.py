@@ -26,8 +26,20 @@ CLIENTS = (b"Apache Cassandra Python Driver", b"DataStax Java driver")  # each c
 
 
 def _load(home: Path, target: str, login: dict[str, str]):
-    return storbench(home, "run", "ycsb-load", "--target", target, "--set", "driver=ycsb",
-                     "--set", f"recordcount={RECORDS}", "--quiet", env_extra=login, timeout=400)
+    return storbench(
+        home,
+        "run",
+        "ycsb-load",
+        "--target",
+        target,
+        "--set",
+        "driver=ycsb",
+        "--set",
+        f"recordcount={RECORDS}",
+        "--quiet",
+        env_extra=login,
+        timeout=400,
+    )
 
 
 def _run_dir(done) -> Path:
@@ -48,8 +60,13 @@ def test_a_tls_run_carries_no_password_and_a_clear_text_session_does(cassandra1)
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = _run_dir(done)
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
-    assert {s["value"] for s in samples if s["metric"] == "ycsb_operations" and s["labels"].get("op") == "INSERT"
-            and s["labels"].get("driver") == "ycsb"} == {RECORDS}
+    assert {
+        s["value"]
+        for s in samples
+        if s["metric"] == "ycsb_operations"
+        and s["labels"].get("op") == "INSERT"
+        and s["labels"].get("driver") == "ycsb"
+    } == {RECORDS}
     assert json.loads((run_dir / "manifest.json").read_text())["config"]["cql_tls"] == {"ca_file": state["ca_file"]}
     assert len(tls.first_bytes()) >= 2 and set(tls.first_bytes()) == {TLS_HANDSHAKE}, tls.first_bytes()  # every one
     captured = tls.sent()

@@ -24,8 +24,13 @@ def test_zoned_004_on_a_directory_reports_the_papers_figures(tmp_path):
     result, outcome, samples = run_json(tmp_path / "home", "zoned-004", "--target", str(tmp_path / "t"), *FAST)
     assert result.returncode == 0, result.stderr
     write, read = values(samples, "zoned-write"), values(samples, "zoned-read")
-    assert set(write) == {"zoned_avg_iops", "zoned_iops_stddev", "zoned_write_p99_ms", "zoned_write_p99_9_ms",
-                          "zoned_write_mbps"}  # plain files: no zones, no resets
+    assert set(write) == {
+        "zoned_avg_iops",
+        "zoned_iops_stddev",
+        "zoned_write_p99_ms",
+        "zoned_write_p99_9_ms",
+        "zoned_write_mbps",
+    }  # plain files: no zones, no resets
     assert write["zoned_avg_iops"] > 0 and write["zoned_write_p99_9_ms"] >= write["zoned_write_p99_ms"] > 0
     assert read["zoned_read_mbps"] > 0 and read["zoned_read_iops"] > 0
     assert all(not s["labels"] for s in samples if s["metric"].startswith("zoned_"))  # headline material
@@ -39,8 +44,19 @@ def test_zoned_004_on_a_directory_reports_the_papers_figures(tmp_path):
 
 def test_emulated_zones_are_written_at_the_write_pointers_and_their_resets_counted(tmp_path):
     home = tmp_path / "home"
-    result, outcome, samples = run_json(home, "zoned-write", "--target", str(tmp_path / "t"), *FAST,
-                                        "--set", "zone_size=16m", "--set", "size=40m", "--label", "zbd")
+    result, outcome, samples = run_json(
+        home,
+        "zoned-write",
+        "--target",
+        str(tmp_path / "t"),
+        *FAST,
+        "--set",
+        "zone_size=16m",
+        "--set",
+        "size=40m",
+        "--label",
+        "zbd",
+    )
     assert result.returncode == 0, result.stderr
     write = values(samples, "zoned-write")
     # 1 s of 4 MiB writes wraps a 48 MiB region (40m rounded up to 3 zones of 16 MiB) many times
@@ -48,7 +64,8 @@ def test_emulated_zones_are_written_at_the_write_pointers_and_their_resets_count
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert "zoned-write: size 40m per job is rounded up to 3 whole zone(s) of 16 MiB" in manifest["notes"][0]
     lines = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["fio"]["workloads"]["zoned-write"][
-        "job_file"].splitlines()
+        "job_file"
+    ].splitlines()
     assert {"zonemode=zbd", f"zonesize={16 << 20}", f"size={48 << 20}"} <= set(lines)
     # against a plain run: the paper's sentences, said first
     plain = run_json(home, "zoned-write", "--target", str(tmp_path / "t"), *FAST, "--label", "plain")
@@ -57,24 +74,45 @@ def test_emulated_zones_are_written_at_the_write_pointers_and_their_resets_count
     assert compared.returncode == 0, compared.stderr
     out = compared.stdout.splitlines()
     # the table speaks the paper's names, whatever the figures did
-    rows = {line.split("  ")[1] for line in out if line.startswith("  ") and not line.startswith("  - ")
-            and len(line.split("  ")) > 2}
-    assert {"average IOPS", "IOPS standard deviation", "p99 write latency", "p99.9 write latency",
-            "zone resets"} <= rows, out
+    rows = {
+        line.split("  ")[1]
+        for line in out
+        if line.startswith("  ") and not line.startswith("  - ") and len(line.split("  ")) > 2
+    }
+    assert {
+        "average IOPS",
+        "IOPS standard deviation",
+        "p99 write latency",
+        "p99.9 write latency",
+        "zone resets",
+    } <= rows, out
     # the paper's words-first sentences lead; which figures get one depends on what changed by 2% or more
     said = [line for line in out if line.startswith("  - ")]
     family = [line.startswith("  - plain vs zbd: zoned-write: ") for line in said]
     assert family == sorted(family, reverse=True), said
-    paper_names = ("average IOPS", "IOPS standard deviation", "p99 write latency", "p99.9 write latency",
-                   "average write throughput", "zone resets")
+    paper_names = (
+        "average IOPS",
+        "IOPS standard deviation",
+        "p99 write latency",
+        "p99.9 write latency",
+        "average write throughput",
+        "zone resets",
+    )
     assert all(any(name in line for name in paper_names) for line, first in zip(said, family) if first), said
 
 
 def test_a_zbd_job_without_zones_is_refused_before_it_starts(tmp_path):
-    result = storbench(tmp_path / "home", "run", "zoned-write", "--target", str(tmp_path / "t"),
-                       "--set", "zonemode=zbd")
+    result = storbench(
+        tmp_path / "home", "run", "zoned-write", "--target", str(tmp_path / "t"), "--set", "zonemode=zbd"
+    )
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1].endswith(
-        "zoned-write: zonemode=zbd needs zones and the directory " + str(tmp_path / "t")
-        + " has none; allowed: zone_size=64m (fio then emulates zones of that size), or zonemode=auto")
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "zoned-write: zonemode=zbd needs zones and the directory "
+            + str(tmp_path / "t")
+            + " has none; allowed: zone_size=64m (fio then emulates zones of that size), or zonemode=auto"
+        )
+    )
     assert not (tmp_path / "t").exists()  # nothing was left behind

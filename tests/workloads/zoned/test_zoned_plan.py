@@ -27,8 +27,13 @@ def params(**changes):
 
 def test_a_zns_device_gets_zbd_with_its_open_zone_limit():
     zoning, notes = plan_zoning("zoned-write", "write", params(), ZNS, "/dev/nvme0n1")
-    assert (zoning.mode, zoning.zone_size, zoning.emulated, zoning.job_bytes, zoning.max_open) == \
-        ("zbd", 64 << 20, False, 256 << 20, 14)
+    assert (zoning.mode, zoning.zone_size, zoning.emulated, zoning.job_bytes, zoning.max_open) == (
+        "zbd",
+        64 << 20,
+        False,
+        256 << 20,
+        14,
+    )
     assert notes == []
 
 
@@ -38,28 +43,55 @@ def test_a_size_that_is_not_whole_zones_is_rounded_up_and_said():
     assert notes == ["size 100m per job is rounded up to 2 whole zone(s) of 64 MiB on /dev/nvme0n1"]
 
 
-@pytest.mark.parametrize("rw, changes, device, message", [
-    ("randwrite", {"zonemode": "none"}, ZNS,
-     "zoned-randwrite: /dev/nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14) is host-managed: "
-     "random writes without zonemode=zbd miss the write pointers and the device refuses them; "
-     "allowed: zonemode=zbd or auto"),
-    ("write", {"zonemode": "none"}, ZNS, "sequential writes without zonemode=zbd miss the write pointers"),
-    ("write", {"bs": "6k"}, ZNS,
-     "zoned-write: bs=6k is not a multiple of the 4096-byte logical block of /dev/nvme0n1, which O_DIRECT needs; "
-     "allowed: a multiple of 4096, e.g. 4m"),
-    ("write", {"bs": "3m"}, ZNS,
-     "zoned-write: bs=3m does not divide the 64 MiB zones of /dev/nvme0n1, so I/O would straddle zones; "
-     "allowed: a block size that divides 64 MiB"),
-    ("write", {"direct": False}, ZNS, "buffered writes (direct=false) reach the zoned /dev/nvme0n1 out of order; "
-                                      "allowed: direct=true"),
-    ("write", {"max_open_zones": 15}, ZNS, "max_open_zones=15 is more than the 14 /dev/nvme0n1 allows; "
-                                           "allowed: 1 to 14, or 0 for 14"),
-    ("write", {"zone_size": "128m"}, ZNS, "whose zones are 64 MiB; allowed: zone_size empty (the device's own)"),
-    ("write", {"zonemode": "zbd"}, None,
-     "zoned-write: zonemode=zbd needs zones and the directory /d has none; allowed: zone_size=64m (fio then "
-     "emulates zones of that size), or zonemode=auto"),
-    ("read", {"zonemode": "zbd", "zone_size": "64m"}, None, "zonemode=zbd reads on zones fio emulates"),
-])
+@pytest.mark.parametrize(
+    "rw, changes, device, message",
+    [
+        (
+            "randwrite",
+            {"zonemode": "none"},
+            ZNS,
+            "zoned-randwrite: /dev/nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14) is host-managed: "
+            "random writes without zonemode=zbd miss the write pointers and the device refuses them; "
+            "allowed: zonemode=zbd or auto",
+        ),
+        ("write", {"zonemode": "none"}, ZNS, "sequential writes without zonemode=zbd miss the write pointers"),
+        (
+            "write",
+            {"bs": "6k"},
+            ZNS,
+            "zoned-write: bs=6k is not a multiple of the 4096-byte logical block of /dev/nvme0n1, which O_DIRECT needs; "
+            "allowed: a multiple of 4096, e.g. 4m",
+        ),
+        (
+            "write",
+            {"bs": "3m"},
+            ZNS,
+            "zoned-write: bs=3m does not divide the 64 MiB zones of /dev/nvme0n1, so I/O would straddle zones; "
+            "allowed: a block size that divides 64 MiB",
+        ),
+        (
+            "write",
+            {"direct": False},
+            ZNS,
+            "buffered writes (direct=false) reach the zoned /dev/nvme0n1 out of order; allowed: direct=true",
+        ),
+        (
+            "write",
+            {"max_open_zones": 15},
+            ZNS,
+            "max_open_zones=15 is more than the 14 /dev/nvme0n1 allows; allowed: 1 to 14, or 0 for 14",
+        ),
+        ("write", {"zone_size": "128m"}, ZNS, "whose zones are 64 MiB; allowed: zone_size empty (the device's own)"),
+        (
+            "write",
+            {"zonemode": "zbd"},
+            None,
+            "zoned-write: zonemode=zbd needs zones and the directory /d has none; allowed: zone_size=64m (fio then "
+            "emulates zones of that size), or zonemode=auto",
+        ),
+        ("read", {"zonemode": "zbd", "zone_size": "64m"}, None, "zonemode=zbd reads on zones fio emulates"),
+    ],
+)
 def test_jobs_a_device_cannot_take_are_refused_in_one_line(rw, changes, device, message):
     name = {"write": "zoned-write", "randwrite": "zoned-randwrite", "read": "zoned-read"}[rw]
     with pytest.raises(InputError) as error:
@@ -74,7 +106,8 @@ def test_plain_fio_writes_to_a_host_managed_device_are_refused_and_reads_are_not
     assert str(error.value) == (
         "fio-randwrite: /dev/nvme0n1 (host-managed: 32 zones of 64 MiB, max open 14, max active 14) is host-managed: "
         "random writes without zonemode=zbd miss the write pointers and the device refuses them; "
-        "allowed: the zoned-randwrite workload")
+        "allowed: the zoned-randwrite workload"
+    )
     refuse_plain_writes("fio-read", "read", ZNS, "/dev/nvme0n1", "")
     refuse_plain_writes("fio-randwrite", "randwrite", HOST_AWARE, "/dev/sda", "")  # the drive handles them
     refuse_plain_writes("fio-write", "write", CONVENTIONAL, "/dev/sdc", "")
@@ -95,8 +128,9 @@ def test_what_other_devices_and_file_targets_get():
 
 
 def test_the_job_file_carries_the_zone_options_only_when_zoned():
-    spec = fio_engine.JobSpec(name="zoned-write", rw="write", bs="4m", size="256m", filename="/dev/nvme0n1",
-                              zonemode="zbd", max_open_zones=14)
+    spec = fio_engine.JobSpec(
+        name="zoned-write", rw="write", bs="4m", size="256m", filename="/dev/nvme0n1", zonemode="zbd", max_open_zones=14
+    )
     lines = fio_engine.job_text(spec).splitlines()
     assert "zonemode=zbd" in lines and "max_open_zones=14" in lines
     assert not any(line.startswith("zonesize=") for line in lines)  # the device's own zones

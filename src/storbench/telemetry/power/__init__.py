@@ -16,9 +16,12 @@ from storbench.telemetry.power import command, ipmi, rapl, redfish  # noqa: F401
 from storbench.telemetry.power.base import KINDS, SCOPES, Reading, parse_spec
 from storbench.telemetry.power.sampler import PowerPoint, PowerSampler, integrate, power_window
 
-ALLOWED = {"rapl": ("scope",), "ipmi": ("user", "user_env", "password_env", "password_file", "scope"),
-           "redfish": ("user", "user_env", "password_env", "password_file", "ca", "insecure", "scope"),
-           "command": ("scope",)}
+ALLOWED = {
+    "rapl": ("scope",),
+    "ipmi": ("user", "user_env", "password_env", "password_file", "scope"),
+    "redfish": ("user", "user_env", "password_env", "password_file", "ca", "insecure", "scope"),
+    "command": ("scope",),
+}
 assert set(ALLOWED) == set(KINDS)
 
 
@@ -44,8 +47,9 @@ class NodePower:
         if self.sampler is not None:
             return self.sampler.points()
         if self.snapshots is not None:
-            return integrate([(p.time, Reading(joules=p.energy_uj / 1e6)) for p in self.snapshots()
-                              if p.energy_uj is not None])
+            return integrate(
+                [(p.time, Reading(joules=p.energy_uj / 1e6)) for p in self.snapshots() if p.energy_uj is not None]
+            )
         return []
 
     def window(self, start: float, end: float) -> dict[str, float | None]:
@@ -71,14 +75,24 @@ class NodePower:
         return self.sampler.cpu_seconds if self.sampler is not None else 0.0
 
 
-def open_power(text: str | None, where: str, interval: float, *, local: bool, has_rapl: bool,
-               snapshots: Callable[[], Sequence[Any]], insecure: bool = False, sys_root: str = "/sys") -> NodePower:
+def open_power(
+    text: str | None,
+    where: str,
+    interval: float,
+    *,
+    local: bool,
+    has_rapl: bool,
+    snapshots: Callable[[], Sequence[Any]],
+    insecure: bool = False,
+    sys_root: str = "/sys",
+) -> NodePower:
     """The node's power, checked to answer: every problem is one line starting with ``where``."""
     counters = "RAPL counters (/sys/class/powercap)" if local else "node_rapl_* metrics from its exporter"
     if text is None:
         if has_rapl:
-            return NodePower({"source": "rapl", "scope": "cpu-package", "from": "collector"}, snapshots=snapshots,
-                             default=True)
+            return NodePower(
+                {"source": "rapl", "scope": "cpu-package", "from": "collector"}, snapshots=snapshots, default=True
+            )
         return NodePower({"source": "none", "why": f"no {counters}, no {where}"})
     spec = parse_spec(text, where, ALLOWED)
     if spec.kind == "rapl" and spec.positional in ("", "package"):
@@ -88,8 +102,11 @@ def open_power(text: str | None, where: str, interval: float, *, local: bool, ha
     if spec.kind == "rapl" and not local:
         raise InputError(f"{where} rapl:{spec.positional}: only the package counters are read from an exporter")
     timeout = max(1.0, min(5.0, 2 * interval))
-    source = (rapl.RaplPower(spec, sys_root=sys_root) if spec.kind == "rapl"
-              else KINDS[spec.kind](spec, timeout=timeout, insecure=insecure))
+    source = (
+        rapl.RaplPower(spec, sys_root=sys_root)
+        if spec.kind == "rapl"
+        else KINDS[spec.kind](spec, timeout=timeout, insecure=insecure)
+    )
     try:
         check = getattr(source, "check", None)
         check() if check is not None else source.read()

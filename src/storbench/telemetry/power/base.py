@@ -75,8 +75,10 @@ def parse_spec(text: str, where: str, allowed: dict[str, tuple[str, ...]]) -> Sp
         elif not eq:
             positional.append(token.strip())
         elif key in ("password", "pass", "passwd"):
-            raise InputError(f"{where} {kind}: a password is never given in the spec (it would reach the "
-                             f"manifest); use password_env=VAR or password_file=PATH")
+            raise InputError(
+                f"{where} {kind}: a password is never given in the spec (it would reach the "
+                f"manifest); use password_env=VAR or password_file=PATH"
+            )
         elif key not in allowed[kind]:
             raise InputError(f"{where} {kind}: unknown key {key!r}; allowed: {', '.join(allowed[kind]) or 'none'}")
         else:

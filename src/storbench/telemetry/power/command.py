@@ -44,8 +44,12 @@ class CommandPower:
         return Reading(watts=watts)
 
     def describe(self) -> dict[str, Any]:
-        return {"source": self.kind, "scope": self.scope, "command": self.argv[0],
-                **({"scope_declared": True} if self.scope != "unknown" else {})}
+        return {
+            "source": self.kind,
+            "scope": self.scope,
+            "command": self.argv[0],
+            **({"scope_declared": True} if self.scope != "unknown" else {}),
+        }
 
 
 KINDS["command"] = CommandPower

@@ -21,8 +21,13 @@ def _key(sample: Sample) -> str | None:
     return sample.labels.get("node") if set(sample.labels) <= {"node"} else "?"
 
 
-def derived_samples(workload: str, repetition: int, samples: list[Sample], ops_per_s: float | None,
-                    idle_w: Mapping[str | None, float | None]) -> list[Sample]:
+def derived_samples(
+    workload: str,
+    repetition: int,
+    samples: list[Sample],
+    ops_per_s: float | None,
+    idle_w: Mapping[str | None, float | None],
+) -> list[Sample]:
     """Derived power figures for each group (None: the unlabelled row; a node label) that has a measured
     average power; ``idle_w`` maps the same groups to the idle baseline's watts."""
     groups: dict[str | None, dict[str, float | None]] = {}
@@ -46,6 +51,8 @@ def derived_samples(workload: str, repetition: int, samples: list[Sample], ops_p
         if idle_w.get(key) is not None:
             figures["power_above_idle_w"] = watts - (idle_w[key] or 0.0)
         units = {"ops_per_watt": "ops/W", "joules_per_gb": "J/GB", "gb_per_kwh": "GB/kWh", "power_above_idle_w": "W"}
-        out += [Sample(workload, metric, value, units[metric], repetition, dict(labels))
-                for metric, value in figures.items()]
+        out += [
+            Sample(workload, metric, value, units[metric], repetition, dict(labels))
+            for metric, value in figures.items()
+        ]
     return out

@@ -53,8 +53,9 @@ class IpmiShell:
         self._pending = b""
         env = {**os.environ, "TERM": "dumb", "INPUTRC": "/dev/null"}  # plain lines from readline, no init file
         try:
-            self.process = subprocess.Popen([*argv, "shell"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=subprocess.STDOUT, env=env)
+            self.process = subprocess.Popen(
+                [*argv, "shell"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+            )
         except OSError as exc:
             raise PowerError(f"ipmitool: {exc.strerror or exc}") from None
 
@@ -77,7 +78,7 @@ class IpmiShell:
             *complete, self._pending = self._pending.split(b"\n")
             for index, line in enumerate(complete):
                 if line.strip() == marker:  # echo prints its arguments then a space; the echoed command differs
-                    rest = complete[index + 1:]
+                    rest = complete[index + 1 :]
                     self._pending = b"\n".join([*rest, self._pending])
                     return [x.decode(errors="replace") for x in complete[:index]]
             self._pending = b"\n".join([*complete, self._pending])
@@ -87,8 +88,9 @@ class IpmiShell:
                 raise PowerError(f"ipmitool: no answer within {self.timeout:g} s")
             chunk = os.read(fd, 65536)
             if not chunk:  # it exited: its status and first line of output are the reason
-                text = "\n".join(line for line in self._pending.decode(errors="replace").splitlines()
-                                 if not line.startswith(PROMPT))
+                text = "\n".join(
+                    line for line in self._pending.decode(errors="replace").splitlines() if not line.startswith(PROMPT)
+                )
                 code, said = self.close(), first_line(text)
                 how = f"exited {code}" if code is None or code >= 0 else f"ended by {signal.Signals(-code).name}"
                 raise PowerError(f"ipmitool {how}" + (f": {said}" if said else ""))
@@ -134,8 +136,10 @@ class IpmiPower:
             else:
                 password = secret(spec, "STORBENCH_BMC_PASSWORD")
                 if password is None:
-                    raise spec.fail(f"no password: set {spec.option('password_env') or 'STORBENCH_BMC_PASSWORD'} "
-                                    f"or give password_file=PATH")
+                    raise spec.fail(
+                        f"no password: set {spec.option('password_env') or 'STORBENCH_BMC_PASSWORD'} "
+                        f"or give password_file=PATH"
+                    )
                 self._password = password
 
     def read(self) -> Reading:
@@ -171,8 +175,12 @@ class IpmiPower:
             self._shell = None
 
     def describe(self) -> dict[str, Any]:
-        return {"source": self.kind, "scope": self.scope, "host": self.host or "local",
-                **({"scope_declared": True} if self.declared else {})}
+        return {
+            "source": self.kind,
+            "scope": self.scope,
+            "host": self.host or "local",
+            **({"scope_declared": True} if self.declared else {}),
+        }
 
 
 KINDS["ipmi"] = IpmiPower

@@ -76,13 +76,16 @@ class RedfishPower:
         user = spec.option("user") or os.environ.get(spec.option("user_env") or "STORBENCH_BMC_USER", "")
         password = secret(spec, "STORBENCH_BMC_PASSWORD")
         if (user or password) and parts.scheme == "http" and not self.insecure:
-            raise spec.fail(f"{self.base} is plain http: Basic auth would send the password in clear text; use "
-                            f"https://, or pass --power-insecure to send it anyway")
+            raise spec.fail(
+                f"{self.base} is plain http: Basic auth would send the password in clear text; use "
+                f"https://, or pass --power-insecure to send it anyway"
+            )
         token = base64.b64encode(f"{user}:{password or ''}".encode()).decode()
         self._auth = f"Basic {token}" if user or password else None
         self.origin = origin(self.base)
-        self._opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context),
-                                                   _SameOriginRedirects(self.origin, self._auth))
+        self._opener = urllib.request.build_opener(
+            urllib.request.HTTPSHandler(context=context), _SameOriginRedirects(self.origin, self._auth)
+        )
         self.resource: str | None = None  # the power resource read at each tick, found by check()
         self.how = ""
 
@@ -104,9 +107,11 @@ class RedfishPower:
         """Finds the chassis and its power resource; an error is one line (unreachable, refused, no power)."""
         chassis_path = self.path if "/Chassis/" in self.path else self._first_chassis()
         chassis = self.get(chassis_path)
-        for key, how in (("EnvironmentMetrics", "EnvironmentMetrics PowerWatts"),
-                         ("Power", "Power PowerControl[0].PowerConsumedWatts"),
-                         ("PowerSubsystem", "PowerSubsystem PowerSupplies InputPowerWatts")):
+        for key, how in (
+            ("EnvironmentMetrics", "EnvironmentMetrics PowerWatts"),
+            ("Power", "Power PowerControl[0].PowerConsumedWatts"),
+            ("PowerSubsystem", "PowerSubsystem PowerSupplies InputPowerWatts"),
+        ):
             link = (chassis.get(key) or {}).get("@odata.id")
             if link:
                 self.resource, self.how = link, how
@@ -147,9 +152,15 @@ class RedfishPower:
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"source": self.kind, "scope": self.scope, "url": f"{self.base}{self.path}",
-                "resource": self.resource, "reads": self.how, "certificate_check": (not self.insecure) if self.base.startswith("https") else None,
-                **({"scope_declared": True} if self.declared else {})}
+        return {
+            "source": self.kind,
+            "scope": self.scope,
+            "url": f"{self.base}{self.path}",
+            "resource": self.resource,
+            "reads": self.how,
+            "certificate_check": (not self.insecure) if self.base.startswith("https") else None,
+            **({"scope_declared": True} if self.declared else {}),
+        }
 
 
 KINDS["redfish"] = RedfishPower

@@ -33,13 +33,20 @@ def integrate(readings: Sequence[tuple[float, Reading]]) -> list[PowerPoint]:
         if reading.joules is not None:  # a counter
             base = reading.joules if base is None else base
             joules = reading.joules - base
-            watts = ((joules - points[-1].joules) / (when - points[-1].time)
-                     if points and when > points[-1].time else None)
+            watts = (
+                (joules - points[-1].joules) / (when - points[-1].time) if points and when > points[-1].time else None
+            )
         else:
             watts = reading.watts
             previous = points[-1] if points else None
-            joules = (previous.joules + ((previous.watts if previous.watts is not None else watts) + watts) / 2
-                      * (when - previous.time)) if previous is not None and watts is not None else 0.0
+            joules = (
+                (
+                    previous.joules
+                    + ((previous.watts if previous.watts is not None else watts) + watts) / 2 * (when - previous.time)
+                )
+                if previous is not None and watts is not None
+                else 0.0
+            )
         points.append(PowerPoint(when, watts, joules))
     return points
 
@@ -62,8 +69,11 @@ def power_window(points: Sequence[PowerPoint], start: float, end: float) -> dict
     if first is None or last is None or end <= start:
         return {"energy_j": None, "avg_power_w": None, "max_power_w": None}
     inside = [p.watts for p in points if start <= p.time <= end and p.watts is not None]
-    return {"energy_j": last - first, "avg_power_w": (last - first) / (end - start),
-            "max_power_w": max(inside) if inside else None}
+    return {
+        "energy_j": last - first,
+        "avg_power_w": (last - first) / (end - start),
+        "max_power_w": max(inside) if inside else None,
+    }
 
 
 class PowerSampler(Ticker):

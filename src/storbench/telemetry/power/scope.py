@@ -15,13 +15,14 @@ UNKNOWN = "unknown"
 WORDS = {"cpu-package": "CPU package", "dram": "DRAM", "node-psu": "node PSU", "wall": "wall"}
 HOW = {"rapl": "RAPL", "ipmi": "IPMI DCMI", "redfish": "Redfish"}
 # every figure that is energy or derived from it (telemetry.metrics: energy_j and POWER)
-ENERGY_METRICS = frozenset({"energy_j", "avg_power_w", "max_power_w", "power_above_idle_w", "ops_per_watt",
-                            "joules_per_gb", "gb_per_kwh"})
+ENERGY_METRICS = frozenset(
+    {"energy_j", "avg_power_w", "max_power_w", "power_above_idle_w", "ops_per_watt", "joules_per_gb", "gb_per_kwh"}
+)
 DEFAULT_LINE = "power: CPU package only (RAPL): no drives, no DRAM; {choose} to choose another source"
 
 
 def scope_text(info: Mapping[str, Any] | None) -> str | None:
-    """"CPU package (RAPL)", "node PSU (IPMI DCMI)", "node PSU (Redfish)", "wall (as declared)", "as declared:
+    """ "CPU package (RAPL)", "node PSU (IPMI DCMI)", "node PSU (Redfish)", "wall (as declared)", "as declared:
     unknown"; None when the record measured nothing."""
     if not info or info.get("source") in (None, "none"):
         return None

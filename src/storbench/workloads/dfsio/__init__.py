@@ -34,9 +34,14 @@ DFSIO_PARAMS = (
     Param("file_size", int, 16_000_000, "bytes per file, e.g. 64M or 5.4G", minimum=1),
     Param("buffer_size", int, 1_000_000, "I/O buffer in bytes (TestDFSIO's default 1000000)", minimum=512),
     Param("replication", int, 0, "replication of the files (0: the file system's default)", minimum=0),
-    Param("driver", str, "storbench", "storbench (Spark tasks) or testdfsio (Hadoop's own TestDFSIO as a MapReduce "
-          "job: local mode, or on the same YARN with --spark-master yarn)",
-          choices=("storbench", "testdfsio")),
+    Param(
+        "driver",
+        str,
+        "storbench",
+        "storbench (Spark tasks) or testdfsio (Hadoop's own TestDFSIO as a MapReduce "
+        "job: local mode, or on the same YARN with --spark-master yarn)",
+        choices=("storbench", "testdfsio"),
+    ),
 )
 
 
@@ -49,16 +54,22 @@ def per_file_stats(results: list[tuple[int, int]]) -> dict[str, float]:
     rates = [b / 1e6 / (ns / 1e9) for b, ns in results if ns > 0]
     mean = sum(rates) / len(rates)
     variance = max(0.0, sum(r * r for r in rates) / len(rates) - mean * mean)  # TestDFSIO's formula
-    return {"throughput_mbps": total_bytes / 1e6 / total_s if total_s else math.nan,
-            "avg_io_rate_mbps": mean, "io_rate_stddev_mbps": math.sqrt(variance),
-            "total_mb": total_bytes / 1e6, "files": float(len(results))}
+    return {
+        "throughput_mbps": total_bytes / 1e6 / total_s if total_s else math.nan,
+        "avg_io_rate_mbps": mean,
+        "io_rate_stddev_mbps": math.sqrt(variance),
+        "total_mb": total_bytes / 1e6,
+        "files": float(len(results)),
+    }
 
 
 def stats_samples(workload: str, stats: dict[str, float], labels: dict[str, str]) -> list[Sample]:
-    return [Sample(workload, "dfsio_throughput_mbps", stats["throughput_mbps"], "MB/s", labels=labels),
-            Sample(workload, "dfsio_avg_io_rate_mbps", stats["avg_io_rate_mbps"], "MB/s", labels=labels),
-            Sample(workload, "dfsio_io_rate_stddev_mbps", stats["io_rate_stddev_mbps"], "MB/s", labels=labels),
-            Sample(workload, "dfsio_total_mb", stats["total_mb"], "MB", labels=labels)]
+    return [
+        Sample(workload, "dfsio_throughput_mbps", stats["throughput_mbps"], "MB/s", labels=labels),
+        Sample(workload, "dfsio_avg_io_rate_mbps", stats["avg_io_rate_mbps"], "MB/s", labels=labels),
+        Sample(workload, "dfsio_io_rate_stddev_mbps", stats["io_rate_stddev_mbps"], "MB/s", labels=labels),
+        Sample(workload, "dfsio_total_mb", stats["total_mb"], "MB", labels=labels),
+    ]
 
 
 def checksum_label(ctx: RunContext, driver: str) -> dict[str, str]:
@@ -87,6 +98,7 @@ METRICS = metric_table("""
 @dataclass
 class DfsIoState:
     """What the dfsio workloads of a run share (driver=storbench)."""
+
     warm: bool = False  # the executors loaded the writer class and the file system client once
     written: bool = False  # dfsio-write wrote the files and no dfsio-clean removed them since
 
@@ -105,8 +117,10 @@ class _DfsIo(Workload):
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
         if params["driver"] == "testdfsio" and ctx.target.scheme == "s3":
-            raise InputError(f"workload {self.name}: driver=testdfsio runs Hadoop's own TestDFSIO, which has no "
-                             f"S3A connector here; use driver=storbench on {ctx.target.uri}")
+            raise InputError(
+                f"workload {self.name}: driver=testdfsio runs Hadoop's own TestDFSIO, which has no "
+                f"S3A connector here; use driver=storbench on {ctx.target.uri}"
+            )
         ensure_launcher_jar()  # its JVM class runs inside Spark's tasks: built before Spark starts
 
     def data_dir(self, ctx: RunContext, params: dict[str, Any]) -> str:
@@ -127,8 +141,14 @@ class _DfsIo(Workload):
             results.append((int(written), int(nanos)))
         return results
 
-    def timed(self, ctx: RunContext, params: dict[str, Any], mode: str, expression: str,
-              check: Callable[[list[tuple[int, int]], dict[str, Any]], None] | None = None) -> list[Sample]:
+    def timed(
+        self,
+        ctx: RunContext,
+        params: dict[str, Any],
+        mode: str,
+        expression: str,
+        check: Callable[[list[tuple[int, int]], dict[str, Any]], None] | None = None,
+    ) -> list[Sample]:
         """One timed pass of ``mode`` (write/read): Hadoop's TestDFSIO, or one Spark task per file running
         ``expression``; its per-file figures checked by ``check`` after the window, then the paper's stats."""
         if params["driver"] == "testdfsio":
@@ -161,15 +181,21 @@ class DfsIoWrite(_DfsIo):
             state.written = False
         if params["driver"] == "storbench" and not state.warm:
             warm = ctx.data_uri("dfsio-warmup")
-            frame = spark_session(ctx).createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
-            frame.selectExpr(f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST(1048576 AS BIGINT), "
-                             f"{params['buffer_size']}, {params['replication']})").collect()
+            frame = (
+                spark_session(ctx).createDataFrame([(f"{warm}/w{i}",) for i in range(2)], "uri string").repartition(2)
+            )
+            frame.selectExpr(
+                f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST(1048576 AS BIGINT), "
+                f"{params['buffer_size']}, {params['replication']})"
+            ).collect()
             ctx.target.delete(warm)
             state.warm = True
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        expression = (f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST({params['file_size']} AS BIGINT), "
-                      f"{params['buffer_size']}, {params['replication']})")
+        expression = (
+            f"java_method('storbench.jvm.DfsIo', 'write', uri, CAST({params['file_size']} AS BIGINT), "
+            f"{params['buffer_size']}, {params['replication']})"
+        )
         samples = self.timed(ctx, params, "write", expression)
         ctx.state(DfsIoState).written = True
         return samples
@@ -187,8 +213,13 @@ class DfsIoRead(_DfsIo):
         ctx.evict(self.data_dir(ctx, params))  # both drivers read from the device, not what the write cached
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        return self.timed(ctx, params, "read", f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})",
-                          check=self._all_read)
+        return self.timed(
+            ctx,
+            params,
+            "read",
+            f"java_method('storbench.jvm.DfsIo', 'read', uri, {params['buffer_size']})",
+            check=self._all_read,
+        )
 
     @staticmethod
     def _all_read(results: list[tuple[int, Any]], params: dict[str, Any]) -> None:

@@ -18,9 +18,14 @@ from storbench.errors import WorkloadError
 from storbench.results.model import Sample
 
 MIB = 1024 * 1024
-_FIELDS = {"Number of files": "files", "Total MBytes processed": "total_mib", "Throughput mb/sec": "throughput",
-           "Average IO rate mb/sec": "avg_io_rate", "IO rate std deviation": "io_rate_stddev",
-           "Test exec time sec": "exec_s"}
+_FIELDS = {
+    "Number of files": "files",
+    "Total MBytes processed": "total_mib",
+    "Throughput mb/sec": "throughput",
+    "Average IO rate mb/sec": "avg_io_rate",
+    "IO rate std deviation": "io_rate_stddev",
+    "Test exec time sec": "exec_s",
+}
 
 
 def parse_result(text: str) -> dict[str, float]:
@@ -42,15 +47,27 @@ def parse_result(text: str) -> dict[str, float]:
     return values
 
 
-_SAMPLES = (("dfsio_throughput_mbps", "throughput", "MB/s"), ("dfsio_avg_io_rate_mbps", "avg_io_rate", "MB/s"),
-            ("dfsio_io_rate_stddev_mbps", "io_rate_stddev", "MB/s"), ("dfsio_total_mb", "total_mib", "MB"))
+_SAMPLES = (
+    ("dfsio_throughput_mbps", "throughput", "MB/s"),
+    ("dfsio_avg_io_rate_mbps", "avg_io_rate", "MB/s"),
+    ("dfsio_io_rate_stddev_mbps", "io_rate_stddev", "MB/s"),
+    ("dfsio_total_mb", "total_mib", "MB"),
+)
 
 
 def to_samples(workload: str, values: dict[str, float], labels: dict[str, str] | None = None) -> list[Sample]:
     """TestDFSIO's MiB/s converted to storbench's MB/s (10^6 bytes); a rate it could not measure is None."""
     scale = MIB / 1e6
-    return [Sample(workload, metric, values[key] * scale if math.isfinite(values[key]) else None, unit,
-                   labels={"driver": "testdfsio", **(labels or {})}) for metric, key, unit in _SAMPLES]
+    return [
+        Sample(
+            workload,
+            metric,
+            values[key] * scale if math.isfinite(values[key]) else None,
+            unit,
+            labels={"driver": "testdfsio", **(labels or {})},
+        )
+        for metric, key, unit in _SAMPLES
+    ]
 
 
 def time_limit(params: dict[str, Any]) -> float:
@@ -58,29 +75,43 @@ def time_limit(params: dict[str, Any]) -> float:
     return io_timeout(params["files"] * params["file_size"])
 
 
-def run_testdfsio(ctx: RunContext, workload: str, mode: str, params: dict[str, Any],
-                  labels: dict[str, str]) -> list[Sample]:
+def run_testdfsio(
+    ctx: RunContext, workload: str, mode: str, params: dict[str, Any], labels: dict[str, str]
+) -> list[Sample]:
     hadoop = ctx.engine(HadoopEngine)
     result_file = hadoop.scratch() / f"testdfsio-{mode}.txt"
     # As many files at once as storbench's driver has Spark tasks at once: the local runner's default is one
     # map at a time, which gives each file the whole machine and is not what the other driver measures.
     spark = ctx.engine(SparkEngine)
     slots = min(params["files"], spark.default_parallelism())
-    args = ["-D", f"fs.defaultFS={ctx.root_uri}",
-            *hadoop.framework(spark.master, slots, ctx.data_uri("mapreduce-staging"),
-                              spark.effective_conf().get("spark.yarn.queue")),
-            "-D", f"test.build.data={ctx.data_uri('testdfsio')}",
-            "-D", f"test.io.file.buffer.size={params['buffer_size']}",
-            *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
-            f"-{mode}", "-nrFiles", str(params["files"]), "-size", f"{params['file_size']}B",
-            "-resFile", str(result_file)]
+    args = [
+        "-D",
+        f"fs.defaultFS={ctx.root_uri}",
+        *hadoop.framework(
+            spark.master, slots, ctx.data_uri("mapreduce-staging"), spark.effective_conf().get("spark.yarn.queue")
+        ),
+        "-D",
+        f"test.build.data={ctx.data_uri('testdfsio')}",
+        "-D",
+        f"test.io.file.buffer.size={params['buffer_size']}",
+        *(["-D", f"dfs.replication={params['replication']}"] if params["replication"] else []),
+        f"-{mode}",
+        "-nrFiles",
+        str(params["files"]),
+        "-size",
+        f"{params['file_size']}B",
+        "-resFile",
+        str(result_file),
+    ]
     timeout = time_limit(params)
     with ctx.measure():
         try:
             done = hadoop.run("org.apache.hadoop.fs.TestDFSIO", args, timeout)
         except subprocess.TimeoutExpired:
-            raise WorkloadError(f"{workload}: TestDFSIO did not finish within its {timeout:.0f} s timeout; "
-                                f"killed it (a stalled target?)") from None
+            raise WorkloadError(
+                f"{workload}: TestDFSIO did not finish within its {timeout:.0f} s timeout; "
+                f"killed it (a stalled target?)"
+            ) from None
     if done.returncode != 0:
         last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
         raise WorkloadError(f"{workload}: TestDFSIO exited with {done.returncode}: {last[0][:300]}")

@@ -53,15 +53,26 @@ FIO_PARAMS = (
     SizeParam("bs", str, "1m", "block size per I/O, e.g. 4k, 1m, 512m", what="a fio size"),
     Param("numjobs", int, 1, "parallel fio jobs (each with its own file or device region)", minimum=1),
     Param("iodepth", int, 16, "I/Os in flight per job (async engines)", minimum=1),
-    SizeParam("size", str, "256m", "bytes per job, e.g. 256m or 16g (a bare --scale number sets it in bytes)",
-              what="a fio size"),
+    SizeParam(
+        "size",
+        str,
+        "256m",
+        "bytes per job, e.g. 256m or 16g (a bare --scale number sets it in bytes)",
+        what="a fio size",
+    ),
     Param("runtime_s", int, 0, "seconds to run, time based; 0: run until each job moved its size", minimum=0),
     Param("ramp_time_s", int, 0, "seconds of I/O before measuring starts", minimum=0),
-    Param("ioengine", str, "libaio", "I/O engine; a missing one falls back io_uring → libaio → psync",
-          choices=fio_engine.ENGINE_CHAIN),
+    Param(
+        "ioengine",
+        str,
+        "libaio",
+        "I/O engine; a missing one falls back io_uring → libaio → psync",
+        choices=fio_engine.ENGINE_CHAIN,
+    ),
     Param("direct", bool, True, "O_DIRECT (bypass the page cache); falls back to buffered where refused"),
-    Param("group_reporting", bool, True,
-          "fio reports the jobs as one aggregate (paper 002); false adds per-job samples"),
+    Param(
+        "group_reporting", bool, True, "fio reports the jobs as one aggregate (paper 002); false adds per-job samples"
+    ),
 )
 
 # fio's own figures for the whole job (group aggregate; papers 002, 004), MB = 10^6 bytes; samples
@@ -75,8 +86,12 @@ METRICS = (
         fio_runtime_s   | fio measured runtime                       | s    | mean | shorter/longer
         fio_lat_mean_ms | fio mean latency (submission + completion) | ms   | mean | lower/higher
     """),
-    *(metric(f"fio_clat_{suffix}_ms", f"fio completion latency {suffix.replace('_', '.')}", "ms", "mean",
-             "lower/higher") for suffix in fio_results.PERCENTILES),
+    *(
+        metric(
+            f"fio_clat_{suffix}_ms", f"fio completion latency {suffix.replace('_', '.')}", "ms", "mean", "lower/higher"
+        )
+        for suffix in fio_results.PERCENTILES
+    ),
     *metric_table("""
         # consistency (paper 004): standard deviation of fio's per-second series
         fio_bw_stddev_mbps | fio per-second bandwidth stddev | MB/s | mean | more consistent/less consistent
@@ -91,6 +106,7 @@ BUFFER_MEMORY_SHARE = 0.8
 @dataclass
 class FioState:
     """What the fio workloads of one run share (``ctx.state(FioState)``)."""
+
     device_number: int | None = None  # a device target's major:minor when first checked
     device_path: str | None = None  # the path it resolved to at the last check (fio gets this one)
     device_written: bool = False  # the run wrote the device already: later writes need no blank check
@@ -138,14 +154,18 @@ class _Fio(Workload):
         if size < bs:
             raise InputError(f"{self.name}: size={params['size']} per job is smaller than bs={params['bs']}")
         if params["direct"] and bs % 512:
-            raise InputError(f"{self.name}: bs={params['bs']} is not a multiple of 512 bytes, "
-                             f"which direct=1 needs; use e.g. 4k or set direct=false")
+            raise InputError(
+                f"{self.name}: bs={params['bs']} is not a multiple of 512 bytes, "
+                f"which direct=1 needs; use e.g. 4k or set direct=false"
+            )
         buffers = bs * params["iodepth"] * params["numjobs"]
         memory = available_memory()
         if memory and buffers > memory * BUFFER_MEMORY_SHARE:
-            raise InputError(f"{self.name}: bs {params['bs']} × iodepth {params['iodepth']} × numjobs "
-                             f"{params['numjobs']} needs {human_bytes(buffers)} of I/O buffers, but only "
-                             f"{human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs")
+            raise InputError(
+                f"{self.name}: bs {params['bs']} × iodepth {params['iodepth']} × numjobs "
+                f"{params['numjobs']} needs {human_bytes(buffers)} of I/O buffers, but only "
+                f"{human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs"
+            )
         fio_engine.fio_version()  # fio missing or too old: fail before anything runs
         if self._is_device(ctx):
             device = ctx.target_as(DeviceTarget).path
@@ -155,8 +175,10 @@ class _Fio(Workload):
             check_device_overwrite(device, ctx.allow_device_overwrite)
             capacity = device_size(device)
             if capacity is not None and size * params["numjobs"] > capacity:
-                raise TargetError(f"{self.name}: numjobs {params['numjobs']} × size {params['size']} is more than "
-                                  f"the {human_bytes(capacity)} of {device}; lower size or numjobs")
+                raise TargetError(
+                    f"{self.name}: numjobs {params['numjobs']} × size {params['size']} is more than "
+                    f"the {human_bytes(capacity)} of {device}; lower size or numjobs"
+                )
         self._choice(ctx, params)  # probe now: no engine at all fails before the run starts
 
     def _check_zones(self, device: Path, params: dict[str, Any]) -> None:
@@ -170,29 +192,43 @@ class _Fio(Workload):
         cache = ctx.state(FioState).io
         key = (self.name, params["ioengine"], params["direct"])
         if key not in cache:
-            choice = fio_engine.resolve_io(params["ioengine"], params["direct"], self._location(ctx),
-                                       self._is_device(ctx))
+            choice = fio_engine.resolve_io(
+                params["ioengine"], params["direct"], self._location(ctx), self._is_device(ctx)
+            )
             cache[key] = choice
             for reason in choice.reasons:
                 ctx.notes.append(f"{self.name}: {reason}")
         return cache[key]
 
-    def _spec(self, ctx: RunContext, params: dict[str, Any], create_only: bool = False,
-              log_prefix: str | None = None) -> fio_engine.JobSpec:
+    def _spec(
+        self, ctx: RunContext, params: dict[str, Any], create_only: bool = False, log_prefix: str | None = None
+    ) -> fio_engine.JobSpec:
         choice = self._choice(ctx, params)
         comments = [f"storbench {self.name} (run {ctx.run_id})"]
         if choice.fallback:
-            comments.append(f"fallback: {choice.fallback} (asked: ioengine={choice.requested_engine}, "
-                            f"direct={int(choice.requested_direct)})")
+            comments.append(
+                f"fallback: {choice.fallback} (asked: ioengine={choice.requested_engine}, "
+                f"direct={int(choice.requested_direct)})"
+            )
         device = self._is_device(ctx)
         return fio_engine.JobSpec(
-            name=self.name, rw=self.rw, bs=params["bs"], size=params["size"], numjobs=params["numjobs"],
-            iodepth=params["iodepth"], ioengine=choice.engine, direct=choice.direct,
+            name=self.name,
+            rw=self.rw,
+            bs=params["bs"],
+            size=params["size"],
+            numjobs=params["numjobs"],
+            iodepth=params["iodepth"],
+            ioengine=choice.engine,
+            direct=choice.direct,
             runtime_s=0 if create_only else params["runtime_s"],
             ramp_time_s=0 if create_only else params["ramp_time_s"],
             group_reporting=params["group_reporting"],
-            directory=None if device else self._location(ctx), filename=self._location(ctx) if device else None,
-            log_prefix=log_prefix, create_only=create_only, comments=comments)
+            directory=None if device else self._location(ctx),
+            filename=self._location(ctx) if device else None,
+            log_prefix=log_prefix,
+            create_only=create_only,
+            comments=comments,
+        )
 
     def prepare(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """Untimed: lay out the job's files (reads need data to read; writes get their files allocated)."""
@@ -241,18 +277,39 @@ class _Fio(Workload):
         self._keep(ctx, version, text, choice, number, done, bw_series, iops_series)
         return self._samples(result, choice.labels(), bw_series, iops_series, done)
 
-    def _samples(self, result: fio_results.FioResult, labels: dict[str, str], bw: dict[str, list[float]],
-                 iops: dict[str, list[float]], done: fio_engine.FioRun) -> list[Sample]:
+    def _samples(
+        self,
+        result: fio_results.FioResult,
+        labels: dict[str, str],
+        bw: dict[str, list[float]],
+        iops: dict[str, list[float]],
+        done: fio_engine.FioRun,
+    ) -> list[Sample]:
         """What one fio run reports (storbench.workloads.zoned reports the paper's figures instead)."""
         return samples_for(self.name, result, labels, bw, iops)
 
-    def _keep(self, ctx: RunContext, version: str, text: str, choice: fio_engine.IoChoice, number: int,
-              done: fio_engine.FioRun, bw: dict[str, list[float]], iops: dict[str, list[float]]) -> None:
+    def _keep(
+        self,
+        ctx: RunContext,
+        version: str,
+        text: str,
+        choice: fio_engine.IoChoice,
+        number: int,
+        done: fio_engine.FioRun,
+        bw: dict[str, list[float]],
+        iops: dict[str, list[float]],
+    ) -> None:
         record = ctx.artifacts.setdefault("fio", {"version": version, "workloads": {}})
         entry = record["workloads"].setdefault(self.name, {"job_file": text, "io": choice.to_dict(), "runs": []})
         entry["job_file"] = text
-        entry["runs"].append({"run": number, "fio_wall_s": round(done.wall_s, 6),
-                              "per_second": {"bw_mbps": bw, "iops": iops}, "fio_json": done.data})
+        entry["runs"].append(
+            {
+                "run": number,
+                "fio_wall_s": round(done.wall_s, 6),
+                "per_second": {"bw_mbps": bw, "iops": iops},
+                "fio_json": done.data,
+            }
+        )
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         """The data files go with the run root (the runner removes it); device runs leave only scratch."""
@@ -270,18 +327,28 @@ def direction_samples(workload: str, stats: fio_results.DirectionStats, labels: 
         Sample(workload, "fio_iops", stats.iops, "IOPS", labels=labels),
         Sample(workload, "fio_io_mb", stats.io_bytes / 1e6, "MB", labels=labels),
         Sample(workload, "fio_runtime_s", stats.runtime_ms / 1000, "s", labels=labels),
-        Sample(workload, "fio_lat_mean_ms",
-               _value(stats.lat_mean_ns / 1e6 if stats.lat_mean_ns is not None else None), "ms", labels=labels),
+        Sample(
+            workload,
+            "fio_lat_mean_ms",
+            _value(stats.lat_mean_ns / 1e6 if stats.lat_mean_ns is not None else None),
+            "ms",
+            labels=labels,
+        ),
     ]
     for suffix, percentile in fio_results.PERCENTILES.items():
-        samples.append(Sample(workload, f"fio_clat_{suffix}_ms", _value(stats.percentile_ms(percentile)), "ms",
-                              labels=labels))
+        samples.append(
+            Sample(workload, f"fio_clat_{suffix}_ms", _value(stats.percentile_ms(percentile)), "ms", labels=labels)
+        )
     return samples
 
 
-def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, str],
-                bw_series: dict[str, list[float]] | None = None,
-                iops_series: dict[str, list[float]] | None = None) -> list[Sample]:
+def samples_for(
+    workload: str,
+    result: fio_results.FioResult,
+    labels: dict[str, str],
+    bw_series: dict[str, list[float]] | None = None,
+    iops_series: dict[str, list[float]] | None = None,
+) -> list[Sample]:
     """fio's figures as samples: the aggregate, per job when fio reported jobs separately, per-second spread."""
     aggregate = result.aggregate()
     several = len(aggregate) > 1  # mixed read/write: say which direction
@@ -291,10 +358,24 @@ def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, 
         samples += direction_samples(workload, stats, tagged)
         bw = (bw_series or {}).get(direction, [])
         iops = (iops_series or {}).get(direction, [])
-        samples.append(Sample(workload, "fio_bw_stddev_mbps", _value(fio_results.stddev(bw)), "MB/s",
-                              labels={**tagged, "interval_s": "1"}))
-        samples.append(Sample(workload, "fio_iops_stddev", _value(fio_results.stddev(iops)), "IOPS",
-                              labels={**tagged, "interval_s": "1"}))
+        samples.append(
+            Sample(
+                workload,
+                "fio_bw_stddev_mbps",
+                _value(fio_results.stddev(bw)),
+                "MB/s",
+                labels={**tagged, "interval_s": "1"},
+            )
+        )
+        samples.append(
+            Sample(
+                workload,
+                "fio_iops_stddev",
+                _value(fio_results.stddev(iops)),
+                "IOPS",
+                labels={**tagged, "interval_s": "1"},
+            )
+        )
         if iops_series is not None:  # paper 004's consistency figures, as for every per-second series
             samples += consistency_samples(workload, "iops", iops, tagged)
     if not result.grouped and len(result.jobs) > 1:
@@ -307,8 +388,9 @@ def samples_for(workload: str, result: fio_results.FioResult, labels: dict[str, 
     return samples
 
 
-FioWrite = variant(_Fio, "fio-write", "fio sequential write (paper 002's raw device test)", rw="write",
-                   params=FIO_PARAMS + (FLUSH,))
+FioWrite = variant(
+    _Fio, "fio-write", "fio sequential write (paper 002's raw device test)", rw="write", params=FIO_PARAMS + (FLUSH,)
+)
 FioRead = variant(_Fio, "fio-read", "fio sequential read of files laid out untimed first (paper 002)", rw="read")
 FioRandWrite = variant(_Fio, "fio-randwrite", "fio random write", rw="randwrite", params=FIO_PARAMS + (FLUSH,))
 FioRandRead = variant(_Fio, "fio-randread", "fio random read of files laid out untimed first", rw="randread")

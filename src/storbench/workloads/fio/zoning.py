@@ -22,8 +22,10 @@ WRITES = {"write": "sequential writes", "randwrite": "random writes"}
 def refuse_plain_writes(name: str, rw: str, device: ZonedDevice, where: str, allowed: str) -> None:
     """Writes that are not at the write pointers (fio without zonemode=zbd) on a host-managed device."""
     if device.model == "host-managed" and rw in WRITES:
-        raise InputError(f"{name}: {where} ({device.facts()}) is host-managed: {WRITES[rw]} without zonemode=zbd "
-                         f"miss the write pointers and the device refuses them; allowed: {allowed}")
+        raise InputError(
+            f"{name}: {where} ({device.facts()}) is host-managed: {WRITES[rw]} without zonemode=zbd "
+            f"miss the write pointers and the device refuses them; allowed: {allowed}"
+        )
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,9 @@ class Zoning:
     max_open: int  # 0: fio's default
 
 
-def plan_zoning(name: str, rw: str, params: dict[str, Any], device: ZonedDevice | None,
-                where: str) -> tuple[Zoning, list[str]]:
+def plan_zoning(
+    name: str, rw: str, params: dict[str, Any], device: ZonedDevice | None, where: str
+) -> tuple[Zoning, list[str]]:
     """The zoning of a job on ``where`` (``device``: a raw target's zoned model), and notes; InputError (one
     line: what, where, what is allowed) for a job the device cannot take."""
     bs, size = parse_size(params["bs"]), parse_size(params["size"])
@@ -50,18 +53,25 @@ def plan_zoning(name: str, rw: str, params: dict[str, Any], device: ZonedDevice 
             refuse_plain_writes(name, rw, device, where, "zonemode=zbd or auto")
         block = device.logical_block or 512
         if params["direct"] and bs % block:
-            raise InputError(f"{name}: bs={params['bs']} is not a multiple of the {block}-byte logical block of "
-                             f"{where}, which O_DIRECT needs; allowed: a multiple of {block}, e.g. 4m")
+            raise InputError(
+                f"{name}: bs={params['bs']} is not a multiple of the {block}-byte logical block of "
+                f"{where}, which O_DIRECT needs; allowed: a multiple of {block}, e.g. 4m"
+            )
         if writes and not params["direct"]:
-            raise InputError(f"{name}: buffered writes (direct=false) reach the zoned {where} out of order; "
-                             f"allowed: direct=true")
+            raise InputError(
+                f"{name}: buffered writes (direct=false) reach the zoned {where} out of order; allowed: direct=true"
+            )
         if params["zone_size"] and parse_size(params["zone_size"]) != device.zone_size:
-            raise InputError(f"{name}: zone_size={params['zone_size']} on {where}, whose zones are "
-                             f"{size_text(device.zone_size)}; allowed: zone_size empty (the device's own)")
+            raise InputError(
+                f"{name}: zone_size={params['zone_size']} on {where}, whose zones are "
+                f"{size_text(device.zone_size)}; allowed: zone_size empty (the device's own)"
+            )
         limit = device.max_open_zones or 0
         if limit and params["max_open_zones"] > limit:
-            raise InputError(f"{name}: max_open_zones={params['max_open_zones']} is more than the {limit} "
-                             f"{where} allows; allowed: 1 to {limit}, or 0 for {limit}")
+            raise InputError(
+                f"{name}: max_open_zones={params['max_open_zones']} is more than the {limit} "
+                f"{where} allows; allowed: 1 to {limit}, or 0 for {limit}"
+            )
     zone = device.zone_size if zoned and device else (parse_size(params["zone_size"]) if params["zone_size"] else None)
     mode = params["zonemode"]
     if mode == "auto":  # fio's emulated zones start empty each run: reads would find nothing written in them
@@ -69,17 +79,29 @@ def plan_zoning(name: str, rw: str, params: dict[str, Any], device: ZonedDevice 
     if mode == "none":
         return Zoning("none", zone, False, size, 0), []
     if not zone:
-        raise InputError(f"{name}: zonemode=zbd needs zones and {where} has none; allowed: zone_size=64m (fio "
-                         f"then emulates zones of that size), or zonemode=auto")
+        raise InputError(
+            f"{name}: zonemode=zbd needs zones and {where} has none; allowed: zone_size=64m (fio "
+            f"then emulates zones of that size), or zonemode=auto"
+        )
     if not zoned and not writes:
-        raise InputError(f"{name}: zonemode=zbd reads on zones fio emulates on {where} find nothing (they start "
-                         f"empty each run); allowed: zonemode=auto or none")
+        raise InputError(
+            f"{name}: zonemode=zbd reads on zones fio emulates on {where} find nothing (they start "
+            f"empty each run); allowed: zonemode=auto or none"
+        )
     if zone % bs:
-        raise InputError(f"{name}: bs={params['bs']} does not divide the {size_text(zone)} zones of {where}, so "
-                         f"I/O would straddle zones; allowed: a block size that divides {size_text(zone)}")
+        raise InputError(
+            f"{name}: bs={params['bs']} does not divide the {size_text(zone)} zones of {where}, so "
+            f"I/O would straddle zones; allowed: a block size that divides {size_text(zone)}"
+        )
     job_bytes = -(-size // zone) * zone
-    notes = [] if job_bytes == size else [f"size {params['size']} per job is rounded up to {job_bytes // zone} "
-                                          f"whole zone(s) of {size_text(zone)} on {where}"]
+    notes = (
+        []
+        if job_bytes == size
+        else [
+            f"size {params['size']} per job is rounded up to {job_bytes // zone} "
+            f"whole zone(s) of {size_text(zone)} on {where}"
+        ]
+    )
     max_open = params["max_open_zones"] or (device.max_open_zones or 0 if zoned and device else 0)
     return Zoning("zbd", zone, not zoned, job_bytes, max_open), notes
 

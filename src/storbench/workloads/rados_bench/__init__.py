@@ -77,16 +77,12 @@ DRIVERS = ("rados", "fio")
 
 PARAMS = (
     SizeParam("object_size", str, "4m", "object size (rados bench -O), e.g. 4m"),
-    SizeParam("op_size", str, "", "bytes per write (rados bench -b); empty: the object size",
-              empty="the object size"),
+    SizeParam("op_size", str, "", "bytes per write (rados bench -b); empty: the object size", empty="the object size"),
     Param("threads", int, 16, "concurrent operations (rados bench -t, fio iodepth)", minimum=1),
-    Param("duration_s", int, 60, "seconds each phase runs (a seq read also ends when it read everything)",
-          minimum=1),
+    Param("duration_s", int, 60, "seconds each phase runs (a seq read also ends when it read everything)", minimum=1),
     Param("pool", str, "", "pool to use; empty: the target's (rados://POOL)"),
-    Param("driver", str, "rados", "rados: `rados bench`; fio: fio's rados engine on the same pool",
-          choices=DRIVERS),
-    Param("op_timeout_s", int, 60, "an operation slower than this fails the phase (stopped OSD, full pool)",
-          minimum=5),
+    Param("driver", str, "rados", "rados: `rados bench`; fio: fio's rados engine on the same pool", choices=DRIVERS),
+    Param("op_timeout_s", int, 60, "an operation slower than this fails the phase (stopped OSD, full pool)", minimum=5),
     Param("fio_objects", int, 256, "driver=fio: objects written and re-read (each object_size)", minimum=1),
 )
 
@@ -107,6 +103,7 @@ def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
 class RadosState:
     """What the rados-bench workloads of a run share (``ctx.state(RadosState)``). A write is a dict (run_name,
     driver, conf, pool, prefix, complete, objects, object_size, max_objects, removed: see :func:`owned`)."""
+
     writes: list[dict[str, Any]] = field(default_factory=list)  # every write, recorded before it writes
     last: dict[str, Any] | None = None  # the last complete write: what the reads read
     runs: dict[str, int] = field(default_factory=dict)  # runs so far per workload (numbers names and files)
@@ -130,14 +127,17 @@ class _RadosBench(Workload):
         super().check(ctx, params)
         object_size, op_size = sizes(params)
         if op_size > object_size:
-            raise InputError(f"{self.name}: op_size={params['op_size']} is larger than object_size="
-                             f"{params['object_size']}")
+            raise InputError(
+                f"{self.name}: op_size={params['op_size']} is larger than object_size={params['object_size']}"
+            )
         memory = available_memory()
         if memory and op_size * params["threads"] > memory * BUFFER_MEMORY_SHARE:
-            raise InputError(f"{self.name}: threads {params['threads']} × op_size "
-                             f"{params['op_size'] or params['object_size']} "
-                             f"needs {human_bytes(op_size * params['threads'])} of buffers, more than the "
-                             f"{human_bytes(memory)} of memory available; lower threads or op_size")
+            raise InputError(
+                f"{self.name}: threads {params['threads']} × op_size "
+                f"{params['op_size'] or params['object_size']} "
+                f"needs {human_bytes(op_size * params['threads'])} of buffers, more than the "
+                f"{human_bytes(memory)} of memory available; lower threads or op_size"
+            )
         rados.rados_binary()
         if params["driver"] == "fio":
             require_fio_rados_engine()
@@ -148,13 +148,17 @@ class _RadosBench(Workload):
             probed[key] = _probe(cluster)
         limits = probed[key]
         if limits["max_object_size"] and object_size > limits["max_object_size"]:
-            raise InputError(f"{self.name}: object_size={params['object_size']} is above the OSDs' limit "
-                             f"osd_max_object_size={human_bytes(limits['max_object_size'])}; "
-                             f"use a smaller object_size")
+            raise InputError(
+                f"{self.name}: object_size={params['object_size']} is above the OSDs' limit "
+                f"osd_max_object_size={human_bytes(limits['max_object_size'])}; "
+                f"use a smaller object_size"
+            )
         if limits["max_write_size"] and op_size > limits["max_write_size"]:
-            raise InputError(f"{self.name}: op_size {human_bytes(op_size)} is above the OSDs' limit "
-                             f"osd_max_write_size={limits['max_write_size'] // 2**20} MiB; set op_size (e.g. 4m) "
-                             f"below it")
+            raise InputError(
+                f"{self.name}: op_size {human_bytes(op_size)} is above the OSDs' limit "
+                f"osd_max_write_size={limits['max_write_size'] // 2**20} MiB; set op_size (e.g. 4m) "
+                f"below it"
+            )
 
     # -- the same conditions for both drivers ------------------------------------------------
 
@@ -171,8 +175,13 @@ class _RadosBench(Workload):
         evicted = ctx.target.evict(ctx.root_uri)
         ctx.window.rules["cache"] = "warm" if why else "cold"
         ctx.window.rules["cache_drop"] = "none" if why else ("osd caches, osd files" if evicted else "osd caches")
-        if why and (note := f"{self.name}: the OSDs kept their caches (ceph tell osd.* cache drop: {why}); "
-                            f"the read is warm") not in ctx.notes:
+        if (
+            why
+            and (
+                note := f"{self.name}: the OSDs kept their caches (ceph tell osd.* cache drop: {why}); the read is warm"
+            )
+            not in ctx.notes
+        ):
             ctx.notes.append(note)
 
     # -- running --------------------------------------------------------------------------
@@ -183,18 +192,29 @@ class _RadosBench(Workload):
         counts = state.runs
         number = counts[self.name] = counts.get(self.name, 0) + 1
         if self.mode == "write":
-            record = {"run_name": f"storbench-{ctx.run_id}-w{number}", "driver": params["driver"],
-                      "conf": cluster.conf, "pool": cluster.pool, "prefix": None, "complete": False,
-                      "objects": None, "object_size": sizes(params)[0]}
+            record = {
+                "run_name": f"storbench-{ctx.run_id}-w{number}",
+                "driver": params["driver"],
+                "conf": cluster.conf,
+                "pool": cluster.pool,
+                "prefix": None,
+                "complete": False,
+                "objects": None,
+                "object_size": sizes(params)[0],
+            }
             state.writes.append(record)  # before anything is written: cleanup finds it after any failure
         else:
             record = state.last
             if record is None:
-                raise WorkloadError(f"{self.name} reads what rados-bench-write wrote earlier in this run; "
-                                    f"list rados-bench-write before it in the suite")
+                raise WorkloadError(
+                    f"{self.name} reads what rados-bench-write wrote earlier in this run; "
+                    f"list rados-bench-write before it in the suite"
+                )
             if record["driver"] != params["driver"]:
-                raise WorkloadError(f"{self.name}: driver={params['driver']} cannot read what driver="
-                                    f"{record['driver']} wrote; use one driver for the whole suite")
+                raise WorkloadError(
+                    f"{self.name}: driver={params['driver']} cannot read what driver="
+                    f"{record['driver']} wrote; use one driver for the whole suite"
+                )
             cluster = rados.Cluster(record["conf"], record["pool"], params["op_timeout_s"])  # where it was written
         scratch = ctx.scratch("rados")
         if params["driver"] == "fio":
@@ -207,19 +227,29 @@ class _RadosBench(Workload):
             return None
         cap = int(avail * FILL_SHARE) // object_size
         if cap < threads:
-            raise WorkloadError(f"{self.name}: pool {cluster.pool} has only {human_bytes(avail)} free; "
-                                f"free space or start Ceph with a larger --osd-gb")
+            raise WorkloadError(
+                f"{self.name}: pool {cluster.pool} has only {human_bytes(avail)} free; "
+                f"free space or start Ceph with a larger --osd-gb"
+            )
         return cap
 
-    def _run_rados(self, ctx: RunContext, params: dict[str, Any], cluster: rados.Cluster, record: dict[str, Any],
-                   number: int, scratch: Path) -> list[Sample]:
+    def _run_rados(
+        self,
+        ctx: RunContext,
+        params: dict[str, Any],
+        cluster: rados.Cluster,
+        record: dict[str, Any],
+        number: int,
+        scratch: Path,
+    ) -> list[Sample]:
         object_size, op_size = sizes(params)
         cap = None
         if self.mode == "write":
             cap = self._cap_objects(ctx, cluster, object_size, params["threads"])
             record["max_objects"] = cap
-        argv = cluster.bench_argv(self.mode, params["duration_s"], params["threads"], record["run_name"],
-                                  op_size, object_size, cap)
+        argv = cluster.bench_argv(
+            self.mode, params["duration_s"], params["threads"], record["run_name"], op_size, object_size, cap
+        )
         timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
         # The write's prefix is known from the child's PID the moment it starts: an interrupted write is
         # cleaned up too (rados bench prints its prefix, but only its output after it returns says so).
@@ -232,52 +262,84 @@ class _RadosBench(Workload):
             record["prefix"] = output.prefix or record["prefix"]
             record["complete"] = done.returncode == 0 and output.complete
             record["objects"] = int(output.summary["ops"]) if record["complete"] else None
-        entry = {"run": number, "driver": "rados", "command": argv, "run_name": record["run_name"],
-                 "returncode": done.returncode, "wall_s": round(done.wall_s, 6), **output.to_dict(),
-                 "output": done.stdout}
+        entry = {
+            "run": number,
+            "driver": "rados",
+            "command": argv,
+            "run_name": record["run_name"],
+            "returncode": done.returncode,
+            "wall_s": round(done.wall_s, 6),
+            **output.to_dict(),
+            "output": done.stdout,
+        }
         self._keep(ctx, cluster, entry)
         if done.returncode is None:  # it may report an error and still not exit (an OSD stopped mid-write)
             errors = "\n".join(output.errors)
             said = f" after it reported: {rados.first_error(errors)}" if errors else ""
-            raise WorkloadError(f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
-                                f"killed{said}{hint(' '.join(output.errors))}")
+            raise WorkloadError(
+                f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
+                f"killed{said}{hint(' '.join(output.errors))}"
+            )
         if done.returncode != 0 or not output.complete:
             message = rados.first_error(done.stderr, "\n".join(output.errors), done.stdout)
-            raise WorkloadError(f"{self.name}: rados bench {self.mode} failed (exit {done.returncode}) after "
-                                f"{done.wall_s:.0f} s: {message}{hint(message)}")
+            raise WorkloadError(
+                f"{self.name}: rados bench {self.mode} failed (exit {done.returncode}) after "
+                f"{done.wall_s:.0f} s: {message}{hint(message)}"
+            )
         if self.mode == "write":
             ctx.state(RadosState).last = record
             if cap and record["objects"] >= cap:
-                ctx.notes.append(f"{self.name}: the write stopped after {record['objects']} objects "
-                                 f"({output.summary['time_s']:.1f} of {params['duration_s']} s) at "
-                                 f"{FILL_SHARE:.0%} of the pool's free space; start Ceph with a larger --osd-gb "
-                                 f"for longer writes")
+                ctx.notes.append(
+                    f"{self.name}: the write stopped after {record['objects']} objects "
+                    f"({output.summary['time_s']:.1f} of {params['duration_s']} s) at "
+                    f"{FILL_SHARE:.0%} of the pool's free space; start Ceph with a larger --osd-gb "
+                    f"for longer writes"
+                )
         return figure_samples(self.name, bench_figures(output.summary), {}, output.iops_series())
 
     def _keep(self, ctx: RunContext, cluster: rados.Cluster, entry: dict[str, Any]) -> None:
-        record = ctx.artifacts.setdefault("rados", {"version": rados.rados_version(), "conf": cluster.conf,
-                                                    "pool": cluster.pool, "workloads": {}})
+        record = ctx.artifacts.setdefault(
+            "rados", {"version": rados.rados_version(), "conf": cluster.conf, "pool": cluster.pool, "workloads": {}}
+        )
         record["workloads"].setdefault(self.name, {"runs": []})["runs"].append(entry)
 
     # -- the fio driver ---------------------------------------------------------------------
 
-    def _run_fio(self, ctx: RunContext, params: dict[str, Any], cluster: rados.Cluster, record: dict[str, Any],
-                 number: int, scratch: Path) -> list[Sample]:
+    def _run_fio(
+        self,
+        ctx: RunContext,
+        params: dict[str, Any],
+        cluster: rados.Cluster,
+        record: dict[str, Any],
+        number: int,
+        scratch: Path,
+    ) -> list[Sample]:
         object_size, op_size = sizes(params)
         if self.mode == "write":
             objects = params["fio_objects"]
             cap = self._cap_objects(ctx, cluster, object_size, 1)
             if cap is not None and objects > cap:
-                ctx.notes.append(f"{self.name}: fio_objects {objects} lowered to {cap} ({FILL_SHARE:.0%} of the "
-                                 f"pool's free space)")
+                ctx.notes.append(
+                    f"{self.name}: fio_objects {objects} lowered to {cap} ({FILL_SHARE:.0%} of the pool's free space)"
+                )
                 objects = cap
             record["objects"] = objects
         objects = record["objects"]
         rw = {"write": "write", "seq": "read", "rand": "randread"}[self.mode]
         logs = scratch / f"{self.name}-{number}-logs"
         logs.mkdir(parents=True, exist_ok=True)
-        text = fio_rados_job(self.name, rw, cluster, record["run_name"], objects, object_size, op_size,
-                             params["threads"], params["duration_s"], str(logs / self.name))
+        text = fio_rados_job(
+            self.name,
+            rw,
+            cluster,
+            record["run_name"],
+            objects,
+            object_size,
+            op_size,
+            params["threads"],
+            params["duration_s"],
+            str(logs / self.name),
+        )
         job = scratch / f"{self.name}-{number}.fio"
         job.write_text(text)
         timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
@@ -290,8 +352,14 @@ class _RadosBench(Workload):
         direction = "write" if self.mode == "write" else "read"
         iops = fio_results.read_log_series(str(logs / self.name), "iops").get(direction, [])
         mbps = fio_results.read_log_series(str(logs / self.name), "bw").get(direction, [])
-        entry = {"run": number, "driver": "fio", "job_file": text, "run_name": record["run_name"],
-                 "error": error, "per_second": {"iops": iops, "mbps": mbps}}
+        entry = {
+            "run": number,
+            "driver": "fio",
+            "job_file": text,
+            "run_name": record["run_name"],
+            "error": error,
+            "per_second": {"iops": iops, "mbps": mbps},
+        }
         if error:
             self._keep(ctx, cluster, entry)
             raise WorkloadError(f"{self.name}: {error}{hint(error)}")
@@ -316,8 +384,9 @@ class _RadosBench(Workload):
         writes = [w for w in ctx.state(RadosState).writes if not w.get("removed")]
         if ctx.keep_data:
             for write in writes:
-                ctx.notes.append(f"{self.name}: --keep-data: this run's objects stay in pool {write['pool']}: "
-                                 f"{_left(write)}")
+                ctx.notes.append(
+                    f"{self.name}: --keep-data: this run's objects stay in pool {write['pool']}: {_left(write)}"
+                )
             return
         by_pool: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for write in writes:
@@ -359,23 +428,36 @@ def owned(write: dict[str, Any], name: str) -> bool:
 def _probe(cluster: rados.Cluster) -> dict[str, int | None]:
     pools = cluster.pools()
     if cluster.pool not in pools:
-        raise InputError(f"pool {cluster.pool!r} does not exist on the Ceph cluster of {cluster.conf}; storbench "
-                         f"does not create pools: create it (ceph osd pool create {cluster.pool}) or use one of: "
-                         f"{', '.join(pools) or 'none'}")
+        raise InputError(
+            f"pool {cluster.pool!r} does not exist on the Ceph cluster of {cluster.conf}; storbench "
+            f"does not create pools: create it (ceph osd pool create {cluster.pool}) or use one of: "
+            f"{', '.join(pools) or 'none'}"
+        )
     max_write = cluster.osd_limit("osd_max_write_size")  # MiB
-    return {"max_object_size": cluster.osd_limit("osd_max_object_size"),
-            "max_write_size": max_write * 2**20 if max_write else None}
+    return {
+        "max_object_size": cluster.osd_limit("osd_max_object_size"),
+        "max_write_size": max_write * 2**20 if max_write else None,
+    }
 
 
 def _register(name: str, mode: str, description: str) -> type[_RadosBench]:
-    cls = type(re.sub(r"\W", "", name.title()), (_RadosBench,), {
-        "name": name, "mode": mode, "description": description, "__module__": __name__,
-        "after": () if mode == "write" else ("rados-bench-write",)})
+    cls = type(
+        re.sub(r"\W", "", name.title()),
+        (_RadosBench,),
+        {
+            "name": name,
+            "mode": mode,
+            "description": description,
+            "__module__": __name__,
+            "after": () if mode == "write" else ("rados-bench-write",),
+        },
+    )
     return register(cls)
 
 
-RadosBenchWrite = _register("rados-bench-write", "write",
-                            "rados bench write of new objects (paper 004: 4 MB objects, 16 threads, 1800 s)")
+RadosBenchWrite = _register(
+    "rados-bench-write", "write", "rados bench write of new objects (paper 004: 4 MB objects, 16 threads, 1800 s)"
+)
 RadosBenchSeq = _register("rados-bench-seq", "seq", "rados bench sequential read of what rados-bench-write wrote")
 RadosBenchRand = _register("rados-bench-rand", "rand", "rados bench random read of what rados-bench-write wrote")
 

@@ -45,28 +45,40 @@ def hint(message: str) -> str:
 
 def bench_figures(summary: dict[str, float]) -> dict[str, float | None]:
     """The metrics from rados bench's summary (storbench.engines.rados.parse_bench)."""
-    return {"rados_bw_mbps": _scaled(summary.get("bw_mibps"), rados.MIB_TO_MB),
-            "rados_avg_iops": summary.get("avg_iops"), "rados_stddev_iops": summary.get("stddev_iops"),
-            "rados_max_iops": summary.get("max_iops"), "rados_min_iops": summary.get("min_iops"),
-            "rados_avg_lat_ms": _scaled(summary.get("avg_lat_s"), 1000.0),
-            "rados_max_lat_ms": _scaled(summary.get("max_lat_s"), 1000.0), "rados_ops": summary.get("ops")}
+    return {
+        "rados_bw_mbps": _scaled(summary.get("bw_mibps"), rados.MIB_TO_MB),
+        "rados_avg_iops": summary.get("avg_iops"),
+        "rados_stddev_iops": summary.get("stddev_iops"),
+        "rados_max_iops": summary.get("max_iops"),
+        "rados_min_iops": summary.get("min_iops"),
+        "rados_avg_lat_ms": _scaled(summary.get("avg_lat_s"), 1000.0),
+        "rados_max_lat_ms": _scaled(summary.get("max_lat_s"), 1000.0),
+        "rados_ops": summary.get("ops"),
+    }
 
 
 def fio_figures(data: dict[str, Any], iops: list[float]) -> dict[str, float | None]:
     """The same metrics from fio's figures for one direction (``data``) and its per-second IOPS."""
-    return {"rados_bw_mbps": data["bw_bytes"] / 1e6, "rados_avg_iops": data["iops"],
-            "rados_stddev_iops": statistics.stdev(iops) if len(iops) >= 2 else None,
-            "rados_max_iops": max(iops) if iops else None, "rados_min_iops": min(iops) if iops else None,
-            "rados_avg_lat_ms": _scaled(data.get("lat_ns", {}).get("mean"), 1e-6),
-            "rados_max_lat_ms": _scaled(data.get("lat_ns", {}).get("max"), 1e-6),
-            "rados_ops": float(data["total_ios"])}
+    return {
+        "rados_bw_mbps": data["bw_bytes"] / 1e6,
+        "rados_avg_iops": data["iops"],
+        "rados_stddev_iops": statistics.stdev(iops) if len(iops) >= 2 else None,
+        "rados_max_iops": max(iops) if iops else None,
+        "rados_min_iops": min(iops) if iops else None,
+        "rados_avg_lat_ms": _scaled(data.get("lat_ns", {}).get("mean"), 1e-6),
+        "rados_max_lat_ms": _scaled(data.get("lat_ns", {}).get("max"), 1e-6),
+        "rados_ops": float(data["total_ios"]),
+    }
 
 
-def figure_samples(workload: str, figures: dict[str, float | None], labels: dict[str, str],
-                   iops: list[float | None]) -> list[Sample]:
+def figure_samples(
+    workload: str, figures: dict[str, float | None], labels: dict[str, str], iops: list[float | None]
+) -> list[Sample]:
     """The figures and the consistency of the per-second IOPS (None: an n/a second, skipped, not a stall)."""
-    samples = [Sample(workload, metric, value, UNITS.get(metric, "IOPS"), labels=dict(labels))
-               for metric, value in figures.items()]
+    samples = [
+        Sample(workload, metric, value, UNITS.get(metric, "IOPS"), labels=dict(labels))
+        for metric, value in figures.items()
+    ]
     # IOPS only: with a fixed op size the MB/s series is the IOPS series times a constant (same CV,
     # stalls and relative changes); both series are kept in the artifacts.
     return samples + consistency_samples(workload, "iops", iops, labels)

@@ -41,19 +41,34 @@ WITH_STATISTICS = ("parquet",)  # formats whose files carry what skipping needs 
 DATA_PARAMS = (
     Param("rows", int, 400_000, "rows in the fact table (ids 0 … rows-1)", minimum=100),
     Param("dates", int, 20, "dates (partition folders, one file each) the rows are spread over", minimum=2),
-    Param("row_group_kb", int, 128, "Parquet row group size in KiB (Parquet's default: 131072; small at the tiny "
-          "scale, so that a file holds several)", minimum=1),
-    Param("format", str, "parquet", "storage format of both tables: parquet, or csv (no statistics: skipping=off "
-          "only, a baseline)", choices=("parquet", "csv")),
+    Param(
+        "row_group_kb",
+        int,
+        128,
+        "Parquet row group size in KiB (Parquet's default: 131072; small at the tiny "
+        "scale, so that a file holds several)",
+        minimum=1,
+    ),
+    Param(
+        "format",
+        str,
+        "parquet",
+        "storage format of both tables: parquet, or csv (no statistics: skipping=off only, a baseline)",
+        choices=("parquet", "csv"),
+    ),
     Param("bloom", bool, True, "write a Parquet bloom filter per row group on item_sk (skipping-lookup uses it)"),
     Param("seed", int, 11, "seed of item_sk's spread", minimum=0),
 )
-SKIPPING = Param("skipping", str, "on", "on: Spark's defaults (Parquet filter pushdown, partition pruning, dynamic "
-                 "partition pruning); off: none of them", choices=MODES)
+SKIPPING = Param(
+    "skipping",
+    str,
+    "on",
+    "on: Spark's defaults (Parquet filter pushdown, partition pruning, dynamic partition pruning); off: none of them",
+    choices=MODES,
+)
 COLD_CACHE = Param("cold_cache", bool, True, "evict both tables' files from the page cache before each query")
 QUERY_PARAMS = DATA_PARAMS + (SKIPPING, COLD_CACHE)
-OFF_CONF = {"spark.sql.parquet.filterPushdown": "false",
-            "spark.sql.optimizer.dynamicPartitionPruning.enabled": "false"}
+OFF_CONF = {"spark.sql.parquet.filterPushdown": "false", "spark.sql.optimizer.dynamicPartitionPruning.enabled": "false"}
 ON_CONF = {key: "true" for key in OFF_CONF}  # Spark's defaults, set again: a sweep point of off came before
 
 # the dataset's size and rows are declared alike by spark_transforms and tpcds
@@ -77,8 +92,10 @@ S3A_CONF = {"spark.hadoop.fs.s3a.input.stream.type": "classic"}
 @register
 class SkippingGen(Workload):
     name = "skipping-gen"
-    description = ("write the skipping family's fact table (sorted on id, one Parquet file per date folder, small row "
-                   "groups, bloom filters on item_sk) and its date dimension")
+    description = (
+        "write the skipping family's fact table (sorted on id, one Parquet file per date folder, small row "
+        "groups, bloom filters on item_sk) and its date dimension"
+    )
     params = DATA_PARAMS + (FLUSH,)
     metrics = METRICS
 
@@ -95,13 +112,24 @@ class SkippingGen(Workload):
         fact, dim = ctx.data_uri("skipping/fact"), ctx.data_uri("skipping/date_dim")
         spark = spark_session(ctx)
         with ctx.measure():
-            data.write(spark, params["rows"], params["dates"], params["seed"], params["format"],
-                       params["row_group_kb"], params["bloom"], fact, dim)
+            data.write(
+                spark,
+                params["rows"],
+                params["dates"],
+                params["seed"],
+                params["format"],
+                params["row_group_kb"],
+                params["bloom"],
+                fact,
+                dim,
+            )
         state = ctx.state(data.SkippingData)
         state.fact_uri, state.dim_uri, state.format = fact, dim, params["format"]
         state.rows, state.dates, state.seed = params["rows"], params["dates"], params["seed"]
-        return [Sample(self.name, "rows", float(params["rows"]), "rows"),
-                Sample(self.name, "dataset_mb", ctx.target.size_bytes(ctx.data_uri("skipping")) / 1e6, "MB")]
+        return [
+            Sample(self.name, "rows", float(params["rows"]), "rows"),
+            Sample(self.name, "dataset_mb", ctx.target.size_bytes(ctx.data_uri("skipping")) / 1e6, "MB"),
+        ]
 
 
 class _Query(Workload):
@@ -122,9 +150,11 @@ class _Query(Workload):
 
     def check_params(self, params: dict[str, Any], target: Target) -> None:
         if self._mode(params) == "on" and params["format"] not in WITH_STATISTICS:
-            raise InputError(f"workload {self.name}: skipping=on needs a format with statistics "
-                             f"({', '.join(WITH_STATISTICS)}); format={params['format']} has none "
-                             f"(use --set skipping=off for a {params['format']} baseline)")
+            raise InputError(
+                f"workload {self.name}: skipping=on needs a format with statistics "
+                f"({', '.join(WITH_STATISTICS)}); format={params['format']} has none "
+                f"(use --set skipping=off for a {params['format']} baseline)"
+            )
 
     def sql(self, d: data.SkippingData) -> str:
         raise NotImplementedError
@@ -159,12 +189,14 @@ class _Query(Workload):
         read = bytes_read(spark, scheme) - before
         self._check_answer(ctx, d, self._mode(params), rows)
         scans = scan_totals(frame)
-        return [Sample(self.name, "target_read_mb", read / 1e6 if local else None, "MB"),
-                Sample(self.name, "rows_scanned", float(scans["rows_scanned"]), "rows"),
-                Sample(self.name, "files_read", float(scans["files_read"]), "files"),
-                Sample(self.name, "files_mb", scans["files_bytes"] / 1e6, "MB"),
-                Sample(self.name, "partitions_read", float(scans["partitions_read"]), "folders"),
-                Sample(self.name, "answer_rows", float(len(rows)), "rows")]
+        return [
+            Sample(self.name, "target_read_mb", read / 1e6 if local else None, "MB"),
+            Sample(self.name, "rows_scanned", float(scans["rows_scanned"]), "rows"),
+            Sample(self.name, "files_read", float(scans["files_read"]), "files"),
+            Sample(self.name, "files_mb", scans["files_bytes"] / 1e6, "MB"),
+            Sample(self.name, "partitions_read", float(scans["partitions_read"]), "folders"),
+            Sample(self.name, "answer_rows", float(len(rows)), "rows"),
+        ]
 
     def _check_answer(self, ctx: RunContext, d: data.SkippingData, mode: str, rows: list[Any]) -> None:
         """The generator's arithmetic, and the other mode's answer when it ran in this run on the same data."""
@@ -176,8 +208,10 @@ class _Query(Workload):
         answers[mode] = summarize(rows).checksum
         other = answers.get("off" if mode == "on" else "on")
         if other is not None and other != answers[mode]:
-            raise WorkloadError(f"{self.name}: skipping={mode} answered differently from the other mode "
-                                f"(checksums {answers[mode]} and {other})")
+            raise WorkloadError(
+                f"{self.name}: skipping={mode} answered differently from the other mode "
+                f"(checksums {answers[mode]} and {other})"
+            )
         ctx.artifacts.setdefault("skipping", {})[self.query] = dict(answers)
 
 
@@ -237,10 +271,12 @@ class _Join(_Query):
 
     def sql(self, d: data.SkippingData) -> str:
         first, last = _dates(d)
-        return ("SELECT d_year, d_moy, d_dom, count(*) AS n, sum(price) AS revenue FROM fact "
-                "JOIN date_dim ON fact.date_sk = date_dim.d_date_sk "
-                f"WHERE d_date BETWEEN date_add(DATE'{data.FIRST_DATE}', {first}) "
-                f"AND date_add(DATE'{data.FIRST_DATE}', {last}) GROUP BY d_year, d_moy, d_dom ORDER BY d_year, d_moy, d_dom")
+        return (
+            "SELECT d_year, d_moy, d_dom, count(*) AS n, sum(price) AS revenue FROM fact "
+            "JOIN date_dim ON fact.date_sk = date_dim.d_date_sk "
+            f"WHERE d_date BETWEEN date_add(DATE'{data.FIRST_DATE}', {first}) "
+            f"AND date_add(DATE'{data.FIRST_DATE}', {last}) GROUP BY d_year, d_moy, d_dom ORDER BY d_year, d_moy, d_dom"
+        )
 
     def expected_rows(self, d: data.SkippingData) -> int:
         first, last = _dates(d)
@@ -250,12 +286,18 @@ class _Join(_Query):
         return sum(int(row["n"]) for row in rows)
 
 
-for _cls, _what in ((_Point, "equality on the sorted id (row-group min/max statistics)"),
-                    (_Range, "a range of 1% of the sorted ids (row-group min/max statistics)"),
-                    (_Lookup, "equality on item_sk, spread over every row group (Parquet bloom filters)"),
-                    (_Join, "the fact table joined to the date dimension filtered on a date range (dynamic "
-                            "partition pruning)")):
+for _cls, _what in (
+    (_Point, "equality on the sorted id (row-group min/max statistics)"),
+    (_Range, "a range of 1% of the sorted ids (row-group min/max statistics)"),
+    (_Lookup, "equality on item_sk, spread over every row group (Parquet bloom filters)"),
+    (_Join, "the fact table joined to the date dimension filtered on a date range (dynamic partition pruning)"),
+):
     variant(_cls, f"skipping-{_cls.query}", f"{_what}, with skipping=on or off")
     # the same query always with skipping off, beside the first in one suite (its samples, its row in reports)
-    variant(_cls, f"skipping-{_cls.query}-off", f"{_what}, with skipping off", mode="off",
-            params=DATA_PARAMS + (COLD_CACHE,))
+    variant(
+        _cls,
+        f"skipping-{_cls.query}-off",
+        f"{_what}, with skipping off",
+        mode="off",
+        params=DATA_PARAMS + (COLD_CACHE,),
+    )

@@ -28,6 +28,7 @@ BYTES_PER_ROW = 60  # on storage, for the free-space check (the payload is 32 he
 @dataclass
 class SkippingData:
     """What skipping-gen wrote, which every query reads (``ctx.state``), and each query's answers by mode."""
+
     fact_uri: str | None = None
     dim_uri: str | None = None
     format: str = "parquet"
@@ -51,34 +52,43 @@ def first_id_of(index: int, rows: int, dates: int) -> int:
     return -(-index * rows // dates)
 
 
-def write(spark: Any, rows: int, dates: int, seed: int, fmt: str, row_group_kb: int, bloom: bool,
-          fact_uri: str, dim_uri: str) -> None:
+def write(
+    spark: Any, rows: int, dates: int, seed: int, fmt: str, row_group_kb: int, bloom: bool, fact_uri: str, dim_uri: str
+) -> None:
     """Both tables, generated in the JVM: one task per date, each writing its ids in order."""
     from pyspark.sql import functions as F
 
-    fact = (spark.range(0, rows, 1, dates)
-            .withColumn("date_sk", F.expr(f"CAST(id * {dates} DIV {rows} + {FIRST_DATE_SK} AS INT)"))
-            .withColumn("item_sk", F.expr(f"pmod(id * {_SPREAD} + {seed}, {2**31})"))
-            .withColumn("quantity", F.expr("CAST(id % 100 AS INT)"))
-            .withColumn("price", F.expr("CAST((id % 10000) / 100.0 AS DOUBLE)"))
-            .withColumn("payload", F.md5(F.col("id").cast("string")))
-            .withColumn(PARTITION, F.col("date_sk"))
-            # the write's own ordering (by partition) is then met: each file keeps its ids in order
-            .sortWithinPartitions(PARTITION, "id"))
+    fact = (
+        spark.range(0, rows, 1, dates)
+        .withColumn("date_sk", F.expr(f"CAST(id * {dates} DIV {rows} + {FIRST_DATE_SK} AS INT)"))
+        .withColumn("item_sk", F.expr(f"pmod(id * {_SPREAD} + {seed}, {2**31})"))
+        .withColumn("quantity", F.expr("CAST(id % 100 AS INT)"))
+        .withColumn("price", F.expr("CAST((id % 10000) / 100.0 AS DOUBLE)"))
+        .withColumn("payload", F.md5(F.col("id").cast("string")))
+        .withColumn(PARTITION, F.col("date_sk"))
+        # the write's own ordering (by partition) is then met: each file keeps its ids in order
+        .sortWithinPartitions(PARTITION, "id")
+    )
     writer = fact.write.mode("errorifexists").partitionBy(PARTITION)
     if fmt == "parquet":
         writer = writer.option("parquet.block.size", str(row_group_kb * 1024))
         if bloom:
-            writer = (writer.option("parquet.bloom.filter.enabled#item_sk", "true")
-                      .option("parquet.bloom.filter.expected.ndv#item_sk", str(row_group_kb * 1024 // 40)))  # rows per group
+            writer = writer.option("parquet.bloom.filter.enabled#item_sk", "true").option(
+                "parquet.bloom.filter.expected.ndv#item_sk", str(row_group_kb * 1024 // 40)
+            )  # rows per group
     else:
         writer = writer.option("header", True)
     writer.format(fmt).save(fact_uri)
-    dim = (spark.range(0, dates, 1, 1)
-           .select((F.col("id") + FIRST_DATE_SK).cast("int").alias("d_date_sk"),
-                   F.expr(f"date_add(DATE'{FIRST_DATE}', CAST(id AS INT))").alias("d_date"))
-           .withColumn("d_year", F.year("d_date")).withColumn("d_moy", F.month("d_date"))
-           .withColumn("d_dom", F.dayofmonth("d_date")))
+    dim = (
+        spark.range(0, dates, 1, 1)
+        .select(
+            (F.col("id") + FIRST_DATE_SK).cast("int").alias("d_date_sk"),
+            F.expr(f"date_add(DATE'{FIRST_DATE}', CAST(id AS INT))").alias("d_date"),
+        )
+        .withColumn("d_year", F.year("d_date"))
+        .withColumn("d_moy", F.month("d_date"))
+        .withColumn("d_dom", F.dayofmonth("d_date"))
+    )
     dim_writer = dim.write.mode("errorifexists")
     (dim_writer.option("header", True) if fmt == "csv" else dim_writer).format(fmt).save(dim_uri)
 
@@ -100,8 +110,12 @@ def fact_frame(spark: Any, data: SkippingData, skipping: bool) -> Any:
     if data.format == "csv":
         reader = reader.option("header", True)
     if skipping:
-        frame = (reader.schema(f"{FILE_DDL}, {PARTITION} INT").load(data.fact_uri)
-                 .drop("date_sk").withColumnRenamed(PARTITION, "date_sk"))
+        frame = (
+            reader.schema(f"{FILE_DDL}, {PARTITION} INT")
+            .load(data.fact_uri)
+            .drop("date_sk")
+            .withColumnRenamed(PARTITION, "date_sk")
+        )
     else:
         frame = reader.schema(FILE_DDL).option("recursiveFileLookup", "true").load(data.fact_uri)
     return frame.select(*COLUMNS)

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-SCAN_METRICS = {"numOutputRows": "rows_scanned", "numFiles": "files_read", "filesSize": "files_bytes",
-                "numPartitions": "partitions_read"}
+SCAN_METRICS = {
+    "numOutputRows": "rows_scanned",
+    "numFiles": "files_read",
+    "filesSize": "files_bytes",
+    "numPartitions": "partitions_read",
+}
 
 
 def scan_totals(frame: Any) -> dict[str, int]:

@@ -34,18 +34,41 @@ METRIC_SECTION = 50  # where this section comes in reports (storbench.analysis.m
 RECORD_BYTES = 100
 TERA_PARAMS = (
     Param("size_bytes", int, 100_000_000, "data set size in bytes (records = size / 100), e.g. 1G", minimum=100),
-    Param("partition_mb", int, 128, "size of each generated and sorted file in MB (paper 001: 128, 512, 1024)",
-          minimum=1),
-    Param("seed", int, 0, "first row of TeraGen's sequence: 0 gives exactly Hadoop TeraGen's rows; another value "
-          "gives rows seed … seed+N-1, a different data set of the same distribution", minimum=0),
-    Param("format", str, "parquet", "how records are stored: parquet (key/value binary columns) or tera "
-          "(Hadoop's 100-byte record files, readable by Hadoop's TeraSort and TeraValidate)",
-          choices=("parquet", "tera")),
-    Param("checksum", bool, True, "format=tera on file://: write through Hadoop's checksummed local file system "
-          "(a CRC per 512 bytes and .crc side files, as Hadoop's TeraGen writes there) or, false, through the raw "
-          "one (the drive's rate without the CPU's CRC rate); hdfs:// always checksums, s3:// never"),
-    Param("committer", str, s3a.DEFAULT_COMMITTER, "output committer on s3:// targets: file (Spark's classic, "
-          "rename on commit), directory, partitioned or magic (S3A's)", choices=s3a.COMMITTERS),
+    Param(
+        "partition_mb", int, 128, "size of each generated and sorted file in MB (paper 001: 128, 512, 1024)", minimum=1
+    ),
+    Param(
+        "seed",
+        int,
+        0,
+        "first row of TeraGen's sequence: 0 gives exactly Hadoop TeraGen's rows; another value "
+        "gives rows seed … seed+N-1, a different data set of the same distribution",
+        minimum=0,
+    ),
+    Param(
+        "format",
+        str,
+        "parquet",
+        "how records are stored: parquet (key/value binary columns) or tera "
+        "(Hadoop's 100-byte record files, readable by Hadoop's TeraSort and TeraValidate)",
+        choices=("parquet", "tera"),
+    ),
+    Param(
+        "checksum",
+        bool,
+        True,
+        "format=tera on file://: write through Hadoop's checksummed local file system "
+        "(a CRC per 512 bytes and .crc side files, as Hadoop's TeraGen writes there) or, false, through the raw "
+        "one (the drive's rate without the CPU's CRC rate); hdfs:// always checksums, s3:// never",
+    ),
+    Param(
+        "committer",
+        str,
+        s3a.DEFAULT_COMMITTER,
+        "output committer on s3:// targets: file (Spark's classic, "
+        "rename on commit), directory, partitioned or magic (S3A's)",
+        choices=s3a.COMMITTERS,
+    ),
 )
 # TeraGen/TeraSort/TeraValidate and TPCx-HS (papers 001, 002)
 METRICS = metric_table("""
@@ -71,8 +94,9 @@ def partitions_of(params: dict[str, Any]) -> int:
 def _checksum_and_count(frame: Any) -> tuple[int, int]:
     from pyspark.sql import functions as F
 
-    row = frame.agg(F.sum(F.crc32(F.concat("key", "value")).cast("decimal(38,0)")).alias("checksum"),
-                    F.count("*").alias("records")).first()
+    row = frame.agg(
+        F.sum(F.crc32(F.concat("key", "value")).cast("decimal(38,0)")).alias("checksum"), F.count("*").alias("records")
+    ).first()
     return int(row["checksum"] or 0), int(row["records"])
 
 
@@ -85,8 +109,14 @@ def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_s
         Sample(name, "records_per_s", records / seconds, "records/s"),
         Sample(name, "data_mbps", records * RECORD_BYTES / 1e6 / seconds, "MB/s"),
         # paper 001's price/performance view: data processed per core-hour = size / cores / seconds × 3600
-        Sample(name, "gb_per_core_hour", records * RECORD_BYTES / 1e9 / cores / seconds * 3600, "GB/core-h",
-               labels={"cores": str(cores)})]
+        Sample(
+            name,
+            "gb_per_core_hour",
+            records * RECORD_BYTES / 1e9 / cores / seconds * 3600,
+            "GB/core-h",
+            labels={"cores": str(cores)},
+        ),
+    ]
 
 
 class _TeraPhase(Workload):
@@ -102,15 +132,21 @@ class _TeraPhase(Workload):
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
         if params["committer"] != s3a.DEFAULT_COMMITTER and ctx.target.scheme != "s3":
-            raise InputError(f"workload {self.name}: committer={params['committer']} is an S3A committer and "
-                             f"needs an s3:// target; on {ctx.target.kind} use committer=file")
+            raise InputError(
+                f"workload {self.name}: committer={params['committer']} is an S3A committer and "
+                f"needs an s3:// target; on {ctx.target.kind} use committer=file"
+            )
         if params["committer"] != s3a.DEFAULT_COMMITTER and params["format"] == "tera":
-            raise InputError(f"workload {self.name}: format=tera writes through Hadoop's FileOutputCommitter; "
-                             f"committer={params['committer']} applies to format=parquet only (use committer=file)")
+            raise InputError(
+                f"workload {self.name}: format=tera writes through Hadoop's FileOutputCommitter; "
+                f"committer={params['committer']} applies to format=parquet only (use committer=file)"
+            )
         if not params["checksum"] and (params["format"] != "tera" or ctx.target.scheme == "hdfs"):
-            raise InputError(f"workload {self.name}: checksum=false needs format=tera on file:// (Spark's Parquet "
-                             f"writer and HDFS always checksum); got format={params['format']} on "
-                             f"{ctx.target.scheme}://")
+            raise InputError(
+                f"workload {self.name}: checksum=false needs format=tera on file:// (Spark's Parquet "
+                f"writer and HDFS always checksum); got format={params['format']} on "
+                f"{ctx.target.scheme}://"
+            )
         ensure_launcher_jar()  # the generator and the record formats are JVM classes: built before Spark starts
 
     def checksummed(self, ctx: RunContext, params: dict[str, Any]) -> bool:
@@ -145,6 +181,7 @@ class _TeraPhase(Workload):
 class TeraState:
     """What the phases of a run share: the generated records (where, how many, their checksum: the sum of
     each record's CRC32), the sorted output's URI, and each phase's seconds (for HSph@SF)."""
+
     uri: str | None = None
     checksum: int = 0
     records: int = 0
@@ -185,8 +222,13 @@ class _Gen(_TeraPhase):
         if count != records:
             raise WorkloadError(f"{self.name}: wrote {count} records, expected {records}")
         state = ctx.state(TeraState)  # a new input: a sorted output of an earlier one is no longer its sort
-        state.uri, state.checksum, state.records, state.format, state.sorted_uri = (uri, checksum, records,
-                                                                                    params["format"], None)
+        state.uri, state.checksum, state.records, state.format, state.sorted_uri = (
+            uri,
+            checksum,
+            records,
+            params["format"],
+            None,
+        )
         return _throughput(self.name, ctx, params, [Sample(self.name, "records", float(records), "records")])
 
 
@@ -206,11 +248,21 @@ class _Sort(_TeraPhase):
         checksum = self.checksummed(ctx, params)
         with s3a.committer(spark, params["committer"], out), ctx.measure():
             if tera.format == "tera":
-                tera_records.write(spark, tera_records.sort(spark, tera_records.read(spark, source),
-                                                            partitions_of(params)), out, checksum)
+                tera_records.write(
+                    spark,
+                    tera_records.sort(spark, tera_records.read(spark, source), partitions_of(params)),
+                    out,
+                    checksum,
+                )
             else:
-                (spark.read.parquet(source).repartitionByRange(partitions_of(params), "key").sortWithinPartitions("key")
-                 .write.mode("errorifexists").options(**PARQUET_OPTIONS).parquet(out))
+                (
+                    spark.read.parquet(source)
+                    .repartitionByRange(partitions_of(params), "key")
+                    .sortWithinPartitions("key")
+                    .write.mode("errorifexists")
+                    .options(**PARQUET_OPTIONS)
+                    .parquet(out)
+                )
         self._record_phase_time(ctx)
         tera.sorted_uri = out
         return _throughput(self.name, ctx, params, [])
@@ -227,8 +279,10 @@ class _Validate(_TeraPhase):
             problems = validate(spark_session(ctx), tera.sorted_uri, tera.records, tera.checksum)
         self._record_phase_time(ctx)
         if problems:
-            raise WorkloadError(f"{self.name}: {problems[0]}" + (f" (and {len(problems) - 1} more problems)"
-                                                                  if len(problems) > 1 else ""))
+            raise WorkloadError(
+                f"{self.name}: {problems[0]}"
+                + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "")
+            )
         return _throughput(self.name, ctx, params, [])
 
 
@@ -242,28 +296,46 @@ def validate_sorted(spark: Any, uri: str, records: int, checksum: int) -> list[s
     from pyspark.sql import functions as F
 
     frame = spark.read.parquet(uri).select(
-        "key", "value", F.col("_metadata.file_name").alias("file"), F.col("_metadata.row_index").alias("offset"))
+        "key", "value", F.col("_metadata.file_name").alias("file"), F.col("_metadata.row_index").alias("offset")
+    )
     in_file = Window.partitionBy("file").orderBy("offset")
     problems = []
-    disorder = (frame.withColumn("previous", F.lag("key").over(in_file))
-                .where(F.col("previous") > F.col("key")).orderBy("file", "offset").select("file", "offset").first())
-    per_file = (frame.groupBy("file").agg(
-        F.min("key").alias("first"), F.max("key").alias("last"), F.count("*").alias("records"),
-        F.sum(F.crc32(F.concat("key", "value")).cast("decimal(38,0)")).alias("checksum"))
-        .orderBy("file").collect())
+    disorder = (
+        frame.withColumn("previous", F.lag("key").over(in_file))
+        .where(F.col("previous") > F.col("key"))
+        .orderBy("file", "offset")
+        .select("file", "offset")
+        .first()
+    )
+    per_file = (
+        frame.groupBy("file")
+        .agg(
+            F.min("key").alias("first"),
+            F.max("key").alias("last"),
+            F.count("*").alias("records"),
+            F.sum(F.crc32(F.concat("key", "value")).cast("decimal(38,0)")).alias("checksum"),
+        )
+        .orderBy("file")
+        .collect()
+    )
     files = [row["file"] for row in per_file]
     if disorder is not None:
-        problems.append(f"partition {files.index(disorder['file'])} ({disorder['file']}): the record at offset "
-                        f"{disorder['offset']} has a smaller key than the record before it")
+        problems.append(
+            f"partition {files.index(disorder['file'])} ({disorder['file']}): the record at offset "
+            f"{disorder['offset']} has a smaller key than the record before it"
+        )
     return problems + _cross_file_problems(per_file, records, checksum)
 
 
 def validate_records(spark: Any, uri: str, records: int, checksum: int) -> list[str]:
     """``validate_sorted`` for Hadoop's record files (format=tera): one JVM pass per file, offsets in records."""
     per_file = tera_records.scan(spark, uri)
-    problems = [f"partition {index} ({entry['file']}): the record at offset {entry['misorder'] // RECORD_BYTES} "
-                f"has a smaller key than the record before it"
-                for index, entry in enumerate(per_file) if entry["misorder"] >= 0]
+    problems = [
+        f"partition {index} ({entry['file']}): the record at offset {entry['misorder'] // RECORD_BYTES} "
+        f"has a smaller key than the record before it"
+        for index, entry in enumerate(per_file)
+        if entry["misorder"] >= 0
+    ]
     return problems + _cross_file_problems(per_file, records, checksum)
 
 
@@ -273,8 +345,10 @@ def _cross_file_problems(per_file: list[Any], records: int, checksum: int) -> li
     filled = [(index, entry) for index, entry in enumerate(per_file) if entry["records"]]  # empty: no keys
     for (before, previous), (index, entry) in zip(filled, filled[1:]):
         if entry["first"] < previous["last"]:
-            problems.append(f"partition {index} ({entry['file']}): its first key (offset 0) is smaller than the "
-                            f"last key of partition {before}")
+            problems.append(
+                f"partition {index} ({entry['file']}): its first key (offset 0) is smaller than the "
+                f"last key of partition {before}"
+            )
     total = sum(row["records"] for row in per_file)
     if total != records:
         problems.append(f"{total} records in the sorted output, the generator wrote {records}")
@@ -296,8 +370,9 @@ class HSValidate(_Validate):
     name = "hsvalidate"
     after = ("hsgen", "hssort")
     description = "TPCx-HS HSValidate: " + _Validate.description + "; reports HSph@SF"
-    params = TERA_PARAMS + (Param("scale_factor_bytes", int, 10**12, "bytes per TPCx-HS scale factor unit (1 TB)",
-                                  minimum=1),)
+    params = TERA_PARAMS + (
+        Param("scale_factor_bytes", int, 10**12, "bytes per TPCx-HS scale factor unit (1 TB)", minimum=1),
+    )
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
         samples = super().run(ctx, params)
@@ -305,7 +380,10 @@ class HSValidate(_Validate):
         if set(phases) >= {"gen", "sort", "validate"}:
             elapsed = sum(phases[p] for p in ("gen", "sort", "validate"))
             scale_factor = params["size_bytes"] / params["scale_factor_bytes"]
-            samples += [Sample("tpcx-hs", "hs_elapsed_s", elapsed, "s"),
-                        Sample("tpcx-hs", "hsph", scale_factor / (elapsed / 3600), "HSph@SF",
-                               labels={"SF": f"{scale_factor:g}"})]
+            samples += [
+                Sample("tpcx-hs", "hs_elapsed_s", elapsed, "s"),
+                Sample(
+                    "tpcx-hs", "hsph", scale_factor / (elapsed / 3600), "HSph@SF", labels={"SF": f"{scale_factor:g}"}
+                ),
+            ]
         return samples

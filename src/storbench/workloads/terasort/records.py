@@ -41,18 +41,27 @@ def generated(spark: Any, records: int, splits: int, first_row: int = 0, block: 
     ``block`` > 1: each pair is that many consecutive whole records and an empty value, only for
     ``write`` (Spark's per-pair costs once per block; the files are the same bytes).
     """
-    conf = _conf(spark, **{"storbench.tera.rows": records, "storbench.tera.splits": splits,
-                           "storbench.tera.first": first_row, "storbench.tera.block": block})
+    conf = _conf(
+        spark,
+        **{
+            "storbench.tera.rows": records,
+            "storbench.tera.splits": splits,
+            "storbench.tera.first": first_row,
+            "storbench.tera.block": block,
+        },
+    )
     byte_array = _class(spark, "[B")
-    return spark.sparkContext._jsc.newAPIHadoopRDD(conf, _class(spark, f"{PACKAGE}.TeraGenInputFormat"),
-                                                   byte_array, byte_array)
+    return spark.sparkContext._jsc.newAPIHadoopRDD(
+        conf, _class(spark, f"{PACKAGE}.TeraGenInputFormat"), byte_array, byte_array
+    )
 
 
 def read(spark: Any, uri: str) -> Any:
     """Hadoop's record files under ``uri`` as a JavaPairRDD of (key, value) byte arrays."""
     byte_array = _class(spark, "[B")
-    return spark.sparkContext._jsc.newAPIHadoopFile(uri, _class(spark, f"{PACKAGE}.TeraFileInputFormat"),
-                                                    byte_array, byte_array, _conf(spark))
+    return spark.sparkContext._jsc.newAPIHadoopFile(
+        uri, _class(spark, f"{PACKAGE}.TeraFileInputFormat"), byte_array, byte_array, _conf(spark)
+    )
 
 
 # file:// through Hadoop's raw local file system: no CRC per 512 bytes, no .crc side files. The FileSystem
@@ -110,11 +119,22 @@ def scan(spark: Any, uri: str) -> list[dict[str, Any]]:
     if not files:
         return []
     listing = spark.createDataFrame([(index, name) for index, name in enumerate(files)], "index int, uri string")
-    rows = (listing.repartition(len(files))
-            .selectExpr("index", f"java_method('{PACKAGE}.TeraScan', 'scan', uri) AS result").collect())
+    rows = (
+        listing.repartition(len(files))
+        .selectExpr("index", f"java_method('{PACKAGE}.TeraScan', 'scan', uri) AS result")
+        .collect()
+    )
     found = []
     for row in sorted(rows, key=lambda r: r["index"]):
         records, first, last, misorder, checksum = row["result"].split(",")
-        found.append({"file": files[row["index"]].rsplit("/", 1)[-1], "records": int(records), "first": first,
-                      "last": last, "misorder": int(misorder), "checksum": int(checksum)})
+        found.append(
+            {
+                "file": files[row["index"]].rsplit("/", 1)[-1],
+                "records": int(records),
+                "first": first,
+                "last": last,
+                "misorder": int(misorder),
+                "checksum": int(checksum),
+            }
+        )
     return found

@@ -44,33 +44,70 @@ from storbench.targets.file import FileTarget
 from storbench.workloads.base import Workload, register
 from storbench.workloads.params import FLUSH, Param
 from storbench.workloads.tpcds.check import duckdb_answers
-from storbench.workloads.tpcds.data import (FACT_DATE_KEYS, PARQUET_BYTES_PER_SF, analyze_tables, duckdb_views,
-                                            missing_tables, register_tables, tpcgen_version)
+from storbench.workloads.tpcds.data import (
+    FACT_DATE_KEYS,
+    PARQUET_BYTES_PER_SF,
+    analyze_tables,
+    duckdb_views,
+    missing_tables,
+    register_tables,
+    tpcgen_version,
+)
 from storbench.workloads.tpcds.outcomes import checked, references, run_samples
 from storbench.workloads.tpcds.pipeline import fetch_local, generate
 from storbench.workloads.tpcds.queries import SESSION_CONF, all_texts, duckdb_connect, select_queries, to_spark
-from storbench.workloads.tpcds.run_state import (TpcdsData, TpcdsState, check_data_param, dataset_of,
-                                                 drop_run_database, use_database)
+from storbench.workloads.tpcds.run_state import (
+    TpcdsData,
+    TpcdsState,
+    check_data_param,
+    dataset_of,
+    drop_run_database,
+    use_database,
+)
 from storbench.workloads.tpcds.streams import permutation, run_streams, stream_counts
 from storbench.workloads.on_spark import spark_session
 
 METRIC_SECTION = 60  # where this section comes in reports (storbench.analysis.metrics)
 
 SF = Param("sf", float, 1.0, "TPC-DS scale factor (1 ≈ 1 GB of raw data; tiny: 0.01)", minimum=0.01)
-DATA = Param("data", str, "", "an existing generated dataset (URI of the directory holding one folder per table); "
-                              "empty: the one tpcds-gen wrote in this run")
+DATA = Param(
+    "data",
+    str,
+    "",
+    "an existing generated dataset (URI of the directory holding one folder per table); "
+    "empty: the one tpcds-gen wrote in this run",
+)
 CHECK_MAX_SF = Param("check_max_sf", float, 1.0, "check results against DuckDB up to this scale factor", minimum=0)
-CHECK_QUERIES = Param("check_queries", list, ["all"], "the queries whose results are checked against DuckDB's answer "
-                      "(all, io or names, as queries): at a scale where DuckDB's answer to every query costs too "
-                      "much, check some; the others are reported unchecked")
-CATALOG = Param("catalog", str, "embedded", "where the tables are registered: embedded (Spark's in-memory catalog) "
-                "or hive (a Hive metastore: `storbench services up metastore`, or metastore=URI)",
-                choices=spark_catalog.CATALOGS)
-METASTORE = Param("metastore", str, "", "catalog=hive: the metastore's thrift://HOST:PORT (empty: the one "
-                  "`storbench services up metastore` runs)")
-CATALOG_DATABASE = Param("catalog_database", str, "", "catalog=hive: read the tables another run registered in this "
-                         "existing database (kept by its --keep-data), read-only: nothing registered, nothing "
-                         "dropped; empty: the run's own database")
+CHECK_QUERIES = Param(
+    "check_queries",
+    list,
+    ["all"],
+    "the queries whose results are checked against DuckDB's answer "
+    "(all, io or names, as queries): at a scale where DuckDB's answer to every query costs too "
+    "much, check some; the others are reported unchecked",
+)
+CATALOG = Param(
+    "catalog",
+    str,
+    "embedded",
+    "where the tables are registered: embedded (Spark's in-memory catalog) "
+    "or hive (a Hive metastore: `storbench services up metastore`, or metastore=URI)",
+    choices=spark_catalog.CATALOGS,
+)
+METASTORE = Param(
+    "metastore",
+    str,
+    "",
+    "catalog=hive: the metastore's thrift://HOST:PORT (empty: the one `storbench services up metastore` runs)",
+)
+CATALOG_DATABASE = Param(
+    "catalog_database",
+    str,
+    "",
+    "catalog=hive: read the tables another run registered in this "
+    "existing database (kept by its --keep-data), read-only: nothing registered, nothing "
+    "dropped; empty: the run's own database",
+)
 
 
 # Per-query rows carry the labels query and streams (paper 001). tpcds-gen also reports the
@@ -105,14 +142,24 @@ METRICS = metric_table("""
 @register
 class TpcdsGen(Workload):
     name = "tpcds-gen"
-    description = ("generate TPC-DS at a scale factor (tpcgen-cli, a task per table part on the executors) and write "
-                   "it as Parquet to the target from each executor, fact "
-                   "tables Hive-partitioned by date key (about one file per date) or flat, files of about file_mb")
-    params = (SF,
-              Param("layout", str, "partitioned", "partitioned: the six fact tables in Hive partitions on their "
-                    "date key (paper 001); flat: no partitions", choices=("partitioned", "flat")),
-              Param("file_mb", int, 32, "target Parquet file size in MB (paper 001: 32)", minimum=1),
-              CHECK_MAX_SF, FLUSH)
+    description = (
+        "generate TPC-DS at a scale factor (tpcgen-cli, a task per table part on the executors) and write "
+        "it as Parquet to the target from each executor, fact "
+        "tables Hive-partitioned by date key (about one file per date) or flat, files of about file_mb"
+    )
+    params = (
+        SF,
+        Param(
+            "layout",
+            str,
+            "partitioned",
+            "partitioned: the six fact tables in Hive partitions on their date key (paper 001); flat: no partitions",
+            choices=("partitioned", "flat"),
+        ),
+        Param("file_mb", int, 32, "target Parquet file size in MB (paper 001: 32)", minimum=1),
+        CHECK_MAX_SF,
+        FLUSH,
+    )
     metrics = METRICS
     headline = ("completion_time", "dataset_mb", "data_mbps")
 
@@ -127,8 +174,11 @@ class TpcdsGen(Workload):
         remote = not isinstance(ctx.target, FileTarget)
         keep = remote and params["sf"] <= params["check_max_sf"]  # DuckDB's answers need a local copy
         # file://: the executors stage on the target's own file system (a rename puts a file in place)
-        staging = (Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging" if not remote
-                   else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-")))
+        staging = (
+            Path(ctx.root_uri.removeprefix("file://")) / "tpcds-staging"
+            if not remote
+            else Path(tempfile.mkdtemp(prefix=f"storbench-{ctx.run_id}-tpcds-"))
+        )
         state = ctx.state(TpcdsState)
         state.staging = staging
         state.registered, state.answers = None, {}  # a new data set (a sweep point) starts afresh
@@ -136,8 +186,9 @@ class TpcdsGen(Workload):
         spark = spark_session(ctx)
         threads = int(spark.sparkContext.getConf().get("spark.task.cpus", "1"))
         with ctx.measure():
-            info = generate(spark, params["sf"], params["layout"], params["file_mb"], data_uri,
-                            None if remote else staging, threads)
+            info = generate(
+                spark, params["sf"], params["layout"], params["file_mb"], data_uri, None if remote else staging, threads
+            )
         if keep:  # untimed: the reference's copy, not the benchmark's
             fetch_local(spark, data_uri, staging / "layout")
         else:
@@ -145,17 +196,21 @@ class TpcdsGen(Workload):
         seconds = ctx.window.span.end - ctx.window.span.start if ctx.window.span else None
         size = ctx.target.size_bytes(data_uri)
         rows = sum(t["rows"] for t in info["tables"].values())
-        state.generated = TpcdsData(data_uri, params["sf"],
-                                    staging / "layout" if keep else Path(data_uri.removeprefix("file://")),
-                                    not remote or keep)
-        ctx.artifacts.setdefault("tpcds", {})["generation"] = {
-            "generator": f"tpcgen-cli {tpcgen_version()}", **info}
-        return [Sample(self.name, "dataset_mb", size / 1e6, "MB"),
-                Sample(self.name, "rows", float(rows), "rows"),
-                Sample(self.name, "generate_s", info["generate_s"], "s"),
-                Sample(self.name, "layout_s", info["layout_s"], "s"),
-                Sample(self.name, "data_mbps", size / 1e6 / seconds if seconds else None, "MB/s"),
-                *layout_samples(self.name, info["tables"])]
+        state.generated = TpcdsData(
+            data_uri,
+            params["sf"],
+            staging / "layout" if keep else Path(data_uri.removeprefix("file://")),
+            not remote or keep,
+        )
+        ctx.artifacts.setdefault("tpcds", {})["generation"] = {"generator": f"tpcgen-cli {tpcgen_version()}", **info}
+        return [
+            Sample(self.name, "dataset_mb", size / 1e6, "MB"),
+            Sample(self.name, "rows", float(rows), "rows"),
+            Sample(self.name, "generate_s", info["generate_s"], "s"),
+            Sample(self.name, "layout_s", info["layout_s"], "s"),
+            Sample(self.name, "data_mbps", size / 1e6 / seconds if seconds else None, "MB/s"),
+            *layout_samples(self.name, info["tables"]),
+        ]
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         staging = ctx.state(TpcdsState).staging
@@ -165,10 +220,13 @@ class TpcdsGen(Workload):
 
 def layout_samples(workload: str, tables: dict[str, Any]) -> list[Sample]:
     """The layout as written: totals, and files per fact table (where a small-file explosion would show)."""
-    out = [Sample(workload, "files", float(sum(t["files"] for t in tables.values())), "files"),
-           Sample(workload, "partition_folders", float(sum(t["partitions"] for t in tables.values())), "folders"),
-           Sample(workload, "max_files_per_folder", float(max(t["max_files_per_folder"] for t in tables.values())),
-                  "files")]
+    out = [
+        Sample(workload, "files", float(sum(t["files"] for t in tables.values())), "files"),
+        Sample(workload, "partition_folders", float(sum(t["partitions"] for t in tables.values())), "folders"),
+        Sample(
+            workload, "max_files_per_folder", float(max(t["max_files_per_folder"] for t in tables.values())), "files"
+        ),
+    ]
     for table in FACT_DATE_KEYS:
         if table in tables:
             out.append(Sample(workload, "files", float(tables[table]["files"]), "files", labels={"table": table}))
@@ -179,16 +237,20 @@ def layout_samples(workload: str, tables: dict[str, Any]) -> list[Sample]:
 class TpcdsAnalyze(Workload):
     name = "tpcds-analyze"
     after = ("tpcds-gen",)
-    description = ("register the TPC-DS tables in Spark's catalog (partitions recovered) and collect table and "
-                   "column statistics (ANALYZE TABLE … FOR ALL COLUMNS)")
+    description = (
+        "register the TPC-DS tables in Spark's catalog (partitions recovered) and collect table and "
+        "column statistics (ANALYZE TABLE … FOR ALL COLUMNS)"
+    )
     params = (SF, DATA, CATALOG, METASTORE, CATALOG_DATABASE)
     metrics = METRICS
 
     def check_params(self, params: dict[str, Any], target: Any) -> None:
         super().check_params(params, target)
         if params["catalog_database"]:
-            raise InputError(f"workload {self.name}: catalog_database={params['catalog_database']} is read-only "
-                             f"and {self.name} registers tables; run tpcds alone to read that database")
+            raise InputError(
+                f"workload {self.name}: catalog_database={params['catalog_database']} is read-only "
+                f"and {self.name} registers tables; run tpcds alone to read that database"
+            )
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -208,8 +270,11 @@ class TpcdsAnalyze(Workload):
             t2 = ctx.mark()
         ctx.state(TpcdsState).registered = dataset.data_uri
         ctx.artifacts.setdefault("tpcds", {})["partitions"] = partitions
-        return [Sample(self.name, "register_s", t1 - t0, "s"), Sample(self.name, "analyze_s", t2 - t1, "s"),
-                Sample(self.name, "partitions", float(sum(partitions.values())), "partitions")]
+        return [
+            Sample(self.name, "register_s", t1 - t0, "s"),
+            Sample(self.name, "analyze_s", t2 - t1, "s"),
+            Sample(self.name, "partitions", float(sum(partitions.values())), "partitions"),
+        ]
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         drop_run_database(ctx)
@@ -219,30 +284,59 @@ class TpcdsAnalyze(Workload):
 class Tpcds(Workload):
     name = "tpcds"
     after = ("tpcds-gen", "tpcds-analyze")
-    description = ("the 104 TPC-DS queries on Spark SQL, single stream and N concurrent streams (FAIR scheduler), "
-                   "each result checked against DuckDB's answer on the same files")
+    description = (
+        "the 104 TPC-DS queries on Spark SQL, single stream and N concurrent streams (FAIR scheduler), "
+        "each result checked against DuckDB's answer on the same files"
+    )
     params = (
-        Param("queries", list, ["all"], "all, io (paper 001's 54 I/O-intensive templates) or names: q3,q14a,ss_max "
-              "(q14 = q14a and q14b)"),
-        Param("streams", list, ["1"], "stream counts to run one after another, e.g. 1,2,5 (1: the queries in "
-              "order; N: N concurrent streams, each a seeded random order)"),
+        Param(
+            "queries",
+            list,
+            ["all"],
+            "all, io (paper 001's 54 I/O-intensive templates) or names: q3,q14a,ss_max (q14 = q14a and q14b)",
+        ),
+        Param(
+            "streams",
+            list,
+            ["1"],
+            "stream counts to run one after another, e.g. 1,2,5 (1: the queries in "
+            "order; N: N concurrent streams, each a seeded random order)",
+        ),
         Param("seed", int, 20260101, "seed of the streams' query orders"),
         Param("shuffle_partitions", int, 200, "spark.sql.shuffle.partitions (Spark's default: 200)", minimum=1),
-        SF, DATA, CHECK_MAX_SF, CHECK_QUERIES, CATALOG, METASTORE, CATALOG_DATABASE)
+        SF,
+        DATA,
+        CHECK_MAX_SF,
+        CHECK_QUERIES,
+        CATALOG,
+        METASTORE,
+        CATALOG_DATABASE,
+    )
     metrics = METRICS
     # the papers' total and per-query times (each query's own rows: the reports' per-query section), and the checks
-    headline = ("total_time", "query_time", "geomean_query_time", "queries_checked_equal", "queries_mismatched",
-                "queries_failed")
+    headline = (
+        "total_time",
+        "query_time",
+        "geomean_query_time",
+        "queries_checked_equal",
+        "queries_mismatched",
+        "queries_failed",
+    )
 
     def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
-        return {"spark.scheduler.mode": "FAIR", **SESSION_CONF,
-                "spark.sql.shuffle.partitions": str(params["shuffle_partitions"])}
+        return {
+            "spark.scheduler.mode": "FAIR",
+            **SESSION_CONF,
+            "spark.sql.shuffle.partitions": str(params["shuffle_partitions"]),
+        }
 
     def check_params(self, params: dict[str, Any], target: Any) -> None:
         super().check_params(params, target)
         if params["catalog_database"] and params["catalog"] != "hive":
-            raise InputError(f"--set catalog_database={params['catalog_database']} reads a database of a Hive "
-                             f"metastore: add --set catalog=hive")
+            raise InputError(
+                f"--set catalog_database={params['catalog_database']} reads a database of a Hive "
+                f"metastore: add --set catalog=hive"
+            )
 
     def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
         super().check(ctx, params)
@@ -262,8 +356,9 @@ class Tpcds(Workload):
         if state.registered != dataset.data_uri and not params["catalog_database"]:
             missing = missing_tables(spark, dataset.data_uri)
             if missing:
-                raise WorkloadError(f"{self.name}: missing TPC-DS tables under {dataset.data_uri}: "
-                                    f"{', '.join(missing)}")
+                raise WorkloadError(
+                    f"{self.name}: missing TPC-DS tables under {dataset.data_uri}: {', '.join(missing)}"
+                )
             # no statistics: the suite has no tpcds-analyze
             register_tables(spark, dataset.data_uri, use_database(ctx))
             state.registered = dataset.data_uri
@@ -284,8 +379,15 @@ class Tpcds(Workload):
         names = select_queries(params["queries"])
         texts = {name: to_spark(all_texts()[name]) for name in names}
         dataset = dataset_of(ctx, params, self.name)
-        answers = references(ctx.state(TpcdsState).answers, names, checked(params), dataset.sf, dataset.local,
-                             dataset.data_uri, params["check_max_sf"])
+        answers = references(
+            ctx.state(TpcdsState).answers,
+            names,
+            checked(params),
+            dataset.sf,
+            dataset.local,
+            dataset.data_uri,
+            params["check_max_sf"],
+        )
         parent = spark_session(ctx).sparkContext.getLocalProperty("spark.jobGroup.id") or self.name
         use_database(ctx, params["catalog_database"])  # current for the queries, whatever ran in between
         counts = stream_counts(params)
@@ -296,13 +398,29 @@ class Tpcds(Workload):
         with ctx.measure():
             for n in counts:
                 orders = [names] if n == 1 else [permutation(names, params["seed"], n, k) for k in range(1, n + 1)]
-                results[n] = run_streams(spark_session(ctx), texts, answers, orders, parent, n,
-                                         lambda: ctx.progress(next(done), total, "queries"),
-                                         calls if n == 1 else None)  # N streams' calls interleave
+                results[n] = run_streams(
+                    spark_session(ctx),
+                    texts,
+                    answers,
+                    orders,
+                    parent,
+                    n,
+                    lambda: ctx.progress(next(done), total, "queries"),
+                    calls if n == 1 else None,
+                )  # N streams' calls interleave
         record = ctx.artifacts.setdefault("tpcds", {}).setdefault("runs", [])
-        record.append({"seed": params["seed"], "streams": {str(n): {
-            "orders": [s["order"] for s in r["streams"]],
-            "queries": {q: [s["results"][q] for s in r["streams"]] for q in names}} for n, r in results.items()}})
+        record.append(
+            {
+                "seed": params["seed"],
+                "streams": {
+                    str(n): {
+                        "orders": [s["order"] for s in r["streams"]],
+                        "queries": {q: [s["results"][q] for s in r["streams"]] for q in names},
+                    }
+                    for n, r in results.items()
+                },
+            }
+        )
         cores = ctx.engine(SparkEngine).default_parallelism()
         samples: list[Sample] = []
         for n, result in results.items():

@@ -39,8 +39,11 @@ class ResultSummary:
         parts = [str(self.rows)]
         for column in self.columns:
             value = column.get("sum")
-            parts.append(f"{column['nulls']}:{column['crc']}" if "crc" in column
-                         else f"{column['nulls']}:{'' if value is None else f'{value:.6g}'}")
+            parts.append(
+                f"{column['nulls']}:{column['crc']}"
+                if "crc" in column
+                else f"{column['nulls']}:{'' if value is None else f'{value:.6g}'}"
+            )
         return f"{zlib.crc32('|'.join(parts).encode()):08x}"
 
 
@@ -85,8 +88,9 @@ def mismatch(expected: ResultSummary, got: ResultSummary) -> str | None:
             return f"column {index}: {have['nulls']} NULLs, expected {want['nulls']}"
         if "sum" in want and "sum" in have:
             a, b = want["sum"], have["sum"]
-            if (a is None) != (b is None) or (a is not None and not math.isclose(
-                    a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL_PER_ROW * got.rows)):
+            if (a is None) != (b is None) or (
+                a is not None and not math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL_PER_ROW * got.rows)
+            ):
                 return f"column {index}: sum {b}, expected {a}"
         elif "crc" in want and "crc" in have:
             if want["crc"] != have["crc"]:

@@ -24,13 +24,40 @@ from typing import Any
 
 from storbench.errors import EngineError, WorkloadError
 
-TABLES = ("call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer", "customer_address",
-          "customer_demographics", "date_dim", "household_demographics", "income_band", "inventory", "item",
-          "promotion", "reason", "ship_mode", "store", "store_returns", "store_sales", "time_dim", "warehouse",
-          "web_page", "web_returns", "web_sales", "web_site")
-FACT_DATE_KEYS = {"store_sales": "ss_sold_date_sk", "store_returns": "sr_returned_date_sk",
-                  "catalog_sales": "cs_sold_date_sk", "catalog_returns": "cr_returned_date_sk",
-                  "web_sales": "ws_sold_date_sk", "web_returns": "wr_returned_date_sk"}
+TABLES = (
+    "call_center",
+    "catalog_page",
+    "catalog_returns",
+    "catalog_sales",
+    "customer",
+    "customer_address",
+    "customer_demographics",
+    "date_dim",
+    "household_demographics",
+    "income_band",
+    "inventory",
+    "item",
+    "promotion",
+    "reason",
+    "ship_mode",
+    "store",
+    "store_returns",
+    "store_sales",
+    "time_dim",
+    "warehouse",
+    "web_page",
+    "web_returns",
+    "web_sales",
+    "web_site",
+)
+FACT_DATE_KEYS = {
+    "store_sales": "ss_sold_date_sk",
+    "store_returns": "sr_returned_date_sk",
+    "catalog_sales": "cs_sold_date_sk",
+    "catalog_returns": "cr_returned_date_sk",
+    "web_sales": "ws_sold_date_sk",
+    "web_returns": "wr_returned_date_sk",
+}
 PARQUET_BYTES_PER_SF = 420_000_000  # tpcgen-cli's snappy Parquet: 399 MB at SF 1 (all 24 tables)
 
 
@@ -53,13 +80,33 @@ def table_parts(sf: float) -> int:
     return max(1, math.ceil(sf / 2))
 
 
-def generate_table(table: str, sf: float, staging: Path, threads: int | None = None, part: int | None = None,
-                   parts: int | None = None, binary: str | None = None) -> Path:
+def generate_table(
+    table: str,
+    sf: float,
+    staging: Path,
+    threads: int | None = None,
+    part: int | None = None,
+    parts: int | None = None,
+    binary: str | None = None,
+) -> Path:
     """One table (or its ``part`` of ``parts``, 1-based) as Parquet under ``staging/<table>/``
     (``<table>.<part>.parquet``; a part with no rows writes nothing)."""
     parts = parts or table_parts(sf)
-    command = [binary or tpcgen_binary(), "tpcds", "parquet", "-s", f"{sf:g}", "-T", table, "--parts", str(parts),
-               "--output-dir", str(staging), "--overwrite", "-q"]
+    command = [
+        binary or tpcgen_binary(),
+        "tpcds",
+        "parquet",
+        "-s",
+        f"{sf:g}",
+        "-T",
+        table,
+        "--parts",
+        str(parts),
+        "--output-dir",
+        str(staging),
+        "--overwrite",
+        "-q",
+    ]
     if part:
         command += ["--part", str(part)]
     if threads:
@@ -80,8 +127,11 @@ def parquet_rows(directory: Path) -> int:
 
     con = duckdb.connect()
     try:
-        return int(con.execute(f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata("
-                               f"'{directory}/**/*.parquet')").fetchone()[0])
+        return int(
+            con.execute(
+                f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata('{directory}/**/*.parquet')"
+            ).fetchone()[0]
+        )
     finally:
         con.close()
 
@@ -110,8 +160,10 @@ def create_database(spark: Any, name: str, location: str | None) -> None:
     """Creates the run's database at ``location`` (in the run root, not a spark-warehouse in the working
     directory; None: the catalog's own warehouse), refusing one that exists: it may hold someone's tables."""
     if spark.catalog.databaseExists(name):
-        raise WorkloadError(f"tpcds: the database {name} already exists; storbench creates and drops a "
-                            f"database of its own per run and does not reuse one")
+        raise WorkloadError(
+            f"tpcds: the database {name} already exists; storbench creates and drops a "
+            f"database of its own per run and does not reuse one"
+        )
     where = f" LOCATION '{location}'" if location else ""
     spark.sql(f"CREATE DATABASE `{name}`{where}")  # no IF NOT EXISTS: a concurrent one fails
 
@@ -148,5 +200,6 @@ def duckdb_views(con: Any, root: Path) -> None:
     for table in TABLES:
         files = f"{root}/{table}/**/*.parquet"
         hive = "true" if table in FACT_DATE_KEYS and any((root / table).glob("*=*")) else "false"
-        con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{files}', "
-                    f"hive_partitioning = {hive})")
+        con.execute(
+            f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{files}', hive_partitioning = {hive})"
+        )

@@ -28,8 +28,17 @@ from storbench.workloads.tpcds.data import FACT_DATE_KEYS
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
-def lay_out(staged: Path, dest: Path, table: str, layout: str, file_mb: int, staged_bytes: int,
-            threads: int, scratch: Path, tag: str = "0") -> str:
+def lay_out(
+    staged: Path,
+    dest: Path,
+    table: str,
+    layout: str,
+    file_mb: int,
+    staged_bytes: int,
+    threads: int,
+    scratch: Path,
+    tag: str = "0",
+) -> str:
     """Writes ``staged``'s table under ``dest`` (created); returns how: partitioned, moved or split.
 
     ``tag`` is in every written file's name (``part-<tag>-<i>.parquet``): each part of a table, laid out by its
@@ -47,17 +56,23 @@ def lay_out(staged: Path, dest: Path, table: str, layout: str, file_mb: int, sta
         if key is None:  # the size is checked between row groups: several to a file
             rows = con.execute(f"SELECT sum(num_rows) FROM parquet_file_metadata('{staged}/*.parquet')").fetchone()[0]
             group = max(1024, min(122_880, int(rows * file_mb * 1_000_000 / max(1, staged_bytes) / 4)))
-            con.execute(f"COPY (SELECT * FROM {source}) TO '{dest}' (FORMAT parquet, COMPRESSION snappy, {size}, "
-                        f"ROW_GROUP_SIZE {group}, FILENAME_PATTERN 'part-{tag}-{{i}}', OVERWRITE_OR_IGNORE)")
+            con.execute(
+                f"COPY (SELECT * FROM {source}) TO '{dest}' (FORMAT parquet, COMPRESSION snappy, {size}, "
+                f"ROW_GROUP_SIZE {group}, FILENAME_PATTERN 'part-{tag}-{{i}}', OVERWRITE_OR_IGNORE)"
+            )
             return "split"
-        con.execute(f"COPY (SELECT * FROM {source} WHERE {key} IS NOT NULL ORDER BY {key}) TO '{dest}' "
-                    f"(FORMAT parquet, COMPRESSION snappy, PARTITION_BY ({key}), "
-                    f"FILENAME_PATTERN 'part-{tag}-{{i}}', OVERWRITE_OR_IGNORE)")
+        con.execute(
+            f"COPY (SELECT * FROM {source} WHERE {key} IS NOT NULL ORDER BY {key}) TO '{dest}' "
+            f"(FORMAT parquet, COMPRESSION snappy, PARTITION_BY ({key}), "
+            f"FILENAME_PATTERN 'part-{tag}-{{i}}', OVERWRITE_OR_IGNORE)"
+        )
         if con.execute(f"SELECT count(*) FROM {source} WHERE {key} IS NULL").fetchone()[0]:
             nulls = dest / f"{key}={NULL_PARTITION}"
             nulls.mkdir(exist_ok=True)
-            con.execute(f"COPY (SELECT * EXCLUDE ({key}) FROM {source} WHERE {key} IS NULL) TO "
-                        f"'{nulls}/part-{tag}-0.parquet' (FORMAT parquet, COMPRESSION snappy)")
+            con.execute(
+                f"COPY (SELECT * EXCLUDE ({key}) FROM {source} WHERE {key} IS NULL) TO "
+                f"'{nulls}/part-{tag}-0.parquet' (FORMAT parquet, COMPRESSION snappy)"
+            )
         return "partitioned"
     finally:
         con.close()
@@ -82,5 +97,9 @@ def layout_stats(root: Path) -> dict[str, int]:
         per_folder[f.parent] = per_folder.get(f.parent, 0) + 1
         size += f.stat().st_size
     partitions = sum(1 for folder in per_folder if folder != root)
-    return {"files": sum(per_folder.values()), "partitions": partitions, "bytes": size,
-            "max_files_per_folder": max(per_folder.values(), default=0)}
+    return {
+        "files": sum(per_folder.values()),
+        "partitions": partitions,
+        "bytes": size,
+        "max_files_per_folder": max(per_folder.values(), default=0),
+    }

@@ -18,8 +18,12 @@ from storbench.results.model import Sample
 from storbench.workloads.tpcds.queries import select_queries
 
 OUTCOMES = ("ok", "mismatch", "failed", "unchecked")  # a query execution's status (streams.py)
-COUNTS = (("queries_checked_equal", "ok"), ("queries_mismatched", "mismatch"), ("queries_failed", "failed"),
-          ("queries_unchecked", "unchecked"))
+COUNTS = (
+    ("queries_checked_equal", "ok"),
+    ("queries_mismatched", "mismatch"),
+    ("queries_failed", "failed"),
+    ("queries_unchecked", "unchecked"),
+)
 
 
 def checked(params: dict[str, Any]) -> list[str]:
@@ -28,8 +32,15 @@ def checked(params: dict[str, Any]) -> list[str]:
     return [name for name in select_queries(params["queries"]) if name in wanted]
 
 
-def references(answers: dict[str, Any], names: list[str], to_check: list[str], sf: float, local: bool,
-               data_uri: str, check_max_sf: float) -> dict[str, Any]:
+def references(
+    answers: dict[str, Any],
+    names: list[str],
+    to_check: list[str],
+    sf: float,
+    local: bool,
+    data_uri: str,
+    check_max_sf: float,
+) -> dict[str, Any]:
     """DuckDB's answer for each query (``{"summary"}`` or ``{"error"}``), or ``{"why"}`` it has none."""
     if sf > check_max_sf:
         why = f"scale factor {sf:g} is above check_max_sf={check_max_sf:g}"
@@ -37,8 +48,10 @@ def references(answers: dict[str, Any], names: list[str], to_check: list[str], s
         why = f"DuckDB cannot read {data_uri} from this machine"
     else:
         why = "not in check_queries"
-    return {name: answers[name] if name in to_check and name in answers else {"why": f"no reference answer: {why}"}
-            for name in names}
+    return {
+        name: answers[name] if name in to_check and name in answers else {"why": f"no reference answer: {why}"}
+        for name in names
+    }
 
 
 def outcome_of(runs: list[dict[str, Any]]) -> str:
@@ -46,8 +59,16 @@ def outcome_of(runs: list[dict[str, Any]]) -> str:
     return next((o for o in ("failed", "mismatch", "unchecked") if any(r["status"] == o for r in runs)), "ok")
 
 
-def run_samples(workload: str, notes: list[str], names: list[str], n: int, result: dict[str, Any], sf: float,
-                cores: int, single: dict[str, Any] | None) -> list[Sample]:
+def run_samples(
+    workload: str,
+    notes: list[str],
+    names: list[str],
+    n: int,
+    result: dict[str, Any],
+    sf: float,
+    cores: int,
+    single: dict[str, Any] | None,
+) -> list[Sample]:
     """The samples of one stream count's run; failures and unchecked queries also go to ``notes``."""
     labels = {"streams": str(n)}
     out, failed, times = [], [], []
@@ -61,8 +82,10 @@ def run_samples(workload: str, notes: list[str], names: list[str], n: int, resul
         seconds = [r["seconds"] for r in runs] if ran else []
         times += seconds
         query = {"query": name, **labels}
-        out += [Sample(workload, "query_time", statistics.median(seconds) if ran else None, "s", labels=query),
-                Sample(workload, "query_ok", {"ok": 1.0, "unchecked": None}.get(outcome, 0.0), "ok", labels=query)]
+        out += [
+            Sample(workload, "query_time", statistics.median(seconds) if ran else None, "s", labels=query),
+            Sample(workload, "query_ok", {"ok": 1.0, "unchecked": None}.get(outcome, 0.0), "ok", labels=query),
+        ]
         out += _catalog_samples(workload, runs if ran else [], query)
         first = next(r for r in runs if r["status"] == outcome)
         if not ran:
@@ -74,23 +97,41 @@ def run_samples(workload: str, notes: list[str], names: list[str], n: int, resul
     for k, stream in enumerate(result["streams"], start=1):
         out.append(Sample(workload, "stream_time", stream["seconds"], "s", labels={**labels, "stream": str(k)}))
     elapsed = result["elapsed"]
-    out += [Sample(workload, "total_time", elapsed, "s", labels=labels),
-            Sample(workload, "geomean_query_time",
-                   math.exp(statistics.fmean(math.log(max(t, 1e-6)) for t in times)) if times else None, "s",
-                   labels=labels),
-            Sample(workload, "gb_per_core_hour", sf * n / cores / elapsed * 3600 if elapsed else None,
-                   "GB/core-h", labels=labels)]
+    out += [
+        Sample(workload, "total_time", elapsed, "s", labels=labels),
+        Sample(
+            workload,
+            "geomean_query_time",
+            math.exp(statistics.fmean(math.log(max(t, 1e-6)) for t in times)) if times else None,
+            "s",
+            labels=labels,
+        ),
+        Sample(
+            workload,
+            "gb_per_core_hour",
+            sf * n / cores / elapsed * 3600 if elapsed else None,
+            "GB/core-h",
+            labels=labels,
+        ),
+    ]
     if n > 1 and single:
         mean_stream = statistics.fmean(s["seconds"] for s in result["streams"])
-        out.append(Sample(workload, "stream_degradation_pct", (mean_stream / single["elapsed"] - 1) * 100, "%",
-                          labels=labels))
+        out.append(
+            Sample(workload, "stream_degradation_pct", (mean_stream / single["elapsed"] - 1) * 100, "%", labels=labels)
+        )
     if failed:
-        notes.append(f"{workload}: {len(failed)} of {len(names)} queries failed with {n} stream(s): "
-                     + "; ".join(failed[:10]) + (" …" if len(failed) > 10 else ""))
+        notes.append(
+            f"{workload}: {len(failed)} of {len(names)} queries failed with {n} stream(s): "
+            + "; ".join(failed[:10])
+            + (" …" if len(failed) > 10 else "")
+        )
     if unchecked:
-        notes.append(f"{workload}: {counts['unchecked']} of {len(names)} queries unchecked with {n} stream(s): "
-                     + "; ".join(f"{why}: {', '.join(qs[:10])}" + (" …" if len(qs) > 10 else "")
-                                 for why, qs in unchecked.items()))
+        notes.append(
+            f"{workload}: {counts['unchecked']} of {len(names)} queries unchecked with {n} stream(s): "
+            + "; ".join(
+                f"{why}: {', '.join(qs[:10])}" + (" …" if len(qs) > 10 else "") for why, qs in unchecked.items()
+            )
+        )
     return out
 
 

@@ -26,8 +26,18 @@ from storbench.workloads.tpcds.data import TABLES, table_parts, tpcgen_binary
 from storbench.workloads.tpcds.tasks import ROW_SCHEMA, run_part
 
 # Rough Parquet MB of a table: per unit of scale, and fixed (dimension tables of constant size), for the order
-SIZE_PER_SF_MB = {"store_sales": 144, "catalog_sales": 121, "web_sales": 57, "inventory": 37, "store_returns": 12,
-                  "catalog_returns": 11, "customer": 8, "web_returns": 5, "customer_address": 3, "item": 3}
+SIZE_PER_SF_MB = {
+    "store_sales": 144,
+    "catalog_sales": 121,
+    "web_sales": 57,
+    "inventory": 37,
+    "store_returns": 12,
+    "catalog_returns": 11,
+    "customer": 8,
+    "web_returns": 5,
+    "customer_address": 3,
+    "item": 3,
+}
 FIXED_MB = {"customer_demographics": 9, "date_dim": 2.5, "time_dim": 1.6, "catalog_page": 0.8}
 SPLITTABLE = tuple(SIZE_PER_SF_MB) + ("customer_demographics",)  # the generator can split these into parts
 PUT = "CAST(java_method('storbench.jvm.PutFile', 'put', local, dest, root) AS BIGINT)"
@@ -35,6 +45,7 @@ PUT = "CAST(java_method('storbench.jvm.PutFile', 'put', local, dest, root) AS BI
 
 def plan(sf: float, tables: tuple[str, ...] = TABLES) -> list[tuple[str, int, int]]:
     """(table, part, parts) per task, largest table first."""
+
     def size(table: str) -> float:
         return SIZE_PER_SF_MB.get(table, 0) * sf + FIXED_MB.get(table, 0)
 
@@ -43,8 +54,16 @@ def plan(sf: float, tables: tuple[str, ...] = TABLES) -> list[tuple[str, int, in
     return sorted(chunks, key=lambda c: (-size(c[0]) / c[2], c[0], c[1]))
 
 
-def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, staging: Path | None,
-             threads: int = 1, tables: tuple[str, ...] = TABLES) -> dict[str, Any]:
+def generate(
+    spark: Any,
+    sf: float,
+    layout: str,
+    file_mb: int,
+    data_uri: str,
+    staging: Path | None,
+    threads: int = 1,
+    tables: tuple[str, ...] = TABLES,
+) -> dict[str, Any]:
     """Every table into ``data_uri/<table>`` by the executors. ``staging``: on a file:// target a folder on its
     file system (the parts are renamed into place); None: a remote target (each task stages on its node's disk).
 
@@ -53,8 +72,16 @@ def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, st
     remote = staging is None
     chunks = plan(sf, tables)
     context = spark.sparkContext
-    config = {"sf": sf, "layout": layout, "file_mb": file_mb, "data_uri": data_uri, "remote": remote,
-              "threads": threads, "staging": None if remote else str(staging), "binary": tpcgen_binary()}
+    config = {
+        "sf": sf,
+        "layout": layout,
+        "file_mb": file_mb,
+        "data_uri": data_uri,
+        "remote": remote,
+        "threads": threads,
+        "staging": None if remote else str(staging),
+        "binary": tpcgen_binary(),
+    }
     if not context.master.startswith("local") and not getattr(context, "_storbench_tpcgen_shipped", False):
         context.addFile(config["binary"])  # executors on other hosts run the generator shipped with the job
         context._storbench_tpcgen_shipped = True
@@ -62,7 +89,8 @@ def generate(spark: Any, sf: float, layout: str, file_mb: int, data_uri: str, st
     rdd = context.parallelize(chunks, len(chunks)).mapPartitions(task)  # one chunk per task, in plan order
     if remote:
         frame = spark.createDataFrame(rdd, ROW_SCHEMA).selectExpr(
-            "table", "summary", f"CASE WHEN local IS NULL THEN 0 ELSE {PUT} END AS put")
+            "table", "summary", f"CASE WHEN local IS NULL THEN 0 ELSE {PUT} END AS put"
+        )
         rows = [(r["table"], r["summary"], r["put"]) for r in frame.collect()]
     else:
         rows = [(r[0], r[5], 0) for r in rdd.collect()]
@@ -74,8 +102,9 @@ def _task(iterator: Any, config: dict[str, Any]) -> Any:
         yield from run_part(chunk, config)
 
 
-def _totals(rows: list[tuple[str, str | None, int]], tables: tuple[str, ...], remote: bool,
-            count: int) -> dict[str, Any]:
+def _totals(
+    rows: list[tuple[str, str | None, int]], tables: tuple[str, ...], remote: bool, count: int
+) -> dict[str, Any]:
     import json
 
     put: Counter = Counter()
@@ -92,15 +121,24 @@ def _totals(rows: list[tuple[str, str | None, int]], tables: tuple[str, ...], re
         size = sum(p["bytes"] for p in parts)
         if remote and put[table] != size:
             raise WorkloadError(f"tpcds-gen: table {table}: {put[table]} bytes put on the target, {size} laid out")
-        done[table] = {"rows": sum(p["rows"] for p in parts), "staged_bytes": sum(p["staged_bytes"] for p in parts),
-                       "how": "+".join(sorted({p["how"] for p in parts} - {"empty"})) or "empty",
-                       "files": sum(p["files"] for p in parts), "partitions": len(set(folders) - {"."}),
-                       "bytes": size, "max_files_per_folder": max(folders.values(), default=0),
-                       "tasks": [{k: p[k] for k in ("rows", "bytes", "generate_s", "layout_s", "host", "cwd")}
-                                 for p in parts]}
+        done[table] = {
+            "rows": sum(p["rows"] for p in parts),
+            "staged_bytes": sum(p["staged_bytes"] for p in parts),
+            "how": "+".join(sorted({p["how"] for p in parts} - {"empty"})) or "empty",
+            "files": sum(p["files"] for p in parts),
+            "partitions": len(set(folders) - {"."}),
+            "bytes": size,
+            "max_files_per_folder": max(folders.values(), default=0),
+            "tasks": [{k: p[k] for k in ("rows", "bytes", "generate_s", "layout_s", "host", "cwd")} for p in parts],
+        }
     every = [t for info in done.values() for t in info["tasks"]]
-    return {"tables": done, "tasks": count, "writer": "duckdb, in each task on its executor",
-            "generate_s": math.fsum(t["generate_s"] for t in every), "layout_s": math.fsum(t["layout_s"] for t in every)}
+    return {
+        "tables": done,
+        "tasks": count,
+        "writer": "duckdb, in each task on its executor",
+        "generate_s": math.fsum(t["generate_s"] for t in every),
+        "layout_s": math.fsum(t["layout_s"] for t in every),
+    }
 
 
 def fetch_local(spark: Any, data_uri: str, dest: Path, tables: tuple[str, ...] = TABLES) -> None:
@@ -112,5 +150,6 @@ def fetch_local(spark: Any, data_uri: str, dest: Path, tables: tuple[str, ...] =
         source = jvm.org.apache.hadoop.fs.Path(f"{data_uri}/{table}")
         (dest / table).parent.mkdir(parents=True, exist_ok=True)
         # the raw local file system: no .crc beside each file
-        source.getFileSystem(conf).copyToLocalFile(False, source, jvm.org.apache.hadoop.fs.Path(f"file://{dest}/{table}"),
-                                                   True)
+        source.getFileSystem(conf).copyToLocalFile(
+            False, source, jvm.org.apache.hadoop.fs.Path(f"file://{dest}/{table}"), True
+        )

@@ -29,15 +29,88 @@ from storbench.errors import EngineError, InputError
 TWO_STATEMENT_TEMPLATES = (14, 23, 24, 39)
 # Paper 001, note 10: "the following 54 i/o intensive TPC-DS queries" (templates; q24 and q39
 # have two statements each, so the subset runs 56 statements).
-IO_TEMPLATES = (3, 7, 12, 13, 15, 17, 19, 20, 21, 24, 25, 26, 27, 28, 29, 31, 32, 34, 39, 40, 42, 43, 45, 46,
-                48, 49, 51, 52, 55, 56, 60, 63, 64, 65, 66, 68, 71, 73, 75, 76, 79, 82, 83, 84, 85, 87, 88, 89,
-                90, 91, 92, 93, 96, 97)
+IO_TEMPLATES = (
+    3,
+    7,
+    12,
+    13,
+    15,
+    17,
+    19,
+    20,
+    21,
+    24,
+    25,
+    26,
+    27,
+    28,
+    29,
+    31,
+    32,
+    34,
+    39,
+    40,
+    42,
+    43,
+    45,
+    46,
+    48,
+    49,
+    51,
+    52,
+    55,
+    56,
+    60,
+    63,
+    64,
+    65,
+    66,
+    68,
+    71,
+    73,
+    75,
+    76,
+    79,
+    82,
+    83,
+    84,
+    85,
+    87,
+    88,
+    89,
+    90,
+    91,
+    92,
+    93,
+    96,
+    97,
+)
 SESSION_CONF = {"spark.sql.ansi.enabled": "false", "spark.sql.cbo.enabled": "true"}
 STORE_SALES_COLUMNS = (
-    "ss_sold_date_sk", "ss_sold_time_sk", "ss_item_sk", "ss_customer_sk", "ss_cdemo_sk", "ss_hdemo_sk",
-    "ss_addr_sk", "ss_store_sk", "ss_promo_sk", "ss_ticket_number", "ss_quantity", "ss_wholesale_cost",
-    "ss_list_price", "ss_sales_price", "ss_ext_discount_amt", "ss_ext_sales_price", "ss_ext_wholesale_cost",
-    "ss_ext_list_price", "ss_ext_tax", "ss_coupon_amt", "ss_net_paid", "ss_net_paid_inc_tax", "ss_net_profit")
+    "ss_sold_date_sk",
+    "ss_sold_time_sk",
+    "ss_item_sk",
+    "ss_customer_sk",
+    "ss_cdemo_sk",
+    "ss_hdemo_sk",
+    "ss_addr_sk",
+    "ss_store_sk",
+    "ss_promo_sk",
+    "ss_ticket_number",
+    "ss_quantity",
+    "ss_wholesale_cost",
+    "ss_list_price",
+    "ss_sales_price",
+    "ss_ext_discount_amt",
+    "ss_ext_sales_price",
+    "ss_ext_wholesale_cost",
+    "ss_ext_list_price",
+    "ss_ext_tax",
+    "ss_coupon_amt",
+    "ss_net_paid",
+    "ss_net_paid_inc_tax",
+    "ss_net_profit",
+)
 Q24B_COLOR = "chiffon"  # the template's COLOR.2 (any colour other than COLOR.1 is a valid substitution)
 Q14B_DAY = 11  # the template's DAY, as in the qualification queries
 
@@ -69,8 +142,10 @@ def select_queries(spec: list[str], where: str = "--set") -> list[str]:
         elif re.fullmatch(r"q\d+", name) and int(name[1:]) in TWO_STATEMENT_TEMPLATES:
             picked += _template_names(int(name[1:]))
         else:
-            raise InputError(f"{where}: unknown query {item!r} in queries; allowed: all, io, q1 … q99 "
-                             f"(q14, q23, q24, q39 as …a/…b or both), ss_max")
+            raise InputError(
+                f"{where}: unknown query {item!r} in queries; allowed: all, io, q1 … q99 "
+                f"(q14, q23, q24, q39 as …a/…b or both), ss_max"
+            )
     return list(dict.fromkeys(picked))
 
 
@@ -78,14 +153,17 @@ def _extension_path() -> Path:
     try:
         import duckdb_extension_tpcds
     except ImportError:
-        raise EngineError("the duckdb-extension-tpcds package is not installed; run the set-up command "
-                          "from the README") from None
+        raise EngineError(
+            "the duckdb-extension-tpcds package is not installed; run the set-up command from the README"
+        ) from None
     import duckdb
 
     found = list(Path(duckdb_extension_tpcds.__path__[0]).glob(f"extensions/v{duckdb.__version__}/*.duckdb_extension"))
     if not found:
-        raise EngineError(f"duckdb-extension-tpcds has no extension for duckdb {duckdb.__version__}; "
-                          f"install matching versions (see pyproject.toml)")
+        raise EngineError(
+            f"duckdb-extension-tpcds has no extension for duckdb {duckdb.__version__}; "
+            f"install matching versions (see pyproject.toml)"
+        )
     return found[0]
 
 
@@ -121,9 +199,10 @@ def _final_select(text: str, template: int) -> tuple[str, str]:
     """(the WITH … part, the final top-level SELECT) of a statement laid out as DuckDB ships it."""
     starts = [m.start() for m in re.finditer(r"(?m)^SELECT\b", text)]
     if not text.lstrip().upper().startswith("WITH") or not starts:
-        raise EngineError(f"query {template}: DuckDB's text has an unexpected shape; cannot derive its "
-                          f"second statement")
-    return text[:starts[-1]], text[starts[-1]:]
+        raise EngineError(
+            f"query {template}: DuckDB's text has an unexpected shape; cannot derive its second statement"
+        )
+    return text[: starts[-1]], text[starts[-1] :]
 
 
 def _need(pattern: str, text: str, template: int) -> re.Match[str]:
@@ -138,30 +217,41 @@ def _q14b(first: str) -> str:
     year = int(_need(r"d_year BETWEEN (\d+) AND \1 \+ 2", head, 14).group(1))
 
     def channel(alias: str, year_expr: str) -> str:
-        return (f"  (SELECT 'store' channel, i_brand_id, i_class_id, i_category_id,\n"
-                f"          sum(ss_quantity*ss_list_price) sales, count(*) number_sales\n"
-                f"   FROM store_sales, item, date_dim\n"
-                f"   WHERE ss_item_sk IN (SELECT ss_item_sk FROM cross_items)\n"
-                f"     AND ss_item_sk = i_item_sk\n"
-                f"     AND ss_sold_date_sk = d_date_sk\n"
-                f"     AND d_week_seq =\n"
-                f"       (SELECT d_week_seq FROM date_dim\n"
-                f"        WHERE d_year = {year_expr} AND d_moy = 12 AND d_dom = {Q14B_DAY})\n"
-                f"   GROUP BY i_brand_id, i_class_id, i_category_id\n"
-                f"   HAVING sum(ss_quantity*ss_list_price) > (SELECT average_sales FROM avg_sales)) {alias}")
+        return (
+            f"  (SELECT 'store' channel, i_brand_id, i_class_id, i_category_id,\n"
+            f"          sum(ss_quantity*ss_list_price) sales, count(*) number_sales\n"
+            f"   FROM store_sales, item, date_dim\n"
+            f"   WHERE ss_item_sk IN (SELECT ss_item_sk FROM cross_items)\n"
+            f"     AND ss_item_sk = i_item_sk\n"
+            f"     AND ss_sold_date_sk = d_date_sk\n"
+            f"     AND d_week_seq =\n"
+            f"       (SELECT d_week_seq FROM date_dim\n"
+            f"        WHERE d_year = {year_expr} AND d_moy = 12 AND d_dom = {Q14B_DAY})\n"
+            f"   GROUP BY i_brand_id, i_class_id, i_category_id\n"
+            f"   HAVING sum(ss_quantity*ss_list_price) > (SELECT average_sales FROM avg_sales)) {alias}"
+        )
 
-    columns = ",\n       ".join(f"{side}.{col} {prefix}_{name}" for side, prefix in (("this_year", "ty"),
-                                                                                    ("last_year", "ly"))
-                                  for col, name in (("channel", "channel"), ("i_brand_id", "brand"),
-                                                    ("i_class_id", "class"), ("i_category_id", "category"),
-                                                    ("sales", "sales"), ("number_sales", "number_sales")))
-    return (f"{head}SELECT {columns}\nFROM\n{channel('this_year', f'{year}+1')},\n{channel('last_year', str(year))}\n"
-            "WHERE this_year.i_brand_id = last_year.i_brand_id\n"
-            "  AND this_year.i_class_id = last_year.i_class_id\n"
-            "  AND this_year.i_category_id = last_year.i_category_id\n"
-            "ORDER BY this_year.channel NULLS FIRST, this_year.i_brand_id NULLS FIRST,\n"
-            "         this_year.i_class_id NULLS FIRST, this_year.i_category_id NULLS FIRST\n"
-            "LIMIT 100;\n")
+    columns = ",\n       ".join(
+        f"{side}.{col} {prefix}_{name}"
+        for side, prefix in (("this_year", "ty"), ("last_year", "ly"))
+        for col, name in (
+            ("channel", "channel"),
+            ("i_brand_id", "brand"),
+            ("i_class_id", "class"),
+            ("i_category_id", "category"),
+            ("sales", "sales"),
+            ("number_sales", "number_sales"),
+        )
+    )
+    return (
+        f"{head}SELECT {columns}\nFROM\n{channel('this_year', f'{year}+1')},\n{channel('last_year', str(year))}\n"
+        "WHERE this_year.i_brand_id = last_year.i_brand_id\n"
+        "  AND this_year.i_class_id = last_year.i_class_id\n"
+        "  AND this_year.i_category_id = last_year.i_category_id\n"
+        "ORDER BY this_year.channel NULLS FIRST, this_year.i_brand_id NULLS FIRST,\n"
+        "         this_year.i_class_id NULLS FIRST, this_year.i_category_id NULLS FIRST\n"
+        "LIMIT 100;\n"
+    )
 
 
 def _q23a(second: str) -> str:
@@ -171,33 +261,40 @@ def _q23a(second: str) -> str:
     year, month = match.group(1), match.group(2)
 
     def channel(prefix: str, table: str, customer: str) -> str:
-        return (f"   SELECT {prefix}_quantity*{prefix}_list_price sales\n"
-                f"   FROM {table}, date_dim\n"
-                f"   WHERE d_year = {year}\n"
-                f"     AND d_moy = {month}\n"
-                f"     AND {prefix}_sold_date_sk = d_date_sk\n"
-                f"     AND {prefix}_item_sk IN (SELECT item_sk FROM frequent_ss_items)\n"
-                f"     AND {prefix}_{customer}_customer_sk IN (SELECT c_customer_sk FROM best_ss_customer)\n")
+        return (
+            f"   SELECT {prefix}_quantity*{prefix}_list_price sales\n"
+            f"   FROM {table}, date_dim\n"
+            f"   WHERE d_year = {year}\n"
+            f"     AND d_moy = {month}\n"
+            f"     AND {prefix}_sold_date_sk = d_date_sk\n"
+            f"     AND {prefix}_item_sk IN (SELECT item_sk FROM frequent_ss_items)\n"
+            f"     AND {prefix}_{customer}_customer_sk IN (SELECT c_customer_sk FROM best_ss_customer)\n"
+        )
 
-    return (f"{head}SELECT sum(sales) AS total_sales\nFROM\n  (\n{channel('cs', 'catalog_sales', 'bill')}"
-            f"   UNION ALL\n{channel('ws', 'web_sales', 'bill')}  ) sq4\nLIMIT 100;\n")
+    return (
+        f"{head}SELECT sum(sales) AS total_sales\nFROM\n  (\n{channel('cs', 'catalog_sales', 'bill')}"
+        f"   UNION ALL\n{channel('ws', 'web_sales', 'bill')}  ) sq4\nLIMIT 100;\n"
+    )
 
 
 def _q24b(first: str) -> str:
     match = _need(r"i_color = '([a-z]+)'", first, 24)
     if match.group(1) == Q24B_COLOR:
         raise EngineError(f"query 24: DuckDB's first statement already uses the colour {Q24B_COLOR!r}")
-    return first[:match.start()] + f"i_color = '{Q24B_COLOR}'" + first[match.end():]
+    return first[: match.start()] + f"i_color = '{Q24B_COLOR}'" + first[match.end() :]
 
 
 def _q39b(first: str) -> str:
     match = _need(r"AND inv2\.d_moy\s*=\s*1\s*\+\s*1", first, 39)
-    return first[:match.end()] + "\n  AND inv1.cov > 1.5" + first[match.end():]
+    return first[: match.end()] + "\n  AND inv1.cov > 1.5" + first[match.end() :]
 
 
 def _ss_max() -> str:
-    parts = ["count(*) AS total", "count(ss_sold_date_sk) AS not_null_total",
-             "count(DISTINCT ss_sold_date_sk) AS unique_days"]
+    parts = [
+        "count(*) AS total",
+        "count(ss_sold_date_sk) AS not_null_total",
+        "count(DISTINCT ss_sold_date_sk) AS unique_days",
+    ]
     parts += [f"max({column}) AS max_{column}" for column in STORE_SALES_COLUMNS]
     return "SELECT " + ",\n       ".join(parts) + "\nFROM store_sales;\n"
 
@@ -241,13 +338,13 @@ def to_spark(text: str) -> str:
                 if text[j] == "'":
                     break
                 j += 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
         elif ch == '"':
             j = text.find('"', i + 1)
             if j < 0:
                 raise ValueError("unbalanced double quote in query text")
-            out.append("`" + text[i + 1:j].replace("`", "``") + "`")
+            out.append("`" + text[i + 1 : j].replace("`", "``") + "`")
             i = j + 1
         else:
             out.append(ch)

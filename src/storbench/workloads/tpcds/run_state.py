@@ -18,6 +18,7 @@ from storbench.workloads.tpcds.data import TABLES, create_database, drop_databas
 @dataclass
 class TpcdsData:
     """A data set the queries read: tpcds-gen's, or the one ``data`` names."""
+
     data_uri: str
     sf: float
     answers_root: Path  # where DuckDB reads it for the answers (tpcds-gen's local copy of a remote one)
@@ -27,6 +28,7 @@ class TpcdsData:
 @dataclass
 class Database:
     """The run's own catalog database, and the one that was current before it."""
+
     name: str
     previous: str
 
@@ -34,6 +36,7 @@ class Database:
 @dataclass
 class TpcdsState:
     """What the TPC-DS workloads of a run share (``ctx.state(TpcdsState)``)."""
+
     gen_planned: bool = False  # the suite has a tpcds-gen step (known at check time, before it ran)
     generated: TpcdsData | None = None  # what tpcds-gen wrote
     staging: Path | None = None  # tpcds-gen's local staging directory
@@ -58,16 +61,20 @@ def check_data_param(ctx: RunContext, params: dict[str, Any], who: str) -> None:
     data = params.get("data") or ""
     if not data:
         if not ctx.state(TpcdsState).gen_planned and not params.get("catalog_database"):
-            raise InputError(f"workload {who}: no TPC-DS tables: the suite has no tpcds-gen step; "
-                             f"add it or pass --set data=URI of a generated dataset")
+            raise InputError(
+                f"workload {who}: no TPC-DS tables: the suite has no tpcds-gen step; "
+                f"add it or pass --set data=URI of a generated dataset"
+            )
         return
     if data.startswith("file://") or data.startswith("/"):
         root = Path(data.removeprefix("file://"))
         missing = [t for t in TABLES if not (root / t).is_dir()]
         if missing:
-            raise InputError(f"--set data={data}: missing TPC-DS tables {', '.join(missing[:5])}"
-                             + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-                             + " (expected one folder per table, as tpcds-gen writes them)")
+            raise InputError(
+                f"--set data={data}: missing TPC-DS tables {', '.join(missing[:5])}"
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                + " (expected one folder per table, as tpcds-gen writes them)"
+            )
 
 
 def use_database(ctx: RunContext, shared: str = "") -> str:

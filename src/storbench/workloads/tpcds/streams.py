@@ -32,9 +32,16 @@ def stream_counts(params: dict[str, Any]) -> list[int]:
     return list(dict.fromkeys(counts))
 
 
-def run_streams(spark: Any, texts: dict[str, str], answers: dict[str, Any], orders: list[list[str]], parent: str,
-                n: int, on_query: Callable[[], None] = lambda: None,
-                calls: Callable[[], int] | None = None) -> dict[str, Any]:
+def run_streams(
+    spark: Any,
+    texts: dict[str, str],
+    answers: dict[str, Any],
+    orders: list[list[str]],
+    parent: str,
+    n: int,
+    on_query: Callable[[], None] = lambda: None,
+    calls: Callable[[], int] | None = None,
+) -> dict[str, Any]:
     """``orders`` run as concurrent streams (one thread each, its own FAIR pool); per stream its results;
     ``on_query`` after each query of any stream (from that stream's thread); ``calls``: the metastore's calls
     so far (one stream only), each query's share recorded."""
@@ -91,8 +98,13 @@ def _run_query(spark: Any, name: str, text: str, answer: dict[str, Any] | None) 
         return {"status": "failed", "seconds": time.monotonic() - start, "error": _error_text(exc)}
     seconds = time.monotonic() - start
     summary = summarize(rows)
-    out = {"status": "unchecked", "seconds": seconds, "rows": summary.rows, "checksum": summary.checksum,
-           "planning_s": planning_seconds(frame)}
+    out = {
+        "status": "unchecked",
+        "seconds": seconds,
+        "rows": summary.rows,
+        "checksum": summary.checksum,
+        "planning_s": planning_seconds(frame),
+    }
     if answer and "summary" in answer:
         why = mismatch(ResultSummary.from_dict(answer["summary"]), summary)
         out.update(status="mismatch", why=why) if why else out.update(status="ok")

@@ -42,20 +42,37 @@ def run_part(chunk: tuple[str, int, int], config: dict[str, Any]) -> Iterator[tu
     root = Path(tempfile.mkdtemp(prefix=f"tpcds-{table}-{part}-", dir=_staging_parent(config)))
     try:
         t0 = time.monotonic()
-        staged = generate_table(table, config["sf"], root / "staged", threads=config["threads"], part=part,
-                                parts=parts, binary=_binary(config["binary"]))
+        staged = generate_table(
+            table,
+            config["sf"],
+            root / "staged",
+            threads=config["threads"],
+            part=part,
+            parts=parts,
+            binary=_binary(config["binary"]),
+        )
         rows = parquet_rows(staged)
         size = local_bytes(staged) if staged.is_dir() else 0
         t1 = time.monotonic()
         layout = root / "layout"
         how = "empty"
         if rows:
-            how = lay_out(staged, layout, table, config["layout"], config["file_mb"], size, config["threads"],
-                          root / "scratch", tag=str(part))
+            how = lay_out(
+                staged,
+                layout,
+                table,
+                config["layout"],
+                config["file_mb"],
+                size,
+                config["threads"],
+                root / "scratch",
+                tag=str(part),
+            )
             written = parquet_rows(layout)
             if written != rows:
-                raise WorkloadError(f"tpcds-gen: table {table} part {part} has {written} rows laid out, the "
-                                    f"generator wrote {rows}")
+                raise WorkloadError(
+                    f"tpcds-gen: table {table} part {part} has {written} rows laid out, the generator wrote {rows}"
+                )
         folders = Counter(str(f.parent.relative_to(layout)) for f in layout.rglob("*.parquet"))  # "." : flat
         stats = layout_stats(layout) if rows else {"files": 0, "partitions": 0, "bytes": 0}
         shutil.rmtree(root / "staged", ignore_errors=True)
@@ -65,9 +82,18 @@ def run_part(chunk: tuple[str, int, int], config: dict[str, Any]) -> Iterator[tu
         if not config["remote"]:
             _move_into(files, layout, Path(dest.removeprefix("file://")))
         t2 = time.monotonic()
-        summary = {"rows": rows, "staged_bytes": size, "how": how, "bytes": stats["bytes"], "files": stats["files"],
-                   "folders": folders, "generate_s": round(t1 - t0, 3), "layout_s": round(t2 - t1, 3),
-                   "host": socket.gethostname(), "cwd": os.getcwd()}
+        summary = {
+            "rows": rows,
+            "staged_bytes": size,
+            "how": how,
+            "bytes": stats["bytes"],
+            "files": stats["files"],
+            "folders": folders,
+            "generate_s": round(t1 - t0, 3),
+            "layout_s": round(t2 - t1, 3),
+            "host": socket.gethostname(),
+            "cwd": os.getcwd(),
+        }
         yield table, part, None, None, None, json.dumps(summary)
         if config["remote"]:
             for f in files:  # put (and deleted) by the executor's Hadoop client after this generator yields it

@@ -69,25 +69,63 @@ PARAMS = (
     Param("recordcount", int, 1000, "rows loaded (YCSB recordcount)", minimum=1),
     Param("operationcount", int, 0, "operations per run, all processes together (0: duration_s)", minimum=0),
     Param("duration_s", float, 10.0, "measured seconds per run when operationcount is 0", minimum=0),
-    Param("threads", int, 16, "client threads per engine process (YCSB -threads); sweep with --sweep threads=..",
-          minimum=1),
+    Param(
+        "threads",
+        int,
+        16,
+        "client threads per engine process (YCSB -threads); sweep with --sweep threads=..",
+        minimum=1,
+    ),
     Param("consistency", str, "ONE", "CQL consistency level of every request", choices=CONSISTENCY),
     Param("fieldcount", int, 10, "fields per row (the usertable has field0..field9)", minimum=1),
     Param("fieldlength", int, 100, "bytes per field", minimum=1),
-    Param("requestdistribution", str, "", "override the workload's distribution (empty: YCSB's own)",
-          choices=("", *DISTRIBUTIONS)),
+    Param(
+        "requestdistribution",
+        str,
+        "",
+        "override the workload's distribution (empty: YCSB's own)",
+        choices=("", *DISTRIBUTIONS),
+    ),
     Param("drivers", int, 1, "engine processes started together", minimum=1),
-    Param("fanout", str, "local", "where driver processes run: local processes or Spark barrier tasks",
-          choices=("local", "spark")),
+    Param(
+        "fanout",
+        str,
+        "local",
+        "where driver processes run: local processes or Spark barrier tasks",
+        choices=("local", "spark"),
+    ),
     Param("timeout_s", float, 12.0, "per-request timeout in seconds", minimum=0.1),
-    Param("restore", str, "none", "snapshot: restore every node to the post-load state before each run",
-          choices=("none", "snapshot")),
-    Param("driver", str, "native", "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
-          "(the reference tool, with storbench's Java-driver binding)", choices=("native", "ycsb")),
-    Param("target_ops_s", float, 0.0, "an open loop at this many operations per second, all processes together "
-          "(YCSB -target); 0: a closed loop (each thread's next operation when its last one ends)", minimum=0),
-    Param("max_error_pct", float, 1.0, "the run fails when more than this % of its operations failed "
-          "(errors are counted by kind either way)", minimum=0, maximum=100),
+    Param(
+        "restore",
+        str,
+        "none",
+        "snapshot: restore every node to the post-load state before each run",
+        choices=("none", "snapshot"),
+    ),
+    Param(
+        "driver",
+        str,
+        "native",
+        "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
+        "(the reference tool, with storbench's Java-driver binding)",
+        choices=("native", "ycsb"),
+    ),
+    Param(
+        "target_ops_s",
+        float,
+        0.0,
+        "an open loop at this many operations per second, all processes together "
+        "(YCSB -target); 0: a closed loop (each thread's next operation when its last one ends)",
+        minimum=0,
+    ),
+    Param(
+        "max_error_pct",
+        float,
+        1.0,
+        "the run fails when more than this % of its operations failed (errors are counted by kind either way)",
+        minimum=0,
+        maximum=100,
+    ),
 )
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
@@ -110,15 +148,23 @@ METRICS = metric_table("""
 """)
 LATENCY = (("avg", "mean_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("max", "max_ms"))
 # the engine's result in YCSB's names: per operation type, the operations, latencies and errors (no rate)
-NAMES = Vocabulary(rate="ycsb_throughput_ops_s", ops="ycsb_operations", errors="ycsb_errors",
-                   cpu=None, latency_unit="us", op_rate=False, op_errors=True,
-                   latency=tuple((f"ycsb_{name}_latency_us", key) for name, key in LATENCY))
+NAMES = Vocabulary(
+    rate="ycsb_throughput_ops_s",
+    ops="ycsb_operations",
+    errors="ycsb_errors",
+    cpu=None,
+    latency_unit="us",
+    op_rate=False,
+    op_errors=True,
+    latency=tuple((f"ycsb_{name}_latency_us", key) for name, key in LATENCY),
+)
 LOAD_NAMES = replace(NAMES, rate="ycsb_load_throughput_ops_s")
 
 
 @dataclass
 class Snapshot:
     """restore=snapshot: the nodes' post-load snapshot (its tag) and the table's state when it was taken."""
+
     tag: str
     state: dict[str, Any] | None
 
@@ -126,6 +172,7 @@ class Snapshot:
 @dataclass
 class YcsbState:
     """What the YCSB workloads of a run share (``ctx.state(YcsbState)``)."""
+
     snapshot: Snapshot | None = None  # ycsb-load's, with restore=snapshot: each run starts from it
 
 
@@ -152,8 +199,9 @@ def _threads(prints: dict[str, dict[str, Any]], here: bool) -> tuple[int | None,
         if print_.get("cores"):
             hosts[print_.get("hostname") or label] = int(print_["cores"])
     if hosts:
-        how = (f"from the {len(prints)} node(s)' fingerprints, each host once: "
-               + ", ".join(f"{h} {c}" for h, c in sorted(hosts.items())))
+        how = f"from the {len(prints)} node(s)' fingerprints, each host once: " + ", ".join(
+            f"{h} {c}" for h, c in sorted(hosts.items())
+        )
         counts = set(hosts.values())
         if len(counts) == 1:
             return sum(hosts.values()), how, counts.pop(), how
@@ -166,21 +214,40 @@ def _threads(prints: dict[str, dict[str, Any]], here: bool) -> tuple[int | None,
     return None, how, None, how
 
 
-def thread_samples(workload: str, ops_per_s: float | None, prints: dict[str, dict[str, Any]], here: bool,
-                   notes: list[str]) -> list[Sample]:
+def thread_samples(
+    workload: str, ops_per_s: float | None, prints: dict[str, dict[str, Any]], here: bool, notes: list[str]
+) -> list[Sample]:
     """The throughput per server CPU thread in two scopes, each under its own name: ÷ all hosts' threads
     (``ycsb_ops_per_server_thread``) and paper 003's ÷ one node's threads (``ycsb_ops_per_node_thread``)."""
     threads, how, node, node_how = _threads(prints, here)
-    out = [Sample(workload, "ycsb_server_threads", float(threads) if threads else None, "threads"),
-           Sample(workload, "ycsb_ops_per_server_thread",
-                  ops_per_s / threads if threads and ops_per_s is not None else None, "ops/s/thread"),
-           Sample(workload, "ycsb_ops_per_node_thread",
-                  ops_per_s / node if node and ops_per_s is not None else None, "ops/s/thread")]
-    for text in ((f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}" if threads
-                  else f"ycsb: operations per server CPU thread not computed: server threads {how}"),
-                 (f"ycsb: operations per node CPU thread (paper 003's) divide the cluster's rate by one node's "
-                  f"{node} thread(s)" if node
-                  else f"ycsb: operations per node CPU thread (paper 003's) not computed: {node_how}")):
+    out = [
+        Sample(workload, "ycsb_server_threads", float(threads) if threads else None, "threads"),
+        Sample(
+            workload,
+            "ycsb_ops_per_server_thread",
+            ops_per_s / threads if threads and ops_per_s is not None else None,
+            "ops/s/thread",
+        ),
+        Sample(
+            workload,
+            "ycsb_ops_per_node_thread",
+            ops_per_s / node if node and ops_per_s is not None else None,
+            "ops/s/thread",
+        ),
+    ]
+    for text in (
+        (
+            f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}"
+            if threads
+            else f"ycsb: operations per server CPU thread not computed: server threads {how}"
+        ),
+        (
+            f"ycsb: operations per node CPU thread (paper 003's) divide the cluster's rate by one node's "
+            f"{node} thread(s)"
+            if node
+            else f"ycsb: operations per node CPU thread (paper 003's) not computed: {node_how}"
+        ),
+    ):
         if text not in notes:
             notes.append(text)
     return out
@@ -192,24 +259,33 @@ class _Ycsb(Workload):
     params = PARAMS
     metrics = METRICS
     # paper 003's figures: throughput (the load phase's its own), per server CPU thread and per watt, p99 per operation
-    headline = ("ycsb_throughput_ops_s", "ycsb_load_throughput_ops_s", "ycsb_ops_per_server_thread", "ops_per_watt",
-                "ycsb_p99_latency_us")
+    headline = (
+        "ycsb_throughput_ops_s",
+        "ycsb_load_throughput_ops_s",
+        "ycsb_ops_per_server_thread",
+        "ops_per_watt",
+        "ycsb_p99_latency_us",
+    )
     letter: str  # "load" or a to f
 
     def check_params(self, params: dict[str, Any], target: Target) -> None:
         """Every check before the target is reached: a refusal after the claim would leave the keyspace it
         created and dropped as Cassandra's dropped-* snapshots on every node."""
         if params["fieldcount"] > len(FIELDS):
-            raise InputError(f"{self.name}: fieldcount={params['fieldcount']} is above the {len(FIELDS)} fields of "
-                             f"the target's usertable (field0..field9)")
+            raise InputError(
+                f"{self.name}: fieldcount={params['fieldcount']} is above the {len(FIELDS)} fields of "
+                f"the target's usertable (field0..field9)"
+            )
         if self.letter != "load" and params["operationcount"] <= 0 and params["duration_s"] <= 0:
             raise InputError(f"{self.name}: set operationcount or duration_s")
         if params["restore"] == "snapshot" and isinstance(target, CassandraTarget):
             restore.require_service(target, self.name)
         if params["driver"] == "ycsb":
             if params["fanout"] != "local" or params["drivers"] > 1:
-                raise InputError(f"{self.name}: driver=ycsb runs one YCSB client process here; drivers="
-                                 f"{params['drivers']} fanout={params['fanout']} need driver=native")
+                raise InputError(
+                    f"{self.name}: driver=ycsb runs one YCSB client process here; drivers="
+                    f"{params['drivers']} fanout={params['fanout']} need driver=native"
+                )
             refusal = core_driver.duration_refusal(self.letter, params)
             if refusal:
                 raise InputError(refusal)
@@ -233,11 +309,20 @@ class _Ycsb(Workload):
 
     def _job(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
         target = ctx.target_as(CassandraTarget)
-        ycsb: dict[str, Any] = {"recordcount": params["recordcount"], "fieldcount": params["fieldcount"],
-                                "fieldlength": params["fieldlength"], "insertorder": "hashed"}
-        cql = {"contact_points": [f"{h}:{p}" for h, p in target.contacts], "keyspace": target.keyspace,
-               "table": target.table, "consistency": params["consistency"], "timeout_s": params["timeout_s"],
-               "ycsb": ycsb}
+        ycsb: dict[str, Any] = {
+            "recordcount": params["recordcount"],
+            "fieldcount": params["fieldcount"],
+            "fieldlength": params["fieldlength"],
+            "insertorder": "hashed",
+        }
+        cql = {
+            "contact_points": [f"{h}:{p}" for h, p in target.contacts],
+            "keyspace": target.keyspace,
+            "table": target.table,
+            "consistency": params["consistency"],
+            "timeout_s": params["timeout_s"],
+            "ycsb": ycsb,
+        }
         login = target.credentials()
         if login:  # in the engine's 0600 job file only; the engine never echoes them
             cql |= {"username": login.username, "password": login.password}
@@ -246,31 +331,52 @@ class _Ycsb(Workload):
         load = native.load_model(params["threads"], params["target_ops_s"])
         if self.letter == "load":
             ycsb["phase"] = "load"
-            return native.job("cql", cql, [{"op": "INSERT", "keys": "once"}], params["recordcount"], load,
-                              ops=params["recordcount"], duration_s=0.0)
+            return native.job(
+                "cql",
+                cql,
+                [{"op": "INSERT", "keys": "once"}],
+                params["recordcount"],
+                load,
+                ops=params["recordcount"],
+                duration_s=0.0,
+            )
         spec = core_workload(self.letter)
         total = params["operationcount"]
         ycsb |= {"phase": "run", **spec["ycsb"], "operationcount": total or params["recordcount"]}
         if params["requestdistribution"]:
             ycsb["requestdistribution"] = params["requestdistribution"]
-        return native.job("cql", cql, spec["mix"], params["recordcount"], load,
-                          ops=-(-total // params["drivers"]) if total else 0,
-                          duration_s=0.0 if total else params["duration_s"])
+        return native.job(
+            "cql",
+            cql,
+            spec["mix"],
+            params["recordcount"],
+            load,
+            ops=-(-total // params["drivers"]) if total else 0,
+            duration_s=0.0 if total else params["duration_s"],
+        )
 
-    def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any],
-                 cpu: CpuWatch | None) -> dict[str, Any]:
+    def _execute(
+        self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any], cpu: CpuWatch | None
+    ) -> dict[str, Any]:
         timeout = params["duration_s"] + 600 + params["recordcount"] / 100 + params["operationcount"] / 100
         if params["driver"] == "ycsb":
             target = ctx.target_as(CassandraTarget)
-            props = core_driver.properties(self.letter, params, target.contacts, target.keyspace, target.table,
-                                           target.credentials(), target.tls)
+            props = core_driver.properties(
+                self.letter, params, target.contacts, target.keyspace, target.table, target.credentials(), target.tls
+            )
             try:
-                return core_driver.run(self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout,
-                                       cpu=cpu)
+                return core_driver.run(
+                    self.letter, props, params["threads"], ctx.scratch("ycsb-client"), timeout, cpu=cpu
+                )
             finally:
                 ctx.drop_scratch("ycsb-client")
-        return native.run(job, params["drivers"], spark=spark_session(ctx) if params["fanout"] == "spark" else None,
-                          timeout=timeout, cpu=cpu)
+        return native.run(
+            job,
+            params["drivers"],
+            spark=spark_session(ctx) if params["fanout"] == "spark" else None,
+            timeout=timeout,
+            cpu=cpu,
+        )
 
     # -- restore=snapshot ----------------------------------------------------------------------
 
@@ -284,20 +390,30 @@ class _Ycsb(Workload):
             return
         snap = ctx.state(YcsbState).snapshot
         if snap is None:
-            raise WorkloadError(f"{self.name}: restore=snapshot has no post-load snapshot; run ycsb-load with "
-                                f"restore=snapshot first")
+            raise WorkloadError(
+                f"{self.name}: restore=snapshot has no post-load snapshot; run ycsb-load with restore=snapshot first"
+            )
         target = ctx.target_as(CassandraTarget)
         before = self._state(ctx, params)
         restore.restore(target, snap.tag)
         after = self._state(ctx, params)
         ctx.artifacts.setdefault("ycsb", {}).setdefault("restores", []).append(
-            {"before": self.name, "post_load": snap.state, "found": before, "restored": after})
-        if after is None and (text := f"ycsb: restore=snapshot not verified above {VERIFY_MAX_ROWS:,} rows "
-                                      f"(a COUNT(*) of the table would take too long)") not in ctx.notes:
+            {"before": self.name, "post_load": snap.state, "found": before, "restored": after}
+        )
+        if (
+            after is None
+            and (
+                text := f"ycsb: restore=snapshot not verified above {VERIFY_MAX_ROWS:,} rows "
+                f"(a COUNT(*) of the table would take too long)"
+            )
+            not in ctx.notes
+        ):
             ctx.notes.append(text)
         if after != snap.state:
-            raise WorkloadError(f"{self.name}: the restored table differs from the post-load table "
-                                f"(restored {after}, post-load {snap.state})")
+            raise WorkloadError(
+                f"{self.name}: the restored table differs from the post-load table "
+                f"(restored {after}, post-load {snap.state})"
+            )
 
     def _after_load(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["restore"] != "snapshot":
@@ -323,14 +439,25 @@ class _Ycsb(Workload):
             result = self._execute(ctx, params, job, cpu)
         measured = result["result"]["total"]["measured_s"] if params["driver"] == "ycsb" else result.get("measured_s")
         ctx.tool_window(measured)  # both drivers: the window is the operations, not start-up and connect
-        kept = {"workload": self.name, "driver": params["driver"], "threads": params["threads"],
-                "drivers": params["drivers"], "consistency": params["consistency"]}
+        kept = {
+            "workload": self.name,
+            "driver": params["driver"],
+            "threads": params["threads"],
+            "drivers": params["drivers"],
+            "consistency": params["consistency"],
+        }
         if params["driver"] == "ycsb":  # YCSB's own output and command beside the parsed figures
             kept |= {"command": result["argv"], "raw": result["raw"]}
             result = result["result"]
         result["client_cpu"] = client_cpu.scoped(params["driver"], result, cpu)
-        if cpu is None and (text := f"ycsb: client CPU per operation not sampled: fanout={params['fanout']} runs "
-                                    f"the engines on other hosts") not in ctx.notes:
+        if (
+            cpu is None
+            and (
+                text := f"ycsb: client CPU per operation not sampled: fanout={params['fanout']} runs "
+                f"the engines on other hosts"
+            )
+            not in ctx.notes
+        ):
             ctx.notes.append(text)
         ctx.artifacts.setdefault("ycsb", {}).setdefault("runs", []).append({**kept, "result": result})
         samples = self._samples(ctx, params, result)
@@ -342,8 +469,7 @@ class _Ycsb(Workload):
         else:
             total = result["total"]
             if total["ops"] and total["latency"].get("count") and total["ops_per_s"] is not None:
-                peak.record(ctx, self.name, params["threads"], total["ops_per_s"],
-                            total["latency"]["mean_ms"] * 1000)
+                peak.record(ctx, self.name, params["threads"], total["ops_per_s"], total["latency"]["mean_ms"] * 1000)
         return samples
 
     def _rules(self, ctx: RunContext, params: dict[str, Any]) -> None:
@@ -353,8 +479,11 @@ class _Ycsb(Workload):
         --warmup repeats whole runs for both), and a write counts once Cassandra acknowledges it (its commit
         log, synced as the server is set). The window's timing is added after the run (tool_window)."""
         if self.letter != "load":
-            ctx.window.rules["state"] = ("restored post-load snapshot (memtables flushed)" if params["restore"] == "snapshot"
-                                  else "continued (memtables as left)")
+            ctx.window.rules["state"] = (
+                "restored post-load snapshot (memtables flushed)"
+                if params["restore"] == "snapshot"
+                else "continued (memtables as left)"
+            )
         ctx.window.rules["warmup"] = "none"
         ctx.window.rules["flush"] = "on ack (commit log)"
 
@@ -377,8 +506,13 @@ class _Ycsb(Workload):
             restore.clear(ctx.target_as(CassandraTarget), snap.tag)
 
 
-YcsbLoad = variant(_Ycsb, "ycsb-load", "YCSB load phase: recordcount rows inserted (insertorder=hashed) into "
-                   "the target's usertable (Cassandra, native engine)", letter="load")
+YcsbLoad = variant(
+    _Ycsb,
+    "ycsb-load",
+    "YCSB load phase: recordcount rows inserted (insertorder=hashed) into "
+    "the target's usertable (Cassandra, native engine)",
+    letter="load",
+)
 WORKLOADS = {
     "a": "YCSB workload A: 50% read, 50% update, zipfian",
     "b": "YCSB workload B: 95% read, 5% update, zipfian",
@@ -387,7 +521,9 @@ WORKLOADS = {
     "e": "YCSB workload E: 95% scan (1-100 rows), 5% insert, zipfian",
     "f": "YCSB workload F: 50% read, 50% read-modify-write, zipfian",
 }
-YCSB_RUNS = {letter: variant(_Ycsb, f"ycsb-{letter}", text, letter=letter, after=("ycsb-load",))
-             for letter, text in WORKLOADS.items()}
+YCSB_RUNS = {
+    letter: variant(_Ycsb, f"ycsb-{letter}", text, letter=letter, after=("ycsb-load",))
+    for letter, text in WORKLOADS.items()
+}
 
 __all__ = ["YCSB_RUNS", "YcsbLoad", "core_workload", "server_threads"]

@@ -32,14 +32,18 @@ def scoped(driver: str, result: dict[str, Any], watch: CpuWatch | None) -> dict[
     points = (result.get("progress") or []) if driver == "ycsb" else engine_progress(result)
     whole = process_cpu_s(traces)
     done = result["total"]["ops"] + result["total"]["errors"]
-    return {"source": "/proc, sampled every %gs" % watch.interval if watch is not None else None,
-            "middle": middle_cpu(points, traces) if traces else None,
-            "process_cpu_s": whole, "process_cpu_us_per_op": whole * 1e6 / done if whole is not None and done
-            else None}
+    return {
+        "source": "/proc, sampled every %gs" % watch.interval if watch is not None else None,
+        "middle": middle_cpu(points, traces) if traces else None,
+        "process_cpu_s": whole,
+        "process_cpu_us_per_op": whole * 1e6 / done if whole is not None and done else None,
+    }
 
 
 def samples(workload: str, cpu: dict[str, Any]) -> list[Sample]:
     """The two figures as samples (None where not measured: reports show n/a)."""
     middle = cpu["middle"]
-    return [Sample(workload, MIDDLE, middle["cpu_us_per_op"] if middle else None, "us"),
-            Sample(workload, PROCESS, cpu["process_cpu_us_per_op"], "us")]
+    return [
+        Sample(workload, MIDDLE, middle["cpu_us_per_op"] if middle else None, "us"),
+        Sample(workload, PROCESS, cpu["process_cpu_us_per_op"], "us"),
+    ]

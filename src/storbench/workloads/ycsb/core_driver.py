@@ -44,18 +44,51 @@ BINDING = "storbench.ycsb.CqlDb"
 MAIN = "storbench.ycsb.YcsbRun"
 # YCSB 0.17.0's workloads/workloada .. workloadf (beside recordcount and operationcount)
 WORKLOAD_FILES: dict[str, dict[str, str]] = {
-    "a": {"readproportion": "0.5", "updateproportion": "0.5", "scanproportion": "0", "insertproportion": "0",
-          "requestdistribution": "zipfian"},
-    "b": {"readproportion": "0.95", "updateproportion": "0.05", "scanproportion": "0", "insertproportion": "0",
-          "requestdistribution": "zipfian"},
-    "c": {"readproportion": "1", "updateproportion": "0", "scanproportion": "0", "insertproportion": "0",
-          "requestdistribution": "zipfian"},
-    "d": {"readproportion": "0.95", "updateproportion": "0", "scanproportion": "0", "insertproportion": "0.05",
-          "requestdistribution": "latest"},
-    "e": {"readproportion": "0", "updateproportion": "0", "scanproportion": "0.95", "insertproportion": "0.05",
-          "requestdistribution": "zipfian", "maxscanlength": "100", "scanlengthdistribution": "uniform"},
-    "f": {"readproportion": "0.5", "updateproportion": "0", "scanproportion": "0", "insertproportion": "0",
-          "readmodifywriteproportion": "0.5", "requestdistribution": "zipfian"},
+    "a": {
+        "readproportion": "0.5",
+        "updateproportion": "0.5",
+        "scanproportion": "0",
+        "insertproportion": "0",
+        "requestdistribution": "zipfian",
+    },
+    "b": {
+        "readproportion": "0.95",
+        "updateproportion": "0.05",
+        "scanproportion": "0",
+        "insertproportion": "0",
+        "requestdistribution": "zipfian",
+    },
+    "c": {
+        "readproportion": "1",
+        "updateproportion": "0",
+        "scanproportion": "0",
+        "insertproportion": "0",
+        "requestdistribution": "zipfian",
+    },
+    "d": {
+        "readproportion": "0.95",
+        "updateproportion": "0",
+        "scanproportion": "0",
+        "insertproportion": "0.05",
+        "requestdistribution": "latest",
+    },
+    "e": {
+        "readproportion": "0",
+        "updateproportion": "0",
+        "scanproportion": "0.95",
+        "insertproportion": "0.05",
+        "requestdistribution": "zipfian",
+        "maxscanlength": "100",
+        "scanlengthdistribution": "uniform",
+    },
+    "f": {
+        "readproportion": "0.5",
+        "updateproportion": "0",
+        "scanproportion": "0",
+        "insertproportion": "0",
+        "readmodifywriteproportion": "0.5",
+        "requestdistribution": "zipfian",
+    },
 }
 UNLIMITED = 2**31 - 1  # Integer.MAX_VALUE: YCSB's operationcount is an int
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
@@ -70,12 +103,16 @@ def classpath() -> str:
     if (fetched := fetched_classpath("ycsb")) is not None:
         return fetched
     classes, deps = YCSB_DIR / "target" / "classes", YCSB_DIR / "target" / "classpath.txt"
-    if not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file() or not deps.is_file() \
-            or _older_than_sources(classes / "storbench" / "ycsb" / "CqlDb.class"):
+    if (
+        not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file()
+        or not deps.is_file()
+        or _older_than_sources(classes / "storbench" / "ycsb" / "CqlDb.class")
+    ):
         build("ycsb")
     if not (classes / "storbench" / "ycsb" / "CqlDb.class").is_file() or not deps.is_file():
-        raise EngineError(f"YCSB core and storbench's binding are not built ({YCSB_DIR}/target); "
-                          f"run scripts/setup.sh --part ycsb")
+        raise EngineError(
+            f"YCSB core and storbench's binding are not built ({YCSB_DIR}/target); run scripts/setup.sh --part ycsb"
+        )
     return f"{classes}:{deps.read_text().strip()}"
 
 
@@ -86,18 +123,33 @@ def _older_than_sources(built: Path) -> bool:
     return built.stat().st_mtime < max(path.stat().st_mtime for path in sources)
 
 
-def properties(letter: str, params: dict[str, Any], contacts: list[tuple[str, int]], keyspace: str,
-               table: str, login: Credentials | None = None, tls: Tls | None = None) -> dict[str, str]:
+def properties(
+    letter: str,
+    params: dict[str, Any],
+    contacts: list[tuple[str, int]],
+    keyspace: str,
+    table: str,
+    login: Credentials | None = None,
+    tls: Tls | None = None,
+) -> dict[str, str]:
     """YCSB's properties for the load phase (letter "load") or workload LETTER with these parameters, the
     cluster's ``login`` (``cassandra.password`` is secret-named: it goes in a 0600 properties file) and its
     ``tls`` (``cassandra.tls``, ``cassandra.tls_ca_file``: the binding checks the certificate and host name)."""
-    props = {"workload": "site.ycsb.workloads.CoreWorkload", "recordcount": str(params["recordcount"]),
-             "fieldcount": str(params["fieldcount"]), "fieldlength": str(params["fieldlength"]),
-             "readallfields": "true", "writeallfields": "false", "insertorder": "hashed",
-             "measurementtype": "hdrhistogram", "table": table,
-             "cassandra.hosts": ",".join(f"{h}:{p}" for h, p in contacts), "cassandra.keyspace": keyspace,
-             "cassandra.consistency": params["consistency"],
-             "cassandra.timeout_ms": str(round(params["timeout_s"] * 1000))}
+    props = {
+        "workload": "site.ycsb.workloads.CoreWorkload",
+        "recordcount": str(params["recordcount"]),
+        "fieldcount": str(params["fieldcount"]),
+        "fieldlength": str(params["fieldlength"]),
+        "readallfields": "true",
+        "writeallfields": "false",
+        "insertorder": "hashed",
+        "measurementtype": "hdrhistogram",
+        "table": table,
+        "cassandra.hosts": ",".join(f"{h}:{p}" for h, p in contacts),
+        "cassandra.keyspace": keyspace,
+        "cassandra.consistency": params["consistency"],
+        "cassandra.timeout_ms": str(round(params["timeout_s"] * 1000)),
+    }
     if login:
         props |= {"cassandra.username": login.username, "cassandra.password": login.password}
     if tls:
@@ -125,8 +177,10 @@ def duration_refusal(letter: str, params: dict[str, Any]) -> str | None:
     distribution = params["requestdistribution"] or WORKLOAD_FILES[letter]["requestdistribution"]
     if distribution == "latest":
         return None
-    return (f"ycsb-{letter}: driver=ycsb needs operationcount (not duration_s) with inserts and a {distribution} "
-            f"distribution (YCSB sizes its key range by operationcount)")
+    return (
+        f"ycsb-{letter}: driver=ycsb needs operationcount (not duration_s) with inserts and a {distribution} "
+        f"distribution (YCSB sizes its key range by operationcount)"
+    )
 
 
 def overall_ops(letter: str) -> str:
@@ -136,6 +190,7 @@ def overall_ops(letter: str) -> str:
 
 def java_properties(props: dict[str, str]) -> str:
     """``props`` in Java's .properties format (what ``Properties.load`` reads back exactly: ISO-8859-1, escapes)."""
+
     def escape(text: str, key: bool) -> str:
         out = []
         for index, char in enumerate(text):
@@ -146,23 +201,38 @@ def java_properties(props: dict[str, str]) -> str:
             else:
                 out.append(char)
         return "".join(out)
+
     return "".join(f"{escape(k, True)}={escape(v, False)}\n" for k, v in props.items())
 
 
 def _utf16(char: str) -> list[int]:
     data = char.encode("utf-16-be")
-    return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
 
 
-def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout: float,
-        cpu: CpuWatch | None = None) -> dict[str, Any]:
+def run(
+    letter: str, props: dict[str, str], threads: int, workdir: Path, timeout: float, cpu: CpuWatch | None = None
+) -> dict[str, Any]:
     """Runs YCSB's Client; {"result": the engine's result shape, "raw": its output, "argv": the command}.
     Properties with a secret name (a password) go in a private 0600 file (``-P``), never on the command line.
     YCSB prints its progress each second (``-s``, status.interval=1; its clock in UTC): ``result["progress"]``;
     ``cpu`` samples the JVM's CPU from /proc while it runs (telemetry.proc_cpu), as the engine's."""
-    argv = [java_binary(), "-Duser.timezone=UTC", f"-Dstorbench.overall={overall_ops(letter)}", "-cp",
-            classpath(), MAIN, "-db", BINDING, "-load" if letter == "load" else "-t", "-threads", str(threads),
-            "-s", "-p", f"status.interval={STATUS_INTERVAL_S}"]
+    argv = [
+        java_binary(),
+        "-Duser.timezone=UTC",
+        f"-Dstorbench.overall={overall_ops(letter)}",
+        "-cp",
+        classpath(),
+        MAIN,
+        "-db",
+        BINDING,
+        "-load" if letter == "load" else "-t",
+        "-threads",
+        str(threads),
+        "-s",
+        "-p",
+        f"status.interval={STATUS_INTERVAL_S}",
+    ]
     secret = {name: value for name, value in props.items() if is_secret_name(name)}
     for name, value in props.items():
         if name not in secret:
@@ -172,8 +242,9 @@ def run(letter: str, props: dict[str, str], threads: int, workdir: Path, timeout
         if secret_file:
             argv += ["-P", str(secret_file)]
         with out.open("w") as stdout, err.open("w") as stderr:
-            proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, cwd=workdir,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, cwd=workdir, start_new_session=True
+            )
         # watched until it exits (read before it is reaped); past the timeout it is killed at once
         in_time = cpu.watch([proc.pid], timeout) if cpu is not None else True
         cpu_s, code = _wait(proc, timeout if in_time else 0)
@@ -223,11 +294,13 @@ def operations_scope(total: dict[str, Any]) -> None:
 
 def _wait(proc: subprocess.Popen, timeout: float) -> tuple[float, int]:
     """(the child's user+system CPU seconds from its rusage, its exit code); killed whole after ``timeout``."""
+
     def kill() -> None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
     timer = threading.Timer(timeout, kill)
     timer.start()
     try:
@@ -243,8 +316,9 @@ def _wait(proc: subprocess.Popen, timeout: float) -> tuple[float, int]:
 
 
 def _last_line(raw: str) -> str:
-    lines = [x.strip() for x in raw.splitlines()
-             if x.strip() and not x.startswith(("[", "\tat ", "SLF4J", "Command line:"))]
+    lines = [
+        x.strip() for x in raw.splitlines() if x.strip() and not x.startswith(("[", "\tat ", "SLF4J", "Command line:"))
+    ]
     picked = [x for x in lines if "Exception" in x or "CqlDb" in x] or lines
     return picked[-1][:400] if picked else "no output"
 
@@ -263,16 +337,19 @@ def parse(raw: str) -> dict[str, dict[str, float]]:
 
 
 def _op_stats(values: dict[str, float], less: float = 0) -> dict[str, Any]:
-    returns = {k[len("Return="):]: v for k, v in values.items() if k.startswith("Return=")}
+    returns = {k[len("Return=") :]: v for k, v in values.items() if k.startswith("Return=")}
     errors = sum(v for k, v in returns.items() if k != "OK")
     done = values.get("Operations", 0)  # the OK ones: failed ones are measured as OP-FAILED
     ops = max(0, int((sum(returns.values()) if returns else done) - errors - less))
     count = int(done)
     latency = {"count": count}
     if count:
-        latency |= {"mean_ms": values["AverageLatency(us)"] / 1000, "max_ms": values["MaxLatency(us)"] / 1000,
-                    "p95_ms": values["95thPercentileLatency(us)"] / 1000,
-                    "p99_ms": values["99thPercentileLatency(us)"] / 1000}
+        latency |= {
+            "mean_ms": values["AverageLatency(us)"] / 1000,
+            "max_ms": values["MaxLatency(us)"] / 1000,
+            "p95_ms": values["95thPercentileLatency(us)"] / 1000,
+            "p99_ms": values["99thPercentileLatency(us)"] / 1000,
+        }
     return {"ops": ops, "errors": int(errors), "latency": latency, "returns": returns}
 
 
@@ -296,11 +373,21 @@ def to_result(series: dict[str, dict[str, float]], letter: str, cpu_s: float) ->
     overall = series.get("STORBENCH-OVERALL", {})
     latency: dict[str, Any] = {"count": int(overall.get("Operations", 0))}
     if latency["count"]:
-        latency |= {"mean_ms": overall["AverageLatency(us)"] / 1000, "max_ms": overall["MaxLatency(us)"] / 1000,
-                    "p95_ms": overall["95thPercentileLatency(us)"] / 1000,
-                    "p99_ms": overall["99thPercentileLatency(us)"] / 1000}
-    return {"total": {"ops": total_ops, "errors": sum(s["errors"] for s in ops.values()),
-                      "ops_per_s": series["OVERALL"].get("Throughput(ops/sec)"),  # None: not printed (n/a)
-                      "runtime_ms": series["OVERALL"].get("RunTime(ms)"), "latency": latency},
-            "ops": ops, "errors": kinds,
-            "cpu": {"cpu_s": cpu_s, "cpu_us_per_op": cpu_s * 1e6 / total_ops if total_ops else None}}
+        latency |= {
+            "mean_ms": overall["AverageLatency(us)"] / 1000,
+            "max_ms": overall["MaxLatency(us)"] / 1000,
+            "p95_ms": overall["95thPercentileLatency(us)"] / 1000,
+            "p99_ms": overall["99thPercentileLatency(us)"] / 1000,
+        }
+    return {
+        "total": {
+            "ops": total_ops,
+            "errors": sum(s["errors"] for s in ops.values()),
+            "ops_per_s": series["OVERALL"].get("Throughput(ops/sec)"),  # None: not printed (n/a)
+            "runtime_ms": series["OVERALL"].get("RunTime(ms)"),
+            "latency": latency,
+        },
+        "ops": ops,
+        "errors": kinds,
+        "cpu": {"cpu_s": cpu_s, "cpu_us_per_op": cpu_s * 1e6 / total_ops if total_ops else None},
+    }

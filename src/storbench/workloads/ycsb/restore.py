@@ -63,9 +63,11 @@ def table_state(target: CassandraTarget, recordcount: int, sample: int = SAMPLE_
 def require_service(target: CassandraTarget, workload: str) -> dict[str, Any]:
     """storbench's own cluster (its nodes' data directories and nodetool), or one line saying why not."""
     if not target.service:
-        raise InputError(f"{workload}: restore=snapshot needs the nodes' data directories and nodetool, i.e. a "
-                         f"cluster started by `storbench services up cassandra`; {target.uri} is not one "
-                         f"(use restore=none)")
+        raise InputError(
+            f"{workload}: restore=snapshot needs the nodes' data directories and nodetool, i.e. a "
+            f"cluster started by `storbench services up cassandra`; {target.uri} is not one "
+            f"(use restore=none)"
+        )
     return target.service
 
 
@@ -87,8 +89,10 @@ def _snapshot_dir(state: dict[str, Any], node: int, keyspace: str, table: str, t
     entry = [p for p in state["processes"] if p["kind"] == "node"][node - 1]
     found = sorted(Path(entry["data_dir"]).glob(f"{keyspace}/{table}-*/snapshots/{tag}"))
     if len(found) != 1:
-        raise WorkloadError(f"restore=snapshot: node {entry['host']} has {len(found)} snapshot(s) {tag} of "
-                            f"{keyspace}.{table} under {entry['data_dir']} (expected 1)")
+        raise WorkloadError(
+            f"restore=snapshot: node {entry['host']} has {len(found)} snapshot(s) {tag} of "
+            f"{keyspace}.{table} under {entry['data_dir']} (expected 1)"
+        )
     return found[0]
 
 
@@ -98,8 +102,9 @@ def restore(target: CassandraTarget, tag: str) -> None:
     from cassandra.query import SimpleStatement
 
     state = target.service
-    dirs = [_snapshot_dir(state, node, target.keyspace, target.table, tag)
-            for node in range(1, state["node_count"] + 1)]
+    dirs = [
+        _snapshot_dir(state, node, target.keyspace, target.table, tag) for node in range(1, state["node_count"] + 1)
+    ]
     truncate = SimpleStatement(f"TRUNCATE {target.keyspace}.{target.table}", consistency_level=ConsistencyLevel.ALL)
     target.session().execute(truncate, timeout=120)
     for node, directory in enumerate(dirs, start=1):

@@ -46,11 +46,22 @@ from storbench.workloads.params import FLUSH, Param, SizeParam
 METRIC_SECTION = 0  # where this section comes in reports (storbench.analysis.metrics)
 
 ZONED_PARAMS = FIO_PARAMS + (
-    Param("zonemode", str, "auto", "zbd: fio writes at the write pointers and resets zones; none: plain I/O; "
-          "auto: zbd on a zoned raw device (and for writes with zone_size), none elsewhere",
-          choices=("auto", "zbd", "none")),
-    SizeParam("zone_size", str, "", "zones fio emulates with zbd where the target has none, e.g. 64m",
-              empty="no emulated zones", what="a fio size"),
+    Param(
+        "zonemode",
+        str,
+        "auto",
+        "zbd: fio writes at the write pointers and resets zones; none: plain I/O; "
+        "auto: zbd on a zoned raw device (and for writes with zone_size), none elsewhere",
+        choices=("auto", "zbd", "none"),
+    ),
+    SizeParam(
+        "zone_size",
+        str,
+        "",
+        "zones fio emulates with zbd where the target has none, e.g. 64m",
+        empty="no emulated zones",
+        what="a fio size",
+    ),
     Param("max_open_zones", int, 0, "zones open at once with zbd; 0: the device's max_open_zones", minimum=0),
 )
 
@@ -67,6 +78,8 @@ METRICS = metric_table("""
     zoned_read_p99_ms    | p99 read latency          | ms     | mean | lower/higher | words-first
     zoned_read_p99_9_ms  | p99.9 read latency        | ms     | mean | lower/higher | words-first
 """)
+
+
 class _Zoned(_Fio):
     params = ZONED_PARAMS
     metrics = METRICS
@@ -100,19 +113,24 @@ class _Zoned(_Fio):
             device = ctx.target_as(DeviceTarget).path
             capacity = device_size(device)
             if capacity is not None and zoning.job_bytes * params["numjobs"] > capacity:
-                raise TargetError(f"{self.name}: numjobs {params['numjobs']} × {size_text(zoning.job_bytes)} of "
-                                  f"whole zones is more than the {size_text(capacity)} of {device}")
+                raise TargetError(
+                    f"{self.name}: numjobs {params['numjobs']} × {size_text(zoning.job_bytes)} of "
+                    f"whole zones is more than the {size_text(capacity)} of {device}"
+                )
 
-    def _spec(self, ctx: RunContext, params: dict[str, Any], create_only: bool = False,
-              log_prefix: str | None = None) -> fio_engine.JobSpec:
+    def _spec(
+        self, ctx: RunContext, params: dict[str, Any], create_only: bool = False, log_prefix: str | None = None
+    ) -> fio_engine.JobSpec:
         zoning, _ = self._zoning(ctx, params)
         spec = super()._spec(ctx, {**params, "size": str(zoning.job_bytes)}, create_only, log_prefix)
         if zoning.mode == "zbd" and not create_only:  # the layout writes plain files; zones start with the job
             spec.zonemode, spec.max_open_zones = "zbd", zoning.max_open
             spec.zonesize = str(zoning.zone_size) if zoning.emulated else None
-            spec.comments.append(f"claimed: bytes [0, {zoning.job_bytes * params['numjobs']}) in zones of "
-                                 f"{size_text(zoning.zone_size)}; fio's zbd mode resets only zones inside a "
-                                 f"job's [offset, offset + size)")
+            spec.comments.append(
+                f"claimed: bytes [0, {zoning.job_bytes * params['numjobs']}) in zones of "
+                f"{size_text(zoning.zone_size)}; fio's zbd mode resets only zones inside a "
+                f"job's [offset, offset + size)"
+            )
         return spec
 
     def _zones_after(self, ctx: RunContext, params: dict[str, Any], zoning: Zoning) -> tuple[int, list[Zone]] | None:
@@ -125,8 +143,10 @@ class _Zoned(_Fio):
         try:
             return end, [zone for zone in all_zones(path, (device_size(Path(path)) or 0) // 512) if zone.start >= end]
         except OSError as exc:
-            ctx.notes.append(f"{self.name}: the zones outside the claimed range of {path} could not be read "
-                             f"({exc.strerror}); fio's own range limit alone kept them")
+            ctx.notes.append(
+                f"{self.name}: the zones outside the claimed range of {path} could not be read "
+                f"({exc.strerror}); fio's own range limit alone kept them"
+            )
             return None
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
@@ -136,45 +156,74 @@ class _Zoned(_Fio):
         after = self._zones_after(ctx, params, zoning) if before else None
         moved = changed_zones(before[1], after[1]) if before and after else []
         if moved:
-            raise WorkloadError(f"{self.name}: {len(moved)} zone(s) of {ctx.target_as(DeviceTarget).path} after "
-                                f"the claimed range (from sector {before[0]}) changed, the first at sector "
-                                f"{moved[0].start}; the run must not touch them")
+            raise WorkloadError(
+                f"{self.name}: {len(moved)} zone(s) of {ctx.target_as(DeviceTarget).path} after "
+                f"the claimed range (from sector {before[0]}) changed, the first at sector "
+                f"{moved[0].start}; the run must not touch them"
+            )
         choice = self._choice(ctx, params)
         ctx.window.rules["io"] = f"{choice.engine}, direct={int(choice.direct)}"
         return samples
 
-    def _samples(self, result: fio_results.FioResult, labels: dict[str, str], bw: dict[str, list[float]],
-                 iops: dict[str, list[float]], done: fio_engine.FioRun) -> list[Sample]:
+    def _samples(
+        self,
+        result: fio_results.FioResult,
+        labels: dict[str, str],
+        bw: dict[str, list[float]],
+        iops: dict[str, list[float]],
+        done: fio_engine.FioRun,
+    ) -> list[Sample]:
         """The paper's figures, unlabelled so compare can make headlines of them (the I/O engine and direct
         flag are the window's rules instead); fio's whole JSON and per-second series stay in artifacts."""
         moved = [(d, stats) for d, stats in result.aggregate().items() if stats.io_bytes]
         if not moved:  # zbd reads stop at the write pointers: empty zones give nothing to read
-            raise WorkloadError(f"{self.name}: fio moved no data ({done.output_path.name}); on a zoned device "
-                                f"reads find only what was written: run zoned-write first, as zoned-004 does")
+            raise WorkloadError(
+                f"{self.name}: fio moved no data ({done.output_path.name}); on a zoned device "
+                f"reads find only what was written: run zoned-write first, as zoned-004 does"
+            )
         direction, stats = moved[0]  # one direction per zoned workload
         p99, p99_9 = stats.percentile_ms(99.0), stats.percentile_ms(99.9)
         if self.rw in WRITES:
-            values = [("zoned_avg_iops", stats.iops, "IOPS"),
-                      ("zoned_iops_stddev", fio_results.stddev(iops.get(direction, [])), "IOPS"),
-                      ("zoned_write_p99_ms", p99, "ms"), ("zoned_write_p99_9_ms", p99_9, "ms"),
-                      ("zoned_write_mbps", stats.bw_bytes / 1e6, "MB/s")]
+            values = [
+                ("zoned_avg_iops", stats.iops, "IOPS"),
+                ("zoned_iops_stddev", fio_results.stddev(iops.get(direction, [])), "IOPS"),
+                ("zoned_write_p99_ms", p99, "ms"),
+                ("zoned_write_p99_9_ms", p99_9, "ms"),
+                ("zoned_write_mbps", stats.bw_bytes / 1e6, "MB/s"),
+            ]
             resets = fio_results.zone_resets(done.output_path.read_text()) if done.output_path.exists() else None
             if resets is not None:  # zbd only: fio's normal output is asked for then
                 values.append(("zoned_zone_resets", float(resets), "resets"))
         else:
-            values = [("zoned_read_mbps", stats.bw_bytes / 1e6, "MB/s"), ("zoned_read_iops", stats.iops, "IOPS"),
-                      ("zoned_read_p99_ms", p99, "ms"), ("zoned_read_p99_9_ms", p99_9, "ms")]
-        return [Sample(self.name, metric, value if fio_results.is_finite(value) else None, unit)
-                for metric, value, unit in values]
+            values = [
+                ("zoned_read_mbps", stats.bw_bytes / 1e6, "MB/s"),
+                ("zoned_read_iops", stats.iops, "IOPS"),
+                ("zoned_read_p99_ms", p99, "ms"),
+                ("zoned_read_p99_9_ms", p99_9, "ms"),
+            ]
+        return [
+            Sample(self.name, metric, value if fio_results.is_finite(value) else None, unit)
+            for metric, value, unit in values
+        ]
 
 
-ZonedWrite = variant(_Zoned, "zoned-write", "sequential writes on a zoned device (zbd) or any stack (paper 004)",
-                     rw="write", params=ZONED_PARAMS + (FLUSH,))
-ZonedRead = variant(_Zoned, "zoned-read", "sequential reads of what zoned-write wrote, or of files laid out first",
-                    rw="read")
-ZonedRandWrite = variant(_Zoned, "zoned-randwrite", "random writes, at the write pointers on a zoned device (zbd)",
-                         rw="randwrite", params=ZONED_PARAMS + (FLUSH,))
-ZonedRandRead = variant(_Zoned, "zoned-randread", "random reads on a zoned device (zbd) or any stack",
-                        rw="randread")
+ZonedWrite = variant(
+    _Zoned,
+    "zoned-write",
+    "sequential writes on a zoned device (zbd) or any stack (paper 004)",
+    rw="write",
+    params=ZONED_PARAMS + (FLUSH,),
+)
+ZonedRead = variant(
+    _Zoned, "zoned-read", "sequential reads of what zoned-write wrote, or of files laid out first", rw="read"
+)
+ZonedRandWrite = variant(
+    _Zoned,
+    "zoned-randwrite",
+    "random writes, at the write pointers on a zoned device (zbd)",
+    rw="randwrite",
+    params=ZONED_PARAMS + (FLUSH,),
+)
+ZonedRandRead = variant(_Zoned, "zoned-randread", "random reads on a zoned device (zbd) or any stack", rw="randread")
 
 __all__ = ["ZONED_PARAMS", "ZonedRandRead", "ZonedRandWrite", "ZonedRead", "ZonedWrite", "Zoning", "plan_zoning"]
