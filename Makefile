@@ -1,7 +1,7 @@
 # The commands of the README: `make run` (the default job), `make test` (every test) and `make test-fast`
 # (the fast lane: no real service, no JVM, no child process but cheap system tools; tests/lanes.py).
 # Each installs what it needs first (scripts/setup.sh is idempotent).
-.PHONY: run test test-fast setup bench dist
+.PHONY: run test test-fast lint setup bench dist
 
 run:
 	@scripts/setup.sh
@@ -12,7 +12,17 @@ run:
 # -rs: each skipped test and its reason in the summary
 test:
 	@scripts/setup.sh --test
+	@$(MAKE) --no-print-directory lint
 	.venv/bin/python -m pytest -q -rs -n $$(( $$(nproc) + 1 )) --dist loadgroup
+
+# The gates (make test runs them first): Python lint and layout (ruff, [tool.ruff] in pyproject.toml), Rust
+# layout (native/rustfmt.toml) and clippy with warnings as errors. Each failure names its file and line.
+LINTED = src tests benchmarks hatch_build.py
+lint:
+	.venv/bin/ruff check --quiet $(LINTED)
+	.venv/bin/ruff format --check --quiet $(LINTED)
+	cargo fmt --check --manifest-path native/Cargo.toml
+	cargo clippy --quiet --profile unit --all-targets --manifest-path native/Cargo.toml -- -D warnings
 
 test-fast:
 	@scripts/setup.sh --test-fast
