@@ -185,7 +185,10 @@ def yarn_place(work: Path, service_home: Path | None) -> Iterator[Place]:
     from storbench.services import yarn_client
 
     home = service_home or work / "services"
-    with service("hdfs", home, service_home, datanodes=2) as hdfs, service("yarn", home, service_home, nodes=2) as yarn:
+    with (
+        service("hdfs", home, service_home, datanodes=2) as hdfs,
+        service("yarn", home, service_home, nodes=2, allow_root_containers=True) as yarn,
+    ):
         spark_conf = yarn_client.use(home)  # HADOOP_CONF_DIR and the Hadoop user for Spark's client and Hadoop's
         if not spark_conf:
             raise SystemExit(

@@ -62,7 +62,7 @@ def yarn(request, tmp_path_factory):
 
     home = tmp_path_factory.mktemp("yarn-home")
     store = ResultStore(home)
-    state = api.service_up("yarn", store, nodes=2, cores=1, memory=1536)
+    state = api.service_up("yarn", store, nodes=2, cores=1, memory=1536, allow_root_containers=True)
 
     def down():
         api.service_down("yarn", store)

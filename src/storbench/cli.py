@@ -254,6 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     services.add_argument("--heap", help="cassandra: heap per node, e.g. 1g (default 1g)")
     services.add_argument(
+        "--allow-root-containers",
+        action="store_true",
+        default=None,
+        help="yarn: start it as root although its containers then run as root for any local user who submits one",
+    )
+    services.add_argument(
         "--worker-dir",
         action="append",
         metavar="DIR",
@@ -516,6 +522,7 @@ def cmd_suites(args: argparse.Namespace, store: ResultStore) -> int:
 
 # flags of `services up`, passed on when given
 SERVICE_OPTIONS = (
+    "allow_root_containers",
     "datanodes",
     "server",
     "osds",

@@ -43,7 +43,7 @@ from storbench.services import yarn_conf
 from storbench.services.jvm import java_binary, launcher_classpath
 from storbench.services.node_exporter import free_port
 
-UP_OPTIONS = ("nodes", "cores", "memory")
+UP_OPTIONS = ("nodes", "cores", "memory", "allow_root_containers")
 SERVICE = "yarn"
 RM_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
 NM_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
@@ -71,6 +71,17 @@ def _machine_mb() -> int | None:
     return None
 
 
+def refuse_root_containers(allowed: bool) -> None:
+    """YARN runs every container as the account that started it, and any local user can submit one by claiming
+    a name (Hadoop's simple auth): as root that is root for anyone, so root starts it only when told to."""
+    if os.geteuid() == 0 and not allowed:
+        raise InputError(
+            "services up yarn as root: YARN would run every job's containers as root, and any local user can "
+            "submit one by claiming a Hadoop name; pass --allow-root-containers where every local account may be "
+            "root, or start it as an unprivileged user"
+        )
+
+
 def _check(nodes: int, cores: int, memory: int) -> None:
     if not 1 <= nodes <= MAX_NODES:
         raise InputError(f"--nodes {nodes}: allowed 1 to {MAX_NODES} NodeManagers")
@@ -89,7 +100,9 @@ def _check(nodes: int, cores: int, memory: int) -> None:
         )
 
 
-def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) -> dict[str, Any]:
+def up(
+    workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536, allow_root_containers: bool = False
+) -> dict[str, Any]:
     mb = memory_mb(memory)
     _check(nodes, cores, mb)
     state = status(workdir)
@@ -99,6 +112,7 @@ def up(workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536) 
         if have != asked:
             raise InputError(f"yarn is already running with {have}; stop it first (`storbench services down yarn`)")
         return state
+    refuse_root_containers(allow_root_containers)
     java, exporter, classpath = java_binary(), node_exporter.binary(), launcher_classpath()
     if process.owned(workdir, SERVICE):
         down(workdir)  # a stopped cluster's leftovers; fresh_dir refuses a directory that is not ours
