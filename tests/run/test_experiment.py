@@ -16,7 +16,7 @@ import pytest
 
 from storbench import api
 from storbench.api import RunOptions
-from storbench.cli import _configurations
+from storbench.cli.run_command import labelled_targets
 from storbench.engines import null
 from storbench.errors import InputError
 from storbench.progress import Progress
@@ -219,7 +219,7 @@ def test_a_bad_repeat_is_one_line(text):
 
 
 def test_labels_pair_with_targets_or_are_numbered():
-    given = lambda labels, targets: _configurations(SimpleNamespace(label=labels, target=targets))  # noqa: E731
+    given = lambda labels, targets: labelled_targets(SimpleNamespace(label=labels, target=targets))  # noqa: E731
     assert given(["a", "b"], ["/x", "/y"]) == [("a", "/x"), ("b", "/y")]
     assert given([], ["/x", "/y"]) == [("default-1", "/x"), ("default-2", "/y")]
     assert given(["ssd"], ["/x", "/y"]) == [("ssd-1", "/x"), ("ssd-2", "/y")]
