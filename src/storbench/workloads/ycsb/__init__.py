@@ -41,124 +41,26 @@ A ``--sweep threads=...`` run states the thread count where throughput peaks (``
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from storbench.results.metrics import metric_table
 from storbench.context import RunContext
 from storbench.engines import native
-from storbench.engines.native_results import Vocabulary, judge_errors, result_samples
+from storbench.engines.native_results import judge_errors, result_samples
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
 from storbench.targets import Target
 from storbench.targets.cassandra import FIELDS, CassandraTarget
 from storbench.workloads.base import Workload, variant
-from storbench.workloads.params import Param
 from storbench.telemetry.proc_cpu import CpuWatch
 from storbench.workloads.ycsb import client_cpu, core_driver, peak, restore
 from storbench.workloads.on_spark import spark_session
+from storbench.workloads.ycsb.vocabulary import LOAD_NAMES, METRICS, NAMES, PARAMS
+from storbench.workloads.ycsb.threads import server_threads, thread_samples
 
-CONSISTENCY = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE")
-DISTRIBUTIONS = ("zipfian", "latest", "uniform", "hotspot")
 VERIFY_MAX_ROWS = 1_000_000  # restore=snapshot checks count and checksum up to this many rows
-
-PARAMS = (
-    Param("recordcount", int, 1000, "rows loaded (YCSB recordcount)", minimum=1),
-    Param("operationcount", int, 0, "operations per run, all processes together (0: duration_s)", minimum=0),
-    Param("duration_s", float, 10.0, "measured seconds per run when operationcount is 0", minimum=0),
-    Param(
-        "threads",
-        int,
-        16,
-        "client threads per engine process (YCSB -threads); sweep with --sweep threads=..",
-        minimum=1,
-    ),
-    Param("consistency", str, "ONE", "CQL consistency level of every request", choices=CONSISTENCY),
-    Param("fieldcount", int, 10, "fields per row (the usertable has field0..field9)", minimum=1),
-    Param("fieldlength", int, 100, "bytes per field", minimum=1),
-    Param(
-        "requestdistribution",
-        str,
-        "",
-        "override the workload's distribution (empty: YCSB's own)",
-        choices=("", *DISTRIBUTIONS),
-    ),
-    Param("drivers", int, 1, "engine processes started together", minimum=1),
-    Param(
-        "fanout",
-        str,
-        "local",
-        "where driver processes run: local processes or Spark barrier tasks",
-        choices=("local", "spark"),
-    ),
-    Param("timeout_s", float, 12.0, "per-request timeout in seconds", minimum=0.1),
-    Param(
-        "restore",
-        str,
-        "none",
-        "snapshot: restore every node to the post-load state before each run",
-        choices=("none", "snapshot"),
-    ),
-    Param(
-        "driver",
-        str,
-        "native",
-        "who runs the workload: storbench's native engine, or YCSB core 0.17.0 itself "
-        "(the reference tool, with storbench's Java-driver binding)",
-        choices=("native", "ycsb"),
-    ),
-    Param(
-        "target_ops_s",
-        float,
-        0.0,
-        "an open loop at this many operations per second, all processes together "
-        "(YCSB -target); 0: a closed loop (each thread's next operation when its last one ends)",
-        minimum=0,
-    ),
-    Param(
-        "max_error_pct",
-        float,
-        1.0,
-        "the run fails when more than this % of its operations failed (errors are counted by kind either way)",
-        minimum=0,
-        maximum=100,
-    ),
-)
-
-OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
-METRICS = metric_table("""
-    # more/fewer: compare says these as paper 003 does, "39× more operations per second" (analysis.wording)
-    ycsb_throughput_ops_s      | [OVERALL] Throughput(ops/sec)                     | ops/s        | mean | more/fewer
-    ycsb_load_throughput_ops_s | Load throughput (ops/sec)                         | ops/s        | mean | more/fewer
-    ycsb_ops_per_server_thread | Operations per second per server CPU thread       | ops/s/thread | mean | more/fewer
-    ycsb_ops_per_node_thread   | Operations per second per CPU thread of one node  | ops/s/thread | mean | more/fewer
-    ycsb_server_threads        | Server CPU threads                                | threads      | mean | more/fewer
-    ycsb_operations            | Operations                                        | ops          | mean | more/fewer
-    ycsb_avg_latency_us        | AverageLatency(us)                                | us           | mean | lower/higher
-    ycsb_p95_latency_us        | 95thPercentileLatency(us)                         | us           | mean | lower/higher
-    ycsb_p99_latency_us        | 99thPercentileLatency(us)                         | us           | mean | lower/higher
-    ycsb_max_latency_us        | MaxLatency(us)                                    | us           | max  | lower/higher
-    ycsb_errors                | Errors                                            | errors       | mean | fewer/more
-    # both drivers' client sampled from /proc alike (client_cpu.py): the run's steady middle, the whole process
-    ycsb_client_cpu_us_per_op  | Client CPU per operation, steady middle of run    | us           | mean | lower/higher
-    ycsb_client_cpu_us_per_op_process | Client CPU per operation, whole client process    | us           | mean | lower/higher
-""")
-LATENCY = (("avg", "mean_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("max", "max_ms"))
-# the engine's result in YCSB's names: per operation type, the operations, latencies and errors (no rate)
-NAMES = Vocabulary(
-    rate="ycsb_throughput_ops_s",
-    ops="ycsb_operations",
-    errors="ycsb_errors",
-    cpu=None,
-    latency_unit="us",
-    op_rate=False,
-    op_errors=True,
-    latency=tuple((f"ycsb_{name}_latency_us", key) for name, key in LATENCY),
-)
-LOAD_NAMES = replace(NAMES, rate="ycsb_load_throughput_ops_s")
 
 
 @dataclass
@@ -183,74 +85,6 @@ def core_workload(letter: str) -> dict[str, Any]:
     if done.returncode != 0:
         raise InputError(f"ycsb-{letter}: the engine does not know YCSB workload {letter!r} (a to f)")
     return json.loads(done.stdout)
-
-
-def server_threads(ctx: RunContext, target: CassandraTarget) -> tuple[int | None, str]:
-    """(the servers' CPU threads, all hosts together, how they were counted)."""
-    return _threads(ctx.node_fingerprints, bool(target.service))[:2]
-
-
-def _threads(prints: dict[str, dict[str, Any]], here: bool) -> tuple[int | None, str, int | None, str]:
-    """(all hosts' CPU threads, how; one node's threads, how) from the nodes' fingerprints (each host once), or
-    this machine's cores when the nodes run ``here``. One node's threads is paper 003's divisor ("x86 (56
-    Threads)" per server, its cluster's ops/s ÷ 56): defined only when every host has the same count."""
-    hosts: dict[str, int] = {}
-    for label, print_ in prints.items():
-        if print_.get("cores"):
-            hosts[print_.get("hostname") or label] = int(print_["cores"])
-    if hosts:
-        how = f"from the {len(prints)} node(s)' fingerprints, each host once: " + ", ".join(
-            f"{h} {c}" for h, c in sorted(hosts.items())
-        )
-        counts = set(hosts.values())
-        if len(counts) == 1:
-            return sum(hosts.values()), how, counts.pop(), how
-        return sum(hosts.values()), how, None, f"the hosts' thread counts differ ({how})"
-    if here:
-        cores = os.cpu_count()
-        how = "this machine's cores (the nodes run here: services up cassandra)"
-        return cores, how, cores, how
-    how = "unknown (no node fingerprints: pass --nodes to count the servers' threads)"
-    return None, how, None, how
-
-
-def thread_samples(
-    workload: str, ops_per_s: float | None, prints: dict[str, dict[str, Any]], here: bool, notes: list[str]
-) -> list[Sample]:
-    """The throughput per server CPU thread in two scopes, each under its own name: ÷ all hosts' threads
-    (``ycsb_ops_per_server_thread``) and paper 003's ÷ one node's threads (``ycsb_ops_per_node_thread``)."""
-    threads, how, node, node_how = _threads(prints, here)
-    out = [
-        Sample(workload, "ycsb_server_threads", float(threads) if threads else None, "threads"),
-        Sample(
-            workload,
-            "ycsb_ops_per_server_thread",
-            ops_per_s / threads if threads and ops_per_s is not None else None,
-            "ops/s/thread",
-        ),
-        Sample(
-            workload,
-            "ycsb_ops_per_node_thread",
-            ops_per_s / node if node and ops_per_s is not None else None,
-            "ops/s/thread",
-        ),
-    ]
-    for text in (
-        (
-            f"ycsb: operations per server CPU thread divide by {threads} thread(s), {how}"
-            if threads
-            else f"ycsb: operations per server CPU thread not computed: server threads {how}"
-        ),
-        (
-            f"ycsb: operations per node CPU thread (paper 003's) divide the cluster's rate by one node's "
-            f"{node} thread(s)"
-            if node
-            else f"ycsb: operations per node CPU thread (paper 003's) not computed: {node_how}"
-        ),
-    ):
-        if text not in notes:
-            notes.append(text)
-    return out
 
 
 class _Ycsb(Workload):
