@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.engines import native
+from storbench.engines import native, native_job, native_secrets
 from storbench.workloads.objects import size_dist
 
 CANARY = "pw-canary-38"
@@ -21,7 +21,7 @@ def _job(protocol: str) -> dict:
         else {"contact_points": ["127.0.0.1:9042"], "keyspace": "ks", "username": "storbench", "password": CANARY}
     )
     mix = [{"op": "put" if protocol == "s3" else "write", "weight": 1}]
-    return native.job(protocol, section, mix, 10, native.load_model(1), 10, 0, object_size=size_dist("16"))
+    return native_job.job(protocol, section, mix, 10, native_job.load_model(1), 10, 0, object_size=size_dist("16"))
 
 
 class _Engine:
@@ -32,7 +32,7 @@ class _Engine:
     def __init__(self, argv, env, pass_fds=(), **_):
         work = Path(argv[argv.index("--job") + 1]).parent
         files = {p.name: p.read_bytes() for p in work.iterdir() if p.is_file()}
-        path = env.get(native.SECRETS_FILE_ENV)
+        path = env.get(native_secrets.SECRETS_FILE_ENV)
         handed = None
         if path:
             fd = int(path.rsplit("/", 1)[1])
@@ -76,7 +76,7 @@ def test_secrets_reach_the_engine_through_a_pipe_never_a_file(monkeypatch, tmp_p
 
 
 def test_the_pipe_holds_the_secrets_until_read_and_no_longer(tmp_path):
-    read_end, path = native.secrets_pipe({"STORBENCH_S3_SECRET_KEY": CANARY})
+    read_end, path = native_secrets.secrets_pipe({"STORBENCH_S3_SECRET_KEY": CANARY})
     try:
         assert path == f"/proc/self/fd/{read_end}"
         assert json.loads(Path(path).read_bytes()) == {"STORBENCH_S3_SECRET_KEY": CANARY}  # read to its end
@@ -93,10 +93,10 @@ def test_the_real_engine_reads_its_keys_from_the_pipe(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
-    for name in ("STORBENCH_S3_ACCESS_KEY", "STORBENCH_S3_SECRET_KEY", native.SECRETS_FILE_ENV):
+    for name in ("STORBENCH_S3_ACCESS_KEY", "STORBENCH_S3_SECRET_KEY", native_secrets.SECRETS_FILE_ENV):
         monkeypatch.delenv(name, raising=False)
     keyless = _job("s3")
-    keyless["s3"] = {k: v for k, v in keyless["s3"].items() if k not in native.CREDENTIAL_ENV}
+    keyless["s3"] = {k: v for k, v in keyless["s3"].items() if k not in native_secrets.CREDENTIAL_ENV}
     with pytest.raises(WorkloadError, match="no S3 credentials"):
         native.run_local(keyless, 1, timeout=60)
     with pytest.raises(WorkloadError) as err:
@@ -137,7 +137,7 @@ def test_a_spark_fanout_task_hands_the_keys_over_by_pipe_too(tmp_path, monkeypat
     monkeypatch.setitem(sys.modules, "pyspark", pyspark)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
-    job, secrets = native.split_credentials(_job("s3"))
+    job, secrets = native_secrets.split_credentials(_job("s3"))
     task = native._barrier_task(job, secrets, native.binary(), "storbench-load-fanout-test38", 60)
     (answer,) = [json.loads(text) for text in task(iter([0]))]
     fatal = answer["result"]["fatal"]

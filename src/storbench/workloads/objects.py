@@ -31,7 +31,7 @@ from typing import Any
 
 from storbench.results.metrics import metric, metric_table
 from storbench.context import RunContext
-from storbench.engines import native
+from storbench.engines import native, native_job
 from storbench.engines.native_results import Vocabulary, judge_errors, result_samples
 from storbench.errors import InputError
 from storbench.results.model import Sample
@@ -279,12 +279,12 @@ class _Objects(Workload):
             "list_max_keys": params["list_max_keys"],
             "timeout_s": params["timeout_s"],
         }
-        return native.job(
+        return native_job.job(
             "s3",
             s3,
             mix,
             params["objects"] if objects is None else objects,
-            native.load_model(concurrency, params["rate"] if rate is None else rate),
+            native_job.load_model(concurrency, params["rate"] if rate is None else rate),
             ops=params["ops"] if ops is None else ops,
             duration_s=params["duration_s"] if duration is None else duration,
             object_size=size_dist(size_text),

@@ -47,7 +47,7 @@ from functools import cache
 from typing import Any
 
 from storbench.context import RunContext
-from storbench.engines import native
+from storbench.engines import native, native_job
 from storbench.engines.native_results import judge_errors, result_samples
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
@@ -162,10 +162,10 @@ class _Ycsb(Workload):
             cql |= {"username": login.username, "password": login.password}
         if target.tls:  # TLS checked against this CA (null: the system's trust store), the host name too
             cql["tls"] = target.tls.job()
-        load = native.load_model(params["threads"], params["target_ops_s"])
+        load = native_job.load_model(params["threads"], params["target_ops_s"])
         if self.letter == "load":
             ycsb["phase"] = "load"
-            return native.job(
+            return native_job.job(
                 "cql",
                 cql,
                 [{"op": "INSERT", "keys": "once"}],
@@ -179,7 +179,7 @@ class _Ycsb(Workload):
         ycsb |= {"phase": "run", **spec["ycsb"], "operationcount": total or params["recordcount"]}
         if params["requestdistribution"]:
             ycsb["requestdistribution"] = params["requestdistribution"]
-        return native.job(
+        return native_job.job(
             "cql",
             cql,
             spec["mix"],
