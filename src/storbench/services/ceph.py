@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -39,16 +38,14 @@ from urllib.request import urlopen
 
 from storbench.errors import EngineError, InputError
 from storbench.services import ceph_auth, process
+from storbench.services.ceph_cluster import START_TIMEOUT_S, BootingCluster, conf_text
 
 UP_OPTIONS = ("osds", "rgw", "objectstore", "osd_gb", "osd_dir")
 OBJECTSTORES = ("bluestore", "memstore")
 POOL = "storbench"
 PG_NUM = 32
-START_TIMEOUT_S = 120.0
-COMMAND_TIMEOUT_S = 60.0
 STOP_ORDER = ("rgw", "osd", "mgr", "mon")
 BINARIES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "monmaptool", "ceph-authtool")
-OFFLINE_TOOLS = ("monmaptool", "ceph-authtool")  # take no -c ceph.conf
 RGW_BINARIES = ("radosgw", "radosgw-admin")
 OWNED = ".storbench-ceph"  # marker file in an --osd-dir root we created
 
@@ -68,164 +65,6 @@ def _binaries(rgw: bool) -> dict[str, str]:
             f"(apt-get install ceph-mon ceph-osd ceph-mgr radosgw ceph-common)"
         )
     return {name: path for name, path in found.items() if path}
-
-
-def _conf_text(
-    workdir: Path,
-    fsid: str,
-    ports: dict[str, int],
-    osd_root: Path,
-    objectstore: str,
-    osd_bytes: int,
-    osds: int,
-    run_dir: Path,
-) -> str:
-    memory = max(1 << 30, (2 << 30) // osds)
-    store = (
-        [
-            "osd_objectstore = bluestore",
-            "# bluestore_block_path left unset on purpose (default $osd_data/block, a plain file)",
-            f"bluestore_block_size = {osd_bytes}",
-            "bluestore_block_create = true",
-            "bluestore_block_db_create = false",
-            "bluestore_block_wal_create = false",
-        ]
-        if objectstore == "bluestore"
-        else ["osd_objectstore = memstore", f"memstore_device_bytes = {osd_bytes}"]
-    )
-    lines = [
-        "# written by storbench (services up ceph); removed by `storbench services down ceph`",
-        "[global]",
-        f"fsid = {fsid}",
-        f"mon_host = [v2:127.0.0.1:{ports['mon_v2']},v1:127.0.0.1:{ports['mon_v1']}]",
-        "mon_initial_members = a",
-        "public_addr = 127.0.0.1",
-        "cluster_addr = 127.0.0.1",
-        *ceph_auth.conf_lines(workdir),
-        "ms_mon_client_mode = crc",
-        "ms_client_mode = crc",
-        f"run_dir = {run_dir}",
-        f"admin_socket = {run_dir}/$cluster-$name.asok",
-        f"log_file = {workdir}/log/$cluster-$name.log",
-        f"crash_dir = {workdir}/crash",
-        "osd_pool_default_size = 1",
-        "osd_pool_default_min_size = 1",
-        "osd_pool_default_pg_num = 8",
-        "osd_pool_default_pgp_num = 8",
-        "osd_pool_default_pg_autoscale_mode = off",
-        "osd_crush_chooseleaf_type = 0",
-        "mon_allow_pool_size_one = true",
-        "mon_allow_pool_delete = false",
-        "mon_warn_on_pool_no_redundancy = false",
-        "mon_warn_on_insecure_global_id_reclaim_allowed = false",
-        "mon_max_pg_per_osd = 1000",
-        "[client]",
-        "admin_socket =",
-        f"log_file = {workdir}/log/client.log",
-        "[mon]",
-        f"mon_data = {workdir}/mon/$id",
-        "keyring = $mon_data/keyring",
-        "mon_data_avail_warn = 2",
-        "mon_data_avail_crit = 1",
-        "[mgr]",
-        f"mgr_data = {workdir}/mgr/$id",
-        "[osd]",
-        f"osd_data = {osd_root}/osd$id",
-        *store,
-        f"osd_memory_target = {memory}",
-        "[client.rgw.x]",
-        f"admin_socket = {run_dir}/$cluster-$name.asok",
-        f"log_file = {workdir}/log/$cluster-$name.log",
-        f"rgw_data = {workdir}/rgw",
-        f"rgw_frontends = beast endpoint=127.0.0.1:{ports['rgw']}",
-        "rgw_thread_pool_size = 64",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-class _Cluster:
-    """The commands and daemons of one cluster while it comes up."""
-
-    def __init__(self, workdir: Path, binaries: dict[str, str]):
-        self.workdir = workdir
-        self.conf = workdir / "ceph.conf"
-        self.bin = binaries
-        self.daemons: list[dict[str, Any]] = []
-
-    def run(self, *args: str, tool: str = "ceph", timeout: float = COMMAND_TIMEOUT_S, check: bool = True) -> str:
-        argv = [self.bin.get(tool) or tool, *([] if tool in OFFLINE_TOOLS else ["-c", str(self.conf)]), *args]
-        if tool == "ceph":
-            argv[3:3] = ["--connect-timeout", str(int(timeout))]
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5, umask=ceph_auth.UMASK)
-        except subprocess.TimeoutExpired:
-            raise EngineError(
-                f"`{tool} {' '.join(args)}` did not answer within {timeout:.0f} s; logs in {self.workdir / 'log'}"
-            ) from None
-        if check and done.returncode != 0:
-            why = (done.stderr.strip() or done.stdout.strip()).splitlines()
-            raise EngineError(
-                f"`{tool} {' '.join(args)}` failed (exit {done.returncode}): {why[-1][:300] if why else 'no message'}"
-            )
-        return done.stdout
-
-    def spawn(self, kind: str, name: str, argv: list[str]) -> dict[str, Any]:
-        proc = process.spawn(argv, self.workdir / "log", f"{name}.stdout", umask=ceph_auth.UMASK)
-        marker = f"-c {self.conf} "
-        daemon = {"kind": kind, "name": name, "pid": proc.pid, "marker": marker, "argv": argv}
-        self.daemons.append(daemon)
-        time.sleep(0.2)
-        if proc.poll() is not None:
-            raise EngineError(
-                f"ceph {name} exited with code {proc.returncode} at start; last log line: "
-                f"{process.last_line(self.workdir / 'log' / f'{name}.stdout')}"
-            )
-        return daemon
-
-    def health(self) -> dict[str, Any]:
-        return json.loads(self.run("-s", "-f", "json", timeout=15))
-
-    def wait_clean(self, osds: int, deadline: float) -> dict[str, Any]:
-        """Until every OSD is up and in and every PG is active+clean."""
-        last = "no answer"
-        while time.monotonic() < deadline:
-            self.check_alive()
-            try:
-                status = self.health()
-            except (EngineError, json.JSONDecodeError) as exc:
-                last = str(exc)
-                time.sleep(1)
-                continue
-            osdmap = status.get("osdmap", {})
-            osdmap = osdmap.get("osdmap", osdmap)
-            pgmap = status.get("pgmap", {})
-            total = pgmap.get("num_pgs", 0)
-            clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
-            last = (
-                f"{status['health']['status']}, {osdmap.get('num_up_osds')}/{osds} OSDs up, "
-                f"{clean}/{total} PGs active+clean"
-            )
-            if (
-                osdmap.get("num_up_osds", 0) >= osds
-                and osdmap.get("num_in_osds", 0) >= osds
-                and total
-                and clean == total
-                and status["health"]["status"] in ("HEALTH_OK", "HEALTH_WARN")
-            ):
-                return status
-            time.sleep(1)
-        raise EngineError(
-            f"Ceph did not become clean within {START_TIMEOUT_S:.0f} s ({last}); logs in {self.workdir / 'log'}"
-        )
-
-    def check_alive(self) -> None:
-        for daemon in self.daemons:
-            if not process.still_running(daemon["pid"], daemon["marker"]):
-                log = self.workdir / "log" / f"ceph-{daemon['name']}.log"
-                raise EngineError(
-                    f"ceph {daemon['name']} (pid {daemon['pid']}) exited while starting; "
-                    f"last log line: {process.last_line(log)}"
-                )
 
 
 def up(
@@ -271,8 +110,8 @@ def up(
     ports = {"mon_v2": free_port(), "mon_v1": free_port(), "rgw": free_port()}
     fsid = str(uuid.uuid4())
     osd_bytes = osd_gb << 30
-    cluster = _Cluster(workdir, binaries)
-    cluster.conf.write_text(_conf_text(workdir, fsid, ports, osd_root, objectstore, osd_bytes, osds, run_dir))
+    cluster = BootingCluster(workdir, binaries)
+    cluster.conf.write_text(conf_text(workdir, fsid, ports, osd_root, objectstore, osd_bytes, osds, run_dir))
     state = {
         "service": "ceph",
         "workdir": str(workdir),
@@ -340,7 +179,7 @@ def _owns_osd_root(workdir: Path, osd_root: Path) -> bool:
         return False
 
 
-def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float) -> None:
+def _start(cluster: BootingCluster, state: dict[str, Any], osds: int, deadline: float) -> None:
     workdir, conf, bins = cluster.workdir, str(cluster.conf), cluster.bin
     ports = state["ports"]
     monmap = workdir / "monmap"
@@ -378,7 +217,7 @@ def _start(cluster: _Cluster, state: dict[str, Any], osds: int, deadline: float)
     cluster.wait_clean(osds, deadline)
 
 
-def _start_rgw(cluster: _Cluster, state: dict[str, Any], deadline: float) -> None:
+def _start_rgw(cluster: BootingCluster, state: dict[str, Any], deadline: float) -> None:
     port = state["ports"]["rgw"]
     ceph_auth.grant(cluster.workdir, "client.rgw.x", cluster.run)
     cluster.spawn(
