@@ -10,7 +10,7 @@ import pytest
 
 from storbench.analysis import wording
 from storbench.analysis.compare import compare_runs
-from storbench.analysis.stats import t_ppf
+from storbench.analysis.student_t import t_ppf
 from storbench.report import render
 from tests.analysis.factory import make_run
 

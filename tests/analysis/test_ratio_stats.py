@@ -7,6 +7,7 @@ import statistics
 
 import pytest
 
+from storbench.analysis.student_t import t_cdf, t_ppf
 from storbench.analysis.stats import (
     benjamini_hochberg,
     fieller_ratio_ci,
@@ -14,8 +15,6 @@ from storbench.analysis.stats import (
     paired_ratio_ci,
     ratio_test,
     relative_ci_halfwidth,
-    t_cdf,
-    t_ppf,
     welch_ratio_test,
     welch_t_test,
 )
