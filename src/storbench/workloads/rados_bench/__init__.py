@@ -49,7 +49,6 @@ with rados's error instead of hanging, and a hard timeout bounds the whole comma
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,55 +58,25 @@ from storbench.engines import fio_results
 from storbench.engines import rados
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.results.model import Sample
-from storbench.targets.rados import RadosTarget
 from storbench.telemetry.machine import available_memory
-from storbench.units import human_bytes, parse_size
+from storbench.units import human_bytes
 from storbench.workloads.base import Workload, register
-from storbench.workloads.params import Param, SizeParam
 from storbench.workloads.rados_bench.fio import fio_rados_job, require_fio_rados_engine
 from storbench.workloads.rados_bench.results import METRICS, bench_figures, figure_samples, fio_figures, hint
-
-METRIC_SECTION = 90  # where this section comes in reports (storbench.analysis.metrics)
-
-FILL_SHARE = 0.6  # of the pool's MAX AVAIL one write may take
-BUFFER_MEMORY_SHARE = 0.8
-GRACE_S = 60  # on top of duration and op timeout before a command is killed
-DRIVERS = ("rados", "fio")
-
-
-PARAMS = (
-    SizeParam("object_size", str, "4m", "object size (rados bench -O), e.g. 4m"),
-    SizeParam("op_size", str, "", "bytes per write (rados bench -b); empty: the object size", empty="the object size"),
-    Param("threads", int, 16, "concurrent operations (rados bench -t, fio iodepth)", minimum=1),
-    Param("duration_s", int, 60, "seconds each phase runs (a seq read also ends when it read everything)", minimum=1),
-    Param("pool", str, "", "pool to use; empty: the target's (rados://POOL)"),
-    Param("driver", str, "rados", "rados: `rados bench`; fio: fio's rados engine on the same pool", choices=DRIVERS),
-    Param("op_timeout_s", int, 60, "an operation slower than this fails the phase (stopped OSD, full pool)", minimum=5),
-    Param("fio_objects", int, 256, "driver=fio: objects written and re-read (each object_size)", minimum=1),
+from storbench.workloads.rados_bench.pool import (
+    BUFFER_MEMORY_SHARE,
+    FILL_SHARE,
+    GRACE_S,
+    PARAMS,
+    RadosState,
+    left_behind,
+    probe_pool,
+    cluster_of,
+    owned,
+    sizes,
 )
 
-
-def sizes(params: dict[str, Any]) -> tuple[int, int]:
-    """(object size, op size) in bytes."""
-    object_size = parse_size(params["object_size"])
-    return object_size, parse_size(params["op_size"]) if params["op_size"] else object_size
-
-
-def cluster_of(ctx: RunContext, params: dict[str, Any]) -> rados.Cluster:
-    """The pool (the target's unless ``pool`` is set) and the cluster's conf of this run."""
-    target = ctx.target_as(RadosTarget)
-    return rados.Cluster(target.conf(), params["pool"] or target.pool, params["op_timeout_s"])
-
-
-@dataclass
-class RadosState:
-    """What the rados-bench workloads of a run share (``ctx.state(RadosState)``). A write is a dict (run_name,
-    driver, conf, pool, prefix, complete, objects, object_size, max_objects, removed: see :func:`owned`)."""
-
-    writes: list[dict[str, Any]] = field(default_factory=list)  # every write, recorded before it writes
-    last: dict[str, Any] | None = None  # the last complete write: what the reads read
-    runs: dict[str, int] = field(default_factory=dict)  # runs so far per workload (numbers names and files)
-    limits: dict[tuple[str, str], dict[str, int | None]] = field(default_factory=dict)  # OSD limits by (conf, pool)
+METRIC_SECTION = 90  # where this section comes in reports (storbench.analysis.metrics)
 
 
 class _RadosBench(Workload):
@@ -145,7 +114,7 @@ class _RadosBench(Workload):
         probed = ctx.state(RadosState).limits
         key = (cluster.conf, cluster.pool)
         if key not in probed:
-            probed[key] = _probe(cluster)
+            probed[key] = probe_pool(cluster)
         limits = probed[key]
         if limits["max_object_size"] and object_size > limits["max_object_size"]:
             raise InputError(
@@ -385,7 +354,7 @@ class _RadosBench(Workload):
         if ctx.keep_data:
             for write in writes:
                 ctx.notes.append(
-                    f"{self.name}: --keep-data: this run's objects stay in pool {write['pool']}: {_left(write)}"
+                    f"{self.name}: --keep-data: this run's objects stay in pool {write['pool']}: {left_behind(write)}"
                 )
             return
         by_pool: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -396,48 +365,10 @@ class _RadosBench(Workload):
             try:
                 cluster.remove(cluster.list_objects(lambda name: any(owned(w, name) for w in group)))
             except StorbenchError as exc:
-                left = ", ".join(_left(w) for w in group)
+                left = ", ".join(left_behind(w) for w in group)
                 raise WorkloadError(f"{exc}; this run's objects may remain in pool {pool}: {left}") from None
             for write in group:
                 write["removed"] = True
-
-
-def _left(write: dict[str, Any]) -> str:
-    """The names of what ``write`` wrote, as a pattern for the user."""
-    if write["driver"] == "rados" and write.get("prefix"):
-        return f"{write['prefix']}_object* and {write['run_name']}"
-    return f"{write['run_name']}*"
-
-
-def owned(write: dict[str, Any], name: str) -> bool:
-    """Whether object ``name`` was written by ``write`` (its metadata, its rados bench objects or fio's)."""
-    if name == write["run_name"]:
-        return True
-    if write["driver"] == "fio":
-        return re.fullmatch(re.escape(write["run_name"]) + r"\.\d+\.\d+", name) is not None
-    prefix = write.get("prefix")
-    if not prefix:
-        return False
-    match = re.fullmatch(re.escape(prefix) + r"_object(\d+)", name)
-    if not match:
-        return False
-    # A finished write made exactly objects 0..N-1; a cut-off one is bounded by the listing only.
-    return write.get("objects") is None or int(match.group(1)) < write["objects"]
-
-
-def _probe(cluster: rados.Cluster) -> dict[str, int | None]:
-    pools = cluster.pools()
-    if cluster.pool not in pools:
-        raise InputError(
-            f"pool {cluster.pool!r} does not exist on the Ceph cluster of {cluster.conf}; storbench "
-            f"does not create pools: create it (ceph osd pool create {cluster.pool}) or use one of: "
-            f"{', '.join(pools) or 'none'}"
-        )
-    max_write = cluster.osd_limit("osd_max_write_size")  # MiB
-    return {
-        "max_object_size": cluster.osd_limit("osd_max_object_size"),
-        "max_write_size": max_write * 2**20 if max_write else None,
-    }
 
 
 def _register(name: str, mode: str, description: str) -> type[_RadosBench]:
