@@ -46,7 +46,7 @@ from pathlib import Path
 
 from harness import parser, ratios, rotated, scope, service, spread, verdict  # noqa: E402 (sets sys.path)
 from peers import run_cli  # noqa: E402
-from storbench.engines import rados  # noqa: E402
+from storbench.engines import rados, rados_output  # noqa: E402
 from storbench.workloads.rados_bench import FILL_SHARE  # noqa: E402
 
 PHASES = {"rados-bench-write": "write", "rados-bench-seq": "seq", "rados-bench-rand": "rand"}
@@ -120,7 +120,7 @@ def bare_side(
         sys.exit(f"the bare rados bench script failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
     bw = {}
     for phase in PHASES:
-        summary = rados.parse_bench((out / f"{phase}.txt").read_text()).summary
+        summary = rados_output.parse_bench((out / f"{phase}.txt").read_text()).summary
         if summary.get("bw_mibps") is None:
             sys.exit(f"the bare rados bench {phase} printed no bandwidth (see {out / phase}.txt)")
         bw[phase] = summary["bw_mibps"] * rados.MIB_TO_MB

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from storbench.results.consistency import consistency
-from storbench.engines.rados import MIB_TO_MB, Cluster, first_error, parse_bench
+from storbench.engines.rados import Cluster
+from storbench.engines.rados_output import MIB_TO_MB, first_error, parse_bench
 from storbench.errors import TargetError
 from storbench.workloads.rados_bench import owned
 from storbench.workloads.rados_bench.fio import fio_rados_job

@@ -55,7 +55,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
-from storbench.engines import rados
+from storbench.engines import rados, rados_output
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.results.model import Sample
 from storbench.telemetry.machine import available_memory
@@ -225,7 +225,7 @@ class _RadosBench(Workload):
         started = (lambda pid: record.update(prefix=rados.bench_prefix(pid))) if self.mode == "write" else None
         with ctx.measure():
             done = cluster.run(argv, timeout, scratch / f"{self.name}-{number}.txt", started)
-        output = rados.parse_bench(done.stdout, done.stderr)
+        output = rados_output.parse_bench(done.stdout, done.stderr)
         ctx.tool_window(output.summary.get("time_s"))  # rados bench's own clock: its operations, as fio's
         if self.mode == "write":
             record["prefix"] = output.prefix or record["prefix"]
@@ -244,13 +244,13 @@ class _RadosBench(Workload):
         self._keep(ctx, cluster, entry)
         if done.returncode is None:  # it may report an error and still not exit (an OSD stopped mid-write)
             errors = "\n".join(output.errors)
-            said = f" after it reported: {rados.first_error(errors)}" if errors else ""
+            said = f" after it reported: {rados_output.first_error(errors)}" if errors else ""
             raise WorkloadError(
                 f"{self.name}: rados bench {self.mode} did not finish within {timeout} s and was "
                 f"killed{said}{hint(' '.join(output.errors))}"
             )
         if done.returncode != 0 or not output.complete:
-            message = rados.first_error(done.stderr, "\n".join(output.errors), done.stdout)
+            message = rados_output.first_error(done.stderr, "\n".join(output.errors), done.stdout)
             raise WorkloadError(
                 f"{self.name}: rados bench {self.mode} failed (exit {done.returncode}) after "
                 f"{done.wall_s:.0f} s: {message}{hint(message)}"

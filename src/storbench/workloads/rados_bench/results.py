@@ -13,7 +13,7 @@ from typing import Any
 
 from storbench.results.consistency import consistency_samples
 from storbench.results.metrics import metric_table
-from storbench.engines import rados
+from storbench.engines import rados_output
 from storbench.results.model import Sample
 
 METRICS = metric_table("""
@@ -44,9 +44,9 @@ def hint(message: str) -> str:
 
 
 def bench_figures(summary: dict[str, float]) -> dict[str, float | None]:
-    """The metrics from rados bench's summary (storbench.engines.rados.parse_bench)."""
+    """The metrics from rados bench's summary (storbench.engines.rados_output.parse_bench)."""
     return {
-        "rados_bw_mbps": _scaled(summary.get("bw_mibps"), rados.MIB_TO_MB),
+        "rados_bw_mbps": _scaled(summary.get("bw_mibps"), rados_output.MIB_TO_MB),
         "rados_avg_iops": summary.get("avg_iops"),
         "rados_stddev_iops": summary.get("stddev_iops"),
         "rados_max_iops": summary.get("max_iops"),
