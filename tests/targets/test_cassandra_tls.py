@@ -12,7 +12,7 @@ import pytest
 
 from storbench import cli
 from storbench.errors import InputError
-from storbench.services import cassandra as cassandra_service
+from storbench.services import cassandra_conf
 from storbench.services import cassandra_certs
 from storbench.targets import TargetOptions, cassandra_login, parse_target
 from storbench.targets.cassandra_tls import Tls, is_loopback, ssl_context
@@ -177,7 +177,7 @@ def test_the_management_session_checks_certificate_and_host_name(tmp_path):
 
 def test_the_nodes_serve_tls_and_plain_cql_with_the_service_s_keystore(tmp_path):
     tls = {"ca_file": "/s/tls/ca.pem", "keystore": "/s/tls/keystore.p12", "keystore_password": "kp"}
-    text = cassandra_service._yaml(tmp_path, "127.0.0.1", {"storage": 1, "ssl_storage": 2, "native": 3}, tls)
+    text = cassandra_conf.node_yaml(tmp_path, "127.0.0.1", {"storage": 1, "ssl_storage": 2, "native": 3}, tls)
     block = text[text.index("client_encryption_options:") :].splitlines()[:7]
     assert block == [
         "client_encryption_options:",

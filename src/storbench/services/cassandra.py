@@ -36,77 +36,15 @@ from storbench.errors import EngineError, InputError
 from storbench.services import cassandra_auth, cassandra_certs, node_exporter, process
 from storbench.services.jvm import cassandra_classpath, java_binary
 from storbench.services.process import write_private
+from storbench.services.cassandra_conf import DIRS, JVM_OPTIONS, LOGBACK, node_yaml, node_host
 
 UP_OPTIONS = ("nodes", "heap")
 SERVICE = "cassandra"
 MAX_NODES = 8
 NODE_TIMEOUT_S = 240.0  # one node, from spawn to its CQL port (a loaded 2-core machine is slow)
 RING_TIMEOUT_S = 120.0
-NUM_TOKENS = 4
 HEAP = re.compile(r"^[1-9][0-9]*[mMgG]$")
-DIRS = ("data", "commitlog", "saved_caches", "hints", "cdc_raw")
 DAEMON = "org.apache.cassandra.service.CassandraDaemon"
-# Cassandra's own conf/jvm17-server.options (JPMS and Netty), which the daemon needs on Java 17
-JVM_OPTIONS = (
-    "-XX:+UseG1GC",
-    "-XX:+ParallelRefProcEnabled",
-    "-XX:MaxTenuringThreshold=1",
-    "-XX:MaxGCPauseMillis=300",
-    "-Djdk.attach.allowAttachSelf=true",
-    *(
-        f"--add-exports={m}=ALL-UNNAMED"
-        for m in (
-            "java.base/jdk.internal.misc",
-            "java.management.rmi/com.sun.jmx.remote.internal.rmi",
-            "java.rmi/sun.rmi.registry",
-            "java.rmi/sun.rmi.server",
-            "java.sql/java.sql",
-            "java.base/java.lang.ref",
-            "jdk.unsupported/sun.misc",
-            "jdk.compiler/com.sun.tools.javac.file",
-            "jdk.attach/sun.tools.attach",
-        )
-    ),
-    *(
-        f"--add-opens={m}=ALL-UNNAMED"
-        for m in (
-            "java.base/java.lang.module",
-            "java.base/jdk.internal.loader",
-            "java.base/jdk.internal.ref",
-            "java.base/jdk.internal.reflect",
-            "java.base/jdk.internal.math",
-            "java.base/jdk.internal.module",
-            "java.base/jdk.internal.util.jar",
-            "jdk.management/com.sun.management.internal",
-            "java.base/sun.nio.ch",
-            "java.base/java.io",
-            "java.base/java.lang.reflect",
-            "jdk.compiler/com.sun.tools.javac",
-            "java.base/java.lang",
-            "java.base/java.util",
-        )
-    ),
-    "-Dio.netty.tryReflectionSetAccessible=true",
-    "-Dio.netty.allocator.useCacheForAllThreads=true",
-    "-Dio.netty.allocator.maxOrder=11",
-    "-XX:+ExitOnOutOfMemoryError",
-    "-Dcassandra-foreground=yes",
-    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
-)
-# ISO8601 dates: a pattern like %date{HH:mm:ss,SSS} breaks logback (the comma reads as a time zone)
-LOGBACK = """<configuration scan="false">
-  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
-    <file>{log}</file>
-    <encoder><pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern></encoder>
-  </appender>
-  <root level="INFO"><appender-ref ref="FILE"/></root>
-</configuration>
-"""
-
-
-def node_host(index: int) -> str:
-    """Node ``index`` (1-based) binds 127.0.0.index."""
-    return f"127.0.0.{index}"
 
 
 def free_on_all(hosts: list[str], taken: set[int]) -> int:
@@ -123,40 +61,6 @@ def free_on_all(hosts: list[str], taken: set[int]) -> int:
             continue
         return port
     raise EngineError(f"no port free on all of {', '.join(hosts)}")
-
-
-def _yaml(root: Path, host: str, ports: dict[str, int], tls: dict[str, Any] | None = None) -> str:
-    dirs = {name: root / name for name in DIRS}
-    return "\n".join(
-        [
-            "cluster_name: storbench",
-            f"num_tokens: {NUM_TOKENS}",
-            "partitioner: org.apache.cassandra.dht.Murmur3Partitioner",
-            f"data_file_directories: [{dirs['data']}]",
-            f"commitlog_directory: {dirs['commitlog']}",
-            f"saved_caches_directory: {dirs['saved_caches']}",
-            f"hints_directory: {dirs['hints']}",
-            f"cdc_raw_directory: {dirs['cdc_raw']}",
-            "commitlog_sync: periodic",
-            "commitlog_sync_period: 10000ms",
-            "seed_provider:",
-            "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
-            "    parameters:",
-            f'      - seeds: "{node_host(1)}:{ports["storage"]}"',
-            f"listen_address: {host}",
-            f"rpc_address: {host}",
-            f"storage_port: {ports['storage']}",
-            f"ssl_storage_port: {ports['ssl_storage']}",
-            f"native_transport_port: {ports['native']}",
-            "start_native_transport: true",
-            "endpoint_snitch: SimpleSnitch",
-            "auto_bootstrap: false",  # a new, empty cluster: nothing to stream
-            "concurrent_compactors: 1",
-            *cassandra_auth.YAML,
-            *cassandra_certs.yaml(tls),  # TLS and plain CQL on the native port
-            "",
-        ]
-    )
 
 
 def _check(nodes: int, heap: str) -> None:
@@ -239,7 +143,7 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
     for name in DIRS:
         (root / name).mkdir(parents=True)
     config = root / "cassandra.yaml"
-    write_private(config, _yaml(root, host, state["ports"], state.get("tls")))  # 0600: the keystore's password
+    write_private(config, node_yaml(root, host, state["ports"], state.get("tls")))  # 0600: the keystore's password
     logback = root / "logback.xml"
     logback.write_text(LOGBACK.format(log=root / "system.log"))
     jmx = node_exporter.free_port()
