@@ -7,13 +7,10 @@ group's task metrics into samples of that workload (storbench.engines.eventlog).
 
 from __future__ import annotations
 
-import atexit
-import logging
 import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,43 +37,7 @@ from storbench.errors import EngineError
 from storbench.redaction import SPARK_REDACTION_REGEX, is_secret_name, redact_settings
 from storbench.results.model import Sample
 from storbench.services.jvm import launcher_jar
-
-
-def _end_jvm() -> None:
-    """At exit: PySpark's JVM ends by itself once its stdin closes; wait for it, so that it does not outlive us."""
-    context = sys.modules.get("pyspark.context")  # None: Spark was never started
-    proc = getattr(getattr(getattr(context, "SparkContext", None), "_gateway", None), "proc", None)
-    if proc is None or proc.poll() is not None:
-        return
-    proc.stdin.close()
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-atexit.register(_end_jvm)
-
-
-def _running_tasks(context: Any) -> int:
-    """Tasks still running on the executors: a cancelled job is over at once for the scheduler, while its
-    tasks (and the processes they started: a fan-out's engines) end when the executors have killed them."""
-    return sum(info.numRunningTasks() for info in context._jsc.sc().statusTracker().getExecutorInfos())
-
-
-def _not_from_py4j(record: logging.LogRecord) -> bool:
-    return f"{os.sep}py4j{os.sep}" not in record.pathname
-
-
-def quiet_py4j() -> None:
-    """py4j reports a call cut short by an interrupt (Ctrl-C, or SIGTERM made one) with a traceback on
-    stderr, through the root logger; storbench says it was interrupted in one line of its own instead.
-    Its own loggers stay quiet too (a failed call still reaches storbench as an exception)."""
-    root = logging.getLogger()
-    if _not_from_py4j not in root.filters:
-        root.addFilter(_not_from_py4j)
-    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+from storbench.engines.spark_jvm import quiet_py4j, running_tasks
 
 
 def target_conf(facts: Any) -> dict[str, str]:
@@ -411,7 +372,7 @@ class SparkEngine(Engine):
             context.setLogLevel("OFF")
         context.cancelAllJobs()
         deadline = time.monotonic() + 30
-        while (context.statusTracker().getActiveJobsIds() or _running_tasks(context)) and time.monotonic() < deadline:
+        while (context.statusTracker().getActiveJobsIds() or running_tasks(context)) and time.monotonic() < deadline:
             time.sleep(0.1)
 
     def stop(self) -> None:

@@ -1,4 +1,5 @@
-"""Spark's JVM never outlives a start-up that a signal (Ctrl-C, SIGTERM, SIGHUP) cut short.
+"""Spark's JVM never outlives storbench: not after a start-up a signal (Ctrl-C, SIGTERM, SIGHUP) cut short, not
+at exit (its stdin closed, then waited for); and py4j's own tracebacks of an interrupted call kept off stderr.
 
 PySpark's ``launch_gateway`` starts ``spark-submit`` (which becomes the JVM) and keeps that process to
 itself until the JVM has written its connection details; an interrupt in that wait loses it. PySpark then
@@ -12,9 +13,12 @@ JVM's stdin, which ends it).
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import signal
 import subprocess
+import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -60,3 +64,40 @@ def killed_if_interrupted() -> Iterator[None]:
         raise
     finally:
         java_gateway.Popen = original
+
+
+def _end_jvm() -> None:
+    """At exit: PySpark's JVM ends by itself once its stdin closes; wait for it, so that it does not outlive us."""
+    context = sys.modules.get("pyspark.context")  # None: Spark was never started
+    proc = getattr(getattr(getattr(context, "SparkContext", None), "_gateway", None), "proc", None)
+    if proc is None or proc.poll() is not None:
+        return
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+atexit.register(_end_jvm)
+
+
+def running_tasks(context: Any) -> int:
+    """Tasks still running on the executors: a cancelled job is over at once for the scheduler, while its
+    tasks (and the processes they started: a fan-out's engines) end when the executors have killed them."""
+    return sum(info.numRunningTasks() for info in context._jsc.sc().statusTracker().getExecutorInfos())
+
+
+def _not_from_py4j(record: logging.LogRecord) -> bool:
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def quiet_py4j() -> None:
+    """py4j reports a call cut short by an interrupt (Ctrl-C, or SIGTERM made one) with a traceback on
+    stderr, through the root logger; storbench says it was interrupted in one line of its own instead.
+    Its own loggers stay quiet too (a failed call still reaches storbench as an exception)."""
+    root = logging.getLogger()
+    if _not_from_py4j not in root.filters:
+        root.addFilter(_not_from_py4j)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
