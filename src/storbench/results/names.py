@@ -8,6 +8,9 @@ run id or a label, never a path: a run directory elsewhere is read by indexing i
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import re
 
 from storbench.errors import InputError
@@ -45,3 +48,8 @@ def check_ref(ref: str) -> None:
         f"run {ref!r}: {what}; name a run by its id or label (see `storbench runs`); "
         f"a run directory elsewhere is read with `storbench import DIR` first"
     )
+
+
+def default_home() -> Path:
+    """Where runs are kept when --results says nothing: $STORBENCH_HOME, or ~/.storbench."""
+    return Path(os.environ.get("STORBENCH_HOME") or Path.home() / ".storbench")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import ResultsError
-from storbench.results.model import Sample
+from storbench.results.model import SCHEMA_VERSION, Sample
 
 
 def fsync_dir(directory: Path) -> None:
@@ -119,3 +119,24 @@ def read_samples(path: Path) -> tuple[list[Sample], int | None]:
                 f"end a crash leaves, so the file is not read: fix or remove line {number}"
             ) from None
     return samples, None
+
+
+def check_schema(version: Any, where: str) -> None:
+    """A manifest's schema_version must be one this storbench reads; else one line saying to upgrade."""
+    if not isinstance(version, int) or version < 1:
+        raise ResultsError(f"{where}: missing or invalid schema_version {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ResultsError(
+            f"{where}: written with results schema {version}, this storbench reads up to "
+            f"{SCHEMA_VERSION}; upgrade storbench to read it"
+        )
+
+
+def summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What the index keeps of a manifest for listings and the ETA (``ResultStore.list_runs(brief=True)``)."""
+    return {
+        "scale": manifest.get("scale"),
+        "repetitions": manifest.get("repetitions"),
+        "sweep": manifest.get("sweep") or [],
+        "config": {"target": (manifest.get("config") or {}).get("target")},
+    }

@@ -26,8 +26,10 @@ from storbench.errors import InputError, ResultsError
 from storbench.results import liveness
 from storbench.results.index import IndexLost, RunRecord, SqlIndex
 from storbench.results.model import SCHEMA_VERSION, Run, Sample
-from storbench.results.names import check_label, check_ref, check_run_id
+from storbench.results.names import check_label, check_ref, check_run_id, default_home
 from storbench.results.runfiles import (
+    check_schema,
+    summary,
     create_durably,
     fsync_dir,
     parse_json,
@@ -46,32 +48,8 @@ WINDOWS = "windows.json"
 STATUSES = ("running", "succeeded", "failed", "interrupted", "crashed")  # as a manifest records them
 
 
-def default_home() -> Path:
-    return Path(os.environ.get("STORBENCH_HOME") or Path.home() / ".storbench")
-
-
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _check_schema(version: Any, where: str) -> None:
-    if not isinstance(version, int) or version < 1:
-        raise ResultsError(f"{where}: missing or invalid schema_version {version!r}")
-    if version > SCHEMA_VERSION:
-        raise ResultsError(
-            f"{where}: written with results schema {version}, this storbench reads up to "
-            f"{SCHEMA_VERSION}; upgrade storbench to read it"
-        )
-
-
-def summary(manifest: dict[str, Any]) -> dict[str, Any]:
-    """What the index keeps of a manifest for listings and the ETA (``ResultStore.list_runs(brief=True)``)."""
-    return {
-        "scale": manifest.get("scale"),
-        "repetitions": manifest.get("repetitions"),
-        "sweep": manifest.get("sweep") or [],
-        "config": {"target": (manifest.get("config") or {}).get("target")},
-    }
 
 
 def _stderr_line(message: str) -> None:
@@ -371,7 +349,7 @@ class ResultStore:
         if "manifest" not in record:
             return self._load(local, with_samples)  # SQLite: says which directory is missing
         manifest = json.loads(record["manifest"])
-        _check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
+        check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
         samples = self.index.samples(record["run_id"]) if with_samples else []
         return Run(
             run_id=manifest["run_id"],
@@ -394,7 +372,7 @@ class ResultStore:
             manifest = parse_json(text)
         except ValueError as exc:
             raise ResultsError(f"{path / MANIFEST}: not valid JSON ({exc})") from None
-        _check_schema(manifest.get("schema_version"), str(path / MANIFEST))
+        check_schema(manifest.get("schema_version"), str(path / MANIFEST))
         samples: list[Sample] = []
         if with_samples:
             samples, cut = read_samples(path / SAMPLES)
