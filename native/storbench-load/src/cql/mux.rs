@@ -4,7 +4,7 @@
 
 use super::conn::{Failure, Pipe};
 use super::error::{one_line, OpError};
-use super::wire;
+use super::wire::{self, answer, Answer};
 use super::{Connected, KvOp, Shared, Templates};
 use crate::core::payload::Rng;
 use crate::core::{Multiplexed, Outcome, Request};
@@ -65,22 +65,6 @@ pub struct CqlMux {
     fds: Vec<libc::pollfd>,
     /// The node of each of `fds`.
     fd_nodes: Vec<usize>,
-}
-
-/// An answer, read off the connection's buffer.
-enum Answer {
-    Rows(u64, u64),
-    Error(i32, String),
-    Other(u8),
-    Bad(&'static str),
-}
-
-fn answer(opcode: u8, body: &[u8]) -> Answer {
-    match opcode {
-        wire::RESULT => wire::rows(body).map_or_else(|m| Answer::Bad(m.0), |(r, b)| Answer::Rows(r, b)),
-        wire::ERROR => wire::error(body).map_or_else(|m| Answer::Bad(m.0), |(c, m)| Answer::Error(c, m)),
-        other => Answer::Other(other),
-    }
 }
 
 /// A client's copy of the run's key chooser, taken on first use (built once per process).

@@ -285,3 +285,20 @@ pub fn error_kind(code: i32) -> &'static str {
         _ => "other",
     }
 }
+
+/// An answer, read off the connection's buffer.
+pub(super) enum Answer {
+    Rows(u64, u64),
+    Error(i32, String),
+    Other(u8),
+    Bad(&'static str),
+}
+
+/// A RESULT (rows, bytes) or an ERROR (code, message) frame decoded; anything else by its opcode.
+pub(super) fn answer(opcode: u8, body: &[u8]) -> Answer {
+    match opcode {
+        RESULT => rows(body).map_or_else(|m| Answer::Bad(m.0), |(r, b)| Answer::Rows(r, b)),
+        ERROR => error(body).map_or_else(|m| Answer::Bad(m.0), |(c, m)| Answer::Error(c, m)),
+        other => Answer::Other(other),
+    }
+}
