@@ -123,7 +123,7 @@ def bare_side(
         summary = rados_output.parse_bench((out / f"{phase}.txt").read_text()).summary
         if summary.get("bw_mibps") is None:
             sys.exit(f"the bare rados bench {phase} printed no bandwidth (see {out / phase}.txt)")
-        bw[phase] = summary["bw_mibps"] * rados.MIB_TO_MB
+        bw[phase] = summary["bw_mibps"] * rados_output.MIB_TO_MB
     return {"wall": wall, "bw": bw}
 
 

@@ -246,6 +246,7 @@ def test_claim_and_release_keep_the_canaries(cql):
         "replication": 1,
         "cassandra_nodes": 1,
         "keyspace_owned": True,
+        "cql_tls": None,  # plain CQL: the URL asked for no TLS
     }
 
     assert target.release() is True

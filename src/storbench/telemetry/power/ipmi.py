@@ -44,6 +44,9 @@ def parse_dcmi(text: str) -> float:
     return float(match.group(1))
 
 
+START_S = 15.0  # the longest ipmitool's first answer may take: its start and, with a BMC, the session's
+
+
 class IpmiShell:
     """One ``ipmitool ... shell`` process: ``ask(command)`` returns what it printed for that command."""
 
@@ -68,10 +71,12 @@ class IpmiShell:
             self.process.stdin.flush()
         except OSError:
             pass  # it has exited: what it printed says why (below)
-        lines = self._until(marker.encode(), time.monotonic() + self.timeout)
+        # the first answer includes ipmitool's own start, which a busy machine can stretch past a reading's time
+        allowed = self.timeout if self._asked > 1 else max(self.timeout, START_S)
+        lines = self._until(marker.encode(), time.monotonic() + allowed, allowed)
         return "\n".join(line for line in lines if not line.startswith(PROMPT))
 
-    def _until(self, marker: bytes, deadline: float) -> list[str]:
+    def _until(self, marker: bytes, deadline: float, allowed: float) -> list[str]:
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         while True:
@@ -85,7 +90,7 @@ class IpmiShell:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 self.close()
-                raise PowerError(f"ipmitool: no answer within {self.timeout:g} s")
+                raise PowerError(f"ipmitool: no answer within {allowed:g} s")
             chunk = os.read(fd, 65536)
             if not chunk:  # it exited: its status and first line of output are the reason
                 text = "\n".join(
