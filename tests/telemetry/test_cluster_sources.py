@@ -210,7 +210,8 @@ def test_a_node_whose_exporter_stops_mid_run_leaves_a_gap_and_nothing_else_lost(
     assert manifest["status"] == "succeeded"
     gaps = manifest["telemetry_gaps"]
     assert gaps and {gap["node"] for gap in gaps} == {"worker-2"}
-    assert gaps[0]["to_s"] > gaps[0]["from_s"] and "127.0.0.32" in gaps[0]["error"]
+    # a gap may be a single failed scrape (from_s == to_s) when the exporter dies just before the window ends
+    assert gaps[0]["to_s"] >= gaps[0]["from_s"] and "127.0.0.32" in gaps[0]["error"]
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     steady = [s for s in samples if s["labels"].get("node") == "worker-1" and s["metric"] == "written_mb"]
     assert {s["workload"] for s in steady} == {"fio-write", "fio-read"}
