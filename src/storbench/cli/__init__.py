@@ -20,9 +20,10 @@ from storbench.cli.commands import (
     cmd_compare,
     cmd_grafana,
     cmd_import,
-    cmd_services,
     cmd_show,
 )
+from storbench.cli.lab_command import cmd_lab
+from storbench.cli.services_command import cmd_services
 from storbench.cli.listing import cmd_runs, cmd_suites, cmd_workloads
 from storbench.cli.parser import build_parser
 from storbench.cli.run_command import cmd_run
@@ -41,6 +42,7 @@ COMMANDS = {
     "workloads": cmd_workloads,
     "suites": cmd_suites,
     "services": cmd_services,
+    "lab": cmd_lab,
     "baselines": cmd_baselines,
     "grafana": cmd_grafana,
 }

@@ -1,20 +1,16 @@
-"""The commands on stored runs and services: `compare`, `show`, `cleanup`, `import`, `baselines`, `grafana`,
-`services`."""
+"""The commands on stored runs: `compare`, `show`, `cleanup`, `import`, `baselines`, `grafana` (`services`:
+services_command)."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-import time
 from pathlib import Path
 
 from storbench import api
 from storbench.errors import InputError
-from storbench.progress import START_TIMES, Progress, remember_seconds, remembered_seconds
 from storbench.results.store import ResultStore
 from storbench.run.metrics_server import grafana_dashboard
-from storbench.services import SERVICES, service_env
 
 
 def _write(flag: str, path: str, text: str) -> None:
@@ -41,62 +37,6 @@ def cmd_compare(args: argparse.Namespace, store: ResultStore) -> int:
     print(f"wrote {args.output}" if args.output else text)
     if args.html:
         print(f"wrote {args.html}", file=sys.stderr)
-    return 0
-
-
-# flags of `services up`, passed on when given
-SERVICE_OPTIONS = (
-    "allow_root_containers",
-    "datanodes",
-    "server",
-    "osds",
-    "objectstore",
-    "osd_gb",
-    "osd_dir",
-    "rgw",
-    "workers",
-    "cores",
-    "memory",
-    "worker_dir",
-    "nodes",
-    "heap",
-)
-
-
-def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
-    if args.action == "up":
-        store.check_writable()
-        options = {name: getattr(args, name) for name in SERVICE_OPTIONS if getattr(args, name) is not None}
-        times = store.home / "services" / START_TIMES  # how long each service took to start last time: its ETA
-        with Progress().step(f"starting {args.name}", expected_s=remembered_seconds(times, args.name)) as outcome:
-            started = time.monotonic()
-            state = api.service_up(args.name, store, **options)
-            remember_seconds(times, args.name, time.monotonic() - started)
-            outcome["text"] = state["uri"]
-        print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
-        print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
-        if state.get("nodes"):  # spark, cassandra: the nodes file a run reads its workers' telemetry from
-            print(f"nodes file: {state['nodes']}", file=sys.stderr)
-        if hasattr(SERVICES[args.name], "client_env"):  # the secrets only on explicit request: never in CI logs
-            home = f" --results {shlex.quote(str(store.home))}" if args.results else ""
-            print(f"credentials: storbench{home} services env {args.name}", file=sys.stderr)
-    elif args.action == "env":
-        env = service_env(args.name, store.home)
-        print(f"# storbench services env {args.name}: these lines hold secrets; keep them out of logs and files")
-        for key, value in env.items():
-            print(f"export {key}={shlex.quote(value)}")
-    elif args.action == "down":
-        stopped = api.service_down(args.name, store)
-        print(f"{args.name}: {'stopped' if stopped else 'was not running'}")
-    else:
-        state = api.service_status(args.name, store)
-        print(state["uri"] if state else f"{args.name}: not running")
-        if state and state.get("ca_file"):  # cassandra: its CQL port's TLS, checked against this CA
-            print(
-                f"{args.name}: TLS with the CA certificate {state['ca_file']} (a target's ?tls=1&ca=...)",
-                file=sys.stderr,
-            )
-        return 0 if state else 1
     return 0
 
 

@@ -7,8 +7,9 @@ import argparse
 from storbench import __version__, api, fetch
 from storbench.engines.spark_options import DEFAULT_MASTER
 from storbench.errors import InputError
-from storbench.services import SERVICES
 from storbench.run.rounds import ORDERS
+from storbench.cli.lab_command import add_lab_parser
+from storbench.cli.services_command import add_services_parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -209,44 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetched.add_argument("part", choices=(*fetch.PARTS, "all"))
 
-    services = commands.add_parser(
-        "services",
-        help="start or stop real local services on 127.0.0.1; `env` prints "
-        "the shell exports of a running service's clients (secrets)",
-    )
-    services.add_argument("action", choices=("up", "down", "status", "env"))
-    services.add_argument("name", choices=sorted(SERVICES))
-    services.add_argument("--datanodes", type=int, help="hdfs: number of DataNodes (default 2)")
-    services.add_argument("--server", help="s3: seaweedfs (default), minio, s3proxy or ceph-rgw")
-    services.add_argument("--osds", type=int, help="ceph: number of OSDs (default 1)")
-    services.add_argument("--objectstore", help="ceph: bluestore (default; on a sparse file) or memstore")
-    services.add_argument("--osd-gb", type=int, help="ceph: GiB per OSD (BlueStore file or memstore; default 10)")
-    services.add_argument("--osd-dir", help="ceph: put the OSDs' data in this directory (default: the service dir)")
-    services.add_argument("--rgw", action="store_true", default=None, help="ceph: also start an RGW with an S3 user")
-    services.add_argument("--workers", type=int, help="spark: number of standalone workers (default 2)")
-    services.add_argument("--cores", type=int, help="spark: cores per worker (default 1)")
-    services.add_argument(
-        "--memory", help="spark: memory per worker, e.g. 1g (default 1g); yarn: MB per NodeManager (default 1536)"
-    )
-    services.add_argument(
-        "--nodes",
-        type=int,
-        help="cassandra: number of nodes, on 127.0.0.1.. (default 1); yarn: NodeManagers (default 2)",
-    )
-    services.add_argument("--heap", help="cassandra: heap per node, e.g. 1g (default 1g)")
-    services.add_argument(
-        "--allow-root-containers",
-        action="store_true",
-        default=None,
-        help="yarn: start it as root although its containers then run as root for any local user who submits one",
-    )
-    services.add_argument(
-        "--worker-dir",
-        action="append",
-        metavar="DIR",
-        help="spark: put a worker's work and local dirs under DIR (repeatable, one per worker; "
-        "default: the service dir)",
-    )
+    add_services_parser(commands)  # its flags come from the services' registry
+    add_lab_parser(commands)
     return parser
 
 

@@ -1,5 +1,29 @@
-"""Real local services (HDFS, ...) that storbench starts on 127.0.0.1 for demos and tests."""
+"""Real local services (HDFS, ...) that storbench starts on 127.0.0.1 for demos and tests.
 
-from storbench.services.registry import SERVICES, service_down, service_env, service_status, service_up
+Each is one module that registers itself and its `services up` flags (registry.py)."""
 
-__all__ = ["SERVICES", "service_down", "service_env", "service_status", "service_up"]
+from storbench.services.registry import (
+    Flag,
+    Service,
+    all_services,
+    get_service,
+    register,
+    service_down,
+    service_env,
+    service_status,
+    service_up,
+    up_flags,
+)
+
+__all__ = [
+    "Flag",
+    "Service",
+    "all_services",
+    "get_service",
+    "register",
+    "service_down",
+    "service_env",
+    "service_status",
+    "service_up",
+    "up_flags",
+]

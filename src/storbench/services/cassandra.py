@@ -37,9 +37,15 @@ from storbench.services import cassandra_auth, cassandra_certs, node_exporter, p
 from storbench.services.jvm import cassandra_classpath, java_binary
 from storbench.services.process import write_private
 from storbench.services.cassandra_conf import DIRS, JVM_OPTIONS, LOGBACK, node_yaml, node_host
+from storbench.services.registry import Flag, register
 
-UP_OPTIONS = ("nodes", "heap")
 SERVICE = "cassandra"
+register(
+    SERVICE,
+    __name__,
+    Flag("nodes", "number of nodes, on 127.0.0.1.. (default 1)", int),
+    Flag("heap", "heap per node, e.g. 1g (default 1g)"),
+)
 MAX_NODES = 8
 NODE_TIMEOUT_S = 240.0  # one node, from spawn to its CQL port (a loaded 2-core machine is slow)
 RING_TIMEOUT_S = 120.0

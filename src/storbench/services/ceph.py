@@ -39,8 +39,17 @@ from urllib.request import urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import ceph_auth, process
 from storbench.services.ceph_cluster import START_TIMEOUT_S, BootingCluster, conf_text
+from storbench.services.registry import Flag, register
 
-UP_OPTIONS = ("osds", "rgw", "objectstore", "osd_gb", "osd_dir")
+register(
+    "ceph",
+    __name__,
+    Flag("osds", "number of OSDs (default 1)", int),
+    Flag("objectstore", "bluestore (default; on a sparse file) or memstore"),
+    Flag("osd_gb", "GiB per OSD (BlueStore file or memstore; default 10)", int),
+    Flag("osd_dir", "put the OSDs' data in this directory (default: the service dir)"),
+    Flag("rgw", "also start an RGW with an S3 user", switch=True),
+)
 OBJECTSTORES = ("bluestore", "memstore")
 POOL = "storbench"
 PG_NUM = 32

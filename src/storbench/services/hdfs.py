@@ -30,10 +30,11 @@ from typing import Any
 from storbench.errors import InputError
 from storbench.services import process
 from storbench.services.jvm import java_binary, launcher_classpath
+from storbench.services.registry import Flag, register
 
 MAIN_CLASS = "storbench.jvm.MiniHdfs"
 START_TIMEOUT_S = 120.0
-UP_OPTIONS = ("datanodes",)
+register("hdfs", __name__, Flag("datanodes", "number of DataNodes (default 2)", int))
 CLIENT_USER = "storbench"  # the HDFS user that owns the namespace and that storbench's clients act as
 
 

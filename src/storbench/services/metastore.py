@@ -33,9 +33,10 @@ from storbench.services import postgres, process
 from storbench.binaries import bundled
 from storbench.services.jvm import JVM_DIR, java_binary, metastore_classpath
 from storbench.services.node_exporter import free_port
+from storbench.services.registry import register
 
 SERVICE = "metastore"
-UP_OPTIONS = ()
+register(SERVICE, __name__)
 USER = "storbench"
 DATABASE = "metastore"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"

@@ -31,8 +31,9 @@ from typing import Any
 
 from storbench.errors import EngineError, InputError
 from storbench.services import process, seaweedfs
+from storbench.services.registry import Flag, register
 
-UP_OPTIONS = ("server",)
+register("s3", __name__, Flag("server", "seaweedfs (default), minio, s3proxy or ceph-rgw"))
 SERVERS = ("seaweedfs", "minio", "s3proxy", "ceph-rgw")
 DEFAULT_BUCKET = "storbench"
 START_TIMEOUT_S = 90.0

@@ -44,9 +44,22 @@ from urllib.request import urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.node_exporter import free_port
+from storbench.services.registry import Flag, register
 
-UP_OPTIONS = ("workers", "cores", "memory", "worker_dir")
 SERVICE = "spark"
+register(
+    SERVICE,
+    __name__,
+    Flag("workers", "number of standalone workers (default 2)", int),
+    Flag("cores", "cores per worker (default 1)", int),
+    Flag("memory", "memory per worker, e.g. 1g (default 1g)"),
+    Flag(
+        "worker_dir",
+        "put a worker's work and local dirs under DIR (repeatable, one per worker; default: the service dir)",
+        repeatable=True,
+        metavar="DIR",
+    ),
+)
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 MAX_WORKERS = 16

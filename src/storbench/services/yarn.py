@@ -42,9 +42,21 @@ from storbench.services import node_exporter, process
 from storbench.services import yarn_conf
 from storbench.services.jvm import java_binary, launcher_classpath
 from storbench.services.node_exporter import free_port
+from storbench.services.registry import Flag, register
 
-UP_OPTIONS = ("nodes", "cores", "memory", "allow_root_containers")
 SERVICE = "yarn"
+register(
+    SERVICE,
+    __name__,
+    Flag("nodes", "NodeManagers (default 2)", int),
+    Flag("cores", "cores per NodeManager (default 1)", int),
+    Flag("memory", "MB per NodeManager (default 1536)"),
+    Flag(
+        "allow_root_containers",
+        "start it as root although its containers then run as root for any local user who submits one",
+        switch=True,
+    ),
+)
 RM_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
 NM_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
 MAX_NODES = 16
