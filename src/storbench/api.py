@@ -15,7 +15,7 @@ from storbench.progress import Progress
 from storbench.results import liveness
 from storbench.results.model import Run
 from storbench.results.store import ResultStore
-from storbench.report import FORMATS as REPORT_FORMATS
+from storbench.report import FORMATS as REPORT_FORMATS  # noqa: F401 - the CLI's --format choices
 from storbench.run import RunOptions, RunOutcome
 from storbench.run import run as run_suite
 from storbench.run import run_experiment
@@ -125,11 +125,10 @@ def compare(refs: list[str], store: ResultStore | None = None, force: bool = Fal
 def render(comparison: Any, fmt: str, store: ResultStore | None = None) -> str:
     from storbench import report
 
-    if fmt not in (*REPORT_FORMATS, "summary", "verdict"):
-        raise InputError(f"--format {fmt!r}: allowed: {', '.join(REPORT_FORMATS)}")
+    chosen = report.find(fmt)  # an unknown one: one line naming the --format choices
     store = store or ResultStore()
-    loader = (lambda run: (store.load_series(run), store.load_windows(run))) if fmt == "html" else None
-    return report.render(comparison, fmt, series_loader=loader)
+    loader = (lambda run: (store.load_series(run), store.load_windows(run))) if chosen.series else None
+    return chosen.render(comparison, series_loader=loader)
 
 
 def paper_refs(refs: list[str], flag: str | None) -> tuple[list[str], str | None]:

@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from storbench.analysis.compare import compare_runs
+from storbench.errors import InputError
 from storbench.report import FORMATS, render
 from storbench.report.csv_export import COLUMNS
 from storbench.report.svg import Line, line_chart, nice_ticks
@@ -198,7 +199,7 @@ def test_html_without_series_and_empty_series(paper):
 
 
 def test_unknown_format():
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match=r"^--format 'pdf': allowed: csv, html, json, md, table"):
         render(compare_runs(paper_runs()[:1]), "pdf")
 
 

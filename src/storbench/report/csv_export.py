@@ -6,6 +6,7 @@ import csv
 import io
 
 from storbench.analysis.model import Comparison
+from storbench.report.registry import register
 
 COLUMNS = [
     "workload",
@@ -49,6 +50,7 @@ def _v(value: object) -> object:
     return "" if value is None else value
 
 
+@register("csv", "one row per metric and run")
 def render_csv(comparison: Comparison) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

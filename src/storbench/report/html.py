@@ -15,6 +15,7 @@ from storbench.report import nodes, nodes_html, queries, series
 from storbench.report import published as published_figures
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc
 from storbench.results.metrics import DEVICE_HEADLINE
+from storbench.report.registry import SeriesLoader, register
 
 CSS = """
 :root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--soft:#f3f4f6;--accent:#2b5c8a;--good:#17794a;--bad:#b42318}
@@ -59,8 +60,6 @@ footer{color:var(--muted);font-size:12px;margin-top:8px}
 table.nodes th,table.nodes td.run{white-space:nowrap}.scroll{overflow-x:auto}ul.cluster{margin:8px 0 12px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 """
-
-SeriesLoader = Callable[[Any], "tuple[list[dict[str, Any]], list[dict[str, Any]]]"]
 
 
 def _verdict_class(verdict: str) -> str:
@@ -277,6 +276,7 @@ def _series(c: Comparison, loader: SeriesLoader | None) -> str:
     return f"<section><h2>Telemetry over time</h2>{note}{''.join(parts)}</section>"
 
 
+@register("html", "a self-contained page with charts and the runs' telemetry series", series=True)
 def render_html(comparison: Comparison, series_loader: SeriesLoader | None = None) -> str:
     c = comparison
     # results first (a newcomer reads from the top), the configuration they were measured on after them

@@ -9,6 +9,7 @@ from typing import Any
 
 from storbench.analysis.model import Comparison
 from storbench.report.queries import check_summaries
+from storbench.report.registry import register
 
 
 def _finite(value: Any) -> Any:
@@ -22,6 +23,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
+@register("json", "every figure and warning as JSON")
 def render_json(comparison: Comparison) -> str:
     data = comparison.to_dict()
     checks = check_summaries(comparison)  # TPC-DS: "104 ran: 86 checked equal, 18 unchecked" per run

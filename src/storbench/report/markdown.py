@@ -6,6 +6,7 @@ from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import nodes, queries
 from storbench.report.grid import markdown_table
+from storbench.report.registry import register
 
 
 def esc(text: object) -> str:
@@ -14,6 +15,7 @@ def esc(text: object) -> str:
     return out.replace("<", "&lt;").replace(">", "&gt;")
 
 
+@register("md", "GitHub Markdown", aliases=("markdown",))
 def render_markdown(comparison: Comparison) -> str:
     runs = comparison.runs
     single = len(runs) == 1

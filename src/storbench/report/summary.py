@@ -19,6 +19,7 @@ from storbench.report import nodes, queries
 from storbench.report.queries import check_lines
 from storbench.report.grid import align
 from storbench.results.metrics import DEVICE_HEADLINE
+from storbench.report.registry import register
 
 COLUMNS = (
     ("completion_time", "Time s"),
@@ -81,6 +82,7 @@ def own_rate_metric(workload: str) -> str | None:
     return next((m.name for m in workload_metrics(workload) or () if "/s" in m.unit), None)
 
 
+@register("summary", "the headline figures printed after a run", listed=False)
 def summary_text(comparison: Comparison) -> str:
     """A single run's short tables; per node and per query rows are left to the full one."""
     operations = _operations(comparison)

@@ -8,6 +8,7 @@ from storbench.analysis.model import Comparison
 from storbench.report import _format as f
 from storbench.report import nodes, queries
 from storbench.report.grid import align
+from storbench.report.registry import register
 
 
 def _warning_lines(comparison: Comparison) -> list[str]:
@@ -17,6 +18,7 @@ def _warning_lines(comparison: Comparison) -> list[str]:
     return out + ([""] if out else [])
 
 
+@register("table", "aligned plain text for a terminal (the default)")
 def render_table(comparison: Comparison) -> str:
     runs = comparison.runs
     single = len(runs) == 1

@@ -8,8 +8,10 @@ from __future__ import annotations
 import textwrap
 
 from storbench.analysis.model import Comparison
+from storbench.report.registry import register
 
 
+@register("verdict", "warnings and headlines printed after an interleaved experiment", listed=False)
 def verdict_text(comparison: Comparison) -> str:
     lines = []
     for note in comparison.warnings:
