@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from storbench import scratch as private_scratch
 from storbench.engines.base import Engine
+from storbench.engines.capabilities import WindowCounters
 from storbench.errors import EngineError, InputError
 from storbench.targets import Target
 
@@ -143,7 +144,8 @@ class RunContext:
     def measure(self) -> Iterator[None]:
         """Wraps exactly the timed action; the runner reads ``window.span`` afterwards. The engines read their
         window's own counters (S3A's requests) just outside its marks."""
-        for engine in self.engines.values():
+        counters = [engine for engine in self.engines.values() if isinstance(engine, WindowCounters)]
+        for engine in counters:
             engine.window_opens()
         start = self.mark()
         try:
@@ -152,5 +154,5 @@ class RunContext:
                 self.window.rules["flush"] = self.target.flush()
         finally:
             self.window.span = Window(start, self.mark())
-            for engine in self.engines.values():
+            for engine in counters:
                 engine.window_closed()

@@ -55,60 +55,17 @@ class Tag:
 
 
 class Engine:
-    """One engine of a run: started once, told what each workload is, stopped and collected at the end."""
+    """One engine of a run: started once, told what each workload is, stopped and collected at the end.
+
+    These are the hooks every engine has; what only some engines do (their own flags and options, sweep keys,
+    a cluster, their own way to the target, window counters, progress, diagnosis, report rows) is a capability
+    in ``engines.capabilities`` that the engine inherits and the run core asks for with ``isinstance``.
+    """
 
     name: ClassVar[str]
-    # True when a process can hold only one of this engine at a time (Spark: one SparkContext per process), so
+    # True when a process can hold only one of this engine at a time (one JVM session per process), so
     # interleaved configurations, whose engines are all open together, cannot use it
     one_per_process: ClassVar[bool] = False
-
-    # -- the run's options, before anything starts (called on every registered engine class) ----------
-
-    @classmethod
-    def check_options(cls, options: EngineOptions) -> None:
-        """Refuse this engine's bad options in one line (InputError) before anything starts."""
-
-    @classmethod
-    def options_config(cls, options: EngineOptions) -> dict[str, Any]:
-        """This engine's options as the manifest's ``config`` records them (secrets masked)."""
-        return {}
-
-    @classmethod
-    def sweep(cls, key: str, values: list[Any], options: EngineOptions, where: str) -> list[EngineOptions] | None:
-        """A sweep of ``key`` over ``values`` as this engine's options per point (overriding the run's), or None
-        when the key is not this engine's."""
-        return None
-
-    @classmethod
-    def sweep_keys(cls) -> list[str]:
-        """How the sweep keys this engine takes are named in a bad-input message."""
-        return []
-
-    @classmethod
-    def service_nodes(cls, options: EngineOptions, home: Path) -> tuple[Path, str] | None:
-        """(nodes file, how it was found) of the storbench service these options run on, or None."""
-        return None
-
-    @classmethod
-    def runs_elsewhere(cls, options: EngineOptions) -> str | None:
-        """Where the work runs when it is not this machine alone (a cluster's URL), else None."""
-        return None
-
-    @classmethod
-    def check_reachable(cls, options: EngineOptions, home: Path | None = None) -> None:
-        """Before the claim, for the run's engines only: what its options point at answers (InputError if not;
-        Spark: a spark:// master's port, YARN's ResourceManager, queue and node sizes), so that an unreachable one is one line and not a launch that hangs."""
-
-    @classmethod
-    def check_target(cls, target: Any) -> None:
-        """Before the target is claimed: what this engine needs to reach it is there (EngineError if not)."""
-
-    @classmethod
-    def data_uri(cls, target: Any, uri: str) -> str:
-        """The target's ``uri`` as the workloads hand it to this engine (the same, for most)."""
-        return uri
-
-    # -- the run ----------------------------------------------------------------------------------
 
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "Engine":
@@ -137,41 +94,6 @@ class Engine:
 
     def end(self, tag: Tag) -> list[Sample]:
         """Called after each workload: samples the engine measured itself over it (stored with the workload's)."""
-        return []
-
-    def window_opens(self) -> None:
-        """Right before the workload's timed window starts (``ctx.measure``): figures that belong to the window
-        alone start here, not at ``begin`` (its prepare, set-up and checks fall outside)."""
-
-    def window_closed(self) -> None:
-        """Right after the timed window ended."""
-
-    def reconfigure(self, point: str, options: EngineOptions, step: Callable[[str], Any]) -> bool:
-        """A sweep point with its own engine options (shown as a progress ``step``); True if it restarted."""
-        return False
-
-    def task_progress(self) -> tuple[int, int] | None:
-        """(done, total) of the running workload's tasks, for the progress line; None when unknown."""
-        return None
-
-    def explain(self, exc: BaseException) -> str | None:
-        """The one line that names what failed when ``exc`` came out of this engine (its root cause), else None."""
-        return None
-
-    def failure_log(self) -> tuple[Path, list[str]] | None:
-        """A failed run: this engine's own log and its last relevant lines (the terminal never showed them)."""
-        return None
-
-    def hadoop_client(self) -> tuple[Any, Any] | None:
-        """(JVM gateway, Hadoop Configuration) when this engine runs a Hadoop client targets can use."""
-        return None
-
-    def describe(self) -> str | None:
-        """How the progress line names the engine while it starts; None when starting is instant."""
-        return None
-
-    def scratch_dirs(self) -> list[str]:
-        """Local directories the engine writes scratch data to (shuffle and spill)."""
         return []
 
     def collect(self) -> tuple[list[Sample], dict[str, Any]]:

@@ -19,13 +19,18 @@ from typing import Any
 from storbench import scratch
 from storbench.engines import s3a
 from storbench.engines.base import ToolEngine, register, run_limited
+from storbench.engines.capabilities import TargetBinding
 from storbench.services import yarn_client
 from storbench.services.jvm import java_binary, launcher_classpath
 
 
 @register
-class HadoopEngine(ToolEngine):
+class HadoopEngine(ToolEngine, TargetBinding):
     name = "hadoop"
+
+    @classmethod
+    def check_target(cls, target: Any) -> None:
+        """Nothing beyond its classpath (checked at start): its S3A jars are the Spark engine's, checked there."""
 
     @classmethod
     def data_uri(cls, target: Any, uri: str) -> str:

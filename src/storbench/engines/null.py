@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from storbench import __version__
 from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
+from storbench.engines.capabilities import ChecksOptions, Diagnosable, Sweepable
 from storbench.engines.eventlog import EXECUTOR_HOST
 from storbench.errors import InputError
 from storbench.redaction import redact_settings
@@ -37,7 +38,7 @@ def _tagged(tag: Tag) -> str:
 
 
 @register
-class NullEngine(Engine):
+class NullEngine(Engine, ChecksOptions, Sweepable, Diagnosable):
     name = "null"
 
     def __init__(self, settings: dict[str, str] | None = None, hosts: list[str] | None = None) -> None:
@@ -54,6 +55,10 @@ class NullEngine(Engine):
         hosts = options.get(HOSTS, [])
         if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
             raise InputError(f"{HOSTS} {hosts!r}: expected a list of host names")
+
+    @classmethod
+    def options_config(cls, options: EngineOptions) -> dict[str, Any]:
+        return {}  # its options are a test's, not a configuration under test
 
     @classmethod
     def sweep(cls, key: str, values: list[Any], options: EngineOptions, where: str) -> list[EngineOptions] | None:
@@ -107,6 +112,9 @@ class NullEngine(Engine):
 
     def stop(self) -> None:
         self._call("stop")
+
+    def explain(self, exc: BaseException) -> str | None:
+        return None  # its armed failures say what failed themselves
 
     def failure_log(self) -> tuple[Path, list[str]] | None:
         """Its log's last lines: the last calls it got."""

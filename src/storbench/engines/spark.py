@@ -20,6 +20,14 @@ from storbench import interrupts
 from storbench.binaries import java_hint, require
 from storbench.engines import s3a
 from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
+from storbench.engines.capabilities import (
+    Diagnosable,
+    ReportsProgress,
+    Sweepable,
+    TargetBinding,
+    WindowCounters,
+    WritesScratch,
+)
 from storbench.engines.eventlog import (
     GROUP_SEPARATOR,
     job_group,
@@ -32,7 +40,8 @@ from storbench.engines.eventlog import (
 from storbench.engines import spark_catalog, spark_jvm, spark_options
 from storbench.engines.jvmlog import JVM_LOG, complete_cause, relevant_tail, root_cause
 from storbench.engines.shipping import ship_code
-from storbench.engines.spark_options import DEFAULT_MASTER
+from storbench.engines.spark_options import DEFAULT_MASTER, SparkOptions
+from storbench.engines.spark_report import SparkReport
 from storbench.errors import EngineError
 from storbench.redaction import SPARK_REDACTION_REGEX, is_secret_name, redact_settings
 from storbench.results.model import Sample
@@ -63,7 +72,17 @@ STAGES_FILE = "spark-stages.json"  # per-stage detail of every tagged workload, 
 
 
 @register
-class SparkEngine(Engine):
+class SparkEngine(
+    Engine,
+    SparkOptions,
+    SparkReport,
+    Sweepable,
+    TargetBinding,
+    WritesScratch,
+    WindowCounters,
+    ReportsProgress,
+    Diagnosable,
+):
     """Starts one SparkSession for a run and records its settings, versions and task metrics."""
 
     name = "spark"
@@ -91,15 +110,7 @@ class SparkEngine(Engine):
         self._group: str | None = None  # the job group of the workload running now
         self._explained = False  # a failure's root cause said everything (explain): no log tail after it
 
-    # -- the run's options and target ---------------------------------------------------------------
-
-    @classmethod
-    def check_options(cls, options: EngineOptions) -> None:
-        spark_options.check(options)
-
-    @classmethod
-    def options_config(cls, options: EngineOptions) -> dict[str, Any]:
-        return spark_options.manifest_config(options)
+    # -- the run's options, sweep and target (its flags and cluster: SparkOptions) -----------------------
 
     @classmethod
     def sweep(cls, key: str, values: list[Any], options: EngineOptions, where: str) -> list[EngineOptions] | None:
@@ -108,19 +119,6 @@ class SparkEngine(Engine):
     @classmethod
     def sweep_keys(cls) -> list[str]:
         return spark_options.SWEEP_KEYS
-
-    @classmethod
-    def service_nodes(cls, options: EngineOptions, home: Path) -> tuple[Path, str] | None:
-        return spark_options.service_nodes(options, home)
-
-    @classmethod
-    def runs_elsewhere(cls, options: EngineOptions) -> str | None:
-        master = spark_options.master(options)
-        return None if spark_options.is_local(master) else master
-
-    @classmethod
-    def check_reachable(cls, options: EngineOptions, home: Path | None = None) -> None:
-        spark_options.check_master_answers(options, home)
 
     @classmethod
     def check_target(cls, target: Any) -> None:

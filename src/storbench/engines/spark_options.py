@@ -1,13 +1,16 @@
-"""Spark's run options (``--spark-master``, ``--spark-conf``): their grammar, the manifest's record of them and
-the sweep keys Spark owns (``cores``, any ``spark.*`` setting). The run core hands them over untouched."""
+"""Spark's run options (``--spark-master``, ``--spark-conf``): their flags, grammar, the manifest's record of them,
+the sweep keys Spark owns (``cores``, any ``spark.*`` setting) and the cluster they point at. The run core hands
+them over untouched; :class:`SparkOptions` is the Spark engine's side of them (its class-level capabilities)."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import socket
 from pathlib import Path
 from typing import Any
 
+from storbench.engines.capabilities import AddsRunFlags, ChecksOptions, ClusterBacked
 from storbench.errors import InputError
 from storbench.keyvalue import parse_pairs
 from storbench.redaction import redact_settings
@@ -119,3 +122,38 @@ def _positive_int(value: Any, where: str) -> int:
     if number < 1:
         raise InputError(f"{where}: sweep cores value {value!r} must be a positive integer")
     return number
+
+
+class SparkOptions(AddsRunFlags, ChecksOptions, ClusterBacked):
+    """The Spark engine's flags and options, checked, recorded and followed to the cluster they name."""
+
+    @classmethod
+    def add_flags(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--spark-master", default=DEFAULT_MASTER, help="Spark master URL (default local[*])")
+        parser.add_argument(
+            "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="Spark setting, repeatable"
+        )
+
+    @classmethod
+    def read_flags(cls, args: argparse.Namespace) -> dict[str, Any]:
+        return {MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)}
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        check(options)
+
+    @classmethod
+    def options_config(cls, options: dict[str, Any]) -> dict[str, Any]:
+        return manifest_config(options)
+
+    @classmethod
+    def service_nodes(cls, options: dict[str, Any], home: Path) -> tuple[Path, str] | None:
+        return service_nodes(options, home)
+
+    @classmethod
+    def runs_elsewhere(cls, options: dict[str, Any]) -> str | None:
+        return None if is_local(master(options)) else master(options)
+
+    @classmethod
+    def check_reachable(cls, options: dict[str, Any], home: Path | None = None) -> None:
+        check_master_answers(options, home)

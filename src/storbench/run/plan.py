@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from storbench.engines.lifecycle import engine_classes
+from storbench.engines.lifecycle import check_reach
 from storbench.errors import InputError, StorbenchError
 from storbench.run.options import RunOptions, new_run_id
 from storbench.run.sweep import Point, sweep_points
@@ -117,7 +117,5 @@ def make_plan(options: RunOptions, home: Any, target_text: str) -> Plan:
     )
     plan.check_params()
     target.precheck(plan.need_bytes)
-    for engine in engine_classes(names):  # what an engine needs to reach the target: before the claim
-        engine.check_reachable(options.engine_options, home)
-        engine.check_target(target)
+    check_reach(names, options.engine_options, home, target)  # what an engine needs to reach the target
     return plan

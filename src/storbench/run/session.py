@@ -18,7 +18,7 @@ from typing import Any, Callable
 from storbench import __version__, interrupts, scratch
 from storbench.context import RunContext
 from storbench.engines.base import EngineSetup
-from storbench.engines.lifecycle import RunEngines, engine_classes, engine_options_config
+from storbench.engines.lifecycle import RunEngines, data_root, engine_options_config
 from storbench.errors import StorbenchError
 from storbench.telemetry.machine import fingerprint
 from storbench.progress import Progress, expected_duration
@@ -56,10 +56,7 @@ class RunSession:
         self.nodes = open_nodes(options, self.store.home, devices, deferred.append, target.nodes_file())
         power = None if self.nodes is not None else open_local_power(options)  # an unreachable BMC: one line
         target.claim(plan.run_id)
-        classes = engine_classes(plan.engine_names)
-        root = target.root_uri or ""
-        for engine in classes:
-            root = engine.data_uri(target, root)
+        root = data_root(plan.engine_names, target, target.root_uri or "")
         self.ctx = ctx = RunContext(
             run_id=plan.run_id,
             target=target,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from urllib.parse import urlparse
 
@@ -28,6 +28,18 @@ from storbench.targets.base import (
 )
 
 CONNECT_TIMEOUT_S = 3.0
+
+
+@runtime_checkable
+class HadoopClientSource(Protocol):
+    """An engine that runs a Hadoop client this target can check and claim through (declared here, below the
+    engines: the target asks for it by ``isinstance``, and an engine has it by defining the method)."""
+
+    def hadoop_client(self) -> tuple[Any, Any] | None:
+        """(JVM gateway, Hadoop Configuration) of the running client; None before it runs."""
+        ...
+
+
 OWNER_XATTR = "user.storbench.run"  # on the run root: the run id that claimed it (kept by the NameNode)
 
 
@@ -102,7 +114,8 @@ class HdfsTarget(Target):
 
     def attach(self, engines: dict[str, Any], need_bytes: int) -> None:
         """Through the first engine that runs a Hadoop client: the one the workloads use too."""
-        client = next(filter(None, (engine.hadoop_client() for engine in engines.values())), None)
+        sources = (engine for engine in engines.values() if isinstance(engine, HadoopClientSource))
+        client = next(filter(None, (engine.hadoop_client() for engine in sources)), None)
         if client is not None:
             self.attach_client(*client, need_bytes)
 
