@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 from storbench import __version__, api, fetch
-from storbench.engines.spark_options import DEFAULT_MASTER
+from storbench.engines.lifecycle import add_engine_flags, sweep_keys_by_engine
 from storbench.errors import InputError
 from storbench.run.rounds import ORDERS
+from storbench.suites.loader import DEFAULT_SUITE
 from storbench.cli.lab_command import add_lab_parser
 from storbench.cli.services_command import add_services_parser
 
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    run = commands.add_parser("run", help="run a suite (default: spark-transforms at the tiny scale)")
+    run = commands.add_parser("run", help=f"run a suite (default: {DEFAULT_SUITE} at the tiny scale)")
     run.add_argument("suite", nargs="?", help="built-in suite name or a suite .yaml file")
     run.add_argument(
         "--label",
@@ -67,22 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="unrecorded repetitions before the recorded ones, per sweep point (default: 0)",
     )
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a parameter")
-    run.add_argument("--spark-master", default=DEFAULT_MASTER, help="Spark master URL (default local[*])")
-    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="Spark setting, repeatable")
+    add_engine_flags(run)  # each engine's own (engines.capabilities.AddsRunFlags): the CLI names none
     run.add_argument("--devices", help="comma-separated block devices to measure (default: those behind --target)")
     run.add_argument("--interval", type=float, default=1.0, help="telemetry interval in seconds (default 1)")
     run.add_argument(
         "--mode",
         default="default",
         choices=("default", "compat"),
-        help="compat reproduces pyspark-benchmark's Python UDF generation and rdd.count()",
+        help="compat reproduces the reference benchmark's Python UDF generation and rdd.count() "
+        "(datagen and the timed transforms)",
     )
     run.add_argument(
         "--sweep",
         metavar="KEY=V1,V2",
         action="append",
         default=[],
-        help="run the suite at several settings: cores=1,2, a spark.* setting, or a parameter (one key)",
+        help="run the suite at several settings (one key): a parameter, or an engine's key ("
+        + "; ".join(f"{name}: {', '.join(keys)}" for name, keys in sweep_keys_by_engine().items())
+        + ")",
     )
     run.add_argument(
         "--replication", type=int, help="replication factor: HDFS (hdfs://) or the keyspace's (cassandra://, default 1)"
@@ -96,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--nodes",
         metavar="FILE",
         help="a nodes file: measure every node of a cluster "
-        "(default: the nodes of `services up spark` when --spark-master is its master)",
+        "(default: the nodes of the storbench service (`services up`) the run's engine options point at)",
     )
     run.add_argument(
         "--node",

@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 
 from storbench import api, interrupts
-from storbench.engines.spark_options import CONF, MASTER, parse_conf
+from storbench.engines.lifecycle import engine_flag_options
 from storbench.errors import InputError
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
@@ -47,7 +47,7 @@ def cmd_run(args: argparse.Namespace, store: ResultStore) -> int:
         repeat_auto=auto,
         warmup=args.warmup,
         overrides=parse_pairs(args.set, "--set"),
-        engine_options={MASTER: args.spark_master, CONF: parse_conf(args.spark_conf)},
+        engine_options=engine_flag_options(args),
         devices=args.devices,
         interval=args.interval,
         mode=args.mode,
