@@ -131,7 +131,7 @@ class SparkEngine(
     @classmethod
     def for_run(cls, setup: EngineSetup) -> "SparkEngine":
         # the target's settings, the workloads', then --spark-conf
-        wanted = {k: v for workload, params in setup.workloads for k, v in workload.spark_conf(params).items()}
+        wanted = {k: v for workload, params in setup.workloads for k, v in workload.engine_conf(params).items()}
         catalog = spark_catalog.for_workloads(setup.workloads, setup.home)  # catalog=hive: its metastore
         conf = {
             **(target_conf(setup.target.facts()) if setup.target else {}),

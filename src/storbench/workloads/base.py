@@ -31,11 +31,11 @@ class Workload:
     name: ClassVar[str]
     version: ClassVar[str] = "1"
     description: ClassVar[str] = ""
-    engine: ClassVar[str] = "spark"
-    # the --target schemes this workload can use (Spark reaches s3:// through S3A)
+    engine: ClassVar[str]  # the registered engine it runs on (its family names it)
+    # the --target schemes this workload can use (the default: a Hadoop client's, which reaches s3:// through S3A)
     schemes: ClassVar[tuple[str, ...]] = ("file", "hdfs", "s3")
     params: ClassVar[tuple[Param, ...]] = ()
-    # The metrics this workload reports beyond the shared ones (telemetry, Spark, consistency);
+    # The metrics this workload reports beyond the shared ones (telemetry, the engines' own, consistency);
     # storbench.analysis.metrics builds the catalog from them.
     metrics: ClassVar[tuple[MetricSpec, ...]] = ()
     # The metrics its reports lead with, as its paper reports them (any declared metric, its own or shared: ycsb's
@@ -88,8 +88,9 @@ class Workload:
         """Space this workload needs on the target, for the check before a run starts."""
         return 0
 
-    def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
-        """Spark settings this workload needs when the session starts (--spark-conf still wins)."""
+    def engine_conf(self, params: dict[str, Any]) -> dict[str, str]:
+        """Settings this workload needs of its engine when it starts, by the engine's own names (the engine's
+        flags still win)."""
         return {}
 
     def prepare(self, ctx: "RunContext", params: dict[str, Any]) -> None:

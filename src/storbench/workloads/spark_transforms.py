@@ -60,6 +60,7 @@ def dataset(ctx: RunContext) -> DatasetState:
 
 @register
 class Datagen(Workload):
+    engine = "spark"
     name = "datagen"
     version = "1"
     description = "Generate the dataset (value, prefix2/4/8, float_val, integer_val) and write it to the target"
@@ -118,6 +119,7 @@ class Datagen(Workload):
 
 
 class _TimedTransform(Workload):
+    engine = "spark"
     after = ("datagen",)
     """Re-reads the dataset from storage (never cached) and times one transform."""
 

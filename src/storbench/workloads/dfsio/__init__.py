@@ -104,6 +104,7 @@ class DfsIoState:
 
 
 class _DfsIo(Workload):
+    engine = "spark"
     params = DFSIO_PARAMS
     metrics = METRICS
     # TestDFSIO's own lines (paper 002's write throughput), then the time

@@ -91,6 +91,7 @@ S3A_CONF = {"spark.hadoop.fs.s3a.input.stream.type": "classic"}
 
 @register
 class SkippingGen(Workload):
+    engine = "spark"
     name = "skipping-gen"
     description = (
         "write the skipping family's fact table (sorted on id, one Parquet file per date folder, small row "
@@ -133,6 +134,7 @@ class SkippingGen(Workload):
 
 
 class _Query(Workload):
+    engine = "spark"
     after = ("skipping-gen",)
     params = QUERY_PARAMS
     metrics = METRICS
@@ -145,7 +147,7 @@ class _Query(Workload):
     def _mode(self, params: dict[str, Any]) -> str:
         return self.mode or params["skipping"]
 
-    def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
+    def engine_conf(self, params: dict[str, Any]) -> dict[str, str]:
         return dict(S3A_CONF)
 
     def check_params(self, params: dict[str, Any], target: Target) -> None:

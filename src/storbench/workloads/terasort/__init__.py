@@ -120,6 +120,7 @@ def _throughput(name: str, ctx: RunContext, params: dict[str, Any], repetition_s
 
 
 class _TeraPhase(Workload):
+    engine = "spark"
     params = TERA_PARAMS
     metrics = METRICS
     headline = ("completion_time", "hs_elapsed_s", "hsph", "data_mbps", "records_per_s")  # the papers' times, HSph

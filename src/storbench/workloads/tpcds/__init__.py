@@ -81,6 +81,7 @@ METRIC_SECTION = 60  # where this section comes in reports (storbench.analysis.m
 
 @register
 class TpcdsGen(Workload):
+    engine = "spark"
     name = "tpcds-gen"
     description = (
         "generate TPC-DS at a scale factor (tpcgen-cli, a task per table part on the executors) and write "
@@ -175,6 +176,7 @@ def layout_samples(workload: str, tables: dict[str, Any]) -> list[Sample]:
 
 @register
 class TpcdsAnalyze(Workload):
+    engine = "spark"
     name = "tpcds-analyze"
     after = ("tpcds-gen",)
     description = (
@@ -222,6 +224,7 @@ class TpcdsAnalyze(Workload):
 
 @register
 class Tpcds(Workload):
+    engine = "spark"
     name = "tpcds"
     after = ("tpcds-gen", "tpcds-analyze")
     description = (
@@ -263,7 +266,7 @@ class Tpcds(Workload):
         "queries_failed",
     )
 
-    def spark_conf(self, params: dict[str, Any]) -> dict[str, str]:
+    def engine_conf(self, params: dict[str, Any]) -> dict[str, str]:
         return {
             "spark.scheduler.mode": "FAIR",
             **SESSION_CONF,
