@@ -205,7 +205,7 @@ def test_run_facts_failed_runs_and_single_run():
     assert c.comparable and len(c.warnings) == 1 and "failed" in c.warnings[0] and "boom" in c.warnings[0]
     info = c.runs[0]
     assert info.machine["cpu_model"].startswith("AMD EPYC") and info.machine["filesystem"]["type"] == "xfs"
-    assert info.spark == {"master": "local[*]", "driver_memory": "5g", "executor_memory": "20g"}
+    assert info.engine_settings["spark"] == {"master": "local[*]", "driver_memory": "5g", "executor_memory": "20g"}
     assert info.software["spark"] == "4.3.0" and info.scale == "tiny" and info.target == "file:///mnt/a/sb"
     assert "SECRET" not in repr(c.to_dict())
     single = compare_runs([a])

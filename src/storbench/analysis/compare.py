@@ -50,6 +50,7 @@ from storbench.analysis.model import (
 )
 from storbench.analysis.metrics import CATALOG, headline, spec_in
 from storbench.analysis.stats import aggregate, benjamini_hochberg, ratio_test, summarize
+from storbench.engines.reported import report_settings
 from storbench.redaction import redact_url
 from storbench.results.metrics import MetricSpec
 from storbench.results.model import Run
@@ -80,7 +81,6 @@ _DIFFERENCE_KINDS = ("suite", "scale", "workload_version", "parameter", "workloa
 def _run_info(index: int, run: Run, name: str) -> RunInfo:
     m = run.manifest
     machine = dict(m.get("machine") or {})
-    settings = m.get("spark_settings") or {}
     config = m.get("config") or {}
     target = config.get("target")  # credentials never reach reports
     return RunInfo(
@@ -103,12 +103,7 @@ def _run_info(index: int, run: Run, name: str) -> RunInfo:
             for k in ("hostname", "cpu_model", "cores", "memory_gb", "kernel", "os", "filesystem", "devices")
         },
         software=dict(m.get("software") or {}),
-        # Only the settings a report shows: spark_settings can hold credentials (s3a keys).
-        spark={
-            "master": config.get("spark_master") or settings.get("spark.master"),
-            "driver_memory": settings.get("spark.driver.memory"),
-            "executor_memory": settings.get("spark.executor.memory"),
-        },
+        engine_settings=report_settings(m),  # only what a report shows: an engine's settings may hold secrets
         errors=list(m.get("errors") or []),
         telemetry_interval_s=config.get("telemetry_interval_s"),
         replication=config.get("replication"),

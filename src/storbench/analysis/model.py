@@ -35,7 +35,7 @@ class RunInfo:
     workload_versions: dict[str, Any]
     machine: dict[str, Any]
     software: dict[str, Any]
-    spark: dict[str, Any]
+    engine_settings: dict[str, dict[str, Any]]  # {engine: the settings a report shows of it} (engines.reported)
     errors: list[dict[str, Any]] = field(default_factory=list)
     telemetry_interval_s: float | None = None  # every telemetry-derived metric was sampled at this interval
     replication: int | None = None
@@ -322,7 +322,9 @@ def _show(value: Any) -> str:
 
 def _run_dict(run: RunInfo) -> dict[str, Any]:
     """A run in the JSON form; a run without a recorded stack has no ``zoned`` key (as before it was recorded)."""
-    data = {**asdict(run), "problem": run.problem}
+    data: dict[str, Any] = {}
+    for key, value in {**asdict(run), "problem": run.problem}.items():  # each engine's settings under its own
+        data.update(value if key == "engine_settings" else {key: value})  # name, where the JSON form has them
     if run.zoned is None:
         del data["zoned"]
     if run.power_scope is None:  # as before scopes were shown: runs without power keep their JSON

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from storbench.analysis import wording
 from storbench.analysis.model import Cell, Comparison, Delta, RunInfo
+from storbench.engines.reported import settings_rows, software_rows
 from storbench.report.node_config import config_fields
 
 NA = "n/a"
@@ -144,6 +145,14 @@ def _repetitions(run: RunInfo) -> str | None:
     return f"{run.repetitions} (--repeat auto {auto.get('min')}..{auto.get('max')}: {why})"
 
 
+def engine_rows(
+    runs: list[RunInfo], get: Callable[[Callable[[RunInfo], Any]], list[str]], rows: Callable[[RunInfo], dict]
+) -> list[tuple[str, list[str]]]:
+    """The engines' own rows (engines.reported), each with every run's value, in the engines' order."""
+    names = dict.fromkeys(name for run in runs for name in rows(run))
+    return [(name, get(lambda r, name=name: rows(r).get(name))) for name in names]
+
+
 def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
     """(field, value per run, whether the runs differ) like paper 000's summary table; empty fields dropped."""
     runs = comparison.runs
@@ -190,14 +199,14 @@ def configuration(comparison: Comparison) -> list[tuple[str, list[str], bool]]:
         ("Cores", get(lambda r: r.machine.get("cores"))),
         ("Memory", get(lambda r: f"{float(r.machine['memory_gb']):,.4g} GB" if r.machine.get("memory_gb") else None)),
         ("Kernel", get(lambda r: r.machine.get("kernel"))),
-        ("Spark", get(lambda r: r.software.get("spark"))),
+    ]
+    fields += engine_rows(runs, get, lambda r: software_rows(r.software))
+    fields += [
         ("Java", get(java)),
         ("Python", get(lambda r: r.software.get("python"))),
         ("storbench", get(lambda r: r.software.get("storbench"))),
-        ("Spark master", get(lambda r: r.spark.get("master"))),
-        ("Spark driver memory", get(lambda r: r.spark.get("driver_memory") or "default")),
-        ("Spark executor memory", get(lambda r: r.spark.get("executor_memory") or "default")),
     ]
+    fields += engine_rows(runs, get, lambda r: settings_rows(r.engine_settings))
     ruled = list(dict.fromkeys(w for r in runs for w in r.window_rules))
     fields += [
         (
