@@ -20,7 +20,7 @@ from typing import Any, Callable
 from storbench.analysis.model import PREPARE, Comparison, Delta, Row
 from storbench.report import _format as f
 from storbench.report.grid import align, markdown_table
-from storbench.report.node_config import config_nodes, manifest_of
+from storbench.report.node_config import config_nodes, limits_text, manifest_of
 from storbench.results.runfiles import parse_json, read_text
 
 LABEL = "node"
@@ -33,6 +33,7 @@ METRICS = (
     ("avg_write_latency_ms", "Write latency", "ms"),
     ("max_cpu_pct", "Max CPU", "%"),
     ("max_util_pct", "Max util", "%"),
+    ("max_net_mbps", "Max net", "MB/s"),
 )
 
 
@@ -64,11 +65,18 @@ def slowest(values: list[tuple[Any, float]]) -> tuple[list[tuple[Any, float, flo
 
 def titles(manifest: dict[str, Any]) -> dict[str, str]:
     """A run's node labels (in natural order) and their titles: ``worker-3 (n003)``, or the label alone."""
-    found = {str(n.get("label")): str(n.get("name") or "") for n in (manifest.get("config") or {}).get("nodes") or []}
+    nodes = (manifest.get("config") or {}).get("nodes") or []
+    found = {str(n.get("label")): said(n) for n in nodes}
     return {
-        label: f"{label} ({name})" if name and name != label else label
-        for label, name in sorted(found.items(), key=lambda kv: natural(kv[0]))
+        label: f"{label} ({said})" if said else label
+        for label, said in sorted(found.items(), key=lambda kv: natural(kv[0]))
     }
+
+
+def said(node: dict[str, Any]) -> str:
+    """What a node's label is followed by: its name when not the label, and the limits a lab set on it."""
+    name = str(node.get("name") or "")
+    return "; ".join(p for p in (name if name != str(node.get("label")) else "", limits_text(node)) if p)
 
 
 @dataclass
@@ -103,11 +111,8 @@ def _prefix(c: Comparison, index: int) -> str:
 
 
 def _names(c: Comparison, node: str) -> str:
-    per_run = [
-        next((str(n.get("name")) for n in config_nodes(c, i) if n.get("label") == node), None)
-        for i in range(len(c.runs))
-    ]
-    present = [(c.runs[i].name, name) for i, name in enumerate(per_run) if name and name != node]
+    per_run = [next((said(n) for n in config_nodes(c, i) if n.get("label") == node), None) for i in range(len(c.runs))]
+    present = [(c.runs[i].name, name) for i, name in enumerate(per_run) if name]
     if len({name for _, name in present}) <= 1:
         return present[0][1] if present else ""
     return ", ".join(f"{run}: {name}" for run, name in present)

@@ -53,9 +53,9 @@ def binary() -> str:
     return found
 
 
-def command(exporter: str, host: str) -> tuple[list[str], str, str]:
-    """(argv, marker for its PID checks, metrics URL) of an exporter on a free port of ``host``."""
-    listen = f"--web.listen-address={host}:{free_port(host)}"
+def command(exporter: str, host: str, port: int | None = None) -> tuple[list[str], str, str]:
+    """(argv, marker for its PID checks, metrics URL) of an exporter on ``port`` (default: a free one) of ``host``."""
+    listen = f"--web.listen-address={host}:{port or free_port(host)}"
     argv = [
         exporter,
         listen,

@@ -9,6 +9,8 @@ A nodes file (``--nodes nodes.yaml``, or the one ``services up spark`` writes)::
         devices: [loop3]                            # the storage under test (default: all non-virtual disks)
         host: 127.0.0.2                             # the address services report for it (default: exporter's host)
         power: "redfish:https://10.0.0.12"          # optional: its power source (rapl, redfish, ipmi, command)
+        limits: {disk_write_mbps: 20}               # optional: limits set on it (`storbench lab cluster`), shown beside
+                                                    # its figures (disk_write_mbps, disk_read_mbps, link_mbit)
     prometheus: http://127.0.0.1:9090               # optional: read the exporters' series from this Prometheus
 
 ``--node name=URL[,devices=sda,sdb][,role=worker]`` gives one node on the command line (a
@@ -29,7 +31,8 @@ from storbench.errors import InputError
 
 LOCAL = "local"
 ROLES = ("driver", "master", "worker", "datanode", "namenode", "osd", "mon", "rgw", "cassandra", "node")
-NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance", "power")
+NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance", "power", "limits")
+LIMIT_KEYS = ("disk_write_mbps", "disk_read_mbps", "link_mbit", "link_delay_ms")
 FILE_KEYS = ("nodes", "prometheus")
 
 
@@ -42,6 +45,7 @@ class Node:
     host: str = ""  # the address Spark executors and services report for this node
     instance: str = ""  # its Prometheus ``instance`` label (default: the exporter's host:port)
     power: str | None = None  # its power source spec (storbench.telemetry.power); None: its RAPL, if any
+    limits: tuple[tuple[str, float], ...] = ()  # limits a lab set on it (LIMIT_KEYS), the truth beside its figures
 
     @property
     def is_local(self) -> bool:
@@ -56,6 +60,7 @@ class Node:
             "host": self.host,
             "devices": list(self.devices) if self.devices is not None else None,
             "power": self.power,
+            **({"limits": dict(self.limits)} if self.limits else {}),
         }
 
 
@@ -126,7 +131,23 @@ def node_from_mapping(entry: Any, source: str, index: int | None) -> Node:
         host=str(host),
         instance=str(instance),
         power=power,
+        limits=_limits(entry.get("limits"), _where(source, index, "limits")),
     )
+
+
+def _limits(value: Any, where: str) -> tuple[tuple[str, float], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a mapping of limits ({', '.join(LIMIT_KEYS)})")
+    limits = []
+    for key, number in value.items():
+        if key not in LIMIT_KEYS:
+            raise InputError(f"{where}.{key}: unknown limit; allowed: {', '.join(LIMIT_KEYS)}")
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not number > 0:
+            raise InputError(f"{where}.{key}: expected a number above 0, got {number!r}")
+        limits.append((str(key), float(number)))
+    return tuple(limits)
 
 
 def cluster_from_mapping(data: Any, source: str) -> Cluster:
@@ -221,6 +242,8 @@ def dump_nodes(path: Path, cluster: Cluster) -> None:
             entry["host"] = node.host
         if node.power:
             entry["power"] = node.power
+        if node.limits:
+            entry["limits"] = dict(node.limits)
         data["nodes"].append(entry)
     if cluster.prometheus:
         data["prometheus"] = cluster.prometheus

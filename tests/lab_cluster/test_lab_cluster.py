@@ -1,0 +1,210 @@
+"""`storbench lab cluster`: hosts in network namespaces, each with its own throttled disk and link, made and
+removed for real (root, the kernel's netns, veth, bridge, tc tbf, loop devices and cgroup v1 blkio), and the
+known truths they give: each node's per-node figures in storbench's report against the limit set on it.
+
+The load on each host is fio overwriting a file in place with direct I/O, 16 writes of 256 KiB in flight: its
+writes are charged to the host's cgroup, overwriting changes no metadata (a new file's journal writes, which the
+kernel's jbd2 thread makes outside the cgroup, added 9% to the device's bytes), and a queue that never runs dry
+gives the throttle no idle time to save up a burst (dd's one write at a time did: 10% over the limit in a 1 s
+interval, the throttle's 100 ms slice) or a TCP sender to this machine's end of the bridge; the figures checked are storbench's own
+(`show --format json` of a `null-write` run whose window the load spans, telemetry from each host's
+node_exporter). One cluster serves the module; `up`/`down` leave the machine as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from storbench.lab import cluster
+from storbench.lab.disks import BLKIO, THROTTLES
+from tests.cli.helpers import storbench
+from tests.lab_cluster.machine import changes, snapshot
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(os.geteuid() != 0, reason="a lab cluster needs root (namespaces, loop devices, cgroups)"),
+    pytest.mark.skipif(not (BLKIO / THROTTLES["disk_write_mbps"]).exists(), reason="no cgroup v1 blkio throttle"),
+]
+
+WRITE_MBPS = (20, 40, 80)
+LINK_MBIT = 50  # node-3's link
+MB = 1e6
+OVERWRITE = ["fio", "--name=fill", "--rw=write", "--bs=256k", "--iodepth=16", "--ioengine=libaio", "--direct=1"]
+OVERWRITE += ["--size=64m", "--time_based", "--runtime=120"]  # wraps round the file until stopped
+
+
+def up(home: Path, *flags: str) -> list[cluster.LabHost]:
+    done = storbench(home, "lab", "cluster", "up", *flags, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return cluster.hosts_of(home)
+
+
+def down(home: Path) -> None:
+    done = storbench(home, "lab", "cluster", "down", timeout=120)
+    assert done.returncode == 0 and "lab cluster removed" in done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def lab_cluster(tmp_path_factory):
+    home = tmp_path_factory.mktemp("lab-cluster")
+    before = snapshot()
+    made = up(
+        home,
+        "--nodes",
+        "3",
+        "--disk-write-mbps",
+        ",".join(map(str, WRITE_MBPS)),
+        "--link-mbit",
+        f",,{LINK_MBIT}",
+        "--disk-mb",
+        "1000",
+    )
+    try:
+        yield home, made
+    finally:
+        down(home)
+        left = changes(before, snapshot(), str(home))
+        token = made[0].namespace.split("-")[1]  # storbench-TOKEN-node-1: every name the cluster made has it
+        assert not changes(before, snapshot(), token) and not left
+
+
+def observed_run(home: Path, label: str, load) -> dict:
+    """A null-write run (one 6 s window, telemetry from every host) while ``load`` runs; its JSON report."""
+    stop = load()
+    try:
+        time.sleep(1)  # the load is steady before the window opens
+        nodes = cluster.cluster_dir(home) / cluster.NODES_FILE
+        done = storbench(
+            home,
+            "run",
+            "null-write",
+            "--nodes",
+            str(nodes),
+            "--set",
+            "sleep_ms=6000",
+            "--repeat",
+            "1",
+            "--label",
+            label,
+            "-q",
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        stop()
+    shown = storbench(home, "show", label, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    text = storbench(home, "show", label)
+    return {"json": json.loads(shown.stdout), "text": text.stdout}
+
+
+def per_node(report: dict, metric: str) -> dict[str, float]:
+    return {
+        r["labels"]["node"]: r["cells"][0]["values"][0]
+        for r in report["json"]["rows"]
+        if r["metric"] == metric and "node" in r["labels"] and r["workload"] == "null-write"
+    }
+
+
+def test_each_nodes_write_rate_is_its_disks_limit_and_the_20_mb_s_node_is_named_slowest(lab_cluster):
+    home, made = lab_cluster
+
+    def load():
+        for host in made:  # laid out from here, outside the hosts' cgroups: at full speed
+            subprocess.run(["dd", "if=/dev/zero", f"of={host.mount}/fill", "bs=1M", "count=64"], check=True)
+        writers = [cluster.spawn(host, [*OVERWRITE, f"--filename={host.mount}/fill"]) for host in made]
+
+        def stop():
+            for writer in writers:
+                writer.kill()
+                writer.wait()
+            for host in made:
+                Path(host.mount, "fill").unlink(missing_ok=True)
+
+        return stop
+
+    report = observed_run(home, "disks", load)
+    rates = per_node(report, "max_write_mbps")
+    print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}")
+    assert sorted(rates) == ["worker-1", "worker-2", "worker-3"]
+    for index, limit in enumerate(WRITE_MBPS, start=1):
+        assert abs(rates[f"worker-{index}"] - limit) <= 0.05 * limit, (index, limit, rates)
+    [slowest] = [line for line in report["text"].splitlines() if "slowest node" in line]
+    assert "slowest node worker-1 (node-1" in slowest, slowest
+    assert "worker-1 (node-1; limits: disk write 20 MB/s)" in report["text"]
+
+
+def test_the_slow_links_node_sends_at_its_link_rate(lab_cluster):
+    home, made = lab_cluster
+    sender = made[2]
+    assert sender.limits == {"disk_write_mbps": 80.0, "link_mbit": float(LINK_MBIT)}
+    bridge = sender.address.rsplit(".", 1)[0] + ".1"
+
+    def load():
+        server = socket.create_server((bridge, 0))
+        port = server.getsockname()[1]
+        received = []
+
+        def drain():
+            conn, _ = server.accept()
+            with conn:
+                while chunk := conn.recv(1 << 20):
+                    received.append(len(chunk))
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        code = f"import socket\ns=socket.create_connection(({bridge!r},{port}))\nwhile True: s.sendall(b'x'*65536)"
+        writer = cluster.spawn(sender, ["python3", "-c", code])
+
+        def stop():
+            writer.kill()
+            writer.wait()
+            reader.join(10)
+            server.close()
+
+        return stop
+
+    report = observed_run(home, "link", load)
+    rates = per_node(report, "max_net_mbps")
+    truth = LINK_MBIT * 1e6 / 8 / MB
+    print(f"known truth: node-3 {truth} MB/s; storbench per node max_net_mbps {rates}")
+    assert abs(rates["worker-3"] - truth) <= 0.05 * truth, rates
+    assert rates["worker-1"] < 0.1 * truth and rates["worker-2"] < 0.1 * truth, rates
+
+
+def test_exec_runs_as_the_host_in_its_namespace_and_cgroup(lab_cluster):
+    home, made = lab_cluster
+    done = storbench(
+        home, "lab", "cluster", "exec", "node-2", "--", "sh", "-c", "ip -o -4 addr show eth0; cat /proc/self/cgroup"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f" {made[1].address}/" in done.stdout
+    assert f"blkio:/{Path(made[1].cgroup).name}" in done.stdout
+    unknown = storbench(home, "lab", "cluster", "exec", "node-9", "--", "true")
+    assert unknown.returncode != 0
+    assert unknown.stderr.strip().splitlines() == [
+        "storbench: error: no host 'node-9' in the lab cluster; its hosts: node-1, node-2, node-3"
+    ]
+
+
+def test_a_second_up_is_refused_and_down_then_up_leaves_nothing_behind(lab_cluster, tmp_path):
+    home, _ = lab_cluster
+    again = storbench(home, "lab", "cluster", "up", "--nodes", "1")
+    assert again.returncode != 0 and "a lab cluster is already up in" in again.stderr
+    other = tmp_path / "other"
+    before = snapshot()
+    [host] = up(other, "--nodes", "1", "--link-mbit", "100", "--disk-write-mbps", "30")
+    during = changes(before, snapshot(), host.namespace.split("-")[1])
+    assert set(during) >= {"namespaces", "links", "cgroups"}, during
+    down(other)
+    assert changes(before, snapshot(), host.namespace.split("-")[1]) == {}
+    assert changes(before, snapshot(), str(other)) == {}
+    assert not (cluster.cluster_dir(other) / "state.json").exists()
