@@ -1,7 +1,7 @@
 """`storbench services ACTION NAME`: its grammar, read from the services' registry, and the command.
 
 Every service declares its own `services up` flags (storbench.services.registry); a flag two services
-take (spark's and yarn's --memory) is one flag whose help names both."""
+take (--memory: workers' memory, or a NodeManager's) is one flag whose help names both."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def cmd_services(args: argparse.Namespace, store: ResultStore) -> int:
             outcome["text"] = state["uri"]
         print(state["uri"])  # the address to pass as --target (or the endpoint): stdout holds only that
         print(f"{args.name}: {state['summary']}; state in {state['workdir']}", file=sys.stderr)
-        if state.get("nodes"):  # spark, cassandra, prometheus: the nodes file a run reads its telemetry from
+        if state.get("nodes"):  # a service with nodes: the nodes file a run reads its telemetry from
             print(f"nodes file: {state['nodes']}", file=sys.stderr)
         if get_service(args.name).has_client_env:  # the secrets only on explicit request: never in CI logs
             home = f" --results {shlex.quote(str(store.home))}" if args.results else ""

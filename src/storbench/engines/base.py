@@ -27,6 +27,10 @@ from storbench.errors import InputError
 from storbench.results.model import Sample
 
 
+# The label of an engine's per-host samples (its tasks ran on more than one host); the run relabels each with
+# the measured node that has that host
+HOST_LABEL = "executor_host"
+
 # The run's engine options by name, as the CLI gives them (an engine's own flags, e.g. its master URL);
 # each engine reads, checks and records its own and ignores the others'.
 EngineOptions = dict[str, Any]

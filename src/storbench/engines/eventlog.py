@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from storbench.engines.base import HOST_LABEL
 from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
 
 METRIC_SECTION = 30  # where this section comes in reports (storbench.analysis.metrics)
 
 GROUP_SEPARATOR = "#"
-EXECUTOR_HOST = "executor_host"  # the label of per-host samples when tasks ran on more than one host
 
 
 def job_group(workload: str, repetition: int) -> str:
@@ -184,7 +184,7 @@ def samples_from(groups: dict[str, GroupTotals], meaning: Any = None) -> list[Sa
                         getattr(host_totals, attr) * scale,
                         unit,
                         repetition,
-                        {**labels, EXECUTOR_HOST: host},
+                        {**labels, HOST_LABEL: host},
                     )
                     for metric, attr, unit, scale in _SAMPLES
                 ]

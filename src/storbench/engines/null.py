@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench import __version__
-from storbench.engines.base import Engine, EngineOptions, EngineSetup, Tag, register
+from storbench.engines.base import HOST_LABEL, Engine, EngineOptions, EngineSetup, Tag, register
 from storbench.engines.capabilities import ChecksOptions, Diagnosable, Sweepable
-from storbench.engines.eventlog import EXECUTOR_HOST
 from storbench.errors import InputError
 from storbench.redaction import redact_settings
 from storbench.results.model import Sample
@@ -129,7 +128,7 @@ class NullEngine(Engine, ChecksOptions, Sweepable, Diagnosable):
                 Sample(tag.workload, "null_tasks", float(len(self.hosts)), "tasks", tag.repetition, dict(tag.labels))
             )
             samples += [
-                Sample(tag.workload, "null_tasks", 1.0, "tasks", tag.repetition, {**tag.labels, EXECUTOR_HOST: host})
+                Sample(tag.workload, "null_tasks", 1.0, "tasks", tag.repetition, {**tag.labels, HOST_LABEL: host})
                 for host in self.hosts
             ]
         return samples, {"null-engine.json": {"calls": list(self.calls)}}  # its log (failure_log)

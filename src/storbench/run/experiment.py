@@ -6,7 +6,7 @@ Each configuration is its own run (its own plan, session, target claim, engines 
 which is what lets ``compare`` pair repetition i of one with repetition i of the other.
 
 Every configuration's session is open for the whole experiment. Where the engines can share a process the
-sessions live in this one; where one cannot (``Engine.one_per_process``: Spark's single SparkContext) each
+sessions live in this one; where one cannot (``Engine.one_per_process``: a JVM engine's single session) each
 configuration runs in a worker process of its own (storbench.run.worker), driven round by round from here.
 A configuration that fails stops the experiment: it is recorded as failed, the others as interrupted with a
 line saying why, and every sample already measured stays.

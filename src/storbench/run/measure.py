@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from storbench.engines.eventlog import EXECUTOR_HOST
+from storbench.engines.base import HOST_LABEL
 from storbench.engines.lifecycle import RunEngines, runs_elsewhere, service_nodes
 from storbench.errors import InputError
 from storbench.results.model import Sample
@@ -145,11 +145,11 @@ def run_telemetry(
 
 def node_labelled(sample: Sample, cluster: ClusterTelemetry) -> Sample:
     """An engine's per-host sample labelled with the node of that host, where a node has it."""
-    host = sample.labels.get(EXECUTOR_HOST)
+    host = sample.labels.get(HOST_LABEL)
     label = cluster.label_for_host(host) if host else None
     if label is None:
         return sample
-    labels = {k: v for k, v in sample.labels.items() if k != EXECUTOR_HOST}
+    labels = {k: v for k, v in sample.labels.items() if k != HOST_LABEL}
     return replace(sample, labels={**labels, "node": label})
 
 

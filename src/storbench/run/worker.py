@@ -1,10 +1,11 @@
 """A configuration of an interleaved experiment in a process of its own, for engines that allow one per process.
 
-Spark keeps one SparkContext per process, so two configurations on Spark cannot share the experiment's
-process. Each then runs in a worker (a child Python process running :func:`main`): the worker holds the configuration's
-session (its plan, target claim, engines, telemetry and run directory) and does what the experiment asks, one
-JSON line at a time on its stdin, answering each on a pipe of its own (its stdout stays free for libraries
-that print). The experiment keeps the rounds, their order and the experiment record, as it does in process.
+An engine that runs once per process (``Engine.one_per_process``: a JVM engine's single session) cannot serve
+two configurations in the experiment's process. Each then runs in a worker (a child Python process running
+:func:`main`): the worker holds the configuration's session (its plan, target claim, engines, telemetry and run
+directory) and does what the experiment asks, one JSON line at a time on its stdin, answering each on a pipe of
+its own (its stdout stays free for libraries that print). The experiment keeps the rounds, their order and the
+experiment record, as it does in process.
 
 Requests: ``open`` (the run options, run id, step prefix and results store: the store's password, if any,
 travels here, never on a command line), ``experiment`` (the record to keep in the manifest), ``start``,
@@ -36,7 +37,7 @@ from storbench.run.plan import make_plan
 from storbench.run.session import RunSession
 from storbench.run.sweep import Point
 
-CLOSE_TIMEOUT_S = 300  # a worker's cleanup (Spark stopping, data removed) after it was told to stop
+CLOSE_TIMEOUT_S = 300  # a worker's cleanup (its engines stopping, data removed) after it was told to stop
 
 
 class WorkerStopped(Exception):
