@@ -16,6 +16,7 @@ def test_the_format_choices_are_the_registered_modules():
         "csv": "storbench.report.csv_export",
         "html": "storbench.report.html",
         "json": "storbench.report.json_export",
+        "latex": "storbench.report.latex",
         "md": "storbench.report.markdown",
         "table": "storbench.report.table",
     }

@@ -199,7 +199,7 @@ def test_html_without_series_and_empty_series(paper):
 
 
 def test_unknown_format():
-    with pytest.raises(InputError, match=r"^--format 'pdf': allowed: csv, html, json, md, table"):
+    with pytest.raises(InputError, match=r"^--format 'pdf': allowed: csv, html, json, latex, md, table"):
         render(compare_runs(paper_runs()[:1]), "pdf")
 
 
