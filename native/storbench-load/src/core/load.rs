@@ -2,13 +2,13 @@
 //! schedule of intended start times, latency measured from the intended start, at most
 //! `max_outstanding` requests in flight). A protocol supplies workers that execute one request.
 
-use super::job::{Job, KeyOrder, Load};
+use super::job::{Job, Load};
 use super::records::Records;
 use super::shared::Shared;
 use super::stats::WorkerStats;
 use super::step::{next, record, Draw, Next};
-use super::{KeyUse, OpOf, Operation, Protocol, Worker};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use super::{OpOf, Protocol, Worker};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub struct Cpu {
@@ -57,139 +57,173 @@ pub struct LoadReport {
 /// streamed to `records` when given.
 pub fn run<P: Protocol>(job: &Job<OpOf<P>>, proto: &P, records: Option<&Records>) -> LoadReport {
     let parent = parent_pid();
-    if job.start_at_unix_ms > 0 {
-        let now = unix_ms();
-        if job.start_at_unix_ms > now {
-            std::thread::sleep(Duration::from_millis(job.start_at_unix_ms - now));
-        }
-    }
-    let workers = job.load.workers();
-    let t0 = Instant::now();
-    let start_unix_ms = unix_ms();
-    let warmup = Duration::from_secs_f64(job.warmup_s.max(0.0));
-    let measure_start = t0 + warmup;
-    let end = if job.duration_s > 0.0 { Some(measure_start + Duration::from_secs_f64(job.duration_s)) } else { None };
-    let shared = Shared {
-        job,
-        t0,
-        measure_start,
-        end,
-        stop: AtomicBool::new(false),
-        issued: AtomicU64::new(0),
-        next_k: AtomicU64::new(0),
-        seq: job.mix.iter().map(|_| AtomicU64::new(0)).collect(),
-        exhausted: job.mix.iter().map(|_| AtomicBool::new(false)).collect(),
-        last_done_ns: AtomicU64::new(0),
-        weights: job.mix.iter().map(|m| m.weight.max(0.0)).collect(),
-        sequential: job
-            .mix
-            .iter()
-            .map(|m| m.keys.map_or(m.op.keys() != KeyUse::Random, |k| k != KeyOrder::Random))
-            .collect(),
-        consumes: job.mix.iter().map(|m| m.op.keys() == KeyUse::Consume || m.keys == Some(KeyOrder::Once)).collect(),
-        names: job.mix.iter().map(|m| m.op.name()).collect(),
-    };
-    // Each worker says when it is done: the coordinator sleeps until then (or its next deadline) instead
-    // of waking every 5 ms, and the process ends as soon as the last request does.
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let mut finished = 0u64;
-    let mut cpu_at_measure: Option<Cpu> = None;
+    wait_until(job.start_at_unix_ms);
+    let clock = Clock::start(job);
+    let shared = Shared::new(job, clock.t0, clock.measure_start, clock.end);
     let cpu_start = cpu_now();
-    let mut total = WorkerStats::new(job.mix.len());
-    let groups = proto.multiplexed(workers);
-    let threads = if groups.is_empty() { workers as u64 } else { groups.len() as u64 };
-    std::thread::scope(|scope| {
-        let spawn = |name: String, body| spawn_worker(scope, name, done_tx.clone(), body);
-        let shared = &shared;
-        let handles: Vec<_> = if groups.is_empty() {
-            (0..workers)
-                .map(|w| {
-                    let mut worker = proto.worker(w);
-                    spawn(format!("load-{w}"), Box::new(move || worker_loop(shared, &mut worker, w, records)))
-                })
-                .collect()
-        } else {
-            let n = groups.len() as u32;
-            groups
-                .into_iter()
-                .enumerate()
-                .map(|(g, mut mux)| {
-                    let indexes = super::mux_group(g as u32, n, workers);
-                    spawn(
-                        format!("load-mux-{g}"),
-                        Box::new(move || super::mux_load::mux_loop(shared, &mut *mux, &indexes, records)),
-                    )
-                })
-                .collect()
-        };
-        drop(done_tx); // only the workers' copies remain: all gone means all workers ended
-                       // Coordinator: CPU snapshot when warm-up ends, stop at the end of the measured window. When the
-                       // parent is gone, exit at once, requests in flight cut short: nobody will read the result, and the
-                       // run's data is being cleaned up (a PUT cut short leaves no object).
-        loop {
-            let now = Instant::now();
-            if parent_pid() != parent {
-                std::process::exit(ORPHANED);
-            }
-            if cpu_at_measure.is_none() && now >= measure_start {
-                cpu_at_measure = Some(cpu_now());
-            }
-            if finished == threads {
-                break;
-            }
-            if let Some(end) = end {
-                if now >= end {
-                    shared.stop.store(true, Ordering::SeqCst);
-                    break;
-                }
-            }
-            let wait = coordinator_wait(now, cpu_at_measure.is_none().then_some(measure_start), end);
-            match done_rx.recv_timeout(wait) {
-                Ok(()) => finished += 1,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => finished = threads,
-            }
-        }
-        for h in handles {
-            total.merge(h.join().expect("worker panicked"));
-        }
-    });
+    let (stats, cpu_at_measure) = run_threads(proto, &shared, records, parent);
     let cpu_end = cpu_now();
+    // no CPU snapshot at warm-up's end (the load ended first): the window's CPU counts from the start
     let cpu_measure = cpu_at_measure.unwrap_or(Cpu { user_s: cpu_start.user_s, sys_s: cpu_start.sys_s, max_rss_kb: 0 });
-    let last_done = t0 + Duration::from_nanos(shared.last_done_ns.load(Ordering::SeqCst));
-    let measured_end = match end {
-        Some(e) if shared.stop.load(Ordering::SeqCst) => e,
-        Some(e) => e.min(last_done),
-        None => last_done,
-    };
-    let measured_s = measured_end.saturating_duration_since(measure_start).as_secs_f64();
-    let (not_issued, scheduled) = match &job.load {
-        Load::Open { rate, .. } => {
-            let rate = rate / job.process_count as f64;
-            let window = end.map(|e| (e - t0).as_secs_f64()).unwrap_or(0.0);
-            let mut due = (window * rate).ceil() as u64;
-            if job.ops > 0 {
-                due = if end.is_some() { due.min(job.ops) } else { job.ops };
-            }
-            let started = shared.next_k.load(Ordering::SeqCst).min(due);
-            (due - started, due)
-        }
-        Load::Closed { .. } => (0, 0),
-    };
+    let (not_issued, scheduled) = open_loop_backlog(&shared, &clock);
     LoadReport {
-        stats: total,
-        start_unix_ms,
-        measure_start_unix_ms: start_unix_ms + warmup.as_millis() as u64,
-        measured_s,
-        warmup_seconds: warmup.as_secs_f64().ceil() as usize,
+        stats,
+        start_unix_ms: clock.start_unix_ms,
+        measure_start_unix_ms: clock.start_unix_ms + clock.warmup.as_millis() as u64,
+        measured_s: measured_end(&shared, &clock).saturating_duration_since(clock.measure_start).as_secs_f64(),
+        warmup_seconds: clock.warmup.as_secs_f64().ceil() as usize,
         cpu_user_s: cpu_end.user_s - cpu_measure.user_s,
         cpu_sys_s: cpu_end.sys_s - cpu_measure.sys_s,
         cpu_total_s: (cpu_end.user_s + cpu_end.sys_s) - (cpu_start.user_s + cpu_start.sys_s),
         max_rss_kb: cpu_end.max_rss_kb,
-        workers,
+        workers: job.load.workers(),
         not_issued,
         scheduled,
     }
+}
+
+/// A fan-out's processes start together: each sleeps until the job's wall-clock start (0: at once).
+fn wait_until(start_at_unix_ms: u64) {
+    let now = unix_ms();
+    if start_at_unix_ms > now {
+        std::thread::sleep(Duration::from_millis(start_at_unix_ms - now));
+    }
+}
+
+/// The run's clock: its start, warm-up, and the measured window's start and end (none: the run ends with its ops).
+struct Clock {
+    t0: Instant,
+    start_unix_ms: u64,
+    warmup: Duration,
+    measure_start: Instant,
+    end: Option<Instant>,
+}
+
+impl Clock {
+    fn start<Op>(job: &Job<Op>) -> Self {
+        let t0 = Instant::now();
+        let warmup = Duration::from_secs_f64(job.warmup_s.max(0.0));
+        let measure_start = t0 + warmup;
+        let end = (job.duration_s > 0.0).then(|| measure_start + Duration::from_secs_f64(job.duration_s));
+        Clock { t0, start_unix_ms: unix_ms(), warmup, measure_start, end }
+    }
+}
+
+/// The load's threads run to their end under the coordinator: their stats merged, and the CPU snapshot taken
+/// when warm-up ended (None: the load ended first).
+fn run_threads<P: Protocol>(
+    proto: &P,
+    shared: &Shared<OpOf<P>>,
+    records: Option<&Records>,
+    parent: i32,
+) -> (WorkerStats, Option<Cpu>) {
+    // Each thread says when it is done: the coordinator sleeps until then (or its next deadline) instead
+    // of waking every 5 ms, and the process ends as soon as the last request does.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut total = WorkerStats::new(shared.job.mix.len());
+    let cpu_at_measure = std::thread::scope(|scope| {
+        let handles = spawn_threads(scope, proto, shared, records, &done_tx);
+        drop(done_tx); // only the threads' copies remain: all gone means all threads ended
+        let cpu_at_measure = coordinate(shared, &done_rx, handles.len(), parent);
+        for h in handles {
+            total.merge(h.join().expect("worker panicked"));
+        }
+        cpu_at_measure
+    });
+    (total, cpu_at_measure)
+}
+
+/// One thread per worker, or one per multiplexed group when the protocol serves its workers so.
+fn spawn_threads<'scope, 'env, P: Protocol>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    proto: &'env P,
+    shared: &'env Shared<'env, OpOf<P>>,
+    records: Option<&'env Records>,
+    done_tx: &std::sync::mpsc::Sender<()>,
+) -> Vec<std::thread::ScopedJoinHandle<'scope, WorkerStats>> {
+    let workers = shared.job.load.workers();
+    let groups = proto.multiplexed(workers);
+    let spawn = |name: String, body| spawn_worker(scope, name, done_tx.clone(), body);
+    if groups.is_empty() {
+        return (0..workers)
+            .map(|w| {
+                let mut worker = proto.worker(w);
+                spawn(format!("load-{w}"), Box::new(move || worker_loop(shared, &mut worker, w, records)))
+            })
+            .collect();
+    }
+    let n = groups.len() as u32;
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(g, mut mux)| {
+            let indexes = super::mux_group(g as u32, n, workers);
+            spawn(
+                format!("load-mux-{g}"),
+                Box::new(move || super::mux_load::mux_loop(shared, &mut *mux, &indexes, records)),
+            )
+        })
+        .collect()
+}
+
+/// The coordinator, until the `threads` load threads end or the measured window does (then it sets the stop
+/// flag): the CPU snapshot when warm-up ends. When the parent is gone, exit at once, requests in flight cut
+/// short: nobody will read the result, and the run's data is being cleaned up (a PUT cut short leaves no object).
+fn coordinate<Op>(
+    shared: &Shared<Op>,
+    done: &std::sync::mpsc::Receiver<()>,
+    threads: usize,
+    parent: i32,
+) -> Option<Cpu> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let (mut finished, mut cpu_at_measure) = (0, None);
+    loop {
+        let now = Instant::now();
+        if parent_pid() != parent {
+            std::process::exit(ORPHANED);
+        }
+        if cpu_at_measure.is_none() && now >= shared.measure_start {
+            cpu_at_measure = Some(cpu_now());
+        }
+        if finished == threads {
+            return cpu_at_measure;
+        }
+        if shared.end.is_some_and(|end| now >= end) {
+            shared.stop.store(true, Ordering::SeqCst);
+            return cpu_at_measure;
+        }
+        let wait = coordinator_wait(now, cpu_at_measure.is_none().then_some(shared.measure_start), shared.end);
+        match done.recv_timeout(wait) {
+            Ok(()) => finished += 1,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => finished = threads,
+        }
+    }
+}
+
+/// Where the measured window ended: at its end when the coordinator stopped the load, else at the last
+/// request's end (the ops ran out first).
+fn measured_end<Op>(shared: &Shared<Op>, clock: &Clock) -> Instant {
+    let last_done = clock.t0 + Duration::from_nanos(shared.last_done_ns.load(Ordering::SeqCst));
+    match clock.end {
+        Some(e) if shared.stop.load(Ordering::SeqCst) => e,
+        Some(e) => e.min(last_done),
+        None => last_done,
+    }
+}
+
+/// Open loop: (requests due before the end that were never started, requests due); closed loop: (0, 0).
+fn open_loop_backlog<Op>(shared: &Shared<Op>, clock: &Clock) -> (u64, u64) {
+    let job = shared.job;
+    let Load::Open { rate, .. } = &job.load else { return (0, 0) };
+    let rate = rate / job.process_count as f64;
+    let window = clock.end.map(|e| (e - clock.t0).as_secs_f64()).unwrap_or(0.0);
+    let mut due = (window * rate).ceil() as u64;
+    if job.ops > 0 {
+        due = if clock.end.is_some() { due.min(job.ops) } else { job.ops };
+    }
+    let started = shared.next_k.load(Ordering::SeqCst).min(due);
+    (due - started, due)
 }
 
 /// A load thread running `body`, saying on `done_tx` when it ends.

@@ -110,122 +110,190 @@ fn read_ops(v: &Value) -> Result<OpStats, Error> {
 
 /// Several processes' results as one: histograms added exactly, series aligned on wall-clock seconds.
 pub fn merge(inputs: &[PathBuf]) -> Result<Value, Error> {
+    let docs = read_results(inputs)?;
+    let window = Window::of(&docs);
+    let mut sums = Sums::default();
+    for d in &docs {
+        sums.add(d, window.first_start)?;
+    }
+    Ok(sums.merged(&docs[0], docs.len(), &window))
+}
+
+/// The results at `inputs`, each of a run that ended ok (else the first fatal one's line, naming its file).
+fn read_results(inputs: &[PathBuf]) -> Result<Vec<Value>, Error> {
     if inputs.is_empty() {
         return Err(Error::NoInputs);
     }
-    let mut docs = Vec::new();
-    for path in inputs {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::Io { what: format!("cannot read {}", path.display()), source })?;
-        let v: Value =
-            serde_json::from_str(&text).map_err(|source| Error::Json { what: path.display().to_string(), source })?;
-        if v["status"] != "ok" {
-            return Err(Error::NotOk {
-                path: path.clone(),
-                fatal: v["fatal"].as_str().unwrap_or("not ok").to_string(),
-            });
-        }
-        docs.push(v);
-    }
-    let min_start = docs.iter().filter_map(|d| d["start_unix_ms"].as_u64()).min().unwrap_or(0);
-    let measure_start = docs.iter().filter_map(|d| d["measure_start_unix_ms"].as_u64()).min().unwrap_or(0);
-    let measure_end = docs
+    inputs
         .iter()
-        .map(|d| {
-            d["measure_start_unix_ms"].as_u64().unwrap_or(0) as f64 + d["measured_s"].as_f64().unwrap_or(0.0) * 1000.0
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| Error::Io { what: format!("cannot read {}", path.display()), source })?;
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|source| Error::Json { what: path.display().to_string(), source })?;
+            if v["status"] != "ok" {
+                let fatal = v["fatal"].as_str().unwrap_or("not ok").to_string();
+                return Err(Error::NotOk { path: path.clone(), fatal });
+            }
+            Ok(v)
         })
-        .fold(0.0, f64::max);
-    let secs = ((measure_end - measure_start as f64) / 1000.0).max(0.0);
-    let mut ops: BTreeMap<String, OpStats> = BTreeMap::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut errors: BTreeMap<String, (u64, String)> = BTreeMap::new();
-    let mut series: Vec<Second> = Vec::new();
-    let (mut user, mut sys, mut proc_cpu, mut workers, mut scheduled, mut not_issued, mut late) =
-        (0.0, 0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
-    let mut lag: Option<f64> = None; // null (n/a) unless some process started an operation
-    let mut rss = 0i64;
-    let mut per_process = Vec::new();
-    let mut warmup_seconds = 0usize;
-    for d in &docs {
+        .collect()
+}
+
+/// The processes' common clock: the first start, and the measured window from the first measured start to
+/// the last measured end.
+struct Window {
+    first_start: u64,
+    measure_start: u64,
+    secs: f64,
+}
+
+impl Window {
+    fn of(docs: &[Value]) -> Self {
+        let first_start = docs.iter().filter_map(|d| d["start_unix_ms"].as_u64()).min().unwrap_or(0);
+        let measure_start = docs.iter().filter_map(|d| d["measure_start_unix_ms"].as_u64()).min().unwrap_or(0);
+        let measure_end = docs
+            .iter()
+            .map(|d| {
+                let from = d["measure_start_unix_ms"].as_u64().unwrap_or(0) as f64;
+                from + d["measured_s"].as_f64().unwrap_or(0.0) * 1000.0
+            })
+            .fold(0.0, f64::max);
+        Window { first_start, measure_start, secs: ((measure_end - measure_start as f64) / 1000.0).max(0.0) }
+    }
+}
+
+/// What the processes' results add up to, read one result at a time.
+#[derive(Default)]
+struct Sums {
+    ops: BTreeMap<String, OpStats>,
+    /// The ops' names in the order they first came.
+    names: Vec<String>,
+    /// By kind: (count, the first example).
+    errors: BTreeMap<String, (u64, String)>,
+    series: Vec<Second>,
+    warmup_seconds: usize,
+    user_s: f64,
+    sys_s: f64,
+    process_cpu_s: f64,
+    max_rss_kb: i64,
+    workers: u64,
+    scheduled: u64,
+    not_issued: u64,
+    late_starts: u64,
+    /// null (n/a) unless some process started an operation.
+    max_start_lag_ms: Option<f64>,
+    per_process: Vec<Value>,
+}
+
+impl Sums {
+    /// One process's result added; `first_start` is the earliest process's start (its series' second 0).
+    fn add(&mut self, d: &Value, first_start: u64) -> Result<(), Error> {
+        self.add_ops(d)?;
+        self.add_errors(d);
+        self.add_series(d, first_start);
+        self.add_cpu_and_load(d);
+        self.per_process.extend(d["per_process"].as_array().into_iter().flatten().cloned());
+        Ok(())
+    }
+
+    fn add_ops(&mut self, d: &Value) -> Result<(), Error> {
         for (name, v) in d["ops"].as_object().ok_or_else(|| Error::Malformed("no ops".into()))? {
             let o = read_ops(v)?;
-            if !names.contains(name) {
-                names.push(name.clone());
+            if !self.names.contains(name) {
+                self.names.push(name.clone());
             }
-            ops.entry(name.clone()).or_insert_with(OpStats::new).add(&o);
+            self.ops.entry(name.clone()).or_insert_with(OpStats::new).add(&o);
         }
-        if let Some(errs) = d["errors"].as_object() {
-            for (kind, e) in errs {
-                let entry = errors.entry(kind.clone()).or_insert((0, e["example"].as_str().unwrap_or("").to_string()));
-                entry.0 += e["count"].as_u64().unwrap_or(0);
-            }
+        Ok(())
+    }
+
+    fn add_errors(&mut self, d: &Value) {
+        for (kind, e) in d["errors"].as_object().into_iter().flatten() {
+            let example = || e["example"].as_str().unwrap_or("").to_string();
+            self.errors.entry(kind.clone()).or_insert_with(|| (0, example())).0 += e["count"].as_u64().unwrap_or(0);
         }
-        let shift = ((d["start_unix_ms"].as_u64().unwrap_or(min_start) - min_start) as f64 / 1000.0).round() as usize;
+    }
+
+    /// The process's seconds moved to the common clock (by whole seconds from the first start) and added.
+    fn add_series(&mut self, d: &Value, first_start: u64) {
+        let start = d["start_unix_ms"].as_u64().unwrap_or(first_start);
+        let shift = ((start - first_start) as f64 / 1000.0).round() as usize;
         for s in d["series"].as_array().into_iter().flatten() {
             let t = s["t"].as_u64().unwrap_or(0) as usize + shift;
-            if series.len() <= t {
-                series.resize(t + 1, Second::default());
+            if self.series.len() <= t {
+                self.series.resize(t + 1, Second::default());
             }
-            series[t].add(&Second::from_json(s));
+            self.series[t].add(&Second::from_json(s));
             if s["warmup"].as_bool() == Some(true) {
-                warmup_seconds = warmup_seconds.max(t + 1);
+                self.warmup_seconds = self.warmup_seconds.max(t + 1);
             }
         }
-        user += d["cpu"]["user_s"].as_f64().unwrap_or(0.0);
-        sys += d["cpu"]["sys_s"].as_f64().unwrap_or(0.0);
-        proc_cpu += d["cpu"]["process_cpu_s"].as_f64().unwrap_or(0.0);
-        rss = rss.max(d["cpu"]["max_rss_kb"].as_i64().unwrap_or(0));
-        workers += d["workers"].as_u64().unwrap_or(0);
-        scheduled += d["load"]["scheduled"].as_u64().unwrap_or(0);
-        not_issued += d["load"]["not_issued"].as_u64().unwrap_or(0);
-        late += d["load"]["late_starts"].as_u64().unwrap_or(0);
-        if let Some(l) = d["load"]["max_start_lag_ms"].as_f64() {
-            lag = Some(lag.map_or(l, |m| m.max(l)));
+    }
+
+    fn add_cpu_and_load(&mut self, d: &Value) {
+        let (cpu, load) = (&d["cpu"], &d["load"]);
+        self.user_s += cpu["user_s"].as_f64().unwrap_or(0.0);
+        self.sys_s += cpu["sys_s"].as_f64().unwrap_or(0.0);
+        self.process_cpu_s += cpu["process_cpu_s"].as_f64().unwrap_or(0.0);
+        self.max_rss_kb = self.max_rss_kb.max(cpu["max_rss_kb"].as_i64().unwrap_or(0));
+        self.workers += d["workers"].as_u64().unwrap_or(0);
+        self.scheduled += load["scheduled"].as_u64().unwrap_or(0);
+        self.not_issued += load["not_issued"].as_u64().unwrap_or(0);
+        self.late_starts += load["late_starts"].as_u64().unwrap_or(0);
+        if let Some(l) = load["max_start_lag_ms"].as_f64() {
+            self.max_start_lag_ms = Some(self.max_start_lag_ms.map_or(l, |m| m.max(l)));
         }
-        for p in d["per_process"].as_array().into_iter().flatten() {
-            per_process.push(p.clone());
+    }
+
+    /// The first process's load section with the sums in it (an open loop's rate: every process's).
+    fn load(&self, first: &Value, processes: usize) -> Value {
+        let mut load = first["load"].clone();
+        load["workers"] = json!(self.workers);
+        load["scheduled"] = json!(self.scheduled);
+        load["not_issued"] = json!(self.not_issued);
+        load["late_starts"] = json!(self.late_starts);
+        load["max_start_lag_ms"] = json!(self.max_start_lag_ms);
+        if let Some(r) = first["load"]["rate"].as_f64() {
+            load["rate"] = json!(r * processes as f64);
         }
+        load
     }
-    let mut total = OpStats::new();
-    let mut ops_json = Map::new();
-    for name in &names {
-        let o = &ops[name];
-        total.add(o);
-        ops_json.insert(name.clone(), op_json(o, secs));
+
+    /// The merged result: the first process's engine, job (no process index) and warm-up, with the sums.
+    fn merged(&self, first: &Value, processes: usize, window: &Window) -> Value {
+        let secs = window.secs;
+        let mut total = OpStats::new();
+        let mut ops = Map::new();
+        for name in &self.names {
+            let o = &self.ops[name];
+            total.add(o);
+            ops.insert(name.clone(), op_json(o, secs));
+        }
+        let cpu_s = self.user_s + self.sys_s;
+        let mut job = first["job"].clone();
+        job["process_index"] = Value::Null;
+        json!({
+            "format": FORMAT,
+            "status": "ok",
+            "fatal": null,
+            "engine": first["engine"],
+            "job": job,
+            "processes": self.per_process.len(),
+            "workers": self.workers,
+            "load": self.load(first, processes),
+            "start_unix_ms": window.first_start,
+            "measure_start_unix_ms": window.measure_start,
+            "measured_s": secs,
+            "warmup_s": first["warmup_s"],
+            "ops": ops,
+            "total": op_json(&total, secs),
+            "errors": errors_json(&self.errors),
+            "series": series_json(&self.series, self.warmup_seconds),
+            "cpu": {"user_s": self.user_s, "sys_s": self.sys_s, "cpu_s": cpu_s,
+                    "cpu_us_per_op": cpu_us_per_op(cpu_s, total.ops),
+                    "process_cpu_s": self.process_cpu_s, "max_rss_kb": self.max_rss_kb},
+            "per_process": self.per_process,
+        })
     }
-    let cpu_s = user + sys;
-    let first = &docs[0];
-    let mut load = first["load"].clone();
-    load["workers"] = json!(workers);
-    load["scheduled"] = json!(scheduled);
-    load["not_issued"] = json!(not_issued);
-    load["late_starts"] = json!(late);
-    load["max_start_lag_ms"] = json!(lag);
-    if let Some(r) = first["load"]["rate"].as_f64() {
-        load["rate"] = json!(r * docs.len() as f64);
-    }
-    let mut job = first["job"].clone();
-    job["process_index"] = Value::Null;
-    Ok(json!({
-        "format": FORMAT,
-        "status": "ok",
-        "fatal": null,
-        "engine": first["engine"],
-        "job": job,
-        "processes": per_process.len(),
-        "workers": workers,
-        "load": load,
-        "start_unix_ms": min_start,
-        "measure_start_unix_ms": measure_start,
-        "measured_s": secs,
-        "warmup_s": first["warmup_s"],
-        "ops": ops_json,
-        "total": op_json(&total, secs),
-        "errors": errors_json(&errors),
-        "series": series_json(&series, warmup_seconds),
-        "cpu": {"user_s": user, "sys_s": sys, "cpu_s": cpu_s,
-                "cpu_us_per_op": cpu_us_per_op(cpu_s, total.ops),
-                "process_cpu_s": proc_cpu, "max_rss_kb": rss},
-        "per_process": per_process,
-    }))
 }
