@@ -1,11 +1,21 @@
-//! The CQL protocol (Cassandra, ScyllaDB): YCSB's core workload (`crate::ycsb`). The `scylla`
-//! driver's session connects, creates the table if asked, prepares the statements on every node and
-//! reads the token ring, then ends; the requests go on the load workers' own connections (`conn`: one
-//! blocking connection per worker and node, protocol v4, one request in flight), each an EXECUTE of a
-//! prepared statement whose header, id, consistency and flags were serialized once (`wire`): a request
-//! copies them and appends its values into a reused buffer, and goes to the node owning its key's
-//! token (token-aware, as the driver routed). No runtime, task wake-up or allocation per request: the
-//! core's closed and open loops, latency from the intended start, histograms and series are unchanged.
+//! The CQL protocol (Cassandra, ScyllaDB): YCSB's core workload (`crate::ycsb`), with two clients and one seam
+//! between them.
+//!
+//! - The set-up client (`driver`): the `scylla` driver's session, once per process, on the driver's small tokio
+//!   runtime, at the preflight or the first request. It connects (TLS, the login), creates the keyspace and table
+//!   if asked, prepares every statement on every node, reads the ring, and ends, its connections closed. The
+//!   driver speaks what storbench should not write again (topology, schema agreement, preparing everywhere).
+//! - The request path (`request`): every request of the load, on the load threads' own connections (a
+//!   multiplexed group of workers per thread, one connection per node and group, one request in flight per
+//!   worker), each an EXECUTE of a prepared statement over a hand-written protocol v4 wire, token-aware. No
+//!   runtime, task wake-up or allocation per request: the driver's per-request cost was most of the client's CPU
+//!   (issue 28).
+//! - The seam: `driver::Setup` (the statements' ids and texts, the nodes and their tokens), plain data the
+//!   request path builds its `request::Connected` from (`Shared::connected`). Both clients take the job's
+//!   section and checks (`config`), the one login type (`config::Login`, SASL PLAIN) and TLS (`tls`).
+//!
+//! The core's closed and open loops, latency from the intended start, histograms and series are the same as
+//! for any protocol.
 //!
 //! Its ops, as YCSB names them (the result's "ops" keys): READ (`SELECT * ... WHERE y_id = ?`,
 //! readallfields), UPDATE (one field, writeallfields=false; all fields otherwise), INSERT (all
@@ -17,11 +27,12 @@
 //! that lost a statement (restarted) has it prepared again and the request retried once; nothing else
 //! is retried.
 //!
-//! The job (the core's fields, then the "cql" section). A cluster that asks who is calling gets
-//! "username" and "password" from the job (storbench writes it 0600 in a private directory and removes
-//! it when the engine exits; never the command line or the environment); the driver and each worker's
-//! connections answer the server's AUTHENTICATE with them (SASL PLAIN, as `PlainTextAuthenticator`). The result's echo of the job
-//! leaves both out. Without them, STORBENCH_CQL_USERNAME and STORBENCH_CQL_PASSWORD (the engine run by hand).
+//! The job (the core's fields, then the "cql" section, `config::CqlConfig`). A cluster that asks who is calling
+//! gets "username" and "password" from the job (storbench writes it 0600 in a private directory and removes it
+//! when the engine exits; never the command line or the environment); the driver and each connection of the
+//! request path answer the server's AUTHENTICATE with them (SASL PLAIN, as `PlainTextAuthenticator`). The
+//! result's echo of the job leaves both out. Without them, STORBENCH_CQL_USERNAME and STORBENCH_CQL_PASSWORD
+//! (the engine run by hand).
 //!
 //! ```json
 //! {"protocol": "cql",
@@ -60,23 +71,22 @@
 //! entry with "keys": "sequential" or "once" takes the core's key numbers (start_key.., striped)
 //! instead of YCSB's chooser: `[{"op": "READ", "keys": "once"}]` reads every loaded key once.
 
-mod conn;
+mod config;
+mod driver;
 mod error;
-mod mux;
+mod request;
 mod tls;
-mod wire;
-mod worker;
 
-#[cfg(test)]
-use error::OpError;
-pub use worker::CqlWorker;
+pub use config::CqlConfig;
+pub use request::worker::CqlWorker;
 
 use crate::core::job::KeyOrder;
 use crate::core::{mux_group, operations, Error, Job, JobError, MuxOf, Protocol};
-use crate::ycsb::{AckCounter, KeyChooser, Phase, YcsbConfig};
-use serde::{Deserialize, Serialize};
+use crate::ycsb::{AckCounter, KeyChooser, Phase};
+use config::Login;
+use request::conn::Opener;
+use request::{Connected, CLIENTS_PER_THREAD};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 operations! {
     /// YCSB's operations, by their YCSB names.
@@ -89,116 +99,18 @@ operations! {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CreateTable {
-    pub replication_factor: u32,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CqlConfig {
-    pub contact_points: Vec<String>,
-    pub keyspace: String,
-    #[serde(default = "default_table")]
-    pub table: String,
-    #[serde(default = "default_consistency")]
-    pub consistency: String,
-    #[serde(default = "default_connect")]
-    pub connect_timeout_s: f64,
-    #[serde(default = "default_timeout")]
-    pub timeout_s: f64,
-    /// Threads of the driver's runtime, which only connects and prepares (0: as many as cores, at most 4).
-    #[serde(default)]
-    pub runtime_threads: usize,
-    #[serde(default)]
-    pub create_table: Option<CreateTable>,
-    /// TLS on every connection (`tls`): absent or null, plain TCP.
-    #[serde(default)]
-    pub tls: Option<tls::TlsSection>,
-    /// The login (with `password`), when the cluster wants one; never echoed.
-    #[serde(default, skip_serializing)]
-    pub username: Option<String>,
-    #[serde(default, skip_serializing)]
-    pub password: Option<Secret>,
-    pub ycsb: YcsbConfig,
-}
-
-/// A password: read from the job, handed to the driver, never printed (its Debug says so).
-#[derive(Clone, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(pub String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(..)")
-    }
-}
-
-fn default_table() -> String {
-    "usertable".into()
-}
-fn default_consistency() -> String {
-    "ONE".into()
-}
-fn default_connect() -> f64 {
-    5.0
-}
-fn default_timeout() -> f64 {
-    12.0
-}
-
-/// A consistency level by its CQL name.
-pub fn consistency(name: &str) -> Option<scylla::frame::types::Consistency> {
-    use scylla::frame::types::Consistency as C;
-    Some(match name.to_ascii_uppercase().as_str() {
-        "ANY" => C::Any,
-        "ONE" => C::One,
-        "TWO" => C::Two,
-        "THREE" => C::Three,
-        "QUORUM" => C::Quorum,
-        "ALL" => C::All,
-        "LOCAL_QUORUM" => C::LocalQuorum,
-        "EACH_QUORUM" => C::EachQuorum,
-        "LOCAL_ONE" => C::LocalOne,
-        _ => return None,
-    })
-}
-
-/// A CQL identifier storbench accepts unquoted: a letter, then letters, digits, underscores (≤ 48).
-pub fn plain_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
-        && name.len() <= 48
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The statements' EXECUTE frames up to their values (the request path's).
-pub struct Templates {
-    pub insert: wire::Execute,
-    pub read: wire::Execute,
-    pub update_one: Vec<wire::Execute>,
-    pub update_all: wire::Execute,
-    pub scan: wire::Execute,
-}
-
-/// What the driver session found (it connects, creates the table, prepares, reads the ring, and ends):
-/// requests go on the workers' own connections (`conn`).
-pub struct Connected {
-    pub templates: Templates,
-    pub ring: conn::Ring,
-    pub opener: conn::Opener,
-}
-
 /// What the workers share.
 pub struct Shared {
     pub cfg: CqlConfig,
-    pub consistency: scylla::frame::types::Consistency,
+    /// The requests' consistency level (its protocol number).
+    pub consistency: u16,
+    /// The login both clients answer AUTHENTICATE with, when there is one.
+    pub login: Option<Login>,
     /// The TLS client every connection uses, when the job asks for TLS.
     pub tls: Option<Arc<tls::Tls>>,
-    /// Connected on first use (the preflight, or the first request); an error is kept as text.
-    /// (Declared before `rt`: the session is dropped while its runtime still runs.)
+    /// Set up on first use (the preflight, or the first request); an error is kept as text.
     pub conn: OnceLock<Result<Connected, String>>,
+    /// The set-up client's runtime (`driver::runtime`): its session runs and ends within `driver::connect`.
     pub rt: tokio::runtime::Runtime,
     /// The run phase's acknowledged insert counter (this process's, in its own numbering).
     pub inserts: AckCounter,
@@ -217,9 +129,14 @@ pub struct Cql {
 }
 
 impl Shared {
-    /// The session and statements, connecting the first time.
+    /// The request path's statements, ring and connection opener, the set-up client run the first time.
     pub fn connected(&self) -> Result<&Connected, &str> {
-        self.conn.get_or_init(|| self.rt.block_on(worker::connect(self))).as_ref().map_err(|e| e.as_str())
+        let set_up = || {
+            let setup = self.rt.block_on(driver::connect(&self.cfg, self.tls.as_deref(), self.login.as_ref()))?;
+            let opener = Opener::new(&self.cfg, self.tls.clone(), self.login.clone());
+            Ok(Connected::new(setup, self.consistency, opener))
+        };
+        self.conn.get_or_init(set_up).as_ref().map_err(|e| e.as_str())
     }
 
     /// A run-phase insert counter value as a key number: recordcount + i * processes + index.
@@ -239,78 +156,40 @@ impl Shared {
     }
 }
 
+/// The ycsb load phase's checks: INSERT alone, each key of [insertstart, insertstart + insertcount) once.
+fn check_load_phase(job: &Job<KvOp>, cfg: &CqlConfig) -> Result<(), JobError> {
+    if job.mix.iter().any(|m| m.op != KvOp::Insert || m.keys != Some(KeyOrder::Once)) {
+        return Err(JobError::Invalid("cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\""));
+    }
+    if job.objects as i64 != cfg.ycsb.insertcount() || job.start_key as i64 != cfg.ycsb.insertstart {
+        return Err(JobError::Invalid(
+            "cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart",
+        ));
+    }
+    Ok(())
+}
+
 impl Protocol for Cql {
     const NAME: &'static str = "cql";
     type Config = CqlConfig;
     type Worker = CqlWorker;
 
     fn setup(job: &Job<KvOp>, cfg: CqlConfig) -> Result<Self, Error> {
-        if cfg.contact_points.is_empty() || cfg.contact_points.iter().any(|c| c.trim().is_empty()) {
-            return Err(JobError::Invalid("cql.contact_points must name at least one HOST:PORT").into());
-        }
-        if !plain_identifier(&cfg.keyspace) {
-            return Err(JobError::Invalid(
-                "cql.keyspace must be a plain identifier (a letter, then letters, digits, _)",
-            )
-            .into());
-        }
-        if !plain_identifier(&cfg.table) {
-            return Err(
-                JobError::Invalid("cql.table must be a plain identifier (a letter, then letters, digits, _)").into()
-            );
-        }
-        let Some(level) = consistency(&cfg.consistency) else {
-            return Err(JobError::Invalid(
-                "cql.consistency must be one of ANY ONE TWO THREE QUORUM ALL LOCAL_QUORUM EACH_QUORUM LOCAL_ONE",
-            )
-            .into());
-        };
-        if !(cfg.timeout_s > 0.0 && cfg.connect_timeout_s > 0.0) {
-            return Err(JobError::Invalid("cql.timeout_s and cql.connect_timeout_s must be > 0").into());
-        }
-        if cfg.username.is_some() != cfg.password.is_some() || cfg.username.as_deref() == Some("") {
-            return Err(
-                JobError::Invalid("cql.username and cql.password go together (a role name and its password)").into()
-            );
-        }
-        if let Some(create) = &cfg.create_table {
-            if create.replication_factor == 0 {
-                return Err(JobError::Invalid("cql.create_table.replication_factor must be at least 1").into());
-            }
-        }
-        cfg.ycsb.validate().map_err(JobError::Invalid)?;
+        let consistency = cfg.check()?;
         let tls = match &cfg.tls {
             Some(section) => Some(Arc::new(tls::Tls::new(section, &cfg.contact_points).map_err(Error::protocol)?)),
             None => None,
         };
         if cfg.ycsb.phase == Phase::Load {
-            if job.mix.iter().any(|m| m.op != KvOp::Insert || m.keys != Some(KeyOrder::Once)) {
-                return Err(JobError::Invalid(
-                    "cql: the ycsb load phase's mix is INSERT alone, with \"keys\": \"once\"",
-                )
-                .into());
-            }
-            if job.objects as i64 != cfg.ycsb.insertcount() || job.start_key as i64 != cfg.ycsb.insertstart {
-                return Err(JobError::Invalid(
-                    "cql: in the ycsb load phase objects must be ycsb insertcount and start_key ycsb insertstart",
-                )
-                .into());
-            }
+            check_load_phase(job, &cfg)?;
         }
-        let threads = match cfg.runtime_threads {
-            0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4),
-            n => n,
-        };
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .thread_name("cql-driver")
-            .enable_all()
-            .build()
+        let rt = driver::runtime(cfg.runtime_threads)
             .map_err(|source| Error::Io { what: "cannot start the CQL driver's runtime".into(), source })?;
         let recordcount = cfg.ycsb.recordcount;
         Ok(Cql {
             shared: Arc::new(Shared {
-                consistency: level,
+                consistency,
+                login: cfg.login(),
                 tls,
                 conn: OnceLock::new(),
                 rt,
@@ -330,10 +209,10 @@ impl Protocol for Cql {
         })
     }
 
-    /// Connects, (creates the table if asked) and prepares the statements: the contact points
-    /// answer, take the credentials, and have the keyspace and table.
+    /// Runs the set-up client: the contact points answer, take the credentials, and have the keyspace and
+    /// table (created if asked), and every node prepared the statements.
     fn preflight(&self) -> Result<(), Error> {
-        self.shared.connected().map(drop).map_err(|e| Error::protocol(worker::PreflightError(e.to_string())))
+        self.shared.connected().map(drop).map_err(|e| Error::protocol(driver::PreflightError(e.to_string())))
     }
 
     fn worker(&self, index: u32) -> CqlWorker {
@@ -345,17 +224,9 @@ impl Protocol for Cql {
     fn multiplexed(&self, workers: u32) -> Vec<MuxOf<Self>> {
         let n = workers.div_ceil(CLIENTS_PER_THREAD).max(1);
         (0..n)
-            .map(|g| Box::new(mux::CqlMux::new(self.shared.clone(), &mux_group(g, n, workers))) as MuxOf<Self>)
+            .map(|g| Box::new(request::mux::CqlMux::new(self.shared.clone(), &mux_group(g, n, workers))) as MuxOf<Self>)
             .collect()
     }
-}
-
-/// The most workers one thread serves (issue 28: the client's CPU was mostly the kernel waking one
-/// thread per answer).
-const CLIENTS_PER_THREAD: u32 = 64;
-
-pub(crate) fn timeout(secs: f64) -> Duration {
-    Duration::from_secs_f64(secs)
 }
 
 #[cfg(test)]

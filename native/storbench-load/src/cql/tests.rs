@@ -1,3 +1,8 @@
+use super::config::consistency;
+use super::error::OpError;
+use super::request::frame::opcode;
+use super::request::ring::Ring;
+use super::request::{conn, wire};
 use super::*;
 use crate::core::{job, OpFailure as _, Operation as _};
 use serde_json::json;
@@ -72,13 +77,24 @@ fn a_login_is_a_name_and_a_password() {
 }
 
 #[test]
-fn consistency_levels_by_name() {
+fn consistency_levels_by_name_are_the_drivers_numbers() {
     use scylla::frame::types::Consistency as C;
-    assert_eq!(consistency("one"), Some(C::One));
-    assert_eq!(consistency("QUORUM"), Some(C::Quorum));
-    assert_eq!(consistency("ALL"), Some(C::All));
-    assert_eq!(consistency("LOCAL_QUORUM"), Some(C::LocalQuorum));
+    let levels = [
+        ("ANY", C::Any),
+        ("one", C::One),
+        ("TWO", C::Two),
+        ("THREE", C::Three),
+        ("QUORUM", C::Quorum),
+        ("ALL", C::All),
+        ("LOCAL_QUORUM", C::LocalQuorum),
+        ("each_quorum", C::EachQuorum),
+        ("LOCAL_ONE", C::LocalOne),
+    ];
+    for (name, level) in levels {
+        assert_eq!(consistency(name), Some(level as u16), "{name}");
+    }
     assert_eq!(consistency("MOST"), None);
+    assert_eq!(consistency("SERIAL"), None); // a lightweight transaction's, not a request's
 }
 
 #[test]
@@ -166,7 +182,7 @@ fn an_execute_frame_is_its_template_and_the_values() {
     wire::finish(&mut buf);
     let body: &[u8] =
         &[0, 2, b'I', b'D', 0, 1, 0x03, 0, 2, 0, 0, 0, 5, b'u', b's', b'e', b'r', b'1', 0, 0, 0, 4, 0, 0, 0, 7];
-    assert_eq!(&buf[..9], &[0x04, 0, 0, 0, wire::EXECUTE, 0, 0, 0, body.len() as u8]);
+    assert_eq!(&buf[..9], &[0x04, 0, 0, 0, opcode::EXECUTE, 0, 0, 0, body.len() as u8]);
     assert_eq!(&buf[9..], body);
 }
 
@@ -232,13 +248,13 @@ fn a_responses_warnings_and_tracing_id_are_skipped() {
 #[test]
 fn a_key_goes_to_the_node_owning_its_token() {
     let addr = |p| std::net::SocketAddr::from(([127, 0, 0, 1], p));
-    let one = conn::Ring::new(vec![addr(1)], vec![]);
+    let one = Ring::new(vec![addr(1)], vec![]);
     assert_eq!(one.node(b"user1"), 0);
     // Murmur3 of "user1" is the driver's; the ring's owner is the first token at or after it, wrapping
     use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
     let token = Murmur3Partitioner.hash_one(b"user1").value();
-    let ring = conn::Ring::new(vec![addr(1), addr(2)], vec![(token, 1), (token - 1, 0), (token.saturating_add(5), 0)]);
+    let ring = Ring::new(vec![addr(1), addr(2)], vec![(token, 1), (token - 1, 0), (token.saturating_add(5), 0)]);
     assert_eq!(ring.node(b"user1"), 1);
-    let wrap = conn::Ring::new(vec![addr(1), addr(2)], vec![(token - 10, 1), (token - 5, 0)]);
+    let wrap = Ring::new(vec![addr(1), addr(2)], vec![(token - 10, 1), (token - 5, 0)]);
     assert_eq!(wrap.node(b"user1"), 1);
 }

@@ -1,7 +1,9 @@
 //! CQL over TLS against a node of this test's own (rustls, the test CA in testdata/): the section's checks, the
 //! request path's connections (blocking and multiplexed) and the driver session's refusal of a wrong CA.
 
-use super::conn::{Conn, Failure, Opener, Pipe};
+use super::request::conn::{Conn, Failure, Opener};
+use super::request::frame::{opcode, HEADER, VERSION};
+use super::request::pipe::Pipe;
 use super::tests::{cql_job, setup_error};
 use super::tls::{Tls, TlsSection};
 use super::*;
@@ -11,6 +13,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::Duration;
 
 fn testdata(name: &str) -> String {
     format!("{}/src/cql/testdata/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -41,18 +44,18 @@ fn tls_node(cert: &str) -> SocketAddr {
 
 fn serve(conn: rustls::ServerConnection, tcp: TcpStream) {
     let mut s = rustls::StreamOwned::new(conn, tcp);
-    let mut header = [0u8; wire::HEADER];
+    let mut header = [0u8; HEADER];
     while s.read_exact(&mut header).is_ok() {
         let mut body = vec![0; u32::from_be_bytes(header[5..9].try_into().unwrap()) as usize];
         if s.read_exact(&mut body).is_err() {
             return;
         }
-        let (opcode, answer) = if header[4] == wire::STARTUP {
-            (wire::READY, vec![])
+        let (op, answer) = if header[4] == opcode::STARTUP {
+            (opcode::READY, vec![])
         } else {
-            (wire::RESULT, 1i32.to_be_bytes().to_vec())
+            (opcode::RESULT, 1i32.to_be_bytes().to_vec())
         };
-        let mut frame = vec![0x84, 0, header[2], header[3], opcode];
+        let mut frame = vec![0x84, 0, header[2], header[3], op];
         frame.extend_from_slice(&(answer.len() as u32).to_be_bytes());
         frame.extend_from_slice(&answer);
         if s.write_all(&frame).and_then(|_| s.flush()).is_err() {
@@ -73,9 +76,9 @@ fn opener(ca: &str, contact_point: &str) -> Opener {
 
 /// A request frame of `len` body bytes (the test node answers any opcode but STARTUP with a void RESULT).
 fn request(len: usize) -> Vec<u8> {
-    let mut frame = vec![wire::VERSION, 0, 0, 0, wire::EXECUTE];
+    let mut frame = vec![VERSION, 0, 0, 0, opcode::EXECUTE];
     frame.extend_from_slice(&(len as u32).to_be_bytes());
-    frame.resize(wire::HEADER + len, 7);
+    frame.resize(HEADER + len, 7);
     frame
 }
 
@@ -129,8 +132,8 @@ fn requests_go_over_tls_blocking_and_multiplexed() {
     let at = tls_node("node");
     let how = opener("ca.pem", &at.to_string());
     let mut conn = Conn::open(at, &how, &mut Vec::new()).unwrap(); // STARTUP answered READY over TLS
-    let (opcode, body) = conn.call(&mut request(5)).unwrap();
-    assert_eq!((opcode, body), (wire::RESULT, &1i32.to_be_bytes()[..]));
+    let (op, body) = conn.call(&mut request(5)).unwrap();
+    assert_eq!((op, body), (opcode::RESULT, &1i32.to_be_bytes()[..]));
     // a pipe: three requests, one of 4 MiB (more than the socket takes at once: records wait in rustls until the
     // socket is writable, and the poll must ask for that)
     let mut pipe = Pipe::open(at, &how, &mut Vec::new()).unwrap();
@@ -147,13 +150,13 @@ fn requests_go_over_tls_blocking_and_multiplexed() {
         let events = libc::POLLIN | if pipe.wants_write() { libc::POLLOUT } else { 0 };
         let mut fd = libc::pollfd { fd: pipe.fd(), events, revents: 0 };
         unsafe { libc::poll(&mut fd, 1, 50) };
-        pipe.receive(|client, opcode, body| answered.push((client, opcode, body.to_vec()))).unwrap();
+        pipe.receive(|client, op, body| answered.push((client, op, body.to_vec()))).unwrap();
     }
     answered.sort();
     let void = 1i32.to_be_bytes().to_vec();
     assert_eq!(
         answered,
-        vec![(0, wire::RESULT, void.clone()), (1, wire::RESULT, void.clone()), (2, wire::RESULT, void)]
+        vec![(0, opcode::RESULT, void.clone()), (1, opcode::RESULT, void.clone()), (2, opcode::RESULT, void)]
     );
 }
 
@@ -211,7 +214,7 @@ fn a_plaintext_node_is_named_in_one_line() {
     std::thread::spawn(move || {
         for mut tcp in listener.incoming().flatten() {
             let _ = tcp.read(&mut [0u8; 512]);
-            let _ = tcp.write_all(&[0x84, 0, 0, 0, wire::ERROR, 0, 0, 0, 0]);
+            let _ = tcp.write_all(&[0x84, 0, 0, 0, opcode::ERROR, 0, 0, 0, 0]);
         }
     });
     let err = open_error(at, &opener("ca.pem", &at.to_string()));

@@ -2,12 +2,15 @@
 //! from the statements' templates (`wire`) with its own YCSB generators, and keeps one request in
 //! flight on the group's connection to the key's node (`Pipe`); one `poll` waits for them all.
 
-use super::conn::{Failure, Pipe};
-use super::error::{one_line, OpError};
+use super::conn::Failure;
+use super::frame::error_code;
+use super::pipe::Pipe;
 use super::wire::{self, answer, Answer};
-use super::{Connected, KvOp, Shared, Templates};
+use super::{Connected, Templates};
 use crate::core::payload::Rng;
 use crate::core::{Multiplexed, Outcome, Request};
+use crate::cql::error::{one_line, OpError};
+use crate::cql::{KvOp, Shared};
 use crate::ycsb::{field_value_into, KeyChooser, Phase};
 use std::sync::Arc;
 use std::time::Instant;
@@ -252,7 +255,7 @@ impl CqlMux {
             Answer::Bad(m) => Err(failed(what, Failure::Protocol(m.to_string()))),
             Answer::Other(op) => Err(failed(what, Failure::Protocol(format!("an answer with opcode {op}")))),
             Answer::Error(code, message) => {
-                if code == wire::UNPREPARED && !cl.retried {
+                if code == error_code::UNPREPARED && !cl.retried {
                     (cl.retried, cl.preparing) = (true, true);
                     return self.send(c, conn, true);
                 }

@@ -1,39 +1,38 @@
-//! The CQL native protocol v4 frames the request path needs, written into and read from reused
-//! buffers: STARTUP and AUTH_RESPONSE (once per connection), EXECUTE of a prepared statement (its
-//! header, statement id, consistency and flags serialized once per run: a request copies them and
-//! appends its values), and RESULT (void, rows) and ERROR answers. One request is in flight per
-//! connection; its stream id is set as it is sent (`conn`).
+//! The request path's frames of the CQL native protocol v4, written into and read from reused buffers (the
+//! protocol's numbers are `frame`'s names). Requests: STARTUP and AUTH_RESPONSE (SASL PLAIN) once per connection
+//! (`conn`), an EXECUTE of a prepared statement per request (`Execute`: its header, statement id, consistency and
+//! flags serialized once per run from what the driver prepared; a request copies them and appends its values),
+//! and a PREPARE when a node lost a statement. Answers: the header, the body's extras its flags announce
+//! (tracing id, warnings, custom payload), and RESULT (rows or not) and ERROR bodies (`answer`). The stream id is
+//! set as a frame is queued on its connection (`set_stream`). No compression, no paging, no events: the driver's
+//! session (`cql::driver`) is the client that speaks the rest of the protocol.
 
-pub const VERSION: u8 = 0x04;
-pub const HEADER: usize = 9;
-
-pub const ERROR: u8 = 0x00;
-pub const STARTUP: u8 = 0x01;
-pub const READY: u8 = 0x02;
-pub const AUTHENTICATE: u8 = 0x03;
-pub const RESULT: u8 = 0x08;
-pub const PREPARE: u8 = 0x09;
-pub const EXECUTE: u8 = 0x0A;
-pub const AUTH_RESPONSE: u8 = 0x0F;
-pub const AUTH_SUCCESS: u8 = 0x10;
-
-/// The server's "this statement is not prepared here" (a node restarted): prepare it and retry.
-pub const UNPREPARED: i32 = 0x2500;
+use super::frame::{
+    error_code, header_flag, opcode, option, query_flag, result_kind, rows_flag, FLAGS_AT, HEADER, LENGTH_AT,
+    OPCODE_AT, RESPONSE, STREAM_AT, VERSION,
+};
 
 /// A frame that does not parse as the protocol says (one line).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
 
-/// Starts a request frame in `buf` (emptied): the header, its length patched by `finish`.
-pub fn begin(buf: &mut Vec<u8>, opcode: u8) {
+/// Starts a request frame in `buf` (emptied): the header (no flags, stream 0), its length patched by `finish`.
+pub fn begin(buf: &mut Vec<u8>, op: u8) {
     buf.clear();
-    buf.extend_from_slice(&[VERSION, 0, 0, 0, opcode, 0, 0, 0, 0]);
+    buf.resize(HEADER, 0);
+    buf[0] = VERSION;
+    buf[OPCODE_AT] = op;
 }
 
 /// Writes the body's length into the header.
 pub fn finish(buf: &mut [u8]) {
     let len = (buf.len() - HEADER) as u32;
-    buf[5..HEADER].copy_from_slice(&len.to_be_bytes());
+    buf[LENGTH_AT].copy_from_slice(&len.to_be_bytes());
+}
+
+/// Sets the stream id of a request frame (its answer comes on the same).
+pub fn set_stream(frame: &mut [u8], id: i16) {
+    frame[STREAM_AT].copy_from_slice(&id.to_be_bytes());
 }
 
 pub fn put_short(buf: &mut Vec<u8>, v: u16) {
@@ -67,11 +66,11 @@ pub fn put_value(buf: &mut Vec<u8>, v: &[u8]) {
 /// STARTUP with CQL 3 and no compression, naming the engine as the driver (a node lists its clients by that name:
 /// system_views.clients, nodetool clientstats).
 pub fn startup(buf: &mut Vec<u8>) {
-    begin(buf, STARTUP);
-    put_short(buf, 3);
-    for (name, value) in
-        [("CQL_VERSION", "3.0.0"), ("DRIVER_NAME", "storbench-load"), ("DRIVER_VERSION", env!("CARGO_PKG_VERSION"))]
-    {
+    let options =
+        [("CQL_VERSION", "3.0.0"), ("DRIVER_NAME", "storbench-load"), ("DRIVER_VERSION", env!("CARGO_PKG_VERSION"))];
+    begin(buf, opcode::STARTUP);
+    put_short(buf, options.len() as u16);
+    for (name, value) in options {
         put_string(buf, name);
         put_string(buf, value);
     }
@@ -80,7 +79,7 @@ pub fn startup(buf: &mut Vec<u8>) {
 
 /// AUTH_RESPONSE with SASL PLAIN's token (`\0user\0password`), as PasswordAuthenticator takes it.
 pub fn auth_response(buf: &mut Vec<u8>, user: &str, password: &str) {
-    begin(buf, AUTH_RESPONSE);
+    begin(buf, opcode::AUTH_RESPONSE);
     put_value_with(buf, |b| {
         b.push(0);
         b.extend_from_slice(user.as_bytes());
@@ -92,7 +91,7 @@ pub fn auth_response(buf: &mut Vec<u8>, user: &str, password: &str) {
 
 /// PREPARE of `cql` (after an UNPREPARED answer).
 pub fn prepare(buf: &mut Vec<u8>, cql: &str) {
-    begin(buf, PREPARE);
+    begin(buf, opcode::PREPARE);
     put_long_string(buf, cql);
     finish(buf);
 }
@@ -105,14 +104,14 @@ pub struct Execute {
 }
 
 impl Execute {
-    /// `values` bound values follow; flags: values, skip the result's metadata (the columns are known).
+    /// `values` bound values follow; the RESULT comes without its metadata (the columns are known).
     pub fn new(id: &[u8], cql: &str, consistency: u16, values: u16) -> Self {
         let mut prefix = Vec::with_capacity(HEADER + 2 + id.len() + 5);
-        begin(&mut prefix, EXECUTE);
+        begin(&mut prefix, opcode::EXECUTE);
         put_short(&mut prefix, id.len() as u16);
         prefix.extend_from_slice(id);
         put_short(&mut prefix, consistency);
-        prefix.push(0x01 | 0x02);
+        prefix.push(query_flag::VALUES | query_flag::SKIP_METADATA);
         put_short(&mut prefix, values);
         Execute { prefix, cql: cql.to_string() }
     }
@@ -126,14 +125,14 @@ impl Execute {
 
 /// A response header: (flags, stream, opcode, body length).
 pub fn header(h: &[u8]) -> Result<(u8, i16, u8, usize), Malformed> {
-    if h[0] != 0x80 | VERSION {
+    if h[0] != RESPONSE | VERSION {
         return Err(Malformed("a response of another protocol version than v4"));
     }
-    let len = i32::from_be_bytes([h[5], h[6], h[7], h[8]]);
+    let len = i32::from_be_bytes(h[LENGTH_AT].try_into().expect("4"));
     if len < 0 {
         return Err(Malformed("a negative body length"));
     }
-    Ok((h[1], i16::from_be_bytes([h[2], h[3]]), h[4], len as usize))
+    Ok((h[FLAGS_AT], i16::from_be_bytes(h[STREAM_AT].try_into().expect("2")), h[OPCODE_AT], len as usize))
 }
 
 /// A cursor over a response body.
@@ -166,15 +165,16 @@ impl<'a> Reader<'a> {
         }
         self.take(n as usize).map(Some)
     }
+    /// A column type [option]: its id, and the names and options a collection, UDT or tuple carries.
     fn skip_option(&mut self) -> Result<(), Malformed> {
         match self.short()? {
-            0x0000 => drop(self.string()?),
-            0x0020 | 0x0022 => self.skip_option()?,
-            0x0021 => {
+            option::CUSTOM => drop(self.string()?),
+            option::LIST | option::SET => self.skip_option()?,
+            option::MAP => {
                 self.skip_option()?;
                 self.skip_option()?;
             }
-            0x0030 => {
+            option::UDT => {
                 self.string()?;
                 self.string()?;
                 for _ in 0..self.short()? {
@@ -182,7 +182,7 @@ impl<'a> Reader<'a> {
                     self.skip_option()?;
                 }
             }
-            0x0031 => {
+            option::TUPLE => {
                 for _ in 0..self.short()? {
                     self.skip_option()?;
                 }
@@ -196,15 +196,15 @@ impl<'a> Reader<'a> {
 /// How many bytes of the body a response's flags put first: a tracing id, warnings, a custom payload.
 pub fn strip(flags: u8, body: &[u8]) -> Result<usize, Malformed> {
     let mut r = Reader(body);
-    if flags & 0x02 != 0 {
+    if flags & header_flag::TRACING != 0 {
         r.take(16)?;
     }
-    if flags & 0x08 != 0 {
+    if flags & header_flag::WARNING != 0 {
         for _ in 0..r.short()? {
             r.string()?;
         }
     }
-    if flags & 0x04 != 0 {
+    if flags & header_flag::CUSTOM_PAYLOAD != 0 {
         for _ in 0..r.short()? {
             r.string()?;
             r.bytes()?;
@@ -224,7 +224,7 @@ pub fn error(body: &[u8]) -> Result<(i32, String), Malformed> {
 /// result kind (void: a write) is (0, 0).
 pub fn rows(body: &[u8]) -> Result<(u64, u64), Malformed> {
     let mut r = Reader(body);
-    if r.int()? != 0x0002 {
+    if r.int()? != result_kind::ROWS {
         return Ok((0, 0));
     }
     let flags = r.int()?;
@@ -232,11 +232,11 @@ pub fn rows(body: &[u8]) -> Result<(u64, u64), Malformed> {
     if columns < 1 {
         return Err(Malformed("rows without columns"));
     }
-    if flags & 0x0002 != 0 {
+    if flags & rows_flag::HAS_MORE_PAGES != 0 {
         r.bytes()?; // paging state
     }
-    if flags & 0x0004 == 0 {
-        let global = flags & 0x0001 != 0;
+    if flags & rows_flag::NO_METADATA == 0 {
+        let global = flags & rows_flag::GLOBAL_TABLES_SPEC != 0;
         if global {
             r.string()?;
             r.string()?;
@@ -263,31 +263,32 @@ pub fn rows(body: &[u8]) -> Result<(u64, u64), Malformed> {
 
 /// A server error's stable kind, as the driver's error names it ("read_timeout", ...).
 pub fn error_kind(code: i32) -> &'static str {
+    use error_code::*;
     match code {
-        0x0000 => "server_error",
-        0x000A => "protocol_error",
-        0x0100 => "authentication_error",
-        0x1000 => "unavailable",
-        0x1001 => "overloaded",
-        0x1002 => "is_bootstrapping",
-        0x1003 => "truncate_error",
-        0x1100 => "write_timeout",
-        0x1200 => "read_timeout",
-        0x1300 => "read_failure",
-        0x1400 => "function_failure",
-        0x1500 => "write_failure",
-        0x2000 => "syntax_error",
-        0x2100 => "unauthorized",
-        0x2200 => "invalid",
-        0x2300 => "config_error",
-        0x2400 => "already_exists",
+        SERVER_ERROR => "server_error",
+        PROTOCOL_ERROR => "protocol_error",
+        BAD_CREDENTIALS => "authentication_error",
+        UNAVAILABLE => "unavailable",
+        OVERLOADED => "overloaded",
+        IS_BOOTSTRAPPING => "is_bootstrapping",
+        TRUNCATE_ERROR => "truncate_error",
+        WRITE_TIMEOUT => "write_timeout",
+        READ_TIMEOUT => "read_timeout",
+        READ_FAILURE => "read_failure",
+        FUNCTION_FAILURE => "function_failure",
+        WRITE_FAILURE => "write_failure",
+        SYNTAX_ERROR => "syntax_error",
+        UNAUTHORIZED => "unauthorized",
+        INVALID => "invalid",
+        CONFIG_ERROR => "config_error",
+        ALREADY_EXISTS => "already_exists",
         UNPREPARED => "unprepared",
         _ => "other",
     }
 }
 
 /// An answer, read off the connection's buffer.
-pub(super) enum Answer {
+pub enum Answer {
     Rows(u64, u64),
     Error(i32, String),
     Other(u8),
@@ -295,10 +296,10 @@ pub(super) enum Answer {
 }
 
 /// A RESULT (rows, bytes) or an ERROR (code, message) frame decoded; anything else by its opcode.
-pub(super) fn answer(opcode: u8, body: &[u8]) -> Answer {
-    match opcode {
-        RESULT => rows(body).map_or_else(|m| Answer::Bad(m.0), |(r, b)| Answer::Rows(r, b)),
-        ERROR => error(body).map_or_else(|m| Answer::Bad(m.0), |(c, m)| Answer::Error(c, m)),
+pub fn answer(op: u8, body: &[u8]) -> Answer {
+    match op {
+        opcode::RESULT => rows(body).map_or_else(|m| Answer::Bad(m.0), |(r, b)| Answer::Rows(r, b)),
+        opcode::ERROR => error(body).map_or_else(|m| Answer::Bad(m.0), |(c, m)| Answer::Error(c, m)),
         other => Answer::Other(other),
     }
 }
