@@ -27,6 +27,7 @@ from pathlib import Path
 
 from storbench.cli import main as storbench_main
 from storbench.context import RunContext
+from storbench.engines.fio import FioEngine
 from storbench.suites import load_suite
 from storbench.targets import parse_target
 from storbench.workloads import get_workload
@@ -55,7 +56,13 @@ def digest(device: str) -> str:
 
 def fio_write(target: str, run_id: str):
     """fio-write (4 MiB) on ``target`` with --allow-device-overwrite: its context, parameters and workload."""
-    ctx = RunContext(run_id=run_id, target=parse_target(target), root_uri="", allow_device_overwrite=True)
+    ctx = RunContext(
+        run_id=run_id,
+        target=parse_target(target),
+        root_uri="",
+        allow_device_overwrite=True,
+        engines={"fio": FioEngine()},
+    )
     _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "0", "size": "4m"})
     return ctx, per["fio-write"], get_workload("fio-write")
 

@@ -1,8 +1,8 @@
-"""Running fio: job files, the I/O-engine and O_DIRECT fallback (results: storbench.engines.fio_results).
+"""The fio engine: job files, running fio, the I/O-engine and O_DIRECT fallback (results: engines.fio_results).
 
-storbench writes fio's job file itself (INI text), runs ``fio --output-format=json
---output=FILE JOBFILE`` and parses the result. Nothing here knows about the run
-lifecycle; ``storbench.workloads.fio`` drives it.
+storbench writes fio's job file itself (INI text); the engine (:class:`FioEngine`, a tool engine) runs
+``fio --output-format=json --output=FILE JOBFILE`` for a :class:`FioSpec` and reads the result. Nothing here
+knows about the run lifecycle; ``storbench.workloads.fio`` drives it.
 
 - Sizes follow fio's own convention: ``4k`` = 4096 bytes, ``1m`` = 1 MiB, a bare
   number is bytes (``kb_base=1024``, fio's default).
@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from storbench.binaries import require
-from storbench.engines.base import io_timeout, run_limited, tool_engine
+from storbench.engines.base import register
+from storbench.engines.fio_job import FioSpec, escape
+from storbench.engines.tool import ToolEngine, run_limited
 from storbench.errors import EngineError, InputError, WorkloadError
-from storbench.units import parse_size
 
 ENGINE_CHAIN = ("io_uring", "libaio", "psync")  # the order a missing engine falls back in
 
@@ -40,6 +41,7 @@ ENGINE_CHAIN = ("io_uring", "libaio", "psync")  # the order a missing engine fal
 # -- the fio binary ----------------------------------------------------------------------
 
 _VERSION: dict[str, str] = {}
+_IOENGINES: dict[str, bool] = {}  # whether this fio has an I/O engine, asked once per process
 
 
 def fio_binary() -> str:
@@ -64,97 +66,6 @@ def fio_version() -> str:
     return _VERSION[binary]
 
 
-FioEngine = tool_engine("fio", fio_version, "fio for raw devices and files (papers 002, 004).")
-
-
-# -- job files -----------------------------------------------------------------------------
-
-
-@dataclass
-class JobSpec:
-    """One fio job section (repeated numjobs times by fio itself)."""
-
-    name: str
-    rw: str  # read | write | randread | randwrite
-    bs: str
-    size: str  # per job
-    numjobs: int = 1
-    iodepth: int = 1
-    ioengine: str = "libaio"
-    direct: bool = True
-    runtime_s: int = 0  # 0: not time based; the job ends after ``size`` bytes
-    ramp_time_s: int = 0
-    group_reporting: bool = True
-    directory: str | None = None  # file targets: the job's files go here
-    filename: str | None = None  # device targets: the raw device
-    log_prefix: str | None = None  # per-second bandwidth/IOPS logs
-    create_only: bool = False  # lay the files out and stop (untimed preparation)
-    comments: list[str] = field(default_factory=list)
-    # Zoned devices (storbench.workloads.zoned): "zbd" makes fio write at the write pointers and reset zones
-    # (only inside each job's [offset, offset + size)); zonesize emulates zones on a regular file.
-    zonemode: str = "none"
-    zonesize: str | None = None
-    max_open_zones: int = 0  # 0: fio's default (the device's own limit)
-
-    @property
-    def timeout_s(self) -> float:
-        """How long fio may run (storbench.engines.base.io_timeout): runtime + ramp, or every job's size."""
-        if self.runtime_s:
-            return io_timeout(seconds=self.runtime_s + self.ramp_time_s)
-        return io_timeout(parse_size(self.size) * self.numjobs) + self.ramp_time_s
-
-    @property
-    def output_format(self) -> str:
-        # Without group reporting the aggregate percentiles come from the merged histograms; fio 3.33 counts
-        # zone resets in its normal output only (fio_results.zone_resets reads them there).
-        base = "json" if self.group_reporting else "json+"
-        return f"{base},normal" if self.zonemode == "zbd" else base
-
-
-def _escape(path: str) -> str:
-    return path.replace("\\", "\\\\").replace(":", "\\:")  # ':' separates file names in fio
-
-
-def job_text(spec: JobSpec) -> str:
-    """The INI job file for ``spec``; every option is written explicitly, nothing is left to defaults."""
-    lines = [f"; {line}" for line in spec.comments]
-    lines += [
-        "[global]",
-        f"ioengine={spec.ioengine}",
-        f"direct={int(spec.direct)}",
-        f"bs={spec.bs}",
-        f"size={spec.size}",
-        f"numjobs={spec.numjobs}",
-        f"iodepth={spec.iodepth}",
-        f"group_reporting={int(spec.group_reporting)}",
-    ]
-    if spec.filename:
-        lines.append(f"filename={_escape(spec.filename)}")
-        if spec.numjobs > 1:
-            lines.append(f"offset_increment={spec.size}")  # each job its own region of the device
-    else:
-        lines.append(f"directory={_escape(spec.directory or '.')}")
-    if spec.zonemode != "none":
-        lines.append(f"zonemode={spec.zonemode}")
-        lines += [f"zonesize={spec.zonesize}"] if spec.zonesize else []
-        lines += [f"max_open_zones={spec.max_open_zones}"] if spec.max_open_zones else []
-    if spec.ramp_time_s:
-        lines.append(f"ramp_time={spec.ramp_time_s}")
-    if spec.runtime_s:
-        lines += [f"runtime={spec.runtime_s}", "time_based=1"]
-    if spec.log_prefix and not spec.create_only:
-        lines += [
-            f"write_bw_log={_escape(spec.log_prefix)}",
-            f"write_iops_log={_escape(spec.log_prefix)}",
-            "log_avg_msec=1000",
-            "per_job_logs=1",
-        ]
-    if spec.create_only:
-        lines.append("create_only=1")
-    lines += ["", f"[{spec.name}]", f"rw={spec.rw}", ""]
-    return "\n".join(lines)
-
-
 # -- running ------------------------------------------------------------------------------
 
 
@@ -163,6 +74,7 @@ class FioRun:
     data: dict[str, Any]  # fio's JSON document
     wall_s: float  # wall time of the fio process (spawn to exit)
     output_path: Path
+    job_text: str = ""  # the job file it ran
 
 
 def _fio_messages(*texts: str) -> list[str]:
@@ -191,35 +103,67 @@ def load_json(text: str) -> dict[str, Any]:
     return data
 
 
-def run_fio(job_file: Path, output_path: Path, output_format: str = "json", timeout: float | None = None) -> FioRun:
-    """Run fio on ``job_file``; a failure is one WorkloadError line with fio's own reason."""
-    command = [fio_binary(), f"--output-format={output_format}", f"--output={output_path}", str(job_file)]
-    started = time.monotonic()
-    try:
-        done = run_limited(command, timeout, job_file.parent)
-    except subprocess.TimeoutExpired:
-        raise WorkloadError(
-            f"fio did not finish within its {timeout:.0f} s timeout on {job_file.name}; killed it (a stalled device?)"
-        ) from None
-    wall = time.monotonic() - started
-    text = output_path.read_text() if output_path.exists() else ""
-    if done.returncode != 0:
-        reasons = _fio_messages(done.stderr, done.stdout, text)
-        raise WorkloadError(
-            f"fio failed (exit {done.returncode}) on {job_file.name}: "
-            + ("; ".join(reasons[:2]) or done.stderr.strip()[:200] or "no message")
-        )
-    try:
-        data = load_json(text)
-    except ValueError as exc:
-        raise WorkloadError(f"fio's output for {job_file.name} is not readable: {exc}") from None
-    failed = [job for job in data["jobs"] if job.get("error")]
-    if failed:
-        raise WorkloadError(
-            f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']} "
-            f"({os.strerror(int(failed[0]['error']))})"
-        )
-    return FioRun(data, wall, output_path)
+@register
+class FioEngine(ToolEngine):
+    """fio for raw devices and files (papers 002, 004)."""
+
+    name = "fio"
+
+    def read_version(self) -> str:
+        return fio_version()
+
+    def run(self, spec: FioSpec) -> FioRun:
+        """Writes the job file and runs fio on it; a failure is one WorkloadError line with fio's own reason."""
+        text = spec.text()
+        job_file, output_path = spec.workdir / spec.job_file, spec.workdir / spec.output
+        job_file.write_text(text)
+        timeout = spec.limit_s
+        started = time.monotonic()
+        try:
+            done = self.launch(spec, job_file, output_path, timeout)
+        except subprocess.TimeoutExpired:
+            raise WorkloadError(
+                f"fio did not finish within its {timeout:.0f} s timeout on {job_file.name}; killed it "
+                "(a stalled device?)"
+            ) from None
+        wall = time.monotonic() - started
+        output = output_path.read_text() if output_path.exists() else ""
+        if done.returncode != 0:
+            reasons = _fio_messages(done.stderr, done.stdout, output)
+            raise WorkloadError(
+                f"fio failed (exit {done.returncode}) on {job_file.name}: "
+                + ("; ".join(reasons[:2]) or done.stderr.strip()[:200] or "no message")
+            )
+        try:
+            data = load_json(output)
+        except ValueError as exc:
+            raise WorkloadError(f"fio's output for {job_file.name} is not readable: {exc}") from None
+        failed = [job for job in data["jobs"] if job.get("error")]
+        if failed:
+            raise WorkloadError(
+                f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']} "
+                f"({os.strerror(int(failed[0]['error']))})"
+            )
+        return FioRun(data, wall, output_path, text)
+
+    def launch(
+        self, spec: FioSpec, job_file: Path, output_path: Path, timeout: float | None
+    ) -> subprocess.CompletedProcess:
+        """The fio process on ``job_file``, writing ``output_path`` (and the job's logs); killed with its forked
+        jobs at ``timeout`` (subprocess.TimeoutExpired) or an interrupt."""
+        argv = [fio_binary(), f"--output-format={spec.output_format}", f"--output={output_path}", str(job_file)]
+        return run_limited(argv, timeout, job_file.parent, self.running)
+
+    def probe(self, engine: str, direct: bool, location: str, is_device: bool) -> tuple[bool, str]:
+        """Whether I/O engine ``engine`` with ``direct`` works at ``location`` (:func:`probe_fio`)."""
+        return probe_fio(engine, direct, location, is_device)
+
+    def has_ioengine(self, name: str) -> bool:
+        """Whether this fio was built with the I/O engine ``name`` (rados: fio's own Ceph client)."""
+        if name not in _IOENGINES:
+            done = subprocess.run([fio_binary(), f"--enghelp={name}"], capture_output=True, text=True, timeout=30)
+            _IOENGINES[name] = done.returncode == 0 and bool(done.stdout.strip())
+        return _IOENGINES[name]
 
 
 # -- engine and O_DIRECT fallback -------------------------------------------------------
@@ -296,7 +240,7 @@ def _probe_uncached(engine: str, direct: bool, location: str, is_device: bool) -
         "--bs=4k",
         "--size=64k",
         "--iodepth=1",
-        f"--filename={_escape(target)}",
+        f"--filename={escape(target)}",
     ]
     command += ["--rw=read", "--readonly"] if is_device else ["--rw=write"]
     try:

@@ -242,7 +242,7 @@ def test_direct_falls_back_to_buffered_where_o_direct_is_refused(ramfs):
 
     target = parse_target(str(ramfs))
     root = target.claim("t1")
-    ctx = RunContext(run_id="t1", target=target, root_uri=str(root))
+    ctx = RunContext(run_id="t1", target=target, root_uri=str(root), engines={"fio": engine.FioEngine()})
     _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "1", "size": "8m"})
     workload = get_workload("fio-read")
     params = per["fio-read"]

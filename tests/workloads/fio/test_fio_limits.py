@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from storbench.context import RunContext
-from storbench.engines import base
-from storbench.engines import fio as fio_engine
+from storbench.engines import fio_job, tool
+from storbench.engines.fio import FioEngine
 from storbench.errors import WorkloadError
 from storbench.suites import load_suite
 from storbench.targets import parse_target
@@ -20,13 +20,13 @@ MIB = 1 << 20
 
 
 def test_timeouts_come_from_the_job():
-    size_mode = fio_engine.JobSpec("w", "write", "1m", "256m", numjobs=2)
+    size_mode = fio_job.JobSpec("w", "write", "1m", "256m", numjobs=2)
     assert size_mode.timeout_s == pytest.approx(2 * 256 * MIB / 1e6 + 600)  # 1 MB/s floor + 10 min
-    time_mode = fio_engine.JobSpec("w", "write", "1m", "16g", numjobs=4, runtime_s=300, ramp_time_s=5)
+    time_mode = fio_job.JobSpec("w", "write", "1m", "16g", numjobs=4, runtime_s=300, ramp_time_s=5)
     assert time_mode.timeout_s == 305 + 600
-    layout = fio_engine.JobSpec("w", "read", "1m", "256m", numjobs=2, create_only=True)
+    layout = fio_job.JobSpec("w", "read", "1m", "256m", numjobs=2, create_only=True)
     assert layout.timeout_s == size_mode.timeout_s
-    huge = fio_engine.JobSpec("w", "write", "1m", "16g", numjobs=4)
+    huge = fio_job.JobSpec("w", "write", "1m", "16g", numjobs=4)
     assert huge.timeout_s == 6 * 3600  # at most six hours
     assert time_limit({"files": 4, "file_size": 16_000_000}) == pytest.approx(64 + 600)
 
@@ -45,13 +45,13 @@ def _fio_processes(job_file: Path) -> list[int]:
 @pytest.mark.real
 def test_a_stalled_fio_run_is_killed_at_its_timeout(tmp_path, monkeypatch):
     """fio-write of 2 × 4 MiB limited to 1 MB/s per job needs over 4 s; its timeout is set to 2 s."""
-    monkeypatch.setattr(base, "MARGIN_S", 0)
-    monkeypatch.setattr(base, "FLOOR_RATE_BPS", 8 * MIB / 2)
-    text = fio_engine.job_text
-    monkeypatch.setattr(fio_engine, "job_text", lambda spec: text(spec).replace("[global]", "[global]\nrate=1m"))
+    monkeypatch.setattr(tool, "MARGIN_S", 0)
+    monkeypatch.setattr(tool, "FLOOR_RATE_BPS", 8 * MIB / 2)
+    text = fio_job.job_text
+    monkeypatch.setattr(fio_job, "job_text", lambda spec: text(spec).replace("[global]", "[global]\nrate=1m"))
     (tmp_path / "target").mkdir()
     target = parse_target(str(tmp_path / "target"))
-    ctx = RunContext(run_id="t1", target=target, root_uri=str(target.claim("t1")))
+    ctx = RunContext(run_id="t1", target=target, root_uri=str(target.claim("t1")), engines={"fio": FioEngine()})
     _, _, per = load_suite("fio-basic").resolve("tiny", {"runtime_s": "0", "size": "4m"})
     params = {**per["fio-write"], "numjobs": 2}
     workload = get_workload("fio-write")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio as engine
+from storbench.engines import fio_job
 from storbench.engines import fio_results as results
 from storbench.errors import InputError, WorkloadError
 from storbench.workloads.fio import samples_for
@@ -94,7 +95,7 @@ def test_notice_lines_before_json_are_skipped():
 
 
 def test_job_text_paper_002_and_device():
-    spec = engine.JobSpec(
+    spec = fio_job.JobSpec(
         name="fio-write",
         rw="write",
         bs="512m",
@@ -108,7 +109,7 @@ def test_job_text_paper_002_and_device():
         directory="/data/a:b",
         log_prefix="/data/logs/fio-write",
     )
-    text = engine.job_text(spec)
+    text = fio_job.job_text(spec)
     for line in (
         "ioengine=libaio",
         "direct=1",
@@ -125,8 +126,8 @@ def test_job_text_paper_002_and_device():
         "rw=write",
     ):
         assert line in text.splitlines()
-    device = engine.job_text(
-        engine.JobSpec(
+    device = fio_job.job_text(
+        fio_job.JobSpec(
             name="fio-read",
             rw="read",
             bs="1m",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.engines import fio as fio_engine
+from storbench.engines import fio_job
 from storbench.engines.fio_results import zone_resets
 from storbench.errors import InputError
 from storbench.telemetry.zoned import Zone, zoned_device
@@ -128,15 +128,15 @@ def test_what_other_devices_and_file_targets_get():
 
 
 def test_the_job_file_carries_the_zone_options_only_when_zoned():
-    spec = fio_engine.JobSpec(
+    spec = fio_job.JobSpec(
         name="zoned-write", rw="write", bs="4m", size="256m", filename="/dev/nvme0n1", zonemode="zbd", max_open_zones=14
     )
-    lines = fio_engine.job_text(spec).splitlines()
+    lines = fio_job.job_text(spec).splitlines()
     assert "zonemode=zbd" in lines and "max_open_zones=14" in lines
     assert not any(line.startswith("zonesize=") for line in lines)  # the device's own zones
     assert spec.output_format == "json,normal"  # fio counts zone resets in its normal output only
-    plain = fio_engine.JobSpec(name="w", rw="write", bs="4m", size="256m", directory="/d")
-    assert "zone" not in fio_engine.job_text(plain) and plain.output_format == "json"
+    plain = fio_job.JobSpec(name="w", rw="write", bs="4m", size="256m", directory="/d")
+    assert "zone" not in fio_job.job_text(plain) and plain.output_format == "json"
 
 
 def test_zone_resets_from_fios_normal_output():

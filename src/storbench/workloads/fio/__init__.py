@@ -34,6 +34,8 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results as fio_results
+from storbench.engines.fio import FioEngine
+from storbench.engines.fio_job import FioSpec, JobSpec
 from storbench.errors import InputError, TargetError
 from storbench.results.consistency import consistency_samples
 from storbench.results.metrics import metric, metric_table
@@ -166,7 +168,7 @@ class _Fio(Workload):
                 f"{params['numjobs']} needs {human_bytes(buffers)} of I/O buffers, but only "
                 f"{human_bytes(memory)} of memory are available; lower bs, iodepth or numjobs"
             )
-        fio_engine.fio_version()  # fio missing or too old: fail before anything runs
+        FioEngine.of(ctx.engines).tool_version()  # fio missing or too old: fail before anything runs
         if self._is_device(ctx):
             device = ctx.target_as(DeviceTarget).path
             state = ctx.state(FioState)
@@ -192,8 +194,9 @@ class _Fio(Workload):
         cache = ctx.state(FioState).io
         key = (self.name, params["ioengine"], params["direct"])
         if key not in cache:
+            probe = FioEngine.of(ctx.engines).probe
             choice = fio_engine.resolve_io(
-                params["ioengine"], params["direct"], self._location(ctx), self._is_device(ctx)
+                params["ioengine"], params["direct"], self._location(ctx), self._is_device(ctx), probe
             )
             cache[key] = choice
             for reason in choice.reasons:
@@ -202,7 +205,7 @@ class _Fio(Workload):
 
     def _spec(
         self, ctx: RunContext, params: dict[str, Any], create_only: bool = False, log_prefix: str | None = None
-    ) -> fio_engine.JobSpec:
+    ) -> JobSpec:
         choice = self._choice(ctx, params)
         comments = [f"storbench {self.name} (run {ctx.run_id})"]
         if choice.fallback:
@@ -211,7 +214,7 @@ class _Fio(Workload):
                 f"direct={int(choice.requested_direct)})"
             )
         device = self._is_device(ctx)
-        return fio_engine.JobSpec(
+        return JobSpec(
             name=self.name,
             rw=self.rw,
             bs=params["bs"],
@@ -237,9 +240,7 @@ class _Fio(Workload):
         workdir = self._workdir(ctx)
         workdir.mkdir(parents=True, exist_ok=True)
         spec = self._spec(ctx, params, create_only=True)
-        job_file = workdir / f"{self.name}-layout.fio"
-        job_file.write_text(fio_engine.job_text(spec))
-        fio_engine.run_fio(job_file, workdir / f"{self.name}-layout.json", timeout=spec.timeout_s)
+        ctx.engine(FioEngine).run(FioSpec(spec, workdir, f"{self.name}-layout.fio", f"{self.name}-layout.json"))
 
     def _recheck_device(self, ctx: RunContext) -> None:
         """Right before fio starts: the target still resolves to the device checked first (same major:minor),
@@ -253,7 +254,8 @@ class _Fio(Workload):
         state.device_path = str(resolved)
 
     def run(self, ctx: RunContext, params: dict[str, Any]) -> list[Sample]:
-        version = fio_engine.fio_version()
+        engine = ctx.engine(FioEngine)
+        version = engine.tool_version()
         if self._is_device(ctx):
             self._recheck_device(ctx)
         runs = ctx.state(FioState).runs
@@ -263,18 +265,14 @@ class _Fio(Workload):
         logs = workdir / f"logs-{number}"
         logs.mkdir(exist_ok=True)
         spec = self._spec(ctx, params, log_prefix=str(logs / self.name))
-        text = fio_engine.job_text(spec)
-        job_file = workdir / f"{self.name}.fio"
-        job_file.write_text(text)
         (workdir / "fio-version.txt").write_text(version + "\n")
-        output = workdir / f"{self.name}-{number}.json"
         with ctx.measure():
-            done = fio_engine.run_fio(job_file, output, spec.output_format, timeout=spec.timeout_s)
+            done = engine.run(FioSpec(spec, workdir, f"{self.name}.fio", f"{self.name}-{number}.json"))
         result = fio_results.parse_fio_json(done.data)
         bw_series = fio_results.read_log_series(str(logs / self.name), "bw")
         iops_series = fio_results.read_log_series(str(logs / self.name), "iops")
         choice = self._choice(ctx, params)
-        self._keep(ctx, version, text, choice, number, done, bw_series, iops_series)
+        self._keep(ctx, version, done.job_text, choice, number, done, bw_series, iops_series)
         return self._samples(result, choice.labels(), bw_series, iops_series, done)
 
     def _samples(

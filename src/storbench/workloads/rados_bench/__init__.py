@@ -53,8 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
-from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
+from storbench.engines.fio import FioEngine
+from storbench.engines.fio_job import FioSpec
 from storbench.engines import rados, rados_output
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.results.model import Sample
@@ -109,7 +110,7 @@ class _RadosBench(Workload):
             )
         rados.rados_binary()
         if params["driver"] == "fio":
-            require_fio_rados_engine()
+            require_fio_rados_engine(FioEngine.of(ctx.engines))
         cluster = cluster_of(ctx, params)
         probed = ctx.state(RadosState).limits
         key = (cluster.conf, cluster.pool)
@@ -309,13 +310,12 @@ class _RadosBench(Workload):
             params["duration_s"],
             str(logs / self.name),
         )
-        job = scratch / f"{self.name}-{number}.fio"
-        job.write_text(text)
         timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
+        spec = FioSpec(text, scratch, f"{self.name}-{number}.fio", f"{self.name}-{number}.json", timeout)
         error = None
         with ctx.measure():
             try:
-                done = fio_engine.run_fio(job, scratch / f"{self.name}-{number}.json", timeout=timeout)
+                done = ctx.engine(FioEngine).run(spec)
             except WorkloadError as exc:
                 error = str(exc)
         direction = "write" if self.mode == "write" else "read"

@@ -3,10 +3,8 @@ fio has that engine. The workload (storbench.workloads.rados_bench) runs it and 
 
 from __future__ import annotations
 
-import subprocess
-
-from storbench.engines import fio as fio_engine
 from storbench.engines import rados
+from storbench.engines.fio import FioEngine
 from storbench.errors import EngineError
 
 
@@ -54,14 +52,8 @@ def fio_rados_job(
     return "\n".join(lines)
 
 
-_FIO_RADOS: list[bool] = []  # whether this fio has the rados engine, asked once per process
-
-
-def require_fio_rados_engine() -> None:
+def require_fio_rados_engine(fio: FioEngine) -> None:
     """Raises EngineError when fio is missing, too old or built without the rados engine."""
-    fio_engine.fio_version()
-    if not _FIO_RADOS:
-        done = subprocess.run([fio_engine.fio_binary(), "--enghelp=rados"], capture_output=True, text=True, timeout=30)
-        _FIO_RADOS.append(done.returncode == 0 and "pool" in done.stdout)
-    if not _FIO_RADOS[0]:
+    fio.tool_version()
+    if not fio.has_ioengine("rados"):
         raise EngineError("this fio has no rados engine (Debian's fio 3.33 has it); use driver=rados")

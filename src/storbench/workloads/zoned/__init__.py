@@ -32,6 +32,7 @@ from typing import Any
 from storbench.context import RunContext
 from storbench.engines import fio as fio_engine
 from storbench.engines import fio_results
+from storbench.engines.fio_job import JobSpec
 from storbench.errors import TargetError, WorkloadError
 from storbench.results.metrics import metric_table
 from storbench.results.model import Sample
@@ -120,7 +121,7 @@ class _Zoned(_Fio):
 
     def _spec(
         self, ctx: RunContext, params: dict[str, Any], create_only: bool = False, log_prefix: str | None = None
-    ) -> fio_engine.JobSpec:
+    ) -> JobSpec:
         zoning, _ = self._zoning(ctx, params)
         spec = super()._spec(ctx, {**params, "size": str(zoning.job_bytes)}, create_only, log_prefix)
         if zoning.mode == "zbd" and not create_only:  # the layout writes plain files; zones start with the job
