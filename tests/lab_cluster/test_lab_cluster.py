@@ -37,8 +37,9 @@ pytestmark = [
 WRITE_MBPS = (20, 40, 80)
 LINK_MBIT = 50  # node-3's link
 MB = 1e6
-OVERWRITE = ["fio", "--name=fill", "--rw=write", "--bs=256k", "--iodepth=16", "--ioengine=libaio", "--direct=1"]
-OVERWRITE += ["--size=64m", "--time_based", "--runtime=120"]  # wraps round the file until stopped
+# wraps round the file until stopped; --thread: its job is a thread, so stopping the process stops the writes
+OVERWRITE = "fio --thread --name=fill --rw=write --bs=256k --iodepth=16 --ioengine=libaio --direct=1".split()
+OVERWRITE += ["--size=64m", "--time_based", "--runtime=120"]
 
 
 def up(home: Path, *flags: str) -> list[cluster.LabHost]:
@@ -106,6 +107,11 @@ def observed_run(home: Path, label: str, load) -> dict:
     return {"json": json.loads(shown.stdout), "text": text.stdout}
 
 
+def bound_lines(report: dict) -> list[str]:
+    """The per-node section's "bound by" line(s), as `show` prints them."""
+    return [line.strip() for line in report["text"].splitlines() if line.strip().startswith("bound by: ")]
+
+
 def per_node(report: dict, metric: str) -> dict[str, float]:
     return {
         r["labels"]["node"]: r["cells"][0]["values"][0]
@@ -124,8 +130,7 @@ def test_each_nodes_write_rate_is_its_disks_limit_and_the_20_mb_s_node_is_named_
 
         def stop():
             for writer in writers:
-                writer.kill()
-                writer.wait()
+                cluster.kill(writer)
             for host in made:
                 Path(host.mount, "fill").unlink(missing_ok=True)
 
@@ -133,13 +138,15 @@ def test_each_nodes_write_rate_is_its_disks_limit_and_the_20_mb_s_node_is_named_
 
     report = observed_run(home, "disks", load)
     rates = per_node(report, "max_write_mbps")
-    print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}")
+    print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}; {bound_lines(report)}")
     assert sorted(rates) == ["worker-1", "worker-2", "worker-3"]
     for index, limit in enumerate(WRITE_MBPS, start=1):
         assert abs(rates[f"worker-{index}"] - limit) <= 0.05 * limit, (index, limit, rates)
     [slowest] = [line for line in report["text"].splitlines() if "slowest node" in line]
     assert "slowest node worker-1 (node-1" in slowest, slowest
     assert "worker-1 (node-1; limits: disk write 20 MB/s)" in report["text"]
+    [said] = bound_lines(report)
+    assert said.startswith("bound by: device on every node (worker-1 write "), said
 
 
 def test_the_slow_links_node_sends_at_its_link_rate(lab_cluster):
@@ -165,8 +172,7 @@ def test_the_slow_links_node_sends_at_its_link_rate(lab_cluster):
         writer = cluster.spawn(sender, ["python3", "-c", code])
 
         def stop():
-            writer.kill()
-            writer.wait()
+            cluster.kill(writer)
             reader.join(10)
             server.close()
 
@@ -175,9 +181,33 @@ def test_the_slow_links_node_sends_at_its_link_rate(lab_cluster):
     report = observed_run(home, "link", load)
     rates = per_node(report, "max_net_mbps")
     truth = LINK_MBIT * 1e6 / 8 / MB
-    print(f"known truth: node-3 {truth} MB/s; storbench per node max_net_mbps {rates}")
+    print(f"known truth: node-3 {truth} MB/s; storbench per node max_net_mbps {rates}; {bound_lines(report)}")
     assert abs(rates["worker-3"] - truth) <= 0.05 * truth, rates
     assert rates["worker-1"] < 0.1 * truth and rates["worker-2"] < 0.1 * truth, rates
+    [said] = bound_lines(report)
+    assert "worker-3 link-bound (network " in said and "of its 50 Mbit/s limit)" in said, said
+    assert "worker-1 link-bound" not in said and "worker-2 link-bound" not in said, said
+
+
+def test_a_cpu_heavy_run_without_io_is_cpu_bound_on_every_node(lab_cluster):
+    """The hosts share this machine's CPUs, so a node's CPU figure is the machine's: every node is CPU-bound."""
+    home, made = lab_cluster
+
+    def load():
+        spinners = [cluster.spawn(made[1], ["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)]
+
+        def stop():
+            for spinner in spinners:
+                cluster.kill(spinner)
+
+        return stop
+
+    report = observed_run(home, "cpu", load)
+    [said] = bound_lines(report)
+    print(said)
+    assert said.startswith("bound by: CPU on every node (") and said.endswith(
+        "a faster disk would not change this figure"
+    ), said
 
 
 def test_exec_runs_as_the_host_in_its_namespace_and_cgroup(lab_cluster):

@@ -162,6 +162,16 @@ def spawn(host: LabHost, argv: list[str], log: Path | None = None) -> subprocess
             out.close()
 
 
+def kill(process: subprocess.Popen) -> None:
+    """Ends a process ``spawn`` started and every process of its process group (a shell's children; fio's job
+    processes leave it: run fio with --thread)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
 def run_as(host: LabHost, argv: list[str]) -> int:
     """``argv`` run as the host in the foreground (its output is this process's); its exit code."""
     return subprocess.call(["ip", "netns", "exec", host.namespace, *argv], preexec_fn=lambda: disks.join(host.cgroup))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from storbench.analysis.bound import NodeFigures, sentence
 from storbench.analysis.model import PREPARE, Comparison, Delta, Row
 from storbench.report import _format as f
 from storbench.report.grid import align, markdown_table
@@ -167,6 +168,33 @@ def _cluster_line(c: Comparison, index: int, rows: dict[str, Row], workload: str
     return f"{_prefix(c, index)}" + "; ".join(parts + ([slowest] if slowest else []))
 
 
+def _bound_lines(c: Comparison, nodes: dict[str, dict[str, Row]]) -> list[str]:
+    """Per run, what limited the operation on each node (analysis.bound), its limits from the manifest."""
+    out = []
+    for i in range(len(c.runs)):
+        limits = {str(n.get("label")): n.get("limits") or {} for n in config_nodes(c, i)}
+
+        def value(rows: dict[str, Row], metric: str) -> float | None:
+            return rows[metric].cells[i].aggregate if metric in rows else None
+
+        figures = [
+            NodeFigures(
+                node,
+                value(rows, "max_write_mbps"),
+                value(rows, "max_read_mbps"),
+                value(rows, "max_net_mbps"),
+                value(rows, "max_util_pct"),
+                value(rows, "avg_cpu_pct"),
+                limits.get(node, {}),
+            )
+            for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))
+            if any(value(rows, m) is not None for m in ("max_write_mbps", "max_util_pct", "avg_cpu_pct"))
+        ]
+        said = sentence(figures)
+        out += [_prefix(c, i) + said] if said else []
+    return out
+
+
 def _run_dir_json(c: Comparison, index: int, name: str) -> list[dict[str, Any]]:
     run = c.source_runs[index] if index < len(c.source_runs) else None
     path = Path(run.path) / name if run is not None and run.path else None
@@ -252,7 +280,8 @@ def blocks(c: Comparison) -> list[Block]:
                 rest,
                 present,
                 lines,
-                [_cluster_line(c, i, cluster.get(group, {}), workload, prepare) for i in range(len(c.runs))],
+                [_cluster_line(c, i, cluster.get(group, {}), workload, prepare) for i in range(len(c.runs))]
+                + _bound_lines(c, nodes),
                 _operation_gaps(c, workload, prepare),
             )
         )

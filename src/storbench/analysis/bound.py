@@ -1,0 +1,81 @@
+"""What limited an operation on each node (the USE method's question, at the sampled resolution): a device, a
+link, the CPU, or none of them that telemetry can see.
+
+A resource counts as the bound when it ran at its capacity: a limit the node's nodes file states (a lab's
+throttle: 90% of it or more), else a device busy 90% of the window's intervals or more, else the CPU at 90% or
+more on average. A throttle above the device (a cgroup's, a QEMU's) queues writes before the device sees them, so
+its device is not busy: only the stated limit shows it. CPU is checked last because on shared hardware (hosts
+in namespaces of one machine) every node reports the machine's CPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+AT_CAPACITY = 0.90  # of a stated limit, of the device's intervals, of the CPU
+LIMITS = (  # (figure, the limit it is held to, the resource, how a reader names the figure)
+    ("write_mbps", "disk_write_mbps", "device", "write", "MB/s"),
+    ("read_mbps", "disk_read_mbps", "device", "read", "MB/s"),
+    ("net_mbps", "link_mbit", "link", "network", "MB/s"),
+)
+
+
+@dataclass(frozen=True)
+class NodeFigures:
+    """One node's figures over an operation (maxima over intervals, CPU on average) and its stated limits."""
+
+    node: str
+    write_mbps: float | None = None
+    read_mbps: float | None = None
+    net_mbps: float | None = None
+    util_pct: float | None = None
+    cpu_pct: float | None = None
+    limits: dict[str, float] = field(default_factory=dict)
+
+
+def _limit_in_mbps(key: str, value: float) -> float:
+    return value / 8 if key == "link_mbit" else value  # Mbit/s -> MB/s
+
+
+def bound(fig: NodeFigures) -> tuple[str, str]:
+    """(resource, why): resource is ``device``, ``link``, ``CPU`` or ``none``."""
+    for attr, key, resource, word, unit in LIMITS:
+        value, limit = getattr(fig, attr), fig.limits.get(key)
+        if value is not None and limit:
+            capacity = _limit_in_mbps(key, limit)
+            if value >= AT_CAPACITY * capacity:
+                shown = f"{limit:g} Mbit/s" if key == "link_mbit" else f"{limit:g} {unit}"
+                return resource, f"{word} {value:.3g} {unit}, {100 * value / capacity:.0f}% of its {shown} limit"
+    if fig.util_pct is not None and fig.util_pct >= 100 * AT_CAPACITY:
+        return "device", f"device {fig.util_pct:.0f}% busy"
+    if fig.cpu_pct is not None and fig.cpu_pct >= 100 * AT_CAPACITY:
+        busy = f", devices ≤ {fig.util_pct:.0f}% busy" if fig.util_pct is not None else ""
+        return "CPU", f"CPU {fig.cpu_pct:.0f}%{busy}"
+    return "none", "no device, link or CPU at capacity"
+
+
+CONSEQUENCE = {
+    "CPU": "a faster disk would not change this figure",
+    "device": "the storage set this figure",
+    "link": "the network set this figure",
+}
+
+
+def sentence(figures: list[NodeFigures]) -> str:
+    """One line for the operation: the same bound on every node, or each node's."""
+    if not figures:
+        return ""
+    verdicts = [(f.node, *bound(f)) for f in figures]
+    kinds = {kind for _, kind, _ in verdicts}
+    if len(kinds) == 1 and len(verdicts) > 1:
+        [kind] = kinds
+        if kind == "none":
+            return "bound by: nothing at capacity on any node at the sampled resolution"
+        whys = "; ".join(f"{node} {why}" for node, _, why in verdicts)
+        return f"bound by: {kind} on every node ({whys}): {CONSEQUENCE[kind]}"
+    parts = [f"{node} {_kind_words(kind)} ({why})" for node, kind, why in verdicts]
+    return "bound by: " + "; ".join(parts)
+
+
+def _kind_words(kind: str) -> str:
+    return "nothing at capacity" if kind == "none" else f"{kind}-bound"
