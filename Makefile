@@ -36,9 +36,11 @@ bench:
 
 # a wheel for this platform (dist/storbench-*.whl; hatch_build.py): the native engine binary, storbench's own jars,
 # the suites; the large jars it lists are fetched from Maven Central on first use (storbench fetch PART). Each part
-# is built first (a fresh one is kept), since the wheel carries the clone's builds.
+# is built first (a fresh one is kept), since the wheel carries the clone's builds: the parts of the table of build
+# parts (src/storbench/buildparts.tsv) with a classpath or a file in the wheel (buildparts.WHEEL_PARTS).
 dist:
 	@scripts/setup.sh
-	@for part in native jvm s3a cassandra metastore ycsb; do scripts/setup.sh --part $$part; done
+	@parts="$$(.venv/bin/python -c 'from storbench.buildparts import WHEEL_PARTS; print(*WHEEL_PARTS)')" && \
+	  for part in $$parts; do scripts/setup.sh --part $$part || exit 1; done
 	.venv/bin/pip wheel -q --no-deps -w dist .
 	@ls dist/storbench-*.whl

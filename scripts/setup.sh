@@ -3,11 +3,9 @@
 #   scripts/setup.sh          what the default job needs: Java, a virtualenv in .venv with storbench and
 #                             PySpark. The other parts are built on first use (storbench runs
 #                             `scripts/setup.sh --part NAME` and says so) or all at once by --test:
-#   scripts/setup.sh --part P one part: jvm (the JVM launchers: MiniDFSCluster for `services up hdfs`,
-#                             TestDFSIO), s3a (Spark's S3A jars for s3:// targets), cassandra (its jars, for
-#                             `services up cassandra`), metastore (Hive 4.0.1's standalone metastore and the
-#                             Hive client Spark loads for it: `services up metastore`, --set catalog=hive),
-#                             native (the native load engine, Rust >= 1.88), ycsb
+#   scripts/setup.sh --part P one part: a row of the table of build parts (src/storbench/buildparts.tsv says
+#                             what each part is and what uses it), e.g. jvm (MiniDFSCluster for `services up
+#                             hdfs`, TestDFSIO), cassandra, metastore, native (the native load engine, Rust >= 1.88)
 #   scripts/setup.sh --test-fast  what the fast test lane needs (make test-fast): the virtualenv with storbench
 #                             and its test extras (pytest) from pip; no Java, no Debian packages, no optional part
 #   scripts/setup.sh --check  only check the versions it needs (Python >= 3.11, Java >= 17, cargo for the native
@@ -23,6 +21,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The table of build parts: one row a module of a part, tab-separated, "-" for none (its header names the columns)
+PARTS_TABLE=src/storbench/buildparts.tsv
+table_rows() { grep -v '^#' "$PARTS_TABLE"; }
+part_names() { table_rows | cut -f1 | uniq | tr '\n' ' ' | sed 's/ $//'; }
+
 want_test=0
 want_fast=0
 want_check=0
@@ -35,11 +38,18 @@ case "${1:-}" in
   --check) want_check=1 ;;
   --part)
     part="${2:-}"
-    case "$part" in jvm|s3a|cassandra|metastore|native|ycsb|lab) ;; *)
-      echo "setup: --part '$part': allowed: jvm, s3a, cassandra, metastore, native, ycsb, lab" >&2; exit 2 ;; esac ;;
+    case " $(part_names) " in *" $part "*) ;; *)
+      echo "setup: --part '$part': allowed: $(part_names | sed 's/ /, /g')" >&2; exit 2 ;; esac ;;
   *) echo "setup: unknown option '$1'; allowed: --test, --test-fast, --check, --part NAME" >&2; exit 2 ;;
 esac
 wants() { [ "$want_test" = 1 ] || [ "$part" = "$1" ]; }  # one part, or all of them for the tests
+wants_maven() {  # a module of a wanted part is built with Maven
+  local name kind
+  while IFS=$'\t' read -r name _ kind _; do
+    [[ "$kind" == maven_* ]] && wants "$name" && return 0
+  done < <(table_rows)
+  return 1
+}
 
 # -- versions: checked before anything is installed; each problem is one line saying how to fix it ------------
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }  # $1 >= $2
@@ -93,7 +103,7 @@ fi
 
 apt_packages=()
 [ "$want_fast" = 1 ] || command -v java >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)  # no JVM in the fast lane
-if wants jvm || wants s3a || wants cassandra || wants metastore || wants ycsb; then
+if wants_maven; then
   command -v javac >/dev/null 2>&1 || apt_packages+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || apt_packages+=(maven)
 fi
@@ -149,107 +159,46 @@ if [ -z "$part" ] && [ ! -L .venv ]; then
   fi
 fi
 
-# A Maven module DIR (its jar, and its runtime classpath in DIR/target/classpath.txt), rebuilt only when its
-# pom or sources change; MESSAGE says what is built when it is.
-maven_package() {  # DIR MESSAGE
-  local stamp="$1/target/.storbench-built" fingerprint
-  fingerprint="$(cat "$1/pom.xml" $(find "$1/src" -type f | sort) | sha256sum | cut -c1-16)"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$fingerprint" ]; then
-    echo "setup: $2" >&2
-    mvn -q -B -f "$1/pom.xml" package dependency:build-classpath -DskipTests \
-        -Dmdep.outputFile=target/classpath.txt >/dev/null
-    echo "$fingerprint" > "$stamp"
-  fi
-}
-
-# The JVM launchers (jvm/).
-if wants jvm; then
-  maven_package jvm "building the JVM launchers with Maven (first time: about a minute, ~130 MB of jars)"
-fi
-
-# Spark's S3A connector for s3:// targets (jvm/s3a: hadoop-aws matching PySpark's Hadoop, the AWS SDK v2
-# modules it loads, Spark's cloud committers; ~13 MB in jvm/s3a/target/jars), fetched again only when its pom changes.
-if wants s3a; then
-s3a_stamp="jvm/s3a/target/.storbench-built"
-s3a_fingerprint="$(cat jvm/s3a/pom.xml jvm/s3a/src/storbench/s3a/*.java | sha256sum | cut -c1-16)"
-if [ "$(cat "$s3a_stamp" 2>/dev/null)" != "$s3a_fingerprint" ]; then
-  echo "setup: fetching the S3A jars for Spark with Maven (~13 MB)" >&2
-  rm -rf jvm/s3a/target/jars
-  mvn -q -B -f jvm/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=target/jars \
-      -DincludeScope=runtime >/dev/null
-  # storbench's reader of S3A's counters on the executors (java_method) and its signer for Ceph RGW, compiled
-  # against PySpark's Hadoop API and the AWS SDK jars fetched above
-  pyspark_jars="$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars"
-  rm -rf jvm/s3a/target/classes && mkdir -p jvm/s3a/target/classes
-  javac --release 17 -nowarn -cp "$(ls "$pyspark_jars"/hadoop-client-api-*.jar):jvm/s3a/target/jars/*" \
-      -d jvm/s3a/target/classes jvm/s3a/src/storbench/s3a/*.java
-  jar cf jvm/s3a/target/jars/storbench-s3a-stats.jar -C jvm/s3a/target/classes .
-  echo "$s3a_fingerprint" > "$s3a_stamp"
-fi
-fi
-# Apache Cassandra's server jars (jvm/cassandra: their own classpath, apart from Hadoop's) and storbench's role
-# manager for its nodes (no default superuser), built only when the pom or the sources change.
-if wants cassandra; then
-cassandra_stamp="jvm/cassandra/target/.storbench-resolved"
-cassandra_fingerprint="$(cat jvm/cassandra/pom.xml $(find jvm/cassandra/src -type f | sort) | sha256sum | cut -c1-16)"
-if [ "$(cat "$cassandra_stamp" 2>/dev/null)" != "$cassandra_fingerprint" ] || [ ! -s jvm/cassandra/target/classpath.txt ] \
-    || [ ! -s jvm/cassandra/target/storbench-cassandra-0.1.0.jar ]; then
-  echo "setup: fetching Apache Cassandra's jars and building storbench's role manager with Maven (first time: about 30 s, ~70 MB)" >&2
-  mvn -q -B -f jvm/cassandra/pom.xml package dependency:build-classpath -DskipTests -Dmdep.includeScope=runtime \
+# How each kind of module is built (the table's build column): build_KIND FOLDER [ITS FILES IN THE WHEEL...].
+build_maven_package() {  # its jar, and its classpath (Maven's local repository) in FOLDER/target/classpath.txt
+  mvn -q -B -f "$1/pom.xml" package dependency:build-classpath -DskipTests \
       -Dmdep.outputFile=target/classpath.txt >/dev/null
-  echo "$cassandra_fingerprint" > "$cassandra_stamp"
-fi
-fi
-# Hive 4.0.1's standalone metastore with PostgreSQL's JDBC driver (jvm/metastore, ~130 MB) and the Hive 4.0.1
-# client Spark loads for it (jvm/metastore/client, ~180 MB): two classpaths, resolved only when a pom changes.
-if wants metastore; then
-for module in jvm/metastore jvm/metastore/client; do
-  ms_stamp="$module/target/.storbench-resolved"
-  ms_fingerprint="$(sha256sum "$module/pom.xml" | cut -c1-16)"
-  if [ "$(cat "$ms_stamp" 2>/dev/null)" != "$ms_fingerprint" ] || [ ! -s "$module/target/classpath.txt" ]; then
-    echo "setup: fetching Hive's metastore jars with Maven ($module; first time: about a minute)" >&2
-    mvn -q -B -f "$module/pom.xml" dependency:build-classpath -Dmdep.includeScope=runtime \
-        -Dmdep.outputFile=target/classpath.txt >/dev/null
-    if [ "$module" = jvm/metastore ]; then  # schematool's SQL scripts: only in the release's bin tarball
-      rm -rf "$module/target/home" "$module/target/bin" && mkdir -p "$module/target/home"
-      mvn -q -B -f "$module/pom.xml" dependency:copy -DoutputDirectory=target/bin \
-          -Dartifact=org.apache.hive:hive-standalone-metastore-server:4.0.1:tar.gz:bin >/dev/null
-      tar xzf "$module"/target/bin/*.tar.gz -C "$module/target/home" --strip-components=1 --no-same-owner \
-          --wildcards '*/scripts/metastore/upgrade/postgres/*'
-      rm -rf "$module/target/bin"
-    fi
-    echo "$ms_fingerprint" > "$ms_stamp"
-  fi
-done
-fi
-# YCSB core 0.17.0, its key-drawing tool and storbench's binding on the DataStax Java driver 4.x (jvm/ycsb/: the
-# generator tests and driver=ycsb; built on first use by buildparts.py).
-if wants ycsb; then
-  maven_package jvm/ycsb "building YCSB core, its key tool and binding with Maven (jvm/ycsb)"
-fi
-
-# The native load engine (native/, Rust): a release build, rebuilt only when its sources change.
-if wants native; then
-native_stamp="native/target/.storbench-built"
-native_fingerprint="$(cat native/Cargo.toml native/Cargo.lock $(find native/storbench-load -type f | sort) | sha256sum | cut -c1-16)"
-if [ "$(cat "$native_stamp" 2>/dev/null)" != "$native_fingerprint" ] || [ ! -x native/target/release/storbench-load ]; then
-  echo "setup: building the native load engine with cargo (first time: about 4 minutes)" >&2
-  cargo build --release --quiet --manifest-path native/Cargo.toml
-  echo "$native_fingerprint" > "$native_stamp"
-fi
-# The engine's unit tests (tests/workloads/objects/test_engine.py) compile every dependency again in their own
-# unoptimized profile: about 3 minutes of one core that the test lane spent on building, not testing. Set-up
-# builds them with the rest; the test only runs them (cargo rebuilds what changed since).
-if [ "$want_test" = 1 ]; then
-  echo "setup: building the native engine's unit tests (cargo test --no-run --profile unit)" >&2
-  cargo test --no-run --profile unit --quiet --manifest-path native/Cargo.toml
-fi
-fi
-
+}
+build_maven_classpath() {  # only its classpath
+  mvn -q -B -f "$1/pom.xml" dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >/dev/null
+}
+build_maven_metastore() {  # Hive's metastore: its classpath, and schematool's SQL scripts (only in the bin tarball)
+  build_maven_classpath "$1"
+  rm -rf "$1/target/home" "$1/target/bin" && mkdir -p "$1/target/home"
+  mvn -q -B -f "$1/pom.xml" dependency:copy -DoutputDirectory=target/bin \
+      -Dartifact=org.apache.hive:hive-standalone-metastore-server:4.0.1:tar.gz:bin >/dev/null
+  tar xzf "$1"/target/bin/*.tar.gz -C "$1/target/home" --strip-components=1 --no-same-owner \
+      --wildcards '*/scripts/metastore/upgrade/postgres/*'
+  rm -rf "$1/target/bin"
+}
+# Spark's S3A connector for s3:// targets: hadoop-aws matching PySpark's Hadoop, the AWS SDK v2 modules it loads,
+# Spark's cloud committers, copied into FOLDER/target/jars (~13 MB, Spark's spark.jars) and listed in its
+# classpath.txt (for the wheel); then storbench's reader of S3A's counters on the executors (java_method) and its
+# signer for Ceph RGW, compiled against PySpark's Hadoop API and the AWS SDK jars fetched here.
+build_maven_s3a() {
+  rm -rf "$1/target/jars"
+  mvn -q -B -f "$1/pom.xml" dependency:copy-dependencies dependency:build-classpath -DoutputDirectory=target/jars \
+      -DincludeScope=runtime -Dmdep.outputFile=target/classpath.txt >/dev/null
+  local pyspark_jars
+  pyspark_jars="$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars"
+  rm -rf "$1/target/classes" && mkdir -p "$1/target/classes"
+  javac --release 17 -nowarn -cp "$(ls "$pyspark_jars"/hadoop-client-api-*.jar):$1/target/jars/*" \
+      -d "$1/target/classes" "$1"/src/storbench/s3a/*.java
+  jar cf "$2" -C "$1/target/classes" .  # storbench's own jar of the module, as the table names it
+}
+build_cargo() {  # a release build
+  cargo build --release --quiet --manifest-path "$1/Cargo.toml"
+}
 # The device lab's guest kernel (tests/lab): Debian's generic kernel (nvme, 9p, virtio, dm-delay, dm-flakey,
-# btrfs, f2fs as modules), the version linux-image-amd64 depends on, downloaded and unpacked, not installed.
-if wants lab; then
-  lab_dir="lab/target"
+# btrfs, f2fs as modules), the version linux-image-amd64 depends on, downloaded and unpacked, not installed. No
+# stamp in the table: its own check is the package's name.
+build_lab() {
+  local lab_dir="$1/target" kernel_pkg kver
   kernel_pkg="$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1)"
   if [ -z "$kernel_pkg" ]; then
     echo "setup: the apt index offers no linux-image-amd64 (a Debian kernel for the device lab): apt-get update" >&2
@@ -265,6 +214,35 @@ if wants lab; then
     rm -rf "$lab_dir/download"
     echo "$kernel_pkg" > "$lab_dir/kernel.done"
   fi
+}
+
+# Each module of each wanted part, built only when its stamp does not hold its sources' fingerprint or one of its
+# products (its files in the wheel column, its classpath.txt) is missing or empty. The table is read on fd 3: a
+# build's commands keep their own stdin.
+while IFS=$'\t' read -r -u 3 name folder kind classpath stamp sources wheel about _; do
+  [ "$about" = - ] || part_about="$about"  # a part's further rows leave it "-"
+  wants "$name" || continue
+  if [ "$stamp" = - ]; then "build_$kind" "$folder"; continue; fi
+  fingerprint="$(eval "cat $sources" | sha256sum | cut -c1-16)"
+  in_wheel=()
+  [ "$wheel" = - ] || for pair in $wheel; do in_wheel+=("${pair#*=}"); done
+  products=("${in_wheel[@]}")
+  [ "$classpath" = - ] || products+=("$folder/target/classpath.txt")
+  built=1
+  [ "$(cat "$stamp" 2>/dev/null)" = "$fingerprint" ] || built=0
+  for product in "${products[@]}"; do [ -s "$product" ] || built=0; done
+  if [ "$built" = 0 ]; then
+    echo "setup: building $folder: $part_about" >&2
+    "build_$kind" "$folder" "${in_wheel[@]}"
+    echo "$fingerprint" > "$stamp"
+  fi
+done 3< <(table_rows)
+# The engine's unit tests (tests/workloads/objects/test_engine.py) compile every dependency again in their own
+# unoptimized profile: about 3 minutes of one core that the test lane spent on building, not testing. Set-up
+# builds them with the rest; the test only runs them (cargo rebuilds what changed since).
+if [ "$want_test" = 1 ]; then
+  echo "setup: building the native engine's unit tests (cargo test --no-run --profile unit)" >&2
+  cargo test --no-run --profile unit --quiet --manifest-path native/Cargo.toml
 fi
 
 # The tests' Spark drivers start from a class-data-sharing archive (tests/spark_cds.py: about half the CPU of a

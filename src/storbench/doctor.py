@@ -17,25 +17,10 @@ import sys
 from dataclasses import dataclass
 
 from storbench.binaries import checkout, java_hint, native_binary
-from storbench.buildparts import PARTS as DESCRIPTIONS
+from storbench.buildparts import PARTS as DESCRIPTIONS, USES, modules
 from storbench.fetch import PARTS, artifacts, cache_dir, cached, missing
 
 APT = "apt-get install"
-# a part built by scripts/setup.sh in a clone -> the stamps it writes once built; what uses it
-STAMPS = {
-    "jvm": ("jvm/target/.storbench-built",),
-    "s3a": ("jvm/s3a/target/.storbench-built",),
-    "cassandra": ("jvm/cassandra/target/.storbench-resolved",),
-    "metastore": ("jvm/metastore/target/.storbench-resolved", "jvm/metastore/client/target/.storbench-resolved"),
-    "ycsb": ("jvm/ycsb/target/.storbench-built",),
-}
-USES = {
-    "jvm": "HDFS (services up hdfs, hdfs:// targets), TestDFSIO, TeraGen",
-    "s3a": "Spark on s3:// targets",
-    "cassandra": "services up cassandra",
-    "metastore": "services up metastore, --set catalog=hive",
-    "ycsb": "ycsb-003 --set driver=ycsb",
-}
 # optional system tools: name, commands (all needed), what uses them, the Debian packages
 TOOLS = (
     ("fio", ("fio",), "the fio-* and zoned suites", "fio"),
@@ -69,10 +54,15 @@ def checks() -> list[Check]:
         _pyspark(),
         *(_tool(*tool) for tool in TOOLS[:1]),
         _native(),
-        *(_part(part) for part in STAMPS),
+        *part_checks(),
         *(_tool(*tool) for tool in TOOLS[1:]),
         _postgres(),
     ]
+
+
+def part_checks() -> list[Check]:
+    """A line for each part with jars (the table of build parts): built in a clone, cached in a wheel install."""
+    return [_part(part) for part in PARTS]
 
 
 def run() -> int:
@@ -147,7 +137,7 @@ def _native() -> Check:
             if checkout()
             else "this wheel carries none: install the storbench wheel built for this platform"
         )
-        return Check("native engine", False, f"storbench-load not found (objects-*, cosbench-001, ycsb-003): {how}")
+        return Check("native engine", False, f"storbench-load not found ({USES['native']}): {how}")
     try:
         said = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=30)
         version = json.loads(said.stdout).get("version", "?")
@@ -160,7 +150,7 @@ def _part(part: str) -> Check:
     name = f"jars: {part}"
     root = checkout()
     if root is not None:
-        if all((root / stamp).is_file() for stamp in STAMPS[part]):
+        if all((root / m.stamp).is_file() for m in modules(part) if m.stamp):
             return Check(name, True, f"built ({USES[part]})")
         return Check(
             name, False, f"not built (for {USES[part]}): built on first use, or now: scripts/setup.sh --part {part}"

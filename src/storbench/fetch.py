@@ -24,25 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storbench.binaries import bundled, checkout
-from storbench.buildparts import PARTS as DESCRIPTIONS
+from storbench.buildparts import FETCHED as PARTS  # what `storbench fetch PART` takes: a part -> its classpaths
+from storbench.buildparts import PARTS as DESCRIPTIONS, with_classpath
 from storbench.errors import EngineError, InputError
 
 REPOSITORY_ENV = "STORBENCH_MAVEN_REPO"
 CENTRAL = "https://repo1.maven.org/maven2"
-# a part (`storbench fetch PART`, scripts/setup.sh --part PART) -> its classpaths, and storbench's own jar of each
-PARTS = {
-    "jvm": ("jvm",),
-    "s3a": ("s3a",),
-    "cassandra": ("cassandra",),
-    "metastore": ("metastore", "metastore-client"),
-    "ycsb": ("ycsb",),
-}
-OWN_JARS = {
-    "jvm": "storbench-jvm.jar",
-    "s3a": "storbench-s3a-stats.jar",
-    "ycsb": "storbench-ycsb.jar",
-    "cassandra": "storbench-cassandra.jar",
-}
 TIMEOUT_S = 60
 SCHEMES = ("http://", "https://", "file://")
 SHA1 = re.compile(r"[0-9a-f]{40}")
@@ -143,10 +130,9 @@ def classpath(module: str) -> str | None:
     missing); None in a clone, whose classpaths scripts/setup.sh resolves."""
     if checkout():
         return None
-    wanted = artifacts(module)
-    part = next(name for name, modules in PARTS.items() if module in modules)
-    _download(part, [a for a in wanted if not intact(a)])
-    own = bundled("jars", OWN_JARS[module]) if module in OWN_JARS else None
+    wanted, row = artifacts(module), with_classpath(module)
+    _download(row.part, [a for a in wanted if not intact(a)])
+    own = bundled(*row.own_jar[0].split("/")) if row.own_jar else None
     return ":".join([str(own)] * (own is not None) + [str(cached(a)) for a in wanted])
 
 

@@ -1,28 +1,52 @@
-"""The classpath of the repo's JVM launchers (jvm/), as built by scripts/setup.sh; in a wheel install, the wheel's
-own jars and the ones fetched into the per-user cache (storbench.fetch)."""
+"""The classpaths of storbench's JVM parts (the table of build parts, buildparts.tsv): in a clone, storbench's own jar
+of the module and the jars scripts/setup.sh resolved (the part built on first use); in a wheel install, the wheel's
+own jar and the ones fetched into the per-user cache (storbench.fetch)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from storbench.binaries import bundled, java_hint, require
-from storbench.buildparts import build
+from storbench.buildparts import MODULES, PARTS, REPO, build, with_classpath
 from storbench.errors import EngineError
-from storbench.fetch import OWN_JARS, classpath
+from storbench.fetch import classpath
 
-JVM_DIR = Path(__file__).resolve().parents[3] / "jvm"
+JVM_DIR = REPO / "jvm"
 
 
 def launcher_classpath() -> str:
-    if (fetched := classpath("jvm")) is not None:
+    """The JVM launchers (MiniDFSCluster, TestDFSIO, TeraGen) with Hadoop's jars."""
+    return module_classpath("jvm")
+
+
+def cassandra_classpath() -> str:
+    """Apache Cassandra's server jars (apart from the launchers: their dependencies clash), after storbench's role
+    manager for its nodes (cassandra_auth.ROLE_MANAGER)."""
+    return module_classpath("cassandra")
+
+
+def metastore_classpath(client: bool = False) -> str:
+    """Hive 4.0.1's standalone metastore server with PostgreSQL's driver, or (``client``) the Hive 4.0.1 client jars
+    Spark loads to talk to it."""
+    return module_classpath("metastore-client" if client else "metastore")
+
+
+def module_classpath(name: str) -> str:
+    """The classpath called ``name`` in the table of build parts: fetched in a wheel install; in a clone, built on
+    first use when any product of its module is missing (its jar, its resolved classpath)."""
+    if (fetched := classpath(name)) is not None:
         return fetched
-    classes = JVM_DIR / "target" / "classes"
-    deps = JVM_DIR / "target" / "classpath.txt"
-    if not classes.is_dir() or not deps.is_file():
-        build("jvm")
-    if not classes.is_dir() or not deps.is_file():
-        raise EngineError(f"the JVM launchers are not built ({JVM_DIR}/target); run scripts/setup.sh --part jvm")
-    return f"{classes}:{deps.read_text().strip()}"
+    module = with_classpath(name)
+    lacking = _lacking(module.products)
+    if lacking:
+        build(module.part)
+        lacking = _lacking(module.products)
+    if lacking:
+        raise EngineError(
+            f"{PARTS[module.part]} is not built ({lacking[0]} is missing); run scripts/setup.sh --part {module.part}"
+        )
+    jars = [str(REPO / module.own_jar[1])] if module.own_jar else []
+    return ":".join([*jars, (REPO / module.resolved).read_text().strip()])
 
 
 def java_binary() -> str:
@@ -37,43 +61,16 @@ def ensure_launcher_jar() -> None:
 
 def launcher_jar() -> Path | None:
     """storbench's own JVM classes (DfsIo, ...) for Spark's ``spark.jars``; None before the first build."""
-    if (own := bundled("jars", OWN_JARS["jvm"])) is not None:
-        return own
-    jars = sorted((JVM_DIR / "target").glob("storbench-jvm-*.jar"))
-    return jars[-1] if jars else None
+    own = carried(with_classpath("jvm").own_jar[0])
+    return own if own.is_file() else None
 
 
-def cassandra_classpath() -> str:
-    """Apache Cassandra's server jars (jvm/cassandra, apart from the launchers: their dependencies clash), after
-    storbench's role manager for its nodes (cassandra_auth.ROLE_MANAGER)."""
-    if (fetched := classpath("cassandra")) is not None:
-        return fetched
-    module = JVM_DIR / "cassandra"
-    jar = module / "target" / "storbench-cassandra-0.1.0.jar"
-    if not jar.is_file():
-        build("cassandra")
-    if not jar.is_file():
-        raise EngineError(
-            f"storbench's Cassandra role manager is not built ({jar}); run scripts/setup.sh --part cassandra"
-        )
-    jars = _resolved("cassandra", module, "Cassandra's jars")
-    return f"{jar}:{jars}"
+def carried(inside: str) -> Path:
+    """A file the wheel carries (``inside`` its _bundle, as the table of build parts names it), or the clone's."""
+    clone = next(clone for module in MODULES for path, clone in module.wheel if path == inside)
+    return bundled(*inside.split("/")) or REPO / clone
 
 
-def metastore_classpath(client: bool = False) -> str:
-    """Hive 4.0.1's standalone metastore server with PostgreSQL's driver (jvm/metastore), or (``client``) the Hive
-    4.0.1 client jars Spark loads to talk to it (jvm/metastore/client)."""
-    if (fetched := classpath("metastore-client" if client else "metastore")) is not None:
-        return fetched
-    module = JVM_DIR / "metastore" / ("client" if client else "")
-    return _resolved("metastore", module, "Hive's metastore jars")
-
-
-def _resolved(part: str, module: Path, what: str) -> str:
-    """The classpath scripts/setup.sh resolved for ``module`` (``part`` built on first use)."""
-    deps = module / "target" / "classpath.txt"
-    if not deps.is_file() or not deps.read_text().strip():
-        build(part)
-    if not deps.is_file() or not deps.read_text().strip():
-        raise EngineError(f"{what} are not fetched ({deps} is missing); run scripts/setup.sh --part {part}")
-    return deps.read_text().strip()
+def _lacking(products: tuple[str, ...]) -> list[str]:
+    """Those not there, or empty (a resolve cut short leaves an empty classpath.txt)."""
+    return [str(REPO / p) for p in products if not (REPO / p).exists() or (REPO / p).stat().st_size == 0]
