@@ -1,10 +1,12 @@
-"""Zoned drives in the device lab (issue 24 item 3): the emulated ZNS namespace (serial ``zns``: 2 GiB,
-32 zones of 64 MiB, max open/active 16) and the conventional one (``conv``), storbench run in the guest.
+"""Zoned drives in the device lab (issues 24 and 41): the emulated ZNS namespaces (serials ``zns``, ``zns2``: 2 GiB,
+32 zones of 64 MiB, max open/active 16) and the conventional ones (``conv``, ``conv2``), all four held to a hard
+drive's limits (tests/lab/guest.py: HDD), storbench run in the guest.
 
-Detection against QEMU's own geometry, zbd writes with their resets and nothing outside the claimed
-zones, the up-front refusals, and zoned-004 on raw ZNS, btrfs zoned over it, f2fs over both, and ext4 on
-the conventional namespace, with compare's paper sentences. Speeds are the emulator's: only the
-geometry, the refusals and the sentences' form are checked. Needs the lab (tests/lab/conftest.py: btrfs and f2fs are loaded at boot; mount points live in the guest's tmpfs /tmp).
+Detection against QEMU's own geometry, zbd writes with their resets and nothing outside the claimed zones, the
+up-front refusals, and zoned-004 end to end: ext4 on a conventional namespace, btrfs zoned on a ZNS one and f2fs
+over ZNS with its metadata on a conventional one, interleaved, 3 rounds, with compare's paper sentences and the
+direction the drive model implies. Needs the lab (tests/lab/conftest.py: btrfs and f2fs are loaded at boot; mount
+points live in the guest's tmpfs /tmp).
 """
 
 from __future__ import annotations
@@ -85,55 +87,109 @@ def test_random_writes_without_zbd_are_refused_before_they_start(lab, zns, workl
     assert lab.check(f"blkzone report -c 1 {zns}").count("(em)") == 1  # nothing was written
 
 
-def zoned_004(lab, label: str, target: str, *extra: str):
-    run = storbench_in_guest(lab, "zoned-004", "--label", label, "--target", target, *SHORT, *extra, timeout_s=300)
-    assert run.rc == 0, run.stderr
-    return run
+# zoned-004's stacks, one interleaved experiment (round i runs every stack's repetition i, so compare pairs them):
+# label -> (the command that makes and mounts it, its mount point). All four namespaces are the hard-drive model
+# (tests/lab/guest.py: HDD). btrfs is mounted without data checksums: under TCG the emulator computes them at
+# ~90-110 MB/s, below the model's 150 MiB/s, which would measure the emulator's CPU, not the drive model.
+STACKS = {
+    "ext4-conv": ("mkfs.ext4 -q -F {conv} && mount {conv} {mnt}", "/tmp/mnt-ext4"),
+    "btrfs-zoned": (
+        "mkfs.btrfs -q -f -O zoned -d single -m single {zns} && mount -o nodatasum {zns} {mnt}",
+        "/tmp/mnt-btrfs",
+    ),
+    "f2fs-zoned": ("mkfs.f2fs -f -m -c {zns2} {conv2} && mount -t f2fs {conv2} {mnt}", "/tmp/mnt-f2fs"),
+}
+REPEAT = 3  # compare's t-test needs 3
 
 
-@pytest.mark.skip(
-    reason="under TCG, zoned-004 on ext4 over the emulated conventional NVMe floods the guest's page "
-    "cache and stalls past the agent's 300 s (2 of 3 tries; it passed once: see the closing note of "
-    "issue 24); raw ZNS (detection, resets, refusals) and f2fs over ZNS are covered by the other lab tests"
-)
-def test_zoned_004_on_zoned_stacks_and_a_conventional_one_in_the_papers_words(lab, zns):
-    conv = lab.device("conv")
-    raw = zoned_004(lab, "raw-zns", zns, "--allow-device-overwrite")
-    assert raw.manifest["config"]["zoned"]["summary"].startswith(f"raw {Path(zns).name} (host-managed: 32 zones")
-    lab.check(
-        f"blkzone reset {zns} && mkfs.btrfs -q -f -O zoned -d single -m single "
-        f"{zns} && mkdir -p /tmp/mnt-zns && mount {zns} /tmp/mnt-zns"
+@pytest.fixture(scope="module")
+def zoned_004(lab):
+    """zoned-004 (runtime 2 s, 128 MiB) on ext4 over conv, btrfs zoned over zns and f2fs over zns2 + conv2,
+    interleaved, 3 rounds; label -> its run. The stacks are unmounted and the namespaces blanked after."""
+    devices = {serial: lab.device(serial) for serial in ("zns", "conv", "zns2", "conv2")}
+    mounts = " ".join(mnt for _, mnt in STACKS.values())
+    blank = f"umount {mounts} 2>/dev/null; wipefs -a -q {' '.join(devices.values())}; "
+    blank += f"blkzone reset {devices['zns']}; blkzone reset {devices['zns2']}"
+    make = " && ".join(
+        f"mkdir -p {mnt} && {{ {cmd.format(mnt=mnt, **devices)} ; }} > /tmp/mkfs-{label}.log 2>&1 "
+        f"|| {{ tail -5 /tmp/mkfs-{label}.log >&2; false; }}"
+        for label, (cmd, mnt) in STACKS.items()
     )
-    btrfs = zoned_004(lab, "btrfs-zoned", "/tmp/mnt-zns")
-    assert btrfs.manifest["config"]["zoned"]["summary"].startswith(f"btrfs zoned on {Path(zns).name} (host-managed")
-    lab.check(f"mkfs.ext4 -q -F {conv} && mkdir -p /tmp/mnt-conv && mount {conv} /tmp/mnt-conv")
-    ext4 = zoned_004(lab, "ext4-conv", "/tmp/mnt-conv")
-    assert ext4.manifest["config"]["zoned"]["summary"] == f"ext4 on {Path(conv).name} (none)"
-    done = storbench_on_host(lab, "compare", "ext4-conv", "btrfs-zoned", "--format", "json")
+    lab.run(blank)
+    lab.check(make)
+    try:
+        targets = [arg for label, (_, mnt) in STACKS.items() for arg in ("--target", mnt, "--label", label)]
+        run = storbench_in_guest(lab, "zoned-004", *targets, "--repeat", str(REPEAT), *SHORT, timeout_s=600)
+        assert run.rc == 0, run.stderr
+        runs = [lab_conftest.GuestRun(run.rc, run.stdout, run.stderr, path) for path in run.run_dirs]
+        yield devices, {r.manifest["label"]: r for r in runs}
+    finally:
+        lab.run(blank)
+
+
+def compared(lab, base: str, other: str) -> tuple[dict[str, dict], str]:
+    """compare BASE OTHER: zoned-004's rows by (workload, metric) from the JSON, and the terminal text."""
+    done = storbench_on_host(lab, "compare", base, other, "--format", "json")
     assert done.returncode == 0, done.stderr
-    rows = {r["metric"]: r for r in json.loads(done.stdout)["rows"] if r["workload"] == "zoned-write"}
+    rows = {(r["workload"], r["metric"]): r for r in json.loads(done.stdout)["rows"]}
+    text = storbench_on_host(lab, "compare", base, other)
+    assert text.returncode == 0, text.stderr
+    print(f"lab: compare {base} {other}:\n{text.stdout}")
+    return rows, text.stdout
+
+
+def test_zoned_004_runs_on_every_stack_interleaved_and_sees_each_stack(zoned_004):
+    devices, runs = zoned_004
+    assert set(runs) == set(STACKS), sorted(runs)
+    assert len({r.manifest["experiment"]["id"] for r in runs.values()}) == 1
+    name = {serial: Path(path).name for serial, path in devices.items()}
+    summary = {label: r.manifest["config"]["zoned"]["summary"] for label, r in runs.items()}
+    assert summary["ext4-conv"] == f"ext4 on {name['conv']} (none)"
+    assert summary["btrfs-zoned"].startswith(f"btrfs zoned on {name['zns']} (host-managed: 32 zones of 64 MiB")
+    f2fs = runs["f2fs-zoned"].manifest["config"]["zoned"]
+    assert f2fs["layer"] == "f2fs" and f2fs["zoned"] is True
+    assert summary["f2fs-zoned"].startswith(
+        f"f2fs on {name['conv2']} (none, metadata) + {name['zns2']} (host-managed: 32 zones of 64 MiB"
+    )
+    for label, run in runs.items():
+        for metric in ("zoned_avg_iops", "zoned_iops_stddev", "zoned_read_mbps"):
+            assert len(values(run, metric)) == REPEAT, (label, metric)
+
+
+def values(run, metric: str) -> list[float]:
+    return [s["value"] for s in run.samples if s["metric"] == metric]
+
+
+def test_compare_ext4_against_btrfs_zoned_in_the_papers_words_and_the_models_direction(lab, zoned_004):
+    """The paper's pattern alone (4 MiB sequential writes, 16 in flight) moves 4 MiB per 8 operations on either
+    stack: under the same limits the model implies no gain for the log-structured layer (it has no small random
+    writes to turn into appends), so btrfs zoned and ext4 write within 10% of each other, both near the model's
+    150 MiB/s, and read back at it."""
+    _, runs = zoned_004
+    rows, text = compared(lab, "ext4-conv", "btrfs-zoned")
     for metric in ("zoned_avg_iops", "zoned_iops_stddev"):
-        words = rows[metric]["deltas"][1]["words"]
+        words = rows["zoned-write", metric]["deltas"][1]["words"]
         assert SENTENCE.match(words) or words == "no change", (metric, words)
-    text = storbench_on_host(lab, "compare", "ext4-conv", "btrfs-zoned")
-    print("lab: compare ext4-conv btrfs-zoned:\n" + text.stdout)
-    assert "Zoned stack" in text.stdout and "average IOPS" in text.stdout
+    assert "Zoned stack" in text and "average IOPS" in text and "IOPS standard deviation" in text
+    assert "paper 004" in text and "analog only" in text  # the paper's ratios beside, as an analog
+    ratio = rows["zoned-write", "zoned_avg_iops"]["deltas"][1]["ratio"]
+    assert 0.9 <= ratio <= 1.1, f"btrfs-zoned / ext4-conv average IOPS {ratio:.3f}: the model implies parity"
+    # The model's limit holds (QEMU lets an idle device burst a tenth of a second of its rate: +5% over 2 s), and
+    # binds: both stacks move at least 70% of it (a 128 MiB read pass includes fio's start and its queue filling)
+    cap = 150 * MIB / 1e6  # 157.3 MB/s
+    for label in ("ext4-conv", "btrfs-zoned"):
+        for metric in ("zoned_write_mbps", "zoned_read_mbps"):
+            got = values(runs[label], metric)
+            print(f"lab: {label} {metric}: {', '.join(f'{v:.1f}' for v in got)} (model: {cap:.1f} MB/s)")
+            assert all(0.7 * cap <= v <= 1.1 * cap for v in got), (label, metric, got, cap)
 
 
-def test_f2fs_with_its_metadata_on_the_conventional_namespace_is_seen_as_one_stack(lab, zns):
-    conv = lab.device("conv")
-    # both namespaces blank first (an earlier test left ext4 on the conventional one); mkfs's own lines on failure
-    lab.check(
-        f"umount /tmp/mnt-conv 2>/dev/null; wipefs -a -q {zns} {conv}; blkzone reset {zns}; "
-        f"mkfs.f2fs -f -m -c {zns} {conv} > /tmp/mkfs-f2fs.log 2>&1 || {{ tail -5 /tmp/mkfs-f2fs.log >&2; false; }}; "
-        f"mkdir -p /tmp/mnt-conv && mount -t f2fs {conv} /tmp/mnt-conv"
-    )
-    run = storbench_in_guest(
-        lab, "zoned-write", "--label", "f2fs", "--target", "/tmp/mnt-conv", "--set", "size=64m", "--set", "runtime_s=2"
-    )
-    assert run.rc == 0, run.stderr
-    stack = run.manifest["config"]["zoned"]
-    assert stack["layer"] == "f2fs" and stack["zoned"] is True
-    assert stack["summary"].startswith(
-        f"f2fs on {Path(conv).name} (none, metadata) + {Path(zns).name} (host-managed: 32 zones of 64 MiB"
-    )
+def test_compare_ext4_against_f2fs_over_zns_prints_the_papers_sentences(lab, zoned_004):
+    """f2fs over ZNS writes through the page cache (it turns O_DIRECT writes to a zoned device into buffered ones)
+    and under TCG that copy costs the emulator's CPU, not the drive model: its direction is the emulator's, so only
+    the sentences' form is checked."""
+    rows, text = compared(lab, "ext4-conv", "f2fs-zoned")
+    for workload, metric in (("zoned-write", "zoned_avg_iops"), ("zoned-read", "zoned_read_mbps")):
+        words = rows[workload, metric]["deltas"][1]["words"]
+        assert SENTENCE.match(words) or words == "no change", (metric, words)
+    assert "Zoned stack" in text and "f2fs on" in text
