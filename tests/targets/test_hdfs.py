@@ -74,3 +74,23 @@ def test_nothing_is_claimed_before_spark_is_attached():
     assert not target.release()  # never claimed: nothing to remove
     with pytest.raises(TargetError, match="not attached to a Spark session yet"):
         target.size_bytes("hdfs://nn:1/x/storbench-r1/data")
+
+
+def test_attach_goes_through_the_first_engine_that_has_a_running_hadoop_client():
+    target = parse_target("hdfs://nn:1/x")
+    attached = []
+    target.attach_client = lambda jvm, conf, need_bytes: attached.append((jvm, conf, need_bytes))
+
+    class Tool:  # no Hadoop client at all (fio, rados, the native engine): not asked
+        pass
+
+    class Idle:
+        def hadoop_client(self):
+            return None  # not running yet
+
+    class Client:
+        def hadoop_client(self):
+            return ("jvm", "conf")
+
+    target.attach({"tool": Tool(), "idle": Idle(), "client": Client()}, 10)
+    assert attached == [("jvm", "conf", 10)]
