@@ -78,33 +78,52 @@ def lab_cluster(tmp_path_factory):
 
 
 def observed_run(home: Path, label: str, load) -> dict:
-    """A null-write run (one 6 s window, telemetry from every host) while ``load`` runs; its JSON report."""
+    """A null-write run (one 6 s window, telemetry from every host) while ``load`` runs; its report."""
     stop = load()
     try:
         time.sleep(1)  # the load is steady before the window opens
-        nodes = cluster.cluster_dir(home) / cluster.NODES_FILE
-        done = storbench(
-            home,
-            "run",
-            "null-write",
-            "--nodes",
-            str(nodes),
-            "--set",
-            "sleep_ms=6000",
-            "--repeat",
-            "1",
-            "--label",
-            label,
-            "-q",
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
+        return null_write(home, label, cluster.cluster_dir(home) / cluster.NODES_FILE)
     finally:
         stop()
+
+
+def null_write(home: Path, label: str, nodes: Path) -> dict:
+    """One null-write run whose 6 s window reads the hosts of ``nodes``; its JSON report and `show` text."""
+    done = storbench(
+        home,
+        "run",
+        "null-write",
+        "--nodes",
+        str(nodes),
+        "--set",
+        "sleep_ms=6000",
+        "--repeat",
+        "1",
+        "--label",
+        label,
+        "-q",
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
     shown = storbench(home, "show", label, "--format", "json")
     assert shown.returncode == 0, shown.stderr
     text = storbench(home, "show", label)
     return {"json": json.loads(shown.stdout), "text": text.stdout}
+
+
+def steady_writes(made: list[cluster.LabHost]):
+    """Each host overwriting its file as fast as its disk's limit lets it; a function that stops them."""
+    for host in made:  # laid out from here, outside the hosts' cgroups: at full speed
+        subprocess.run(["dd", "if=/dev/zero", f"of={host.mount}/fill", "bs=1M", "count=64"], check=True)
+    writers = [cluster.spawn(host, [*OVERWRITE, f"--filename={host.mount}/fill"]) for host in made]
+
+    def stop():
+        for writer in writers:
+            cluster.kill(writer)
+        for host in made:
+            Path(host.mount, "fill").unlink(missing_ok=True)
+
+    return stop
 
 
 def bound_lines(report: dict) -> list[str]:
@@ -123,20 +142,7 @@ def per_node(report: dict, metric: str) -> dict[str, float]:
 def test_each_nodes_write_rate_is_its_disks_limit_and_the_20_mb_s_node_is_named_slowest(lab_cluster):
     home, made = lab_cluster
 
-    def load():
-        for host in made:  # laid out from here, outside the hosts' cgroups: at full speed
-            subprocess.run(["dd", "if=/dev/zero", f"of={host.mount}/fill", "bs=1M", "count=64"], check=True)
-        writers = [cluster.spawn(host, [*OVERWRITE, f"--filename={host.mount}/fill"]) for host in made]
-
-        def stop():
-            for writer in writers:
-                cluster.kill(writer)
-            for host in made:
-                Path(host.mount, "fill").unlink(missing_ok=True)
-
-        return stop
-
-    report = observed_run(home, "disks", load)
+    report = observed_run(home, "disks", lambda: steady_writes(made))
     rates = per_node(report, "max_write_mbps")
     print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}; {bound_lines(report)}")
     assert sorted(rates) == ["worker-1", "worker-2", "worker-3"]
@@ -265,3 +271,26 @@ def test_a_node_whose_link_is_cut_mid_run_is_a_telemetry_gap_and_the_others_are_
     assert gaps and all(line.startswith("!! worker-2: no telemetry from ") for line in gaps), gaps
     cpu = per_node(report, "avg_cpu_pct")
     assert cpu.get("worker-1") is not None and cpu.get("worker-3") is not None, cpu
+
+
+def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbench_within_2_percent(lab_cluster):
+    """`services up prometheus` scrapes the hosts' exporters; a run reading its series (query_range) and a run
+    scraping the exporters itself, under the same steady writes, report the same per-node rates."""
+    home, made = lab_cluster
+    nodes = cluster.cluster_dir(home) / cluster.NODES_FILE
+    started = storbench(home, "services", "up", "prometheus", "--nodes-file", str(nodes), timeout=180)
+    assert started.returncode == 0, started.stderr
+    try:
+        stop = steady_writes(made)
+        try:
+            time.sleep(1)
+            direct = per_node(null_write(home, "direct", nodes), "max_write_mbps")
+            via = per_node(null_write(home, "prom", home / "services" / "prometheus" / "nodes.yaml"), "max_write_mbps")
+        finally:
+            stop()
+    finally:
+        assert storbench(home, "services", "down", "prometheus").returncode == 0
+    print(f"per node max_write_mbps: exporters {direct}; prometheus {via}; limits {WRITE_MBPS}")
+    assert sorted(via) == sorted(direct) == ["worker-1", "worker-2", "worker-3"]
+    for node, value in direct.items():
+        assert abs(via[node] - value) <= 0.02 * value, (node, value, via[node])
