@@ -30,8 +30,7 @@ from xml.sax.saxutils import escape
 
 from storbench.errors import EngineError
 from storbench.services import postgres, process
-from storbench.binaries import bundled
-from storbench.services.jvm import JVM_DIR, java_binary, metastore_classpath
+from storbench.services.jvm import carried, java_binary, metastore_classpath
 from storbench.services.node_exporter import free_port
 from storbench.services.registry import register
 
@@ -42,8 +41,8 @@ DATABASE = "metastore"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 SCHEMATOOL = "org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool"
 # scripts/metastore/upgrade/postgres/, from the release (a wheel carries them)
-SCRIPTS_HOME = bundled("metastore", "home") or JVM_DIR / "metastore" / "target" / "home"
-CREDENTIAL_TOOL = bundled("metastore", "CredentialFile.java") or JVM_DIR / "metastore" / "src" / "CredentialFile.java"
+SCRIPTS_HOME = carried("metastore/home")  # the wheel's, or the clone's (the table of build parts)
+CREDENTIAL_TOOL = carried("metastore/CredentialFile.java")
 START_TIMEOUT_S = 180.0
 HEAP = "512m"
 LOG4J = """status = WARN
