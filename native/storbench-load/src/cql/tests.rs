@@ -153,6 +153,28 @@ fn run_phase_inserts_are_striped_over_processes() {
     assert_eq!(s.last_insert(), 101);
 }
 
+/// The request path spells no protocol number but in `frame` (issue 39): a hex literal elsewhere is one only as
+/// a named constant.
+#[test]
+fn only_frame_spells_the_protocols_numbers() {
+    let sources = [
+        ("wire.rs", include_str!("request/wire.rs")),
+        ("conn.rs", include_str!("request/conn.rs")),
+        ("pipe.rs", include_str!("request/pipe.rs")),
+        ("mux.rs", include_str!("request/mux.rs")),
+        ("client.rs", include_str!("request/client.rs")),
+        ("ring.rs", include_str!("request/ring.rs")),
+    ];
+    for (name, text) in sources {
+        let bare: Vec<&str> = text
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .filter(|code| code.contains("0x") && !code.trim_start().starts_with("const "))
+            .collect();
+        assert!(bare.is_empty(), "request/{name}: protocol numbers not named in request/frame.rs: {bare:?}");
+    }
+}
+
 #[test]
 fn error_kinds_are_snake_case_variant_names() {
     assert_eq!(wire::error_kind(0x1200), "read_timeout");

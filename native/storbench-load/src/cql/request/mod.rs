@@ -3,7 +3,8 @@
 //! (`driver::Setup`: the prepared statements' ids and texts, the ring) and the job (`Connected::new`).
 //!
 //! What runs where: the load's threads (`core::load`) each run a multiplexed group of at most
-//! `CLIENTS_PER_THREAD` workers (`mux::CqlMux`; `worker::CqlWorker` is a group of one). A group opens one
+//! `CLIENTS_PER_THREAD` workers (`mux::CqlMux`, its workers `client::Client`; `worker::CqlWorker` is a group of
+//! one). A group opens one
 //! connection to each node it sends to (`conn::Conn`: TCP, TLS with the job's "tls", STARTUP, the login's
 //! AUTH_RESPONSE; then non-blocking, `pipe::Pipe`), the first time one of its requests goes there. Each worker
 //! has one request in flight, on its own stream id: an EXECUTE whose header, statement id, consistency and flags
@@ -14,6 +15,7 @@
 //! answer is skipped, a broken connection fails its requests as "connection" and is opened again by the next.
 //! `frame` names the protocol's numbers; `wire` reads and writes the frames.
 
+pub(super) mod client;
 pub(super) mod conn;
 pub(super) mod frame;
 pub(super) mod mux;

@@ -1,62 +1,21 @@
-//! A multiplexed group of CQL load workers ("clients") on one thread: each builds its EXECUTE frames
-//! from the statements' templates (`wire`) with its own YCSB generators, and keeps one request in
-//! flight on the group's connection to the key's node (`Pipe`); one `poll` waits for them all.
+//! A multiplexed group of CQL load workers ("clients", `client`) on one thread: each keeps one request in flight
+//! on the group's connection to its key's node (`Pipe`); one `poll` waits for all their answers and deadlines.
+//! An answer completes its request, or sends its next frame (a READ-MODIFY-WRITE's update, a statement prepared
+//! again on a node that lost it).
 
+use super::client::{template, Client, Step};
 use super::conn::Failure;
 use super::frame::error_code;
 use super::pipe::Pipe;
 use super::wire::{self, answer, Answer};
-use super::{Connected, Templates};
-use crate::core::payload::Rng;
+use super::Connected;
 use crate::core::{Multiplexed, Outcome, Request};
 use crate::cql::error::{one_line, OpError};
 use crate::cql::{KvOp, Shared};
-use crate::ycsb::{field_value_into, KeyChooser, Phase};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Which template a request's frame is of (to prepare it again on a node that lost it).
-#[derive(Clone, Copy)]
-enum Stmt {
-    Insert,
-    Read,
-    UpdateOne(usize),
-    UpdateAll,
-    Scan,
-}
-
-/// What the answer completes.
-#[derive(Clone, Copy, PartialEq)]
-enum Step {
-    /// A write: done with the values' bytes.
-    Write,
-    /// A read or scan: no row is `NotFound`.
-    Read,
-    /// A read-modify-write's read: the update follows.
-    RmwRead,
-}
-
-/// One client: its generators, its frame, its request in flight.
-struct Client {
-    rng: Rng,
-    /// Built on first use (a worker of the load phase never needs it).
-    chooser: Option<KeyChooser>,
-    frame: Vec<u8>,
-    key: Vec<u8>,
-    what: &'static str,
-    stmt: Stmt,
-    step: Step,
-    node: usize,
-    bytes: u64,
-    /// A run-phase insert's counter value, acknowledged when it ends.
-    ack: Option<i64>,
-    /// In flight: its deadline and stream id.
-    sent: Option<(Instant, i16)>,
-    /// The statement was prepared again once (an UNPREPARED answer): the PREPARE is in flight.
-    preparing: bool,
-    retried: bool,
-}
-
+/// The group: its clients, and its connection to each node (opened when a request first goes there).
 pub struct CqlMux {
     shared: Arc<Shared>,
     clients: Vec<Client>,
@@ -70,130 +29,7 @@ pub struct CqlMux {
     fd_nodes: Vec<usize>,
 }
 
-/// A client's copy of the run's key chooser, taken on first use (built once per process).
-fn chooser<'a>(mine: &'a mut Option<KeyChooser>, shared: &Shared) -> &'a mut KeyChooser {
-    mine.get_or_insert_with(|| {
-        shared.chooser.get_or_init(|| KeyChooser::new(&shared.cfg.ycsb, shared.last_insert())).clone()
-    })
-}
-
-impl Client {
-    fn new(shared: &Shared, index: u32) -> Self {
-        Client {
-            rng: Rng::new(shared.seed ^ 0x9C1_0000_0000 ^ index as u64),
-            chooser: None,
-            frame: Vec::with_capacity(4096),
-            key: Vec::with_capacity(32),
-            what: "",
-            stmt: Stmt::Read,
-            step: Step::Write,
-            node: 0,
-            bytes: 0,
-            ack: None,
-            sent: None,
-            preparing: false,
-            retried: false,
-        }
-    }
-
-    /// The key of a READ, UPDATE, SCAN or READ-MODIFY-WRITE: YCSB's chooser's, or the core's when
-    /// the op's mix entry asks for it.
-    fn choose_key(&mut self, shared: &Shared, req: &Request<KvOp>) {
-        let keynum = if shared.core_keys.contains(&req.op) {
-            req.key as i64
-        } else {
-            chooser(&mut self.chooser, shared).next_keynum(shared.last_insert(), &mut self.rng)
-        };
-        self.set_key(shared, keynum);
-    }
-
-    fn set_key(&mut self, shared: &Shared, keynum: i64) {
-        self.key.clear();
-        shared.cfg.ycsb.key_into(keynum, &mut self.key);
-    }
-
-    /// `fieldcount` field values appended to the frame; their bytes.
-    fn put_values(&mut self, shared: &Shared) -> u64 {
-        let len = shared.cfg.ycsb.fieldlength as usize;
-        for _ in 0..shared.cfg.ycsb.fieldcount {
-            wire::put_value_with(&mut self.frame, |b| field_value_into(len, &mut self.rng, b));
-        }
-        len as u64 * shared.cfg.ycsb.fieldcount as u64
-    }
-
-    /// Starts the frame of `stmt`, the answer completing `step`.
-    fn begin(&mut self, t: &Templates, stmt: Stmt, step: Step, what: &'static str) {
-        template(t, stmt).start(&mut self.frame);
-        (self.stmt, self.step, self.what, self.retried, self.preparing) = (stmt, step, what, false, false);
-    }
-
-    /// YCSB's update: one random field (writeallfields=false) or all of them; its bytes.
-    fn update(&mut self, shared: &Shared, t: &Templates, step_what: &'static str) -> u64 {
-        if shared.cfg.ycsb.writeallfields {
-            self.begin(t, Stmt::UpdateAll, Step::Write, step_what);
-            let bytes = self.put_values(shared);
-            wire::put_value(&mut self.frame, &self.key);
-            bytes
-        } else {
-            let field = chooser(&mut self.chooser, shared).field(&mut self.rng);
-            let len = shared.cfg.ycsb.fieldlength as usize;
-            self.begin(t, Stmt::UpdateOne(field), Step::Write, step_what);
-            wire::put_value_with(&mut self.frame, |b| field_value_into(len, &mut self.rng, b));
-            wire::put_value(&mut self.frame, &self.key);
-            len as u64
-        }
-    }
-
-    /// The request's first frame built (and its bytes, step, insert counter value set).
-    fn build(&mut self, shared: &Shared, t: &Templates, req: &Request<KvOp>) {
-        self.ack = None;
-        match req.op {
-            KvOp::Insert => {
-                let keynum = if shared.cfg.ycsb.phase == Phase::Load {
-                    req.key as i64
-                } else {
-                    let local = shared.inserts.next_value();
-                    self.ack = Some(local);
-                    shared.insert_keynum(local)
-                };
-                self.set_key(shared, keynum);
-                self.begin(t, Stmt::Insert, Step::Write, "INSERT");
-                wire::put_value(&mut self.frame, &self.key);
-                self.bytes = self.put_values(shared);
-            }
-            KvOp::Read | KvOp::ReadModifyWrite => {
-                self.choose_key(shared, req);
-                let (step, what) =
-                    if req.op == KvOp::Read { (Step::Read, "READ") } else { (Step::RmwRead, "READ-MODIFY-WRITE read") };
-                self.begin(t, Stmt::Read, step, what);
-                wire::put_value(&mut self.frame, &self.key);
-            }
-            KvOp::Update => {
-                self.choose_key(shared, req);
-                self.bytes = self.update(shared, t, "UPDATE");
-            }
-            KvOp::Scan => {
-                self.choose_key(shared, req);
-                let len = chooser(&mut self.chooser, shared).scan_length(&mut self.rng);
-                self.begin(t, Stmt::Scan, Step::Read, "SCAN");
-                wire::put_value(&mut self.frame, &self.key);
-                wire::put_value(&mut self.frame, &(len as i32).to_be_bytes());
-            }
-        }
-        wire::finish(&mut self.frame);
-    }
-}
-
-fn template(t: &Templates, stmt: Stmt) -> &wire::Execute {
-    match stmt {
-        Stmt::Insert => &t.insert,
-        Stmt::Read => &t.read,
-        Stmt::UpdateOne(f) => &t.update_one[f],
-        Stmt::UpdateAll => &t.update_all,
-        Stmt::Scan => &t.scan,
-    }
-}
-
+/// `what` failed, counted by the failure's kind.
 fn failed(what: &'static str, f: Failure) -> OpError {
     OpError::Execution { what, kind: f.kind().to_string(), message: one_line(&f.message()) }
 }
