@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.engines import native, native_job, native_secrets
+from storbench.engines import native, native_fanout, native_job, native_secrets
 from storbench.workloads.objects import size_dist
 
 CANARY = "pw-canary-38"
@@ -138,7 +138,7 @@ def test_a_spark_fanout_task_hands_the_keys_over_by_pipe_too(tmp_path, monkeypat
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
     job, secrets = native_secrets.split_credentials(_job("s3"))
-    task = native._barrier_task(job, secrets, native.binary(), "storbench-load-fanout-test38", 60)
+    task = native_fanout._barrier_task(job, secrets, native.binary(), "storbench-load-fanout-test38", 60)
     (answer,) = [json.loads(text) for text in task(iter([0]))]
     fatal = answer["result"]["fatal"]
     assert "no S3 credentials" not in fatal and fatal.startswith("S3 endpoint http://127.0.0.1:1"), fatal

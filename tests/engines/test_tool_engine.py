@@ -86,3 +86,22 @@ def test_a_stand_in_must_be_the_engine_it_stands_in_for():
         with stand_in(NotFio):
             pass
     assert all_engines()["fio"] is FioEngine
+
+
+@pytest.mark.real  # the lane guard counts a process named rados as the real tool (tests/lanes.py)
+def test_rados_bench_killed_at_its_limit_keeps_what_it_printed(tmp_path, monkeypatch):
+    """A rados on PATH that prints one second and then hangs: killed at the limit, returncode None, its output read."""
+    from storbench.engines.rados import BenchSpec, Cluster, RadosEngine
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "rados").write_text("#!/bin/sh\necho '  sec Cur ops   started'\nsleep 30.5 & sleep 30.5\n")
+    (tools / "rados").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    pids: list[int] = []
+    spec = BenchSpec(Cluster("/x/ceph.conf", "p1"), "write", 5, 2, "r1", tmp_path / "out" / "w.txt", 1.0, 4096, 4096)
+    spec.started_pid = pids.append
+    done = RadosEngine().run(spec)
+    assert done.returncode is None and "sec Cur ops" in done.stdout
+    assert done.command[:4] == [str(tools / "rados"), "-c", "/x/ceph.conf", "-p"] and "--no-cleanup" in done.command
+    assert _live(lambda pid, group, argv: group == pids[0]) == []

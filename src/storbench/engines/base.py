@@ -15,13 +15,10 @@ registry finds it by discovery, the runner never names it.
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
-import signal
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from storbench.errors import InputError
 from storbench.results.model import Sample
@@ -135,73 +132,3 @@ def make_engine(name: str, setup: EngineSetup) -> Engine:
     if name not in engines:
         raise InputError(f"engine {name!r} is not known; known: {', '.join(sorted(engines))}")
     return engines[name].for_run(setup)
-
-
-class ToolEngine(Engine):
-    """An engine that is a command-line tool (fio, rados, storbench-load): started = found and its version read.
-
-    The workloads drive the tool themselves; starting the engine first makes a missing or
-    too old tool fail before anything runs, and records its version with the run.
-    """
-
-    def __init__(self) -> None:
-        self.version: str | None = None
-
-    def read_version(self) -> str:
-        raise NotImplementedError
-
-    def start(self) -> None:
-        if self.version is None:
-            self.version = self.read_version()
-
-    def versions(self) -> dict[str, str]:
-        return {self.name: self.version} if self.version else {}
-
-
-def tool_engine(name: str, read_version: Callable[[], str], doc: str) -> type[ToolEngine]:
-    """A registered ToolEngine named ``name``; ``read_version`` finds the tool (EngineError if missing)."""
-    cls = type(
-        f"{name.title()}Engine",
-        (ToolEngine,),
-        {"name": name, "__doc__": doc, "read_version": lambda self: read_version()},
-    )
-    return register(cls)
-
-
-# -- time limits for a tool's run ---------------------------------------------------------
-
-FLOOR_RATE_BPS = 1_000_000  # slower than 1 MB/s, a device is taken as stalled
-MARGIN_S = 600  # start-up, layout of metadata, fsync and exit
-MAX_SIZE_TIMEOUT_S = 6 * 3600  # a size-based run may take at most this long
-
-
-def io_timeout(nbytes: int = 0, seconds: float = 0) -> float:
-    """Seconds a tool may run: ``seconds`` of time-based work, else ``nbytes`` at the floor rate (at most
-    MAX_SIZE_TIMEOUT_S), plus MARGIN_S."""
-    if seconds:
-        return seconds + MARGIN_S
-    return min(nbytes / FLOOR_RATE_BPS + MARGIN_S, MAX_SIZE_TIMEOUT_S)
-
-
-def run_limited(argv: list[str], timeout: float | None, cwd: str | Path) -> subprocess.CompletedProcess:
-    """``subprocess.run`` in a process group of its own that is killed whole (forked workers too) when
-    ``timeout`` expires (subprocess.TimeoutExpired) or storbench is interrupted."""
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=str(cwd),
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        raise
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -18,7 +18,8 @@ from typing import Any
 
 from storbench import scratch
 from storbench.engines import s3a
-from storbench.engines.base import ToolEngine, register, run_limited
+from storbench.engines.base import register
+from storbench.engines.tool import ToolEngine, run_limited
 from storbench.engines.capabilities import TargetBinding
 from storbench.services import yarn_client
 from storbench.services.jvm import java_binary, launcher_classpath
@@ -77,7 +78,7 @@ class HadoopEngine(ToolEngine, TargetBinding):
         (subprocess.TimeoutExpired)."""
         classpath = f"{self._conf_dir}:{launcher_classpath()}" if self._conf_dir else launcher_classpath()
         argv = [java_binary(), f"-Xmx{heap}", "-cp", classpath, main_class, *args]
-        return run_limited(argv, timeout, self.scratch())
+        return run_limited(argv, timeout, self.scratch(), self.running)  # cancel kills it
 
     def stop(self) -> None:
         if self._scratch is not None:

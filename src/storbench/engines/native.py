@@ -9,7 +9,9 @@ with a one-line ``"fatal"`` message in the result file.
 Fan-out: the same job runs in N engine processes, each told its ``process_index`` and a
 common wall-clock ``start_at_unix_ms`` so they start together, then their results merge —
 as local processes (:func:`run_local`) or as Spark tasks in barrier mode, one per slot or
-host (:func:`run_spark_barrier`).
+host (:func:`run_spark_barrier`, storbench.engines.native_fanout). A run's workloads reach both through the
+tool engine, ``ctx.engine(NativeEngine).run(NativeSpec(...))``, which holds the local processes it runs (each
+in a process group of its own) so that a cancelled run kills them.
 
 Credentials never reach a file, a command line or an environment: a job may hold the S3 keys
 (``s3.access_key`` / ``s3.secret_key``) and a CQL login (``cql.username`` / ``cql.password``) in memory, but
@@ -25,23 +27,24 @@ from __future__ import annotations
 
 import json
 import os
-import secrets as _secrets
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from storbench import scratch
-from storbench.engines.base import tool_engine
 from storbench.binaries import checkout, native_binary
 from storbench.buildparts import build
+from storbench.engines.base import register
+from storbench.engines.native_fanout import BINARY_NAME, barrier_results
+from storbench.engines.native_secrets import _engine_env, split_credentials
+from storbench.engines.tool import ToolEngine, kill_group
 from storbench.errors import EngineError, WorkloadError
 from storbench.telemetry.proc_cpu import CpuWatch
-from storbench.engines.native_secrets import SECRETS_FILE_ENV, _engine_env, split_credentials
 
 REPO = Path(__file__).resolve().parents[3]  # the clone (tests build native/ from it)
-BINARY_NAME = "storbench-load"
 START_DELAY_MS = 400  # processes of one fan-out start together this long after they are spawned
 
 
@@ -68,13 +71,6 @@ def version() -> dict[str, Any]:
     if done.returncode != 0:
         raise EngineError(f"{binary()} version failed (exit {done.returncode})")
     return json.loads(done.stdout)
-
-
-NativeEngine = tool_engine(
-    "native",
-    lambda: f"storbench-load {version().get('version', 'unknown')}",
-    "storbench's own load engine (objects workloads; also inside Spark tasks for fan-out).",
-)
 
 
 def _private_dir() -> Path:
@@ -107,9 +103,12 @@ def run_local(
     records: Path | None = None,
     timeout: float | None = None,
     cpu: CpuWatch | None = None,
+    running: set[int] | None = None,
 ) -> dict[str, Any]:
-    """The job in ``processes`` local engine processes started together; their results merged. ``cpu``: samples
-    the processes' CPU from /proc while they run (telemetry.proc_cpu), as any other client's."""
+    """The job in ``processes`` local engine processes started together, each in a process group of its own; their
+    results merged. ``cpu``: samples the processes' CPU from /proc while they run (telemetry.proc_cpu), as any other
+    client's. ``running``: the caller's set of groups in flight (a ToolEngine's), holding these while they run."""
+    running = set() if running is None else running
     job, secrets = split_credentials(job)
     work = _private_dir()
     try:
@@ -142,6 +141,7 @@ def run_local(
                                 stderr=subprocess.DEVNULL,
                                 env=env,
                                 pass_fds=fds,
+                                start_new_session=True,
                             ),
                             result_path,
                         )
@@ -149,6 +149,7 @@ def run_local(
                 finally:
                     for fd in fds:
                         os.close(fd)
+                running.add(procs[-1][0].pid)
             if cpu is not None and not cpu.watch([proc.pid for proc, _ in procs], timeout):
                 raise subprocess.TimeoutExpired(BINARY_NAME, timeout or 0)
             for proc, result_path in procs:
@@ -159,23 +160,13 @@ def run_local(
         finally:
             for proc, _ in procs:
                 if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
+                    kill_group(proc)
+                running.discard(proc.pid)
         if processes == 1:
             return results[0]
         return merge([path for _, path in procs], work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def run(
-    job: dict[str, Any], processes: int, *, spark: Any = None, timeout: float | None = None, cpu: CpuWatch | None = None
-) -> dict[str, Any]:
-    """The job in ``processes`` engine processes started together, their results merged: Spark barrier tasks
-    of the session ``spark``, or local processes when it is None (``cpu`` watches those; Spark's run elsewhere)."""
-    if spark is not None:
-        return run_spark_barrier(spark, job, processes, timeout=timeout)
-    return run_local(job, processes, timeout=timeout, cpu=cpu)
 
 
 def merge(result_paths: list[Path], work: Path | None = None) -> dict[str, Any]:
@@ -210,172 +201,39 @@ def merge_results(results: list[dict[str, Any]]) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-# argv[0] of the engines of this process's Spark fan-outs: each names its fan-out, so that a cancelled
-# fan-out's engines (a killed task's engine outlives its job by a moment) can be waited for on this host
-_fanout_names: set[str] = set()
-
-
-def _running(names: set[str], proc: Path = Path("/proc")) -> list[int]:
-    """The processes of this host whose argv[0] is one of ``names``."""
-    found = []
-    for entry in proc.iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes().split(b"\0")[0].decode() in names:
-                found.append(int(entry.name))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return found
-
-
-def wait_for_fanout_engines(timeout: float = 30.0) -> list[int]:
-    """After Spark's jobs were cancelled: waits until no engine of this process's fan-outs runs on this host
-    (local executors; remote ones stop on their own when their task's worker is gone); the pids left."""
-    deadline = time.monotonic() + timeout
-    while (left := _running(_fanout_names)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
-def require_fanouts_gone() -> None:
-    """A workload's cleanup after a Spark fan-out: raises when engines of a cancelled fan-out still run here
-    (they could still write where the run's data is about to be removed)."""
-    left = wait_for_fanout_engines()
-    if left:
-        raise WorkloadError(
-            f"{len(left)} storbench-load processes of a cancelled Spark fan-out still run "
-            f"(pids {', '.join(map(str, left))})"
-        )
-
-
-def _barrier_task(
-    job: dict[str, Any], secrets: dict[str, str], local_binary: str | None, name: str, timeout: float | None
-):
-    """The function each barrier task runs: agree on a start time, run the engine, return its result and where
-    it ran. ``local_binary`` None: only the binary shipped with the job (``addFile``) will do.
-
-    ``job`` holds no keys; ``secrets`` (the credentials by variable name) travel inside this closure,
-    which Spark ships with the task and never writes to its conf or event log; the task hands them to
-    the engine in a pipe it inherits (never a file). The engine runs with argv[0] ``name``, its
-    fan-out's."""
-
-    secrets_file_env = SECRETS_FILE_ENV  # a local: the closure must not import storbench on the executor
-
-    def task(_rows):  # pragma: no cover - runs inside Spark's Python worker
-        import json as _json
-        import os as _os
-        import socket as _socket
-        import subprocess as _sp
-        import tempfile as _tf
-        import time as _time
-
-        from pyspark import BarrierTaskContext, SparkFiles
-
-        ctx = BarrierTaskContext.get()
-        index, count = ctx.partitionId(), len(ctx.getTaskInfos())
-        engine = local_binary
-        try:
-            shipped = SparkFiles.get("storbench-load")
-            if _os.path.exists(shipped):
-                engine = shipped
-                _os.chmod(engine, 0o755)
-        except Exception:
-            pass
-        # every task proposes "now + delay"; all take the latest, so they start together
-        proposals = ctx.allGather(str(int(_time.time() * 1000) + 1000))
-        start_at = max(int(p) for p in proposals)
-        # a standalone executor's working directory is <worker work dir>/<app id>/<executor id>
-        where = {
-            "partition": index,
-            "address": ctx.getTaskInfos()[index].address,
-            "cwd": _os.getcwd(),
-            "executor": _os.path.basename(_os.getcwd()),
-            "hostname": _socket.gethostname(),
-            "engine": engine,
-            "files_root": _os.path.abspath(SparkFiles.getRootDirectory()),
-        }
-        if engine is None:
-            yield _json.dumps(
-                {
-                    "task": where,
-                    "result": {
-                        "status": "fatal",
-                        "fatal": "the storbench-load binary shipped with the job is missing from SparkFiles",
-                    },
-                }
-            )
-            return
-        work = _tf.mkdtemp(prefix="storbench-load-task-")
-        job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
-        fd = _os.open(job_path, _os.O_WRONLY | _os.O_CREAT, 0o600)
-        with _os.fdopen(fd, "w") as handle:
-            _json.dump({**job, "process_index": index, "process_count": count, "start_at_unix_ms": start_at}, handle)
-        env = {k: v for k, v in _os.environ.items() if k not in secrets}
-        fds = ()
-        if secrets:  # in a pipe the engine inherits, never a file (as secrets_pipe does on the driver)
-            read_end, write_end = _os.pipe()
-            try:
-                _os.write(write_end, _json.dumps(secrets).encode())
-            finally:
-                _os.close(write_end)
-            fds, env[secrets_file_env] = (read_end,), f"/proc/self/fd/{read_end}"
-        try:
-            try:
-                proc = _sp.Popen(
-                    [name, "run", "--job", job_path, "--result", result_path],
-                    executable=engine,
-                    stdin=_sp.DEVNULL,
-                    stdout=_sp.DEVNULL,
-                    stderr=_sp.DEVNULL,
-                    env=env,
-                    pass_fds=fds,
-                )
-            finally:
-                for fd in fds:
-                    _os.close(fd)
-            where["engine_pid"] = proc.pid
-            try:
-                code = proc.wait(timeout=timeout)
-            except _sp.TimeoutExpired:
-                proc.kill()
-                code = proc.wait()
-            result = (
-                _json.loads(open(result_path).read())
-                if _os.path.exists(result_path)
-                else {"status": "fatal", "fatal": f"storbench-load exited with code {code} without a result"}
-            )
-        finally:
-            for path in (job_path, result_path):
-                if _os.path.exists(path):
-                    _os.remove(path)
-            _os.rmdir(work)
-        yield _json.dumps({"task": where, "result": result})
-
-    return task
-
-
 def run_spark_barrier(spark: Any, job: dict[str, Any], tasks: int, timeout: float | None = None) -> dict[str, Any]:
-    """The job in ``tasks`` engine processes started as Spark barrier tasks (all at once or none)."""
-    sc = spark.sparkContext
-    local_binary = binary()
-    local = sc.master.startswith("local")
-    if not local and not getattr(sc, "_storbench_load_shipped", False):
-        sc.addFile(local_binary)  # executors on other hosts get the binary with the task and run only that one
-        sc._storbench_load_shipped = True
-    job, secrets = split_credentials(job)
-    name = f"{BINARY_NAME}-fanout-{_secrets.token_hex(6)}"
-    _fanout_names.add(name)
-    task = _barrier_task(job, secrets, local_binary if local else None, name, timeout)
-    rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task)
-    try:
-        texts = rdd.collect()
-    except Exception as exc:  # py4j wraps everything; keep the first line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise WorkloadError(f"Spark barrier stage of {tasks} storbench-load tasks failed: {first}") from exc
-    answers = [json.loads(t) for t in texts]
-    results = [a["result"] for a in answers]
-    for result in results:
-        if result.get("status") != "ok":
-            raise WorkloadError(result.get("fatal") or "storbench-load failed in a Spark task")
-    merged = merge_results(results)
-    merged["spark_tasks"] = [a["task"] for a in answers]  # where each engine process ran, from which binary
+    """The job in ``tasks`` engine processes started as Spark barrier tasks of the session ``spark``, their results
+    merged; ``spark_tasks`` says where each ran, from which binary."""
+    answers = barrier_results(spark, job, tasks, binary(), timeout)
+    merged = merge_results([a["result"] for a in answers])
+    merged["spark_tasks"] = [a["task"] for a in answers]
     return merged
+
+
+@dataclass
+class NativeSpec:
+    """One load of the native engine: the job (its credentials held in memory only), how many engine processes
+    share it (started together, results merged), where they run (Spark barrier tasks of the session ``spark``, or
+    local processes when None), how long they may take, and a CPU watch of the local ones."""
+
+    job: dict[str, Any]
+    processes: int = 1
+    spark: Any = None
+    timeout_s: float | None = None
+    cpu: CpuWatch | None = None  # local processes only: Spark's run elsewhere
+
+
+@register
+class NativeEngine(ToolEngine):
+    """storbench's own load engine (objects and ycsb workloads; also inside Spark tasks for fan-out)."""
+
+    name = "native"
+
+    def read_version(self) -> str:
+        return f"storbench-load {version().get('version', 'unknown')}"
+
+    def run(self, spec: NativeSpec) -> dict[str, Any]:
+        """The engine's merged result (WorkloadError on a fatal one, or at the time limit)."""
+        if spec.spark is not None:
+            return run_spark_barrier(spec.spark, spec.job, spec.processes, timeout=spec.timeout_s)
+        return run_local(spec.job, spec.processes, timeout=spec.timeout_s, cpu=spec.cpu, running=self.running)

@@ -1,6 +1,8 @@
-"""Running ``rados bench`` and the ``rados``/``ceph`` tools against one pool; parsing their output.
+"""The rados engine: ``rados bench`` against one pool (:class:`RadosEngine`, a tool engine: ``run(BenchSpec)``), and
+the ``rados``/``ceph`` tools that keep the pool's books (:class:`Cluster`: listing, removing, limits).
 
-Nothing here knows about the run lifecycle; ``storbench.workloads.rados_bench`` drives it.
+Nothing here knows about the run lifecycle; ``storbench.workloads.rados_bench`` drives it (the output's
+reading: storbench.engines.rados_output).
 
 ``rados bench`` (Ceph 16.2) prints one line per second and a summary::
 
@@ -44,9 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from storbench.engines.base import tool_engine
-from storbench.errors import EngineError, TargetError, WorkloadError
+from storbench.engines.base import register
 from storbench.engines.rados_output import first_error
+from storbench.engines.tool import ToolEngine
+from storbench.errors import EngineError, TargetError, WorkloadError
 
 LIST_TIMEOUT_S = 120.0
 RM_BATCH = 200
@@ -85,15 +88,13 @@ def rados_version() -> str:
     return _VERSION[binary]
 
 
-RadosEngine = tool_engine("rados", rados_version, "Ceph's rados tool: rados bench and pool bookkeeping (paper 004).")
-
-
 @dataclass
 class Finished:
     returncode: int | None  # None: killed at the hard timeout
     stdout: str
     stderr: str
     wall_s: float
+    command: list[str]  # the command line it ran
 
 
 class Cluster:
@@ -178,34 +179,6 @@ class Cluster:
                 return int(pool.get("stats", {}).get("max_avail", 0))
         return None
 
-    def run(
-        self, argv: list[str], timeout: float, stdout_path: Path, started_pid: Callable[[int], None] | None = None
-    ) -> Finished:
-        """Run a bench command with its stdout in a file (kept even when the command is killed);
-        ``started_pid`` is called with the child's PID as soon as it is spawned."""
-        started = time.monotonic()
-        stdout_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(stdout_path, "w") as out, open(stdout_path.with_suffix(".stderr"), "w") as err:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True)
-            try:
-                if started_pid:
-                    started_pid(proc.pid)
-                code: int | None = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                code = None
-            except BaseException:  # Ctrl-C: do not leave the benchmark running
-                proc.kill()
-                proc.wait()
-                raise
-        return Finished(
-            code,
-            stdout_path.read_text(errors="replace"),
-            stdout_path.with_suffix(".stderr").read_text(errors="replace"),
-            time.monotonic() - started,
-        )
-
     def bench_argv(
         self,
         mode: str,
@@ -268,3 +241,60 @@ class Cluster:
         done = subprocess.run(self.rados_argv("put", name, "-"), input=data, capture_output=True, timeout=60)
         if done.returncode != 0:
             raise WorkloadError(f"rados put {name} failed: {first_error(done.stderr.decode(errors='replace'))}")
+
+
+@dataclass
+class BenchSpec:
+    """One ``rados bench``: its pool (``cluster``), mode (write | seq | rand) and load, its hard time limit, and the
+    file its output goes to (kept even when it is killed). ``started_pid`` hears the process's PID at its start
+    (a write's object prefix is known from it)."""
+
+    cluster: Cluster
+    mode: str
+    seconds: int
+    threads: int
+    run_name: str
+    output: Path
+    timeout_s: float
+    op_size: int | None = None  # writes: bytes per operation and per object, and at most this many objects
+    object_size: int | None = None
+    max_objects: int | None = None
+    started_pid: Callable[[int], None] | None = None
+
+
+@register
+class RadosEngine(ToolEngine):
+    """Ceph's rados tool: rados bench and pool bookkeeping (paper 004)."""
+
+    name = "rados"
+
+    def read_version(self) -> str:
+        return rados_version()
+
+    def run(self, spec: BenchSpec) -> Finished:
+        """The bench, in a process group of its own; at its time limit it is killed and ``returncode`` is None (what
+        it printed until then is read all the same); an interrupt kills it and goes on."""
+        argv = spec.cluster.bench_argv(
+            spec.mode, spec.seconds, spec.threads, spec.run_name, spec.op_size, spec.object_size, spec.max_objects
+        )
+        started = time.monotonic()
+        spec.output.parent.mkdir(parents=True, exist_ok=True)
+        errors = spec.output.with_suffix(".stderr")
+        with open(spec.output, "w") as out, open(errors, "w") as err:
+            proc = self.spawn(argv, stdout=out, stderr=err, text=True)
+            try:
+                if spec.started_pid:
+                    spec.started_pid(proc.pid)
+                code: int | None = self.wait(proc, spec.timeout_s)
+            except subprocess.TimeoutExpired:  # wait killed it
+                code = None
+            except BaseException:  # Ctrl-C while telling started_pid: do not leave the benchmark running
+                self.reap(proc)
+                raise
+        return Finished(
+            code,
+            spec.output.read_text(errors="replace"),
+            errors.read_text(errors="replace"),
+            time.monotonic() - started,
+            argv,
+        )

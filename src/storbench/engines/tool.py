@@ -90,10 +90,10 @@ class ToolEngine(Engine):
         self.running: set[int] = set()  # process groups of this engine's tool runs in flight
 
     @classmethod
-    def of(cls: type[T], engines: dict[str, Engine]) -> T:
-        """The run's engine of this kind, or before the run's engines are made (a workload's ``check``) a new
-        one of the class registered under its name, for the checks alone."""
-        engine = engines.get(cls.name) or all_engines()[cls.name]()
+    def of(cls: type[T], engines: dict[str, Engine] | None = None) -> T:
+        """The run's engine of this kind (``engines``: the run's), or before the run's engines are made (a
+        workload's ``check``) a new one of the class registered under its name, for the checks alone."""
+        engine = (engines or {}).get(cls.name) or all_engines()[cls.name]()
         assert isinstance(engine, cls), f"{cls.name}: registered as {type(engine).__name__}, not a {cls.__name__}"
         return engine
 

@@ -11,7 +11,7 @@ import subprocess
 from typing import Any
 
 from storbench.context import RunContext
-from storbench.engines.base import io_timeout
+from storbench.engines.tool import io_timeout
 from storbench.engines.hadoop import HadoopEngine
 from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
@@ -71,7 +71,7 @@ def to_samples(workload: str, values: dict[str, float], labels: dict[str, str] |
 
 
 def time_limit(params: dict[str, Any]) -> float:
-    """Every file's bytes at the floor rate, plus the margin (storbench.engines.base.io_timeout)."""
+    """Every file's bytes at the floor rate, plus the margin (storbench.engines.tool.io_timeout)."""
     return io_timeout(params["files"] * params["file_size"])
 
 

@@ -31,6 +31,8 @@ from typing import Any
 
 from storbench.context import RunContext
 from storbench.engines import native, native_job
+from storbench.engines.native import NativeEngine, NativeSpec
+from storbench.engines.native_fanout import require_fanouts_gone
 from storbench.engines.native_results import judge_errors, result_samples
 from storbench.errors import InputError
 from storbench.results.model import Sample
@@ -79,7 +81,7 @@ class _Objects(Workload):
                 f"{self.name}: bucket={params['bucket']} differs from the target's bucket "
                 f"{target.bucket}; name the bucket in --target s3://BUCKET/"
             )
-        native.binary()  # not built: fail before anything runs
+        NativeEngine.of(ctx.engines).tool_version()  # not built: fail before anything runs
 
     def engines(self, params: dict[str, Any]) -> list[str]:
         return [self.engine, "spark"] if params["fanout"] == "spark" else [self.engine]  # barrier tasks
@@ -142,12 +144,8 @@ class _Objects(Workload):
         return params["duration_s"] + params["warmup_s"] + max(600.0, params["timeout_s"] * 4)
 
     def _execute(self, ctx: RunContext, params: dict[str, Any], job: dict[str, Any], drivers: int) -> dict[str, Any]:
-        return native.run(
-            job,
-            drivers,
-            spark=spark_session(ctx) if params["fanout"] == "spark" else None,
-            timeout=self._timeout(params),
-        )
+        spark = spark_session(ctx) if params["fanout"] == "spark" else None
+        return ctx.engine(NativeEngine).run(NativeSpec(job, drivers, spark, self._timeout(params)))
 
     # -- data the timed phase needs --------------------------------------------------------
 
@@ -169,7 +167,7 @@ class _Objects(Workload):
             verify=False,
             rate=0.0,
         )
-        result = native.run_local(job, 1, timeout=self._timeout(params))
+        result = ctx.engine(NativeEngine).run(NativeSpec(job, 1, timeout_s=self._timeout(params)))
         if result["total"]["errors"]:
             first = next(iter(result["errors"].values()), {}).get("example", "")
             raise InputError(
@@ -258,7 +256,7 @@ class _Objects(Workload):
         """This workload's objects go with the run prefix (the runner deletes it, marker checked), once no
         engine of a cancelled Spark fan-out can write there any more."""
         if params["fanout"] == "spark":
-            native.require_fanouts_gone()
+            require_fanouts_gone()
 
 
 def high_water_mark(curve: list[tuple[int, float | None]]) -> tuple[float | None, int | None, int | None]:

@@ -19,13 +19,12 @@ metadata object; the fio driver's objects are ``storbench-<run id>-w<N>.<job>.<f
 ``cleanup`` removes exactly those and nothing else in the pool (``rados ls`` streamed and
 filtered while read), and nothing at all with ``--keep-data``.
 
-Samples: rados bench's own summary (``rados_bw_mbps``, ``rados_avg_iops``,
-``rados_stddev_iops``, ``rados_max_iops``/``rados_min_iops``, ``rados_avg_lat_ms``,
-``rados_max_lat_ms``, ``rados_ops``; MB = 10^6 bytes) and storbench's consistency
-figures over the per-second IOPS and MB/s (``ps_iops_*``, ``ps_mbps_*``, see
-:mod:`storbench.results.consistency`). The per-second series, the command, the raw
-output and the summary of every phase are kept in ``ctx.artifacts["rados"]`` (the
-run's artifacts.json) — also for a phase that failed.
+Samples: rados bench's own summary (``rados_bw_mbps``, ``rados_avg_iops``, ``rados_stddev_iops``, ``rados_max_iops``/
+``rados_min_iops``, ``rados_avg_lat_ms``, ``rados_max_lat_ms``, ``rados_ops``; MB = 10^6 bytes) and storbench's
+consistency figures over the per-second IOPS and MB/s (``ps_iops_*``, ``ps_mbps_*``, see
+:mod:`storbench.results.consistency`). The per-second series, the command, the raw output and the summary of every
+phase are kept in ``ctx.artifacts["rados"]`` (the run's artifacts.json) — also for a phase that failed. rados bench
+runs on the rados engine (``ctx.engine(RadosEngine).run(BenchSpec)``), the fio driver on the fio engine.
 
 ``driver=fio`` runs the same phases with fio's ``rados`` engine on the same pool
 (``fio_objects`` objects of ``object_size``, written and re-read for the duration) and
@@ -53,10 +52,10 @@ from pathlib import Path
 from typing import Any
 
 from storbench.context import RunContext
-from storbench.engines import fio_results
+from storbench.engines import fio_results, rados, rados_output
 from storbench.engines.fio import FioEngine
 from storbench.engines.fio_job import FioSpec
-from storbench.engines import rados, rados_output
+from storbench.engines.rados import BenchSpec, RadosEngine
 from storbench.errors import InputError, StorbenchError, WorkloadError
 from storbench.results.model import Sample
 from storbench.telemetry.machine import available_memory
@@ -108,7 +107,7 @@ class _RadosBench(Workload):
                 f"needs {human_bytes(op_size * params['threads'])} of buffers, more than the "
                 f"{human_bytes(memory)} of memory available; lower threads or op_size"
             )
-        rados.rados_binary()
+        RadosEngine.of(ctx.engines).tool_version()  # rados missing: fail before anything runs
         if params["driver"] == "fio":
             require_fio_rados_engine(FioEngine.of(ctx.engines))
         cluster = cluster_of(ctx, params)
@@ -217,15 +216,15 @@ class _RadosBench(Workload):
         if self.mode == "write":
             cap = self._cap_objects(ctx, cluster, object_size, params["threads"])
             record["max_objects"] = cap
-        argv = cluster.bench_argv(
-            self.mode, params["duration_s"], params["threads"], record["run_name"], op_size, object_size, cap
-        )
         timeout = params["duration_s"] + params["op_timeout_s"] + GRACE_S
         # The write's prefix is known from the child's PID the moment it starts: an interrupted write is
         # cleaned up too (rados bench prints its prefix, but only its output after it returns says so).
         started = (lambda pid: record.update(prefix=rados.bench_prefix(pid))) if self.mode == "write" else None
+        load = (self.mode, params["duration_s"], params["threads"], record["run_name"])
+        output = scratch / f"{self.name}-{number}.txt"
+        spec = BenchSpec(cluster, *load, output, timeout, op_size, object_size, cap, started)
         with ctx.measure():
-            done = cluster.run(argv, timeout, scratch / f"{self.name}-{number}.txt", started)
+            done = ctx.engine(RadosEngine).run(spec)
         output = rados_output.parse_bench(done.stdout, done.stderr)
         ctx.tool_window(output.summary.get("time_s"))  # rados bench's own clock: its operations, as fio's
         if self.mode == "write":
@@ -235,7 +234,7 @@ class _RadosBench(Workload):
         entry = {
             "run": number,
             "driver": "rados",
-            "command": argv,
+            "command": done.command,
             "run_name": record["run_name"],
             "returncode": done.returncode,
             "wall_s": round(done.wall_s, 6),
@@ -269,7 +268,13 @@ class _RadosBench(Workload):
 
     def _keep(self, ctx: RunContext, cluster: rados.Cluster, entry: dict[str, Any]) -> None:
         record = ctx.artifacts.setdefault(
-            "rados", {"version": rados.rados_version(), "conf": cluster.conf, "pool": cluster.pool, "workloads": {}}
+            "rados",
+            {
+                "version": ctx.engine(RadosEngine).tool_version(),
+                "conf": cluster.conf,
+                "pool": cluster.pool,
+                "workloads": {},
+            },
         )
         record["workloads"].setdefault(self.name, {"runs": []})["runs"].append(entry)
 

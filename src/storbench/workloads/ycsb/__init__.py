@@ -48,6 +48,8 @@ from typing import Any
 
 from storbench.context import RunContext
 from storbench.engines import native, native_job
+from storbench.engines.native import NativeEngine, NativeSpec
+from storbench.engines.native_fanout import require_fanouts_gone
 from storbench.engines.native_results import judge_errors, result_samples
 from storbench.errors import InputError, WorkloadError
 from storbench.results.model import Sample
@@ -125,7 +127,7 @@ class _Ycsb(Workload):
                 raise InputError(refusal)
             core_driver.classpath()
             return
-        native.binary()
+        NativeEngine.of().tool_version()  # not built: fail before anything runs
         if self.letter != "load":
             core_workload(self.letter)
 
@@ -204,13 +206,8 @@ class _Ycsb(Workload):
                 )
             finally:
                 ctx.drop_scratch("ycsb-client")
-        return native.run(
-            job,
-            params["drivers"],
-            spark=spark_session(ctx) if params["fanout"] == "spark" else None,
-            timeout=timeout,
-            cpu=cpu,
-        )
+        spark = spark_session(ctx) if params["fanout"] == "spark" else None
+        return ctx.engine(NativeEngine).run(NativeSpec(job, params["drivers"], spark, timeout, cpu))
 
     # -- restore=snapshot ----------------------------------------------------------------------
 
@@ -331,7 +328,7 @@ class _Ycsb(Workload):
 
     def cleanup(self, ctx: RunContext, params: dict[str, Any]) -> None:
         if params["fanout"] == "spark":
-            native.require_fanouts_gone()
+            require_fanouts_gone()
         if self.letter != "load":
             return
         state = ctx.state(YcsbState)
