@@ -25,6 +25,7 @@ import pytest
 from storbench import api
 from storbench.results.store import ResultStore
 from storbench.services import spark as spark_service
+from storbench.services import spark_auth
 from tests.cli.helpers import QUICK_JVM, SRC
 from tests.fake_bmc import FakeBmc, basic
 from tests.proc_watch import ProcWatch
@@ -128,7 +129,7 @@ def test_spark_on_s3_keeps_the_s3a_keys_and_spark_conf_secrets_out_of_every_proc
 def _spark_secret(state: dict) -> str:
     """The cluster's generated secret, from its private properties file."""
     lines = Path(state["auth_file"]).read_text().splitlines()
-    return dict(line.split("=", 1) for line in lines if "=" in line)[spark_service.SECRET_KEY]
+    return dict(line.split("=", 1) for line in lines if "=" in line)[spark_auth.SECRET_KEY]
 
 
 @pytest.fixture(scope="module")

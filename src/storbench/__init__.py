@@ -8,7 +8,8 @@ reads this table). One line a layer: its name, then its packages and top-level m
     tools      units keyvalue binaries buildparts fetch doctor s3client cassandra_cql progress
     results    results
     telemetry  telemetry
-    services   services lab
+    services   services
+    lab        lab
     targets    targets
     engines    engines
     context    context
@@ -24,7 +25,9 @@ reads this table). One line a layer: its name, then its packages and top-level m
 - results: what a run measured (``Sample``, ``Run``, the store) and the metric vocabulary
   (``results.metrics``: ``MetricSpec``, ``metric_table``) every producer declares its metrics in.
 - telemetry, services, targets, engines: the producers and what they run on; a target is
-  storage, an engine binds itself to one. ``lab`` makes hosts with known limits for them to run on.
+  storage, an engine binds itself to one.
+  ``lab`` makes hosts with known limits for services to run on (``--lab-cluster``: api hands a
+  service its lab placement).
 - context, workloads, suites: what a workload sees of a run, the workloads, the suites naming them.
 - run: the run core (plan, session, loop); it speaks only the engine and target protocols.
 - analysis, report: the comparison stage (it gathers the metric catalog from every workload's

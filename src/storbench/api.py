@@ -171,7 +171,13 @@ def service_up(name: str, store: ResultStore | None = None, **options: Any) -> d
     """Start a real local service (``hdfs``) under the results home; returns its state (URI, PID, dirs)."""
     from storbench.services import service_up as up
 
-    return up(name, (store or ResultStore()).home, **options)
+    home = (store or ResultStore()).home
+    placement = None
+    if options.get("lab_cluster"):  # node K in lab host node-K (storbench lab cluster up, same home)
+        from storbench.lab.placement import lab_placement
+
+        placement = lab_placement(home, name)
+    return up(name, home, placement, **options)
 
 
 def service_down(name: str, store: ResultStore | None = None) -> bool:

@@ -25,6 +25,7 @@ from storbench.engines.spark import SparkEngine
 from storbench.results.store import ResultStore
 from storbench.services import process
 from storbench.services import spark as spark_service
+from storbench.services import spark_auth
 from storbench.telemetry.nodes import load_nodes
 from tests.cli.helpers import storbench
 from tests.services.spark_cluster_setup import SITECUSTOMIZE, worker_dirs
@@ -97,7 +98,7 @@ def test_workers_alive_and_nodes_file(cluster):
 def test_executors_import_storbench_only_from_the_shipped_zip(cluster, python_without_storbench, monkeypatch, tmp_path):
     home, state, _ = cluster
     monkeypatch.setenv("PYSPARK_PYTHON", python_without_storbench)
-    conf = spark_service.client_conf(home, state["uri"])
+    conf = spark_auth.client_conf(home, state["uri"])
     engine = SparkEngine(state["uri"], conf, app_name="storbench shipping test")
     try:
         context = engine.start().sparkContext
@@ -464,7 +465,7 @@ def test_the_secret_stays_in_its_private_file(cluster):
         "STORBENCH_SPARK_PROPERTIES": str(auth),
     }
     recorded = process.read_state(Path(state["workdir"]))["processes"]
-    engine = SparkEngine(state["uri"], spark_service.client_conf(home, state["uri"]), app_name="storbench auth test")
+    engine = SparkEngine(state["uri"], spark_auth.client_conf(home, state["uri"]), app_name="storbench auth test")
     try:
         context = engine.start().sparkContext
         assert context.parallelize(range(8), 4).map(lambda x: x * 2).sum() == 56  # executors reached the driver
@@ -514,7 +515,7 @@ def test_down_stops_every_recorded_pid_and_the_executors(cluster):
     assert all(process.alive(p["pid"], p["marker"]) for p in recorded)
     engine = SparkEngine(
         state["uri"],
-        spark_service.client_conf(home, state["uri"]),  # an app holding executors
+        spark_auth.client_conf(home, state["uri"]),  # an app holding executors
         app_name="storbench down test",
     )
     try:

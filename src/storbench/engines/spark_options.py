@@ -15,7 +15,8 @@ from storbench.errors import InputError
 from storbench.keyvalue import parse_pairs
 from storbench.redaction import redact_settings
 from storbench.services import yarn_client
-from storbench.services.spark import client_conf, running_cluster
+from storbench.services.spark import running_cluster
+from storbench.services.spark_auth import client_conf
 
 DEFAULT_MASTER = "local[*]"
 MASTER = "spark_master"  # the keys of the run's engine options that are Spark's

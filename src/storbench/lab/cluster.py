@@ -5,6 +5,7 @@ says what failed in one line. ``down`` removes what the journal names, and only 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import signal
@@ -182,6 +183,14 @@ def hosts_of(home: Path) -> list[LabHost]:
     if journal is None:
         raise LabError(f"no lab cluster is up in {cluster_dir(home)} (storbench --results {home} lab cluster up)")
     return [LabHost(**h) for h in journal.state.get("hosts", [])]
+
+
+def bridge_address(home: Path) -> str:
+    """This machine's address on the lab's bridge: where the hosts reach a service's coordinator."""
+    journal = Journal.load(cluster_dir(home))
+    if journal is None:
+        raise LabError(f"no lab cluster is up in {cluster_dir(home)} (storbench --results {home} lab cluster up)")
+    return hosts.bridge_address(ipaddress.ip_network(journal.state["subnet"]))
 
 
 def host_named(home: Path, name: str) -> LabHost:

@@ -83,6 +83,7 @@ def write_nodes(workdir: Path, state: dict[str, Any], kind: str, role: str, dir_
     """``nodes.yaml`` in ``workdir``: one ``role`` node per process of ``kind``, with the exporter on its host and the
     disks behind its ``dir_key`` directory (storbench.telemetry.nodes)."""
     exporters = {p["host"]: p["url"] for p in state["processes"] if p["kind"] == "exporter"}
+    exporters.update(state.get("lab_exporters") or {})  # a lab host's own exporter (services.placement)
     nodes = []
     for entry in (p for p in state["processes"] if p["kind"] == kind):
         disks = devices_for_path(entry[dir_key]).devices
@@ -93,6 +94,7 @@ def write_nodes(workdir: Path, state: dict[str, Any], kind: str, role: str, dir_
                 role=role,
                 devices=tuple(disks) or None,
                 host=entry["host"],
+                limits=tuple((entry.get("limits") or {}).items()),
             )
         )
     path = workdir / NODES_FILE

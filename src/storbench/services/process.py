@@ -126,9 +126,15 @@ _CHILDREN: dict[int, subprocess.Popen] = {}  # what spawn() started in this proc
 
 
 def spawn(
-    argv: list[str], workdir: Path, log_name: str, env: dict[str, str] | None = None, umask: int = -1
+    argv: list[str],
+    workdir: Path,
+    log_name: str,
+    env: dict[str, str] | None = None,
+    umask: int = -1,
+    preexec: Callable[[], None] | None = None,
 ) -> subprocess.Popen:
-    """``umask`` (e.g. 0o077): the files the service creates are its owner's only (-1: inherit ours)."""
+    """``umask`` (e.g. 0o077): the files the service creates are its owner's only (-1: inherit ours); ``preexec``
+    runs in the child before the program (a lab host's cgroup join: storbench.services.placement)."""
     workdir.mkdir(parents=True, exist_ok=True)
     log = open(workdir / log_name, "ab")
     proc = subprocess.Popen(
@@ -140,6 +146,7 @@ def spawn(
         env={**os.environ, **(env or {})},
         start_new_session=True,
         umask=umask,
+        preexec_fn=preexec,
     )
     _CHILDREN[proc.pid] = proc
     return proc

@@ -100,8 +100,9 @@ def get_service(name: str) -> Service:
     return services[name]
 
 
-def service_up(name: str, home: Path, **options: Any) -> dict[str, Any]:
-    """Start a service; its state has at least ``uri``, ``pid``, ``workdir`` and a one-line ``summary``."""
+def service_up(name: str, home: Path, placement: Any = None, **options: Any) -> dict[str, Any]:
+    """Start a service; its state has at least ``uri``, ``pid``, ``workdir`` and a one-line ``summary``.
+    ``placement``: where its nodes run when it takes ``--lab-cluster`` (storbench.services.placement)."""
     service = get_service(name)
     takes = {flag.name: flag for flag in service.flags}
     unknown = sorted(set(options) - set(takes))
@@ -110,6 +111,8 @@ def service_up(name: str, home: Path, **options: Any) -> dict[str, Any]:
             f"{Flag(unknown[0], '').option} does not apply to service {name}; "
             f"it takes: {', '.join(f.option for f in service.flags) or 'no options'}"
         )
+    if options.pop("lab_cluster", None):
+        options["placement"] = placement
     return service.module.up(service_dir(home, name), **options)
 
 

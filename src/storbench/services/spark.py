@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import tempfile
 import time
@@ -44,9 +43,10 @@ from urllib.request import urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.node_exporter import free_port
+from storbench.services.placement import Loopback
 from storbench.services.registry import Flag, register
+from storbench.services.spark_auth import AUTH_FILE, SERVICE, client_env, write_auth  # noqa: F401 (client_env: the registry's)
 
-SERVICE = "spark"
 register(
     SERVICE,
     __name__,
@@ -59,16 +59,20 @@ register(
         repeatable=True,
         metavar="DIR",
     ),
+    Flag(
+        "lab_cluster",
+        "place worker K in host node-K of the lab cluster under the same results home (storbench lab cluster up): "
+        "its address, its disk, its link",
+        switch=True,
+    ),
 )
+LAB_WORKER_PORTS = (7078, 8081)  # a lab host has a network stack of its own: the same ports on every host
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 MAX_WORKERS = 16
 START_TIMEOUT_S = 120.0
 OWNED = ".storbench-spark-worker"  # in a --worker-dir subdirectory we made; names the service dir
 MEMORY = re.compile(r"^[1-9][0-9]*[mMgG]$")
-AUTH_FILE = Path("private") / "spark-auth.properties"  # under the service dir: the secret and server settings
-SECRET_KEY = "spark.authenticate.secret"
-ENV_MASTER, ENV_PROPERTIES = "STORBENCH_SPARK_MASTER", "STORBENCH_SPARK_PROPERTIES"  # client_env's names
 
 
 def spark_home() -> Path:
@@ -123,11 +127,25 @@ def _owns_root(workdir: Path, root: Path) -> bool:
 
 
 def up(
-    workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g", worker_dir: list[str] | None = None
+    workdir: Path,
+    workers: int = 2,
+    cores: int = 1,
+    memory: str = "1g",
+    worker_dir: list[str] | None = None,
+    placement: Any = None,
 ) -> dict[str, Any]:
     worker_dir = list(worker_dir or [])
+    placement = placement or Loopback()
     _check(workers, cores, memory, worker_dir)
-    roots = [_worker_root(workdir, i, worker_dir) for i in range(1, workers + 1)]
+    if workers > placement.capacity:
+        raise InputError(f"--workers {workers}: the lab cluster has {placement.capacity} hosts")
+    if placement.in_lab and worker_dir:
+        raise InputError("--worker-dir and --lab-cluster: a lab host's worker lives on the host's own disk")
+    lab_roots = [placement.data_root(i) for i in range(1, workers + 1)]
+    roots = [
+        (lab_root / "storbench-spark", True) if lab_root else _worker_root(workdir, i, worker_dir)
+        for i, lab_root in enumerate(lab_roots, start=1)
+    ]
     state = status(workdir)
     if state:
         asked = {"workers": workers, "cores": cores, "memory": memory, "worker_roots": [str(r) for r, _ in roots]}
@@ -147,7 +165,7 @@ def up(
     process.fresh_dir(workdir, SERVICE)
     (workdir / "conf").mkdir()  # an empty SPARK_CONF_DIR: no user spark-defaults or log4j file leaks in
     (workdir / "log").mkdir()
-    _write_auth(workdir)
+    write_auth(workdir)
     for root, outside in roots:
         if outside:
             shutil.rmtree(root, ignore_errors=True)
@@ -155,7 +173,7 @@ def up(
             (root / OWNED).write_text(str(workdir) + "\n")
         for sub in ("work", "local"):
             (root / sub).mkdir(parents=True, exist_ok=True)
-    master_port, ui_port = free_port(), free_port()
+    master_port, ui_port = free_port(placement.coordinator), free_port(placement.coordinator)
     state = {
         "service": SERVICE,
         "workdir": str(workdir),
@@ -164,8 +182,10 @@ def up(
         "memory": memory,
         "worker_roots": [str(r) for r, _ in roots],
         "owned_roots": [str(r) for r, o in roots if o],
-        "uri": f"spark://127.0.0.1:{master_port}",
-        "web_ui": f"http://127.0.0.1:{ui_port}",
+        "uri": f"spark://{placement.coordinator}:{master_port}",
+        "web_ui": f"http://{placement.coordinator}:{ui_port}",
+        "worker_hosts": [placement.address(i) for i in range(1, workers + 1)],
+        "driver_host": placement.coordinator if placement.in_lab else None,  # where executors reach the driver
         "auth_file": str(workdir / AUTH_FILE),
         "processes": [],
         "summary": "starting",
@@ -176,7 +196,7 @@ def up(
         _remove_roots(workdir, state)
 
     with process.all_or_nothing(workdir, state, stop):
-        _start_all(workdir, state, home, exporter, master_port, ui_port, roots)
+        _start_all(workdir, state, home, exporter, master_port, ui_port, roots, placement)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "worker", "worker", "local_dir"))
     state["summary"] = (
@@ -189,53 +209,6 @@ def up(
     return state
 
 
-def _write_auth(workdir: Path) -> None:
-    """The generated secret and the server settings, in a private file master and workers are given by path."""
-    private = (workdir / AUTH_FILE).parent
-    private.mkdir(mode=0o700)
-    private.chmod(0o700)  # whatever the umask
-    settings = {
-        "spark.authenticate": "true",
-        SECRET_KEY: secrets.token_urlsafe(32),
-        "spark.ui.killEnabled": "false",  # the web UIs are not authenticated: no kill buttons there
-        "spark.master.rest.enabled": "false",
-    }  # no unauthenticated REST submissions
-    process.write_private(workdir / AUTH_FILE, "".join(f"{k}={v}\n" for k, v in settings.items()))
-
-
-def client_conf(home: Path | None, master_url: str) -> dict[str, str]:
-    """The Spark settings a client of a cluster ``services up spark`` started needs (``spark.authenticate`` and
-    its secret) when ``master_url`` is that cluster's: the one under results home ``home``, else the one the
-    environment names (``client_env``: a run from another results home); else none."""
-    path = _auth_file(home, master_url)
-    if path is None:
-        return {}
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise EngineError(
-            f"cannot read the secret of `services up spark` ({path}): {exc.strerror or exc}; "
-            f"run as the user who started the cluster"
-        ) from None
-    conf = dict(line.split("=", 1) for line in lines if "=" in line)
-    return {key: conf[key] for key in ("spark.authenticate", SECRET_KEY) if key in conf}
-
-
-def _auth_file(home: Path | None, master_url: str) -> Path | None:
-    state = status(process.service_dir(home, SERVICE)) if home is not None else None
-    if state and state.get("uri") == master_url and state.get("auth_file"):
-        return Path(state["auth_file"])
-    if os.environ.get(ENV_MASTER) == master_url and os.environ.get(ENV_PROPERTIES):
-        return Path(os.environ[ENV_PROPERTIES])
-    return None
-
-
-def client_env(state: dict[str, Any]) -> dict[str, str]:
-    """What a shell needs to use the cluster: ``spark-submit --master "$STORBENCH_SPARK_MASTER"
-    --properties-file "$STORBENCH_SPARK_PROPERTIES" ...`` (the file, not the secret, is named)."""
-    return {ENV_MASTER: state["uri"], ENV_PROPERTIES: state["auth_file"]}
-
-
 def _spawn(
     workdir: Path,
     state: dict[str, Any],
@@ -244,9 +217,10 @@ def _spawn(
     argv: list[str],
     marker: str,
     env: dict[str, str] | None = None,
+    preexec: Any = None,
     **extra: Any,
 ) -> None:
-    proc = process.spawn(argv, workdir / "log", f"{name}.log", env)
+    proc = process.spawn(argv, workdir / "log", f"{name}.log", env, preexec=preexec)
     state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
     process.write_state(workdir, state)
 
@@ -259,6 +233,7 @@ def _start_all(
     master_port: int,
     ui_port: int,
     roots: list[tuple[Path, bool]],
+    placement: Any,
 ) -> None:
     spark_class = str(home / "bin" / "spark-class")
     base_env = {
@@ -268,7 +243,8 @@ def _start_all(
         "SPARK_NO_DAEMONIZE": "1",
     }
     auth = ["--properties-file", str(workdir / AUTH_FILE)]  # the secret by path: never in an argv
-    master_args = [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(ui_port), *auth]
+    master = placement.coordinator
+    master_args = [MASTER_CLASS, "--host", master, "--port", str(master_port), "--webui-port", str(ui_port), *auth]
     # the marker is what both bash (spark-class) and the java it execs show in their command lines
     _spawn(
         workdir,
@@ -277,18 +253,19 @@ def _start_all(
         "master",
         ["bash", spark_class, *master_args],
         " ".join(master_args),
-        {**base_env, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1"},
+        {**base_env, "SPARK_LOCAL_IP": master, "SPARK_MASTER_HOST": master},
     )
     for index, (root, _) in enumerate(roots, start=1):
-        host = process.worker_host(index)
+        host = placement.address(index)
+        port, ui = LAB_WORKER_PORTS if placement.in_lab else (free_port(host), free_port(host))
         args = [
             WORKER_CLASS,
             "--host",
             host,
             "--port",
-            str(free_port(host)),
+            str(port),
             "--webui-port",
-            str(free_port(host)),
+            str(ui),
             "--cores",
             str(state["cores"]),
             "--memory",
@@ -309,13 +286,18 @@ def _start_all(
             state,
             "worker",
             f"worker-{index}",
-            ["bash", spark_class, *args],
+            placement.wrap(index, ["bash", spark_class, *args]),
             " ".join(args[:5]),
             env,
+            placement.preexec(index),
             host=host,
             local_dir=str(root / "local"),
             work_dir=str(root / "work"),
+            limits=placement.limits(index),
         )
+        if placement.exporter(index):  # the lab host's own
+            state["lab_exporters"] = {**state.get("lab_exporters", {}), host: placement.exporter(index)}
+            continue
         argv, marker, url = node_exporter.command(exporter, host)
         _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
 
@@ -342,7 +324,7 @@ def alive_workers(state: dict[str, Any]) -> list[str]:
 
 
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
-    wanted = sorted(process.worker_host(i) for i in range(1, state["workers"] + 1))
+    wanted = sorted(state["worker_hosts"])
 
     def probe() -> str | None:
         try:
