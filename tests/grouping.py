@@ -41,7 +41,7 @@ GROUP_S = {
     "hdfs": 395,
     "cassandra": 380,
     "tests/workloads/tpcds/test_tpcds.py": 280,
-    "lab": 225,
+    "lab": 520,  # the QEMU guest's tests, then the lab cluster's (tests/lab_cluster, with a Spark cluster in it)
     "tests/services/test_spark_cluster.py": 195,
     "tests/test_secrets_proc.py": 105,
     "tests/services/test_metastore.py": 100,
