@@ -11,13 +11,12 @@ here: from a service marker (spark, s3, ceph, cassandra, postgres), or from a fi
 
 The guard: in a run that selects no ``real`` test (``-m "not real"``, or any part of the fast lane), an unmarked
 test whose set-up or body starts any other program (subprocess.Popen, which run/check_output and asyncio use)
-fails before the program starts, with one line naming the test and the program.
+fails before the program starts, with one line naming the test and the program (tests/proc_guard.py).
 """
 
-import os
-import subprocess
-
 import pytest
+
+from tests import proc_guard
 
 REAL = "real"
 SERVICE_MARKERS = ("spark", "s3", "ceph", "cassandra", "postgres", "lab", "yarn")
@@ -30,7 +29,6 @@ REAL_FIXTURES = frozenset({"hdfs", "yarn", "s3", "ceph", "cassandra1", "cassandr
 CHEAP_TOOLS = frozenset({"sh", "bash", "git", "lsblk", "blkid", "dd", "uname"})
 
 GUARDING = pytest.StashKey[bool]()
-_running: list[tuple[str, list[str]]] = []  # (node id, violations) of the guarded test running now (innermost last)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: the markers implied here must count
@@ -44,48 +42,25 @@ def pytest_collection_modifyitems(items):
 
 def pytest_collection_finish(session):
     session.config.stash[GUARDING] = bool(session.items) and not any(i.get_closest_marker(REAL) for i in session.items)
-    if session.config.stash[GUARDING] and not hasattr(subprocess.Popen.__init__, "lanes_guard"):
-        _install()
-
-
-def _program(args, kwargs) -> str:
-    argv = args[0] if args else kwargs.get("args", "")
-    if isinstance(argv, (str, bytes, os.PathLike)):
-        argv = [argv] if not kwargs.get("shell") else str(argv).split()
-    return os.path.basename(os.fsdecode(kwargs.get("executable") or (argv[0] if argv else "")))
-
-
-def _install() -> None:
-    original = subprocess.Popen.__init__
-
-    def guarded(self, *args, **kwargs):
-        program = _program(args, kwargs)
-        if _running and program not in CHEAP_TOOLS:
-            test, violations = _running[-1]
-            message = (
-                f"{test} starts a real process ({program}) but is not marked `real`: give it "
-                "@pytest.mark.real (or its file pytestmark = pytest.mark.real); see tests/lanes.py"
-            )
-            violations.append(message)
-            pytest.fail(message, pytrace=False)  # a BaseException: no `except Exception` in the code hides it
-        original(self, *args, **kwargs)
-
-    guarded.lanes_guard = True
-    subprocess.Popen.__init__ = guarded
 
 
 def _guard(item):
     """Set-up and call only: a module or session fixture may be torn down after an unmarked test."""
     if not item.config.stash.get(GUARDING, False) or item.get_closest_marker(REAL) is not None:
         return (yield)
-    violations: list[str] = []
-    _running.append((item.nodeid, violations))
-    try:
+
+    def why(program: str) -> str | None:
+        if program in CHEAP_TOOLS:
+            return None
+        return (
+            f"{item.nodeid} starts a real process ({program}) but is not marked `real`: give it "
+            "@pytest.mark.real (or its file pytestmark = pytest.mark.real); see tests/lanes.py"
+        )
+
+    with proc_guard.refusing(why) as refusal:
         result = yield
-    finally:
-        _running.pop()
-    if violations:  # also when the code under test swallowed the failure, or it came on another thread
-        pytest.fail(violations[0], pytrace=False)
+    if refusal.violations:  # also when the code under test swallowed the failure, or it came on another thread
+        pytest.fail(refusal.violations[0], pytrace=False)
     return result
 
 

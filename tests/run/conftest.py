@@ -11,7 +11,6 @@ import io
 import json
 import platform
 import signal
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.targets import mem
 from storbench.telemetry.run import HostTelemetry
+from tests import proc_guard
 from tests.run.exporter import NodeExporter
 
 INTERVAL = 0.05  # the shortest telemetry interval allowed: the collector's thread stops within it
@@ -49,15 +49,12 @@ class NullRun:
 
 
 @pytest.fixture(autouse=True)
-def no_subprocess(monkeypatch):
+def no_subprocess():
     """The fast lane's promise: nothing here starts a process. (The standard library's ``uname -p``, which
     platform.platform() in the machine's fingerprint runs once per interpreter and caches, runs first.)"""
     platform.platform()
-
-    def refused(self, *args, **kwargs):
-        raise AssertionError(f"a run-core test started a process: {args[0] if args else kwargs.get('args')}")
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", refused)
+    with proc_guard.refusing(lambda program: f"a run-core test started a process: {program}"):
+        yield
 
 
 @pytest.fixture(autouse=True)
