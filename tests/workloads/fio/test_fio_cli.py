@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio as engine
+from storbench.engines.tool import stand_in
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
 from storbench.run import RunOptions, run
@@ -163,23 +164,25 @@ def test_hdfs_target_is_refused_by_fio(tmp_path, listening_port):
     assert "spark-transforms, " in last
 
 
-def test_engine_fallback_is_recorded(tmp_path, monkeypatch):
-    """io_uring made unavailable (its probe fails): libaio runs, and every sample says so."""
-    real = engine.probe_fio
+class _NoIoUring(engine.FioEngine):
+    """The real fio engine, except that its probe finds io_uring unavailable."""
 
-    def probe(name, direct, location, is_device):
+    def probe(self, name, direct, location, is_device):
         if name == "io_uring":
             return False, "io_uring_queue_init failed: Operation not permitted (simulated)"
-        return real(name, direct, location, is_device)
+        return super().probe(name, direct, location, is_device)
 
-    monkeypatch.setattr(engine, "probe_fio", probe)
+
+def test_engine_fallback_is_recorded(tmp_path):
+    """io_uring made unavailable (its probe fails): libaio runs, and every sample says so."""
     store = ResultStore(tmp_path / "home")
     options = RunOptions(
         suite="fio-basic",
         target=str(tmp_path / "t"),
         overrides={"ioengine": "io_uring", "runtime_s": "1", "size": "8m"},
     )
-    outcome = run(options, store, Progress(quiet=True))
+    with stand_in(_NoIoUring):
+        outcome = run(options, store, Progress(quiet=True))
     assert outcome.status == "succeeded", outcome.errors
     samples = [json.loads(line) for line in (outcome.path / "samples.jsonl").read_text().splitlines()]
     fio_samples = [s for s in samples if s["metric"].startswith("fio_")]
