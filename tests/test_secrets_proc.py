@@ -29,7 +29,6 @@ from storbench.services import spark_auth
 from tests.cli.helpers import QUICK_JVM, SRC
 from tests.fake_bmc import FakeBmc, basic
 from tests.proc_watch import ProcWatch
-from tests.workloads.objects.conftest import s3  # noqa: F401  (the real S3 server fixture)
 
 pytestmark = pytest.mark.real
 

@@ -4,7 +4,7 @@ import pytest
 
 from storbench.results.store import RunWriter
 from storbench.targets import MARKER, mem
-from tests.run.conftest import after, run_null
+from tests.run.null_run import after, run_null
 
 ORDER = [
     "engine cancel",

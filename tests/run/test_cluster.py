@@ -11,7 +11,7 @@ import yaml
 from storbench.errors import InputError
 from storbench.services.process import cmdline
 from storbench.targets import mem
-from tests.run.conftest import run_null
+from tests.run.null_run import run_null
 
 NODE_METRICS = {"max_read_mbps", "max_write_mbps", "avg_read_latency_ms", "max_cpu_pct", "read_mb", "energy_j"}
 

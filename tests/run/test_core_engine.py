@@ -19,7 +19,7 @@ from storbench.results.model import Sample
 from storbench.workloads import base as workload_base
 from storbench.workloads.base import Workload, all_workloads
 from storbench.workloads.params import Param
-from tests.run.conftest import run_null
+from tests.run.null_run import run_null
 
 CORE = {"for_run", "start", "stop", "cancel", "versions", "settings", "begin", "end", "collect"}
 DECLARED = {"name", "one_per_process"}  # what an engine class declares, read by the run core as facts

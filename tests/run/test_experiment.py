@@ -25,7 +25,7 @@ from storbench.results.model import Sample
 from storbench.results.store import ResultStore
 from storbench.run.rounds import AUTO_DEFAULT, Schedule, parse_repeat
 from storbench.run.sweep import Point
-from tests.run.conftest import INTERVAL
+from tests.run.null_run import INTERVAL
 
 
 def interleaved(

@@ -20,7 +20,7 @@ from storbench.api import RunOptions
 from storbench.engines import null
 from storbench.progress import Progress
 from storbench.results.store import ResultStore
-from tests.run.conftest import INTERVAL
+from tests.run.null_run import INTERVAL
 
 pytestmark = pytest.mark.real
 

@@ -6,7 +6,7 @@ import pytest
 from storbench.engines import null
 from storbench.errors import InputError
 from storbench.targets import mem
-from tests.run.conftest import after, run_null
+from tests.run.null_run import after, run_null
 
 INTERRUPTED = "warning: interrupted: what was measured so far is kept"
 CLEANUP = [

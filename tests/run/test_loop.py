@@ -3,7 +3,7 @@
 import pytest
 
 from storbench import __version__
-from tests.run.conftest import run_null
+from tests.run.null_run import run_null
 
 WORKLOADS = ("null-write", "null-read")
 

@@ -20,7 +20,7 @@ from storbench.progress import Progress
 from storbench.results.model import Sample
 from storbench.results.store import ResultStore
 from storbench.run.metrics_server import LiveRun, check_endpoint, exposition, grafana_dashboard
-from tests.run.conftest import NullRun, run_null
+from tests.run.null_run import NullRun, run_null
 from tests.run.test_cluster import nodes_file
 
 

@@ -10,7 +10,7 @@ from storbench.errors import InputError, TargetError
 from storbench.results.store import ResultStore
 from storbench.run.sweep import parse_sweep_option
 from storbench.targets import mem
-from tests.run.conftest import run_null
+from tests.run.null_run import run_null
 
 MANIFEST_KEYS = {
     "collector_cpu_s",

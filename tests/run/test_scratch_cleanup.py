@@ -11,7 +11,7 @@ from storbench import api
 from storbench.engines import native
 from storbench.results.store import ResultStore
 from storbench.workloads import null
-from tests.run.conftest import run_null
+from tests.run.null_run import run_null
 
 
 def test_cleanup_removes_the_scratch_a_killed_run_left_and_only_that(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ from storbench.progress import Progress
 from storbench.results.store import ResultStore, RunWriter
 from storbench.targets import mem
 from storbench.telemetry.procfs import EnergyMeter
-from tests.run.conftest import after, run_null
+from tests.run.null_run import after, run_null
 
 CLEANUP = [
     "engine cancel",

@@ -30,7 +30,6 @@ from storbench.telemetry.nodes import load_nodes
 from tests.cli.helpers import storbench
 from tests.services.spark_cluster_setup import SITECUSTOMIZE, worker_dirs
 from tests.workloads.helpers import run_json
-from tests.workloads.objects.conftest import s3  # noqa: F401  (the real S3 server fixture)
 
 pytestmark = pytest.mark.spark
 

@@ -12,7 +12,7 @@ from storbench.engines import native
 from storbench.engines.native_results import result_samples
 from storbench.errors import WorkloadError
 from storbench.workloads.objects import NAMES
-from tests.workloads.objects.conftest import base_job
+from tests.workloads.objects.jobs import base_job
 
 pytestmark = pytest.mark.s3
 

@@ -4,7 +4,7 @@ import pytest
 
 from storbench.engines import native
 from storbench.engines.spark import SparkEngine
-from tests.workloads.objects.conftest import base_job
+from tests.workloads.objects.jobs import base_job
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
 

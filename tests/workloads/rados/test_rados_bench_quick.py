@@ -4,7 +4,7 @@ its scope line and a verdict line per figure over 3 rounds, and both sides leave
 import pytest
 
 from tests.benchmarks.quick import run_quick
-from tests.workloads.rados.conftest import rados_cmd
+from tests.workloads.rados.ceph_tools import rados_cmd
 
 pytestmark = pytest.mark.ceph
 

@@ -23,7 +23,7 @@ from storbench.results.consistency import stalls
 from storbench.results.store import ResultStore
 from storbench.s3client import S3Client
 from storbench.services import ceph as ceph_service
-from tests.workloads.rados.conftest import rados_cmd, wait_clean
+from tests.workloads.rados.ceph_tools import rados_cmd, wait_clean
 from tests.cli.helpers import SRC, storbench
 from tests.workloads.helpers import run_json
 
