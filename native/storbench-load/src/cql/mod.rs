@@ -22,7 +22,7 @@
 //! fields), SCAN (`SELECT * ... WHERE token(y_id) >= token(?) LIMIT n`), READ-MODIFY-WRITE (a
 //! READ then an UPDATE, timed as one). A READ or SCAN that finds no row is an error of kind
 //! "not_found"; errors are counted by kind: the server's ("unavailable", "write_timeout", "read_timeout",
-//! "overloaded", ...: `wire::error_kind`), no answer within timeout_s ("timeout"), a connection that
+//! "overloaded", ...: `request::wire::error_kind`), no answer within timeout_s ("timeout"), a connection that
 //! could not be opened or broke ("connection": the next request to that node opens a new one). A node
 //! that lost a statement (restarted) has it prepared again and the request retried once; nothing else
 //! is retried.
