@@ -13,6 +13,8 @@ import pytest
 
 from storbench.context import RunContext
 from storbench.services import process
+from storbench.targets.base import TargetOptions
+from storbench.targets.device import DeviceTarget
 from storbench.workloads import rados_bench
 from storbench.workloads.fio import FioWrite
 
@@ -37,12 +39,15 @@ def _private(path: Path, tmp: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o700
 
 
-def test_fio_scratch_of_a_device_run_is_private(tmp, tmp_path, monkeypatch):
+def test_fio_scratch_of_a_device_run_is_private(tmp, tmp_path):
     planted = tmp / f"storbench-fio-{RUN_ID}" / "fio-write"
     planted.mkdir(parents=True)
     (planted / "fio-write.fio").write_text("[x]\nexec_prerun=touch /tmp/owned\n")
-    workload, ctx = FioWrite(), _ctx()
-    monkeypatch.setattr(workload, "_is_device", lambda ctx: True)
+    workload = FioWrite()
+    # a device target (never opened here: only the scratch is used)
+    ctx = RunContext(
+        run_id=RUN_ID, target=DeviceTarget(Path("/dev/nowhere"), TargetOptions()), root_uri="device:///dev/nowhere"
+    )
     workdir = workload._workdir(ctx)
     assert workdir.name == "fio-write" and workdir.parent != planted.parent
     _private(workdir.parent, tmp)

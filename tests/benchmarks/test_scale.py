@@ -86,7 +86,7 @@ def test_a_brief_listing_and_the_eta_read_no_manifest(filled, monkeypatch):
     def no_manifest(*_args, **_kwargs):
         raise AssertionError("a manifest was read")
 
-    monkeypatch.setattr(ResultStore, "_load", no_manifest)
+    monkeypatch.setattr(ResultStore, "read_run", no_manifest)
     brief = store.list_runs(brief=True)
 
     def keys(r):

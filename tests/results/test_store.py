@@ -157,7 +157,7 @@ def test_reindex_swaps_a_complete_new_index_in_and_an_interrupt_leaves_the_old_o
     for n in range(3):
         _run(store, f"20260101-00000{n}-a-000{n}", "a", [Sample("g", "completion_time", n, "s", 1)]).finish("succeeded")
     before = store.db_path.read_bytes()
-    load = ResultStore._load
+    load = ResultStore.read_run
     calls = []
 
     def interrupted(self, path, with_samples):
@@ -166,12 +166,12 @@ def test_reindex_swaps_a_complete_new_index_in_and_an_interrupt_leaves_the_old_o
             raise KeyboardInterrupt
         return load(self, path, with_samples)
 
-    monkeypatch.setattr(ResultStore, "_load", interrupted)
+    monkeypatch.setattr(ResultStore, "read_run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         store.reindex()
     assert store.db_path.read_bytes() == before and len(store.list_runs()) == 3
     assert sorted(p.name for p in store.home.iterdir()) == ["results.db", "runs"]  # no half-built file left
-    monkeypatch.setattr(ResultStore, "_load", load)
+    monkeypatch.setattr(ResultStore, "read_run", load)
     inode = store.db_path.stat().st_ino
     assert store.reindex() == 3 and store.db_path.stat().st_ino != inode  # a new file, renamed over the old
     assert [r.run_id for r in store.list_runs()] == [f"20260101-00000{n}-a-000{n}" for n in range(3)]

@@ -96,7 +96,7 @@ class CoreWrite(Workload):
 def core_only(monkeypatch):
     all_engines(), all_workloads()  # discovered first: the test's entries are added to complete registries
     monkeypatch.setitem(engine_base._ENGINES, CoreOnly.name, CoreOnly)
-    monkeypatch.setitem(workload_base._REGISTRY, CoreWrite.name, CoreWrite)
+    monkeypatch.setitem(workload_base.REGISTRY, CoreWrite.name, CoreWrite)
     CoreOnly.READ.clear()
     CoreOnly.CALLS.clear()
     yield

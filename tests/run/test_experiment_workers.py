@@ -122,7 +122,7 @@ def test_a_signal_while_a_worker_opens_its_run_closes_that_run(tmp_path, handler
     the experiment goes on; no run is left "running" (issue 38 item 10)."""
     from storbench.run import worker as worker_module
 
-    read_answer = worker_module.WorkerConfiguration._answer
+    read_answer = worker_module.WorkerConfiguration.answer
     workers = []
 
     def signalled_first(self):
@@ -134,7 +134,7 @@ def test_a_signal_while_a_worker_opens_its_run_closes_that_run(tmp_path, handler
             os.kill(os.getpid(), signal.SIGTERM)  # storbench's handler raises here, before the answer is read
         return read_answer(self)
 
-    monkeypatch.setattr(worker_module.WorkerConfiguration, "_answer", signalled_first)
+    monkeypatch.setattr(worker_module.WorkerConfiguration, "answer", signalled_first)
     try:
         with pytest.raises(KeyboardInterrupt):
             experiment(tmp_path)

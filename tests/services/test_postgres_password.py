@@ -11,12 +11,8 @@ from storbench.services import postgres
 CANARY = "pg:pw\\canary-38"  # a ':' and a '\\' the passfile escapes
 
 
-def test_psql_gets_the_password_in_a_private_passfile_removed_after(tmp_path, monkeypatch):
+def test_psql_gets_the_password_in_a_private_passfile_removed_after(monkeypatch):
     seen = {}
-
-    def tool(owner, name, *args, log=None):
-        if name == "pg_ctl":
-            (tmp_path / "data" / "postmaster.pid").write_text("4242\n")
 
     def run(argv, env=None, **_):
         passfile = Path(env["PGPASSFILE"]) if env and "PGPASSFILE" in env else None
@@ -30,17 +26,14 @@ def test_psql_gets_the_password_in_a_private_passfile_removed_after(tmp_path, mo
         )
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    monkeypatch.setattr(postgres, "_owner", lambda: None)
-    monkeypatch.setattr(postgres, "_tool", tool)
     monkeypatch.setattr(postgres, "bindir", lambda: Path("/usr/lib/postgresql/bin"))
-    monkeypatch.setattr(postgres.subprocess, "run", run)
     monkeypatch.setenv("PGPASSWORD", "the-user-s-own")
-    entry = postgres.start(tmp_path, CANARY, "hive")
-    assert entry["pid"] == 4242 and seen["argv"][0].endswith("psql")
+    port = 54329
+    assert postgres.create_database(port, CANARY, "hive", run=run).returncode == 0
+    assert seen["argv"][0].endswith("psql") and seen["argv"][seen["argv"].index("-p") + 1] == str(port)
     env = seen["env"]
     assert "PGPASSWORD" not in env and not [k for k, v in env.items() if CANARY in v]
     assert not [a for a in seen["argv"] if CANARY in a]
-    port = entry["port"]
     assert seen["text"] == f"127.0.0.1:{port}:postgres:{postgres.USER}:pg\\:pw\\\\canary-38\n"
     assert seen["mode"] == 0o600 and seen["folder_mode"] == 0o700
     assert seen["passfile"].parent.name.startswith("storbench-pgpass-")

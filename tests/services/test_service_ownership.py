@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from storbench.services import ceph, process, s3
 
 
 @pytest.mark.real
-def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch):
+def test_interrupted_up_stops_the_server_and_leaves_no_state(store):
     seen = {}
 
     def interrupted(endpoint, access_key, secret_key, procs, log, what):
@@ -27,9 +28,8 @@ def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch)
         seen["pid"], seen["cmdline"] = proc.pid, process.cmdline(proc.pid)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(s3, "_wait_ready", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        api.service_up("s3", store)
+        s3.up(store.home / "services" / "s3", start=partial(s3.start_server, wait=interrupted))
     assert seen["state"]["pid"] == seen["pid"] and "weed" in seen["cmdline"]
     assert not Path(f"/proc/{seen['pid']}").exists()  # stopped and reaped
     assert not (store.home / "services" / "s3" / process.STATE).exists()
@@ -37,8 +37,8 @@ def test_interrupted_up_stops_the_server_and_leaves_no_state(store, monkeypatch)
 
 
 @pytest.mark.real
-def test_a_start_that_never_answers_is_stopped_and_started_once_more(store, monkeypatch):
-    real_wait, first = s3._wait_ready, {}
+def test_a_start_that_never_answers_is_stopped_and_started_once_more(store):
+    real_wait, first = s3.wait_ready, {}
 
     def silent_once(endpoint, access_key, secret_key, procs, log, what):
         if first:
@@ -46,8 +46,7 @@ def test_a_start_that_never_answers_is_stopped_and_started_once_more(store, monk
         first["pids"] = [proc.pid for proc in procs]
         real_wait(endpoint, "not-the-key", secret_key, procs, log, what, timeout_s=1.0)  # answers: access denied
 
-    monkeypatch.setattr(s3, "_wait_ready", silent_once)
-    state = api.service_up("s3", store)
+    state = s3.up(store.home / "services" / "s3", start=partial(s3.start_server, wait=silent_once))
     try:
         assert len(first["pids"]) == 4 and not any(Path(f"/proc/{pid}").exists() for pid in first["pids"])
         assert state["pid"] not in first["pids"]
@@ -62,16 +61,15 @@ def test_a_start_that_never_answers_is_stopped_and_started_once_more(store, monk
         api.service_down("s3", store)
 
 
-def test_a_start_that_exits_is_not_started_again(store, monkeypatch):
+def test_a_start_that_exits_is_not_started_again(store):
     calls = []
 
     def exits(workdir, server, retried=""):
         calls.append(retried)
         raise s3.EngineError("seaweedfs (S3) exited with code 1 before it was ready")
 
-    monkeypatch.setattr(s3, "_start", exits)
     with pytest.raises(s3.EngineError, match="exited with code 1"):
-        api.service_up("s3", store)
+        s3.up(store.home / "services" / "s3", start=exits)
     assert calls == [""]
 
 
@@ -102,15 +100,14 @@ def test_up_refuses_an_unmarked_service_dir_in_one_line_from_the_cli(store):
     assert (workdir / "canary").read_text() == "mine"
 
 
-def test_osd_dir_of_another_home_is_refused(tmp_path, monkeypatch):
+def test_osd_dir_of_another_home_is_refused(tmp_path):
     other = tmp_path / "other" / "services" / "ceph"
     osd_root = tmp_path / "disk" / "storbench-ceph-osd"
     (osd_root / "osd0").mkdir(parents=True)
     (osd_root / ceph.OWNED).write_text(f"{other}\n")  # made by storbench, but for another home
-    monkeypatch.setattr(ceph, "_binaries", lambda rgw: {})  # refused before any Ceph binary is needed
     mine = tmp_path / "mine" / "services" / "ceph"
-    with pytest.raises(InputError, match="not created by storbench for"):
-        ceph.up(mine, osd_dir=str(tmp_path / "disk"))
+    with pytest.raises(InputError, match="not created by storbench for"):  # refused before any Ceph binary is needed
+        ceph.up(mine, osd_dir=str(tmp_path / "disk"), find_binaries=lambda rgw: {})
     assert (osd_root / "osd0").is_dir() and not mine.exists()
 
 
@@ -119,7 +116,8 @@ def test_down_s3_on_ceph_rgw_leaves_ceph_running(tmp_path, monkeypatch):
     ceph_dir, s3_dir = home / "services" / "ceph", home / "services" / "s3"
     for workdir, service in ((ceph_dir, "ceph"), (s3_dir, "s3")):
         process.fresh_dir(workdir, service)
-    process.write_state(ceph_dir, {"service": "ceph", "pid": 4242, "marker": "-c conf "})
+    mon = {"kind": "mon", "pid": 4242, "marker": "-c conf "}  # stopping any of ceph's daemons goes through stop_pid
+    process.write_state(ceph_dir, {"service": "ceph", "pid": 4242, "marker": "-c conf ", "daemons": [mon]})
     process.write_state(
         s3_dir,
         {
@@ -133,7 +131,6 @@ def test_down_s3_on_ceph_rgw_leaves_ceph_running(tmp_path, monkeypatch):
     )
     calls = []
     monkeypatch.setattr(ceph, "down", lambda workdir: calls.append(("down", workdir)))
-    monkeypatch.setattr(ceph, "_stop_all", lambda state: calls.append(("stop", state)))
     monkeypatch.setattr(process, "stop_pid", lambda *a, **k: calls.append(("stop_pid", a)))
     monkeypatch.setattr(ceph, "status", lambda workdir: {"pid": 4242})
     assert s3.down(s3_dir)

@@ -45,7 +45,7 @@ def test_a_new_scheme_is_one_module_in_the_package(tmp_path, monkeypatch):
     """)
     )
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "REGISTRY", dict(base.REGISTRY))
     try:
         target = parse_target("kv://127.0.0.1:9042/bench")
         assert type(target).__name__ == "KvTarget" and target.uri == "kv://127.0.0.1:9042/bench"

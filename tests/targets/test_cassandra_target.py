@@ -89,7 +89,7 @@ def test_a_login_comes_from_the_url_s_private_file_then_the_environment(tmp_path
     from storbench.targets import cassandra_login
 
     monkeypatch.delenv("STORBENCH_CQL_USERNAME", raising=False)
-    monkeypatch.setattr(cassandra_login, "_from_environment", None, raising=False)
+    monkeypatch.setattr(cassandra_login, "environment_login", None)
     assert parse_target("cassandra://127.0.0.1:9042/ks").credentials() is None
     monkeypatch.setenv("STORBENCH_CQL_USERNAME", "envuser")
     monkeypatch.setenv("STORBENCH_CQL_PASSWORD", "env-pw")
@@ -106,7 +106,7 @@ def test_the_environment_s_cql_login_is_read_once_and_taken_out_of_it(monkeypatc
     from storbench import cli
     from storbench.targets import cassandra_login
 
-    monkeypatch.setattr(cassandra_login, "_from_environment", None, raising=False)
+    monkeypatch.setattr(cassandra_login, "environment_login", None)
     monkeypatch.setenv("STORBENCH_CQL_USERNAME", "envuser")
     monkeypatch.setenv("STORBENCH_CQL_PASSWORD", "pw-canary-38")
     assert cli.main(["workloads"]) == 0
@@ -307,7 +307,7 @@ def _crashed_run_target(monkeypatch, owner: str | None, comment: str | None, exi
 
     monkeypatch.setattr(target, "session", lambda: Session())
     monkeypatch.setattr(target, "keyspace_exists", lambda keyspace: exists and keyspace == "storbench_r1")
-    monkeypatch.setattr(target, "_owner_of", lambda keyspace: owner)
+    monkeypatch.setattr(target, "owner_of", lambda keyspace: owner)
     monkeypatch.setattr(target, "table_comment_of", lambda keyspace, table: comment)
     return target, executed
 

@@ -32,14 +32,14 @@ def ca(tmp_path):
 @pytest.fixture
 def env_login(monkeypatch):
     """A login from $STORBENCH_CQL_USERNAME/PASSWORD, as `storbench services env cassandra` gives a shell."""
-    monkeypatch.setattr(cassandra_login, "_from_environment", None, raising=False)
+    monkeypatch.setattr(cassandra_login, "environment_login", None)
     monkeypatch.setenv("STORBENCH_CQL_USERNAME", "alice")
     monkeypatch.setenv("STORBENCH_CQL_PASSWORD", "pw-canary-tls")
 
 
 @pytest.fixture
 def no_login(monkeypatch):
-    monkeypatch.setattr(cassandra_login, "_from_environment", None, raising=False)
+    monkeypatch.setattr(cassandra_login, "environment_login", None)
     monkeypatch.delenv("STORBENCH_CQL_USERNAME", raising=False)
 
 

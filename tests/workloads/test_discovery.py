@@ -22,11 +22,8 @@ class Extra(Workload):
 def extra_package_dir(tmp_path, monkeypatch):
     """A second folder on storbench.workloads' path, and the registry restored afterwards."""
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
-    monkeypatch.setattr(base, "_loaded", False)
-    registry = dict(base._REGISTRY)
+    monkeypatch.setattr(base, "REGISTRY", dict(base.REGISTRY))
     yield tmp_path
-    base._REGISTRY.clear()
-    base._REGISTRY.update(registry)
     for name in [m for m in sys.modules if m.startswith("storbench.workloads.zz_")]:
         del sys.modules[name]
 
@@ -46,7 +43,7 @@ def test_every_builtin_suite_finds_its_workloads():
 
 def test_a_new_module_is_found_without_editing_a_list(extra_package_dir):
     (extra_package_dir / "zz_extra.py").write_text(EXTRA.format(name="zz-extra"))
-    workloads = base.all_workloads()
+    workloads = base.all_workloads(rescan=True)
     assert workloads["zz-extra"].__module__ == "storbench.workloads.zz_extra"
     assert "groupby" in workloads  # the built-in families are still there
 
@@ -56,4 +53,4 @@ def test_a_duplicate_name_fails_naming_both_modules(extra_package_dir):
     with pytest.raises(
         RuntimeError, match="'groupby' registered twice.*spark_transforms and storbench.workloads.zz_clash"
     ):
-        base.all_workloads()
+        base.all_workloads(rescan=True)

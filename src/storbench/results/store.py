@@ -196,7 +196,7 @@ class ResultStore:
         if manifest["status"] not in STATUSES:
             raise InputError(f"{where} status {manifest['status']!r}: allowed: {', '.join(STATUSES)}")
         try:
-            run = self._load(path, with_samples=True)
+            run = self.read_run(path, with_samples=True)
         except ResultsError as exc:
             raise ResultsError(f"import {directory}: {exc}; nothing imported") from None
         known = self.index.run(run.run_id)
@@ -228,7 +228,7 @@ class ResultStore:
         """A run id, or a label meaning that label's latest run; never a path (``names.check_ref``)."""
         check_ref(ref)
         if (self.runs_dir / ref / MANIFEST).exists():
-            return self._load(self.runs_dir / ref, with_samples=True)
+            return self.read_run(self.runs_dir / ref, with_samples=True)
         self._ensure_index()
         record = self.index.run(ref) or self.index.latest(ref)
         if record is None:
@@ -261,7 +261,7 @@ class ResultStore:
         count = 0
         with self.index.rebuilding() as fresh:
             for path in sorted(self.runs_dir.glob("*/" + MANIFEST)):
-                run = self._load(path.parent, with_samples=True)
+                run = self.read_run(path.parent, with_samples=True)
                 fresh.put_run(self._row(run.manifest, path.parent), run.samples)
                 count += 1
         return count
@@ -283,7 +283,7 @@ class ResultStore:
         ]
         writer.update_manifest(errors=errors, cleanup={"at": utc_now(), "removed": removed})
         writer.finish(liveness.CRASHED)
-        return self._load(path, with_samples=False)
+        return self.read_run(path, with_samples=False)
 
     # -- internals -------------------------------------------------------------
     def _row(self, manifest: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -343,11 +343,11 @@ class ResultStore:
         local, host = Path(record["path"]), record.get("host", self.host)
         directory = self._directory(record)
         if directory == record["path"] and host == self.host:
-            return replace(self._load(local, with_samples), host=host)
+            return replace(self.read_run(local, with_samples), host=host)
         if directory:
-            return self._load(Path(directory), with_samples)
+            return self.read_run(Path(directory), with_samples)
         if "manifest" not in record:
-            return self._load(local, with_samples)  # SQLite: says which directory is missing
+            return self.read_run(local, with_samples)  # SQLite: says which directory is missing
         manifest = json.loads(record["manifest"])
         check_schema(manifest.get("schema_version"), f"{self.where} run {record['run_id']}")
         samples = self.index.samples(record["run_id"]) if with_samples else []
@@ -364,7 +364,7 @@ class ResultStore:
             host=host,
         )
 
-    def _load(self, path: Path, with_samples: bool) -> Run:
+    def read_run(self, path: Path, with_samples: bool) -> Run:
         text = read_text(path / MANIFEST)
         if text is None:
             raise ResultsError(f"{path}: no {MANIFEST}; the run directory is incomplete")

@@ -107,9 +107,10 @@ class WorkerConfiguration:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
-        return self._answer()
+        return self.answer()
 
-    def _answer(self) -> dict[str, Any]:
+    def answer(self) -> dict[str, Any]:
+        """The worker's next reply line, read; a refusal, a stop or a worker gone without a word raises."""
         line = self.replies.readline()
         if not line:
             self.process.wait()
@@ -164,7 +165,7 @@ class WorkerConfiguration:
             self.process.send_signal(signal.SIGTERM)
         try:
             while self.outcome is None or self.outcome.status == "running":
-                self._answer()
+                self.answer()
         except (WorkerStopped, StorbenchError):
             pass
         self.process.wait(CLOSE_TIMEOUT_S)

@@ -32,6 +32,7 @@ import shutil
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
@@ -65,7 +66,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _binaries(rgw: bool) -> dict[str, str]:
+def installed_binaries(rgw: bool) -> dict[str, str]:
+    """The Ceph daemons' and tools' paths (RGW's too with ``rgw``); EngineError naming what is missing."""
     found = {name: shutil.which(name) for name in BINARIES + (RGW_BINARIES if rgw else ())}
     missing = [name for name, path in found.items() if not path]
     if missing:
@@ -83,6 +85,7 @@ def up(
     objectstore: str = "bluestore",
     osd_gb: int = 10,
     osd_dir: str | None = None,
+    find_binaries: Callable[[bool], dict[str, str]] = installed_binaries,
 ) -> dict[str, Any]:
     if not 1 <= osds <= 8:
         raise InputError(f"--osds {osds}: allowed 1 to 8")
@@ -98,7 +101,7 @@ def up(
         if have != asked:
             raise InputError(f"ceph is already running with {have}; stop it first (`storbench services down ceph`)")
         return state
-    binaries = _binaries(rgw)
+    binaries = find_binaries(rgw)
     if osd_dir and osd_root.exists() and not _owns_osd_root(workdir, osd_root):
         raise InputError(
             f"--osd-dir {osd_dir}: {osd_root} exists and was not created by storbench for {workdir}; refusing to use it"

@@ -15,6 +15,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,17 +120,20 @@ def start(root: Path, password: str, database: str) -> dict[str, Any]:
     )
     pid = int((data / "postmaster.pid").read_text().split()[0])
     entry = {"kind": "postgres", "pid": pid, "marker": str(data), "port": port, "log": str(log)}
-    done = _create_database(port, password, database)
+    done = create_database(port, password, database)
     if done.returncode != 0:
         stop(entry)
         raise EngineError(f"PostgreSQL: creating database {database} failed: {done.stderr.strip()[:300]}")
     return entry
 
 
-def _create_database(port: int, password: str, database: str) -> subprocess.CompletedProcess:
-    """``database``, made as its owner through the server's own client. The password reaches psql in a
-    passfile (``PGPASSFILE``, 0600, in a private mkdtemp directory removed as soon as psql exits): never its
-    command line nor its environment (``PGPASSWORD`` is in /proc/PID/environ, and every child of psql's)."""
+def create_database(
+    port: int, password: str, database: str, run: Callable[..., subprocess.CompletedProcess] = subprocess.run
+) -> subprocess.CompletedProcess:
+    """``database``, made as its owner through the server's own client (psql, started by ``run``). The password
+    reaches psql in a passfile (``PGPASSFILE``, 0600, in a private mkdtemp directory removed as soon as psql
+    exits): never its command line nor its environment (``PGPASSWORD`` is in /proc/PID/environ, and every child
+    of psql's)."""
     psql = [
         str(bindir() / "psql"),
         "-h",
@@ -152,7 +156,7 @@ def _create_database(port: int, password: str, database: str) -> subprocess.Comp
         escaped = password.replace("\\", "\\\\").replace(":", "\\:")  # the passfile's escapes
         process.write_private(passfile, f"127.0.0.1:{port}:postgres:{USER}:{escaped}\n")
         env = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE")}
-        return subprocess.run(
+        return run(
             psql,
             capture_output=True,
             text=True,

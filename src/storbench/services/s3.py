@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ class NoAnswer(EngineError):
     """The server's processes are alive, but its S3 port gave no good answer before the deadline."""
 
 
-def _wait_ready(
+def wait_ready(
     endpoint: str,
     access_key: str,
     secret_key: str,
@@ -144,7 +145,8 @@ def _wait_ready(
     )
 
 
-def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
+def up(workdir: Path, server: str = "seaweedfs", start: Callable[..., dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``start``: one start of a local server (default :func:`start_server`; a test hands in its own)."""
     if server not in SERVERS:
         raise InputError(f"--server {server!r}: allowed: {', '.join(SERVERS)}")
     state = status(workdir)
@@ -158,13 +160,14 @@ def up(workdir: Path, server: str = "seaweedfs") -> dict[str, Any]:
     if server == "ceph-rgw":
         _fresh(workdir)
         return _up_ceph(workdir)
+    start = start or start_server
     try:
-        return _start(workdir, server)
+        return start(workdir, server)
     except NoAnswer as first:
         # Once, in one of many starts on a loaded 2-core CI machine, SeaweedFS took S3 connections and gave no
         # answer for the whole wait (its probe's last request timed out). What a user would do by hand,
         # storbench does once: stop it, and start it again from an empty directory.
-        return _start(workdir, server, retried=str(first))
+        return start(workdir, server, retried=str(first))
 
 
 def _fresh(workdir: Path) -> None:
@@ -172,9 +175,11 @@ def _fresh(workdir: Path) -> None:
     workdir.chmod(0o700)  # credentials, keys and certificates: the owner's only
 
 
-def _start(workdir: Path, server: str, retried: str = "") -> dict[str, Any]:
+def start_server(
+    workdir: Path, server: str, retried: str = "", wait: Callable[..., None] = wait_ready
+) -> dict[str, Any]:
     """One start of a local server (not ceph-rgw) in an empty service directory; ``retried``: why the first
-    start was given up (said in the summary)."""
+    start was given up (said in the summary); ``wait``: until it answers (:func:`wait_ready`)."""
     _fresh(workdir)
     data = workdir / "data"
     data.mkdir()
@@ -254,7 +259,7 @@ def _start(workdir: Path, server: str, retried: str = "") -> dict[str, Any]:
         "summary": f"{server} pid {proc.pid} at {endpoint}, starting",
     }
     with process.starting(workdir, state, *procs):
-        _wait_ready(endpoint, access_key, secret_key, procs, log, f"{server} (S3)")
+        wait(endpoint, access_key, secret_key, procs, log, f"{server} (S3)")
     took = time.monotonic() - started
     again = f" (started a second time; the first start: {retried})" if retried else ""
     state |= {

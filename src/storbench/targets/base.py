@@ -198,15 +198,15 @@ class PathTarget(Target):
 
 
 T = TypeVar("T", bound=type[Target])
-_REGISTRY: dict[str, type[Target]] = {}
+REGISTRY: dict[str, type[Target]] = {}  # scheme → class, filled by @register (a test may swap in a copy)
 
 
 def register(cls: T) -> T:
     """Class decorator: ``cls`` serves ``cls.scheme``; a scheme registered twice fails at import."""
-    known = _REGISTRY.get(cls.scheme)
+    known = REGISTRY.get(cls.scheme)
     if known is not None and known is not cls:
         raise RuntimeError(f"target scheme {cls.scheme!r} registered twice ({known.__module__} and {cls.__module__})")
-    _REGISTRY[cls.scheme] = cls
+    REGISTRY[cls.scheme] = cls
     return cls
 
 
@@ -215,7 +215,7 @@ def registry() -> dict[str, type[Target]]:
     package = __name__.rpartition(".")[0]  # imported before this module; naming it in an import would be a circle
     for module in pkgutil.iter_modules(sys.modules[package].__path__):
         importlib.import_module(f"{package}.{module.name}")
-    return {scheme: _REGISTRY[scheme] for scheme in sorted(_REGISTRY, key=lambda s: (s != DEFAULT_SCHEME, s))}
+    return {scheme: REGISTRY[scheme] for scheme in sorted(REGISTRY, key=lambda s: (s != DEFAULT_SCHEME, s))}
 
 
 def target_class(scheme: str) -> type[Target]:

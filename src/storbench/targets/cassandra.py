@@ -219,7 +219,7 @@ class CassandraTarget(Target):
         )
         return None if row is None else (row.comment or "")
 
-    def _owner_of(self, keyspace: str) -> str | None:
+    def owner_of(self, keyspace: str) -> str | None:
         """The run id a storbench-made keyspace's owner row names, or None."""
         if self.table_comment_of(keyspace, OWNER_TABLE) is None:
             return None
@@ -245,7 +245,7 @@ class CassandraTarget(Target):
         if (
             self.named_keyspace
             and self.keyspace_exists(self.named_keyspace)
-            and self._owner_of(self.named_keyspace) is None
+            and self.owner_of(self.named_keyspace) is None
             and self.table_comment_of(self.named_keyspace, TABLE) is not None
         ):
             self._close()
@@ -299,7 +299,7 @@ class CassandraTarget(Target):
 
     def release_root(self) -> bool:
         """Drop the keyspace when this run made it (its owner row says so), else only the table it made."""
-        if self.keyspace_owned and self._owner_of(self.keyspace) == self.run_id:
+        if self.keyspace_owned and self.owner_of(self.keyspace) == self.run_id:
             self.session().execute(f"DROP KEYSPACE {self.keyspace}")
             return True
         if self.table_owned and self.table_comment_of(self.keyspace, TABLE) == table_comment(self.run_id):
@@ -318,7 +318,7 @@ class CassandraTarget(Target):
         self.keyspace = keyspace
         if not self.keyspace_exists(keyspace):
             return GONE
-        if self._owner_of(keyspace) == self.run_id:
+        if self.owner_of(keyspace) == self.run_id:
             self.keyspace_owned = True
             return OURS
         comment = self.table_comment_of(keyspace, TABLE)

@@ -86,17 +86,18 @@ def _read_private(uri: str, path: Path) -> str:
     return lines[0]
 
 
-_from_environment: Credentials | None = None
+# the login the environment gave, once taken out of it (a test sets None for a fresh read)
+environment_login: Credentials | None = None
 
 
 def take_environment() -> Credentials | None:
     """The login ``$STORBENCH_CQL_USERNAME``/``$STORBENCH_CQL_PASSWORD`` give, taken out of ``os.environ`` (kept
     here, in memory): the CLI calls it first thing, :func:`credentials` again (for the API)."""
-    global _from_environment
+    global environment_login
     user, password = os.environ.pop(USER_ENV, None), os.environ.pop(PASSWORD_ENV, None)
     if user:
-        _from_environment = Credentials(user, password or "")
-    return _from_environment
+        environment_login = Credentials(user, password or "")
+    return environment_login
 
 
 def role(service: dict[str, Any] | None) -> str | None:

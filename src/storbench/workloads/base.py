@@ -103,15 +103,15 @@ class Workload:
         """Remove what this workload created; runs even after a failure."""
 
 
-_REGISTRY: dict[str, type[Workload]] = {}
+REGISTRY: dict[str, type[Workload]] = {}  # name → class, filled by @register (a test may swap in a copy)
 
 
 def register(cls: type[Workload]) -> type[Workload]:
-    if cls.name in _REGISTRY:
+    if cls.name in REGISTRY:
         raise RuntimeError(
-            f"workload name {cls.name!r} registered twice ({_REGISTRY[cls.name].__module__} and {cls.__module__})"
+            f"workload name {cls.name!r} registered twice ({REGISTRY[cls.name].__module__} and {cls.__module__})"
         )
-    _REGISTRY[cls.name] = cls
+    REGISTRY[cls.name] = cls
     return cls
 
 
@@ -135,10 +135,11 @@ def _and(names: list[str]) -> str:
 _loaded = False
 
 
-def _load_builtin() -> None:
-    """Import every module and package under storbench.workloads once; their @register lines run."""
+def _load_builtin(rescan: bool = False) -> None:
+    """Import every module and package under storbench.workloads once (``rescan``: look for new ones again);
+    their @register lines run."""
     global _loaded
-    if _loaded:
+    if _loaded and not rescan:
         return
     package = __name__.rpartition(".")[0]  # imported before this module; naming it in an import would be a circle
     for module in pkgutil.iter_modules(sys.modules[package].__path__):  # base and params register nothing
@@ -146,9 +147,10 @@ def _load_builtin() -> None:
     _loaded = True
 
 
-def all_workloads() -> dict[str, type[Workload]]:
-    _load_builtin()
-    return dict(_REGISTRY)
+def all_workloads(rescan: bool = False) -> dict[str, type[Workload]]:
+    """Every registered workload by name; ``rescan``: modules added to the package's path since count too."""
+    _load_builtin(rescan)
+    return dict(REGISTRY)
 
 
 def get_workload(name: str, where: str = "workload") -> Workload:
