@@ -175,13 +175,14 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 RUST = SRC.parents[1] / "native" / "storbench-load" / "src"
-RUST_USE = re.compile(r"\b(?:super|crate(?:::[a-z_0-9]+)*)::([a-z_0-9]+)\b")
+RUST_PATH = re.compile(r"\b(crate|super)((?:::[A-Za-z_0-9]+)+)")
 
 
 def rust_graph(src: Path) -> dict[str, set[str]]:
-    """Module (``dir::file`` under ``src``) → the sibling modules it names through ``super::X`` or
-    ``crate::dir::X`` paths (in ``use`` lines and in code); a ``mod.rs`` is its directory's parent and is left
-    out: a module using its parent's items is how Rust nests, not a circle."""
+    """Module (``dir::file`` under ``src``) → the modules it names through ``super::...`` or ``crate::...`` paths
+    (in ``use`` lines and in code), each path resolved to the longest module it names, across folders too; a
+    ``mod.rs`` is its directory's parent and is left out, and so is a module's own ancestor: a module using its
+    parent's items is how Rust nests, not a circle."""
     modules = {
         path: "::".join(path.relative_to(src).with_suffix("").parts)
         for path in src.rglob("*.rs")
@@ -189,16 +190,21 @@ def rust_graph(src: Path) -> dict[str, set[str]]:
     }
     graph: dict[str, set[str]] = {name: set() for name in modules.values()}
     for path, name in modules.items():
-        folder = name.rpartition("::")[0]
+        folder = name.split("::")[:-1]
         for line in path.read_text().splitlines():
             code = line.split("//", 1)[0]
-            for found in RUST_USE.finditer(code):
-                text = found.group(0)
-                if text.startswith("crate::") and not text.startswith(f"crate::{folder}::" if folder else "crate::"):
-                    continue
-                sibling = f"{folder}::{found.group(1)}" if folder else found.group(1)
-                if sibling in graph and sibling != name:
-                    graph[name].add(sibling)
+            for found in RUST_PATH.finditer(code):
+                rest = found.group(2).split("::")[1:]
+                base = [] if found.group(1) == "crate" else list(folder)
+                while rest and rest[0] == "super":  # super::super::x
+                    base, rest = base[:-1], rest[1:]
+                segments = base + rest
+                target = next(
+                    ("::".join(segments[:k]) for k in range(len(segments), 0, -1) if "::".join(segments[:k]) in graph),
+                    None,
+                )
+                if target and target != name and not name.startswith(target + "::"):
+                    graph[name].add(target)
     return graph
 
 
@@ -258,6 +264,11 @@ def test_a_planted_circle_inside_a_package_is_found(tmp_path):
     (crate / "core" / "b.rs").write_text("use crate::core::a::A;\npub struct B;\n")
     (crate / "core" / "c.rs").write_text("use super::a::A;\n")
     assert rust_circles(crate) == [["core::a", "core::b"]]
+    # across folders, through crate:: and super::super:: paths (a module naming its own parent is nesting)
+    (crate / "cql" / "request").mkdir(parents=True)
+    (crate / "cql" / "config.rs").write_text("use crate::cql::request::pipe::Pipe;\n")
+    (crate / "cql" / "request" / "pipe.rs").write_text("use super::super::config::Login;\nuse crate::cql;\n")
+    assert rust_circles(crate) == [["core::a", "core::b"], ["cql::config", "cql::request::pipe"]]
 
 
 def test_the_checks_see_function_level_and_type_checking_imports(tmp_path):
