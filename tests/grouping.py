@@ -11,9 +11,10 @@ alphabetically, the 5-minute TPC-DS module came near the end, so one worker ran 
 idle. The groups are therefore collected longest first (LPT scheduling): the long groups start early and the
 many short ones fill in at the end, where the two workers then finish within a few seconds of each other.
 
-A service group's session service (``stop_after_last_user``) stops right after the last test that uses it,
-not at the worker's end: its idle daemons (four Cassandra JVMs, Ceph, the lab's QEMU) no longer take CPU and
-memory from the other worker for the rest of the run, and its shutdown is off the run's tail.
+A service group's session service (``serve_until_last_user``: every service fixture's tail) stops right after
+the last test that uses it, not at the worker's end: its idle daemons (four Cassandra JVMs, Ceph, the lab's QEMU)
+no longer take CPU and memory from the other worker for the rest of the run, and its shutdown is off the run's
+tail.
 
 Without xdist (``make test-fast``, a plain ``pytest``) the groups and the order are ignored and services stop
 at the session's end.
@@ -21,9 +22,11 @@ at the session's end.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 # the group of a test that uses any of these fixtures or markers, the first that matches winning
 SERVICE_GROUPS = (
@@ -138,6 +141,16 @@ def stop_after_last_user(request: pytest.FixtureRequest, stop: Callable[[], None
 
     stops[request.fixturename] = once
     return once
+
+
+def serve_until_last_user(request: pytest.FixtureRequest, value: T, down: Callable[[], None]) -> Iterator[T]:
+    """The tail every session service fixture shares (``yield from`` it): ``value`` (what its tests get) yielded,
+    then ``down`` run once, after the service's last user in a parallel run, else at the session's end."""
+    stop = stop_after_last_user(request, down)
+    try:
+        yield value
+    finally:
+        stop()
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)

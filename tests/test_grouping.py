@@ -18,7 +18,7 @@ def test_a_measured_group_outranks_its_estimate_and_ties_keep_collection_order()
 
 CONFTEST = """import pytest
 from pathlib import Path
-from tests.grouping import stop_after_last_user
+from tests.grouping import serve_until_last_user
 pytest_plugins = ["tests.grouping"]
 
 def pytest_configure(config):
@@ -27,11 +27,7 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def hdfs(request):  # a session service by name (tests/grouping.py SERVICE_GROUPS)
     Path("events").write_text("up ")
-    stop = stop_after_last_user(request, lambda: Path("events").open("a").write("down "))
-    try:
-        yield
-    finally:
-        stop()
+    yield from serve_until_last_user(request, None, lambda: Path("events").open("a").write("down "))
 """
 TESTS = """from pathlib import Path
 

@@ -13,7 +13,7 @@ from tests.workloads.rados.ceph_tools import ceph_cmd, wait_clean
 
 @pytest.fixture(scope="session")
 def ceph(request, tmp_path_factory):
-    from tests.grouping import stop_after_last_user
+    from tests.grouping import serve_until_last_user
 
     home = tmp_path_factory.mktemp("ceph-home")
     up = storbench(home, "services", "up", "ceph", "--rgw", timeout=300)
@@ -27,11 +27,7 @@ def ceph(request, tmp_path_factory):
         assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
         assert api.service_status("ceph", ResultStore(home)) is None
 
-    stop = stop_after_last_user(request, down_)  # in a parallel run: after its last test (tests/grouping.py)
-    try:
-        yield home, state, up
-    finally:
-        stop()
+    yield from serve_until_last_user(request, (home, state, up), down_)  # tests/grouping.py
 
 
 @pytest.fixture

@@ -1,17 +1,41 @@
-"""A real Cassandra cluster (``services up cassandra`` through the CLI) as a session fixture's body: the
-``cassandra1`` and ``cassandra3`` fixtures of tests/conftest.py differ only in nodes and heap."""
+"""The bodies of the session service fixtures in tests/conftest.py (``yield from`` one): a service started in a
+results home of its own, its (home, state) handed to the tests, taken down after its last user
+(tests/grouping.py) with nothing of it left."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from storbench import api
+from storbench.results.store import ResultStore
 from storbench.services import cassandra, process
 from tests.cassandra_login_watch import WATCHES, DefaultLoginWatch
 from tests.cli.helpers import storbench
-from tests.grouping import stop_after_last_user
+from tests.grouping import serve_until_last_user
+
+
+def api_service(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    must_stop: bool = True,
+    **options: Any,
+) -> Iterator[tuple[Path, dict]]:
+    """``services up NAME`` through the API with ``options``; ``must_stop``: its down finds something running."""
+    home = tmp_path_factory.mktemp(f"{name}-home")
+    store = ResultStore(home)
+    state = api.service_up(name, store, **options)
+
+    def down() -> None:
+        stopped = api.service_down(name, store)
+        assert stopped or not must_stop
+        assert api.service_status(name, store) is None
+
+    yield from serve_until_last_user(request, (home, state), down)
 
 
 def cassandra_cluster(
@@ -35,8 +59,4 @@ def cassandra_cluster(
         assert [e["pid"] for e in state["processes"] if process.alive(e["pid"], e["marker"])] == []
         assert not (home / "services" / "cassandra").exists()
 
-    stop = stop_after_last_user(request, down_)
-    try:
-        yield home, state
-    finally:
-        stop()
+    yield from serve_until_last_user(request, (home, state), down_)
