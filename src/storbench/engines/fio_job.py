@@ -36,6 +36,9 @@ class JobSpec:
     zonemode: str = "none"
     zonesize: str | None = None
     max_open_zones: int = 0  # 0: fio's default (the device's own limit)
+    # More job sections after this one, run beside it (each: its name and the options it sets over [global]); the
+    # zoned-mixed workload's small random writes, say
+    sections: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     @property
     def timeout_s(self) -> float:
@@ -93,6 +96,8 @@ def job_text(spec: JobSpec) -> str:
     if spec.create_only:
         lines.append("create_only=1")
     lines += ["", f"[{spec.name}]", f"rw={spec.rw}", ""]
+    for name, options in spec.sections:
+        lines += [f"[{name}]", *(f"{key}={value}" for key, value in options.items()), ""]
     return "\n".join(lines)
 
 

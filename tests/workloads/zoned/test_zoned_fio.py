@@ -116,3 +116,15 @@ def test_a_zbd_job_without_zones_is_refused_before_it_starts(tmp_path):
         )
     )
     assert not (tmp_path / "t").exists()  # nothing was left behind
+
+
+def test_the_mix_reports_its_iops_and_each_jobs_own_on_a_directory(tmp_path):
+    args = ("--set", "runtime_s=2", "--set", "size=32m", "--set", "bs=1m", "--set", "small_fsync=16", "--repeat", "1")
+    result, outcome, samples = run_json(tmp_path / "home", "zoned-mixed", "--target", str(tmp_path / "t"), *args)
+    assert result.returncode == 0, result.stderr
+    got = values(samples, "zoned-mixed")
+    assert got["zoned_large_iops"] > 0 and got["zoned_small_iops"] > 0
+    assert got["zoned_avg_iops"] == pytest.approx(got["zoned_large_iops"] + got["zoned_small_iops"], rel=0.05)
+    assert got["zoned_write_p99_9_ms"] >= got["zoned_write_p99_ms"] > 0  # the large writes' latency
+    job = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["fio"]["workloads"]["zoned-mixed"]
+    assert "[small]" in job["job_file"] and "fsync=16" in job["job_file"].splitlines()

@@ -159,3 +159,21 @@ def test_the_zoned_workloads_are_registered_with_the_papers_metrics():
     assert [m.name for m in write.metrics][:2] == ["zoned_avg_iops", "zoned_iops_stddev"]
     assert {"zonemode", "zone_size", "max_open_zones", "flush"} <= {p.name for p in write.params}
     assert "flush" not in {p.name for p in read.params}
+
+
+def test_the_mix_runs_small_random_writes_beside_the_large_ones_in_a_group_of_their_own():
+    """zoned-mixed (issue 41 item 3): the large writes' section, then a small-writes section that sets its own
+    pattern over [global] (buffered, synced every small_fsync) and starts a reporting group, so fio reports the two
+    apart and storbench can say each one's IOPS."""
+    mixed = get_workload("zoned-mixed")
+    assert {"small_bs", "small_fsync", "flush", "zonemode"} <= {p.name for p in mixed.params}
+    assert {"zoned_large_iops", "zoned_small_iops"} <= {m.name for m in mixed.metrics}
+    small = {"rw": "randwrite", "bs": "4k", "ioengine": "psync", "direct": "0", "fsync": "256", "new_group": "1"}
+    spec = fio_job.JobSpec(
+        name="zoned-mixed", rw="write", bs="4m", size="128m", directory="/d", sections=[("small", small)]
+    )
+    text = fio_job.job_text(spec)
+    large, _, rest = text.partition("[zoned-mixed]\n")
+    assert "direct=1" in large.splitlines() and rest.startswith("rw=write\n")
+    section = rest.split("[small]\n", 1)[1].split("\n\n")[0].splitlines()
+    assert section == ["rw=randwrite", "bs=4k", "ioengine=psync", "direct=0", "fsync=256", "new_group=1"]

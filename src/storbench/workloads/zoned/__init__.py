@@ -11,7 +11,9 @@ fio on any local target:
   keeps at most ``max_open_zones`` open (the device's limit unless a lower one is asked);
 - a file system over a zoned device (btrfs zoned, f2fs: the log-structured layer), a conventional device
   or a directory: plain fio files, the file system handling any zones (``zone_size`` makes fio emulate
-  zones on the files instead).
+  zones on the files instead);
+- a file system only, ``zoned-mixed``: the large writes with small random writes in flight beside them (paper
+  004's OSD: objects and their metadata), where a layer that turns small random writes into appends can win.
 
 Zone resets destroy data. A raw device gets the fio workloads' guards (--allow-device-overwrite, the
 blank check, the re-check before the first write). Each job's region is whole zones from the device's
@@ -78,6 +80,8 @@ METRICS = metric_table("""
     zoned_read_iops      | average read IOPS         | IOPS   | mean | higher/lower | words-first
     zoned_read_p99_ms    | p99 read latency          | ms     | mean | lower/higher | words-first
     zoned_read_p99_9_ms  | p99.9 read latency        | ms     | mean | lower/higher | words-first
+    zoned_large_iops     | 4 MiB write IOPS          | IOPS   | mean | higher/lower | words-first
+    zoned_small_iops     | small random write IOPS   | IOPS   | mean | higher/lower | words-first
 """)
 
 
@@ -208,6 +212,65 @@ class _Zoned(_Fio):
         ]
 
 
+class _ZonedMixed(_Zoned):
+    """Paper 004's OSD writes large objects and, beside them, small metadata: the large writes (``bs``, ``iodepth``
+    in flight, O_DIRECT) run with a second job of small random writes (``small_bs``, buffered, fsync after every
+    ``small_fsync``) in flight together. Where each operation costs a seek (a hard drive, or the lab's model of
+    one), a layer that turns the small random writes into sequential appends (f2fs, btrfs zoned) spends fewer
+    operations on them than one that writes them in place (ext4): the mix's IOPS say which."""
+
+    headline = ("zoned_avg_iops", "zoned_iops_stddev", "zoned_large_iops", "zoned_small_iops")
+
+    def check(self, ctx: RunContext, params: dict[str, Any]) -> None:
+        if self._is_device(ctx):
+            raise TargetError(
+                f"{self.name}: {ctx.target_as(DeviceTarget).path} is a raw device; the mix measures the file "
+                f"system over it (mount one and give its directory), or run zoned-write on the device"
+            )
+        super().check(ctx, params)
+
+    def _spec(
+        self, ctx: RunContext, params: dict[str, Any], create_only: bool = False, log_prefix: str | None = None
+    ) -> JobSpec:
+        spec = super()._spec(ctx, params, create_only, log_prefix)
+        small = {"rw": "randwrite", "bs": params["small_bs"], "ioengine": "psync", "iodepth": "1", "direct": "0"}
+        small |= {"fsync": str(params["small_fsync"]), "new_group": "1"}  # its own group: fio reports it apart
+        spec.sections.append(("small", small))
+        return spec
+
+    def _samples(
+        self,
+        result: fio_results.FioResult,
+        labels: dict[str, str],
+        bw: dict[str, list[float]],
+        iops: dict[str, list[float]],
+        done: fio_engine.FioRun,
+    ) -> list[Sample]:
+        """The paper's figures over the whole mix (its IOPS, and the spread of its per-second IOPS), and each
+        job's IOPS: the large writes' (the rate a benchmark of large objects would see) and the small ones'."""
+        by_job = {job.name: job.directions.get("write") for job in result.jobs}
+        large, small = by_job.get(self.name), by_job.get("small")
+        latency = {
+            "zoned_write_p99_ms": 99.0,
+            "zoned_write_p99_9_ms": 99.9,
+        }  # the large writes' (the groups' merge has none)
+        samples = [
+            Sample(s.workload, s.metric, large.percentile_ms(latency[s.metric]) if large else None, s.unit)
+            if s.metric in latency
+            else s
+            for s in super()._samples(result, labels, bw, iops, done)
+        ]
+        for metric, stats in (("zoned_large_iops", large), ("zoned_small_iops", small)):
+            samples.append(Sample(self.name, metric, stats.iops if stats else None, "IOPS"))
+        return samples
+
+
+MIXED_PARAMS = ZONED_PARAMS + (
+    FLUSH,
+    SizeParam("small_bs", str, "4k", "the small random writes' block size", what="a fio size"),
+    Param("small_fsync", int, 256, "the small writes are synced after every N of them (0: never)", minimum=0),
+)
+
 ZonedWrite = variant(
     _Zoned,
     "zoned-write",
@@ -226,5 +289,21 @@ ZonedRandWrite = variant(
     params=ZONED_PARAMS + (FLUSH,),
 )
 ZonedRandRead = variant(_Zoned, "zoned-randread", "random reads on a zoned device (zbd) or any stack", rw="randread")
+ZonedMixed = variant(
+    _ZonedMixed,
+    "zoned-mixed",
+    "large sequential writes with small random writes in flight together, on a file system (paper 004's mix)",
+    rw="write",
+    params=MIXED_PARAMS,
+)
 
-__all__ = ["ZONED_PARAMS", "ZonedRandRead", "ZonedRandWrite", "ZonedRead", "ZonedWrite", "Zoning", "plan_zoning"]
+__all__ = [
+    "ZONED_PARAMS",
+    "ZonedMixed",
+    "ZonedRandRead",
+    "ZonedRandWrite",
+    "ZonedRead",
+    "ZonedWrite",
+    "Zoning",
+    "plan_zoning",
+]
