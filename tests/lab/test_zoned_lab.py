@@ -174,14 +174,18 @@ def test_compare_ext4_against_btrfs_zoned_in_the_papers_words_and_the_models_dir
     assert "paper 004" in text and "analog only" in text  # the paper's ratios beside, as an analog
     ratio = rows["zoned-write", "zoned_avg_iops"]["deltas"][1]["ratio"]
     assert 0.9 <= ratio <= 1.1, f"btrfs-zoned / ext4-conv average IOPS {ratio:.3f}: the model implies parity"
-    # The model's limit holds (QEMU lets an idle device burst a tenth of a second of its rate: +5% over 2 s), and
-    # binds: both stacks move at least 70% of it (a 128 MiB read pass includes fio's start and its queue filling)
+    # The model's limit is a known truth. No pass goes over it but for QEMU's burst (an idle device may move a
+    # tenth of a second of its rate and the request that fills its bucket: over fio's 2 s, +6.3% at most; seen:
+    # +2.7% to +4.3%), and ext4's 4 MiB writes run at it (at least 95%); every pass moves at least 70% of it (a
+    # 128 MiB read pass includes fio's start and its queue filling).
     cap = 150 * MIB / 1e6  # 157.3 MB/s
+    burst = (0.1 * cap + 4 * MIB / 1e6) / 2
     for label in ("ext4-conv", "btrfs-zoned"):
         for metric in ("zoned_write_mbps", "zoned_read_mbps"):
             got = values(runs[label], metric)
             print(f"lab: {label} {metric}: {', '.join(f'{v:.1f}' for v in got)} (model: {cap:.1f} MB/s)")
-            assert all(0.7 * cap <= v <= 1.1 * cap for v in got), (label, metric, got, cap)
+            assert all(0.7 * cap <= v <= cap + burst for v in got), (label, metric, got, cap)
+    assert all(v >= 0.95 * cap for v in values(runs["ext4-conv"], "zoned_write_mbps"))
 
 
 def test_compare_ext4_against_f2fs_over_zns_prints_the_papers_sentences(lab, zoned_004):
