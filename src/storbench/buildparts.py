@@ -13,6 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from storbench.errors import EngineError
@@ -53,10 +54,14 @@ class Module:
         return tuple(clone for _, clone in self.wheel) + ((self.resolved,) if self.resolved else ())
 
 
-def read(path: Path = TABLE) -> tuple[Module, ...]:
-    """The rows of a table of build parts; a malformed row is one line naming the file, the line and what is wanted."""
+def read(path: Path | None = None) -> tuple[Module, ...]:
+    """The rows of a table of build parts (default: the package's own, read as a resource: on a Spark executor the
+    package is a zip, storbench.engines.shipping); a malformed row is one line naming the file, the line and what
+    is wanted."""
+    text = path.read_text() if path is not None else resources.files("storbench").joinpath(TABLE.name).read_text()
+    path = path or TABLE
     modules: list[Module] = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         fields = [None if field == "-" else field for field in line.split("\t")]
