@@ -230,7 +230,9 @@ def _start(cluster: BootingCluster, state: dict[str, Any], osds: int, deadline: 
 
 
 def _start_rgw(cluster: BootingCluster, state: dict[str, Any], deadline: float) -> None:
-    port = state["ports"]["rgw"]
+    # Its port is taken now, not with the others when the conf was written: in the ~30 s the mon, mgr and OSD
+    # take to start on a busy machine, another program's connection took it once ("failed initializing frontend")
+    port = state["ports"]["rgw"] = free_port()
     ceph_auth.grant(cluster.workdir, "client.rgw.x", cluster.run)
     cluster.spawn(
         "rgw",
@@ -244,6 +246,7 @@ def _start_rgw(cluster: BootingCluster, state: dict[str, Any], deadline: float) 
             "client.rgw.x",
             "--ms_mon_client_mode=crc",
             "--ms_client_mode=crc",
+            f"--rgw_frontends=beast endpoint=127.0.0.1:{port}",
         ],
     )
     _save(cluster.workdir, state)
