@@ -47,6 +47,7 @@ from pathlib import Path
 
 from harness import parser, ratios, rotated, scope, service, verdict  # noqa: E402 (sets sys.path)
 from storbench.context import RunContext, WindowRecord  # noqa: E402
+from storbench.engines.native import NativeEngine  # noqa: E402
 from storbench.errors import WorkloadError  # noqa: E402
 from storbench.targets import TargetOptions, parse_target  # noqa: E402
 from storbench.telemetry.sentinel import NoiseSentinel  # noqa: E402
@@ -130,7 +131,11 @@ def main() -> int:
             target.precheck(0)
             target.claim(run_id)
             try:
-                ctx = RunContext(run_id=run_id, target=target, root_uri=target.root_uri or "")
+                native = NativeEngine()  # the workloads run their driver=native side through the run's engine
+                native.start()
+                ctx = RunContext(
+                    run_id=run_id, target=target, root_uri=target.root_uri or "", engines={native.name: native}
+                )
                 common = {"recordcount": records, "threads": threads, "duration_s": seconds, "operationcount": ops}
                 scope(
                     f"storbench native KV engine (driver=native) vs YCSB (driver=ycsb), YCSB workloads A and C, "
