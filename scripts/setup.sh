@@ -118,6 +118,9 @@ if [ "$want_test" = 1 ]; then
   # node_exporter beside each `services up spark` worker; Prometheus for the prometheus telemetry source
   command -v prometheus-node-exporter >/dev/null 2>&1 || apt_packages+=(prometheus-node-exporter)
   command -v prometheus >/dev/null 2>&1 || apt_packages+=(prometheus)
+  # `storbench lab cluster` (tests/lab_cluster): namespaces, links and tc; each host's ext4 disk
+  command -v tc >/dev/null 2>&1 || apt_packages+=(iproute2)
+  command -v mkfs.ext4 >/dev/null 2>&1 || apt_packages+=(e2fsprogs)
   # a real PostgreSQL for the shared results-store tests (initdb + pg_ctl into a temp dir; not on PATH)
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
   # ipmitool: the ipmi power source's parsing and error tests run the real tool

@@ -72,9 +72,9 @@ def lab_cluster(tmp_path_factory):
         yield home, made
     finally:
         down(home)
-        left = changes(before, snapshot(), str(home))
+        after = snapshot()
         token = made[0].namespace.split("-")[1]  # storbench-TOKEN-node-1: every name the cluster made has it
-        assert not changes(before, snapshot(), token) and not left
+        assert not changes(before, after, token) and not changes(before, after, str(home))
 
 
 def observed_run(home: Path, label: str, load) -> dict:
