@@ -25,18 +25,27 @@ user's shell.
 from __future__ import annotations
 
 import re
+import shutil
 import socket
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from storbench.cassandra_cql import Credentials, session_on
+from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError
 from storbench.services import cassandra_auth, cassandra_certs, node_exporter, process
+from storbench.services.cassandra_conf import DIRS, JVM_OPTIONS, LOGBACK, node_host, node_yaml
+from storbench.services.cassandra_ring import (  # noqa: F401 (gossip_view, ring, ring_status: callers' names here)
+    RING_TIMEOUT_S,
+    gossip_view,
+    nodetool,
+    ring,
+    ring_status,
+    wait_ring,
+)
 from storbench.services.jvm import cassandra_classpath, java_binary
+from storbench.services.placement import Loopback
 from storbench.services.process import write_private
-from storbench.services.cassandra_conf import DIRS, JVM_OPTIONS, LOGBACK, node_yaml, node_host
 from storbench.services.registry import Flag, register
 
 SERVICE = "cassandra"
@@ -45,10 +54,20 @@ register(
     __name__,
     Flag("nodes", "number of nodes, on 127.0.0.1.. (default 1)", int),
     Flag("heap", "heap per node, e.g. 1g (default 1g)"),
+    Flag(
+        "lab_cluster",
+        "place node K in host node-K of the lab cluster under the same results home (storbench lab cluster up): "
+        "its address, its disk for the node's data, its link",
+        switch=True,
+    ),
 )
 MAX_NODES = 8
 NODE_TIMEOUT_S = 240.0  # one node, from spawn to its CQL port (a loaded 2-core machine is slow)
-RING_TIMEOUT_S = 120.0
+# a lab host has a network stack of its own: Cassandra's usual ports, the same on every host
+LAB_PORTS = {"storage": 7000, "ssl_storage": 7001, "native": 9042}
+LAB_JMX_PORT = 7199
+LAB_ROOT = "storbench-cassandra"  # the node's folder on its lab host's disk
+OWNED = ".storbench-cassandra-node"  # in that folder: names the service dir that made it
 HEAP = re.compile(r"^[1-9][0-9]*[mMgG]$")
 DAEMON = "org.apache.cassandra.service.CassandraDaemon"
 
@@ -76,12 +95,15 @@ def _check(nodes: int, heap: str) -> None:
         raise InputError(f"--heap {heap!r}: expected a size like 512m or 1g (heap per Cassandra node)")
 
 
-def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
+def up(workdir: Path, nodes: int = 1, heap: str = "1g", placement: Any = None) -> dict[str, Any]:
+    placement = placement or Loopback()
     _check(nodes, heap)
+    if nodes > placement.capacity:
+        raise InputError(f"--nodes {nodes}: the lab cluster has {placement.capacity} hosts")
     state = status(workdir)
     if state:
-        have = {"nodes": state.get("node_count"), "heap": state.get("heap")}
-        if have != {"nodes": nodes, "heap": heap}:
+        have = {"nodes": state.get("node_count"), "heap": state.get("heap"), "lab": bool(state.get("lab"))}
+        if have != {"nodes": nodes, "heap": heap, "lab": placement.in_lab}:
             raise InputError(
                 f"cassandra is already running with {have}; stop it first (`storbench services down cassandra`)"
             )
@@ -89,13 +111,20 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     classpath, java, exporter = cassandra_classpath(), java_binary(), node_exporter.binary()
     if process.owned(workdir, SERVICE):
         down(workdir)  # a stopped cluster's leftovers; fresh_dir refuses a directory that is not ours
+    # a lab host's node keeps its data on the host's disk; on loopback under node-K of the service dir
+    lab_roots = [placement.data_root(i) for i in range(1, nodes + 1)]
+    roots = [r / LAB_ROOT if r else workdir / f"node-{i}" for i, r in enumerate(lab_roots, start=1)]
+    for root in (r for r, lab in zip(roots, lab_roots) if lab):
+        if root.exists() and not _owns(workdir, root):
+            raise InputError(f"--lab-cluster: {root} exists and was not made by storbench for {workdir}")
     process.fresh_dir(workdir, SERVICE)
     auth = cassandra_auth.prepare(workdir)
     (workdir / "log").mkdir()
-    hosts = [node_host(i) for i in range(1, nodes + 1)]
+    # on loopback node K is 127.0.0.K (Loopback's 127.0.0.K+1 leaves .1 to a master; Cassandra has none)
+    hosts = [placement.address(i) if placement.in_lab else node_host(i) for i in range(1, nodes + 1)]
     tls = cassandra_certs.make(workdir, hosts)
-    ports: dict[str, int] = {}
-    for name in ("storage", "ssl_storage", "native"):
+    ports: dict[str, int] = dict(LAB_PORTS) if placement.in_lab else {}
+    for name in () if placement.in_lab else ("storage", "ssl_storage", "native"):
         ports[name] = free_on_all(hosts, set(ports.values()))
     state = {
         "service": SERVICE,
@@ -105,6 +134,8 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
         "hosts": hosts,
         "ports": ports,
         "uri": f"cassandra://{hosts[0]}:{ports['native']}",
+        "lab": placement.in_lab,
+        "lab_roots": [str(r) for r, lab in zip(roots, lab_roots) if lab],
         "processes": [],
         "auth": auth,
         "tls": tls,
@@ -115,19 +146,23 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
     def alive() -> None:
         _check_alive(workdir, state)
 
-    with process.all_or_nothing(workdir, state, _stop_all):
+    with process.all_or_nothing(workdir, state, _stop_and_remove):
         for index, host in enumerate(hosts, start=1):
-            _start_node(workdir, state, java, classpath, index, host)
-            argv, marker, url = node_exporter.command(exporter, host)
-            _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
+            _start_node(workdir, state, java, classpath, index, roots[index - 1], placement)
+            if placement.exporter(index):  # the lab host's own, on its address
+                state["lab_exporters"] = {**state.get("lab_exporters", {}), host: placement.exporter(index)}
+            else:
+                argv, marker, url = node_exporter.command(exporter, host)
+                _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
             _wait_native(workdir, state, host, time.monotonic() + NODE_TIMEOUT_S)
             if index == 1:
                 cassandra_auth.await_role(state, alive)
             cassandra_auth.share_roles(state, index, nodetool, alive)
         _wait_ring(workdir, state, RING_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
+    where = f"lab hosts {', '.join(hosts)}" if placement.in_lab else ", ".join(hosts)
     state["summary"] = (
-        f"{nodes} node(s) UN on {', '.join(hosts)} (CQL port {ports['native']}, heap {heap} each) "
+        f"{nodes} node(s) UN on {where} (CQL port {ports['native']}, heap {heap} each) "
         f"with node_exporters, up in {state['startup_s']:.1f} s; nodes file {state['nodes']}; "
         f"login as role {cassandra_auth.USER}: `storbench services env cassandra`; TLS too "
         f"(?tls=1&ca={tls['ca_file']})"
@@ -137,22 +172,40 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g") -> dict[str, Any]:
 
 
 def _spawn(
-    workdir: Path, state: dict[str, Any], kind: str, name: str, argv: list[str], marker: str, **extra: Any
+    workdir: Path,
+    state: dict[str, Any],
+    kind: str,
+    name: str,
+    argv: list[str],
+    marker: str,
+    preexec: Any = None,
+    **extra: Any,
 ) -> None:
-    proc = process.spawn(argv, workdir / "log", f"{name}.log")
+    proc = process.spawn(argv, workdir / "log", f"{name}.log", preexec=preexec)
     state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
     process.write_state(workdir, state)
 
 
-def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str, index: int, host: str) -> None:
+def _start_node(
+    workdir: Path, state: dict[str, Any], java: str, classpath: str, index: int, data: Path, placement: Any
+) -> None:
+    """Node ``index``: its configuration, keys and log under node-K of the service dir, its data under ``data``
+    (the same folder on loopback; the lab host's disk there), started as the host (placement.wrap, preexec)."""
     root = workdir / f"node-{index}"
+    root.mkdir(mode=0o700, exist_ok=True)
+    if data != root:
+        shutil.rmtree(data, ignore_errors=True)  # ours (checked in up): a stopped cluster's leftovers
+        data.mkdir(mode=0o700)
+        (data / OWNED).write_text(str(workdir) + "\n")
     for name in DIRS:
-        (root / name).mkdir(parents=True)
+        (data / name).mkdir(parents=True)
     config = root / "cassandra.yaml"
-    write_private(config, node_yaml(root, host, state["ports"], state.get("tls")))  # 0600: the keystore's password
+    yaml = node_yaml(data, state["hosts"][index - 1], state["ports"], state.get("tls"), seed=state["hosts"][0])
+    write_private(config, yaml)  # 0600: the keystore's password
     logback = root / "logback.xml"
     logback.write_text(LOGBACK.format(log=root / "system.log"))
-    jmx = node_exporter.free_port()
+    # a lab host's JMX listens on that host's own 127.0.0.1 (nodetool runs there: cassandra_ring)
+    jmx = LAB_JMX_PORT if placement.in_lab else node_exporter.free_port()
     heap = state["heap"]
     argv = [
         java,
@@ -160,7 +213,7 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
         f"-Xmx{heap}",
         *JVM_OPTIONS,
         f"-Dcassandra.config={config.as_uri()}",
-        f"-Dcassandra.storagedir={root}",
+        f"-Dcassandra.storagedir={data}",
         f"-Dlogback.configurationFile={logback}",
         f"-Dcassandra.logdir={root}",
         f"-Dcassandra.jmx.local.port={jmx}",
@@ -174,12 +227,15 @@ def _start_node(workdir: Path, state: dict[str, Any], java: str, classpath: str,
         state,
         "node",
         f"node-{index}",
-        argv,
+        placement.wrap(index, argv),
         f"-Dcassandra.config={config.as_uri()}",
-        host=host,
-        data_dir=str(root / "data"),
+        placement.preexec(index),
+        host=state["hosts"][index - 1],
+        data_dir=str(data / "data"),
         jmx_port=jmx,
         log=str(root / "system.log"),
+        wrap=placement.wrap(index, []),
+        limits=placement.limits(index),
     )
 
 
@@ -207,21 +263,6 @@ def _wait_native(workdir: Path, state: dict[str, Any], host: str, deadline: floa
     )
 
 
-def gossip_view(host: str, port: int, credentials: Credentials | None = None) -> dict[str, str]:
-    """address → gossip status (NORMAL, BOOT, shutdown, ...) of every node ``host`` knows, itself included,
-    through CQL (``system_views.gossip_info``) on that node alone."""
-    with session_on([host], port, pin=True, credentials=credentials) as session:
-        rows = session.execute("SELECT address, status, status_with_port FROM system_views.gossip_info")
-        # Cassandra 4+ gossips STATUS_WITH_PORT; the legacy STATUS is set for the node itself only
-        return {str(row.address): (row.status_with_port or row.status or "").split(",", 1)[0] for row in rows}
-
-
-def ring(state: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """Each node's view of the ring: node address → (address → gossip status)."""
-    login = credentials(state)
-    return {host: gossip_view(host, state["ports"]["native"], login) for host in state["hosts"]}
-
-
 def credentials(state: dict[str, Any]) -> Credentials | None:
     """The login storbench's clients use on this cluster (role ``storbench``)."""
     return cassandra_auth.credentials(state)
@@ -233,78 +274,8 @@ def client_env(state: dict[str, Any]) -> dict[str, str]:
     return {**cassandra_auth.client_env(state), **cassandra_certs.client_env(state)}
 
 
-def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 120.0, login: bool = True) -> str:
-    """``nodetool ARGS`` (Cassandra's own, from the same jars) against node ``node``'s JMX, logged in as storbench
-    (``login`` False: without, which the node refuses); its stdout."""
-    entry = [p for p in state["processes"] if p["kind"] == "node"][node - 1]
-    tools = Path(state["workdir"]) / "tools"  # nodetool's history and logs stay in the service dir, not in ~
-    tools.mkdir(exist_ok=True)
-    logback = tools / "logback.xml"
-    if not logback.exists():
-        logback.write_text('<configuration><root level="OFF"/></configuration>\n')
-    jpms = [o for o in JVM_OPTIONS if o.startswith(("--add-", "-Dio.netty"))]
-    argv = [
-        java_binary(),
-        "-Xmx128m",
-        *jpms,
-        f"-Duser.home={tools}",
-        f"-Dcassandra.logdir={tools}",
-        f"-Dlogback.configurationFile={logback}",
-        "-cp",
-        cassandra_classpath(),
-        "org.apache.cassandra.tools.NodeTool",
-        "-h",
-        "127.0.0.1",
-        "-p",
-        str(entry["jmx_port"]),
-        *(cassandra_auth.nodetool_options(state) if login else []),
-        *args,
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
-        # nodetool says "error: WHY" (or "nodetool: WHY"), then maybe a Java stack trace: the reason, not a frame
-        lines = [
-            x
-            for x in (done.stderr + "\n" + done.stdout).splitlines()
-            if x.strip() and not x.startswith(("\t", " ", "-- StackTrace", "Caused by"))
-        ]
-        detail = ([x for x in lines if x.startswith(("error:", "nodetool:"))] or lines[-1:] or ["no output"])[0]
-        raise EngineError(f"nodetool {' '.join(args)} on {entry['host']} failed: {detail[:300]}")
-    return done.stdout
-
-
-def ring_status(state: dict[str, Any], node: int = 1) -> dict[str, str]:
-    """address → its two-letter state in ``nodetool status`` (UN: up and normal) as node ``node`` sees it."""
-    rows = (line.split() for line in nodetool(state, "status", node=node).splitlines())
-    return {row[1]: row[0] for row in rows if len(row) > 2 and re.fullmatch(r"[UD][NLJM]", row[0])}
-
-
 def _wait_ring(workdir: Path, state: dict[str, Any], timeout: float) -> None:
-    hosts = sorted(state["hosts"])
-
-    def probe() -> str | None:
-        try:
-            views = ring(state)
-        except Exception as exc:  # the driver's errors have no common base but Exception
-            if "Bad credentials" in str(exc):  # a node's repair ran before the ring gave it its system_auth range
-                for node in range(2, len(hosts) + 1):
-                    try:
-                        nodetool(state, "repair", "-full", "system_auth", node=node)
-                    except (EngineError, subprocess.TimeoutExpired):  # tried again on the next probe
-                        pass
-            return f"CQL: {exc}"
-        lagging = {h: v for h, v in views.items() if sorted(a for a, s in v.items() if s == "NORMAL") != hosts}
-        if lagging:
-            return "; ".join(f"{h} sees {v}" for h, v in lagging.items())
-        seen = ring_status(state)  # once gossip agrees: nodetool's word, as an operator would check
-        return None if seen == {h: "UN" for h in hosts} else f"nodetool status: {seen}"
-
-    deadline = time.monotonic() + timeout
-    last = node_exporter.wait_ready(state, deadline, lambda: _check_alive(workdir, state), probe, interval=1.0)
-    if last is not None:
-        raise EngineError(
-            f"the Cassandra ring was not all up and normal within {timeout:.0f} s ({last}); logs in {workdir}"
-        )
+    wait_ring(workdir, state, timeout, lambda: _check_alive(workdir, state))
 
 
 def wait_normal(state: dict[str, Any], timeout: float = RING_TIMEOUT_S) -> None:
@@ -331,8 +302,24 @@ def _stop_all(state: dict[str, Any]) -> bool:
     return stopped
 
 
+def _owns(workdir: Path, root: Path) -> bool:
+    try:
+        return not root.is_symlink() and (root / OWNED).read_text().strip() == str(workdir)
+    except OSError:
+        return False
+
+
+def _stop_and_remove(state: dict[str, Any]) -> bool:
+    """The processes stopped, then the nodes' data on the lab hosts' disks removed (each while it is ours)."""
+    stopped = _stop_all(state)
+    for root in map(Path, state.get("lab_roots", [])):
+        if _owns(Path(state["workdir"]), root):
+            shutil.rmtree(root, ignore_errors=True)
+    return stopped
+
+
 def down(workdir: Path) -> bool:
-    return process.take_down(workdir, SERVICE, _stop_all)
+    return process.take_down(workdir, SERVICE, _stop_and_remove)
 
 
 def pids(state: dict[str, Any]) -> list[int]:

@@ -76,7 +76,10 @@ LOGBACK = """<configuration scan="false">
 """
 
 
-def node_yaml(root: Path, host: str, ports: dict[str, int], tls: dict[str, Any] | None = None) -> str:
+def node_yaml(
+    root: Path, host: str, ports: dict[str, int], tls: dict[str, Any] | None = None, seed: str | None = None
+) -> str:
+    """``seed``: node 1's address (default 127.0.0.1; a lab host's own otherwise)."""
     dirs = {name: root / name for name in DIRS}
     return "\n".join(
         [
@@ -93,7 +96,7 @@ def node_yaml(root: Path, host: str, ports: dict[str, int], tls: dict[str, Any] 
             "seed_provider:",
             "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
             "    parameters:",
-            f'      - seeds: "{node_host(1)}:{ports["storage"]}"',
+            f'      - seeds: "{seed or node_host(1)}:{ports["storage"]}"',
             f"listen_address: {host}",
             f"rpc_address: {host}",
             f"storage_port: {ports['storage']}",
