@@ -28,22 +28,39 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError
-from storbench.services import process
+from storbench.services import hdfs_lab, process
 from storbench.services.jvm import java_binary, launcher_classpath
 from storbench.services.registry import Flag, register
 
 MAIN_CLASS = "storbench.jvm.MiniHdfs"
 START_TIMEOUT_S = 120.0
-register("hdfs", __name__, Flag("datanodes", "number of DataNodes (default 2)", int))
+register(
+    "hdfs",
+    __name__,
+    Flag("datanodes", "number of DataNodes (default 2)", int),
+    Flag(
+        "lab_cluster",
+        "place DataNode K in host node-K of the lab cluster under the same results home (storbench lab cluster "
+        "up), the NameNode on this machine's end of its bridge; one JVM per node (hdfs_lab.py)",
+        switch=True,
+    ),
+)
 CLIENT_USER = "storbench"  # the HDFS user that owns the namespace and that storbench's clients act as
 
 
-def up(workdir: Path, datanodes: int = 2, heap: str = "1g") -> dict[str, Any]:
+def up(workdir: Path, datanodes: int = 2, heap: str = "1g", placement: Any = None) -> dict[str, Any]:
+    """``placement`` in a lab (``--lab-cluster``): a NameNode and a DataNode JVM per host (hdfs_lab.py); otherwise
+    one MiniDFSCluster JVM on loopback."""
     if not 1 <= datanodes <= 16:
         raise InputError(f"--datanodes {datanodes}: allowed 1 to 16")
     state = status(workdir)
     if state:
+        where = "lab" if placement is not None and placement.in_lab else None
+        if state.get("placement") != where:  # a cluster of one kind is never handed out as the other
+            raise InputError("hdfs is already running elsewhere; stop it first (`storbench services down hdfs`)")
         return state
+    if placement is not None and placement.in_lab:
+        return hdfs_lab.up(workdir, datanodes, placement, CLIENT_USER)
     process.fresh_dir(workdir, "hdfs")  # a stopped cluster's leftovers go only when the directory is ours
     scratch = workdir / "tmp"  # Jetty's web-app directories (one per NameNode/DataNode UI) go with the service,
     scratch.mkdir(mode=0o700)  # not into the shared /tmp, where a killed JVM would leave them for good
@@ -92,16 +109,15 @@ def client_env(state: dict[str, Any]) -> dict[str, str]:
 
 
 def status(workdir: Path) -> dict[str, Any] | None:
-    state = process.read_state(workdir)
-    if state and process.alive(state["pid"], MAIN_CLASS):
-        return state
-    return None
+    return process.running_state(workdir)  # the MiniDFSCluster's JVM, or the lab's NameNode (hdfs_lab.py)
 
 
 def down(workdir: Path) -> bool:
     state = process.read_state(workdir)
     if not state:
         return False
+    if state.get("placement") == "lab":
+        return hdfs_lab.down(workdir)
     stopped = process.stop_pid(state["pid"], MAIN_CLASS)
     process.remove_dir(workdir, "hdfs")
     return stopped
