@@ -280,3 +280,34 @@ fn a_key_goes_to_the_node_owning_its_token() {
     let wrap = Ring::new(vec![addr(1), addr(2)], vec![(token - 10, 1), (token - 5, 0)]);
     assert_eq!(wrap.node(b"user1"), 1);
 }
+
+#[test]
+fn a_silent_node_is_passed_over_until_it_answers() {
+    use super::request::health::Health;
+    use std::time::{Duration, Instant};
+    let addr = |p| std::net::SocketAddr::from(([127, 0, 0, 1], p));
+    use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
+    let token = Murmur3Partitioner.hash_one(b"user1").value();
+    let after = |d| token.saturating_add(d);
+    let ring =
+        Ring::new(vec![addr(1), addr(2), addr(3)], vec![(token, 1), (after(5), 0), (after(9), 1), (after(20), 2)]);
+    assert_eq!(ring.clockwise(b"user1").collect::<Vec<_>>(), vec![1, 0, 2]);
+    let (retry, start) = (Duration::from_millis(50), Instant::now());
+    let mut health = Health::new(3, retry);
+    health.heard(1, start);
+    health.timed_out(1, start - Duration::from_millis(1), Instant::now()); // it answered another request since
+    assert_eq!(health.route(&ring, b"user1"), 1);
+    health.timed_out(1, start + Duration::from_millis(1), Instant::now()); // nothing came since it was sent
+    assert_eq!(health.route(&ring, b"user1"), 0);
+    health.unreachable(0, Instant::now());
+    assert_eq!(health.route(&ring, b"user1"), 2);
+    std::thread::sleep(retry + Duration::from_millis(10));
+    assert_eq!(health.route(&ring, b"user1"), 1); // one request tries the owner again
+    assert_eq!(health.route(&ring, b"user1"), 0); // and one node 0
+    assert_eq!(health.route(&ring, b"user1"), 2);
+    health.heard(1, Instant::now());
+    assert_eq!(health.route(&ring, b"user1"), 1);
+    let mut all = Health::new(3, retry);
+    (0..3).for_each(|n| all.unreachable(n, Instant::now()));
+    assert_eq!(all.route(&ring, b"user1"), 1); // none answers: the owner
+}

@@ -12,12 +12,15 @@
 //! (`ring::Ring`, token-aware as the driver routes). One `ppoll` waits for every answer of the group and the
 //! next deadline; an answer completes its request (`wire::answer`), a node that lost a statement gets a PREPARE
 //! and the request once more, a request without an answer within timeout_s fails as "timeout" and its late
-//! answer is skipped, a broken connection fails its requests as "connection" and is opened again by the next.
+//! answer is skipped, a broken connection fails its requests as "connection" and is opened again by the next; a
+//! node that went silent (no answer at all while a request's timeout_s passed) or cannot be connected is passed
+//! over, its keys sent to the next node of the ring, and tried again after timeout_s (`health`).
 //! `frame` names the protocol's numbers; `wire` reads and writes the frames.
 
 pub(super) mod client;
 pub(super) mod conn;
 pub(super) mod frame;
+pub(super) mod health;
 pub(super) mod mux;
 pub(super) mod pipe;
 pub(super) mod ring;

@@ -1,11 +1,12 @@
 //! A multiplexed group of CQL load workers ("clients", `client`) on one thread: each keeps one request in flight
 //! on the group's connection to its key's node (`Pipe`); one `poll` waits for all their answers and deadlines.
 //! An answer completes its request, or sends its next frame (a READ-MODIFY-WRITE's update, a statement prepared
-//! again on a node that lost it).
+//! again on a node that lost it). A node that went silent is passed over for a while (`health`).
 
 use super::client::{template, Client, Step};
 use super::conn::Failure;
 use super::frame::error_code;
+use super::health::Health;
 use super::pipe::Pipe;
 use super::wire::{self, answer, Answer};
 use super::Connected;
@@ -20,6 +21,7 @@ pub struct CqlMux {
     shared: Arc<Shared>,
     clients: Vec<Client>,
     pipes: Vec<Option<Pipe>>,
+    health: Health,
     /// Finished requests, handed out by the next `poll`.
     ready: Vec<(usize, Result<Outcome, OpError>)>,
     answers: Vec<(usize, Answer)>,
@@ -42,6 +44,7 @@ impl CqlMux {
             shared,
             clients,
             pipes: Vec::new(),
+            health: Health::new(0, Default::default()),
             ready: Vec::new(),
             answers: Vec::new(),
             scratch: Vec::with_capacity(256),
@@ -67,7 +70,10 @@ impl CqlMux {
         if self.pipes[node].is_none() {
             match Pipe::open(conn.ring.nodes[node], &conn.opener, &mut self.scratch) {
                 Ok(p) => self.pipes[node] = Some(p),
-                Err(f) => return self.finish(c, Err(failed(what, f))),
+                Err(f) => {
+                    self.health.unreachable(node, Instant::now());
+                    return self.finish(c, Err(failed(what, f)));
+                }
             }
         }
         let cl = &mut self.clients[c];
@@ -120,6 +126,7 @@ impl CqlMux {
     /// The pipe to `node` broke: every request on it fails, the next opens a new one.
     fn broken(&mut self, node: usize, f: Failure) {
         self.pipes[node] = None;
+        self.health.broken(node, Instant::now());
         let message = f.message();
         for c in 0..self.clients.len() {
             if self.clients[c].sent.is_some() && self.clients[c].node == node {
@@ -151,10 +158,11 @@ impl Multiplexed for CqlMux {
         };
         if self.pipes.is_empty() {
             self.pipes = (0..conn.ring.nodes.len()).map(|_| None).collect();
+            self.health = Health::new(conn.ring.nodes.len(), conn.opener.timeout);
         }
         let cl = &mut self.clients[c];
         cl.build(&shared, &conn.templates, req);
-        cl.node = conn.ring.node(&cl.key);
+        cl.node = self.health.route(&conn.ring, &cl.key);
         self.send(c, conn, false);
     }
 
@@ -204,6 +212,9 @@ impl Multiplexed for CqlMux {
                     .expect("some")
                     .receive(|c, opcode, body| answers.push((c, answer(opcode, body))));
                 let mut answers = std::mem::take(&mut self.answers);
+                if !answers.is_empty() {
+                    self.health.heard(n, Instant::now());
+                }
                 for (c, a) in answers.drain(..) {
                     self.answered(c, conn, a);
                 }
@@ -221,6 +232,7 @@ impl Multiplexed for CqlMux {
                             p.forget(id);
                             p.at.to_string()
                         });
+                        self.health.timed_out(node, deadline - conn.opener.timeout, now);
                         let what = self.clients[c].what;
                         let f = Failure::Timeout(format!("{}: no answer within timeout_s", at.unwrap_or_default()));
                         self.finish(c, Err(failed(what, f)));

@@ -26,4 +26,13 @@ impl Ring {
         let at = self.tokens.partition_point(|(t, _)| *t < token);
         self.tokens[if at == self.tokens.len() { 0 } else { at }].1
     }
+
+    /// Every node once, in ring order from the one owning `key` (under SimpleStrategy: its replicas first).
+    pub fn clockwise<'a>(&'a self, key: &[u8]) -> impl Iterator<Item = usize> + 'a {
+        let token = Murmur3Partitioner.hash_one(key).value();
+        let at = self.tokens.partition_point(|(t, _)| *t < token);
+        let mut seen = vec![false; self.nodes.len()];
+        let n = self.tokens.len();
+        (0..n).map(move |i| self.tokens[(at + i) % n].1).filter(move |&node| !std::mem::replace(&mut seen[node], true))
+    }
 }
