@@ -48,6 +48,23 @@ def yarn(request, tmp_path_factory):
     yield from api_service(request, tmp_path_factory, "yarn", must_stop=False, **options)
 
 
+# One real Spark standalone cluster (a master, 2 workers with their node_exporters) for the cluster tests
+# (tests/services/test_spark_cluster*.py), taken down after its last user; and a Python for its executors that
+# can import storbench only from the zip the Spark engine ships.
+@pytest.fixture(scope="session")
+def spark_standalone(request, tmp_path_factory):
+    from tests.services.spark_cluster_setup import standalone_cluster
+
+    yield from standalone_cluster(request, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def python_without_storbench(tmp_path_factory):
+    from tests.services.spark_cluster_setup import python_without_storbench
+
+    return python_without_storbench(tmp_path_factory.mktemp("nostorbench"))
+
+
 # One real 1-node Cassandra (services up cassandra, through the CLI) for every test that needs it, and one
 # 3-node cluster for the replication tests; each taken down through the CLI after its last test (tests/grouping.py)
 # or the session, and every process it recorded must be gone.

@@ -34,6 +34,7 @@ SERVICE_GROUPS = (
     ("cassandra", {"cassandra1", "cassandra3"}),
     ("ceph", {"ceph"}),
     ("hdfs", {"hdfs", "yarn"}),  # one group: the YARN tests' dfsio reads and writes the same HDFS
+    ("spark-standalone", {"spark_standalone"}),
 )
 
 # Seconds the longest groups took in the CI rehearsal (`--durations=0` summed per group, 2 workers on 2 cores).
@@ -45,7 +46,7 @@ GROUP_S = {
     "cassandra": 380,
     "tests/workloads/tpcds/test_tpcds.py": 280,
     "lab": 520,  # the QEMU guest's tests, then the lab cluster's (tests/lab_cluster, with a Spark cluster in it)
-    "tests/services/test_spark_cluster.py": 195,
+    "spark-standalone": 195,
     "tests/test_secrets_proc.py": 105,
     "tests/services/test_metastore.py": 100,
     "tests/workloads/objects/test_spark_s3a.py": 85,

@@ -21,7 +21,9 @@ from tests import proc_guard
 REAL = "real"
 SERVICE_MARKERS = ("spark", "s3", "ceph", "cassandra", "postgres", "lab", "yarn")
 # the shared fixtures that start a service (tests/conftest.py, the rados conftest, redfish_server)
-REAL_FIXTURES = frozenset({"hdfs", "yarn", "s3", "ceph", "cassandra1", "cassandra3", "postgres", "bmc", "lab"})
+REAL_FIXTURES = frozenset(
+    {"hdfs", "yarn", "s3", "ceph", "cassandra1", "cassandra3", "postgres", "bmc", "lab", "spark_standalone"}
+)
 # Debian base-system tools that answer in well under a second and leave nothing running: a shell running a
 # short script (setup.sh --check, the power `command:` source), lsblk/blkid reading a device, git, a small dd,
 # uname (the standard library asks it for the processor once, for the machine fingerprint).

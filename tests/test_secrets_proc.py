@@ -12,12 +12,8 @@ where the test put a secret there itself, never its children."""
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,61 +22,10 @@ from storbench import api
 from storbench.results.store import ResultStore
 from storbench.services import spark as spark_service
 from storbench.services import spark_auth
-from tests.cli.helpers import QUICK_JVM, SRC
-from tests.fake_bmc import FakeBmc, basic
 from tests.proc_watch import ProcWatch
+from tests.secrets_cli import CANARY, samples_of, value_of, watched_cli
 
 pytestmark = pytest.mark.real
-
-CANARY = f"CANARY25{secrets.token_hex(6)}"
-FIO_TINY = ("--set", "size=8m", "--set", "runtime_s=2", "--set", "ramp_time_s=0", "--set", "numjobs=1")
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-
-
-def watched_cli(
-    home: Path,
-    watch_secrets: dict[str, str],
-    *args: str,
-    env_extra: dict[str, str] | None = None,
-    user_gave: tuple[str, ...] = (),
-    results: str | None = None,
-    extra_secrets: dict[str, str] | None = None,
-    timeout: float = 900,
-) -> tuple[subprocess.CompletedProcess, ProcWatch]:
-    """The real CLI in a child process, watched from its start to its end. ``user_gave``: which of the CLI's
-    own "cmdline"/"environ" hold a secret the test put there (exempt for that process alone)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": SRC,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "SPARK_SUBMIT_OPTS": os.environ.get("SPARK_SUBMIT_OPTS", QUICK_JVM),
-        **(env_extra or {}),
-    }
-    argv = [sys.executable, "-m", "storbench", "--results", results or str(home), *args]
-    watch = ProcWatch({**watch_secrets, **(extra_secrets or {})})  # extra: secrets the user never gave the CLI
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    if "cmdline" in user_gave:
-        watch.exempt_cmdline.add(proc.pid)
-    if "environ" in user_gave:
-        watch.exempt_environ.add(proc.pid)
-    with watch:  # from before the CLI starts anything: Python's start-up takes far longer than one poll
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err), watch
-
-
-def _samples(done: subprocess.CompletedProcess) -> list[dict]:
-    outcome = json.loads(done.stdout)
-    return [json.loads(line) for line in (Path(outcome["path"]) / "samples.jsonl").read_text().splitlines()]
-
-
-def _value(samples: list[dict], workload: str, metric: str) -> float:
-    (value,) = [s["value"] for s in samples if s["workload"] == workload and s["metric"] == metric and not s["labels"]]
-    return value
 
 
 def _s3_secrets(state: dict) -> dict[str, str]:
@@ -122,7 +67,7 @@ def test_spark_on_s3_keeps_the_s3a_keys_and_spark_conf_secrets_out_of_every_proc
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert watch.saw("org.apache.spark.deploy.SparkSubmit")  # the driver's JVM was watched while it ran
-    assert _value(_samples(done), "teragen", "s3a_write_mb") > 0  # S3A wrote with the keys it was given
+    assert value_of(samples_of(done), "teragen", "s3a_write_mb") > 0  # S3A wrote with the keys it was given
 
 
 def _spark_secret(state: dict) -> str:
@@ -197,9 +142,9 @@ def test_spark_on_a_standalone_cluster_keeps_the_keys_out_of_the_executors(s3, s
     assert elsewhere == [], watch.report()
     assert not [f for f in watch.found if "SparkSubmit" in f.command or "storbench" in f.command.split()[:3]]
     assert watch.saw("org.apache.spark.executor.CoarseGrainedExecutorBackend")  # an executor JVM was watched
-    samples = _samples(done)
-    assert _value(samples, "teragen", "s3a_jvms") == 2  # the driver's and the executor's S3A, both with keys
-    assert _value(samples, "teragen", "s3a_write_mb") > 0
+    samples = samples_of(done)
+    assert value_of(samples, "teragen", "s3a_jvms") == 2  # the driver's and the executor's S3A, both with keys
+    assert value_of(samples, "teragen", "s3a_write_mb") > 0
 
 
 # -- objects: the native engine on s3:// ---------------------------------------------------------------------
@@ -234,196 +179,4 @@ def test_the_native_engine_gets_its_keys_in_no_argv_or_environment(s3, tmp_path,
     assert done.returncode == 0, done.stderr[-3000:]
     assert watch.found == [], watch.report()
     assert sum("storbench-load" in command and " run --job " in command for command in watch.seen.values()) >= 2
-    assert _value(_samples(done), "objects-put", "obj_ops") > 0  # the engines signed their PUTs with the keys
-
-
-# -- YCSB on Cassandra, both drivers -------------------------------------------------------------------------
-
-
-def _ycsb_run(home: Path, uri: str, overrides: dict) -> object:
-    from storbench.progress import Progress
-    from storbench.run import RunOptions, run
-
-    options = RunOptions(
-        suite="ycsb-load", label="canary", target=uri, repeat=1, overrides={"recordcount": 3000, **overrides}
-    )
-    return run(options, ResultStore(home), Progress(quiet=True))
-
-
-def _cassandra_secrets(state: dict) -> dict[str, str]:
-    """The service's generated CQL and JMX passwords (``services up cassandra`` keeps them in its state)."""
-    found = {f"cassandra {k}": str(v) for k, v in state["auth"].items() if "password" in k}
-    assert len(found) == 2  # both: the CQL role's and JMX's
-    return found
-
-
-@pytest.mark.cassandra
-def test_ycsb_core_gets_secret_properties_in_no_argv(cassandra1, tmp_path, monkeypatch):
-    """driver=ycsb: a secret-named YCSB property (the canary, added to what the workload builds: the place a
-    Cassandra password goes) reaches YCSB's client in a private -P file, never as -p on its command line."""
-    from storbench.workloads.ycsb import core_driver
-
-    home, state = cassandra1
-    properties = core_driver.properties
-    monkeypatch.setattr(
-        core_driver, "properties", lambda *a, **k: {**properties(*a, **k), "cassandra.canary.password": CANARY}
-    )
-    with ProcWatch({"YCSB property": CANARY, **_cassandra_secrets(state)}) as watch:
-        outcome = _ycsb_run(home, state["uri"], {"driver": "ycsb"})
-    assert outcome.status == "succeeded", outcome.errors
-    assert watch.found == [], watch.report()
-    assert watch.saw("storbench.ycsb.YcsbRun") and watch.saw(" -P /")  # YCSB's JVM, given a properties file
-
-
-@pytest.mark.cassandra
-def test_ycsb_on_the_native_engine_keeps_secrets_out_of_every_process(cassandra1, tmp_path):
-    home, state = cassandra1
-    with ProcWatch({"canary": CANARY, **_cassandra_secrets(state)}) as watch:
-        outcome = _ycsb_run(home, state["uri"], {})
-    assert outcome.status == "succeeded", outcome.errors
-    assert watch.found == [], watch.report()
-    assert watch.saw("storbench-load")
-
-
-@pytest.mark.cassandra
-@pytest.mark.parametrize(
-    "driver, args",
-    [
-        ("native", ("ycsb-003", "--set", "restore=none", "--set", "duration_s=1")),
-        # YCSB's JVM: its load phase, which logs in as its timed phases do (a 1 s phase is too short for its
-        # session to open on a loaded machine, and 5 workloads of 5 s each would add a minute)
-        ("ycsb", ("ycsb-load", "--set", "recordcount=3000")),
-    ],
-)
-def test_an_exported_cql_password_reaches_no_child_process(cassandra1, tmp_path, driver, args):
-    """Issue 38 item 4: STORBENCH_CQL_PASSWORD exported in storbench's own environment (the only login this run
-    has: its results home is not the service's) is read once and taken out of it: no child (the engine, YCSB's
-    JVM) inherits it or gets it on a command line."""
-    _, state = cassandra1
-    done, watch = watched_cli(
-        tmp_path / "home",
-        _cassandra_secrets(state),
-        "run",
-        *args,
-        "--target",
-        state["uri"],
-        "--repeat",
-        "1",
-        "--set",
-        f"driver={driver}",
-        "--json",
-        env_extra={"STORBENCH_CQL_USERNAME": "storbench", "STORBENCH_CQL_PASSWORD": state["auth"]["password"]},
-        user_gave=("environ",),
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert watch.found == [], watch.report()
-    assert watch.saw("storbench.ycsb.YcsbRun" if driver == "ycsb" else "storbench-load")
-    assert json.loads(done.stdout)["status"] == "succeeded"  # logged in with the exported password
-
-
-def test_a_properties_file_reads_back_exactly_in_java(tmp_path):
-    """What core_driver writes for -P is what java.util.Properties loads (escapes, spaces, non-ASCII)."""
-    from storbench.workloads.ycsb.core_driver import java_properties
-    from storbench.services.jvm import java_binary
-
-    props = {"cassandra.password": " pa=ss:wo#rd\\ é€😀\tend ", "key with space=": "!x", "empty": ""}
-    (tmp_path / "p.properties").write_text(java_properties(props), encoding="latin-1")
-    (tmp_path / "Dump.java").write_text(
-        "import java.io.*; import java.util.*;\n"
-        "public class Dump { public static void main(String[] a) throws Exception {\n"
-        "  Properties p = new Properties(); p.load(new FileInputStream(a[0]));\n"
-        "  for (String k : new TreeSet<>(p.stringPropertyNames())) {\n"
-        '    System.out.print(k + "\\u0000" + p.getProperty(k) + "\\u0000"); } } }\n'
-    )
-    done = subprocess.run(
-        [java_binary(), str(tmp_path / "Dump.java"), str(tmp_path / "p.properties")],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    fields = done.stdout.split("\0")[:-1]
-    assert dict(zip(fields[::2], fields[1::2])) == props
-
-
-# -- Redfish power -------------------------------------------------------------------------------------------
-
-
-@needs_fio
-def test_a_redfish_password_reaches_no_child_process(tmp_path):
-    """The password the user exported reaches only the Authorization header: fio (and any other child) does
-    not inherit it."""
-    with FakeBmc(auth=basic("admin", CANARY)) as bmc:
-        done, watch = watched_cli(
-            tmp_path / "home",
-            {"BMC password": CANARY},
-            "run",
-            "fio-write",
-            "--target",
-            str(tmp_path),
-            *FIO_TINY,
-            "--json",
-            "--interval",
-            "0.5",
-            "--power",
-            f"redfish:{bmc.url},user=admin",
-            "--power-insecure",
-            env_extra={"STORBENCH_BMC_PASSWORD": CANARY},
-            user_gave=("environ",),
-        )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert watch.found == [], watch.report()
-    assert watch.saw("fio")
-    assert bmc.seen and {header for _, header in bmc.seen} == {basic("admin", CANARY)}  # read with the password
-    assert json.loads(done.stdout)["status"] == "succeeded"
-
-
-# -- PostgreSQL results index --------------------------------------------------------------------------------
-
-
-@needs_fio
-@pytest.mark.postgres
-@pytest.mark.parametrize("how", ["pgpassfile", "url", "pgpassword"])
-def test_a_postgresql_password_reaches_no_child_process(postgres, tmp_path, how):
-    """PGPASSFILE: nowhere at all. In the URL (storbench's own command line, warned about) or in PGPASSWORD
-    (storbench's own environment): in no child."""
-    database = postgres.new_database()
-    url = postgres.url(database, password=how == "url")
-    env = {"STORBENCH_HOME": str(tmp_path / "home")}
-    if how == "pgpassfile":
-        passfile = tmp_path / "private" / "pgpass"
-        passfile.parent.mkdir(mode=0o700)
-        passfile.write_text(f"127.0.0.1:{postgres.port}:{database}:bench:{postgres.password}\n")
-        passfile.chmod(0o600)
-        env["PGPASSFILE"] = str(passfile)
-    if how == "pgpassword":
-        env["PGPASSWORD"] = postgres.password
-    done, watch = watched_cli(
-        tmp_path / "home",
-        {"PostgreSQL password": postgres.password},
-        "run",
-        "fio-write",
-        "--target",
-        str(tmp_path),
-        *FIO_TINY,
-        "--json",
-        env_extra=env,
-        user_gave={"pgpassfile": (), "url": ("cmdline",), "pgpassword": ("environ",)}[how],
-        results=url,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert watch.found == [], watch.report()
-    assert watch.saw("fio")
-    assert postgres.sql("SELECT count(*) FROM runs", database) == [(1,)]  # the index was written
-    warned = [line for line in done.stderr.splitlines() if "holds a password" in line]
-    assert warned == (
-        [
-            f"storbench: warning: --results postgresql://***@127.0.0.1:{postgres.port}/{database}: the URL "
-            f"holds a password (a command line is readable by every local user); put it in a 0600 file "
-            f"named by PGPASSFILE (or ~/.pgpass) instead"
-        ]
-        if how == "url"
-        else []
-    )
-    assert postgres.password not in done.stdout + done.stderr
+    assert value_of(samples_of(done), "objects-put", "obj_ops") > 0  # the engines signed their PUTs with the keys

@@ -16,6 +16,7 @@ LIBRARIES = {
     "harness",
     "peers",
     "collector_process",  # imported or started by the others, not benchmarks
+    "object_clients",
     "scale_results",
     "scale_stores",
     "scale_cluster",

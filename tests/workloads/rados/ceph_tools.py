@@ -36,3 +36,13 @@ def wait_clean(state, timeout: float = 120) -> None:
             return
         time.sleep(1)
     raise AssertionError(f"Ceph not clean after {timeout} s: {ceph_cmd(state, '-s')}")
+
+
+def one(samples, workload, metric):
+    found = [s for s in samples if s["workload"] == workload and s["metric"] == metric]
+    assert len(found) == 1, (workload, metric, found)
+    return found[0]
+
+
+def objects(state, pool) -> set[str]:
+    return set(rados_cmd(state, pool, "ls").split())
