@@ -6,7 +6,7 @@ import pytest
 
 from storbench.cli.parser import build_parser
 from storbench.engines import base
-from storbench.engines.base import Engine, all_engines
+from storbench.engines.base import Engine
 from storbench.engines.capabilities import AddsRunFlags
 from storbench.engines.lifecycle import engine_flag_options
 from storbench.errors import InputError
@@ -25,9 +25,9 @@ class Flagged(Engine, AddsRunFlags):
 
 
 @pytest.fixture
-def flagged(monkeypatch):
-    all_engines()  # discovered first: the test's engine joins a complete registry
-    monkeypatch.setitem(base._ENGINES, Flagged.name, Flagged)
+def flagged():
+    with base.registered(Flagged):  # beside every discovered engine
+        yield Flagged
 
 
 def test_a_new_engine_s_flag_reaches_the_run_s_engine_options(flagged):

@@ -71,10 +71,11 @@ class Recorder(Engine):
 
 
 @pytest.fixture
-def recorder_registered(monkeypatch):
+def recorder_registered():
     from storbench.engines import base
 
-    monkeypatch.setitem(base._ENGINES, Recorder.name, Recorder)
+    with base.registered(Recorder):
+        yield Recorder
 
 
 @pytest.mark.real

@@ -94,12 +94,12 @@ class CoreWrite(Workload):
 
 @pytest.fixture
 def core_only(monkeypatch):
-    all_engines(), all_workloads()  # discovered first: the test's entries are added to complete registries
-    monkeypatch.setitem(engine_base._ENGINES, CoreOnly.name, CoreOnly)
+    all_workloads()  # discovered first: the test's workload is added to a complete registry
     monkeypatch.setitem(workload_base.REGISTRY, CoreWrite.name, CoreWrite)
     CoreOnly.READ.clear()
     CoreOnly.CALLS.clear()
-    yield
+    with engine_base.registered(CoreOnly):
+        yield
     CoreOnly.READ.clear()
     CoreOnly.CALLS.clear()
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterator
 
 from storbench.errors import InputError
 from storbench.results.model import Sample
@@ -125,6 +126,17 @@ def all_engines() -> dict[str, type[Engine]]:
     """Every registered engine by name, in name order (so messages listing them read the same every time)."""
     _discover()
     return dict(sorted(_ENGINES.items()))
+
+
+@contextmanager
+def registered(cls: type[Engine]) -> Iterator[type[Engine]]:
+    """Tests: a new engine ``cls`` registered beside every discovered one while the block runs, gone after it."""
+    _discover()
+    register(cls)
+    try:
+        yield cls
+    finally:
+        _ENGINES.pop(cls.name, None)
 
 
 def make_engine(name: str, setup: EngineSetup) -> Engine:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,17 @@ from storbench.engines.tool import ToolEngine, run_limited
 from storbench.engines.capabilities import TargetBinding
 from storbench.services import yarn_client
 from storbench.services.jvm import java_binary, launcher_classpath
+
+
+@dataclass(frozen=True)
+class HadoopJob:
+    """One Hadoop tool run: ``main_class`` with ``args`` (its ``-D`` options: ``HadoopEngine.framework``), killed
+    after ``timeout`` seconds, in a JVM with ``heap``."""
+
+    main_class: str
+    args: list[str]
+    timeout: float | None
+    heap: str = "1g"
 
 
 @register
@@ -71,14 +83,12 @@ class HadoopEngine(ToolEngine, TargetBinding):
             *(["-D", f"mapreduce.job.queuename={queue}"] if queue else []),
         ]
 
-    def run(
-        self, main_class: str, args: list[str], timeout: float | None, heap: str = "1g"
-    ) -> subprocess.CompletedProcess:
-        """``java -cp <launchers> main_class args`` in the scratch directory, killed after ``timeout`` seconds
+    def run(self, job: HadoopJob) -> subprocess.CompletedProcess:
+        """``java -cp <launchers> MAIN_CLASS ARGS`` in the scratch directory, killed after the job's timeout
         (subprocess.TimeoutExpired)."""
         classpath = f"{self._conf_dir}:{launcher_classpath()}" if self._conf_dir else launcher_classpath()
-        argv = [java_binary(), f"-Xmx{heap}", "-cp", classpath, main_class, *args]
-        return run_limited(argv, timeout, self.scratch(), self.running)  # cancel kills it
+        argv = [java_binary(), f"-Xmx{job.heap}", "-cp", classpath, job.main_class, *job.args]
+        return run_limited(argv, job.timeout, self.scratch(), self.running)  # cancel kills it
 
     def stop(self) -> None:
         if self._scratch is not None:

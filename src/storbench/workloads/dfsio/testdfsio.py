@@ -12,7 +12,7 @@ from typing import Any
 
 from storbench.context import RunContext
 from storbench.engines.tool import io_timeout
-from storbench.engines.hadoop import HadoopEngine
+from storbench.engines.hadoop import HadoopEngine, HadoopJob
 from storbench.engines.spark import SparkEngine
 from storbench.errors import WorkloadError
 from storbench.results.model import Sample
@@ -106,7 +106,7 @@ def run_testdfsio(
     timeout = time_limit(params)
     with ctx.measure():
         try:
-            done = hadoop.run("org.apache.hadoop.fs.TestDFSIO", args, timeout)
+            done = hadoop.run(HadoopJob("org.apache.hadoop.fs.TestDFSIO", args, timeout))
         except subprocess.TimeoutExpired:
             raise WorkloadError(
                 f"{workload}: TestDFSIO did not finish within its {timeout:.0f} s timeout; "
