@@ -12,6 +12,11 @@ soon as it is spawned), waits until the NameNode counts all of them live and has
 ``/`` to storbench's HDFS user as the loopback service does (services/hdfs.py: why), through WebHDFS as the
 superuser (the OS user running the NameNode). ``down`` stops every daemon by PID (its command line checked
 against its marker) and removes the block directories it made in the hosts' mounts.
+
+A host's disk must hold a whole block (the client's block size, 128 MB by default) for every replica it receives
+at once: a DataNode reserves that much per replica in flight, and a node without the room is left out of the
+block's pipeline, so the block has fewer replicas than asked. A lab cluster's default 512 MB disk takes three
+writers at once; give ``lab cluster up --disk-mb`` more for more.
 """
 
 from __future__ import annotations
