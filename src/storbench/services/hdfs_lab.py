@@ -45,6 +45,8 @@ DATANODE_CLASS = "org.apache.hadoop.hdfs.server.datanode.DataNode"
 OWNED = ".storbench-hdfs-datanode"  # in each block directory's parent we made in a host's mount; names the service
 START_TIMEOUT_S = 180.0
 FORMAT_TIMEOUT_S = 120.0
+# the NameNode's first WebHDFS call sets up its REST layer (Jersey): 10 s was too short on a loaded 2-core machine
+WEBHDFS_TIMEOUT_S = 60.0
 NAMENODE_HEAP, DATANODE_HEAP = "-Xmx512m", "-Xmx384m"
 
 
@@ -216,7 +218,7 @@ def _give_root(state: dict[str, Any], owner: str) -> None:
     for op in (f"SETOWNER&owner={owner}&group={owner}", "SETPERMISSION&permission=755"):
         request = Request(f"{state['web_ui']}/webhdfs/v1/?op={op}&user.name={me}", method="PUT")
         try:
-            with urlopen(request, timeout=10) as answer:
+            with urlopen(request, timeout=WEBHDFS_TIMEOUT_S) as answer:
                 answer.read()
         except (URLError, OSError) as exc:
             raise EngineError(f"hdfs: WebHDFS {op.split('&')[0]} on / failed: {exc}") from None
