@@ -37,7 +37,8 @@ pytestmark = [
 
 KINDS = ("timeout", "connection", "read_timeout", "write_timeout", "unavailable")
 CUT = "node-2"
-CUT_AFTER_READS = 20  # node 1's local reads of the run's table: ycsb-a has begun
+CUT_AFTER_READS = 5  # node 1's local reads of the run's table: ycsb-a has begun
+TIMEOUT_S = 2  # the engine's per-request timeout: the requests cut off on their way end within it
 MAX_ERROR_PCT = 10  # the requests cut off on their way and one try per timeout_s: a few of ~1000 here
 
 
@@ -70,8 +71,15 @@ def _run_cutting(home: Path, state: dict, consistency: str) -> tuple[subprocess.
         *(sys.executable, "-m", "storbench", "--results", str(home), "run", "ycsb-a", "--json"),
         *("--target", f"cassandra://{contacts}/{keyspace}?tls=1&ca={state['ca_file']}", "--replication", "3"),
         *("--label", f"lab-cut-{consistency.lower()}"),
-        *("--set", "recordcount=500", "--set", "duration_s=12", "--set", "threads=8", "--set", "restore=none"),
-        *("--set", f"consistency={consistency}", "--set", "timeout_s=2", "--set", f"max_error_pct={MAX_ERROR_PCT}"),
+        *("--set", "recordcount=500", "--set", "duration_s=20", "--set", "threads=8", "--set", "restore=none"),
+        *(
+            "--set",
+            f"consistency={consistency}",
+            "--set",
+            f"timeout_s={TIMEOUT_S}",
+            "--set",
+            f"max_error_pct={MAX_ERROR_PCT}",
+        ),
     ]
     earlier = set(home.glob("runs/*"))
     proc = subprocess.Popen(
@@ -122,7 +130,8 @@ def _check_outcome(home: Path, done: subprocess.CompletedProcess, cut_at: float,
     assert errors[None] == sum(v for kind, v in errors.items() if kind), errors
     result = json.loads((run / "artifacts.json").read_text())["ycsb"]["runs"][-1]["result"]
     cut_s = cut_at - result["start_unix_ms"] / 1000
-    after = [s for s in result["series"] if s["t"] >= cut_s + 3]  # past the first timeout_s after the cut
+    # the seconds begun once the requests on their way at the cut have timed out
+    after = [s for s in result["series"] if s["t"] >= cut_s + TIMEOUT_S]
     before = [s for s in result["series"] if s["t"] < cut_s]
     assert sum(s["ops"] for s in before) > 0 and sum(s["ops"] for s in after) > 0, result["series"]  # served on
     manifest = json.loads((run / "manifest.json").read_text())
