@@ -1,14 +1,31 @@
-"""`services up spark --workers 2 --lab-cluster`: a real Spark standalone cluster whose workers run in lab hosts
+"""`services up spark --workers 3 --lab-cluster`: a real Spark standalone cluster whose workers run in lab hosts
 (their namespaces, addresses, disks and cgroups), the master and the driver on this machine's end of the
-bridge. A small spark-transforms run shuffles between the hosts: every host's executor did work (its shuffle
-writes are labelled with its node), each node's figures come from its host's exporter with its limits beside
-them, and `services down spark` then `lab cluster down` leave nothing running in the hosts.
+bridge; one lab cluster (disk write limits 20, 40, 80 MB/s, node-3's link 50 Mbit/s) and one Spark cluster serve
+the module, and `services down spark` then `lab cluster down` leave nothing running in the hosts.
+
+The known truths, each against storbench's own per-node rows (telemetry from each host's exporter):
+
+- Disks: `dfsio-write` (one Spark task per file, TestDFSIO's writer: no CPU work but the writes) onto a file://
+  target that each executor sees on its own host's disk, as every node of a real cluster has its own /data. The
+  hosts share this machine's file tree, so the fixture binds each host's disk directory onto one path inside
+  that worker's mount namespace (`ip netns exec` gave each worker one of its own; the executors it forks inherit
+  it; the driver sees an empty directory here). The writes reach the throttle from the executors themselves:
+  cgroup v1 charges a write to the process that submits it and the kernel's flusher threads are outside every
+  host's cgroup, so a buffered write could escape it; the lab mounts a throttled disk `sync`, so each write()
+  is written back by the executor's own thread before it returns (checked: each host cgroup's
+  blkio.throttle.io_service_bytes against its loop device's written bytes, the difference is the journal, which
+  the kernel's jbd2 thread writes outside the cgroup: ~1% with 2 MB writes to new files). Four tasks per worker
+  keep the throttle's queue from running dry while one writer copies its next buffer.
+- Link: a shuffle (spark-transforms' repartition) with node-3 behind its 50 Mbit/s link; the lab shapes both
+  ends of a host's veth (tc tbf on the host's eth0: what it sends; on the bridge port: what it receives).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,58 +41,178 @@ pytestmark = [
     pytest.mark.skipif(not (BLKIO / THROTTLES["disk_write_mbps"]).exists(), reason="no cgroup v1 blkio throttle"),
 ]
 
+WRITE_MBPS = (20, 40, 80)
+LINK_MBIT = 50  # node-3's
+MB = 1e6
+
+
+@dataclass(frozen=True)
+class Lab:
+    home: Path
+    hosts: list[cluster.LabHost]
+    state: dict
+    data: Path  # the file:// target: each executor sees its host's disk there
+
 
 def cgroup_pids(host: cluster.LabHost) -> list[str]:
     return Path(host.cgroup, "cgroup.procs").read_text().split()
 
 
-def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(tmp_path):
-    home = tmp_path
-    made = storbench(home, "lab", "cluster", "up", "--nodes", "2", "--disk-write-mbps", "40,80", timeout=120)
+def bind_host_disks(state: dict, hosts: list[cluster.LabHost], data: Path) -> None:
+    """Each worker's mount namespace sees its host's disk at ``data`` (a mount that ends with the worker)."""
+    workers = [p for p in state["processes"] if p["kind"] == "worker"]
+    assert [w["host"] for w in workers] == [h.address for h in hosts], workers
+    for worker, host in zip(workers, hosts):
+        own = Path(host.mount, "data")
+        own.mkdir()
+        subprocess.run(["nsenter", "-t", str(worker["pid"]), "-m", "mount", "--bind", str(own), str(data)], check=True)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    home = tmp_path_factory.mktemp("spark-on-lab")
+    limits = ["--disk-write-mbps", ",".join(map(str, WRITE_MBPS)), "--link-mbit", f",,{LINK_MBIT}"]
+    made = storbench(home, "lab", "cluster", "up", "--nodes", "3", *limits, "--disk-mb", "1500", timeout=120)
     assert made.returncode == 0, made.stderr
     hosts = cluster.hosts_of(home)
     try:
-        up = storbench(home, "services", "up", "spark", "--workers", "2", "--lab-cluster", timeout=300)
+        up = storbench(home, "services", "up", "spark", "--workers", "3", "--cores", "4", "--lab-cluster", timeout=300)
         assert up.returncode == 0, up.stderr
         state = json.loads((home / "services" / "spark" / "state.json").read_text())
-        bridge = cluster.bridge_address(home)
-        assert state["uri"].startswith(f"spark://{bridge}:") and state["worker_hosts"] == [h.address for h in hosts]
-        for host in hosts:  # the worker JVM is in its host's cgroup (with the host's exporter)
-            assert len(cgroup_pids(host)) >= 2, host
-        run = storbench(
-            home,
-            "run",
-            "spark-transforms",
-            "--spark-master",
-            state["uri"],
-            "--nodes",
-            state["nodes"],
-            "--repeat",
-            "1",
-            "--set",
-            "rows=40000",
-            "--label",
-            "on-lab",
-            "--json",
-            timeout=900,
-        )
-        assert run.returncode == 0, run.stderr[-3000:]
-        shown = json.loads(storbench(home, "show", "on-lab", "--format", "json").stdout)
-        shuffle = {
-            r["labels"]["node"]: r["cells"][0]["aggregate"]
-            for r in shown["rows"]
-            if r["workload"] == "groupby" and r["metric"] == "shuffle_write_mb" and "node" in r["labels"]
-        }
-        print(f"groupby shuffle write per node: {shuffle}")
-        assert sorted(shuffle) == ["worker-1", "worker-2"] and all(v > 0 for v in shuffle.values()), shuffle
-        text = storbench(home, "show", "on-lab").stdout
-        assert "worker-1 (limits: disk write 40 MB/s)" in text and "worker-2 (limits: disk write 80 MB/s)" in text
-        assert sum(line.strip().startswith("bound by: ") for line in text.splitlines()) >= 3, text
-        config = json.loads(Path(json.loads(run.stdout)["path"], "manifest.json").read_text())["config"]
-        assert [n["host"] for n in config["nodes"]] == [h.address for h in hosts]
+        data = home / "data"
+        data.mkdir()
+        bind_host_disks(state, hosts, data)
+        yield Lab(home, hosts, state, data)
     finally:
         storbench(home, "services", "down", "spark", timeout=120)
         left = {h.name: cgroup_pids(h) for h in hosts}
         down = storbench(home, "lab", "cluster", "down", timeout=120)
     assert down.returncode == 0, down.stderr
     assert all(len(pids) == 1 for pids in left.values()), left  # only each host's exporter after spark's down
+
+
+def run(lab: Lab, suite: str, label: str, *flags: str) -> dict:
+    """One run of ``suite`` on the lab's Spark cluster, its nodes measured; its report (JSON and `show` text)."""
+    done = storbench(
+        lab.home,
+        "run",
+        suite,
+        "--spark-master",
+        lab.state["uri"],
+        "--nodes",
+        lab.state["nodes"],
+        "--repeat",
+        "1",
+        "--label",
+        label,
+        "--json",
+        *flags,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = storbench(lab.home, "show", label, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    return {
+        "json": json.loads(shown.stdout),
+        "text": storbench(lab.home, "show", label).stdout,
+        "path": json.loads(done.stdout)["path"],
+    }
+
+
+def per_node(report: dict, workload: str, metric: str) -> dict[str, float]:
+    return {
+        r["labels"]["node"]: r["cells"][0]["aggregate"]
+        for r in report["json"]["rows"]
+        if r["workload"] == workload and r["metric"] == metric and set(r["labels"]) == {"node"}
+    }
+
+
+def block(report: dict, workload: str) -> list[str]:
+    """The `show` lines of ``workload``'s per-node section."""
+    lines = report["text"].splitlines()
+    start = lines.index(f"{workload}: per node")
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return [line.strip() for line in lines[start:end]]
+
+
+# spark-transforms' group-by and repartition (its join adds nothing here but minutes)
+SHUFFLES = """
+name: lab-shuffles
+description: spark-transforms' group-by and repartition on one generated dataset
+repetitions: 1
+params: {format: csv}
+prepare: [datagen]
+workloads: [groupby, repartition]
+"""
+
+
+@pytest.fixture(scope="module")
+def transforms(lab, tmp_path_factory):
+    """Group-by and repartition of 1M rows, the shuffle uncompressed: repartition's reduce stage moves ~30 MB
+    through node-3's link each way, several seconds at 50 Mbit/s, while the map stage before it is CPU-bound."""
+    suite = tmp_path_factory.mktemp("suite") / "lab-shuffles.yaml"
+    suite.write_text(SHUFFLES)
+    return run(lab, str(suite), "on-lab", "--set", "rows=1000000", "--spark-conf", "spark.shuffle.compress=false")
+
+
+def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(lab, transforms):
+    bridge = cluster.bridge_address(lab.home)
+    assert lab.state["uri"].startswith(f"spark://{bridge}:")
+    assert lab.state["worker_hosts"] == [h.address for h in lab.hosts]
+    for host in lab.hosts:  # the worker JVM is in its host's cgroup (with the host's exporter)
+        assert len(cgroup_pids(host)) >= 2, host
+    shuffle = per_node(transforms, "groupby", "shuffle_write_mb")
+    print(f"groupby shuffle write per node: {shuffle}")
+    assert sorted(shuffle) == ["worker-1", "worker-2", "worker-3"] and all(v > 0 for v in shuffle.values()), shuffle
+    text = transforms["text"]
+    assert "worker-1 (limits: disk write 20 MB/s)" in text and "worker-2 (limits: disk write 40 MB/s)" in text
+    assert "worker-3 (limits: disk write 80 MB/s, link 50 Mbit/s)" in text
+    assert sum(line.strip().startswith("bound by: ") for line in text.splitlines()) >= 3, text
+    config = json.loads(Path(transforms["path"], "manifest.json").read_text())["config"]
+    assert [n["host"] for n in config["nodes"]] == [h.address for h in lab.hosts]
+
+
+def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_is_slowest(lab):
+    report = run(
+        lab,
+        "dfsio-write",
+        "disks",
+        "--target",
+        str(lab.data),
+        "--set",
+        "files=28",
+        "--set",
+        "file_size=40M",
+        "--set",
+        "buffer_size=2000000",
+    )
+    rates = per_node(report, "dfsio-write", "max_write_mbps")
+    shown = block(report, "dfsio-write")
+    print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}", *shown, sep="\n")
+    assert sorted(rates) == ["worker-1", "worker-2", "worker-3"]
+    for index, limit in enumerate(WRITE_MBPS, start=1):
+        assert abs(rates[f"worker-{index}"] - limit) <= 0.05 * limit, (index, limit, rates)
+    [slowest] = [line for line in shown if "slowest node" in line]
+    assert "slowest node worker-1," in slowest, slowest
+
+
+def test_the_slow_links_node_is_held_to_its_link_in_a_shuffle_and_named_slowest(transforms):
+    """Group-by's shuffle (two exchanges: countDistinct expands the rows) is the one that fills node-3's link.
+
+    The link is shaped each way (tc tbf on the host's eth0 and on its bridge port), and a shuffle sends and
+    receives at once: node-3's blocks go to the other reducers while its reducers fetch theirs. storbench's
+    per-node network figure is rx+tx over the node's interfaces (its maximum over 3 s), so the known truth it
+    can be held to is the link's rate one way (at least that, the link being full) and both ways together (at
+    most that). Measured: 11.1 MB/s against 6.25 each way (its intervals 9.4 to 12.2)."""
+    rates = per_node(transforms, "groupby", "max_net_mbps")
+    one_way = LINK_MBIT * 1e6 / 8 / MB
+    shown = block(transforms, "groupby")
+    print(
+        f"known truth: worker-3 link {one_way} MB/s each way; storbench per node max_net_mbps {rates}", *shown, sep="\n"
+    )
+    assert 0.95 * one_way <= rates["worker-3"] <= 1.05 * 2 * one_way, rates
+    [said] = [line for line in shown if line.startswith("bound by: ")]
+    assert "worker-3 link-bound (network " in said and "of its 50 Mbit/s limit)" in said, said
+    assert "worker-1 link-bound" not in said and "worker-2 link-bound" not in said, said
+    [slowest] = [line for line in shown if "slowest node" in line]
+    assert "slowest node worker-3," in slowest, slowest
