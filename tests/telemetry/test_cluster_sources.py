@@ -192,7 +192,16 @@ def test_a_node_whose_exporter_stops_mid_run_leaves_a_gap_and_nothing_else_lost(
     home, target = tmp_path / "home", tmp_path / "target"
     target.mkdir()
     disk = _root_disk()
-    killer = threading.Timer(4.0, doomed.proc.kill)
+    under_way = threading.Event()  # set when the test is over, to stop the killer
+
+    def kill_once_its_series_has_rows() -> None:  # not by the clock: a loaded machine starts the CLI slowly
+        while not under_way.wait(0.2):
+            series = list(home.glob("runs/*/telemetry-worker-2.csv"))
+            if series and len(series[0].read_text().splitlines()) > 2:
+                doomed.proc.kill()
+                return
+
+    killer = threading.Thread(target=kill_once_its_series_has_rows, daemon=True)
     killer.start()
     try:
         done = _run(
@@ -202,7 +211,8 @@ def test_a_node_whose_exporter_stops_mid_run_leaves_a_gap_and_nothing_else_lost(
             f"doomed={doomed.url},devices={disk},role=worker",
         )
     finally:
-        killer.cancel()
+        under_way.set()
+        killer.join(5)
         doomed.stop()
     assert done.returncode == 0, done.stderr
     run_dir = next(home.glob("runs/*"))

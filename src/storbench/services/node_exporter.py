@@ -35,6 +35,7 @@ COLLECTORS = (
     "rapl",
     "filesystem",
     "pressure",
+    "time",
 )
 
 
