@@ -21,7 +21,8 @@ def _grammar(services: dict[str, Service]) -> argparse.ArgumentParser:
 def test_every_service_module_registers_itself_and_its_flags():
     services = all_services()
     assert {"cassandra", "ceph", "hdfs", "metastore", "s3", "spark", "yarn"} <= set(services)
-    assert [f.name for f in services["hdfs"].flags] == ["datanodes"] and services["metastore"].flags == ()
+    assert [f.name for f in services["hdfs"].flags] == ["datanodes", "lab_cluster"]
+    assert services["metastore"].flags == ()
     args = cli.build_parser().parse_args(
         ["services", "up", "spark", "--workers", "3", "--worker-dir", "a", "--worker-dir", "b", "--memory", "2g"]
     )
@@ -56,5 +57,5 @@ def test_two_services_giving_one_flag_two_meanings_are_refused():
 def test_a_flag_of_another_service_is_one_line_naming_what_it_takes(tmp_path, capsys):
     assert cli.main(["--results", str(tmp_path), "services", "up", "hdfs", "--osd-gb", "2"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == ["storbench: error: --osd-gb does not apply to service hdfs; it takes: --datanodes"]
+    assert lines == ["storbench: error: --osd-gb does not apply to service hdfs; it takes: --datanodes, --lab-cluster"]
     assert not (tmp_path / "services" / "hdfs").exists()
