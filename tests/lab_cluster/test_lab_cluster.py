@@ -292,9 +292,11 @@ def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbe
         assert storbench(home, "services", "down", "prometheus").returncode == 0
     print(f"per node max_write_mbps: exporters {direct}; prometheus {via}; limits {WRITE_MBPS}")
     assert sorted(via) == sorted(direct) == ["worker-1", "worker-2", "worker-3"]
-    # 3%, not the issue's 2%: storbench times a direct scrape by when its answer arrives here, so on a loaded machine
-    # the scrape's own latency moves a 1 s interval's rate (CI rehearsal: 81.94 direct vs 80.05 via Prometheus on
-    # the 80 MB/s node, 2.4%; Prometheus's own timestamps held it to 0.1% of the limit). Each stays within 5% of it.
+    # 3%, not the issue's 2%: the maximum 1 s rate is taken on each source's own grid of seconds (the direct
+    # scrape's ticks, Prometheus's scrapes), and the throttle's 100 ms slices make two grids' busiest seconds
+    # differ: on a quiet machine 1.3%, at load 22 2.6%, 1.7% and 2.4% (both sources timed by the node's own clock,
+    # node_time_seconds). A mean over the window is no better: Prometheus's edges are whole scrapes, so its
+    # written_mb spans up to two intervals more than the window (93 MB/s "mean" on the 80 MB/s node once).
     for node, value in direct.items():
         assert abs(via[node] - value) <= 0.03 * value, (node, value, via[node])
     for index, limit in enumerate(WRITE_MBPS, start=1):
