@@ -17,8 +17,8 @@ What else reaches a DataNode's device, and why 5% holds at 3 x 32 MB:
   when the window's syncfs comes writes them inside the window: up to 2 x 1 MiB x 1.0078 = 2.1 MB, +2.2%;
 - nothing else: the block scanner is off (hdfs_conf.py), the DataNodes' logs and the NameNode's edits are on this
   machine's disk, not the hosts'.
-So a node's figure lies between 96.75 MB and about 98.9 MB (seen: 98.94, 98.94, 96.83): within +0.8% to +3.1% of
-96 MB. A node missing its replica (replication that fell to 2) would show about 0, and a write counted twice 2x.
+So a node's figure lies between 96.75 MB and about 99.0 MB (seen: 96.94 on all three; 99.02, 99.02, 96.91 with the
+warm-up on two nodes): within +0.8% and +3.2% of 96 MB. A node missing its replica (replication that fell to 2) would show about 0, and a write counted twice 2x.
 
 After `services down hdfs` nothing of the service runs in the hosts (only each host's exporter is left in its
 cgroup) and its block directories are gone; `lab cluster down` then leaves the machine as it was.
