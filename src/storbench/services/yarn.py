@@ -14,6 +14,10 @@ spark`` does) and returns the state: ``uri`` (``yarn://127.0.0.1:PORT``, the Res
 client port), ``conf_dir`` (HADOOP_CONF_DIR / YARN_CONF_DIR for clients), ``nodes``, ``web_ui``.
 Every process is in state.json from its spawn on; ``down`` stops them by PID, containers included.
 
+``--lab-cluster``: NodeManager K, and so every container it launches, in lab host node-K (its namespace, address,
+cgroup, local dirs on its disk, its own exporter in the nodes file with its limits), the ResourceManager on this
+machine's end of the lab's bridge, where the run's driver binds too (yarn_lab.py).
+
 Who is calling: YARN without Kerberos ("simple" authentication) takes the user name the client
 states (its OS user, or HADOOP_USER_NAME), on RPC and, through ``?user.name=``, on the web UI
 and REST API, which refuse a request that states none. ``yarn.acl.enable`` holds that name to
@@ -39,9 +43,10 @@ from urllib.request import urlopen
 
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
-from storbench.services import yarn_conf
+from storbench.services import yarn_conf, yarn_lab
 from storbench.services.jvm import java_binary, launcher_classpath
 from storbench.services.node_exporter import free_port
+from storbench.services.placement import Loopback
 from storbench.services.registry import Flag, register
 
 SERVICE = "yarn"
@@ -54,6 +59,12 @@ register(
     Flag(
         "allow_root_containers",
         "start it as root although its containers then run as root for any local user who submits one",
+        switch=True,
+    ),
+    Flag(
+        "lab_cluster",
+        "place NodeManager K (and so its containers) in host node-K of the lab cluster under the same results home "
+        "(storbench lab cluster up), the ResourceManager on this machine's end of its bridge (yarn_lab.py)",
         switch=True,
     ),
 )
@@ -113,25 +124,36 @@ def _check(nodes: int, cores: int, memory: int) -> None:
 
 
 def up(
-    workdir: Path, nodes: int = 2, cores: int = 1, memory: str | int = 1536, allow_root_containers: bool = False
+    workdir: Path,
+    nodes: int = 2,
+    cores: int = 1,
+    memory: str | int = 1536,
+    allow_root_containers: bool = False,
+    placement: Any = None,
 ) -> dict[str, Any]:
+    """``placement``: where the NodeManagers run (storbench.services.placement; loopback by default)."""
+    placement = placement or Loopback()
     mb = memory_mb(memory)
     _check(nodes, cores, mb)
+    if nodes > placement.capacity:
+        raise InputError(f"--nodes {nodes}: the lab cluster has {placement.capacity} hosts")
     state = status(workdir)
     if state:
-        asked = {"nodemanagers": nodes, "cores": cores, "memory_mb": mb}
+        asked = {"nodemanagers": nodes, "cores": cores, "memory_mb": mb, "lab": placement.in_lab}
         have = {key: state.get(key) for key in asked}
         if have != asked:
             raise InputError(f"yarn is already running with {have}; stop it first (`storbench services down yarn`)")
         return state
     refuse_root_containers(allow_root_containers)
+    yarn_lab.check_roots(workdir, placement, nodes)
     java, exporter, classpath = java_binary(), node_exporter.binary(), launcher_classpath()
     if process.owned(workdir, SERVICE):
         down(workdir)  # a stopped cluster's leftovers; fresh_dir refuses a directory that is not ours
     process.fresh_dir(workdir, SERVICE)
-    ports = {name: free_port() for name in ("rm", "scheduler", "tracker", "admin", "web", "history")}
+    rm = placement.coordinator
+    ports = {name: free_port(rm) for name in ("rm", "scheduler", "tracker", "admin", "web", "history")}
     conf = workdir / "conf"
-    client = yarn_conf.client_files(ports, mb, f"{conf}:{classpath}", workdir / "staging")
+    client = yarn_conf.client_files(ports, mb, f"{conf}:{classpath}", workdir / "staging", rm)
     yarn_conf.write_dir(conf, client)
     (workdir / "staging").mkdir(mode=0o700)
     state = {
@@ -140,22 +162,25 @@ def up(
         "nodemanagers": nodes,
         "cores": cores,
         "memory_mb": mb,
-        "uri": f"yarn://127.0.0.1:{ports['rm']}",
-        "web_ui": f"http://127.0.0.1:{ports['web']}",
+        "lab": placement.in_lab,
+        "uri": f"yarn://{rm}:{ports['rm']}",
+        "web_ui": f"http://{rm}:{ports['web']}",
+        "driver_host": rm if placement.in_lab else None,  # where a lab host's executors reach the driver
         "conf_dir": str(conf),
         "client_user": yarn_conf.USER,
         "queue": yarn_conf.QUEUE,
+        "owned_roots": [],
         "processes": [],
         "summary": "starting",
     }
-    with process.all_or_nothing(workdir, state, _stop_all):
-        _start_all(workdir, state, java, exporter, classpath, client)
+    with process.all_or_nothing(workdir, state, _stop_and_clean):
+        _start_all(workdir, state, java, exporter, classpath, client, placement)
         _wait_ready(workdir, state, time.monotonic() + START_TIMEOUT_S)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "nodemanager", "worker", "local_dir"))
     state["summary"] = (
         f"ResourceManager {state['uri']} (pid {state['pid']}, web UI {state['web_ui']}), {nodes} "
-        f"NodeManager(s) RUNNING ({cores} vcore(s), {mb} MB each, + {yarn_conf.MR_ROOM_MB} MB for a MapReduce job) "
-        f"with node_exporters, up in "
+        f"NodeManager(s) RUNNING{' in lab hosts' if placement.in_lab else ''} ({cores} vcore(s), {mb} MB each, "
+        f"+ {yarn_conf.MR_ROOM_MB} MB for a MapReduce job) with node_exporters, up in "
         f"{state['startup_s']:.1f} s; ACLs: Hadoop user {yarn_conf.USER} only "
         f"(`storbench services env yarn`); conf dir {conf}; nodes file {state['nodes']}"
     )
@@ -187,15 +212,22 @@ def _spawn(
     argv: list[str],
     marker: str,
     env: dict[str, str] | None = None,
+    preexec: Any = None,
     **extra: Any,
 ) -> None:
-    proc = process.spawn(argv, workdir / "log", f"{name}.log", env)
+    proc = process.spawn(argv, workdir / "log", f"{name}.log", env, preexec=preexec)
     state["processes"].append({"kind": kind, "name": name, "pid": proc.pid, "marker": marker, **extra})
     process.write_state(workdir, state)
 
 
 def _start_all(
-    workdir: Path, state: dict[str, Any], java: str, exporter: str, classpath: str, client: dict[str, dict[str, str]]
+    workdir: Path,
+    state: dict[str, Any],
+    java: str,
+    exporter: str,
+    classpath: str,
+    client: dict[str, dict[str, str]],
+    placement: Any,
 ) -> None:
     (workdir / "tmp").mkdir(mode=0o700)
     env = {
@@ -206,13 +238,15 @@ def _start_all(
     argv, marker = _daemon(java, Path(state["conf_dir"]), classpath, RM_CLASS, workdir)
     _spawn(workdir, state, "resourcemanager", "resourcemanager", argv, marker, env)
     for index in range(1, state["nodemanagers"] + 1):
-        host, root = process.worker_host(index), workdir / f"nm-{index}"
-        for sub in ("local", "logs"):
-            (root / sub).mkdir(parents=True)
-        ports = {name: free_port(host) for name in ("nm", "localizer", "nm_web", "collector")}
-        ports["shuffle"] = free_port("0.0.0.0")  # MapReduce's ShuffleHandler binds every address (no bind-host)
+        node, root = yarn_lab.place(workdir, placement, index), workdir / f"nm-{index}"
+        if node.owned_root is not None:
+            state["owned_roots"].append(str(node.owned_root))
+        (root / "logs").mkdir(parents=True)  # containers' logs: on this machine's disk, wherever the node runs
         yarn_conf.write_dir(
-            root / "conf", yarn_conf.node_files(client, host, ports, state["cores"], state["memory_mb"], root)
+            root / "conf",
+            yarn_conf.node_files(
+                client, node.host, node.ports, state["cores"], state["memory_mb"], node.local_dir, root / "logs"
+            ),
         )
         argv, marker = _daemon(java, root / "conf", classpath, NM_CLASS, workdir)
         _spawn(
@@ -220,15 +254,20 @@ def _start_all(
             state,
             "nodemanager",
             f"nodemanager-{index}",
-            argv,
+            placement.wrap(index, argv),
             marker,
             env,
-            host=host,
-            local_dir=str(root / "local"),
+            preexec=placement.preexec(index),
+            host=node.host,
+            local_dir=str(node.local_dir),
             log_dir=str(root / "logs"),
+            limits=placement.limits(index),
         )
-        argv, marker, url = node_exporter.command(exporter, host)
-        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=host, url=url)
+        if placement.exporter(index):  # the lab host's own
+            state["lab_exporters"] = {**state.get("lab_exporters", {}), node.host: placement.exporter(index)}
+            continue
+        argv, marker, url = node_exporter.command(exporter, node.host)
+        _spawn(workdir, state, "exporter", f"exporter-{index}", argv, marker, host=node.host, url=url)
 
 
 def rest(state: dict[str, Any], path: str, timeout: float = 5.0) -> dict[str, Any]:
@@ -244,7 +283,7 @@ def running_nodes(state: dict[str, Any]) -> list[str]:
 
 
 def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
-    wanted = sorted(process.worker_host(i) for i in range(1, state["nodemanagers"] + 1))
+    wanted = sorted(p["host"] for p in state["processes"] if p["kind"] == "nodemanager")
 
     def alive() -> None:
         for entry in state["processes"]:
@@ -288,5 +327,11 @@ def _stop_all(state: dict[str, Any]) -> bool:
     )
 
 
+def _stop_and_clean(state: dict[str, Any]) -> bool:
+    stopped = _stop_all(state)
+    yarn_lab.remove_roots(state)
+    return stopped
+
+
 def down(workdir: Path) -> bool:
-    return process.take_down(workdir, SERVICE, _stop_all)
+    return process.take_down(workdir, SERVICE, _stop_and_clean)

@@ -69,13 +69,16 @@ def use(home: Path | None) -> dict[str, str]:
     os.environ.setdefault("HADOOP_USER_NAME", state.get("client_user", yarn_conf.USER))
     import pyspark
 
-    return yarn_conf.spark_conf(
+    conf = yarn_conf.spark_conf(
         state["nodemanagers"],
         state["cores"],
         state["memory_mb"],
         Path(pyspark.__file__).resolve().parent / "jars",
         Path(state["workdir"]) / "staging",
     )
+    if state.get("driver_host"):  # a lab cluster's containers reach the driver on this machine's end of its bridge
+        conf |= {"spark.driver.host": state["driver_host"], "spark.driver.bindAddress": state["driver_host"]}
+    return conf
 
 
 def site(folder: Path) -> dict[str, str]:

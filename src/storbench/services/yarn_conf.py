@@ -63,9 +63,11 @@ def site(props: dict[str, str]) -> str:
     return f'<?xml version="1.0"?>\n<configuration>\n{body}</configuration>\n'
 
 
-def client_files(ports: dict[str, int], memory_mb: int, classpath: str, staging: Path) -> dict[str, dict[str, str]]:
-    """Every site file of the clients' conf dir, as name → properties."""
-    rm = "127.0.0.1"
+def client_files(
+    ports: dict[str, int], memory_mb: int, classpath: str, staging: Path, rm: str = "127.0.0.1"
+) -> dict[str, dict[str, str]]:
+    """Every site file of the clients' conf dir, as name → properties; ``rm``: the ResourceManager's address
+    (a lab cluster's: this machine's end of its bridge)."""
     core = {
         "fs.defaultFS": "file:///",
         "hadoop.security.authentication": "simple",
@@ -128,7 +130,9 @@ def client_files(ports: dict[str, int], memory_mb: int, classpath: str, staging:
     return {"core-site.xml": core, "yarn-site.xml": yarn, "capacity-scheduler.xml": capacity, "mapred-site.xml": mapred}
 
 
-def node_props(host: str, ports: dict[str, int], cores: int, memory_mb: int, root: Path) -> dict[str, str]:
+def node_props(
+    host: str, ports: dict[str, int], cores: int, memory_mb: int, local_dir: Path, log_dir: Path
+) -> dict[str, str]:
     """A NodeManager's own settings on top of the clients' yarn-site.xml."""
     return {
         "yarn.nodemanager.hostname": host,
@@ -139,8 +143,8 @@ def node_props(host: str, ports: dict[str, int], cores: int, memory_mb: int, roo
         "yarn.nodemanager.collector-service.address": f"{host}:{ports['collector']}",
         "yarn.nodemanager.resource.memory-mb": str(memory_mb + MR_ROOM_MB),
         "yarn.nodemanager.resource.cpu-vcores": str(cores),
-        "yarn.nodemanager.local-dirs": str(root / "local"),
-        "yarn.nodemanager.log-dirs": str(root / "logs"),
+        "yarn.nodemanager.local-dirs": str(local_dir),
+        "yarn.nodemanager.log-dirs": str(log_dir),
         "yarn.nodemanager.aux-services": "mapreduce_shuffle",
         "yarn.nodemanager.aux-services.mapreduce_shuffle.class": "org.apache.hadoop.mapred.ShuffleHandler",
         "yarn.nodemanager.recovery.enabled": "false",
@@ -149,13 +153,22 @@ def node_props(host: str, ports: dict[str, int], cores: int, memory_mb: int, roo
 
 
 def node_files(
-    client: dict[str, dict[str, str]], host: str, ports: dict[str, int], cores: int, memory_mb: int, root: Path
+    client: dict[str, dict[str, str]],
+    host: str,
+    ports: dict[str, int],
+    cores: int,
+    memory_mb: int,
+    local_dir: Path,
+    log_dir: Path,
 ) -> dict[str, dict[str, str]]:
     """A NodeManager's site files: the clients', its own settings on top (the shuffle port in mapred-site.xml,
     which Hadoop loads after mapred-default.xml, whose default would win over yarn-site.xml)."""
     return {
         **client,
-        "yarn-site.xml": {**client["yarn-site.xml"], **node_props(host, ports, cores, memory_mb, root)},
+        "yarn-site.xml": {
+            **client["yarn-site.xml"],
+            **node_props(host, ports, cores, memory_mb, local_dir, log_dir),
+        },
         "mapred-site.xml": {**client["mapred-site.xml"], "mapreduce.shuffle.port": str(ports["shuffle"])},
     }
 
