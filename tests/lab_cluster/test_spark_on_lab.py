@@ -15,7 +15,10 @@ The known truths, each against storbench's own per-node rows (telemetry from eac
   is written back by the executor's own thread before it returns (checked: each host cgroup's
   blkio.throttle.io_service_bytes against its loop device's written bytes, the difference is the journal, which
   the kernel's jbd2 thread writes outside the cgroup: ~1% with 2 MB writes to new files). Four tasks per worker
-  keep the throttle's queue from running dry while one writer copies its next buffer.
+  keep the throttle's queue from running dry while one writer copies its next buffer, and a task goes to the first
+  free slot (spark.locality.wait=0: a reduce task waited 3 s for the executor holding its input, and the 80 MB/s
+  node wrote 8 files of 28 while the 40 MB/s one wrote 12): each node writes all through the window, so the MB
+  it moves follow its rate and the least-moving node, which storbench names slowest, is the 20 MB/s one.
 - Link: a shuffle (spark-transforms' repartition) with node-3 behind its 50 Mbit/s link; the lab shapes both
   ends of a host's veth (tc tbf on the host's eth0: what it sends; on the bridge port: what it receives).
 """
@@ -172,7 +175,18 @@ def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(l
     assert [n["host"] for n in config["nodes"]] == [h.address for h in lab.hosts]
 
 
+def written_bytes(host: cluster.LabHost) -> tuple[int, int]:
+    """(bytes the host's processes wrote to its loop device, as its cgroup counted them; bytes the device wrote)."""
+    rdev = os.stat(host.device).st_rdev
+    key = f"{os.major(rdev)}:{os.minor(rdev)} Write "
+    counted = Path(host.cgroup, "blkio.throttle.io_service_bytes").read_text().splitlines()
+    by_cgroup = next((int(line.split()[2]) for line in counted if line.startswith(key)), 0)
+    sectors = int(Path("/sys/block", Path(host.device).name, "stat").read_text().split()[6])
+    return by_cgroup, sectors * 512
+
+
 def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_is_slowest(lab):
+    before = [written_bytes(h) for h in lab.hosts]
     report = run(
         lab,
         "dfsio-write",
@@ -180,12 +194,20 @@ def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_
         "--target",
         str(lab.data),
         "--set",
-        "files=28",
+        "files=48",
         "--set",
-        "file_size=40M",
+        "file_size=25M",
         "--set",
         "buffer_size=2000000",
+        "--spark-conf",
+        "spark.locality.wait=0",
     )
+    after = [written_bytes(h) for h in lab.hosts]
+    # what reached each device from outside the host's cgroup (the journal; a flusher thread's writeback would
+    # be here too): the throttle did not see it
+    outside = [(a[1] - b[1]) / (a[0] - b[0]) - 1 for a, b in zip(after, before)]
+    print(f"device bytes beyond the cgroup's own, per host: {[f'{100 * o:.2f}%' for o in outside]}")
+    assert all(0 <= o <= 0.03 for o in outside), outside
     rates = per_node(report, "dfsio-write", "max_write_mbps")
     shown = block(report, "dfsio-write")
     print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}", *shown, sep="\n")
@@ -196,14 +218,19 @@ def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_
     assert "slowest node worker-1," in slowest, slowest
 
 
-def test_the_slow_links_node_is_held_to_its_link_in_a_shuffle_and_named_slowest(transforms):
+def test_the_slow_links_node_is_held_to_its_link_in_a_shuffle(transforms):
     """Group-by's shuffle (two exchanges: countDistinct expands the rows) is the one that fills node-3's link.
 
     The link is shaped each way (tc tbf on the host's eth0 and on its bridge port), and a shuffle sends and
     receives at once: node-3's blocks go to the other reducers while its reducers fetch theirs. storbench's
     per-node network figure is rx+tx over the node's interfaces (its maximum over 3 s), so the known truth it
     can be held to is the link's rate one way (at least that, the link being full) and both ways together (at
-    most that). Measured: 11.1 MB/s against 6.25 each way (its intervals 9.4 to 12.2)."""
+    most that). Measured: 11.1 and 11.7 MB/s against 6.25 each way (its 1 s intervals 9.4 to 12.2).
+
+    The slowest-node line does not name node-3, and nothing here makes it: storbench names the node that moved
+    the fewest MB on its devices (telemetry/cluster.py), and a shuffle's device writes are its map outputs (with
+    the `sync` mount's journal writes, several times their bytes), which the link does not slow. Seen: worker-3
+    least in one run (217 against 236 and 253 MB), the most in the next (252 against 218 and 236 MB)."""
     rates = per_node(transforms, "groupby", "max_net_mbps")
     one_way = LINK_MBIT * 1e6 / 8 / MB
     shown = block(transforms, "groupby")
@@ -215,4 +242,4 @@ def test_the_slow_links_node_is_held_to_its_link_in_a_shuffle_and_named_slowest(
     assert "worker-3 link-bound (network " in said and "of its 50 Mbit/s limit)" in said, said
     assert "worker-1 link-bound" not in said and "worker-2 link-bound" not in said, said
     [slowest] = [line for line in shown if "slowest node" in line]
-    assert "slowest node worker-3," in slowest, slowest
+    print(slowest)  # not worker-3's, and not asserted: see the docstring
