@@ -49,7 +49,7 @@ GROUP_S = {
     "tests/workloads/tpcds/test_tpcds.py": 280,
     "lab": 400,  # the QEMU guest's tests
     "tests/lab_cluster/test_cassandra_on_lab.py": 300,  # a 3-node Cassandra in the lab hosts, two cut runs
-    "tests/lab_cluster/test_spark_on_lab.py": 250,
+    "tests/lab_cluster/test_spark_on_lab.py": 350,  # a 3-worker Spark cluster in the hosts, dfsio-write and a shuffle
     "tests/lab_cluster/test_lab_cluster.py": 200,
     "tests/lab_cluster/test_yarn_on_lab.py": 150,
     "tests/lab_cluster/test_hdfs_on_lab.py": 120,
