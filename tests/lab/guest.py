@@ -27,6 +27,7 @@ PRIORITY = -15  # QEMU's nice value and, under autogroup, its session's (weight 
 
 
 KIB = 1 << 10
+KERNEL_ARGS = "console=ttyS0 panic=-1 quiet loglevel=4 nvme_core.io_timeout=600 nvme_core.admin_timeout=600"
 
 
 @dataclass(frozen=True)
@@ -181,11 +182,13 @@ class Guest:
             # Under TCG a flood of buffered writes can keep an emulated NVMe command waiting past the
             # kernel's 30 s: the controller is reset and the namespace vanishes (seen in CI). Wait instead.
             "-append",
-            "console=ttyS0 panic=-1 quiet loglevel=4 nvme_core.io_timeout=600 nvme_core.admin_timeout=600",
+            KERNEL_ARGS,
             "-virtfs",
             "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
             "-virtfs",
             f"local,path={self.share},mount_tag=share,security_model=none",
+            "-monitor",
+            f"unix:{workdir / 'monitor.sock'},server=on,wait=off",
             "-device",
             "virtio-serial-pci",
             "-chardev",
@@ -287,6 +290,27 @@ class Guest:
 
     def device(self, serial: str) -> str:
         return self.devices[serial]
+
+    def monitor(self, command: str, timeout_s: float = 5) -> str:
+        """One QEMU human-monitor command's output (``info blockstats``: each drive's completed requests and idle
+        time, which tell a wedged emulator from a guest that stopped asking); "" when the monitor is not there."""
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(timeout_s)
+                conn.connect(str(self.workdir / "monitor.sock"))
+                conn.sendall(f"{command}\n".encode())
+                out, deadline = b"", time.monotonic() + timeout_s
+                while time.monotonic() < deadline and out.count(b"(qemu)") < 2:
+                    chunk = conn.recv(1 << 16)
+                    if not chunk:
+                        break
+                    out += chunk
+        except OSError:  # no monitor, or it answered slowly: what came is kept
+            pass
+        # the answer is between the echoed command (line-editing escapes) and the next prompt
+        body = out.decode(errors="replace").split("(qemu)")[1:2]
+        lines = body[0].splitlines()[1:] if body else []
+        return "\n".join(line.rstrip() for line in lines if line.strip())
 
     def console_tail(self, lines: int = 40) -> str:
         try:

@@ -123,7 +123,10 @@ def zoned_004(lab):
         targets = [arg for label, (_, mnt) in STACKS.items() for arg in ("--target", mnt, "--label", label)]
         run = storbench_in_guest(lab, "zoned-004", *targets, "--repeat", str(REPEAT), *SHORT, timeout_s=600)
         # A stalled guest shows in its console (the kernel's hung-task reports), not in storbench's output
-        assert run.rc == 0, f"{run.stderr}\nguest console:\n{lab.console_tail(12)}"
+        # and a wedged emulator in QEMU's counters: the stacks' drives idle (idle_time_ns) with requests outstanding
+        assert run.rc == 0, (
+            f"{run.stderr}\nguest console:\n{lab.console_tail(60)}\nQEMU blockstats:\n{lab.monitor('info blockstats')}"
+        )
         runs = [lab_conftest.GuestRun(run.rc, run.stdout, run.stderr, path) for path in run.run_dirs]
         yield devices, {r.manifest["label"]: r for r in runs}
     finally:
