@@ -25,11 +25,13 @@ from tests.lab.guest import KERNEL_DIR, ROOT, Guest
 # 3 rounds: 117 s; the known truths' write-limited experiment: 106 s). Under such load a
 # three-stack zoned-004 stalled 3 times in 4 (once in the lane, twice in probe guests: the kernel's hung-task
 # reports for btrfs-cleaner or fio, the devices idle); the 2-stack and btrfs-only runs did not (issue 41).
-# Probed again (2026-12-06, load 20-55): 1 stall in 7 runs, on f2fs's conventional drive (conv2), and with
-# nvme_core.io_timeout=30 one on ext4's (conv): the guest idle, its requests outstanding, QEMU's counters for
-# the drive still (`info blockstats` idle 50-60 s), the abort answered but nothing completed, and after the
-# controller reset the namespace was removed. So a request is lost in the emulator between the NVMe queue and
-# QEMU's throttled block layer, on any stack; not the file systems, guest memory or the I/O scheduler.
+# Probed again (2026-12-06, load 7-55): 4 stalls in 14 runs, on f2fs's conventional drive (conv2) and on ext4's
+# (conv): the guest idle in hlt, a journal or writeback request outstanding, QEMU's counters for every drive still
+# (`info blockstats`, idle > 50 s). Turning QEMU's throttling off on the stuck drives (which restarts any request
+# it holds) released nothing, and with nvme_core.io_timeout=30 the kernel found no completion to poll: it aborted,
+# reset the controller and the namespace was removed. So the request is lost in the emulated NVMe controller
+# before QEMU's block layer (a submission QEMU never fetched; QEMU 7.2's shadow doorbells are the suspect), on
+# any stack; not the file systems, the drive model's throttle, guest memory or the I/O scheduler (mq-deadline).
 LIMIT_S = 1200
 BOOT_S = 180
 
