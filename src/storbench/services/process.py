@@ -197,6 +197,18 @@ def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float, what: str,
     raise EngineError(f"{what} was not ready after {timeout:.0f} s; log: {log}")
 
 
+def raise_if_exited(service: str, workdir: Path, state: dict[str, Any]) -> None:
+    """EngineError naming the first of ``state``'s processes that exited while starting, with its log's last line
+    (``workdir/log/NAME.log``)."""
+    for entry in state["processes"]:
+        if not still_running(entry["pid"], entry["marker"]):
+            log = workdir / "log" / f"{entry['name']}.log"
+            raise EngineError(
+                f"{service} {entry['name']} (pid {entry['pid']}) exited while starting; "
+                f"last log line: {last_line(log)} (log: {log})"
+            )
+
+
 def last_line(path: Path) -> str:
     try:
         lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]

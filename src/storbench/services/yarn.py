@@ -286,13 +286,7 @@ def _wait_ready(workdir: Path, state: dict[str, Any], deadline: float) -> None:
     wanted = sorted(p["host"] for p in state["processes"] if p["kind"] == "nodemanager")
 
     def alive() -> None:
-        for entry in state["processes"]:
-            if not process.still_running(entry["pid"], entry["marker"]):
-                log = workdir / "log" / f"{entry['name']}.log"
-                raise EngineError(
-                    f"yarn {entry['name']} (pid {entry['pid']}) exited while starting; "
-                    f"last log line: {process.last_line(log)} (log: {log})"
-                )
+        process.raise_if_exited("yarn", workdir, state)
 
     def probe() -> str | None:
         try:
