@@ -197,3 +197,10 @@ def test_real_run_on_two_node_exporters_has_a_per_node_table(tmp_path, exporters
     assert lines[1].split()[7:9] == ["Read", "MB"] and lines[1].split()[9:11] == ["Written", "MB"]
     written = [float(line.split()[5].replace(",", "")) for line in lines[3:5]]
     assert all(mb > 0 for mb in written)  # both nodes' devices saw fio's writes
+
+
+def test_a_slowest_node_held_by_its_link_says_so_and_in_what_it_is_behind(tmp_path):
+    run = _cluster_run("only", tmp_path, [400.0, 300.0])
+    run.manifest["slowest_nodes"][0]["held_by"] = "link"
+    table = render(compare_runs([run]), "table")
+    assert "slowest node worker-2 (n2), held by its link, 12.50% behind the busiest in network rate" in table

@@ -38,6 +38,8 @@ def test_golden_snapshots_give_exact_metrics(golden):
         "written_mb": 51.2,
         "max_util_pct": 95.0,  # nvme io_ticks +950 ms; sda is 80 %
         "max_net_mbps": 15.5,  # eth0 12 + 3 MB, wlan0 0.4 + 0.1 MB; lo's 100 MB left out
+        "max_net_rx_mbps": 12.4,  # received: eth0 12, wlan0 0.4
+        "max_net_tx_mbps": 3.1,  # sent: eth0 3, wlan0 0.1
         "energy_j": 85.0,
     }
     assert metrics == pytest.approx(expected, rel=1e-12)

@@ -90,10 +90,11 @@ def up(home: Path, spec: ClusterSpec) -> tuple[Path, list[LabHost]]:
 
 
 def _make(journal: Journal, spec: ClusterSpec, token: str) -> list[LabHost]:
-    subnet = hosts.pick_subnet()
-    journal.set(token=token, subnet=str(subnet), hosts=[])
+    journal.set(token=token, hosts=[])
     bridge = f"sbr-{token}"
-    hosts.make_bridge(journal, bridge, subnet)
+    hosts.make_bridge(journal, bridge)
+    subnet = hosts.claim_subnet(bridge)
+    journal.set(subnet=str(subnet))
     made: list[LabHost] = []
     for index, limits in enumerate(spec.limits, start=1):
         made.append(_make_host(journal, spec, token, bridge, subnet, index, limits))

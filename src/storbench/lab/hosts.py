@@ -2,7 +2,9 @@
 pair, each with its own address, and a link whose rate (tc tbf) or delay (tc netem) is fixed on both ends.
 
 The subnet is one /24 of 10.213.0.0/16 that no interface or route here uses; its addresses exist only in the
-namespaces and on the bridge this module made, so no traffic to them leaves this machine."""
+namespaces and on the bridge this module made, so no traffic to them leaves this machine. Two lab clusters made
+at once (two homes) could pick the same /24 between one's look and its claim: the bridge's address is the claim,
+checked after it is made, and given back for another /24 when another interface holds one in the same /24."""
 
 from __future__ import annotations
 
@@ -44,11 +46,37 @@ def node_address(subnet: ipaddress.IPv4Network, index: int) -> str:
     return str(subnet.network_address + FIRST_HOST - 1 + index)
 
 
-def make_bridge(journal: Journal, name: str, subnet: ipaddress.IPv4Network) -> None:
+def make_bridge(journal: Journal, name: str) -> None:
     run("ip", "link", "add", name, "type", "bridge")
     journal.made("link", name=name)
-    run("ip", "addr", "add", f"{bridge_address(subnet)}/{subnet.prefixlen}", "dev", name)
     run("ip", "link", "set", name, "up")
+
+
+CLAIM_TRIES = 8
+
+
+def claim_subnet(bridge: str, rng: random.Random | None = None) -> ipaddress.IPv4Network:
+    """A /24 of POOL with the bridge's address in it, held by no other interface once the address is added."""
+    rng = rng or random.Random()
+    for _ in range(CLAIM_TRIES):
+        subnet = pick_subnet(rng)
+        address = f"{bridge_address(subnet)}/{subnet.prefixlen}"
+        run("ip", "addr", "add", address, "dev", bridge)
+        if not _held_elsewhere(bridge, subnet):
+            return subnet
+        run("ip", "addr", "del", address, "dev", bridge)  # a lab made at the same moment took it: look again
+    raise LabError(f"no /24 in {POOL} stayed free for the lab cluster's bridge in {CLAIM_TRIES} tries")
+
+
+def _held_elsewhere(bridge: str, subnet: ipaddress.IPv4Network) -> bool:
+    """Whether an interface other than ``bridge`` has an address in ``subnet`` (`ip -4 -o addr show` lines:
+    "<index>: <interface>    inet <address>/<prefix> ...")."""
+    for line in run("ip", "-4", "-o", "addr", "show").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[2] == "inet" and fields[1].split("@")[0] != bridge:
+            if ipaddress.ip_network(fields[3], strict=False).overlaps(subnet):
+                return True
+    return False
 
 
 def make_host(journal: Journal, namespace: str, outer: str, bridge: str, address: str, prefix: int) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from storbench.analysis.bound import NodeFigures, sentence
+from storbench.telemetry.bound import figures as node_figures, sentence
 from storbench.analysis.model import PREPARE, Comparison, Delta, Row
 from storbench.report import _format as f
 from storbench.report.grid import align, markdown_table
@@ -34,7 +34,8 @@ METRICS = (
     ("avg_write_latency_ms", "Write latency", "ms"),
     ("max_cpu_pct", "Max CPU", "%"),
     ("max_util_pct", "Max util", "%"),
-    ("max_net_mbps", "Max net", "MB/s"),
+    ("max_net_tx_mbps", "Max send", "MB/s"),
+    ("max_net_rx_mbps", "Max receive", "MB/s"),
 )
 
 
@@ -149,7 +150,10 @@ def _slowest(c: Comparison, index: int, workload: str, prepare: bool) -> str:
     who = f"{node} ({names[node]})" if names.get(node) not in (None, node) else node
     top = max(float(s.get("spread_pct") or 0.0) for s in entries if str(s.get("node")) == node)
     reps = f" in {count} of {len(entries)} repetitions" if len(entries) > 1 else ""
-    return f"slowest node {who}{reps}, {'up to ' if count > 1 else ''}{f.num(top)}% behind the busiest"
+    held = Counter(str(s.get("held_by") or "") for s in entries if str(s.get("node")) == node).most_common(1)[0][0]
+    why = f", held by its {held}" if held else ""
+    measure = " in network rate" if held == "link" else ""  # a device-held node is behind in MB moved
+    return f"slowest node {who}{reps}{why}, {'up to ' if count > 1 else ''}{f.num(top)}% behind the busiest{measure}"
 
 
 def _cluster_line(c: Comparison, index: int, rows: dict[str, Row], workload: str, prepare: bool) -> str:
@@ -169,7 +173,7 @@ def _cluster_line(c: Comparison, index: int, rows: dict[str, Row], workload: str
 
 
 def _bound_lines(c: Comparison, nodes: dict[str, dict[str, Row]]) -> list[str]:
-    """Per run, what limited the operation on each node (analysis.bound), its limits from the manifest."""
+    """Per run, what limited the operation on each node (telemetry.bound), its limits from the manifest."""
     out = []
     for i in range(len(c.runs)):
         limits = {str(n.get("label")): n.get("limits") or {} for n in config_nodes(c, i)}
@@ -178,15 +182,7 @@ def _bound_lines(c: Comparison, nodes: dict[str, dict[str, Row]]) -> list[str]:
             return rows[metric].cells[i].aggregate if metric in rows else None
 
         figures = [
-            NodeFigures(
-                node,
-                value(rows, "max_write_mbps"),
-                value(rows, "max_read_mbps"),
-                value(rows, "max_net_mbps"),
-                value(rows, "max_util_pct"),
-                value(rows, "avg_cpu_pct"),
-                limits.get(node, {}),
-            )
+            node_figures(node, {metric: value(rows, metric) for metric in rows}, limits.get(node, {}))
             for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))
             if any(value(rows, m) is not None for m in ("max_write_mbps", "max_util_pct", "avg_cpu_pct"))
         ]

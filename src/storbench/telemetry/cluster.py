@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from storbench.errors import InputError
+from storbench.telemetry.bound import figures, slowest
 from storbench.telemetry.collector import Collector
 from storbench.telemetry.snapshot import Snapshot
 from storbench.telemetry.exporter import (
@@ -249,8 +250,9 @@ class ClusterTelemetry:
 
     def cluster_metrics(
         self, start: float, end: float, per_node: dict[str, dict[str, float | None]]
-    ) -> tuple[dict[str, float | None], str | None]:
-        """The window's metrics across nodes, and the slowest node's label (least MB moved)."""
+    ) -> tuple[dict[str, float | None], tuple[str, float, str] | None]:
+        """The window's metrics across nodes, and the slowest node (telemetry.bound.slowest): its label, how far
+        behind the busiest (%), what held it."""
         totals = {
             m.label: window_totals(m.collector.points(), self.node_time(m.label, start), self.node_time(m.label, end))
             for m in self.members
@@ -268,6 +270,8 @@ class ClusterTelemetry:
             "written_mb": _sum(values, "written_mb"),
             "max_util_pct": _max(values, "max_util_pct"),
             "max_net_mbps": _max(values, "max_net_mbps"),
+            "max_net_rx_mbps": _max(values, "max_net_rx_mbps"),
+            "max_net_tx_mbps": _max(values, "max_net_tx_mbps"),
         }
         if self.power_why() is None and all(v.get("energy_j") is not None for v in values):  # one scope, every node
             row["energy_j"], row["avg_power_w"] = _sum(values, "energy_j"), _sum(values, "avg_power_w")
@@ -275,10 +279,10 @@ class ClusterTelemetry:
             row["energy_j"] = None
         row["cluster_read_mbps"], row["cluster_write_mbps"] = self._peak_sums(start, end)
         moved = {label: (t["read_sectors"] + t["write_sectors"]) * SECTOR_BYTES / MB for label, t in totals.items()}
-        busiest = max(moved.values()) if moved else 0.0
-        slowest = min(moved, key=lambda label: moved[label]) if moved else None
-        row["node_spread_pct"] = 100 * (busiest - moved[slowest]) / busiest if slowest and busiest > 0 else None
-        return row, slowest if row["node_spread_pct"] is not None else None
+        nodes = [figures(m.label, per_node[m.label], dict(m.node.limits)) for m in self.members]
+        named = slowest(nodes, moved)
+        row["node_spread_pct"] = named[1] if named else None
+        return row, named
 
     def grid(self, start: float, end: float, keys: tuple[str, ...]) -> dict[int, dict[str, dict[str, float]]]:
         """Each node's rates on one time grid of the interval: bin -> node label -> key -> the node's mean

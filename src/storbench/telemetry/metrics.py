@@ -30,6 +30,8 @@ METRICS = metric_table("""
     written_mb           | Data written to devices    | MB   | mean | less/more
     max_util_pct         | Maximum device utilization | %    | max  | lower/higher             | overall
     max_net_mbps         | Maximum network throughput | MB/s | max  | higher/lower             | overall
+    max_net_rx_mbps      | Maximum receive throughput | MB/s | max  | higher/lower
+    max_net_tx_mbps      | Maximum send throughput    | MB/s | max  | higher/lower
     energy_j             | Energy                     | J    | mean | lower/higher
 """)
 WINDOW = METRICS[1:]  # all but completion_time

@@ -225,12 +225,14 @@ class NodesTelemetry:
         across, slowest = self.cluster.cluster_metrics(window.start, window.end, per_node)
         samples += _metric_samples(workload, across, repetition)
         if slowest is not None:
+            node, behind, held = slowest
             self.slowest.append(
                 {
                     "workload": workload,
                     "repetition": repetition,
-                    "node": slowest,
-                    "spread_pct": round(across["node_spread_pct"] or 0.0, 2),
+                    "node": node,
+                    "spread_pct": round(behind, 2),
+                    **({"held_by": held} if held else {}),
                 }
             )
         return samples

@@ -73,16 +73,17 @@ def _cpu_pct(a: Snapshot, b: Snapshot) -> tuple[float | None, float | None]:
 
 
 def _net_rates(a: Snapshot, b: Snapshot, seconds: float) -> dict[str, float | None]:
-    """rx+tx MB/s per interface (``net.<if>.mbps``) and over the non-loopback ones (``net_mbps``)."""
+    """rx+tx MB/s per interface (``net.<if>.mbps``) and, over the non-loopback ones, each direction
+    (``net_rx_mbps``, ``net_tx_mbps``: a link's limit holds each way) and both (``net_mbps``)."""
     if a.net is None or b.net is None:
-        return {"net_mbps": None}
-    rates = {
-        name: (b.net[name].rx_bytes - a.net[name].rx_bytes + b.net[name].tx_bytes - a.net[name].tx_bytes) / MB / seconds
-        for name in b.net
-        if name in a.net
-    }
-    row: dict[str, float | None] = {f"net.{name}.mbps": rate for name, rate in rates.items()}
-    row["net_mbps"] = sum(rate for name, rate in rates.items() if name != "lo")
+        return {"net_mbps": None, "net_rx_mbps": None, "net_tx_mbps": None}
+    names = [name for name in b.net if name in a.net]
+    rx = {name: (b.net[name].rx_bytes - a.net[name].rx_bytes) / MB / seconds for name in names}
+    tx = {name: (b.net[name].tx_bytes - a.net[name].tx_bytes) / MB / seconds for name in names}
+    row: dict[str, float | None] = {f"net.{name}.mbps": rx[name] + tx[name] for name in names}
+    row["net_rx_mbps"] = sum(rate for name, rate in rx.items() if name != "lo")
+    row["net_tx_mbps"] = sum(rate for name, rate in tx.items() if name != "lo")
+    row["net_mbps"] = row["net_rx_mbps"] + row["net_tx_mbps"]
     return row
 
 
@@ -248,6 +249,8 @@ def window_metrics(points: Sequence[Snapshot], start: float, end: float, interva
         "written_mb": _total(deltas, "write_sectors") * sectors_mb if measured else None,
         "max_util_pct": _max(rows, "util_pct"),
         "max_net_mbps": peak_rate([series], "net_mbps"),
+        "max_net_rx_mbps": peak_rate([series], "net_rx_mbps"),
+        "max_net_tx_mbps": peak_rate([series], "net_tx_mbps"),
         "energy_j": (
             (last.energy_uj - first.energy_uj) / 1e6
             if first.energy_uj is not None and last.energy_uj is not None

@@ -4,19 +4,24 @@ link, the CPU, or none of them that telemetry can see.
 A resource counts as the bound when it ran at its capacity: a limit the node's nodes file states (a lab's
 throttle: 90% of it or more), else a device busy 90% of the window's intervals or more, else the CPU at 90% or
 more on average. A throttle above the device (a cgroup's, a QEMU's) queues writes before the device sees them, so
-its device is not busy: only the stated limit shows it. CPU is checked last because on shared hardware (hosts
-in namespaces of one machine) every node reports the machine's CPU.
+its device is not busy: only the stated limit shows it. A link's limit holds each way, so each direction is held
+to it. CPU is checked last because on shared hardware (hosts in namespaces of one machine) every node reports the
+machine's CPU.
+
+The same verdicts name a cluster's slowest node (:func:`slowest`): the node the others waited for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 AT_CAPACITY = 0.90  # of a stated limit, of the device's intervals, of the CPU
 LIMITS = (  # (figure, the limit it is held to, the resource, how a reader names the figure)
     ("write_mbps", "disk_write_mbps", "device", "write", "MB/s"),
     ("read_mbps", "disk_read_mbps", "device", "read", "MB/s"),
-    ("net_mbps", "link_mbit", "link", "network", "MB/s"),
+    ("net_tx_mbps", "link_mbit", "link", "send", "MB/s"),  # a link's limit holds each way
+    ("net_rx_mbps", "link_mbit", "link", "receive", "MB/s"),
 )
 
 
@@ -27,10 +32,25 @@ class NodeFigures:
     node: str
     write_mbps: float | None = None
     read_mbps: float | None = None
-    net_mbps: float | None = None
+    net_rx_mbps: float | None = None
+    net_tx_mbps: float | None = None
     util_pct: float | None = None
     cpu_pct: float | None = None
     limits: dict[str, float] = field(default_factory=dict)
+
+
+def figures(node: str, metrics: Mapping[str, float | None], limits: Mapping[str, float]) -> NodeFigures:
+    """A node's figures from its window metrics (telemetry.metrics' names)."""
+    return NodeFigures(
+        node,
+        write_mbps=metrics.get("max_write_mbps"),
+        read_mbps=metrics.get("max_read_mbps"),
+        net_rx_mbps=metrics.get("max_net_rx_mbps"),
+        net_tx_mbps=metrics.get("max_net_tx_mbps"),
+        util_pct=metrics.get("max_util_pct"),
+        cpu_pct=metrics.get("avg_cpu_pct"),
+        limits=dict(limits),
+    )
 
 
 def _limit_in_mbps(key: str, value: float) -> float:
@@ -79,3 +99,34 @@ def sentence(figures: list[NodeFigures]) -> str:
 
 def _kind_words(kind: str) -> str:
     return "nothing at capacity" if kind == "none" else f"{kind}-bound"
+
+
+HELD = ("device", "link")  # a node's own hardware at capacity (the CPU may be the machine's, shared)
+
+
+def slowest(nodes: Sequence[NodeFigures], moved: Mapping[str, float]) -> tuple[str, float, str] | None:
+    """(node, % behind the busiest, what held it: ``device``, ``link`` or "") for the node the others waited
+    for; None for fewer than two nodes or no bytes moved.
+
+    A node held at capacity by its own device or link sets the pace of a job the nodes share: when some nodes
+    are held and some are not, the slowest is among the held ones (a shuffle waits on the node with the slow link
+    though every node moves the same bytes). Each is compared with the busiest node on what held it: a link's
+    busier direction's peak rate, or the MB its devices moved (``moved``); the one furthest behind is named.
+    When every node or none is held, it is the node whose devices moved the fewest MB: the least work done in
+    the window."""
+    if len(nodes) < 2 or not all(f.node in moved for f in nodes) or max(moved.values()) <= 0:
+        return None
+    held = {f.node: kind for f in nodes if (kind := bound(f)[0]) in HELD}
+    if len(held) == len(nodes):
+        held = {node: "device" for node in held}  # each at its own limit: the least work done
+    candidates = held or {f.node: "device" for f in nodes}
+    link = {f.node: max(f.net_rx_mbps or 0.0, f.net_tx_mbps or 0.0) for f in nodes}
+    measures = {"device": dict(moved), "link": link}
+
+    def behind(node: str) -> float:
+        measure = measures[candidates[node]]
+        busiest = max(measure.values())
+        return 100 * (busiest - measure[node]) / busiest if busiest > 0 else 0.0
+
+    node = max(candidates, key=behind)  # the first in the nodes' order on a tie
+    return node, max(0.0, behind(node)), candidates[node] if held else ""

@@ -1,0 +1,76 @@
+"""What limited an operation on each node: a stated limit reached first, then a busy device, then the CPU; and the
+slowest node, the one the others waited for."""
+
+from storbench.telemetry.bound import NodeFigures, bound, figures, sentence, slowest
+
+
+def test_a_node_at_its_stated_disk_limit_is_device_bound_though_its_device_looks_idle():
+    fig = NodeFigures("worker-1", write_mbps=20.2, util_pct=19, cpu_pct=100, limits={"disk_write_mbps": 20})
+    assert bound(fig) == ("device", "write 20.2 MB/s, 101% of its 20 MB/s limit")
+
+
+def test_a_node_at_its_link_rate_either_way_is_link_bound_the_limit_in_mbit():
+    fig = NodeFigures("worker-3", write_mbps=0.02, net_tx_mbps=6.3, cpu_pct=40, limits={"link_mbit": 50})
+    assert bound(fig) == ("link", "send 6.3 MB/s, 101% of its 50 Mbit/s limit")
+    fig = NodeFigures("worker-3", net_rx_mbps=6.2, net_tx_mbps=1.0, limits={"link_mbit": 50})
+    assert bound(fig) == ("link", "receive 6.2 MB/s, 99% of its 50 Mbit/s limit")
+
+
+def test_a_link_busy_both_ways_is_not_read_as_twice_its_rate():
+    """A shuffle sends and receives at once: 5+5 MB/s on a 50 Mbit/s (6.25 MB/s each way) link is 80% of it."""
+    fig = NodeFigures("worker-3", net_rx_mbps=5.0, net_tx_mbps=5.0, cpu_pct=40, limits={"link_mbit": 50})
+    assert bound(fig)[0] == "none"
+
+
+def test_below_its_limits_a_busy_device_then_the_cpu_then_nothing():
+    assert bound(NodeFigures("a", write_mbps=10, util_pct=95, limits={"disk_write_mbps": 20}))[0] == "device"
+    assert bound(NodeFigures("a", util_pct=12, cpu_pct=97)) == ("CPU", "CPU 97%, devices ≤ 12% busy")
+    assert bound(NodeFigures("a", util_pct=12, cpu_pct=50))[0] == "none"
+    assert bound(NodeFigures("a"))[0] == "none"
+
+
+def test_one_line_the_same_bound_on_every_node_or_each_nodes():
+    cpu = [NodeFigures(f"worker-{i}", util_pct=12, cpu_pct=100) for i in (1, 2)]
+    assert sentence(cpu) == (
+        "bound by: CPU on every node (worker-1 CPU 100%, devices ≤ 12% busy; worker-2 CPU 100%, devices ≤ 12% "
+        "busy): a faster disk would not change this figure"
+    )
+    mixed = [NodeFigures("worker-1", net_tx_mbps=6.2, limits={"link_mbit": 50}), NodeFigures("worker-2", cpu_pct=10)]
+    assert sentence(mixed) == (
+        "bound by: worker-1 link-bound (send 6.2 MB/s, 99% of its 50 Mbit/s limit); "
+        "worker-2 nothing at capacity (no device, link or CPU at capacity)"
+    )
+    assert sentence([]) == ""
+
+
+def test_figures_are_read_from_the_window_metrics_names():
+    fig = figures("w", {"max_write_mbps": 1, "max_net_rx_mbps": 2, "max_net_tx_mbps": 3, "avg_cpu_pct": 4}, {})
+    assert (fig.write_mbps, fig.net_rx_mbps, fig.net_tx_mbps, fig.cpu_pct, fig.read_mbps) == (1, 2, 3, 4, None)
+
+
+def test_the_node_held_at_its_link_is_slowest_though_it_moved_as_many_mb():
+    """A shuffle's nodes move the same bytes; the one at its link's rate is the one the others waited for, behind
+    the busiest in network rate."""
+    nodes = [
+        NodeFigures("worker-1", net_rx_mbps=20, net_tx_mbps=18, cpu_pct=100, limits={"disk_write_mbps": 20}),
+        NodeFigures("worker-2", net_rx_mbps=19, net_tx_mbps=21, cpu_pct=100),
+        NodeFigures("worker-3", net_rx_mbps=6.2, net_tx_mbps=6.3, cpu_pct=100, limits={"link_mbit": 50}),
+    ]
+    node, behind, held = slowest(nodes, {"worker-1": 200, "worker-2": 240, "worker-3": 260})
+    assert (node, held) == ("worker-3", "link") and behind == 100 * (21 - 6.3) / 21
+
+
+def test_every_node_at_its_own_limit_the_slowest_moved_the_least():
+    limits = (20, 40, 80)
+    nodes = [NodeFigures(f"w{i}", write_mbps=v, limits={"disk_write_mbps": v}) for i, v in enumerate(limits)]
+    assert slowest(nodes, {"w0": 250, "w1": 500, "w2": 1000}) == ("w0", 75.0, "device")
+    # a node taken by the CPU (not its own hardware) is not the pace-setter when others are at their limits
+    nodes[2] = NodeFigures("w2", write_mbps=50, cpu_pct=100, limits={"disk_write_mbps": 80})
+    assert slowest(nodes, {"w0": 250, "w1": 500, "w2": 600})[0] == "w0"
+
+
+def test_nothing_held_the_least_moved_is_slowest_and_nothing_moved_names_none():
+    nodes = [NodeFigures("a", util_pct=10), NodeFigures("b", util_pct=30)]
+    assert slowest(nodes, {"a": 30, "b": 10}) == ("b", 100 * 20 / 30, "")
+    assert slowest(nodes, {"a": 0, "b": 0}) is None
+    assert slowest(nodes[:1], {"a": 3}) is None
