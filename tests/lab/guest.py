@@ -160,12 +160,20 @@ class Guest:
             "--kill-after=10",
             str(limit_s),
             "qemu-system-x86_64",
+            # One vCPU, but multi-threaded TCG told that a second may come: only then does TCG give the guest's
+            # memory barriers to the host CPU (CF_PARALLEL: MTTCG and maxcpus > 1). Without them the guest's
+            # NVMe driver and QEMU's controller, in two host threads, race on the shadow doorbells: the guest
+            # stores its queue's new tail and reads the controller's event index (mb() between, dropped), the
+            # store still in the host core's store buffer; the controller, in the other thread, reads the old
+            # tail and goes idle; the guest sees no reason to ring the doorbell. The request then waits forever
+            # (the zoned-004 stalls of issue 41: the guest waiting on a journal or writeback request while QEMU's
+            # drives sat idle, seen 1 run in 5 under load).
             "-accel",
-            "tcg,thread=single",
+            "tcg,thread=multi",
             "-cpu",
             "max",
             "-smp",
-            "1",
+            "1,maxcpus=2",
             "-m",
             str(memory_mb),
             "-nographic",
