@@ -15,6 +15,11 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from tests.spark_cds import driver_opts  # noqa: E402
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", driver_opts())
+# Every JVM daemon and Spark executor the services start (Cassandra, HDFS, YARN, the metastore, Spark standalone):
+# the client compiler only (services/jvm.py, STORBENCH_JVM_OPTS). The suite is CPU-bound on 2 cores (86% busy over
+# a CI rehearsal) and its JVMs live a few minutes: a Cassandra node took 8.2 CPU-s to start with it, 14.9 without
+# (up in 34 s instead of 44). Not -XX:+UseSerialGC: Cassandra names its collector, and two are refused.
+os.environ.setdefault("STORBENCH_JVM_OPTS", "-XX:TieredStopAtLevel=1")
 pytest_plugins = [
     "tests.lanes",
     "tests.grouping",

@@ -74,3 +74,15 @@ def test_nothing_held_the_least_moved_is_slowest_and_nothing_moved_names_none():
     assert slowest(nodes, {"a": 30, "b": 10}) == ("b", 100 * 20 / 30, "")
     assert slowest(nodes, {"a": 0, "b": 0}) is None
     assert slowest(nodes[:1], {"a": 3}) is None
+
+
+def test_a_link_held_node_far_behind_is_named_before_device_held_nodes_a_little_behind():
+    """A shuffle onto throttled disks: every node is at a limit, two at their disks' and one at its link's; the
+    link-held node is 60% behind the fastest link, the device-held ones 10% behind in MB moved."""
+    nodes = [
+        NodeFigures("w1", write_mbps=19.5, net_rx_mbps=15, net_tx_mbps=14, limits={"disk_write_mbps": 20}),
+        NodeFigures("w2", write_mbps=39, net_rx_mbps=14, net_tx_mbps=16, limits={"disk_write_mbps": 40}),
+        NodeFigures("w3", write_mbps=30, net_rx_mbps=6.2, net_tx_mbps=6.3, limits={"link_mbit": 50}),
+    ]
+    node, behind, held = slowest(nodes, {"w1": 250, "w2": 225, "w3": 250})
+    assert (node, held) == ("w3", "link") and round(behind, 2) == round(100 * (16 - 6.3) / 16, 2)

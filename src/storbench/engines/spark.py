@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -45,7 +46,7 @@ from storbench.engines.spark_report import SparkReport
 from storbench.errors import EngineError
 from storbench.redaction import SPARK_REDACTION_REGEX, is_secret_name, redact_settings
 from storbench.results.model import Sample
-from storbench.services.jvm import launcher_jar
+from storbench.services.jvm import extra_options, launcher_jar
 from storbench.engines.spark_jvm import quiet_py4j, running_tasks
 
 
@@ -176,6 +177,8 @@ class SparkEngine(
         if self.local_dir:
             # Shuffle and spill go to the target's device, as on the paper's cluster nodes.
             conf["spark.local.dir"] = self.local_dir
+        if options := extra_options():  # STORBENCH_JVM_OPTS: the executors' JVMs too, like the services' daemons
+            conf["spark.executor.defaultJavaOptions"] = shlex.join(options)
         conf.update(self.user_conf)
         # Spark's default redaction misses some names storbench treats as secret (fs.azure.account.key...):
         # widen it, keeping any regex the user gave, so no secret reaches the event log in the run directory.

@@ -43,7 +43,7 @@ from storbench.services.cassandra_ring import (  # noqa: F401 (gossip_view, ring
     ring_status,
     wait_ring,
 )
-from storbench.services.jvm import cassandra_classpath, java_binary
+from storbench.services.jvm import cassandra_classpath, extra_options, java_binary
 from storbench.services.placement import Loopback
 from storbench.services.process import write_private
 from storbench.services.registry import Flag, register
@@ -212,6 +212,7 @@ def _start_node(
         f"-Xms{heap}",
         f"-Xmx{heap}",
         *JVM_OPTIONS,
+        *extra_options(),
         f"-Dcassandra.config={config.as_uri()}",
         f"-Dcassandra.storagedir={data}",
         f"-Dlogback.configurationFile={logback}",

@@ -29,7 +29,7 @@ from typing import Any
 
 from storbench.errors import InputError
 from storbench.services import hdfs_lab, process
-from storbench.services.jvm import java_binary, launcher_classpath
+from storbench.services.jvm import java_command, launcher_classpath
 from storbench.services.registry import Flag, register
 
 MAIN_CLASS = "storbench.jvm.MiniHdfs"
@@ -65,7 +65,7 @@ def up(workdir: Path, datanodes: int = 2, heap: str = "1g", placement: Any = Non
     scratch = workdir / "tmp"  # Jetty's web-app directories (one per NameNode/DataNode UI) go with the service,
     scratch.mkdir(mode=0o700)  # not into the shared /tmp, where a killed JVM would leave them for good
     argv = [
-        java_binary(),
+        *java_command(),
         f"-Xmx{heap}",
         "-Djava.net.preferIPv4Stack=true",
         f"-Dstorbench.hdfs.owner={CLIENT_USER}",

@@ -35,7 +35,7 @@ from urllib.request import Request, urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.hdfs_conf import datanode_files, namenode_files
-from storbench.services.jvm import java_binary, launcher_classpath
+from storbench.services.jvm import java_command, launcher_classpath
 from storbench.services.node_exporter import free_port
 from storbench.services.yarn_conf import OPENS, write_dir
 
@@ -55,7 +55,7 @@ def _daemon(workdir: Path, conf: Path, name: str, main: str, heap: str, *args: s
     check never takes another service's (or another home's) Hadoop daemon for ours."""
     marker = f"-Dstorbench.hdfs.daemon={name}@{workdir}"
     return [
-        java_binary(),
+        *java_command(),
         heap,
         *OPENS.split(),
         "-Djava.net.preferIPv4Stack=true",

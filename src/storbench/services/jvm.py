@@ -4,12 +4,15 @@ own jar and the ones fetched into the per-user cache (storbench.fetch)."""
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 from storbench.binaries import bundled, java_hint, require
 from storbench.buildparts import MODULES, PARTS, REPO, build, with_classpath
-from storbench.errors import EngineError
+from storbench.errors import EngineError, InputError
 from storbench.fetch import classpath
+from storbench.redaction import is_secret_name
 
 JVM_DIR = REPO / "jvm"
 
@@ -51,6 +54,35 @@ def module_classpath(name: str) -> str:
 
 def java_binary() -> str:
     return require("java", java_hint())
+
+
+JVM_OPTS_ENV = "STORBENCH_JVM_OPTS"
+
+
+def extra_options() -> list[str]:
+    """JVM options for every daemon and Spark executor storbench starts, from ``STORBENCH_JVM_OPTS`` (shell words,
+    e.g. ``-XX:TieredStopAtLevel=1``: the test suite's, whose JVMs are short-lived). They are on the processes'
+    command lines, so an option that names a secret (``-Dssl.keystore.password=...``) is refused."""
+    text = os.environ.get(JVM_OPTS_ENV, "")
+    try:
+        options = shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"{JVM_OPTS_ENV}: {exc}; expected JVM options as shell words") from None
+    for option in options:
+        name = option.split("=", 1)[0].lstrip("-")
+        if "=" in option and is_secret_name(name):
+            raise InputError(
+                f"{JVM_OPTS_ENV}: {name} names a secret; JVM options reach the command line, where any user sees "
+                "them: give it in a file the service reads"
+            )
+        if not option.startswith("-"):
+            raise InputError(f"{JVM_OPTS_ENV}: {option!r} is not a JVM option (options start with '-')")
+    return options
+
+
+def java_command() -> list[str]:
+    """``java`` and the extra options (extra_options): how a storbench daemon's argv begins."""
+    return [java_binary(), *extra_options()]
 
 
 def ensure_launcher_jar() -> None:

@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape
 
 from storbench.errors import EngineError
 from storbench.services import postgres, process
-from storbench.services.jvm import carried, java_binary, metastore_classpath
+from storbench.services.jvm import carried, java_binary, java_command, metastore_classpath
 from storbench.services.node_exporter import free_port
 from storbench.services.registry import register
 
@@ -97,7 +97,7 @@ def _settings(workdir: Path, pg_port: int, port: int, auth: dict[str, str]) -> d
 
 def _java(conf: Path, *args: str) -> list[str]:
     return [
-        java_binary(),
+        *java_command(),
         f"-Xmx{HEAP}",
         "-Djava.net.preferIPv4Stack=true",
         f"-Dlog4j.configurationFile={conf / 'log4j2.properties'}",

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import tempfile
 import time
@@ -43,6 +44,7 @@ from urllib.request import urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.node_exporter import free_port
+from storbench.services.jvm import extra_options
 from storbench.services.placement import Loopback
 from storbench.services.registry import Flag, register
 from storbench.services.spark_auth import AUTH_FILE, SERVICE, client_env, write_auth  # noqa: F401 (client_env: the registry's)
@@ -241,6 +243,7 @@ def _start_all(
         "SPARK_CONF_DIR": str(workdir / "conf"),
         "SPARK_LOG_DIR": str(workdir / "log"),
         "SPARK_NO_DAEMONIZE": "1",
+        "SPARK_DAEMON_JAVA_OPTS": shlex.join(extra_options()),  # the master's and workers' JVMs
     }
     auth = ["--properties-file", str(workdir / AUTH_FILE)]  # the secret by path: never in an argv
     master = placement.coordinator

@@ -44,7 +44,7 @@ from urllib.request import urlopen
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services import yarn_conf, yarn_lab
-from storbench.services.jvm import java_binary, launcher_classpath
+from storbench.services.jvm import extra_options, java_binary, launcher_classpath
 from storbench.services.node_exporter import free_port
 from storbench.services.placement import Loopback
 from storbench.services.registry import Flag, register
@@ -193,6 +193,7 @@ def _daemon(java: str, conf: Path, classpath: str, main: str, workdir: Path) -> 
     marker = f"-cp {conf}:"
     return [
         java,
+        *extra_options(),
         HEAP,
         *yarn_conf.OPENS.split(),
         "-Djava.net.preferIPv4Stack=true",

@@ -108,17 +108,14 @@ def slowest(nodes: Sequence[NodeFigures], moved: Mapping[str, float]) -> tuple[s
     """(node, % behind the busiest, what held it: ``device``, ``link`` or "") for the node the others waited
     for; None for fewer than two nodes or no bytes moved.
 
-    A node held at capacity by its own device or link sets the pace of a job the nodes share: when some nodes
-    are held and some are not, the slowest is among the held ones (a shuffle waits on the node with the slow link
-    though every node moves the same bytes). Each is compared with the busiest node on what held it: a link's
-    busier direction's peak rate, or the MB its devices moved (``moved``); the one furthest behind is named.
-    When every node or none is held, it is the node whose devices moved the fewest MB: the least work done in
-    the window."""
+    A node held at capacity by its own device or link sets the pace of a job the nodes share, so the slowest is
+    among the held nodes (a shuffle waits on the node with the slow link though every node moves the same bytes).
+    Each is compared with the busiest node on what held it: a link's busier direction's peak rate, or the MB its
+    devices moved (``moved``); the one furthest behind is named. Every node at its own disk's limit: the one
+    whose devices moved the fewest MB. None held: the same, over all nodes (the least work done in the window)."""
     if len(nodes) < 2 or not all(f.node in moved for f in nodes) or max(moved.values()) <= 0:
         return None
     held = {f.node: kind for f in nodes if (kind := bound(f)[0]) in HELD}
-    if len(held) == len(nodes):
-        held = {node: "device" for node in held}  # each at its own limit: the least work done
     candidates = held or {f.node: "device" for f in nodes}
     link = {f.node: max(f.net_rx_mbps or 0.0, f.net_tx_mbps or 0.0) for f in nodes}
     measures = {"device": dict(moved), "link": link}
