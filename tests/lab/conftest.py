@@ -21,17 +21,14 @@ import pytest
 
 from tests.lab.guest import KERNEL_DIR, ROOT, Guest
 
-# QEMU's hard limit. The lab lane took 6 min 10 s with the host at load 15-21 on 2 cores (zoned-004 on three stacks,
-# 3 rounds: 117 s; the known truths' write-limited experiment: 106 s). Under such load a
-# three-stack zoned-004 stalled 3 times in 4 (once in the lane, twice in probe guests: the kernel's hung-task
-# reports for btrfs-cleaner or fio, the devices idle); the 2-stack and btrfs-only runs did not (issue 41).
-# Probed again (2026-12-06, load 7-55): 4 stalls in 14 runs, on f2fs's conventional drive (conv2) and on ext4's
-# (conv): the guest idle in hlt, a journal or writeback request outstanding, QEMU's counters for every drive still
-# (`info blockstats`, idle > 50 s). Turning QEMU's throttling off on the stuck drives (which restarts any request
-# it holds) released nothing, and with nvme_core.io_timeout=30 the kernel found no completion to poll: it aborted,
-# reset the controller and the namespace was removed. So the request is lost in the emulated NVMe controller
-# before QEMU's block layer (a submission QEMU never fetched; QEMU 7.2's shadow doorbells are the suspect), on
-# any stack; not the file systems, the drive model's throttle, guest memory or the I/O scheduler (mq-deadline).
+# QEMU's hard limit. The lab lane took 5 min 17 s on a quiet machine (6 min 10 s at load 15-21 on 2 cores before).
+# zoned-004 on three stacks stalled 1 CI run in 5 under load (4 in 14 probe runs at load 7-55): the guest waiting
+# on a journal or writeback request of an emulated NVMe drive that QEMU never fetched (its counters idle). The cause
+# was the lab's own QEMU configuration: single-threaded TCG drops the guest's memory barriers (it assumes nothing
+# else reads guest memory), but QEMU's NVMe controller does, in another host thread, through the shadow doorbells;
+# the driver's "store the new tail, then read the event index" raced the controller's "store the event index, then
+# read the tail", and both missed. The guest now runs multi-threaded TCG with maxcpus=2 (tests/lab/guest.py), under
+# which TCG keeps the barriers (issue 41).
 LIMIT_S = 1200
 BOOT_S = 180
 
