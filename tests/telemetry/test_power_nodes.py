@@ -118,3 +118,21 @@ def test_a_bad_power_key_names_the_file_and_node(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"storbench: error: {nodes}: nodes[0].power command: echo printed no number of watts: 'none'"
     ]
+
+
+def test_no_power_on_any_node_is_one_line_not_one_per_node():
+    from storbench.telemetry.power import power_notes
+
+    why = "no node_rapl_* metrics from its exporter, no nodes.yaml: nodes[{}].power"
+    nodes = {f"worker-{k}": {"source": "none", "why": why.format(k - 1)} for k in (1, 2, 3)}
+    power = {"nodes": nodes, "cluster_why": "no power source on worker-1, worker-2, worker-3"}
+    assert power_notes({"power": power}, "on-lab") == [
+        f"power not measured (on-lab) on any of its 3 nodes: worker-1: {why.format(0)}; likewise worker-2, worker-3"
+    ]
+    nodes["worker-2"] = {"source": "redfish", "why": None}  # one measured: each unmeasured node and the cluster
+    said = power_notes({"power": power}, "on-lab")
+    assert [line.split(":")[0] for line in said] == [
+        "power not measured (on-lab worker-1)",
+        "power not measured (on-lab worker-3)",
+        "cluster power not measured (on-lab)",
+    ]

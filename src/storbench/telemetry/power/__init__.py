@@ -123,14 +123,22 @@ def power_notes(manifest: dict[str, Any], name: str) -> list[str]:
     power = manifest.get("power")
     if not isinstance(power, dict):
         return []
-    nodes = power.get("nodes") if "nodes" in power else {"": power}
+    nodes = (power.get("nodes") if "nodes" in power else {"": power}) or {}
     out = []
-    for label, info in (nodes or {}).items():
+    unmeasured = [label for label, info in nodes.items() if info.get("source") == "none"]
+    every_node = len(unmeasured) > 1 and len(unmeasured) == len(nodes)
+    if every_node:  # one line, not one per node and one for the cluster
+        first, *others = unmeasured
+        out.append(
+            f"power not measured ({name}) on any of its {len(nodes)} nodes: {first}: {nodes[first].get('why')}; "
+            f"likewise {', '.join(others)}"
+        )
+    for label, info in nodes.items():
         who = f"{name}{' ' + label if label else ''}"
-        if info.get("source") == "none":
+        if info.get("source") == "none" and not every_node:
             out.append(f"power not measured ({who}): {info.get('why')}")
         for gap in info.get("gaps") or []:
             out.append(f"power ({who}): no reading from {gap['from_s']:.1f} s to {gap['to_s']:.1f} s: {gap['error']}")
-    if power.get("cluster_why"):
+    if power.get("cluster_why") and not every_node:
         out.append(f"cluster power not measured ({name}): {power['cluster_why']}")
     return out
