@@ -77,3 +77,18 @@ def test_a_watch_past_its_timeout_says_so_and_leaves_the_child_to_the_caller():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_zombies_ticks_never_read_less_than_its_threads_were_seen_to_run(monkeypatch):
+    """/proc/PID/stat counts sampled 10 ms ticks: a short run's can read 0 (a quick native YCSB run's did, and its
+    CPU per operation was then missing). The whole process is never less than its threads' schedstat showed."""
+    from storbench.telemetry import proc_cpu
+
+    monkeypatch.setattr(proc_cpu, "exit_cpu_s", lambda pid, proc_root="/proc", hz=None: 0.0)
+    watch = CpuWatch(interval=0.05)
+    proc = subprocess.Popen([sys.executable, "-c", BURN])
+    assert watch.watch([proc.pid], timeout=600)
+    proc.wait()
+    (trace,) = watch.traces
+    seen = max(cpu for _, cpu in trace.points[:-1])
+    assert seen > 0 and trace.exit_cpu_s == seen and trace.points[-1][1] == seen

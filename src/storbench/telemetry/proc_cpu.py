@@ -110,11 +110,12 @@ class CpuWatch:
             for pid, (trace, threads) in list(live.items()):
                 gone = _exited(pid)
                 if gone:
-                    trace.exit_cpu_s = exit_cpu_s(pid, self.proc_root)
-                    if trace.exit_cpu_s is not None:  # the last point: all of it, the exit included
-                        trace.points.append(
-                            (self.clock(), max(trace.exit_cpu_s, trace.points[-1][1] if trace.points else 0.0))
-                        )
+                    whole = exit_cpu_s(pid, self.proc_root)
+                    if whole is not None:  # the last point: all of it, the exit included
+                        # /proc/PID/stat counts 10 ms ticks, sampled: a short run's can read less than its threads'
+                        # schedstat (ns) already showed, even 0 (a quick native run did): never less than that
+                        trace.exit_cpu_s = max(whole, trace.points[-1][1] if trace.points else 0.0)
+                        trace.points.append((self.clock(), trace.exit_cpu_s))
                     del live[pid]
                     continue
                 cpu = threads.read_s()
