@@ -79,6 +79,7 @@ def test_a_watch_past_its_timeout_says_so_and_leaves_the_child_to_the_caller():
         proc.wait()
 
 
+@pytest.mark.real
 def test_a_zombies_ticks_never_read_less_than_its_threads_were_seen_to_run(monkeypatch):
     """/proc/PID/stat counts sampled 10 ms ticks: a short run's can read 0 (a quick native YCSB run's did, and its
     CPU per operation was then missing). The whole process is never less than its threads' schedstat showed."""
