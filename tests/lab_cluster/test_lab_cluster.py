@@ -87,8 +87,8 @@ def observed_run(home: Path, label: str, load) -> dict:
         stop()
 
 
-def null_write(home: Path, label: str, nodes: Path) -> dict:
-    """One null-write run whose 6 s window reads the hosts of ``nodes``; its JSON report and `show` text."""
+def null_write(home: Path, label: str, nodes: Path, *flags: str, window_ms: int = 6000) -> dict:
+    """One null-write run whose window (6 s) reads the hosts of ``nodes``; its JSON report and `show` text."""
     done = storbench(
         home,
         "run",
@@ -96,7 +96,8 @@ def null_write(home: Path, label: str, nodes: Path) -> dict:
         "--nodes",
         str(nodes),
         "--set",
-        "sleep_ms=6000",
+        f"sleep_ms={window_ms}",
+        *flags,
         "--repeat",
         "1",
         "--label",
@@ -273,9 +274,15 @@ def test_a_node_whose_link_is_cut_mid_run_is_a_telemetry_gap_and_the_others_are_
     assert cpu.get("worker-1") is not None and cpu.get("worker-3") is not None, cpu
 
 
-def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbench_within_3_percent(lab_cluster):
+def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbench_within_2_percent(lab_cluster):
     """`services up prometheus` scrapes the hosts' exporters; a run reading its series (query_range) and a run
-    scraping the exporters itself, under the same steady writes, report the same per-node rates."""
+    scraping the exporters itself, under the same steady writes, report the same per-node rates.
+
+    Both at a 2 s interval: the busiest step is taken on each source's own grid of times (the direct scrape's
+    ticks, Prometheus's scrapes), and the throttle's 100 ms slices put a slice more or less in a step depending
+    on where its edges fall. At 1 s steps the two grids' busiest seconds differed by 1.3% on a quiet machine and
+    1.7-2.6% at load 22 (3.3% once beside a CI run); a 2 s step halves a slice's share of it. A mean over the
+    window is no better: Prometheus's edges are whole scrapes, so its window spans up to two scrapes more."""
     home, made = lab_cluster
     nodes = cluster.cluster_dir(home) / cluster.NODES_FILE
     started = storbench(home, "services", "up", "prometheus", "--nodes-file", str(nodes), timeout=180)
@@ -284,20 +291,17 @@ def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbe
         stop = steady_writes(made)
         try:
             time.sleep(1)
-            direct = per_node(null_write(home, "direct", nodes), "max_write_mbps")
-            via = per_node(null_write(home, "prom", home / "services" / "prometheus" / "nodes.yaml"), "max_write_mbps")
+            scraped = home / "services" / "prometheus" / "nodes.yaml"
+            every_2s = {"window_ms": 10000}
+            direct = per_node(null_write(home, "direct", nodes, "--interval", "2", **every_2s), "max_write_mbps")
+            via = per_node(null_write(home, "prom", scraped, "--interval", "2", **every_2s), "max_write_mbps")
         finally:
             stop()
     finally:
         assert storbench(home, "services", "down", "prometheus").returncode == 0
     print(f"per node max_write_mbps: exporters {direct}; prometheus {via}; limits {WRITE_MBPS}")
     assert sorted(via) == sorted(direct) == ["worker-1", "worker-2", "worker-3"]
-    # 3%, not the issue's 2%: the maximum 1 s rate is taken on each source's own grid of seconds (the direct
-    # scrape's ticks, Prometheus's scrapes), and the throttle's 100 ms slices make two grids' busiest seconds
-    # differ: on a quiet machine 1.3%, at load 22 2.6%, 1.7% and 2.4% (both sources timed by the node's own clock,
-    # node_time_seconds). A mean over the window is no better: Prometheus's edges are whole scrapes, so its
-    # written_mb spans up to two intervals more than the window (93 MB/s "mean" on the 80 MB/s node once).
     for node, value in direct.items():
-        assert abs(via[node] - value) <= 0.03 * value, (node, value, via[node])
+        assert abs(via[node] - value) <= 0.02 * value, (node, value, via[node])
     for index, limit in enumerate(WRITE_MBPS, start=1):
         assert abs(via[f"worker-{index}"] - limit) <= 0.05 * limit, via

@@ -1,6 +1,6 @@
 """`services up spark --workers 3 --lab-cluster`: a real Spark standalone cluster whose workers run in lab hosts
 (their namespaces, addresses, disks and cgroups), the master and the driver on this machine's end of the
-bridge; one lab cluster (disk write limits 20, 40, 80 MB/s, node-3's link 50 Mbit/s) and one Spark cluster serve
+bridge; one lab cluster (disk write limits 20, 40, 80 MB/s, node-3's link 20 Mbit/s) and one Spark cluster serve
 the module, and `services down spark` then `lab cluster down` leave nothing running in the hosts.
 
 The known truths, each against storbench's own per-node rows (telemetry from each host's exporter):
@@ -20,7 +20,7 @@ The known truths, each against storbench's own per-node rows (telemetry from eac
   free slot (spark.locality.wait=0: a reduce task waited 3 s for the executor holding its input, and the 80 MB/s
   node wrote 8 files of 28 while the 40 MB/s one wrote 12): each node writes all through the window, so the MB
   it moves follow its rate and the least-moving node, which storbench names slowest, is the 20 MB/s one.
-- Link: spark-transforms' group-by, whose shuffle fills node-3's 50 Mbit/s link; the lab shapes both ends of a
+- Link: spark-transforms' group-by, whose shuffle fills node-3's 20 Mbit/s link; the lab shapes both ends of a
   host's veth (tc tbf on the host's eth0: what it sends; on the bridge port: what it receives), and storbench's
   per-node network figures are per direction, so the busier one is held to the link's rate, and node-3, held at
   its link, is the slowest node.
@@ -48,7 +48,9 @@ pytestmark = [
 ]
 
 WRITE_MBPS = (20, 40, 80)
-LINK_MBIT = 50  # node-3's
+# node-3's: at 50 Mbit/s the link was the limit only while this machine's 2 CPUs kept the shuffle fed (a CI run at
+# load ~10 read 93% of it, every node's CPU at 100%); at 20 the others' shuffle rates (6-8 MB/s there) are 2.5x it
+LINK_MBIT = 20
 MB = 1e6
 
 
@@ -155,7 +157,7 @@ workloads: [groupby, repartition]
 @pytest.fixture(scope="module")
 def transforms(lab, tmp_path_factory):
     """Group-by and repartition of 1M rows, the shuffle uncompressed: repartition's reduce stage moves ~30 MB
-    through node-3's link each way, several seconds at 50 Mbit/s, while the map stage before it is CPU-bound."""
+    through node-3's link each way, over ten seconds at 20 Mbit/s, while the map stage before it is CPU-bound."""
     suite = tmp_path_factory.mktemp("suite") / "lab-shuffles.yaml"
     suite.write_text(SHUFFLES)
     return run(lab, str(suite), "on-lab", "--set", "rows=1000000", "--spark-conf", "spark.shuffle.compress=false")
@@ -172,7 +174,7 @@ def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(l
     assert sorted(shuffle) == ["worker-1", "worker-2", "worker-3"] and all(v > 0 for v in shuffle.values()), shuffle
     text = transforms["text"]
     assert "worker-1 (limits: disk write 20 MB/s)" in text and "worker-2 (limits: disk write 40 MB/s)" in text
-    assert "worker-3 (limits: disk write 80 MB/s, link 50 Mbit/s)" in text
+    assert f"worker-3 (limits: disk write 80 MB/s, link {LINK_MBIT} Mbit/s)" in text
     assert sum(line.strip().startswith("bound by: ") for line in text.splitlines()) >= 3, text
     config = json.loads(Path(transforms["path"], "manifest.json").read_text())["config"]
     assert [n["host"] for n in config["nodes"]] == [h.address for h in lab.hosts]
@@ -253,7 +255,7 @@ def test_the_slow_links_node_is_held_to_its_link_in_a_shuffle_and_named_slowest(
     assert abs(busier["worker-3"] - one_way) <= 0.05 * one_way, (sent, received)
     assert max(busier["worker-1"], busier["worker-2"]) > 1.05 * one_way, busier  # their links are not held
     [said] = [line for line in shown if line.startswith("bound by: ")]
-    assert "worker-3 link-bound (" in said and "of its 50 Mbit/s limit)" in said, said
+    assert "worker-3 link-bound (" in said and f"of its {LINK_MBIT} Mbit/s limit)" in said, said
     assert "worker-1 link-bound" not in said and "worker-2 link-bound" not in said, said
     [slowest] = [line for line in shown if "slowest node" in line]
     assert "slowest node worker-3, held by its link," in slowest, slowest
