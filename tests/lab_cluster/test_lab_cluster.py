@@ -36,6 +36,7 @@ pytestmark = [
 
 WRITE_MBPS = (20, 40, 80)
 LINK_MBIT = 50  # node-3's link
+NODES = ("worker-1", "worker-2", "worker-3")
 MB = 1e6
 # wraps round the file until stopped; --thread: its job is a thread, so stopping the process stops the writes
 OVERWRITE = "fio --thread --name=fill --rw=write --bs=256k --iodepth=16 --ioengine=libaio --direct=1".split()
@@ -156,36 +157,37 @@ def test_each_nodes_write_rate_is_its_disks_limit_and_the_20_mb_s_node_is_named_
     assert said.startswith("bound by: device on every node (worker-1 write "), said
 
 
+def link_sender(made: list[cluster.LabHost]):
+    """Node-3 sending to this machine's end of the bridge as fast as its link lets it; a function that stops it."""
+    sender = made[2]
+    bridge = sender.address.rsplit(".", 1)[0] + ".1"
+    server = socket.create_server((bridge, 0))
+    port = server.getsockname()[1]
+    received = []
+
+    def drain():
+        conn, _ = server.accept()
+        with conn:
+            while chunk := conn.recv(1 << 20):
+                received.append(len(chunk))
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    code = f"import socket\ns=socket.create_connection(({bridge!r},{port}))\nwhile True: s.sendall(b'x'*65536)"
+    writer = cluster.spawn(sender, ["python3", "-c", code])
+
+    def stop():
+        cluster.kill(writer)
+        reader.join(10)
+        server.close()
+
+    return stop
+
+
 def test_the_slow_links_node_sends_at_its_link_rate(lab_cluster):
     home, made = lab_cluster
-    sender = made[2]
-    assert sender.limits == {"disk_write_mbps": 80.0, "link_mbit": float(LINK_MBIT)}
-    bridge = sender.address.rsplit(".", 1)[0] + ".1"
-
-    def load():
-        server = socket.create_server((bridge, 0))
-        port = server.getsockname()[1]
-        received = []
-
-        def drain():
-            conn, _ = server.accept()
-            with conn:
-                while chunk := conn.recv(1 << 20):
-                    received.append(len(chunk))
-
-        reader = threading.Thread(target=drain, daemon=True)
-        reader.start()
-        code = f"import socket\ns=socket.create_connection(({bridge!r},{port}))\nwhile True: s.sendall(b'x'*65536)"
-        writer = cluster.spawn(sender, ["python3", "-c", code])
-
-        def stop():
-            cluster.kill(writer)
-            reader.join(10)
-            server.close()
-
-        return stop
-
-    report = observed_run(home, "link", load)
+    assert made[2].limits == {"disk_write_mbps": 80.0, "link_mbit": float(LINK_MBIT)}
+    report = observed_run(home, "link", lambda: link_sender(made))
     rates = per_node(report, "max_net_tx_mbps")
     truth = LINK_MBIT * 1e6 / 8 / MB
     print(f"known truth: node-3 {truth} MB/s; storbench per node max_net_tx_mbps {rates}; {bound_lines(report)}")
@@ -276,7 +278,8 @@ def test_a_node_whose_link_is_cut_mid_run_is_a_telemetry_gap_and_the_others_are_
 
 def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbench_within_2_percent(lab_cluster):
     """`services up prometheus` scrapes the hosts' exporters; a run reading its series (query_range) and a run
-    scraping the exporters itself, under the same steady writes, report the same per-node rates.
+    scraping the exporters itself, under the same steady writes on every node and node-3 sending at its link's
+    rate, report the same per-node rates, each at its limit.
 
     Both at a 2 s interval: the busiest step is taken on each source's own grid of times (the direct scrape's
     ticks, Prometheus's scrapes), and the throttle's 100 ms slices put a slice more or less in a step depending
@@ -288,20 +291,24 @@ def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbe
     started = storbench(home, "services", "up", "prometheus", "--nodes-file", str(nodes), timeout=180)
     assert started.returncode == 0, started.stderr
     try:
-        stop = steady_writes(made)
+        stops = [steady_writes(made), link_sender(made)]
         try:
             time.sleep(1)
             scraped = home / "services" / "prometheus" / "nodes.yaml"
             every_2s = {"window_ms": 10000}
-            direct = per_node(null_write(home, "direct", nodes, "--interval", "2", **every_2s), "max_write_mbps")
-            via = per_node(null_write(home, "prom", scraped, "--interval", "2", **every_2s), "max_write_mbps")
+            direct = null_write(home, "direct", nodes, "--interval", "2", **every_2s)
+            via = null_write(home, "prom", scraped, "--interval", "2", **every_2s)
         finally:
-            stop()
+            for stop in stops:
+                stop()
     finally:
         assert storbench(home, "services", "down", "prometheus").returncode == 0
-    print(f"per node max_write_mbps: exporters {direct}; prometheus {via}; limits {WRITE_MBPS}")
-    assert sorted(via) == sorted(direct) == ["worker-1", "worker-2", "worker-3"]
-    for node, value in direct.items():
-        assert abs(via[node] - value) <= 0.02 * value, (node, value, via[node])
-    for index, limit in enumerate(WRITE_MBPS, start=1):
-        assert abs(via[f"worker-{index}"] - limit) <= 0.05 * limit, via
+    limits = {"max_write_mbps": dict(zip(NODES, WRITE_MBPS)), "max_net_tx_mbps": {"worker-3": LINK_MBIT / 8}}
+    for metric, truths in limits.items():
+        exporters, prometheus = per_node(direct, metric), per_node(via, metric)
+        print(f"per node {metric}: limits {truths}; exporters {exporters}; prometheus {prometheus}")
+        assert sorted(prometheus) == sorted(exporters) == list(NODES)
+        for node, truth in truths.items():
+            value = exporters[node]
+            assert abs(prometheus[node] - value) <= 0.02 * value, (metric, node, value, prometheus[node])
+            assert abs(prometheus[node] - truth) <= 0.05 * truth, (metric, node, truth, prometheus[node])
