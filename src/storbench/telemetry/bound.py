@@ -17,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 AT_CAPACITY = 0.90  # of a stated limit, of the device's intervals, of the CPU
+# A device's figure this far over its stated limit had writes the limit does not hold: a cgroup's throttle holds
+# its own processes' writes, not the kernel's write-back or a file system's journal made for them
+OVER_LIMIT = 1.10
 LIMITS = (  # (figure, the limit it is held to, the resource, how a reader names the figure)
     ("write_mbps", "disk_write_mbps", "device", "write", "MB/s"),
     ("read_mbps", "disk_read_mbps", "device", "read", "MB/s"),
@@ -65,7 +68,10 @@ def bound(fig: NodeFigures) -> tuple[str, str]:
             capacity = _limit_in_mbps(key, limit)
             if value >= AT_CAPACITY * capacity:
                 shown = f"{limit:g} Mbit/s" if key == "link_mbit" else f"{limit:g} {unit}"
-                return resource, f"{word} {value:.3g} {unit}, {100 * value / capacity:.0f}% of its {shown} limit"
+                why = f"{word} {value:.3g} {unit}, {100 * value / capacity:.0f}% of its {shown} limit"
+                if resource == "device" and value > OVER_LIMIT * capacity:
+                    why += ", more than the limit holds: write-back or a journal outside it"
+                return resource, why
     if fig.util_pct is not None and fig.util_pct >= 100 * AT_CAPACITY:
         return "device", f"device {fig.util_pct:.0f}% busy"
     if fig.cpu_pct is not None and fig.cpu_pct >= 100 * AT_CAPACITY:
