@@ -118,6 +118,7 @@ def steady_writes(made: list[cluster.LabHost]):
     for host in made:  # laid out from here, outside the hosts' cgroups: at full speed
         subprocess.run(["dd", "if=/dev/zero", f"of={host.mount}/fill", "bs=1M", "count=64"], check=True)
     writers = [cluster.spawn(host, [*OVERWRITE, f"--filename={host.mount}/fill"]) for host in made]
+    settle(made)
 
     def stop():
         for writer in writers:
@@ -126,6 +127,24 @@ def steady_writes(made: list[cluster.LabHost]):
             Path(host.mount, "fill").unlink(missing_ok=True)
 
     return stop
+
+
+def device_written(host: cluster.LabHost) -> int:
+    """Bytes the host's loop device has written (its /sys/block stat)."""
+    return int(Path("/sys/block", Path(host.device).name, "stat").read_text().split()[6]) * 512
+
+
+def settle(made: list[cluster.LabHost], seconds: float = 3.0) -> None:
+    """Until each host's device has written ``seconds`` at its limit: the writers are past their start, where a
+    throttle idle until then lets a burst through (+6% in 1 s), before a window opens. Under load a writer's
+    start takes seconds, so a fixed sleep let the burst into a window: 103% of a 40 MB/s limit."""
+    start = {host.name: device_written(host) for host in made}
+    deadline = time.monotonic() + 120
+    for host in made:
+        wanted = seconds * host.limits["disk_write_mbps"] * MB
+        while device_written(host) - start[host.name] < wanted:
+            assert time.monotonic() < deadline, f"{host.name} wrote too little to settle"
+            time.sleep(0.2)
 
 
 def bound_lines(report: dict) -> list[str]:
@@ -175,6 +194,10 @@ def link_sender(made: list[cluster.LabHost]):
     reader.start()
     code = f"import socket\ns=socket.create_connection(({bridge!r},{port}))\nwhile True: s.sendall(b'x'*65536)"
     writer = cluster.spawn(sender, ["python3", "-c", code])
+    deadline = time.monotonic() + 60
+    while sum(received) < 2 * LINK_MBIT * 1e6 / 8:  # two seconds at the link's rate: the sender is past its start
+        assert time.monotonic() < deadline and reader.is_alive(), f"node-3 sent {sum(received)} bytes"
+        time.sleep(0.1)
 
     def stop():
         cluster.kill(writer)

@@ -159,6 +159,7 @@ def up(workdir: Path, nodes: int = 1, heap: str = "1g", placement: Any = None) -
                 cassandra_auth.await_role(state, alive)
             cassandra_auth.share_roles(state, index, nodetool, alive)
         _wait_ring(workdir, state, RING_TIMEOUT_S)
+        cassandra_auth.settle_roles(state, nodetool, alive)
         state["nodes"] = str(node_exporter.write_nodes(workdir, state, "node", "cassandra", "data_dir"))
     where = f"lab hosts {', '.join(hosts)}" if placement.in_lab else ", ".join(hosts)
     state["summary"] = (

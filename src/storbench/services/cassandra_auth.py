@@ -138,3 +138,14 @@ def share_roles(state: dict[str, Any], node: int, nodetool: Callable[..., str], 
             lambda: nodetool(state, "repair", "-full", "system_auth", node=node),
             check,
         )
+
+
+def settle_roles(state: dict[str, Any], nodetool: Callable[..., str], check: Callable[[], None]) -> None:
+    """Once the ring is whole, one full repair of system_auth from node 1 (every node a replica of every role):
+    a node's own repair when it joined may have run before the ring gave it its range, and a login the ring's
+    probes made may have been served by another replica, so a node could still lack a role that the first
+    login routed to it then refused ("Bad credentials" at node 1 right after up, under load)."""
+    if state["node_count"] > 1:
+        _retry(
+            "repairing system_auth across the ring", lambda: nodetool(state, "repair", "-full", "system_auth"), check
+        )
