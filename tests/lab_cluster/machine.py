@@ -1,4 +1,5 @@
-"""What a lab cluster may change on this machine, listed so a test can say it left the machine as it was."""
+"""What a lab cluster may change on this machine, listed so a test can say it left the machine as it was, and
+what a host's device has written."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ def snapshot() -> dict[str, set[str]]:
         "cgroups": {p.name for p in BLKIO.iterdir() if p.is_dir()},
         "qdiscs": lines("tc", "qdisc", "show"),
     }
+
+
+def device_written(device: str) -> int:
+    """Bytes a block device (a lab host's loop device) has written, from its /sys/block stat."""
+    return int(Path("/sys/block", Path(device).name, "stat").read_text().split()[6]) * 512
 
 
 def changes(before: dict[str, set[str]], after: dict[str, set[str]], ours: str) -> dict[str, set[str]]:

@@ -26,7 +26,7 @@ import pytest
 from storbench.lab import cluster
 from storbench.lab.disks import BLKIO, THROTTLES
 from tests.cli.helpers import storbench
-from tests.lab_cluster.machine import changes, snapshot
+from tests.lab_cluster.machine import changes, device_written, snapshot
 
 pytestmark = [
     pytest.mark.lab,
@@ -129,20 +129,15 @@ def steady_writes(made: list[cluster.LabHost]):
     return stop
 
 
-def device_written(host: cluster.LabHost) -> int:
-    """Bytes the host's loop device has written (its /sys/block stat)."""
-    return int(Path("/sys/block", Path(host.device).name, "stat").read_text().split()[6]) * 512
-
-
 def settle(made: list[cluster.LabHost], seconds: float = 3.0) -> None:
     """Until each host's device has written ``seconds`` at its limit: the writers are past their start, where a
     throttle idle until then lets a burst through (+6% in 1 s), before a window opens. Under load a writer's
     start takes seconds, so a fixed sleep let the burst into a window: 103% of a 40 MB/s limit."""
-    start = {host.name: device_written(host) for host in made}
+    start = {host.name: device_written(host.device) for host in made}
     deadline = time.monotonic() + 120
     for host in made:
         wanted = seconds * host.limits["disk_write_mbps"] * MB
-        while device_written(host) - start[host.name] < wanted:
+        while device_written(host.device) - start[host.name] < wanted:
             assert time.monotonic() < deadline, f"{host.name} wrote too little to settle"
             time.sleep(0.2)
 
@@ -323,9 +318,8 @@ def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbe
         try:
             time.sleep(1)
             scraped = home / "services" / "prometheus" / "nodes.yaml"
-            every_2s = {"window_ms": 10000}
-            direct = null_write(home, "direct", nodes, "--interval", "2", **every_2s)
-            via = null_write(home, "prom", scraped, "--interval", "2", **every_2s)
+            direct = null_write(home, "direct", nodes, "--interval", "2", window_ms=10000)
+            via = null_write(home, "prom", scraped, "--interval", "2", window_ms=10000)
         finally:
             for stop in stops:
                 stop()

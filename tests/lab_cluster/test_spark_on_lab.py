@@ -39,6 +39,7 @@ import pytest
 from storbench.lab import cluster
 from storbench.lab.disks import BLKIO, THROTTLES
 from tests.cli.helpers import storbench
+from tests.lab_cluster.machine import device_written
 
 pytestmark = [
     pytest.mark.lab,
@@ -186,8 +187,7 @@ def written_bytes(host: cluster.LabHost) -> tuple[int, int]:
     key = f"{os.major(rdev)}:{os.minor(rdev)} Write "
     counted = Path(host.cgroup, "blkio.throttle.io_service_bytes").read_text().splitlines()
     by_cgroup = next((int(line.split()[2]) for line in counted if line.startswith(key)), 0)
-    sectors = int(Path("/sys/block", Path(host.device).name, "stat").read_text().split()[6])
-    return by_cgroup, sectors * 512
+    return by_cgroup, device_written(host.device)
 
 
 def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_is_slowest(lab):
