@@ -3,7 +3,9 @@
 Instead of scraping, storbench asks Prometheus's HTTP API for the node's raw counters with
 ``query_range`` (step = the telemetry interval) over the run so far, and rebuilds the same
 Snapshots the direct scrape gives; the window arithmetic is shared. A step's value is the
-node's last scrape at or before that instant, so edges are as exact as the scrape interval.
+node's last scrape at or before that instant. A window's edges (marks) fall between scrapes: the
+counters there are interpolated between the two scrapes around them, so a window counts its own
+seconds, not up to an interval more at each end.
 Before a window's metrics are computed it waits (a bounded time) for Prometheus to hold a
 scrape past the window's end.
 """
@@ -11,6 +13,7 @@ scrape past the window's end.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 import threading
 import time
 import urllib.error
@@ -19,7 +22,7 @@ import urllib.request
 from collections import defaultdict
 from typing import Any
 
-from storbench.telemetry.collector import Snapshot
+from storbench.telemetry.snapshot import Snapshot, interpolate
 from storbench.telemetry.exporter import ExporterError, snapshot_from_samples
 from storbench.telemetry.window import rate_rows
 
@@ -98,7 +101,8 @@ class PrometheusCollector:
         self._wall_minus_mono = time.time() - time.monotonic()
         self._start: float | None = None
         self._end: float | None = None
-        self._points: list[Snapshot] = []
+        self._points: list[Snapshot] = []  # the scrapes
+        self._marks: list[float] = []
         self._fetched_to = 0.0
         self._gaps: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -116,7 +120,10 @@ class PrometheusCollector:
         self._end = time.monotonic()
 
     def mark(self) -> float:
-        return time.monotonic()
+        now = time.monotonic()
+        with self._lock:
+            self._marks.append(now)
+        return now
 
     def gaps(self) -> list[dict[str, Any]]:
         return list(self._gaps)
@@ -129,8 +136,20 @@ class PrometheusCollector:
                 self._refresh()
             except ExporterError as exc:
                 self._record_gap(str(exc))
+            points = self._with_marks()
             self._cpu_seconds += time.thread_time() - used
-            return list(self._points)
+            return points
+
+    def _with_marks(self) -> list[Snapshot]:
+        """The scrapes, and a snapshot at each mark between two of them (interpolated), in time order."""
+        scrapes = self._points
+        times = [p.time for p in scrapes]
+        marks = []
+        for when in self._marks:
+            after = bisect_left(times, when)
+            if 0 < after < len(scrapes) and times[after] != when:
+                marks.append(interpolate(scrapes[after - 1], scrapes[after], when))
+        return sorted([*scrapes, *marks], key=lambda p: p.time)
 
     def rates(self) -> list[dict[str, Any]]:
         return rate_rows(self.points(), self.interval)
@@ -148,10 +167,14 @@ class PrometheusCollector:
                 break  # use what Prometheus holds; the window widens to it
             time.sleep(min(0.25, self.interval / 4))
         begin = self._fetched_to + self.interval if self._fetched_to else self._first_step(latest)
-        by_time = self.api.counters(self.instance, begin, wall_until + self.interval, self.interval)
+        # to two steps past the end: the step on the first scrape after it (an end mark is interpolated up to it)
+        by_time = self.api.counters(self.instance, begin, wall_until + 2 * self.interval, self.interval)
         wanted = frozenset(self.devices)
         for stamp in sorted(by_time):
-            if stamp > (latest or wall_until):  # a step past the newest scrape only repeats it
+            # a step on the newest scrape is taken (the first scrape after a window's end mark is the newest one
+            # when the wait above ends; left out, the end fell back to the scrape before it: 10% short of 10 s);
+            # a later step only repeats it
+            if stamp > (latest or wall_until) + self.interval:
                 break
             when = self._collected_at(by_time[stamp], stamp)
             if not self._points or when > self._points[-1].time:  # two steps on one scrape: one point
