@@ -13,12 +13,12 @@ scrape past the window's end.
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from bisect import bisect_left
 from collections import defaultdict
 from typing import Any
 
