@@ -11,7 +11,8 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 # and the GC threads were mostly CPU taken from the other worker (committers --quick: 61 -> 46 s; TPC-DS's 104
 # queries: 245 instead of 272 CPU-s). A run that needs C2 passes env_extra={"SPARK_SUBMIT_OPTS": ""}.
 # With the class-data-sharing archive that `scripts/setup.sh --test` builds (tests/spark_cds.py), a driver also
-# starts in half the CPU.
+# starts in half the CPU; and its memory pages are 2 MB, not 64 (tests/spark_cds.py: a broadcast join's hash
+# relation took a whole page; the 104 TPC-DS queries then took 166 CPU-s instead of 239).
 from tests.spark_cds import driver_opts  # noqa: E402
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", driver_opts())
