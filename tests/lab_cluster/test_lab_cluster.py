@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from storbench.lab import cluster
 from storbench.lab.disks import BLKIO, THROTTLES
@@ -87,8 +88,9 @@ def observed_run(home: Path, label: str, load) -> dict:
         stop()
 
 
-def null_write(home: Path, label: str, nodes: Path) -> dict:
-    """One null-write run whose 6 s window reads the hosts of ``nodes``; its JSON report and `show` text."""
+def null_write(home: Path, label: str, nodes: Path, window_ms: int = 6000) -> dict:
+    """One null-write run whose window (6 s) reads the hosts of ``nodes``; its JSON report, `show` text and
+    run directory."""
     done = storbench(
         home,
         "run",
@@ -96,7 +98,7 @@ def null_write(home: Path, label: str, nodes: Path) -> dict:
         "--nodes",
         str(nodes),
         "--set",
-        "sleep_ms=6000",
+        f"sleep_ms={window_ms}",
         "--repeat",
         "1",
         "--label",
@@ -108,7 +110,8 @@ def null_write(home: Path, label: str, nodes: Path) -> dict:
     shown = storbench(home, "show", label, "--format", "json")
     assert shown.returncode == 0, shown.stderr
     text = storbench(home, "show", label)
-    return {"json": json.loads(shown.stdout), "text": text.stdout}
+    [path] = (home / "runs").glob(f"*-{label}-*")
+    return {"json": json.loads(shown.stdout), "text": text.stdout, "path": path}
 
 
 def steady_writes(made: list[cluster.LabHost]):
@@ -297,31 +300,46 @@ def test_a_node_whose_link_is_cut_mid_run_is_a_telemetry_gap_and_the_others_are_
     assert cpu.get("worker-1") is not None and cpu.get("worker-3") is not None, cpu
 
 
-def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbench_within_3_percent(lab_cluster):
-    """`services up prometheus` scrapes the hosts' exporters; a run reading its series (query_range) and a run
-    scraping the exporters itself, under the same steady writes, report the same per-node rates."""
+def read_twice(nodes: Path, into: Path) -> Path:
+    """A nodes file naming each host twice: read from its exporter (storbench's own scrape at each mark), and
+    through the Prometheus of ``nodes`` (its query_range), so that one run's windows are read both ways."""
+    data = yaml.safe_load(nodes.read_text())
+    hosts = data["nodes"]
+    data["nodes"] = [{**n, "telemetry": "node_exporter"} for n in hosts]
+    data["nodes"] += [{**n, "name": f"{n['name']}-via-prometheus", "telemetry": "prometheus"} for n in hosts]
+    into.write_text(yaml.safe_dump(data, sort_keys=False))
+    return into
+
+
+def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbench_within_2_percent(
+    lab_cluster, tmp_path
+):
+    """`services up prometheus` scrapes the hosts' exporters; one run, under steady writes, reads each host from
+    its exporter and through the Prometheus over the same windows: the MB each node wrote agree within 2%."""
     home, made = lab_cluster
     nodes = cluster.cluster_dir(home) / cluster.NODES_FILE
     started = storbench(home, "services", "up", "prometheus", "--nodes-file", str(nodes), timeout=180)
     assert started.returncode == 0, started.stderr
     try:
+        both = read_twice(home / "services" / "prometheus" / "nodes.yaml", tmp_path / "both.yaml")
         stop = steady_writes(made)
         try:
-            time.sleep(1)
-            direct = per_node(null_write(home, "direct", nodes), "max_write_mbps")
-            via = per_node(null_write(home, "prom", home / "services" / "prometheus" / "nodes.yaml"), "max_write_mbps")
+            report = null_write(home, "both", both, window_ms=10000)
         finally:
             stop()
     finally:
         assert storbench(home, "services", "down", "prometheus").returncode == 0
-    print(f"per node max_write_mbps: exporters {direct}; prometheus {via}; limits {WRITE_MBPS}")
-    assert sorted(via) == sorted(direct) == ["worker-1", "worker-2", "worker-3"]
-    # 3%, not the issue's 2%: the maximum 1 s rate is taken on each source's own grid of seconds (the direct
-    # scrape's ticks, Prometheus's scrapes), and the throttle's 100 ms slices make two grids' busiest seconds
-    # differ: on a quiet machine 1.3%, at load 22 2.6%, 1.7% and 2.4% (both sources timed by the node's own clock,
-    # node_time_seconds). A mean over the window is no better: Prometheus's edges are whole scrapes, so its
-    # written_mb spans up to two intervals more than the window (93 MB/s "mean" on the 80 MB/s node once).
-    for node, value in direct.items():
-        assert abs(via[node] - value) <= 0.03 * value, (node, value, via[node])
-    for index, limit in enumerate(WRITE_MBPS, start=1):
-        assert abs(via[f"worker-{index}"] - limit) <= 0.05 * limit, via
+    manifest = json.loads(Path(report["path"], "manifest.json").read_text())
+    names = {n["label"]: n["name"] for n in manifest["config"]["nodes"]}
+    assert [n.get("telemetry") for n in manifest["config"]["nodes"]] == ["node_exporter"] * 3 + ["prometheus"] * 3
+    written = {names[label]: mb for label, mb in per_node(report, "written_mb").items()}
+    busiest = {names[label]: rate for label, rate in per_node(report, "max_write_mbps").items()}
+    pairs = [(host.name, f"{host.name}-via-prometheus") for host in made]
+    print(
+        "per node written MB, exporter / prometheus: "
+        + ", ".join(f"{a} {written[a]:.1f} / {written[b]:.1f}" for a, b in pairs)
+        + f"; busiest 3 s via prometheus {[round(busiest[b], 2) for _, b in pairs]}; limits {WRITE_MBPS}"
+    )
+    for (direct, via), limit in zip(pairs, WRITE_MBPS):
+        assert abs(written[via] - written[direct]) <= 0.02 * written[direct], (direct, written[direct], written[via])
+        assert abs(busiest[via] - limit) <= 0.05 * limit, (via, limit, busiest[via])

@@ -160,6 +160,42 @@ def test_a_prometheus_that_does_not_scrape_the_nodes_is_refused(tmp_path, export
     assert not (tmp_path / "home" / "runs").exists() and not mem.volume("x").files
 
 
+def test_a_nodes_own_telemetry_key_overrides_the_files_prometheus(tmp_path, exporter):
+    """`telemetry: node_exporter` on a node reads it from its exporter even when the file names a Prometheus (one
+    that holds no series here, so reading through it would be refused); the manifest says how each was read."""
+    path = nodes_file(tmp_path, exporter, prometheus=exporter.base)
+    data = yaml.safe_load(path.read_text())
+    for node in data["nodes"]:
+        node["telemetry"] = "node_exporter"
+    path.write_text(yaml.safe_dump(data))
+    run = run_null(tmp_path, repeat=1, nodes=str(path), overrides={"sleep_ms": "150"})
+    assert run.status == "succeeded", run.errors
+    assert [n.get("telemetry") for n in run.manifest["config"]["nodes"]] == ["node_exporter", "node_exporter"]
+    assert exporter.scrapes["n1"] > 2 and exporter.scrapes["n2"] > 2
+
+
+@pytest.mark.parametrize(
+    "entry, line",
+    [
+        ({"telemetry": "prometheus"}, "nodes[0].telemetry: no Prometheus URL (--prometheus URL, or 'prometheus:' in"),
+        ({"telemetry": "promql"}, "nodes[0].telemetry: expected one of node_exporter, prometheus, got 'promql'"),
+        (
+            {"telemetry": "prometheus", "exporter": "local"},
+            "nodes[0].telemetry: a node with exporter: local is read from this machine's /proc, not prometheus",
+        ),
+    ],
+)
+def test_a_bad_node_telemetry_key_is_one_line(tmp_path, exporter, entry, line):
+    path = nodes_file(tmp_path, exporter)
+    data = yaml.safe_load(path.read_text())
+    data["nodes"][0].update(entry)
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(InputError) as refused:
+        run_null(tmp_path, repeat=1, nodes=str(path))
+    assert str(refused.value).startswith(f"{path}: {line}"), str(refused.value)
+    assert not (tmp_path / "home" / "runs").exists() and not mem.volume("x").files
+
+
 def test_power_for_this_machine_is_refused_with_nodes(tmp_path, exporter):
     path = nodes_file(tmp_path, exporter)
     with pytest.raises(InputError) as refused:

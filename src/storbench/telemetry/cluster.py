@@ -161,16 +161,17 @@ def open_cluster(
     """Checks every node's telemetry answers and its devices exist, before anything is measured."""
     if source not in SOURCES:
         raise InputError(f"--telemetry {source!r}: allowed: local, {', '.join(SOURCES)}")
-    if source == "prometheus":
+    sources = [node.telemetry or source for node in cluster.nodes]  # a node's own telemetry: key wins
+    for index, node in enumerate(cluster.nodes):
+        if sources[index] != "prometheus":
+            continue
         if not cluster.prometheus:
-            raise InputError(
-                f"--telemetry prometheus: no Prometheus URL (--prometheus URL, or 'prometheus:' in {cluster.source})"
-            )
-        for node in cluster.nodes:
-            _check_prometheus(PrometheusApi(cluster.prometheus), node)
+            asked = "--telemetry prometheus" if not node.telemetry else f"{cluster.source}: nodes[{index}].telemetry"
+            raise InputError(f"{asked}: no Prometheus URL (--prometheus URL, or 'prometheus:' in {cluster.source})")
+        _check_prometheus(PrometheusApi(cluster.prometheus), node)
     labels = node_labels(cluster.nodes)
     members = [
-        _open_member(node, index, labels[index], cluster, source, interval, local_devices, insecure)
+        _open_member(node, index, labels[index], cluster, sources[index], interval, local_devices, insecure)
         for index, node in enumerate(cluster.nodes)
     ]
     return ClusterTelemetry(members, interval)

@@ -11,6 +11,8 @@ A nodes file (``--nodes nodes.yaml``, or the one ``services up spark`` writes)::
         power: "redfish:https://10.0.0.12"          # optional: its power source (rapl, redfish, ipmi, command)
         limits: {disk_write_mbps: 20}               # optional: limits set on it (`storbench lab cluster`), shown beside
                                                     # its figures (disk_write_mbps, disk_read_mbps, link_mbit)
+        telemetry: prometheus                       # optional: how this node is read (node_exporter: its exporter;
+                                                    # prometheus: the file's Prometheus), whatever the run's source
     prometheus: http://127.0.0.1:9090               # optional: read the exporters' series from this Prometheus
 
 ``--node name=URL[,devices=sda,sdb][,role=worker]`` gives one node on the command line (a
@@ -31,7 +33,8 @@ from storbench.errors import InputError
 
 LOCAL = "local"
 ROLES = ("driver", "master", "worker", "datanode", "namenode", "osd", "mon", "rgw", "cassandra", "node")
-NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance", "power", "limits")
+NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance", "power", "limits", "telemetry")
+NODE_SOURCES = ("node_exporter", "prometheus")  # a node's own telemetry: key (the run's --telemetry otherwise)
 LIMIT_KEYS = ("disk_write_mbps", "disk_read_mbps", "link_mbit", "link_delay_ms")
 FILE_KEYS = ("nodes", "prometheus")
 
@@ -46,6 +49,7 @@ class Node:
     instance: str = ""  # its Prometheus ``instance`` label (default: the exporter's host:port)
     power: str | None = None  # its power source spec (storbench.telemetry.power); None: its RAPL, if any
     limits: tuple[tuple[str, float], ...] = ()  # limits a lab set on it (LIMIT_KEYS), the truth beside its figures
+    telemetry: str | None = None  # how it is read (NODE_SOURCES), whatever the run's source; None: the run's
 
     @property
     def is_local(self) -> bool:
@@ -61,6 +65,7 @@ class Node:
             "devices": list(self.devices) if self.devices is not None else None,
             "power": self.power,
             **({"limits": dict(self.limits)} if self.limits else {}),
+            **({"telemetry": self.telemetry} if self.telemetry else {}),
         }
 
 
@@ -126,6 +131,7 @@ def node_from_mapping(entry: Any, source: str, index: int | None) -> Node:
     return Node(
         name=name,
         exporter=exporter,
+        telemetry=_node_source(entry.get("telemetry"), exporter, _where(source, index, "telemetry")),
         role=role,
         devices=_devices(entry.get("devices"), _where(source, index, "devices")),
         host=str(host),
@@ -133,6 +139,16 @@ def node_from_mapping(entry: Any, source: str, index: int | None) -> Node:
         power=power,
         limits=_limits(entry.get("limits"), _where(source, index, "limits")),
     )
+
+
+def _node_source(value: Any, exporter: str, where: str) -> str | None:
+    if value is None:
+        return None
+    if value not in NODE_SOURCES:
+        raise InputError(f"{where}: expected one of {', '.join(NODE_SOURCES)}, got {value!r}")
+    if exporter == LOCAL:
+        raise InputError(f"{where}: a node with exporter: local is read from this machine's /proc, not {value}")
+    return str(value)
 
 
 def _limits(value: Any, where: str) -> tuple[tuple[str, float], ...]:
@@ -244,6 +260,8 @@ def dump_nodes(path: Path, cluster: Cluster) -> None:
             entry["power"] = node.power
         if node.limits:
             entry["limits"] = dict(node.limits)
+        if node.telemetry:
+            entry["telemetry"] = node.telemetry
         data["nodes"].append(entry)
     if cluster.prometheus:
         data["prometheus"] = cluster.prometheus
