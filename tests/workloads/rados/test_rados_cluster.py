@@ -166,11 +166,16 @@ def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph,
         assert one(samples, phase, "rados_avg_iops")["value"] > 0
         assert one(samples, phase, "rados_bw_mbps")["value"] > 0
         assert one(samples, phase, "rados_avg_lat_ms")["value"] > 0
-        assert one(samples, phase, "ps_iops_mean")["value"] > 0
         series = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]["workloads"][phase]
         # a second before the first completion is null (under load, a phase's first), not a stall
         seconds = [v for v in series["runs"][0]["per_second"]["iops"] if v is not None]
-        assert one(samples, phase, "ps_iops_stalls")["value"] == stalls(seconds)
+        mean = one(samples, phase, "ps_iops_mean")["value"]
+        if seconds or phase != "rados-bench-seq":
+            assert mean > 0, (phase, series["runs"][0]["per_second"])
+        else:  # seq stops when it has read back what the write wrote: under load a 4 s write wrote few objects,
+            # all read back before a per-second line counted one (seen in a CI rehearsal). No second, no figure:
+            assert mean is None, (phase, series["runs"][0]["per_second"])
+        assert one(samples, phase, "ps_iops_stalls")["value"] == (stalls(seconds) if seconds else None)
         assert one(samples, phase, "completion_time")["value"] > 0
     artifacts = json.loads((Path(outcome["path"]) / "artifacts.json").read_text())["rados"]
     assert artifacts["version"].startswith("ceph version 16.2") and artifacts["pool"] == pool
@@ -184,8 +189,7 @@ def test_rados_004_writes_reads_stores_series_and_removes_only_its_objects(ceph,
     assert len(per_second["iops"]) >= 3 and len(per_second["mbps"]) == len(per_second["iops"])
     assert "Total time run" in write["output"] and write["prefix"].startswith("benchmark_data_")
     assert write["command"][write["command"].index("-t") + 1] == "16" and "4194304" in write["command"]
-    for phase in PHASES[1:]:
-        assert artifacts["workloads"][phase]["runs"][0]["per_second"]["iops"]
+    assert artifacts["workloads"]["rados-bench-rand"]["runs"][0]["per_second"]["iops"]  # seq's may be empty (above)
     assert objects(state, pool) == before  # the run's objects and metadata are gone, the canary stays
     manifest = json.loads((Path(outcome["path"]) / "manifest.json").read_text())
     assert manifest["config"]["run_root"] == f"rados://{pool}?conf={state['conf']}"
