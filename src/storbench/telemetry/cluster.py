@@ -35,7 +35,7 @@ from storbench.telemetry.exporter import (
 )
 from storbench.telemetry.devices import local_disks
 from storbench.telemetry.machine import fingerprint as local_fingerprint
-from storbench.telemetry.nodes import Cluster, Node
+from storbench.telemetry.nodes import NODE_SOURCES, Cluster, Node
 from storbench.telemetry.power import NodePower, open_power
 from storbench.telemetry.procfs import EnergyMeter
 from storbench.telemetry.prometheus import PrometheusApi, PrometheusCollector
@@ -43,7 +43,7 @@ from storbench.telemetry.procfs import SECTOR_BYTES
 from storbench.telemetry.window import peak_rate, window_intervals, window_metrics, window_series, window_totals
 
 MB = 1e6
-SOURCES = ("node_exporter", "prometheus")
+SOURCES = NODE_SOURCES  # --telemetry for a cluster: the sources a node can be read from
 
 
 class NodeCollector(Protocol):

@@ -34,7 +34,7 @@ from storbench.errors import InputError
 LOCAL = "local"
 ROLES = ("driver", "master", "worker", "datanode", "namenode", "osd", "mon", "rgw", "cassandra", "node")
 NODE_KEYS = ("name", "role", "exporter", "devices", "host", "instance", "power", "limits", "telemetry")
-NODE_SOURCES = ("node_exporter", "prometheus")  # a node's own telemetry: key (the run's --telemetry otherwise)
+NODE_SOURCES = ("node_exporter", "prometheus")  # how a node can be read: its telemetry: key, a cluster's --telemetry
 LIMIT_KEYS = ("disk_write_mbps", "disk_read_mbps", "link_mbit", "link_delay_ms")
 FILE_KEYS = ("nodes", "prometheus")
 
