@@ -45,7 +45,7 @@ USER_HZ = 100  # node_cpu_seconds_total is /proc/stat's ticks divided by USER_HZ
 WANTED = re.compile(
     r"^(node_disk_|node_cpu_seconds_total|node_network_(receive|transmit)_bytes_total|"
     r"node_memory_(Mem(Total|Available)|Dirty|Writeback)_bytes|node_rapl_|node_uname_info|"
-    r"node_pressure_(cpu|io|memory)_waiting_seconds_total)"
+    r"node_pressure_(cpu|io|memory)_waiting_seconds_total|node_time_seconds\b)"
 )
 PRESSURE = {
     "psi_cpu_us": "node_pressure_cpu_waiting_seconds_total",  # "some": at least one task waited
