@@ -38,8 +38,11 @@ pytestmark = [
 WRITE_MBPS = (20, 40, 80)
 LINK_MBIT = 50  # node-3's link
 MB = 1e6
-# wraps round the file until stopped; --thread: its job is a thread, so stopping the process stops the writes
-OVERWRITE = "fio --thread --name=fill --rw=write --bs=256k --iodepth=16 --ioengine=libaio --direct=1".split()
+# wraps round the file until stopped; --thread: its job is a thread, so stopping the process stops the writes.
+# 64 writes of 256 KiB in flight: 16 MB queued at the throttle, 200 ms of the 80 MB/s host's, so a writer that waits
+# for a CPU does not empty it (16 in flight, 50 ms at 80 MB/s: 30 of 40 MB/s and 2.6% between the two sources'
+# MB at load 12, the rate stalling within Prometheus's interpolated edges)
+OVERWRITE = "fio --thread --name=fill --rw=write --bs=256k --iodepth=64 --ioengine=libaio --direct=1".split()
 OVERWRITE += ["--size=64m", "--time_based", "--runtime=120"]
 
 
