@@ -23,6 +23,8 @@ def test_a_node_at_its_link_rate_either_way_is_link_bound_the_limit_in_mbit():
     assert bound(fig) == ("link", "send 6.3 MB/s, 101% of its 50 Mbit/s limit")
     fig = NodeFigures("worker-3", net_rx_mbps=6.2, net_tx_mbps=1.0, limits={"link_mbit": 50})
     assert bound(fig) == ("link", "receive 6.2 MB/s, 99% of its 50 Mbit/s limit")
+    fig = NodeFigures("worker-3", net_rx_mbps=6.6, net_tx_mbps=6.3, limits={"link_mbit": 50})  # a shuffle: both ways
+    assert bound(fig) == ("link", "receive 6.6 MB/s, 106% of its 50 Mbit/s limit")
 
 
 def test_a_link_busy_both_ways_is_not_read_as_twice_its_rate():
