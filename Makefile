@@ -7,14 +7,13 @@ run:
 	@scripts/setup.sh
 	.venv/bin/storbench run
 
-# -n cores+2 --dist loadgroup: two workers more than cores, since much of a test waits on a service or a run (a
-# fifth of the CPU sat idle with one worker per core; 11% with one more, 1-2% with two, and the lane took 27:22
-# instead of 28:47-29:40 on 2 cores), each slow service and each module's tests in one worker (tests/grouping.py);
+# -n cores+1 --dist loadgroup: one worker more than cores (a fifth of the CPU sat idle with one per core, while
+# services started and runs waited), each slow service and each module's tests in one worker (tests/grouping.py);
 # -rs: each skipped test and its reason in the summary
 test:
 	@scripts/setup.sh --test
 	@$(MAKE) --no-print-directory lint
-	.venv/bin/python -m pytest -q -rs -n $$(( $$(nproc) + 2 )) --dist loadgroup
+	.venv/bin/python -m pytest -q -rs -n $$(( $$(nproc) + 1 )) --dist loadgroup
 
 # The gates (make test runs them first): Python lint and layout (ruff, [tool.ruff] in pyproject.toml), Rust
 # layout (native/rustfmt.toml) and clippy with warnings as errors. Each failure names its file and line.
