@@ -8,9 +8,9 @@ run:
 	.venv/bin/storbench run
 
 # -n cores+1 --dist loadgroup: one worker more than cores (a fifth of the CPU sat idle with one per core, while
-# services started and runs waited; a second extra worker took the idle tenth to 1-2%, but the lane 27:22-29:43 against
-# 28:47-29:40 in rehearsals: the same within their noise, and the JVMs spent more CPU at once), each slow
-# service and each module's tests in one worker (tests/grouping.py);
+# services started and runs waited; a second extra worker took the idle tenth to 1-2%, but the lane 27:22-29:43
+# against 28:47-29:40 in rehearsals: the same within their noise, and the JVMs spent more CPU at once), each
+# slow service and each module's tests in one worker (tests/grouping.py);
 # -rs: each skipped test and its reason in the summary
 test:
 	@scripts/setup.sh --test

@@ -3,8 +3,9 @@ each node's CQL port accepts connections until the start returns (issue 38 item 
 
 :class:`DefaultLoginWatch` runs on a thread beside ``services up cassandra``: it reads the service's state.json as
 soon as it appears (the hosts and the CQL port), and tries a login on each node whose port is open, again and
-again. One try is a bare CQL protocol v4 exchange (STARTUP, then SASL PLAIN), a few milliseconds, every 0.1 s, so the gap a
-default role would leave is tried many times over, not once by a driver that takes a second to connect.
+again. One try is a bare CQL protocol v4 exchange (STARTUP, then SASL PLAIN), a few milliseconds, every 0.1 s,
+so the gap a default role would leave is tried many times over, not once by a driver that takes a second to
+connect.
 
     watch = DefaultLoginWatch(home / "services" / "cassandra").start()
     ...  # services up cassandra

@@ -63,21 +63,19 @@ def _limit_in_mbps(key: str, value: float) -> float:
 def bound(fig: NodeFigures) -> tuple[str, str]:
     """(resource, why): resource is ``device``, ``link``, ``CPU`` or ``none``. A resource at its limit both ways
     (a link sending and receiving in a shuffle) is named by the fuller direction."""
-    for held in dict.fromkeys(resource for _, _, resource, _, _ in LIMITS):
-        at_limit = []  # (share of the limit, why)
-        for attr, key, resource, word, unit in LIMITS:
-            value, limit = getattr(fig, attr), fig.limits.get(key)
-            if resource != held or value is None or not limit:
-                continue
+    at_limit: dict[str, list[tuple[float, str]]] = {}  # resource -> [(share of its limit, why)], in LIMITS' order
+    for attr, key, resource, word, unit in LIMITS:
+        value, limit = getattr(fig, attr), fig.limits.get(key)
+        if value is not None and limit:
             capacity = _limit_in_mbps(key, limit)
             if value >= AT_CAPACITY * capacity:
                 shown = f"{limit:g} Mbit/s" if key == "link_mbit" else f"{limit:g} {unit}"
                 why = f"{word} {value:.3g} {unit}, {100 * value / capacity:.0f}% of its {shown} limit"
                 if resource == "device" and value > OVER_LIMIT * capacity:
                     why += ", more than the limit holds: write-back or a journal outside it"
-                at_limit.append((value / capacity, why))
-        if at_limit:
-            return held, max(at_limit)[1]
+                at_limit.setdefault(resource, []).append((value / capacity, why))
+    for resource, found in at_limit.items():  # the first resource held, by its fullest figure
+        return resource, max(found)[1]
     if fig.util_pct is not None and fig.util_pct >= 100 * AT_CAPACITY:
         return "device", f"device {fig.util_pct:.0f}% busy"
     if fig.cpu_pct is not None and fig.cpu_pct >= 100 * AT_CAPACITY:
