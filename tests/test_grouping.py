@@ -1,6 +1,11 @@
 """The parallel suite's scheduling order (tests/grouping.py): groups handed out longest first."""
 
-from tests.grouping import GROUP_S, longest_first
+import ast
+from pathlib import Path
+
+from tests.grouping import GROUP_S, SERVICE_FIXTURES, longest_first
+
+TEST_TREE = Path(__file__).resolve().parent
 
 
 def test_groups_come_longest_first_and_keep_their_tests_in_order():
@@ -77,3 +82,24 @@ def test_a_test_taking_the_service_by_name_is_its_user(pytester):
     pytester.makeconftest(CONFTEST.format(parallel=True))
     pytester.makepyfile(BY_NAME)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=4)
+
+
+def fixtures_named_like_services(tree: Path) -> dict[str, list[str]]:
+    """Service fixture name -> the files under ``tree`` that define a fixture of that name."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(tree.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef) and node.name in SERVICE_FIXTURES:
+                if any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                    found.setdefault(node.name, []).append(str(path.relative_to(tree)))
+    return found
+
+
+def test_each_service_fixture_name_is_defined_once(tmp_path):
+    """Groups go by fixture name: a module's own fixture named like a session service put the module in that
+    service's group (the lab Spark cluster's `lab` joined the QEMU guest's tests, on their worker, and kept the
+    guest up until the module ended). The check finds such a twin."""
+    twice = {name: files for name, files in fixtures_named_like_services(TEST_TREE).items() if len(files) > 1}
+    assert twice == {}, f"fixtures named like a session service in more than one file: {twice}"
+    (tmp_path / "test_twin.py").write_text("import pytest\n\n@pytest.fixture(scope='module')\ndef lab():\n    pass\n")
+    assert fixtures_named_like_services(tmp_path) == {"lab": ["test_twin.py"]}

@@ -78,7 +78,7 @@ def bind_host_disks(state: dict, hosts: list[cluster.LabHost], data: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def spark_lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("spark-on-lab")
     limits = ["--disk-write-mbps", ",".join(map(str, WRITE_MBPS)), "--link-mbit", f",,{LINK_MBIT}"]
     made = storbench(home, "lab", "cluster", "up", "--nodes", "3", *limits, "--disk-mb", "1500", timeout=120)
@@ -100,16 +100,16 @@ def lab(tmp_path_factory):
     assert all(len(pids) == 1 for pids in left.values()), left  # only each host's exporter after spark's down
 
 
-def run(lab: Lab, suite: str, label: str, *flags: str) -> dict:
+def run(spark_lab: Lab, suite: str, label: str, *flags: str) -> dict:
     """One run of ``suite`` on the lab's Spark cluster, its nodes measured; its report (JSON and `show` text)."""
     done = storbench(
-        lab.home,
+        spark_lab.home,
         "run",
         suite,
         "--spark-master",
-        lab.state["uri"],
+        spark_lab.state["uri"],
         "--nodes",
-        lab.state["nodes"],
+        spark_lab.state["nodes"],
         "--repeat",
         "1",
         "--label",
@@ -119,11 +119,11 @@ def run(lab: Lab, suite: str, label: str, *flags: str) -> dict:
         timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    shown = storbench(lab.home, "show", label, "--format", "json")
+    shown = storbench(spark_lab.home, "show", label, "--format", "json")
     assert shown.returncode == 0, shown.stderr
     return {
         "json": json.loads(shown.stdout),
-        "text": storbench(lab.home, "show", label).stdout,
+        "text": storbench(spark_lab.home, "show", label).stdout,
         "path": json.loads(done.stdout)["path"],
     }
 
@@ -156,19 +156,19 @@ workloads: [groupby, repartition]
 
 
 @pytest.fixture(scope="module")
-def transforms(lab, tmp_path_factory):
+def transforms(spark_lab, tmp_path_factory):
     """Group-by and repartition of 700k rows, the shuffle uncompressed: group-by writes ~31 MB per node, ~20 MB
     through node-3's link each way, eight seconds at 20 Mbit/s, while the map stage before it is CPU-bound."""
     suite = tmp_path_factory.mktemp("suite") / "lab-shuffles.yaml"
     suite.write_text(SHUFFLES)
-    return run(lab, str(suite), "on-lab", "--set", "rows=700000", "--spark-conf", "spark.shuffle.compress=false")
+    return run(spark_lab, str(suite), "on-lab", "--set", "rows=700000", "--spark-conf", "spark.shuffle.compress=false")
 
 
-def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(lab, transforms):
-    bridge = cluster.bridge_address(lab.home)
-    assert lab.state["uri"].startswith(f"spark://{bridge}:")
-    assert lab.state["worker_hosts"] == [h.address for h in lab.hosts]
-    for host in lab.hosts:  # the worker JVM is in its host's cgroup (with the host's exporter)
+def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(spark_lab, transforms):
+    bridge = cluster.bridge_address(spark_lab.home)
+    assert spark_lab.state["uri"].startswith(f"spark://{bridge}:")
+    assert spark_lab.state["worker_hosts"] == [h.address for h in spark_lab.hosts]
+    for host in spark_lab.hosts:  # the worker JVM is in its host's cgroup (with the host's exporter)
         assert len(cgroup_pids(host)) >= 2, host
     shuffle = per_node(transforms, "groupby", "shuffle_write_mb")
     print(f"groupby shuffle write per node: {shuffle}")
@@ -178,7 +178,7 @@ def test_spark_workers_run_in_the_lab_hosts_and_each_nodes_figures_are_its_own(l
     assert f"worker-3 (limits: disk write 80 MB/s, link {LINK_MBIT} Mbit/s)" in text
     assert sum(line.strip().startswith("bound by: ") for line in text.splitlines()) >= 3, text
     config = json.loads(Path(transforms["path"], "manifest.json").read_text())["config"]
-    assert [n["host"] for n in config["nodes"]] == [h.address for h in lab.hosts]
+    assert [n["host"] for n in config["nodes"]] == [h.address for h in spark_lab.hosts]
 
 
 def written_bytes(host: cluster.LabHost) -> tuple[int, int]:
@@ -190,14 +190,14 @@ def written_bytes(host: cluster.LabHost) -> tuple[int, int]:
     return by_cgroup, device_written(host.device)
 
 
-def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_is_slowest(lab):
-    before = [written_bytes(h) for h in lab.hosts]
+def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_is_slowest(spark_lab):
+    before = [written_bytes(h) for h in spark_lab.hosts]
     report = run(
-        lab,
+        spark_lab,
         "dfsio-write",
         "disks",
         "--target",
-        str(lab.data),
+        str(spark_lab.data),
         "--set",
         "files=48",
         "--set",
@@ -207,7 +207,7 @@ def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_
         "--spark-conf",
         "spark.locality.wait=0",
     )
-    after = [written_bytes(h) for h in lab.hosts]
+    after = [written_bytes(h) for h in spark_lab.hosts]
     # What reached each device from outside the host's cgroup, unthrottled: ext4's journal, which the kernel's
     # jbd2 thread writes (each 2 MB synchronous write to a new file commits a transaction, and its metadata is
     # written again at checkpoint), and any page a flusher thread wrote back. Measured 6.75%, 5.14%, 2.98% on the
