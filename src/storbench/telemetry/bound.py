@@ -74,7 +74,8 @@ def bound(fig: NodeFigures) -> tuple[str, str]:
                 if resource == "device" and value > OVER_LIMIT * capacity:
                     why += ", more than the limit holds: write-back or a journal outside it"
                 at_limit.setdefault(resource, []).append((value / capacity, why))
-    for resource, found in at_limit.items():  # the first resource held, by its fullest figure
+    if at_limit:  # the first resource held, by its fullest figure
+        resource, found = next(iter(at_limit.items()))
         return resource, max(found)[1]
     if fig.util_pct is not None and fig.util_pct >= 100 * AT_CAPACITY:
         return "device", f"device {fig.util_pct:.0f}% busy"
