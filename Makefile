@@ -7,6 +7,10 @@ run:
 	@scripts/setup.sh
 	.venv/bin/storbench run
 
+# pytest keeps the test modules it rewrote (their assertions) where PYTHONDONTWRITEBYTECODE would stop it: each
+# worker and each pytest a test starts collected ~5 CPU-s of rewriting, 1.6 with them kept
+PYTEST = env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
+
 # -n cores+1 --dist loadgroup: one worker more than cores (a fifth of the CPU sat idle with one per core, while
 # services started and runs waited; a second extra worker took the idle tenth to 1-2%, but the lane 27:22-29:43
 # against 28:47-29:40 in rehearsals: the same within their noise, and the JVMs spent more CPU at once), each
@@ -15,7 +19,7 @@ run:
 test:
 	@scripts/setup.sh --test
 	@$(MAKE) --no-print-directory lint
-	.venv/bin/python -m pytest -q -rs -n $$(( $$(nproc) + 1 )) --dist loadgroup
+	$(PYTEST) -q -rs -n $$(( $$(nproc) + 1 )) --dist loadgroup
 
 # The gates (make test runs them first): Python lint and layout (ruff, [tool.ruff] in pyproject.toml), Rust
 # layout (native/rustfmt.toml) and clippy with warnings as errors. Each failure names its file and line.
@@ -28,7 +32,7 @@ lint:
 
 test-fast:
 	@scripts/setup.sh --test-fast
-	.venv/bin/python -m pytest -q -rs -m "not real"
+	$(PYTEST) -q -rs -m "not real"
 
 # every benchmark at full size, one after another (benchmarks/harness.py: scope line, rotated rounds, verdicts)
 bench:
