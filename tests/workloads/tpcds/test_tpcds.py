@@ -2,14 +2,19 @@
 checked against DuckDB's answers, a 2-stream run with seeded orders where only some queries are checked (the
 others unchecked, never OK), compare, and bad input.
 
-The 104 queries run once (module fixture, ~2-4 minutes on 2 cores); the tests assert on that run.
+The 104 queries run once (module fixture, ~2-4 minutes on 2 cores); the tests assert on that run. It is the
+built-in suite without its tpcds-analyze step: column statistics for the 24 tables took 46 of the run's 149 s and
+37 of its 76 CPU-s of tasks on a quiet machine, and the answers checked here do not depend on them. Statistics are
+checked where paper 001's whole suite runs (tests/workloads/rados/test_s3a_rgw.py).
 """
 
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 
+from storbench import suites
 from storbench.workloads.tpcds import permutation
 from storbench.workloads.tpcds.data import TABLES
 from storbench.workloads.tpcds.queries import query_names
@@ -33,12 +38,15 @@ def tiny(tmp_path_factory):
     base = tmp_path_factory.mktemp("tpcds")
     home, target = base / "home", base / "target"
     target.mkdir()
+    suite = yaml.safe_load((Path(suites.__file__).parent / "builtin" / "tpcds.yaml").read_text())
+    suite["prepare"] = [step for step in suite["prepare"] if step != "tpcds-analyze"]
+    (base / "tpcds.yaml").write_text(yaml.safe_dump(suite))
     # the client compiler, as every test's Spark (tests/conftest.py): C2 took more CPU than it saved here
     # (the same run: 272 CPU-s with C2 and the parallel GC, 286 with C2 and the serial GC, 245 with C1 and serial)
     result = storbench(
         home,
         "run",
-        "tpcds",
+        str(base / "tpcds.yaml"),
         "--scale",
         "tiny",
         "--target",
@@ -78,8 +86,8 @@ def test_generation_at_sf_001_on_file_target(tiny):
     assert gen["partition_folders"] == 0 and all(t["partitions"] == 0 and t["bytes"] > 0 for t in tables.values())
     assert tables["store_sales"]["how"] in ("moved", "split") and generation["tasks"] == len(TABLES)
     assert manifest["workload_parameters"]["tpcds-gen"]["sf"] == 0.01
-    analyze = {s["metric"]: s["value"] for s in samples if s["workload"] == "tpcds-analyze" and not s["labels"]}
-    assert analyze["analyze_s"] > 0 and analyze["register_s"] > 0
+    assert not [s for s in samples if s["workload"] == "tpcds-analyze"]
+    assert "tpcds: tables registered without statistics (no tpcds-analyze step)" in manifest["notes"]
     settings = manifest["spark_settings"]
     assert settings["spark.scheduler.mode"] == "FAIR" and settings["spark.sql.cbo.enabled"] == "true"
 
