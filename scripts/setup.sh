@@ -160,13 +160,10 @@ if [ -z "$part" ] && [ ! -L .venv ]; then
     .venv/bin/pip install -q -e "$extras"
     echo "$fingerprint" >> "$stamp"
   fi
-fi
-
-# Bytecode for storbench's own modules (an editable install: pip compiles only what it copies). Every storbench
-# process imports ~150 of them, and where PYTHONDONTWRITEBYTECODE is set none is ever cached: each CLI call
-# compiled them all again (`storbench runs`: 0.52 CPU-s, 0.30 with the bytecode here), as did each call in the
-# device lab's guest, under emulation. A second or two; Python still checks each file against its source's time.
-if [ -z "$part" ] && [ ! -L .venv ]; then
+  # Bytecode for storbench's own modules (an editable install: pip compiles only what it copies). Every storbench
+  # process imports ~150 of them, and where PYTHONDONTWRITEBYTECODE is set none is ever cached: each CLI call
+  # compiled them all again (`storbench runs`: 0.52 CPU-s, 0.30 with the bytecode here). A second or two; Python
+  # still checks each file against its source's time.
   .venv/bin/python -m compileall -q -j 0 src benchmarks tests >/dev/null
 fi
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from storbench import suites
+from storbench.suites import builtin_suites
 from storbench.workloads.tpcds import permutation
 from storbench.workloads.tpcds.data import TABLES
 from storbench.workloads.tpcds.queries import query_names
@@ -38,7 +38,7 @@ def tiny(tmp_path_factory):
     base = tmp_path_factory.mktemp("tpcds")
     home, target = base / "home", base / "target"
     target.mkdir()
-    suite = yaml.safe_load((Path(suites.__file__).parent / "builtin" / "tpcds.yaml").read_text())
+    suite = yaml.safe_load(builtin_suites()["tpcds"].read_text())
     suite["prepare"] = [step for step in suite["prepare"] if step != "tpcds-analyze"]
     (base / "tpcds.yaml").write_text(yaml.safe_dump(suite))
     # the client compiler, as every test's Spark (tests/conftest.py): C2 took more CPU than it saved here
