@@ -144,6 +144,18 @@ def block(report: dict, workload: str) -> list[str]:
     return [line.strip() for line in lines[start:end]]
 
 
+def held_by(said: str, node: str) -> str:
+    """What a "bound by:" line says held ``node``: device, link, CPU or none."""
+    every = said.removeprefix("bound by: ").split(" on every node (", 1)
+    if len(every) == 2:
+        return every[0]
+    for part in said.removeprefix("bound by: ").split("; "):
+        if part.startswith(f"{node} "):
+            words = part.removeprefix(f"{node} ").split(" (", 1)[0]
+            return words.removesuffix("-bound") if words.endswith("-bound") else "none"
+    return "none"
+
+
 # spark-transforms' group-by and repartition (its join adds nothing here but minutes)
 SHUFFLES = """
 name: lab-shuffles
@@ -228,12 +240,20 @@ def test_each_executors_writes_are_held_to_its_disks_limit_and_the_20_mb_s_node_
     # read 20.32 MB/s, 102%, with 7.25% journal, which the share put at 18.94). The 40 and 80 MB/s nodes reach
     # theirs only when this machine's 2 CPUs are not taken by others: within 5% in three runs at load 15-35
     # (40.90/78.70, 41.83/76.11, 40.62/80.77), 37.18 and 53.68 at load 40-53 (storbench: "worker-3 CPU-bound
-    # (CPU 100%, devices <= 49% busy)"), so below the limit they are held to their order.
+    # (CPU 100%, devices <= 49% busy)"). So each is held to 5% of its limit whenever the CPU left it room (the
+    # window's CPU under 90% on that node, which every host reads as this machine's); with the CPU taken, to its
+    # order, and storbench must say what held it (the device or the CPU), not leave the shortfall unexplained.
     throttled = {f"worker-{i}": rates[f"worker-{i}"] / (1 + o) for i, o in enumerate(outside, start=1)}
-    print(f"of which through each host's cgroup: {throttled}")
+    cpu = per_node(report, "dfsio-write", "avg_cpu_pct")
+    [said] = [line for line in shown if line.startswith("bound by: ")]
+    print(f"of which through each host's cgroup: {throttled}; CPU % per node {cpu}")
     for index, limit in enumerate(WRITE_MBPS, start=1):
-        assert throttled[f"worker-{index}"] <= 1.05 * limit, (index, limit, throttled)
-    assert rates["worker-1"] >= 0.95 * WRITE_MBPS[0], rates
+        node = f"worker-{index}"
+        assert throttled[node] <= 1.05 * limit, (index, limit, throttled)
+        if index == 1 or cpu[node] < 90:
+            assert rates[node] >= 0.95 * limit, (node, limit, rates, cpu)
+        else:
+            assert held_by(said, node) in ("device", "CPU"), (node, said)
     assert rates["worker-1"] < rates["worker-2"] < rates["worker-3"], rates
     [slowest] = [line for line in shown if "slowest node" in line]
     assert "slowest node worker-1," in slowest, slowest

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from storbench.services import hdfs as hdfs_service
-from storbench.services.jvm import java_binary, launcher_classpath
+from storbench.services.jvm import java_command, launcher_classpath
 from tests.cli.helpers import storbench
 
 
@@ -24,7 +24,7 @@ def _shell(state, user, *args, stdin=""):
     """``hadoop fs ARGS`` as HDFS user ``user`` (what HADOOP_USER_NAME says: simple authentication)."""
     env = {**os.environ, "HADOOP_USER_NAME": user}
     argv = [
-        java_binary(),
+        *java_command(),
         "-cp",
         f"{state['conf_dir']}:{launcher_classpath()}",
         "org.apache.hadoop.fs.FsShell",

@@ -14,7 +14,7 @@ from storbench.cassandra_cql import Credentials, session_on
 from storbench.errors import EngineError
 from storbench.services import cassandra_auth, node_exporter
 from storbench.services.cassandra_conf import JVM_OPTIONS
-from storbench.services.jvm import cassandra_classpath, java_binary
+from storbench.services.jvm import cassandra_classpath, java_command
 
 RING_TIMEOUT_S = 120.0
 
@@ -46,7 +46,7 @@ def nodetool(state: dict[str, Any], *args: str, node: int = 1, timeout: float = 
     jpms = [o for o in JVM_OPTIONS if o.startswith(("--add-", "-Dio.netty"))]
     argv = [
         *entry.get("wrap", []),  # a lab host's node: nodetool in its namespace, where its JMX listens
-        java_binary(),
+        *java_command(),  # STORBENCH_JVM_OPTS too: a nodetool call is a short-lived JVM
         "-Xmx128m",
         *jpms,
         f"-Duser.home={tools}",

@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape
 
 from storbench.errors import EngineError
 from storbench.services import postgres, process
-from storbench.services.jvm import carried, java_binary, java_command, metastore_classpath
+from storbench.services.jvm import carried, java_command, metastore_classpath
 from storbench.services.node_exporter import free_port
 from storbench.services.registry import register
 
@@ -180,7 +180,7 @@ def _credential_store(state: dict[str, Any], auth: dict[str, str]) -> None:
     password on stdin; 0600."""
     path = Path(state["credentials"])
     argv = [
-        java_binary(),
+        *java_command(),
         "-cp",
         metastore_classpath(),
         str(CREDENTIAL_TOOL),

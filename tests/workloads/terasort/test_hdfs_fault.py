@@ -19,7 +19,7 @@ import pytest
 from storbench import api
 from storbench.results.store import ResultStore
 from storbench.services import process
-from storbench.services.jvm import java_binary, launcher_classpath
+from storbench.services.jvm import java_command, launcher_classpath
 from tests.workloads.helpers import failed_run
 from tests.cli.helpers import SRC
 
@@ -32,7 +32,15 @@ def hdfs_shell(uri: str, conf_dir: Path, *args: str) -> subprocess.CompletedProc
     conf_dir.mkdir(exist_ok=True)
     (conf_dir / "core-site.xml").write_text("<configuration/>\n")
     return subprocess.run(
-        [java_binary(), "-cp", f"{conf_dir}:{launcher_classpath()}", "org.apache.hadoop.fs.FsShell", "-fs", uri, *args],
+        [
+            *java_command(),
+            "-cp",
+            f"{conf_dir}:{launcher_classpath()}",
+            "org.apache.hadoop.fs.FsShell",
+            "-fs",
+            uri,
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -41,7 +49,7 @@ def hdfs_shell(uri: str, conf_dir: Path, *args: str) -> subprocess.CompletedProc
 
 def _start_datanode(uri: str, workdir: Path) -> subprocess.Popen:
     argv = [
-        java_binary(),
+        *java_command(),
         "-Xmx256m",
         "-Djava.net.preferIPv4Stack=true",
         "-cp",
