@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import compileall
 import json
-import shlex
 import shutil
 import subprocess
 import sys
@@ -88,8 +87,7 @@ def storbench_in_guest(guest: Guest, *args: str, timeout_s: float = 240) -> Gues
     and all of them in ``run_dirs``: run ids sort by start time)."""
     home = results_home(guest)
     before = set((home / "runs").iterdir()) if (home / "runs").is_dir() else set()
-    quoted = " ".join(shlex.quote(a) for a in args)
-    done = guest.run(f"cd /tmp && {sys.executable} -m storbench --results {home} run --quiet {quoted}", timeout_s)
+    done = guest.storbench(["--results", str(home), "run", "--quiet", *args], timeout_s)
     made = sorted(set((home / "runs").iterdir()) - before) if (home / "runs").is_dir() else []
     return GuestRun(done.rc, done.stdout, done.stderr, made[-1] if made else None, made)
 

@@ -249,6 +249,11 @@ class Guest:
         reply = self._request({"cmd": cmd, "timeout": timeout_s}, timeout_s + 30)
         return Result(reply["rc"], reply["stdout"], reply["stderr"])
 
+    def storbench(self, args: list[str], timeout_s: float = 300, cwd: str = "/tmp") -> Result:
+        """``python -m storbench ARGS`` in the guest (forked from its agent, which imported storbench once)."""
+        reply = self._request({"storbench": list(args), "cwd": cwd, "timeout": timeout_s}, timeout_s + 30)
+        return Result(reply["rc"], reply["stdout"], reply["stderr"])
+
     def check(self, cmd: str, timeout_s: float = 300) -> str:
         """Run ``cmd``; its stdout, or LabError with its stderr when it fails."""
         done = self.run(cmd, timeout_s)
