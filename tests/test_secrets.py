@@ -12,7 +12,7 @@ import pytest
 
 from storbench.engines.spark import SparkEngine
 from storbench.errors import InputError
-from storbench.redaction import is_secret_name, redact_argv, redact_settings
+from storbench.redaction import is_secret_name, redact_argv, redact_settings, redact_values
 from storbench.services import process
 from storbench.run.sweep import sweep_points
 from storbench.targets.s3 import resolve_endpoint
@@ -207,3 +207,9 @@ def test_a_postgresql_password_is_masked_in_every_form_it_can_take():
         "--results=postgresql://***@db/r?password=***",
         "runs",
     ]
+
+
+def test_keys_a_server_echoes_are_masked_longest_first():
+    # SeaweedFS logs an unknown access key in its refusal; a key inside another is masked whole
+    said = "key 'AKIA1' not found; signature of AKIA1x with s3cr3t"
+    assert redact_values(said, "AKIA1", "AKIA1x", "s3cr3t", "") == "key '***' not found; signature of *** with ***"

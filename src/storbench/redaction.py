@@ -50,6 +50,13 @@ def redact_url(text: str) -> str:
     )
 
 
+def redact_values(text: str, *values: str) -> str:
+    """``text`` with every occurrence of each of ``values`` (keys a server may echo back) as ``***``."""
+    for value in sorted(filter(None, values), key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return text
+
+
 def redact_argv(argv: list[str]) -> list[str]:
     """A command line as recorded: ``name=value`` of a secret name (--spark-conf, --sweep) and URL userinfo masked."""
     out = []

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import EngineError, InputError
+from storbench.redaction import redact_values
 from storbench.services import process, seaweedfs
 from storbench.services.registry import Flag, register
 
@@ -139,10 +140,9 @@ def wait_ready(
         except (OSError, S3Error) as exc:
             last = f"{step}: {exc}"
         time.sleep(0.3)
-    raise NoAnswer(
-        f"{what} was not ready after {timeout_s:.0f} s (last try: {last}; its last log line: "
-        f"{process.last_line(log)}); log: {log}"
-    )
+    # the server's answer and its log may echo the keys it was asked with (SeaweedFS logs an unknown access key)
+    said = redact_values(f"{last}; its last log line: {process.last_line(log)}", access_key, secret_key)
+    raise NoAnswer(f"{what} was not ready after {timeout_s:.0f} s (last try: {said}); log: {log}")
 
 
 def up(workdir: Path, server: str = "seaweedfs", start: Callable[..., dict[str, Any]] | None = None) -> dict[str, Any]:
