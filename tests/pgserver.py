@@ -11,10 +11,10 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from storbench.services.ports import free_port
 
 USER = "bench"
 
@@ -27,12 +27,6 @@ def _bindir() -> Path | None:
     return Path(versions[-1]).parent if versions else None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class PgServer:
     def __init__(self, listen: str = "127.0.0.1") -> None:
         """``listen``: the addresses it listens on (comma-separated), each allowed to log in with a password."""
@@ -43,7 +37,7 @@ class PgServer:
         self.root = Path(tempfile.mkdtemp(prefix="storbench-pg-"))
         self.data = self.root / "data"
         self.password = secrets.token_hex(12)
-        self.port = _free_port()
+        self.port = free_port()
         self.owner = None
         if os.geteuid() == 0:
             self.owner = next((name for name in ("postgres", "nobody") if _user_exists(name)), None)

@@ -337,12 +337,19 @@ def test_prometheus_scraping_the_hosts_gives_the_same_per_node_figures_as_storbe
     assert [n.get("telemetry") for n in manifest["config"]["nodes"]] == ["node_exporter"] * 3 + ["prometheus"] * 3
     written = {names[label]: mb for label, mb in per_node(report, "written_mb").items()}
     busiest = {names[label]: rate for label, rate in per_node(report, "max_write_mbps").items()}
+    cpu = {names[label]: pct for label, pct in per_node(report, "avg_cpu_pct").items()}
     pairs = [(host.name, f"{host.name}-via-prometheus") for host in made]
     print(
         "per node written MB, exporter / prometheus: "
         + ", ".join(f"{a} {written[a]:.1f} / {written[b]:.1f}" for a, b in pairs)
         + f"; busiest 3 s via prometheus {[round(busiest[b], 2) for _, b in pairs]}; limits {WRITE_MBPS}"
+        + f"; CPU % {[round(cpu[b], 1) for _, b in pairs]}"
     )
     for (direct, via), limit in zip(pairs, WRITE_MBPS):
         assert abs(written[via] - written[direct]) <= 0.02 * written[direct], (direct, written[direct], written[via])
-        assert abs(busiest[via] - limit) <= 0.05 * limit, (via, limit, busiest[via])
+        # a throttle cannot be beaten, so a rate above it is a wrong figure; one below it is the writer starved of
+        # CPU on a busy machine (stop 48: 33.9 of 40 MB/s), so held to the limit only when the CPU left room
+        assert busiest[via] <= 1.05 * limit, (via, limit, busiest[via])
+        if cpu[via] < 90:
+            assert busiest[via] >= 0.95 * limit, (via, limit, busiest[via], cpu[via])
+    assert sorted(busiest[via] for _, via in pairs) == [busiest[via] for _, via in pairs], busiest

@@ -4,7 +4,6 @@ run without nodes; and one real run against two real node_exporters."""
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -17,6 +16,7 @@ from storbench.report import render
 from storbench.results.model import Sample
 from tests.analysis.factory import make_run
 from tests.cli.helpers import storbench
+from storbench.services.ports import free_port
 
 EXPORTER = "/usr/bin/prometheus-node-exporter"
 NODE_METRICS = {"max_write_mbps": "MB/s", "written_mb": "MB", "avg_write_latency_ms": "ms", "max_cpu_pct": "%"}
@@ -123,18 +123,12 @@ def test_runs_without_nodes_have_no_node_section():
     assert "per node" not in table and "Node " not in table
 
 
-def _free_port(host):
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def exporters():
     procs, urls = [], []
     try:
         for host in ("127.0.0.21", "127.0.0.22"):
-            port = _free_port(host)
+            port = free_port(host)
             procs.append(
                 subprocess.Popen(
                     [

@@ -22,6 +22,7 @@ from storbench.results.store import ResultStore
 from storbench.run.metrics_server import LiveRun, check_endpoint, exposition, grafana_dashboard
 from tests.run.null_run import NullRun, run_null
 from tests.run.test_cluster import nodes_file
+from storbench.services.ports import free_port
 
 
 def parsed(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -31,12 +32,6 @@ def parsed(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
         for sample in family.samples:
             found.setdefault(sample.name, []).append((sample.labels, sample.value))
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def closed(port: int) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from storbench.cassandra_cql import Credentials, session_on
 from storbench.errors import InputError, TargetError
 from storbench.services import cassandra
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 from storbench.targets import TargetOptions, parse_target
 from storbench.targets.cassandra import FIELDS, CassandraTarget, run_keyspace
 from tests.cli.helpers import storbench

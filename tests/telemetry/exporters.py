@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from storbench.services.ports import free_port
 
 EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
 PROMETHEUS = shutil.which("prometheus")
@@ -21,12 +21,6 @@ needs_exporter = pytest.mark.skipif(
 needs_prometheus = pytest.mark.skipif(
     PROMETHEUS is None or EXPORTER is None, reason="Debian's prometheus is not installed (scripts/setup.sh --test)"
 )
-
-
-def free_port(address: str) -> int:
-    with socket.socket() as s:
-        s.bind((address, 0))
-        return s.getsockname()[1]
 
 
 def _wait_http(url: str, proc: subprocess.Popen, timeout: float) -> None:

@@ -322,3 +322,45 @@ def test_restricting_to_some_devices_separates_target_and_shuffle(golden):
     assert target["max_write_mbps"] == pytest.approx(51.2) and shuffle["max_write_mbps"] == 0
     assert target["max_util_pct"] == pytest.approx(80.0) and shuffle["max_util_pct"] == pytest.approx(95.0)
     assert target["read_mb"] + shuffle["read_mb"] == pytest.approx(1200.0)
+
+
+class AheadCollector(FakeCollector):
+    """A node whose counters are stamped by its own clock, mapped to this machine's 0.3 s late (within half a
+    scrape's round trip, which ExporterReader allows)."""
+
+    def mark(self):
+        import time
+
+        return time.monotonic() + 0.3
+
+    def stop(self):
+        pass
+
+
+class Watts:
+    kind, scope = "redfish", "node-psu"
+
+    def read(self):
+        from storbench.telemetry.power.base import Reading
+
+        return Reading(watts=120.0)
+
+    def describe(self):
+        return {}
+
+
+def test_a_nodes_power_window_is_bounded_by_its_own_readings_not_the_nodes_clock():
+    """A BMC read from this machine is timed by this machine's clock: its window ends on the reading taken at the
+    mark, so it has a figure as soon as the mark is taken (ci34: None when the node's clock ran ahead)."""
+    from storbench.telemetry.cluster import ClusterTelemetry, Member
+    from storbench.telemetry.nodes import Node
+    from storbench.telemetry.power import NodePower, PowerSampler
+
+    power = NodePower({"source": "redfish", "scope": "node-psu"}, sampler=PowerSampler(Watts(), interval=60))
+    telemetry = ClusterTelemetry([Member(Node("n1"), "worker-1", AheadCollector([]), {}, power)], 1.0)
+    start = telemetry.mark()
+    end = telemetry.mark()
+    values = telemetry.node_metrics(start, end)["worker-1"]
+    telemetry.stop()
+    assert values["avg_power_w"] == pytest.approx(120.0)
+    assert telemetry.power_time("worker-1", end) < telemetry.node_time("worker-1", end)

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from storbench.services.ports import free_port
 from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError
 from storbench.services import cassandra_auth, cassandra_certs, node_exporter, process
@@ -75,7 +76,7 @@ DAEMON = "org.apache.cassandra.service.CassandraDaemon"
 def free_on_all(hosts: list[str], taken: set[int]) -> int:
     """A port free on every one of ``hosts`` (Cassandra wants the same storage and CQL port on all nodes)."""
     for _ in range(200):
-        port = node_exporter.free_port(hosts[0])
+        port = free_port(hosts[0])
         if port in taken:
             continue
         try:
@@ -206,7 +207,7 @@ def _start_node(
     logback = root / "logback.xml"
     logback.write_text(LOGBACK.format(log=root / "system.log"))
     # a lab host's JMX listens on that host's own 127.0.0.1 (nodetool runs there: cassandra_ring)
-    jmx = LAB_JMX_PORT if placement.in_lab else node_exporter.free_port()
+    jmx = LAB_JMX_PORT if placement.in_lab else free_port()
     heap = state["heap"]
     argv = [
         java,

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
+from storbench.services.ports import free_port
 from storbench.errors import EngineError, InputError
 from storbench.services import ceph_auth, process
 from storbench.services.ceph_cluster import START_TIMEOUT_S, BootingCluster, conf_text
@@ -58,12 +58,6 @@ STOP_ORDER = ("rgw", "osd", "mgr", "mon")
 BINARIES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "monmaptool", "ceph-authtool")
 RGW_BINARIES = ("radosgw", "radosgw-admin")
 OWNED = ".storbench-ceph"  # marker file in an --osd-dir root we created
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def installed_binaries(rgw: bool) -> dict[str, str]:

@@ -36,7 +36,7 @@ from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services.hdfs_conf import datanode_files, namenode_files
 from storbench.services.jvm import java_command, launcher_classpath
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 from storbench.services.yarn_conf import OPENS, write_dir
 
 SERVICE = "hdfs"

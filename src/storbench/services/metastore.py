@@ -31,7 +31,7 @@ from xml.sax.saxutils import escape
 from storbench.errors import EngineError
 from storbench.services import postgres, process
 from storbench.services.jvm import carried, java_command, metastore_classpath
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 from storbench.services.registry import register
 
 SERVICE = "metastore"

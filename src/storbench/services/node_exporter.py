@@ -8,13 +8,13 @@ per-node telemetry and fingerprints read), where it answers, and whether it does
 from __future__ import annotations
 
 import shutil
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
+from storbench.services.ports import free_port
 from storbench.errors import EngineError
 from storbench.telemetry.devices import devices_for_path
 from storbench.telemetry.nodes import Cluster, Node, dump_nodes
@@ -37,12 +37,6 @@ COLLECTORS = (
     "pressure",
     "time",
 )
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def binary() -> str:

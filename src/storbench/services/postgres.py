@@ -21,7 +21,7 @@ from typing import Any
 
 from storbench.errors import EngineError
 from storbench.services import process
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 
 USER = "storbench"
 SETTINGS = "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off"

@@ -27,7 +27,8 @@ import yaml
 
 from storbench.errors import EngineError, InputError
 from storbench.services import process
-from storbench.services.node_exporter import NODES_FILE, free_port
+from storbench.services.node_exporter import NODES_FILE
+from storbench.services.ports import free_port
 from storbench.services.registry import Flag, register
 from storbench.telemetry.nodes import Cluster, Node, dump_nodes, load_nodes
 

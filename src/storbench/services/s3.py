@@ -22,7 +22,6 @@ import glob
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from storbench.services.ports import free_ports
 from storbench.errors import EngineError, InputError
 from storbench.redaction import redact_values
 from storbench.services import process, seaweedfs
@@ -40,20 +40,6 @@ SERVERS = ("seaweedfs", "minio", "s3proxy", "ceph-rgw")
 DEFAULT_BUCKET = "storbench"
 START_TIMEOUT_S = 90.0
 S3PROXY_ARTIFACT = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def weed_binary() -> str:

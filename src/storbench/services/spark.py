@@ -43,7 +43,7 @@ from urllib.request import urlopen
 
 from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 from storbench.services.jvm import extra_options
 from storbench.services.placement import Loopback
 from storbench.services.registry import Flag, register

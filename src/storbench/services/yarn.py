@@ -45,7 +45,7 @@ from storbench.errors import EngineError, InputError
 from storbench.services import node_exporter, process
 from storbench.services import yarn_conf, yarn_lab
 from storbench.services.jvm import extra_options, java_binary, launcher_classpath
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 from storbench.services.placement import Loopback
 from storbench.services.registry import Flag, register
 

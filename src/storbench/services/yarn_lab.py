@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import InputError
-from storbench.services.node_exporter import free_port
+from storbench.services.ports import free_port
 
 # a lab host has a network stack of its own: Hadoop's usual NodeManager ports, the same on every host
 LAB_PORTS = {"nm": 8041, "localizer": 8040, "nm_web": 8042, "collector": 8048, "shuffle": 13562}

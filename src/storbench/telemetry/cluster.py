@@ -194,6 +194,7 @@ class ClusterTelemetry:
         self.members = members
         self.interval = interval
         self._marks: dict[float, dict[str, float]] = {}
+        self._power_marks: dict[float, dict[str, float | None]] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(members)), thread_name_prefix="storbench-mark")
 
     @property
@@ -212,10 +213,8 @@ class ClusterTelemetry:
         self._pool.shutdown(wait=False)
 
     @staticmethod
-    def _mark_member(member: Member) -> float:
-        when = member.collector.mark()
-        member.power.mark()
-        return when
+    def _mark_member(member: Member) -> tuple[float, float | None]:
+        return member.collector.mark(), member.power.mark()
 
     def power_why(self) -> str | None:
         """Why the cluster's power is not measured (a node without a source, scopes that differ), or None."""
@@ -231,11 +230,21 @@ class ClusterTelemetry:
         """Marks every node at once; returns the time the caller's window is known by."""
         now = time.monotonic()
         futures = {m.label: self._pool.submit(self._mark_member, m) for m in self.members}
-        self._marks[now] = {label: future.result() for label, future in futures.items()}
+        marked = {label: future.result() for label, future in futures.items()}
+        self._marks[now] = {label: node for label, (node, _) in marked.items()}
+        self._power_marks[now] = {label: power for label, (_, power) in marked.items()}
         return now
 
     def node_time(self, label: str, t: float) -> float:
         return self._marks.get(t, {}).get(label, t)
+
+    def power_time(self, label: str, t: float) -> float:
+        """Where the node's power window is bounded: its sampler's reading at the mark. A sampler reads from this
+        machine, on this machine's clock, while the node's counters are timed by its own clock, which maps to
+        this one within half a scrape's round trip: a window ending there could end after the last power
+        reading and lose its figure (ci34: a node's avg_power_w None)."""
+        power = self._power_marks.get(t, {}).get(label)
+        return power if power is not None else self.node_time(label, t)
 
     def node_metrics(self, start: float, end: float) -> dict[str, dict[str, float | None]]:
         out = {}
@@ -243,7 +252,7 @@ class ClusterTelemetry:
             node_start, node_end = self.node_time(m.label, start), self.node_time(m.label, end)
             values = window_metrics(m.collector.points(), node_start, node_end, self.interval)
             if m.power.measured:
-                values.update(m.power.window(node_start, node_end))
+                values.update(m.power.window(self.power_time(m.label, start), self.power_time(m.label, end)))
             else:
                 values["energy_j"] = None
             out[m.label] = values

@@ -202,7 +202,7 @@ class NodesTelemetry:
         for member in self.cluster.members:
             power = member.power
             power.idle_w = power.window(
-                self.cluster.node_time(member.label, start), self.cluster.node_time(member.label, end)
+                self.cluster.power_time(member.label, start), self.cluster.power_time(member.label, end)
             )["avg_power_w"]
             idle[member.label] = power.idle_w
         why = self.cluster.power_why()

@@ -63,9 +63,10 @@ class NodePower:
         if self.sampler is not None:
             self.sampler.stop()
 
-    def mark(self) -> None:
-        if self.sampler is not None:
-            self.sampler.mark()
+    def mark(self) -> float | None:
+        """The time of a reading taken now (this machine's clock), when a sampler reads the source; else None
+        (RAPL counters come with the collector's snapshot, timed by it)."""
+        return self.sampler.mark() if self.sampler is not None else None
 
     def gaps(self) -> list[dict[str, Any]]:
         return self.sampler.gaps() if self.sampler is not None else []
