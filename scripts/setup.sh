@@ -271,11 +271,13 @@ build_lab() {
 # Each module of each wanted part, built only when its stamp does not hold its sources' fingerprint or one of its
 # products (its files in the wheel column, its classpath.txt) is missing or empty. The table is read on fd 3: a
 # build's commands keep their own stdin.
+declare -A fingerprints  # each module's, by folder
 while IFS=$'\t' read -r -u 3 name folder kind classpath stamp sources wheel about _; do
   [ "$about" = - ] || part_about="$about"  # a part's further rows leave it "-"
   wants "$name" || continue
   if [ "$stamp" = - ]; then "build_$kind" "$folder"; continue; fi
   fingerprint="$(eval "cat $sources" | sha256sum | cut -c1-16)"
+  fingerprints[$folder]="$fingerprint"
   in_wheel=()
   [ "$wheel" = - ] || for pair in $wheel; do in_wheel+=("${pair#*=}"); done
   products=("${in_wheel[@]}")
@@ -298,7 +300,7 @@ done 3< <(table_rows)
 if [ "$want_test" = 1 ]; then
   echo "setup: building the native engine's unit tests (cargo test --no-run --profile unit)" >&2
   cargo test --no-run --profile unit --quiet --manifest-path native/Cargo.toml
-  keep_last_build native "$(cat native/target/.storbench-built)"  # with them: the next clean clone's are built
+  keep_last_build native "${fingerprints[native]}"  # with them: the next clean clone's are built
 fi
 
 [ -z "$cds_build" ] || wait "$cds_build"  # the archive, complete (or set-up fails with its error)
