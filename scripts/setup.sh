@@ -223,7 +223,8 @@ take_last_build() {  # FOLDER FINGERPRINT: its target directory from the cache w
   cache="$(last_build "$1")"
   [ "$(cat "$cache/.storbench-fingerprint" 2>/dev/null)" = "$2" ] || return 1
   rm -rf "$1/target"
-  cp -a "$cache/target" "$1/target"
+  # as if built now: newer than the clone's sources, which a built part's users may check (the YCSB binding's)
+  cp -R --preserve=mode,links "$cache/target" "$1/target"
 }
 keep_last_build() {  # FOLDER FINGERPRINT: a private copy renamed into place, so a concurrent set-up sees one whole
   local cache fresh

@@ -27,6 +27,7 @@ import yaml
 from storbench.lab import cluster
 from storbench.lab.disks import BLKIO, THROTTLES
 from tests.cli.helpers import storbench
+from tests.lab_cluster.bound import held_by
 from tests.lab_cluster.machine import changes, device_written, snapshot
 
 pytestmark = [
@@ -163,16 +164,25 @@ def test_each_nodes_write_rate_is_its_disks_limit_and_the_20_mb_s_node_is_named_
     home, made = lab_cluster
 
     report = observed_run(home, "disks", lambda: steady_writes(made))
-    rates = per_node(report, "max_write_mbps")
-    print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}; {bound_lines(report)}")
+    rates, cpu = per_node(report, "max_write_mbps"), per_node(report, "avg_cpu_pct")
+    [said] = bound_lines(report)
+    print(f"known truth: {WRITE_MBPS} MB/s; storbench per node max_write_mbps {rates}; CPU % {cpu}; {said}")
     assert sorted(rates) == ["worker-1", "worker-2", "worker-3"]
+    # as the Spark lab test (test_spark_on_lab): a throttle cannot be beaten, and each node reaches its limit when
+    # the CPU left its writer room; with the CPU taken, storbench must say what held a node short of it
     for index, limit in enumerate(WRITE_MBPS, start=1):
-        assert abs(rates[f"worker-{index}"] - limit) <= 0.05 * limit, (index, limit, rates)
+        node = f"worker-{index}"
+        assert rates[node] <= 1.05 * limit, (index, limit, rates)
+        if index == 1 or cpu[node] < 90:
+            assert rates[node] >= 0.95 * limit, (node, limit, rates, cpu)
+        else:
+            assert held_by(said, node) in ("device", "CPU"), (node, said)
+    assert rates["worker-1"] < rates["worker-2"] < rates["worker-3"], rates
     [slowest] = [line for line in report["text"].splitlines() if "slowest node" in line]
     assert "slowest node worker-1 (node-1" in slowest, slowest
     assert "worker-1 (node-1; limits: disk write 20 MB/s)" in report["text"]
-    [said] = bound_lines(report)
-    assert said.startswith("bound by: device on every node (worker-1 write "), said
+    if max(cpu.values()) < 90:
+        assert said.startswith("bound by: device on every node (worker-1 write "), said
 
 
 def link_sender(made: list[cluster.LabHost]):

@@ -39,6 +39,7 @@ import pytest
 from storbench.lab import cluster
 from storbench.lab.disks import BLKIO, THROTTLES
 from tests.cli.helpers import storbench
+from tests.lab_cluster.bound import held_by
 from tests.lab_cluster.machine import device_written
 
 pytestmark = [
@@ -142,18 +143,6 @@ def block(report: dict, workload: str) -> list[str]:
     start = lines.index(f"{workload}: per node")
     end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
     return [line.strip() for line in lines[start:end]]
-
-
-def held_by(said: str, node: str) -> str:
-    """What a "bound by:" line says held ``node``: device, link, CPU or none."""
-    every = said.removeprefix("bound by: ").split(" on every node (", 1)
-    if len(every) == 2:
-        return every[0]
-    for part in said.removeprefix("bound by: ").split("; "):
-        if part.startswith(f"{node} "):
-            words = part.removeprefix(f"{node} ").split(" (", 1)[0]
-            return words.removesuffix("-bound") if words.endswith("-bound") else "none"
-    return "none"
 
 
 # spark-transforms' group-by and repartition (its join adds nothing here but minutes)
