@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from storbench.services.ports import free_port
 from storbench.cassandra_cql import Credentials
 from storbench.errors import EngineError, InputError
 from storbench.services import cassandra_auth, cassandra_certs, node_exporter, process
@@ -46,6 +45,7 @@ from storbench.services.cassandra_ring import (  # noqa: F401 (gossip_view, ring
 )
 from storbench.services.jvm import cassandra_classpath, extra_options, java_binary
 from storbench.services.placement import Loopback
+from storbench.services.ports import free_port
 from storbench.services.process import write_private
 from storbench.services.registry import Flag, register
 

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
-from storbench.services.ports import free_port
 from storbench.errors import EngineError, InputError
 from storbench.services import ceph_auth, process
 from storbench.services.ceph_cluster import START_TIMEOUT_S, BootingCluster, conf_text
+from storbench.services.ports import free_port
 from storbench.services.registry import Flag, register
 
 register(

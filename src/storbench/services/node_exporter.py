@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
-from storbench.services.ports import free_port
 from storbench.errors import EngineError
+from storbench.services.ports import free_port
 from storbench.telemetry.devices import devices_for_path
 from storbench.telemetry.nodes import Cluster, Node, dump_nodes
 

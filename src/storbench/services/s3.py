@@ -29,10 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from storbench.services.ports import free_ports
 from storbench.errors import EngineError, InputError
 from storbench.redaction import redact_values
 from storbench.services import process, seaweedfs
+from storbench.services.ports import free_ports
 from storbench.services.registry import Flag, register
 
 register("s3", __name__, Flag("server", "seaweedfs (default), minio, s3proxy or ceph-rgw"))

@@ -193,8 +193,8 @@ class ClusterTelemetry:
     def __init__(self, members: list[Member], interval: float):
         self.members = members
         self.interval = interval
-        self._marks: dict[float, dict[str, float]] = {}
-        self._power_marks: dict[float, dict[str, float | None]] = {}
+        # a mark's time -> each node's (its counters' time, its power sampler's reading time or None)
+        self._marks: dict[float, dict[str, tuple[float, float | None]]] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(members)), thread_name_prefix="storbench-mark")
 
     @property
@@ -230,21 +230,19 @@ class ClusterTelemetry:
         """Marks every node at once; returns the time the caller's window is known by."""
         now = time.monotonic()
         futures = {m.label: self._pool.submit(self._mark_member, m) for m in self.members}
-        marked = {label: future.result() for label, future in futures.items()}
-        self._marks[now] = {label: node for label, (node, _) in marked.items()}
-        self._power_marks[now] = {label: power for label, (_, power) in marked.items()}
+        self._marks[now] = {label: future.result() for label, future in futures.items()}
         return now
 
     def node_time(self, label: str, t: float) -> float:
-        return self._marks.get(t, {}).get(label, t)
+        return self._marks.get(t, {}).get(label, (t, None))[0]
 
     def power_time(self, label: str, t: float) -> float:
         """Where the node's power window is bounded: its sampler's reading at the mark. A sampler reads from this
         machine, on this machine's clock, while the node's counters are timed by its own clock, which maps to
         this one within half a scrape's round trip: a window ending there could end after the last power
         reading and lose its figure (ci34: a node's avg_power_w None)."""
-        power = self._power_marks.get(t, {}).get(label)
-        return power if power is not None else self.node_time(label, t)
+        node, power = self._marks.get(t, {}).get(label, (t, None))
+        return power if power is not None else node
 
     def node_metrics(self, start: float, end: float) -> dict[str, dict[str, float | None]]:
         out = {}
