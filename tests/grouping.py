@@ -75,7 +75,7 @@ BENCHMARK_S = {
     "dfsio_vs_fio": 12,
     "objects_vs_peers": 11,
     "cluster_telemetry_cost": 10,
-}  # own_group smoke runs (2 rounds), by name
+}  # own_group smoke runs (2 rounds when measured; 1 since), by name
 OWN_GROUP_S = 20  # a smoke run not listed
 REAL_S, FAST_S = 5.0, 0.05
 

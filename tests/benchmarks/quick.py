@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-QUICK_ROUNDS = 2  # benchmarks/harness.py's; test_harness checks they agree
+QUICK_ROUNDS = 1  # benchmarks/harness.py's; test_harness checks they agree
 VERDICT = re.compile(
     r"^verdict: (?P<name>.+?): (?P<median>[^(]+?) \(.+ over (?P<rounds>\d+) rounds\), "
     r"(goal [≥≤] [^:]+: (met|MISSED)|no goal: reported) \[quick smoke, not a measurement\]$"
