@@ -89,7 +89,7 @@ def _run_cutting(home: Path, state: dict, consistency: str) -> tuple[subprocess.
         *(sys.executable, "-m", "storbench", "--results", str(home), "run", "ycsb-a", "--json"),
         *("--target", f"cassandra://{contacts}/{keyspace}?tls=1&ca={state['ca_file']}", "--replication", "3"),
         *("--label", f"lab-cut-{consistency.lower()}"),
-        *("--set", "recordcount=500", "--set", "duration_s=10", "--set", "threads=8", "--set", "restore=none"),
+        *("--set", "recordcount=500", "--set", "duration_s=20", "--set", "threads=8", "--set", "restore=none"),
         *(
             "--set",
             f"consistency={consistency}",
