@@ -40,6 +40,9 @@ CUT = "node-2"
 CUT_AFTER_READS = 5  # node 1's local reads of the run's table: ycsb-a has begun
 TIMEOUT_S = 2  # the engine's per-request timeout: the requests cut off on their way end within it
 MAX_ERROR_PCT = 10  # the requests cut off on their way and one try per timeout_s: a few of ~1000 here
+# long enough to serve on after the cut: on a starved host (ci42, 30-50% steal) the cut came after 12,103 operations
+# of a 20 s run, and the seconds after it had none
+DURATION_S = 30
 
 
 def cgroup_pids(host: cluster.LabHost) -> list[str]:
@@ -89,7 +92,16 @@ def _run_cutting(home: Path, state: dict, consistency: str) -> tuple[subprocess.
         *(sys.executable, "-m", "storbench", "--results", str(home), "run", "ycsb-a", "--json"),
         *("--target", f"cassandra://{contacts}/{keyspace}?tls=1&ca={state['ca_file']}", "--replication", "3"),
         *("--label", f"lab-cut-{consistency.lower()}"),
-        *("--set", "recordcount=500", "--set", "duration_s=20", "--set", "threads=8", "--set", "restore=none"),
+        *(
+            "--set",
+            "recordcount=500",
+            "--set",
+            f"duration_s={DURATION_S}",
+            "--set",
+            "threads=8",
+            "--set",
+            "restore=none",
+        ),
         *(
             "--set",
             f"consistency={consistency}",
