@@ -5,7 +5,6 @@ This test rebuilds them with a real local Spark and compares the plans Spark mak
 storbench's compat workloads (analyzed plans, expression ids and the UDF's name normalised), and checks that
 the same Spark jobs run inside the timed window: the CSV header job before it, the action inside it."""
 
-import os
 import re
 import types
 import sys
@@ -15,6 +14,7 @@ import pytest
 
 from storbench.workloads import compat_reference as ref
 from storbench.workloads import spark_transforms as st
+from tests.spark_local import local_session
 
 pytestmark = pytest.mark.spark
 REFERENCE = ref.load()
@@ -30,21 +30,15 @@ PARAMS = {
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("compat-reference-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.pyspark.python", sys.executable)
-        # as storbench's engine runs compat UDFs: pickled rows, the reference's way (engines/spark.py)
-        .config("spark.sql.execution.pythonUDF.arrow.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )  # small: the plans are what counts
+    session = local_session(
+        "compat-reference-test",
+        **{
+            "spark.pyspark.python": sys.executable,
+            # as storbench's engine runs compat UDFs: pickled rows, the reference's way (engines/spark.py)
+            "spark.sql.execution.pythonUDF.arrow.enabled": "false",
+            "spark.sql.shuffle.partitions": "4",  # small: the plans are what counts
+        },
+    )
     yield session
     session.stop()
 

@@ -14,21 +14,13 @@ from pathlib import Path
 
 from storbench.workloads.tpcds.data import TABLES
 
-SRC = Path(__file__).resolve().parents[3] / "src"
+ROOT = Path(__file__).resolve().parents[3]
 
 PLAN = """
 import json, sys
-from pyspark.sql import SparkSession
+from tests.spark_local import local_session
 request = json.loads(sys.stdin.read())
-spark = (
-    SparkSession.builder.master("local[1]")
-    .appName("tpcds-plans-test")
-    .config("spark.ui.enabled", "false")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.sql.cbo.enabled", "true")  # as the tpcds workload plans them
-    .getOrCreate()
-)
+spark = local_session("tpcds-plans-test", "local[1]", **{"spark.sql.cbo.enabled": "true"})  # as the workload plans
 for table in request["tables"]:
     spark.read.parquet(request["data"] + "/" + table).createOrReplaceTempView(table)
 failures = {}
@@ -45,7 +37,9 @@ print(json.dumps(failures))
 def plan_in_spark(data: Path, texts: dict[str, str], timeout: float = 600) -> dict[str, str]:
     """Each of ``texts`` (name → Spark SQL) planned over the Parquet tables under ``data``; name → why it was not."""
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH")])
+    )  # tests.spark_local
     request = {"data": data.as_uri(), "tables": list(TABLES), "texts": texts}
     done = subprocess.run(
         [sys.executable, "-c", PLAN],

@@ -16,6 +16,7 @@ from storbench.services.jvm import launcher_jar
 from storbench.workloads.tpcds import data as d
 from storbench.workloads.tpcds.layout import lay_out, layout_stats
 from storbench.workloads.tpcds.queries import duckdb_connect
+from tests.spark_local import local_session
 
 pytestmark = pytest.mark.spark
 SRC = str(Path(__file__).resolve().parents[3] / "src")
@@ -23,22 +24,16 @@ SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # the generation tasks' Python: this interpreter (DuckDB), importing this tree's storbench, as the Spark
     # engine and the CLI tests give them
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("tpcds-layout-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.jars", str(launcher_jar()))  # storbench.jvm.PutFile, as the Spark engine adds it
-        .getOrCreate()
+    session = local_session(
+        "tpcds-layout-test",
+        **{
+            "spark.sql.shuffle.partitions": "2",
+            "spark.jars": str(launcher_jar()),  # storbench.jvm.PutFile, as the Spark engine adds it
+        },
     )
     yield session
     session.stop()
