@@ -29,14 +29,18 @@ def test_a_fio_workload_runs_alone_with_a_short_summary(tmp_path):
     assert manifest["suite_source"] == "workload fio-randread (sizes of suite fio-basic)"
     assert manifest["repetitions"] == 1
     lines = done.stdout.splitlines()
-    # fio's own figures lead (its headline: bandwidth, IOPS ...), time and device telemetry after them
-    header, device = [line for line in lines if line.strip().startswith("Operation")]
+    # fio's own figures lead (its headline: bandwidth, IOPS ...), time and device telemetry after them, then what
+    # held the operation (the machine's CPU or its device, or nothing at capacity: issue 40's N=1)
+    header, device, held = [line for line in lines if line.strip().startswith("Operation")]
     assert "fio bandwidth" in header and "Time s" in device and "Read MB/s max" in device
     assert lines.index("Headline figures") < lines.index(header) < lines.index("Time and device telemetry")
+    assert "Bound by" in held and lines.index(device) < lines.index(held)
+    verdict = next(line for line in lines[lines.index(held) :] if line.strip().startswith("fio-randread"))
+    assert re.search(r"fio-randread +(CPU|device|nothing at capacity) ", verdict), verdict
     row = next(line for line in lines if line.strip().startswith("fio-randread"))
     assert row.split()[2] == "MB/s" and row.split()[4] == "IOPS"  # fio's own bandwidth and IOPS
     assert not any("Per-second IOPS" in line for line in lines)  # the detail waits for `show`
-    assert len(lines) < 20  # two short tables: the headline, then time and devices
+    assert len(lines) < 24  # three short tables: the headline, time and devices, what held it
     shown = storbench(home, "show", manifest["run_id"])
     assert shown.returncode == 0 and "Per-second IOPS" in shown.stdout and "Configuration" in shown.stdout
 

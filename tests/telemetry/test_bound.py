@@ -1,7 +1,7 @@
 """What limited an operation on each node: a stated limit reached first, then a busy device, then the CPU; and the
 slowest node, the one the others waited for."""
 
-from storbench.telemetry.bound import NodeFigures, bound, figures, sentence, slowest
+from storbench.telemetry.bound import NodeFigures, bound, figures, machine_sentence, sentence, slowest
 
 
 def test_a_node_at_its_stated_disk_limit_is_device_bound_though_its_device_looks_idle():
@@ -97,3 +97,18 @@ def test_a_link_held_node_far_behind_is_named_before_device_held_nodes_a_little_
     ]
     node, behind, held = slowest(nodes, {"w1": 250, "w2": 225, "w3": 250})
     assert (node, held) == ("w3", "link") and round(behind, 2) == round(100 * (16 - 6.3) / 16, 2)
+
+
+def test_one_machine_says_what_held_it_with_how_busy_its_cpu_and_devices_were():
+    """The case N=1 (a run without nodes): no limits are stated, so a busy device or the CPU decides."""
+    cpu = NodeFigures("machine", write_mbps=1.7, util_pct=5.2, cpu_pct=96.7)
+    assert machine_sentence(cpu) == (
+        "bound by: CPU (CPU 97%, devices ≤ 5% busy): a faster disk would not change this figure"
+    )
+    disk = NodeFigures("machine", write_mbps=180, util_pct=99, cpu_pct=40)
+    assert machine_sentence(disk) == "bound by: device (device 99% busy): the storage set this figure"
+    idle = NodeFigures("machine", util_pct=30, cpu_pct=45)
+    assert machine_sentence(idle) == (
+        "bound by: nothing at capacity at the sampled resolution (CPU 45%, devices ≤ 30% busy)"
+    )
+    assert machine_sentence(NodeFigures("machine", cpu_pct=45)).endswith("resolution (CPU 45%)")

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from storbench import __version__
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
-from storbench.report import nodes, nodes_html, queries, series
+from storbench.report import limited, nodes, nodes_html, queries, series
 from storbench.report import published as published_figures
 from storbench.report.svg import PALETTE, BarSeries, bar_chart, esc
 from storbench.results.metrics import DEVICE_HEADLINE
@@ -201,7 +201,19 @@ def _summary(c: Comparison) -> str:
             + c.marker_legend
             + "."
         )
-    return f'<section><h2>Summary</h2>{_table(c, primary)}{extra}<p class="muted">{esc(legend)}</p></section>'
+    return (
+        f'<section><h2>Summary</h2>{_table(c, primary)}{extra}{_bounds(c)}<p class="muted">{esc(legend)}</p></section>'
+    )
+
+
+def _bounds(c: Comparison) -> str:
+    """What limited each operation on the machine (runs with nodes: in their per-node section)."""
+    said = "".join(
+        f"<li><b>{esc(group)}</b> {esc(line)}</li>"
+        for group, lines in limited.machine_lines(c).items()
+        for line in lines
+    )
+    return f"<h3>What limited each operation</h3><ul>{said}</ul>" if said else ""
 
 
 def _metric_chart(c: Comparison, metric: str, rows: list[Row]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
-from storbench.report import nodes, queries
+from storbench.report import limited, nodes, queries
 from storbench.report.grid import markdown_table
 from storbench.report.registry import register
 
@@ -41,6 +41,7 @@ def render_markdown(comparison: Comparison) -> str:
 
     lines += ["## Results", ""]
     base = runs[0].name
+    bounds = limited.machine_lines(comparison)  # runs with nodes say it under their per-node tables
     for group, rows in comparison.groups():
         # per query and per node: one line each, below
         rows = [row for row in rows if not queries.is_query_row(row) and not nodes.is_node_row(row)]
@@ -75,6 +76,7 @@ def render_markdown(comparison: Comparison) -> str:
                     ]
                 body.append(cells)
             lines += markdown_table(head, body, right={2, *range(3, len(head), 3)})
+        lines += [""] + [f"- {esc(line)}" for line in bounds.get(group, [])] if group in bounds else []
         lines.append("")
 
     lines += queries.markdown_lines(comparison, esc)

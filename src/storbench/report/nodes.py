@@ -173,22 +173,24 @@ def _cluster_line(c: Comparison, index: int, rows: dict[str, Row], workload: str
 
 
 def _bound_lines(c: Comparison, nodes: dict[str, dict[str, Row]]) -> list[str]:
-    """Per run, what limited the operation on each node (telemetry.bound), its limits from the manifest."""
-    out = []
-    for i in range(len(c.runs)):
-        limits = {str(n.get("label")): n.get("limits") or {} for n in config_nodes(c, i)}
+    """Per run, what limited the operation on each node."""
+    return [_prefix(c, i) + said for i in range(len(c.runs)) if (said := bound_sentence(c, i, nodes))]
 
-        def value(rows: dict[str, Row], metric: str) -> float | None:
-            return rows[metric].cells[i].aggregate if metric in rows else None
 
-        figures = [
-            node_figures(node, {metric: value(rows, metric) for metric in rows}, limits.get(node, {}))
-            for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))
-            if any(value(rows, m) is not None for m in ("max_write_mbps", "max_util_pct", "avg_cpu_pct"))
-        ]
-        said = sentence(figures)
-        out += [_prefix(c, i) + said] if said else []
-    return out
+def bound_sentence(c: Comparison, index: int, nodes: dict[str, dict[str, Row]]) -> str:
+    """Run ``index``'s "bound by" line for one operation from its nodes' rows (node -> metric -> row), with the
+    limits its manifest states (telemetry.bound); "" when no node has a figure."""
+    limits = {str(n.get("label")): n.get("limits") or {} for n in config_nodes(c, index)}
+
+    def value(rows: dict[str, Row], metric: str) -> float | None:
+        return rows[metric].cells[index].aggregate if metric in rows else None
+
+    figures = [
+        node_figures(node, {metric: value(rows, metric) for metric in rows}, limits.get(node, {}))
+        for node, rows in sorted(nodes.items(), key=lambda kv: natural(kv[0]))
+        if any(value(rows, m) is not None for m in ("max_write_mbps", "max_util_pct", "avg_cpu_pct"))
+    ]
+    return sentence(figures)
 
 
 def _run_dir_json(c: Comparison, index: int, name: str) -> list[dict[str, Any]]:

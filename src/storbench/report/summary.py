@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from storbench.analysis.metrics import headline, workload_metrics
 from storbench.analysis.model import PREPARE, Comparison, Row
 from storbench.report import _format as f
-from storbench.report import nodes, queries
+from storbench.report import limited, nodes, queries
 from storbench.report.queries import check_lines
 from storbench.report.grid import align
 from storbench.results.metrics import DEVICE_HEADLINE
@@ -96,6 +96,8 @@ def summary_text(comparison: Comparison) -> str:
     if lines:
         lines.append("Time and device telemetry")
     lines += _device_table(operations)
+    bounds = limited.summary_lines(comparison)
+    lines += ["", *bounds] if bounds else []
     runs = comparison.runs[0]
     note = (
         f"{runs.name}: {len(operations)} operation(s); aggregates over repetitions (max for throughput "

@@ -6,7 +6,7 @@ import textwrap
 
 from storbench.analysis.model import Comparison
 from storbench.report import _format as f
-from storbench.report import nodes, queries
+from storbench.report import limited, nodes, queries
 from storbench.report.grid import align
 from storbench.report.registry import register
 
@@ -40,6 +40,7 @@ def render_table(comparison: Comparison) -> str:
         lines.append("")
 
     base = runs[0].name
+    bounds = limited.machine_lines(comparison)  # runs with nodes say it under their per-node tables
     for group, rows in comparison.groups():
         # per query and per node: one line each, below
         rows = [row for row in rows if not queries.is_query_row(row) and not nodes.is_node_row(row)]
@@ -71,6 +72,7 @@ def render_table(comparison: Comparison) -> str:
                     cells += [f.cell_text(cell), f.delta_ci_text(delta)]
                 table.append(cells)
             lines += align(table, right={2, *range(3, len(header), 2)})
+        lines += [f"  {line}" for line in bounds.get(group, [])]
         lines.append("")
 
     lines += queries.text_lines(comparison)

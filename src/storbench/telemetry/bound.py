@@ -80,9 +80,15 @@ def bound(fig: NodeFigures) -> tuple[str, str]:
     if fig.util_pct is not None and fig.util_pct >= 100 * AT_CAPACITY:
         return "device", f"device {fig.util_pct:.0f}% busy"
     if fig.cpu_pct is not None and fig.cpu_pct >= 100 * AT_CAPACITY:
-        busy = f", devices ≤ {fig.util_pct:.0f}% busy" if fig.util_pct is not None else ""
-        return "CPU", f"CPU {fig.cpu_pct:.0f}%{busy}"
+        return "CPU", levels(fig)
     return "none", "no device, link or CPU at capacity"
+
+
+def levels(fig: NodeFigures) -> str:
+    """ "CPU 97%, devices ≤ 5% busy": how busy the CPU and the devices were ("" when neither was sampled)."""
+    parts = [f"CPU {fig.cpu_pct:.0f}%" if fig.cpu_pct is not None else ""]
+    parts.append(f"devices ≤ {fig.util_pct:.0f}% busy" if fig.util_pct is not None else "")
+    return ", ".join(p for p in parts if p)
 
 
 CONSEQUENCE = {
@@ -106,6 +112,15 @@ def sentence(figures: list[NodeFigures]) -> str:
         return f"bound by: {kind} on every node ({whys}): {CONSEQUENCE[kind]}"
     parts = [f"{node} {_kind_words(kind)} ({why})" for node, kind, why in verdicts]
     return "bound by: " + "; ".join(parts)
+
+
+def machine_sentence(fig: NodeFigures) -> str:
+    """The line for an operation on one machine (a run without nodes: N=1), in the words of :func:`sentence`."""
+    kind, why = bound(fig)
+    if kind == "none":
+        seen = levels(fig)
+        return "bound by: nothing at capacity at the sampled resolution" + (f" ({seen})" if seen else "")
+    return f"bound by: {kind} ({why}): {CONSEQUENCE[kind]}"
 
 
 def _kind_words(kind: str) -> str:
