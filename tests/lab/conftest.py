@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.lab.guest import KERNEL_DIR, ROOT, Guest
+from tests.lab.steal import StealWatch
 
 # QEMU's hard limit. The lab lane took 5 min 17 s on a quiet machine (6 min 10 s at load 15-21 on 2 cores before).
 # zoned-004 on three stacks stalled 1 CI run in 5 under load (4 in 14 probe runs at load 7-55): the guest waiting
@@ -54,6 +55,15 @@ def lab(request):
         yield guest
     finally:
         stop()
+
+
+@pytest.fixture(scope="session")
+def host_steal():
+    """The host's CPU steal through the lab's session (tests/lab/steal.py): a known truth measured while the
+    hypervisor held this machine back is not judged."""
+    watch = StealWatch().start()
+    yield watch
+    watch.stop()
 
 
 @dataclass
