@@ -114,7 +114,9 @@ def _barrier_task(
                 }
             )
             return
-        work = _tf.mkdtemp(prefix="storbench-load-task-")
+        # Under the job's SparkFiles directory, which Spark deletes as its JVM ends: a task killed mid-run (the run
+        # interrupted) leaves nothing in the shared /tmp, where a killed Python worker's `finally` never comes
+        work = _tf.mkdtemp(prefix="storbench-load-task-", dir=where["files_root"])
         job_path, result_path = _os.path.join(work, "job.json"), _os.path.join(work, "result.json")
         fd = _os.open(job_path, _os.O_WRONLY | _os.O_CREAT, 0o600)
         with _os.fdopen(fd, "w") as handle:

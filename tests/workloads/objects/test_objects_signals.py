@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,7 @@ def test_sigterm_stops_a_spark_fanout_as_an_interrupt(s3, client, tmp_path):
             text=True,
             env=env,
         )
+    task_dirs = set(Path(tempfile.gettempdir()).glob("storbench-load-task-*"))  # others' (other workers', older)
     try:
         loaded = lambda: len([n for n in _descendants(proc.pid).values() if n == "storbench-load"]) == 2  # noqa: E731
         _wait_until(loaded, "both barrier tasks' engines to run", 300)
@@ -65,5 +67,19 @@ def test_sigterm_stops_a_spark_fanout_as_an_interrupt(s3, client, tmp_path):
     assert "Traceback" not in stderr and "py4j" not in stderr, stderr
     assert [line for line in stderr.splitlines() if not line.startswith("[")] == [INTERRUPTED_LINE], stderr
     assert not _alive(children), children
+    # the killed tasks' scratch (their job files) went with Spark's own directories, not left in /tmp
+    left = [
+        d
+        for d in set(Path(tempfile.gettempdir()).glob("storbench-load-task-*")) - task_dirs
+        if "fanout-signal" in _job(d)
+    ]
+    assert left == [], left
     # the tasks' engines stopped before the run prefix was deleted: none wrote into it afterwards
     assert [key for key in client.list("storbench", "fanout-signal/")] == []
+
+
+def _job(task_dir: Path) -> str:
+    try:
+        return (task_dir / "job.json").read_text()
+    except OSError:
+        return ""
