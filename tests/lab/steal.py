@@ -54,12 +54,13 @@ class Span:
 
     what: str
     worst: float | None = None
+    lost: str = "QEMU's emulator with it: the lab's known truths could not hold"  # what the steal took
 
     def skip_if_stolen(self) -> None:
         if self.worst is not None and self.worst >= STOLEN_PCT:
             pytest.skip(
                 f"{self.what}: the host's hypervisor took up to {self.worst:.0f}% of its CPU (over {SPAN_S:.0f} s) "
-                "while it ran, and QEMU's emulator with it: the lab's known truths could not hold, so it is not judged"
+                f"while it ran, and {self.lost}, so it is not judged"
             )
 
 
