@@ -84,10 +84,10 @@ class StealWatch:
             self.samples.append((time.monotonic(), *steal_and_total(self.path.read_text())))
             self._stop.wait(PERIOD_S)
 
-    def measure(self, what: str, run) -> tuple[object, Span]:
-        """``run()``'s result and the steal while it ran."""
+    def measure(self, what: str, run, lost: str = Span.lost) -> tuple[object, Span]:
+        """``run()``'s result and the steal while it ran (``lost``: what the steal took, for the skip's words)."""
         start = time.monotonic()
         result = run()
         end = time.monotonic()
         inside = [s for s in list(self.samples) if start - PERIOD_S <= s[0] <= end + PERIOD_S]
-        return result, Span(what, worst_steal_pct(inside))
+        return result, Span(what, worst_steal_pct(inside), lost)

@@ -27,7 +27,7 @@ import yaml
 from storbench.lab import cluster
 from storbench.lab.disks import BLKIO, THROTTLES
 from tests.cli.helpers import storbench
-from tests.lab.steal import Span, StealWatch, worst_steal_pct
+from tests.lab.steal import StealWatch
 from tests.lab_cluster.bound import assert_held_to_limits
 from tests.lab_cluster.machine import changes, device_written, snapshot
 
@@ -90,12 +90,15 @@ def observed_run(home: Path, label: str, load) -> dict:
     stop = load()
     try:
         time.sleep(1)  # the load is steady before the window opens
-        report = null_write(home, label, cluster.cluster_dir(home) / cluster.NODES_FILE)
+        report, steal = watch.measure(
+            f"the lab cluster's {label} run",
+            lambda: null_write(home, label, cluster.cluster_dir(home) / cluster.NODES_FILE),
+            lost="the hosts' load with it: their limits could not be reached",
+        )
     finally:
         stop()
         watch.stop()
-    lost = "the hosts' load with it: their limits could not be reached"
-    report["steal"] = Span(f"the lab cluster's {label} run", worst_steal_pct(watch.samples), lost)
+    report["steal"] = steal
     return report
 
 

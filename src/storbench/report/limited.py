@@ -49,9 +49,10 @@ def _machine(c: Comparison, index: int, rows: dict[str, Row]) -> str:
 def machine_lines(c: Comparison) -> dict[str, list[str]]:
     """Group -> its "bound by" lines for the runs without nodes: one per label set and run, named when several."""
     out: dict[str, list[str]] = {}
+    alone = [i for i in range(len(c.runs)) if not nodes.has_nodes(c, i)]  # each run's rows scanned once
     for (group, labels), (machine, _) in _operations(c).items():
-        for i in range(len(c.runs)):
-            if nodes.has_nodes(c, i) or not (said := _machine(c, i, machine)):
+        for i in alone:
+            if not (said := _machine(c, i, machine)):
                 continue
             who = ", ".join(filter(None, [c.runs[i].name if len(c.runs) > 1 else "", labels]))
             out.setdefault(group, []).append(f"{who}: {said}" if who else said)

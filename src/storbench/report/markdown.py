@@ -76,7 +76,8 @@ def render_markdown(comparison: Comparison) -> str:
                     ]
                 body.append(cells)
             lines += markdown_table(head, body, right={2, *range(3, len(head), 3)})
-        lines += [""] + [f"- {esc(line)}" for line in bounds.get(group, [])] if group in bounds else []
+        if group in bounds:
+            lines += ["", *(f"- {esc(line)}" for line in bounds[group])]
         lines.append("")
 
     lines += queries.markdown_lines(comparison, esc)
